@@ -1,0 +1,39 @@
+# Beluga: `make run` starts standalone; `make test` runs the whole suite.
+GO      ?= go
+BIN     := bin/beluga
+PKGS    := ./...
+TESTFLAGS ?= -race -count=1 -timeout 30m
+
+.PHONY: build run test test-short bench lint fmt deps clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/beluga
+
+run: build
+	./$(BIN) standalone $(ARGS)
+
+deps:
+	./scripts/deps.sh
+
+# The whole suite: unit, end-to-end on SQLite and MariaDB, cluster tests.
+test: deps
+	$(GO) vet $(PKGS)
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) test $(TESTFLAGS) $(PKGS)
+
+test-short:
+	$(GO) test -short -count=1 $(PKGS)
+
+# Benchmarks print figures (see README); they are not pass/fail tests.
+bench: deps build
+	$(GO) run ./bench -bin $(BIN)
+
+lint:
+	$(GO) vet $(PKGS)
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin beluga-data

@@ -1,0 +1,161 @@
+// Package api is Beluga's REST API under /api/v1: projects, versioned
+// workflow definitions, runs, instances, task logs and the cluster view,
+// described by the embedded OpenAPI document (openapi.yaml). Handlers only
+// translate between HTTP and the store; the master picks up new runs from
+// the command table.
+package api
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/store"
+)
+
+// LogReader fetches part of a task's log from the worker that ran it.
+type LogReader interface {
+	ReadLog(ctx context.Context, t model.TaskInstance, offset, limit int64) ([]byte, error)
+}
+
+// Deps is what the handlers need. Only Store is required.
+type Deps struct {
+	Store *store.Store
+	// Notify is called after a run is created, to wake the master's command
+	// consumer (nil: the master finds the command on its next poll).
+	Notify func()
+	// Logs reads task logs from workers (nil: log requests get 503).
+	Logs LogReader
+	// Cluster returns the body of GET /api/v1/cluster (nil: 501).
+	Cluster func(ctx context.Context) (any, error)
+	// Ready says whether /healthz answers 200 (nil: always ready).
+	Ready func() bool
+	Log   *zap.Logger
+}
+
+//go:embed openapi.yaml
+var openAPIDoc []byte
+
+type handlers struct {
+	Deps
+	log *zap.Logger
+}
+
+// route is one entry of the route table. The table is the only place routes
+// are declared; the OpenAPI test reads it.
+type route struct {
+	method  string
+	pattern string // net/http ServeMux pattern without the method
+	handle  func(*handlers, http.ResponseWriter, *http.Request) error
+}
+
+var routes = []route{
+	{"GET", "/healthz", (*handlers).healthz},
+	{"GET", "/api/v1/openapi.yaml", (*handlers).openAPI},
+
+	{"POST", "/api/v1/projects", (*handlers).createProject},
+	{"GET", "/api/v1/projects", (*handlers).listProjects},
+	{"GET", "/api/v1/projects/{project}", (*handlers).getProject},
+
+	{"GET", "/api/v1/projects/{project}/workflows", (*handlers).listWorkflows},
+	{"PUT", "/api/v1/projects/{project}/workflows/{name}", (*handlers).applyWorkflow},
+	{"GET", "/api/v1/projects/{project}/workflows/{name}", (*handlers).getWorkflow},
+	{"DELETE", "/api/v1/projects/{project}/workflows/{name}", (*handlers).deleteWorkflow},
+	{"GET", "/api/v1/projects/{project}/workflows/{name}/versions", (*handlers).listVersions},
+	{"POST", "/api/v1/projects/{project}/workflows/{name}/runs", (*handlers).runWorkflow},
+
+	{"GET", "/api/v1/instances", (*handlers).listInstances},
+	{"GET", "/api/v1/instances/{id}", (*handlers).getInstance},
+	{"GET", "/api/v1/task-instances/{id}", (*handlers).getTaskInstance},
+	{"GET", "/api/v1/task-instances/{id}/log", (*handlers).taskLog},
+
+	{"GET", "/api/v1/cluster", (*handlers).cluster},
+}
+
+// NewHandler returns the API with its middleware. Unknown paths get a JSON
+// 404 and known paths with the wrong method a JSON 405 with Allow.
+func NewHandler(d Deps) http.Handler {
+	log := d.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	log = log.Named("api")
+	h := &handlers{Deps: d, log: log}
+	mux := http.NewServeMux()
+	allowed := map[string][]string{}
+	var patterns []string
+	for _, rt := range routes {
+		mux.Handle(rt.method+" "+rt.pattern, h.bind(rt.handle))
+		if _, ok := allowed[rt.pattern]; !ok {
+			patterns = append(patterns, rt.pattern)
+		}
+		allowed[rt.pattern] = append(allowed[rt.pattern], rt.method)
+		if rt.method == http.MethodGet {
+			allowed[rt.pattern] = append(allowed[rt.pattern], http.MethodHead)
+		}
+	}
+	// A pattern without a method is less specific than the same pattern
+	// with one, so these catch only the methods not routed above.
+	for _, p := range patterns {
+		methods := slices.Clone(allowed[p])
+		slices.Sort(methods)
+		allow := strings.Join(methods, ", ")
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			writeError(w, r, http.StatusMethodNotAllowed, CodeMethodNotAllowed,
+				"method "+r.Method+" is not allowed on "+r.URL.Path+"; allowed: "+allow)
+		})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, http.StatusNotFound, CodeNotFound, "no such route: "+r.Method+" "+r.URL.Path)
+	})
+	return chain(mux, log)
+}
+
+func (h *handlers) bind(f func(*handlers, http.ResponseWriter, *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := f(h, w, r); err != nil {
+			h.fail(w, r, err)
+		}
+	})
+}
+
+func (h *handlers) healthz(w http.ResponseWriter, r *http.Request) error {
+	if h.Ready != nil && !h.Ready() {
+		writeError(w, r, http.StatusServiceUnavailable, CodeUnavailable, "not ready")
+		return nil
+	}
+	writeJSON(w, http.StatusOK, Health{Status: "ok"})
+	return nil
+}
+
+func (h *handlers) openAPI(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Content-Type", "application/yaml")
+	_, _ = w.Write(openAPIDoc)
+	return nil
+}
+
+func (h *handlers) cluster(w http.ResponseWriter, r *http.Request) error {
+	if h.Cluster == nil {
+		return &httpError{http.StatusNotImplemented, CodeNotImplemented, "this server has no cluster view"}
+	}
+	v, err := h.Cluster(r.Context())
+	if err != nil {
+		h.log.Warn("cluster view failed", zap.String("request_id", requestID(r.Context())), zap.Error(err))
+		return &httpError{http.StatusServiceUnavailable, CodeUnavailable, "cluster view unavailable: " + err.Error()}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode cluster view: %w", err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(append(b, '\n'))
+	return nil
+}

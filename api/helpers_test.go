@@ -1,0 +1,188 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/store"
+)
+
+// bundle is one API under test: a real store on a temp SQLite file behind
+// an httptest server.
+type bundle struct {
+	t        *testing.T
+	srv      *httptest.Server
+	store    *store.Store
+	notified atomic.Int64
+	logs     *observer.ObservedLogs
+}
+
+type options struct {
+	logs    LogReader
+	cluster func(ctx context.Context) (any, error)
+	ready   func() bool
+}
+
+func setup(t *testing.T, o options) *bundle {
+	t.Helper()
+	ctx := context.Background()
+	core, logs := observer.New(zap.DebugLevel)
+	log := zap.New(core)
+	st, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "beluga.db"), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := &bundle{t: t, store: st, logs: logs}
+	h := NewHandler(Deps{Store: st, Notify: func() { b.notified.Add(1) }, Logs: o.logs,
+		Cluster: o.cluster, Ready: o.ready, Log: log})
+	b.srv = httptest.NewServer(h)
+	t.Cleanup(b.srv.Close)
+	return b
+}
+
+type resp struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r resp) json(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.body, err)
+	}
+}
+
+// errorBody decodes an error answer and checks its status and code.
+func (r resp) wantError(t *testing.T, status int, code string) ErrorDetail {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d; body %s", r.status, status, r.body)
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("error Content-Type %q", ct)
+	}
+	var e ErrorBody
+	r.json(t, &e)
+	if e.Error.Code != code || e.Error.Message == "" {
+		t.Fatalf("error %+v, want code %s and a message", e.Error, code)
+	}
+	if e.Error.RequestID == "" || e.Error.RequestID != r.header.Get("X-Request-Id") {
+		t.Fatalf("error request id %q, header %q", e.Error.RequestID, r.header.Get("X-Request-Id"))
+	}
+	return e.Error
+}
+
+func (r resp) want(t *testing.T, status int) resp {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d; body %s", r.status, status, r.body)
+	}
+	return r
+}
+
+func (b *bundle) do(method, path, contentType string, body io.Reader) resp {
+	b.t.Helper()
+	req, err := http.NewRequest(method, b.srv.URL+path, body)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	res, err := b.srv.Client().Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return resp{status: res.StatusCode, header: res.Header, body: data}
+}
+
+func (b *bundle) get(path string) resp { return b.do("GET", path, "", nil) }
+
+func (b *bundle) send(method, path, body string) resp {
+	ct := "application/json"
+	if body == "" {
+		ct = ""
+	}
+	return b.do(method, path, ct, strings.NewReader(body))
+}
+
+func (b *bundle) putSpec(project, name, contentType, spec string) resp {
+	return b.do("PUT", "/api/v1/projects/"+project+"/workflows/"+name, contentType, strings.NewReader(spec))
+}
+
+func (b *bundle) mustProject(name string) {
+	b.t.Helper()
+	b.send("POST", "/api/v1/projects", `{"name":"`+name+`"}`).want(b.t, http.StatusCreated)
+}
+
+const etlYAML = `name: nightly_etl
+params: {bizdate: "20260101"}
+tasks:
+  - name: extract
+    command: echo extract ${bizdate}
+    retries: 2
+    retry_interval: 30s
+  - name: load
+    command: echo load
+    depends_on: [extract]
+`
+
+// mustWorkflow makes project p with workflow nightly_etl version 1.
+func (b *bundle) mustWorkflow(p string) {
+	b.t.Helper()
+	b.mustProject(p)
+	b.putSpec(p, "nightly_etl", "application/yaml", etlYAML).want(b.t, http.StatusCreated)
+}
+
+// mustRun starts nightly_etl in p and returns the instance.
+func (b *bundle) mustRun(p, body string) Instance {
+	b.t.Helper()
+	var inst Instance
+	b.send("POST", "/api/v1/projects/"+p+"/workflows/nightly_etl/runs", body).want(b.t, http.StatusCreated).json(b.t, &inst)
+	return inst
+}
+
+// fakeLogs is a LogReader over an in-memory log.
+type fakeLogs struct {
+	mu    sync.Mutex
+	data  []byte
+	err   error
+	calls []model.TaskInstance
+}
+
+func (f *fakeLogs) ReadLog(_ context.Context, t model.TaskInstance, offset, limit int64) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, t)
+	if f.err != nil {
+		return nil, f.err
+	}
+	if offset >= int64(len(f.data)) {
+		return nil, nil
+	}
+	end := min(offset+limit, int64(len(f.data)))
+	return bytes.Clone(f.data[offset:end]), nil
+}

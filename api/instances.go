@@ -1,0 +1,137 @@
+package api
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+
+	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/store"
+)
+
+// Log paging: a request reads at most maxLogLimit bytes so one call cannot
+// pull a huge file through the API in one response; clients page with
+// offset until a short read.
+const (
+	defaultLogLimit = 1 << 20
+	maxLogLimit     = 8 << 20
+)
+
+const (
+	defaultInstanceLimit = 50
+	maxInstanceLimit     = 1000
+)
+
+var workflowStates = "submitted, running, ready_pause, paused, ready_stop, stopped, failed or succeeded"
+
+func (h *handlers) listInstances(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	f := store.InstanceFilter{Project: q.Get("project"), Workflow: q.Get("workflow"), State: model.WorkflowState(q.Get("state"))}
+	for param, v := range map[string]string{"project": f.Project, "workflow": f.Workflow} {
+		if v != "" && !validName(v) {
+			return badRequest("query parameter %s: %q is not a valid name: %s", param, v, nameRule)
+		}
+	}
+	if f.State != "" && !f.State.Valid() {
+		return badRequest("query parameter state: %q is not a workflow state; use %s", f.State, workflowStates)
+	}
+	limit, err := queryInt(r, "limit", defaultInstanceLimit, 1, maxInstanceLimit)
+	if err != nil {
+		return err
+	}
+	offset, err := queryInt(r, "offset", 0, 0, math.MaxInt32)
+	if err != nil {
+		return err
+	}
+	f.Limit, f.Offset = int(limit), int(offset)
+	items, total, err := h.Store.ListWorkflowInstances(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	out := InstanceList{Items: make([]Instance, len(items)), Total: total, Limit: f.Limit, Offset: f.Offset}
+	for i, it := range items {
+		out.Items[i] = fromInstance(it)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	inst, err := h.Store.GetWorkflowInstance(r.Context(), id)
+	if err != nil {
+		return storeError(err)
+	}
+	tasks, err := h.Store.ListTaskInstances(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	out := InstanceDetail{Instance: fromInstance(inst), Tasks: make([]TaskInstance, len(tasks))}
+	for i, t := range tasks {
+		out.Tasks[i] = fromTask(t)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *handlers) getTaskInstance(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	t, err := h.Store.GetTaskInstance(r.Context(), id)
+	if err != nil {
+		return storeError(err)
+	}
+	writeJSON(w, http.StatusOK, fromTask(t))
+	return nil
+}
+
+// taskLog answers one page of a task's log as text. X-Next-Offset is the
+// offset to ask for next; fewer bytes than the limit means the end for now.
+func (h *handlers) taskLog(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	offset, err := queryInt(r, "offset", 0, 0, math.MaxInt64)
+	if err != nil {
+		return err
+	}
+	limit, err := queryInt(r, "limit", defaultLogLimit, 1, maxLogLimit)
+	if err != nil {
+		return err
+	}
+	if h.Logs == nil {
+		return &httpError{http.StatusServiceUnavailable, CodeUnavailable, "this server cannot read task logs"}
+	}
+	t, err := h.Store.GetTaskInstance(r.Context(), id)
+	if err != nil {
+		return storeError(err)
+	}
+	if t.Host == "" {
+		return &httpError{http.StatusConflict, CodeConflict,
+			fmt.Sprintf("task instance %d has no log yet: it is %s and has not reached a worker", id, t.State)}
+	}
+	data, err := h.Logs.ReadLog(r.Context(), t, offset, limit)
+	if err != nil {
+		h.log.Warn("read task log failed", zap.String("request_id", requestID(r.Context())),
+			zap.Int64("task_instance", id), zap.String("worker", t.Host), zap.Error(err))
+		return &httpError{http.StatusBadGateway, CodeBadGateway,
+			fmt.Sprintf("read the log of task instance %d from worker %s: %v", id, t.Host, err)}
+	}
+	if int64(len(data)) > limit {
+		data = data[:limit] // a reader that ignores limit must not break paging
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Next-Offset", strconv.FormatInt(offset+int64(len(data)), 10))
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	_, _ = w.Write(data)
+	return nil
+}

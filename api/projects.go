@@ -1,0 +1,64 @@
+package api
+
+import (
+	"net/http"
+	"unicode/utf8"
+)
+
+const maxDescription = 1024 // characters, as in sql/
+
+func (h *handlers) createProject(w http.ResponseWriter, r *http.Request) error {
+	var req CreateProjectRequest
+	if err := decodeJSON(r, &req, false); err != nil {
+		return err
+	}
+	if !validName(req.Name) {
+		return badRequest("project name %q is not valid: %s", req.Name, nameRule)
+	}
+	if !utf8.ValidString(req.Description) || utf8.RuneCountInString(req.Description) > maxDescription {
+		return badRequest("project description must be valid UTF-8 of at most %d characters", maxDescription)
+	}
+	p, err := h.Store.CreateProject(r.Context(), req.Name, req.Description)
+	if err != nil {
+		return storeError(err)
+	}
+	w.Header().Set("Location", "/api/v1/projects/"+p.Name)
+	writeJSON(w, http.StatusCreated, fromProject(p))
+	return nil
+}
+
+func (h *handlers) listProjects(w http.ResponseWriter, r *http.Request) error {
+	ps, err := h.Store.ListProjects(r.Context())
+	if err != nil {
+		return err
+	}
+	out := List[Project]{Items: make([]Project, len(ps))}
+	for i, p := range ps {
+		out.Items[i] = fromProject(p)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *handlers) getProject(w http.ResponseWriter, r *http.Request) error {
+	name, err := pathName(r, "project")
+	if err != nil {
+		return err
+	}
+	p, err := h.Store.GetProject(r.Context(), name)
+	if err != nil {
+		return storeError(err)
+	}
+	writeJSON(w, http.StatusOK, fromProject(p))
+	return nil
+}
+
+// pathName returns a name path parameter that follows the name rule; no
+// stored object can have any other name.
+func pathName(r *http.Request, param string) (string, error) {
+	s := r.PathValue(param)
+	if !validName(s) {
+		return "", badRequest("path parameter %s: %q is not a valid name: %s", param, s, nameRule)
+	}
+	return s, nil
+}

@@ -1,0 +1,220 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+)
+
+// The wire types of the REST API. Handlers translate model values into these
+// in one place (the from* functions below) so the JSON shape does not follow
+// the domain structs by accident. api/client decodes into the same types.
+
+// TimeFormat is RFC 3339 with milliseconds; times are always written in UTC.
+const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// Time is a timestamp written as TimeFormat in UTC ("2026-11-29T21:37:05.123Z").
+type Time struct{ time.Time }
+
+// MarshalJSON writes the time in UTC with milliseconds.
+func (t Time) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + t.UTC().Format(TimeFormat) + `"`), nil
+}
+
+// UnmarshalJSON accepts any RFC 3339 time.
+func (t *Time) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("time must be an RFC 3339 string, got %s", b)
+	}
+	v, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return fmt.Errorf("time %q is not RFC 3339", s)
+	}
+	t.Time = v
+	return nil
+}
+
+func timeOf(t time.Time) Time { return Time{t.UTC()} }
+
+func timePtr(t *time.Time) *Time {
+	if t == nil {
+		return nil
+	}
+	v := timeOf(*t)
+	return &v
+}
+
+// ErrorBody is the body of every error response.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail says what went wrong. Code is one of the Code* constants.
+type ErrorDetail struct {
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// Error codes.
+const (
+	CodeBadRequest       = "bad_request"
+	CodeNotFound         = "not_found"
+	CodeMethodNotAllowed = "method_not_allowed"
+	CodeConflict         = "conflict"
+	CodePayloadTooLarge  = "payload_too_large"
+	CodeUnsupportedMedia = "unsupported_media_type"
+	CodeInternal         = "internal"
+	CodeNotImplemented   = "not_implemented"
+	CodeBadGateway       = "bad_gateway"
+	CodeUnavailable      = "unavailable"
+)
+
+// Health is the body of GET /healthz when ready.
+type Health struct {
+	Status string `json:"status"`
+}
+
+// List wraps a collection.
+type List[T any] struct {
+	Items []T `json:"items"`
+}
+
+// CreateProjectRequest is the body of POST /api/v1/projects.
+type CreateProjectRequest struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// Project is a project.
+type Project struct {
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	CreatedAt   Time   `json:"created_at"`
+}
+
+func fromProject(p model.Project) Project {
+	return Project{ID: p.ID, Name: p.Name, Description: p.Description, CreatedAt: timeOf(p.CreatedAt)}
+}
+
+// ApplyResult answers PUT .../workflows/{name}: Created is false when the
+// spec was identical to the latest version and nothing was stored.
+type ApplyResult struct {
+	Project   string `json:"project"`
+	Name      string `json:"name"`
+	Version   int    `json:"version"`
+	Created   bool   `json:"created"`
+	SpecHash  string `json:"spec_hash"`
+	CreatedAt Time   `json:"created_at"`
+}
+
+// Workflow is one version of a workflow definition. Spec is the stored
+// canonical spec; lists leave it out.
+type Workflow struct {
+	ID        int64           `json:"id"`
+	Project   string          `json:"project"`
+	Name      string          `json:"name"`
+	Version   int             `json:"version"`
+	SpecHash  string          `json:"spec_hash"`
+	CreatedAt Time            `json:"created_at"`
+	Spec      json.RawMessage `json:"spec,omitempty"`
+}
+
+func fromDefinition(d model.WorkflowDefinition, withSpec bool) Workflow {
+	w := Workflow{ID: d.ID, Project: d.Project, Name: d.Name, Version: d.Version,
+		SpecHash: d.SpecHash, CreatedAt: timeOf(d.CreatedAt)}
+	if withSpec && len(d.SpecJSON) > 0 {
+		w.Spec = json.RawMessage(d.SpecJSON)
+	}
+	return w
+}
+
+// RunRequest is the optional body of POST .../workflows/{name}/runs. Zero
+// fields take the workflow's values (version 0: the latest).
+type RunRequest struct {
+	Params      map[string]string `json:"params,omitempty"`
+	Version     int               `json:"version,omitempty"`
+	Priority    string            `json:"priority,omitempty"`
+	WorkerGroup string            `json:"worker_group,omitempty"`
+}
+
+// Instance is a workflow instance (one run).
+type Instance struct {
+	ID           int64             `json:"id"`
+	Project      string            `json:"project"`
+	Workflow     string            `json:"workflow"`
+	Version      int               `json:"version"`
+	State        string            `json:"state"`
+	CommandType  string            `json:"command_type"`
+	Priority     string            `json:"priority"`
+	WorkerGroup  string            `json:"worker_group"`
+	Host         string            `json:"host"`
+	RunTimes     int               `json:"run_times"`
+	Reason       string            `json:"reason"`
+	Params       map[string]string `json:"params"`
+	ScheduleTime *Time             `json:"schedule_time"`
+	StartTime    *Time             `json:"start_time"`
+	EndTime      *Time             `json:"end_time"`
+	CreatedAt    Time              `json:"created_at"`
+}
+
+func fromInstance(w model.WorkflowInstance) Instance {
+	params := w.Params
+	if params == nil {
+		params = map[string]string{}
+	}
+	return Instance{ID: w.ID, Project: w.Project, Workflow: w.Workflow, Version: w.Version,
+		State: string(w.State), CommandType: string(w.CommandType), Priority: w.Priority.String(),
+		WorkerGroup: w.WorkerGroup, Host: w.Host, RunTimes: w.RunTimes, Reason: w.Reason,
+		Params: params, ScheduleTime: timePtr(w.ScheduleTime), StartTime: timePtr(w.StartTime),
+		EndTime: timePtr(w.EndTime), CreatedAt: timeOf(w.CreatedAt)}
+}
+
+// InstanceDetail is an instance with all its task instances (every attempt,
+// superseded ones included), by id.
+type InstanceDetail struct {
+	Instance
+	Tasks []TaskInstance `json:"tasks"`
+}
+
+// InstanceList is one page of instances, newest first; Total counts every
+// instance the filter matches.
+type InstanceList struct {
+	Items  []Instance `json:"items"`
+	Total  int64      `json:"total"`
+	Limit  int        `json:"limit"`
+	Offset int        `json:"offset"`
+}
+
+// TaskInstance is one attempt of one task.
+type TaskInstance struct {
+	ID                 int64  `json:"id"`
+	WorkflowInstanceID int64  `json:"workflow_instance_id"`
+	Name               string `json:"name"`
+	Type               string `json:"type"`
+	State              string `json:"state"`
+	Attempt            int    `json:"attempt"`
+	Superseded         bool   `json:"superseded"`
+	Host               string `json:"host"`
+	PID                int    `json:"pid"`
+	ExitCode           *int   `json:"exit_code"`
+	Priority           string `json:"priority"`
+	WorkerGroup        string `json:"worker_group"`
+	LogPath            string `json:"log_path"`
+	SubmitTime         *Time  `json:"submit_time"`
+	DispatchTime       *Time  `json:"dispatch_time"`
+	StartTime          *Time  `json:"start_time"`
+	EndTime            *Time  `json:"end_time"`
+}
+
+func fromTask(t model.TaskInstance) TaskInstance {
+	return TaskInstance{ID: t.ID, WorkflowInstanceID: t.WorkflowInstanceID, Name: t.Name, Type: t.Type,
+		State: string(t.State), Attempt: t.Attempt, Superseded: t.Superseded, Host: t.Host, PID: t.PID,
+		ExitCode: t.ExitCode, Priority: t.Priority.String(), WorkerGroup: t.WorkerGroup, LogPath: t.LogPath,
+		SubmitTime: timePtr(t.SubmitTime), DispatchTime: timePtr(t.DispatchTime),
+		StartTime: timePtr(t.StartTime), EndTime: timePtr(t.EndTime)}
+}

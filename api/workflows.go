@@ -1,0 +1,266 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/spec"
+	"github.com/beluga-scheduler/beluga/common/store"
+)
+
+func (h *handlers) applyWorkflow(w http.ResponseWriter, r *http.Request) error {
+	project, err := pathName(r, "project")
+	if err != nil {
+		return err
+	}
+	name, err := pathName(r, "name")
+	if err != nil {
+		return err
+	}
+	isJSON, err := specMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		return err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if isJSON && !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n\xef\xbb\xbf"), []byte("{")) {
+		return badRequest("Content-Type is JSON but the body is not a JSON object")
+	}
+	wf, err := spec.Parse(withName(body, name))
+	if err != nil {
+		if errors.Is(err, spec.ErrTooLarge) {
+			return &httpError{http.StatusRequestEntityTooLarge, CodePayloadTooLarge, err.Error()}
+		}
+		return badRequest("%s", err.Error())
+	}
+	if wf.Name != name {
+		return badRequest("the spec names workflow %q but the path names %q; they must match (or leave name out of the spec)", wf.Name, name)
+	}
+	def, created, err := h.Store.PutWorkflow(r.Context(), project, wf)
+	if err != nil {
+		return storeError(err)
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, ApplyResult{Project: def.Project, Name: def.Name, Version: def.Version,
+		Created: created, SpecHash: def.SpecHash, CreatedAt: timeOf(def.CreatedAt)})
+	return nil
+}
+
+// specMediaType accepts the JSON and YAML media types and the generic ones
+// curl and editors send; isJSON is true when the client declared JSON.
+func specMediaType(ct string) (isJSON bool, err error) {
+	if ct == "" {
+		return false, nil
+	}
+	mt, _, perr := mime.ParseMediaType(ct)
+	if perr != nil {
+		return false, &httpError{http.StatusUnsupportedMediaType, CodeUnsupportedMedia, "bad Content-Type " + strconv.Quote(ct)}
+	}
+	switch {
+	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+		return true, nil
+	case mt == "application/yaml" || mt == "application/x-yaml" || mt == "text/yaml" || mt == "text/x-yaml" ||
+		strings.HasSuffix(mt, "+yaml") || mt == "text/plain" || mt == "application/octet-stream" ||
+		mt == "application/x-www-form-urlencoded": // curl --data's default
+		return false, nil
+	}
+	return false, &httpError{http.StatusUnsupportedMediaType, CodeUnsupportedMedia,
+		"Content-Type " + mt + " is not supported; send the spec as application/json or application/yaml"}
+}
+
+// withName returns the spec with "name: <name>" added when the top-level
+// mapping has no name key, so a spec may leave its name to the path. The key
+// is added without moving any other line, so parse errors keep pointing at
+// the user's lines. Anything not a mapping is returned as it is for
+// spec.Parse to report.
+func withName(body []byte, name string) []byte {
+	trimmed := bytes.TrimLeft(body, " \t\r\n\xef\xbb\xbf")
+	if len(trimmed) > 0 && trimmed[0] == '{' { // spec.Parse reads this as JSON
+		var top map[string]json.RawMessage
+		if json.Unmarshal(trimmed, &top) != nil {
+			return body
+		}
+		if _, ok := top["name"]; ok {
+			return body
+		}
+		at := len(body) - len(trimmed) + 1
+		field := `"name":` + strconv.Quote(name)
+		if len(top) > 0 {
+			field += ","
+		}
+		return slices.Concat(body[:at], []byte(field), body[at:])
+	}
+	root, ok := yamlRootMapping(body)
+	if !ok || root.Style&yaml.FlowStyle != 0 || hasKey(root, "name") {
+		return body
+	}
+	line := strings.Repeat(" ", root.Column-1) + "name: " + name + "\n"
+	// Appended at the end: no line moves. A trailing "..." or "---" would
+	// put it in another document; then insert it above the first key (the
+	// lines below shift by one, which is still a correct spec).
+	out := slices.Concat(body, []byte(line))
+	if len(body) > 0 && body[len(body)-1] != '\n' {
+		out = slices.Concat(body, []byte("\n"+line))
+	}
+	if m, ok := yamlRootMapping(out); ok && hasKey(m, "name") {
+		return out
+	}
+	lines := bytes.SplitAfter(body, []byte("\n"))
+	i := root.Line - 1
+	if i < 0 || i >= len(lines) {
+		return body
+	}
+	return slices.Concat(bytes.Join(lines[:i], nil), []byte(line), bytes.Join(lines[i:], nil))
+}
+
+func yamlRootMapping(b []byte) (*yaml.Node, bool) {
+	var doc yaml.Node
+	if yaml.Unmarshal(b, &doc) != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return nil, false
+	}
+	m := doc.Content[0]
+	return m, m.Kind == yaml.MappingNode
+}
+
+func hasKey(m *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *handlers) getWorkflow(w http.ResponseWriter, r *http.Request) error {
+	project, name, err := projectAndName(r)
+	if err != nil {
+		return err
+	}
+	version, err := queryInt(r, "version", 0, 1, math.MaxInt32)
+	if err != nil {
+		return err
+	}
+	def, err := h.Store.GetWorkflow(r.Context(), project, name, int(version))
+	if err != nil {
+		return storeError(err)
+	}
+	writeJSON(w, http.StatusOK, fromDefinition(def, true))
+	return nil
+}
+
+func (h *handlers) listWorkflows(w http.ResponseWriter, r *http.Request) error {
+	project, err := pathName(r, "project")
+	if err != nil {
+		return err
+	}
+	defs, err := h.Store.ListWorkflows(r.Context(), project)
+	if err != nil {
+		return storeError(err)
+	}
+	writeJSON(w, http.StatusOK, definitions(defs))
+	return nil
+}
+
+func (h *handlers) listVersions(w http.ResponseWriter, r *http.Request) error {
+	project, name, err := projectAndName(r)
+	if err != nil {
+		return err
+	}
+	defs, err := h.Store.ListWorkflowVersions(r.Context(), project, name)
+	if err != nil {
+		return storeError(err)
+	}
+	writeJSON(w, http.StatusOK, definitions(defs))
+	return nil
+}
+
+func (h *handlers) deleteWorkflow(w http.ResponseWriter, r *http.Request) error {
+	project, name, err := projectAndName(r)
+	if err != nil {
+		return err
+	}
+	if err := h.Store.DeleteWorkflow(r.Context(), project, name); err != nil {
+		return storeError(err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (h *handlers) runWorkflow(w http.ResponseWriter, r *http.Request) error {
+	project, name, err := projectAndName(r)
+	if err != nil {
+		return err
+	}
+	var req RunRequest
+	if err := decodeJSON(r, &req, true); err != nil {
+		return err
+	}
+	if req.Version < 0 {
+		return badRequest("version must be a positive integer (or left out for the latest), got %d", req.Version)
+	}
+	var bad []string
+	for k := range req.Params {
+		if !validEnvName(k) {
+			bad = append(bad, strconv.Quote(k))
+		}
+	}
+	if len(bad) > 0 {
+		slices.Sort(bad)
+		return badRequest("params: %s: a param name must be a valid environment variable name ([A-Za-z_][A-Za-z0-9_]*)", strings.Join(bad, ", "))
+	}
+	rr := store.RunRequest{Project: project, Workflow: name, Version: req.Version, Params: req.Params,
+		WorkerGroup: req.WorkerGroup, CommandType: model.CommandStart}
+	if req.Priority != "" {
+		p, ok := model.ParsePriority(req.Priority)
+		if !ok {
+			return badRequest("priority %q is not valid: use highest, high, medium, low or lowest", req.Priority)
+		}
+		rr.Priority = &p
+	}
+	if req.WorkerGroup != "" && !validName(req.WorkerGroup) {
+		return badRequest("worker_group %q is not valid: %s", req.WorkerGroup, nameRule)
+	}
+	inst, err := h.Store.CreateRun(r.Context(), rr)
+	if err != nil {
+		return storeError(err)
+	}
+	if h.Notify != nil {
+		h.Notify()
+	}
+	w.Header().Set("Location", "/api/v1/instances/"+strconv.FormatInt(inst.ID, 10))
+	writeJSON(w, http.StatusCreated, fromInstance(inst))
+	return nil
+}
+
+func projectAndName(r *http.Request) (project, name string, err error) {
+	if project, err = pathName(r, "project"); err != nil {
+		return "", "", err
+	}
+	if name, err = pathName(r, "name"); err != nil {
+		return "", "", err
+	}
+	return project, name, nil
+}
+
+func definitions(defs []model.WorkflowDefinition) List[Workflow] {
+	out := List[Workflow]{Items: make([]Workflow, len(defs))}
+	for i, d := range defs {
+		out.Items[i] = fromDefinition(d, false)
+	}
+	return out
+}

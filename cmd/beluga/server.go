@@ -1,0 +1,149 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/common/config"
+	"github.com/beluga-scheduler/beluga/common/logging"
+	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/standalone"
+)
+
+// serverCommands returns the long-running subcommands (standalone, master,
+// worker, api) and db migrate. The CLI verbs live in the other files of this
+// package.
+func serverCommands() []*cobra.Command {
+	return []*cobra.Command{standaloneCommand(), dbCommand()}
+}
+
+// settings binds the flags shared by server commands onto a config loaded
+// from --config and the environment; flags given on the command line win.
+type settings struct {
+	configFile string
+	flags      *pflag.FlagSet
+	apply      []func(c *config.Config)
+}
+
+func (s *settings) str(name, usage string, set func(c *config.Config, v string)) {
+	v := s.flags.String(name, "", usage)
+	s.apply = append(s.apply, func(c *config.Config) {
+		if s.flags.Changed(name) {
+			set(c, *v)
+		}
+	})
+}
+
+func (s *settings) int(name, usage string, set func(c *config.Config, v int)) {
+	v := s.flags.Int(name, 0, usage)
+	s.apply = append(s.apply, func(c *config.Config) {
+		if s.flags.Changed(name) {
+			set(c, *v)
+		}
+	})
+}
+
+func newSettings(cmd *cobra.Command) *settings {
+	s := &settings{flags: cmd.Flags()}
+	s.flags.StringVar(&s.configFile, "config", "", "YAML config file (flags and BELUGA_* variables override it)")
+	s.str("db", "database URL: sqlite:///path/file.db or mysql://user:pass@host:3306/db (env BELUGA_DB)",
+		func(c *config.Config, v string) { c.DB = v })
+	s.str("log-level", "debug, info, warn or error", func(c *config.Config, v string) { c.Log.Level = v })
+	s.str("log-format", "console or json", func(c *config.Config, v string) { c.Log.Format = v })
+	return s
+}
+
+func (s *settings) load() (config.Config, *zap.Logger, error) {
+	c, err := config.Load(s.configFile, nil)
+	if err != nil {
+		return c, nil, usageError{err}
+	}
+	for _, a := range s.apply {
+		a(&c)
+	}
+	log, err := logging.New(logging.Options{Level: c.Log.Level, Format: c.Log.Format})
+	if err != nil {
+		return c, nil, usageError{err}
+	}
+	return c, log, nil
+}
+
+// usageError marks errors in what the user gave (exit code 2).
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+func standaloneCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "standalone",
+		Short: "Run master, worker and API in one process on an embedded SQLite file",
+		Args:  cobra.NoArgs,
+	}
+	s := newSettings(cmd)
+	s.str("listen", "REST API and UI address (default 127.0.0.1:12345)", func(c *config.Config, v string) { c.API.Listen = v })
+	s.str("data-dir", "directory for the SQLite file, task logs and work dirs (default ./beluga-data)",
+		func(c *config.Config, v string) { c.DataDir = v })
+	s.int("slots", "tasks the worker runs at once (default 2 x CPUs)", func(c *config.Config, v int) { c.Worker.Slots = v })
+	s.str("shell", "shell that runs shell tasks: bash or sh", func(c *config.Config, v string) { c.Worker.Shell = v })
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		c, log, err := s.load()
+		if err != nil {
+			return err
+		}
+		defer log.Sync() //nolint:errcheck // stderr
+		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		sa, err := standalone.Start(ctx, c, log)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "beluga standalone: API and UI on http://%s (data in %s)\n", sa.API.Addr(), c.DataDir)
+		<-ctx.Done()
+		log.Info("shutting down")
+		sa.Stop()
+		return nil
+	}
+	return cmd
+}
+
+func dbCommand() *cobra.Command {
+	db := &cobra.Command{Use: "db", Short: "Database maintenance"}
+	mig := &cobra.Command{Use: "migrate", Short: "Apply the schema files of sql/ that are not applied yet", Args: cobra.NoArgs}
+	s := newSettings(mig)
+	s.str("data-dir", "data directory (for the default SQLite file)", func(c *config.Config, v string) { c.DataDir = v })
+	mig.RunE = func(cmd *cobra.Command, _ []string) error {
+		c, log, err := s.load()
+		if err != nil {
+			return err
+		}
+		if c.DB == "" {
+			if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+				return fmt.Errorf("data dir: %w", err)
+			}
+		}
+		st, err := store.Open(cmd.Context(), c.DBURL(), log)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		applied, err := st.Migrate(cmd.Context())
+		if err != nil {
+			return err
+		}
+		if len(applied) == 0 {
+			fmt.Fprintln(cmd.OutOrStdout(), "schema is up to date")
+		}
+		for _, a := range applied {
+			fmt.Fprintln(cmd.OutOrStdout(), "applied", a)
+		}
+		return nil
+	}
+	db.AddCommand(mig)
+	return db
+}

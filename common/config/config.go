@@ -1,0 +1,157 @@
+// Package config holds Beluga's settings and where they come from: defaults,
+// then a YAML file (--config), then BELUGA_* environment variables, then
+// command-line flags, each overriding the one before.
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is every setting of every process role.
+type Config struct {
+	DB      string       `yaml:"db" env:"BELUGA_DB"`
+	DataDir string       `yaml:"data_dir" env:"BELUGA_DATA_DIR"`
+	Log     LogConfig    `yaml:"log"`
+	API     APIConfig    `yaml:"api"`
+	Master  MasterConfig `yaml:"master"`
+	Worker  WorkerConfig `yaml:"worker"`
+	ZK      ZKConfig     `yaml:"zk"`
+}
+
+// LogConfig selects log output.
+type LogConfig struct {
+	Level  string `yaml:"level" env:"BELUGA_LOG_LEVEL"`
+	Format string `yaml:"format" env:"BELUGA_LOG_FORMAT"`
+}
+
+// APIConfig is the REST server.
+type APIConfig struct {
+	Listen string `yaml:"listen" env:"BELUGA_API_LISTEN"`
+}
+
+// MasterConfig is the scheduler.
+type MasterConfig struct {
+	Listen       string        `yaml:"listen" env:"BELUGA_MASTER_LISTEN"`
+	Host         string        `yaml:"host" env:"BELUGA_MASTER_HOST"`
+	PollInterval time.Duration `yaml:"poll_interval" env:"BELUGA_MASTER_POLL_INTERVAL"`
+}
+
+// WorkerConfig is the task runner.
+type WorkerConfig struct {
+	Listen string   `yaml:"listen" env:"BELUGA_WORKER_LISTEN"`
+	Host   string   `yaml:"host" env:"BELUGA_WORKER_HOST"`
+	Groups []string `yaml:"groups" env:"BELUGA_WORKER_GROUPS"`
+	Slots  int      `yaml:"slots" env:"BELUGA_WORKER_SLOTS"`
+	Shell  string   `yaml:"shell" env:"BELUGA_WORKER_SHELL"`
+}
+
+// ZKConfig is the ZooKeeper registry of a cluster.
+type ZKConfig struct {
+	Servers        string        `yaml:"servers" env:"BELUGA_ZK"`
+	Root           string        `yaml:"root" env:"BELUGA_ZK_ROOT"`
+	SessionTimeout time.Duration `yaml:"session_timeout" env:"BELUGA_ZK_SESSION_TIMEOUT"`
+}
+
+// Defaults returns the settings used when nothing else is given.
+func Defaults() Config {
+	return Config{
+		DataDir: "beluga-data",
+		Log:     LogConfig{Level: "info", Format: "console"},
+		API:     APIConfig{Listen: "127.0.0.1:12345"},
+		Master:  MasterConfig{Listen: "127.0.0.1:0", PollInterval: time.Second},
+		Worker:  WorkerConfig{Listen: "127.0.0.1:0", Slots: 0, Shell: "bash"},
+		ZK:      ZKConfig{Root: "/beluga", SessionTimeout: 5 * time.Second},
+	}
+}
+
+// Load returns the defaults overlaid with the file at path (if not empty)
+// and then with the environment. Unknown keys in the file are errors.
+func Load(path string, env func(string) (string, bool)) (Config, error) {
+	c := Defaults()
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return c, fmt.Errorf("config file: %w", err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		dec.KnownFields(true)
+		if err := dec.Decode(&c); err != nil && err.Error() != "EOF" {
+			return c, fmt.Errorf("config file %s: %w", path, err)
+		}
+	}
+	if env == nil {
+		env = os.LookupEnv
+	}
+	if err := applyEnv(reflect.ValueOf(&c).Elem(), env); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+func applyEnv(v reflect.Value, env func(string) (string, bool)) error {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f, fv := t.Field(i), v.Field(i)
+		if f.Type.Kind() == reflect.Struct {
+			if err := applyEnv(fv, env); err != nil {
+				return err
+			}
+			continue
+		}
+		name := f.Tag.Get("env")
+		raw, ok := env(name)
+		if name == "" || !ok {
+			continue
+		}
+		if err := setValue(fv, raw); err != nil {
+			return fmt.Errorf("environment %s=%q: %w", name, raw, err)
+		}
+	}
+	return nil
+}
+
+func setValue(fv reflect.Value, raw string) error {
+	switch fv.Interface().(type) {
+	case string:
+		fv.SetString(raw)
+	case int:
+		n, err := strconv.Atoi(raw)
+		if err != nil {
+			return fmt.Errorf("want an integer")
+		}
+		fv.SetInt(int64(n))
+	case time.Duration:
+		d, err := time.ParseDuration(raw)
+		if err != nil {
+			return fmt.Errorf("want a duration such as 5s")
+		}
+		fv.SetInt(int64(d))
+	case []string:
+		var out []string
+		for _, s := range strings.Split(raw, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+		fv.Set(reflect.ValueOf(out))
+	default:
+		return fmt.Errorf("unsupported setting type %s", fv.Type())
+	}
+	return nil
+}
+
+// DBURL returns the database URL, defaulting to a SQLite file in the data dir.
+func (c Config) DBURL() string {
+	if c.DB != "" {
+		return c.DB
+	}
+	return "sqlite://" + strings.TrimSuffix(c.DataDir, "/") + "/beluga.db"
+}

@@ -1,0 +1,135 @@
+// Package model holds Beluga's domain types and the states of workflow and task
+// instances. It has no dependency on storage or transport.
+package model
+
+// WorkflowState is the state of a workflow instance.
+type WorkflowState string
+
+// Workflow instance states (DESIGN.md "Lifecycle").
+const (
+	WorkflowSubmitted  WorkflowState = "submitted"
+	WorkflowRunning    WorkflowState = "running"
+	WorkflowReadyPause WorkflowState = "ready_pause"
+	WorkflowPaused     WorkflowState = "paused"
+	WorkflowReadyStop  WorkflowState = "ready_stop"
+	WorkflowStopped    WorkflowState = "stopped"
+	WorkflowFailed     WorkflowState = "failed"
+	WorkflowSucceeded  WorkflowState = "succeeded"
+)
+
+// Finished reports whether no more work happens for the instance without an
+// operator action.
+func (s WorkflowState) Finished() bool {
+	switch s {
+	case WorkflowPaused, WorkflowStopped, WorkflowFailed, WorkflowSucceeded:
+		return true
+	}
+	return false
+}
+
+// Valid reports whether s is a known workflow state.
+func (s WorkflowState) Valid() bool {
+	switch s {
+	case WorkflowSubmitted, WorkflowRunning, WorkflowReadyPause, WorkflowPaused,
+		WorkflowReadyStop, WorkflowStopped, WorkflowFailed, WorkflowSucceeded:
+		return true
+	}
+	return false
+}
+
+// TaskState is the state of one task instance (one attempt of a task).
+type TaskState string
+
+// Task instance states.
+const (
+	TaskSubmitted          TaskState = "submitted"
+	TaskDispatched         TaskState = "dispatched"
+	TaskRunning            TaskState = "running"
+	TaskSucceeded          TaskState = "succeeded"
+	TaskFailed             TaskState = "failed"
+	TaskKilled             TaskState = "killed"
+	TaskPaused             TaskState = "paused"
+	TaskNeedFaultTolerance TaskState = "need_fault_tolerance"
+	TaskDelayed            TaskState = "delayed"
+	TaskForcedSuccess      TaskState = "forced_success"
+)
+
+// Finished reports whether the attempt has ended and will not change again on
+// its own.
+func (s TaskState) Finished() bool {
+	switch s {
+	case TaskSucceeded, TaskFailed, TaskKilled, TaskForcedSuccess, TaskPaused, TaskNeedFaultTolerance:
+		return true
+	}
+	return false
+}
+
+// Success reports whether downstream tasks may run after this state.
+func (s TaskState) Success() bool { return s == TaskSucceeded || s == TaskForcedSuccess }
+
+// Valid reports whether s is a known task state.
+func (s TaskState) Valid() bool {
+	switch s {
+	case TaskSubmitted, TaskDispatched, TaskRunning, TaskSucceeded, TaskFailed, TaskKilled,
+		TaskPaused, TaskNeedFaultTolerance, TaskDelayed, TaskForcedSuccess:
+		return true
+	}
+	return false
+}
+
+// Priority orders workflows and tasks in the dispatch queue; lower is more urgent.
+type Priority int
+
+// Priorities, most urgent first.
+const (
+	PriorityHighest Priority = 0
+	PriorityHigh    Priority = 1
+	PriorityMedium  Priority = 2
+	PriorityLow     Priority = 3
+	PriorityLowest  Priority = 4
+)
+
+var priorityNames = [...]string{"highest", "high", "medium", "low", "lowest"}
+
+// String returns the lower-case name of the priority.
+func (p Priority) String() string {
+	if p < 0 || int(p) >= len(priorityNames) {
+		return "medium"
+	}
+	return priorityNames[p]
+}
+
+// ParsePriority maps a name to a Priority; "" is medium.
+func ParsePriority(s string) (Priority, bool) {
+	if s == "" {
+		return PriorityMedium, true
+	}
+	for i, n := range priorityNames {
+		if n == s {
+			return Priority(i), true
+		}
+	}
+	return PriorityMedium, false
+}
+
+// FailureStrategy says what a workflow does after a task fails.
+type FailureStrategy string
+
+// Failure strategies.
+const (
+	// FailureEnd stops submitting new tasks; running ones finish; the instance fails.
+	FailureEnd FailureStrategy = "end"
+	// FailureContinue lets branches not downstream of the failure go on.
+	FailureContinue FailureStrategy = "continue"
+)
+
+// CommandType is the kind of a queued command.
+type CommandType string
+
+// Command types.
+const (
+	CommandStart CommandType = "start"
+)
+
+// DefaultWorkerGroup is the group of a worker or task that names none.
+const DefaultWorkerGroup = "default"

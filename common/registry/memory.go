@@ -1,0 +1,77 @@
+package registry
+
+import (
+	"context"
+	"sort"
+	"sync"
+)
+
+// Memory is the in-process registry used by standalone and unit tests.
+type Memory struct {
+	mu    sync.Mutex
+	nodes map[Role]map[string]Node
+	subs  map[int]chan struct{}
+	next  int
+}
+
+// NewMemory returns an empty registry.
+func NewMemory() *Memory {
+	return &Memory{nodes: map[Role]map[string]Node{}, subs: map[int]chan struct{}{}}
+}
+
+// Register implements Registry.
+func (m *Memory) Register(_ context.Context, n Node) error {
+	m.mu.Lock()
+	if m.nodes[n.Role] == nil {
+		m.nodes[n.Role] = map[string]Node{}
+	}
+	m.nodes[n.Role][n.Addr] = n
+	m.notifyLocked()
+	m.mu.Unlock()
+	return nil
+}
+
+// Deregister implements Registry.
+func (m *Memory) Deregister(_ context.Context, role Role, addr string) error {
+	m.mu.Lock()
+	delete(m.nodes[role], addr)
+	m.notifyLocked()
+	m.mu.Unlock()
+	return nil
+}
+
+// Nodes implements Registry, sorted by address.
+func (m *Memory) Nodes(role Role) []Node {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Node, 0, len(m.nodes[role]))
+	for _, n := range m.nodes[role] {
+		out = append(out, n)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
+	return out
+}
+
+// Changes implements Registry.
+func (m *Memory) Changes() (<-chan struct{}, func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	id := m.next
+	m.next++
+	ch := make(chan struct{}, 1)
+	m.subs[id] = ch
+	return ch, func() {
+		m.mu.Lock()
+		delete(m.subs, id)
+		m.mu.Unlock()
+	}
+}
+
+func (m *Memory) notifyLocked() {
+	for _, ch := range m.subs {
+		select {
+		case ch <- struct{}{}:
+		default: // a signal is already pending
+		}
+	}
+}

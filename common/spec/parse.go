@@ -1,0 +1,142 @@
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Limits on a spec. They bound the memory and time one request can cost.
+const (
+	MaxSpecBytes = 1 << 20
+	MaxTasks     = 10000
+)
+
+// ErrTooLarge marks a spec body over MaxSpecBytes, so an API can answer 413.
+var ErrTooLarge = errors.New("spec too large")
+
+// Parse decodes a spec written as JSON (the first non-blank byte is '{') or
+// YAML, applies defaults and validates it. Decoding is strict: unknown or
+// duplicate fields, a second YAML document and data after the JSON object are
+// errors. Every error is the input's fault: it wraps ErrTooLarge or is a
+// *ValidationError whose message names each problem with its line or task.
+func Parse(data []byte) (*Workflow, error) {
+	if len(data) > MaxSpecBytes {
+		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(data), MaxSpecBytes)
+	}
+	return parse(data)
+}
+
+// ParseStored is Parse without the size limit, for a spec read back from
+// storage. Canonical spells out defaults, so the stored form of a spec that
+// was just under MaxSpecBytes can be over it.
+func ParseStored(data []byte) (*Workflow, error) { return parse(data) }
+
+func parse(data []byte) (*Workflow, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a BOM some editors add
+	body := bytes.TrimLeft(data, " \t\r\n")
+	if len(body) == 0 {
+		return nil, invalid("spec is empty")
+	}
+	var (
+		w        *Workflow
+		problems []string
+	)
+	if body[0] == '{' {
+		w, problems = decodeJSON(data)
+	} else {
+		w, problems = decodeYAML(data)
+	}
+	if len(problems) > 0 {
+		return nil, capped(problems)
+	}
+	w.ApplyDefaults()
+	if err := w.Validate(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func decodeJSON(data []byte) (*Workflow, []string) {
+	// The token walk finds, with line numbers, what encoding/json would report
+	// without a position (unknown field, bad duration) or not at all
+	// (duplicate keys, wrongly cased keys). The decoder below then only has
+	// type mismatches left to report.
+	if problems := checkJSON(data); len(problems) > 0 {
+		return nil, problems
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var w Workflow
+	if err := dec.Decode(&w); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, []string{fmt.Sprintf("line %d: %s: expected %s, got %s",
+				lineAt(data, te.Offset), te.Field, jsonTypeName(te.Type.Kind().String()), te.Value)}
+		}
+		return nil, []string{strings.TrimPrefix(err.Error(), "json: ")}
+	}
+	return &w, nil
+}
+
+func jsonTypeName(kind string) string {
+	switch {
+	case strings.HasPrefix(kind, "int"):
+		return "an integer"
+	case kind == "map":
+		return "an object of strings"
+	case kind == "slice":
+		return "a list"
+	default:
+		return "a " + kind
+	}
+}
+
+// yamlTypeNames makes yaml.v3's "in type spec.Task" read as the user's words.
+var yamlTypeNames = strings.NewReplacer("type spec.Workflow", "the workflow", "type spec.Task", "a task",
+	"into spec.Workflow", "into a workflow", "into spec.Duration", "into a duration")
+
+func decodeYAML(data []byte) (*Workflow, []string) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var w Workflow
+	if err := dec.Decode(&w); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			out := make([]string, len(te.Errors))
+			for i, e := range te.Errors {
+				out[i] = yamlTypeNames.Replace(e)
+			}
+			return nil, out
+		}
+		if errors.Is(err, io.EOF) {
+			return nil, []string{"spec is empty"}
+		}
+		return nil, []string{yamlTypeNames.Replace(err.Error())}
+	}
+	// One document only: a second one would be silently ignored otherwise.
+	// A bare trailing "---" is harmless and allowed.
+	for {
+		var extra yaml.Node
+		err := dec.Decode(&extra)
+		if errors.Is(err, io.EOF) {
+			return &w, nil
+		}
+		if err != nil {
+			return nil, []string{err.Error()}
+		}
+		if len(extra.Content) > 0 && extra.Content[0].Tag != "!!null" {
+			return nil, []string{fmt.Sprintf("line %d: a spec is one YAML document, found another", extra.Content[0].Line)}
+		}
+	}
+}
+
+func lineAt(data []byte, off int64) int {
+	off = min(max(off, 0), int64(len(data)))
+	return 1 + bytes.Count(data[:off], []byte("\n"))
+}

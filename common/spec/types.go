@@ -1,0 +1,85 @@
+// Package spec parses and validates workflow specs written as YAML or JSON.
+// A spec that passes Parse is safe to store and to run.
+package spec
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Workflow is a workflow spec as a user writes it.
+type Workflow struct {
+	Name            string            `json:"name" yaml:"name"`
+	Description     string            `json:"description,omitempty" yaml:"description,omitempty"`
+	Params          map[string]string `json:"params,omitempty" yaml:"params,omitempty"`
+	FailureStrategy string            `json:"failure_strategy,omitempty" yaml:"failure_strategy,omitempty"`
+	Timeout         Duration          `json:"timeout,omitempty" yaml:"timeout,omitempty"`
+	TimeoutStrategy string            `json:"timeout_strategy,omitempty" yaml:"timeout_strategy,omitempty"`
+	Priority        string            `json:"priority,omitempty" yaml:"priority,omitempty"`
+	WorkerGroup     string            `json:"worker_group,omitempty" yaml:"worker_group,omitempty"`
+	Tasks           []Task            `json:"tasks" yaml:"tasks"`
+}
+
+// Task is one node of a workflow spec.
+type Task struct {
+	Name            string            `json:"name" yaml:"name"`
+	Description     string            `json:"description,omitempty" yaml:"description,omitempty"`
+	Type            string            `json:"type,omitempty" yaml:"type,omitempty"`
+	Command         string            `json:"command" yaml:"command"`
+	DependsOn       []string          `json:"depends_on,omitempty" yaml:"depends_on,omitempty"`
+	Params          map[string]string `json:"params,omitempty" yaml:"params,omitempty"`
+	Retries         int               `json:"retries,omitempty" yaml:"retries,omitempty"`
+	RetryInterval   Duration          `json:"retry_interval,omitempty" yaml:"retry_interval,omitempty"`
+	Timeout         Duration          `json:"timeout,omitempty" yaml:"timeout,omitempty"`
+	TimeoutStrategy string            `json:"timeout_strategy,omitempty" yaml:"timeout_strategy,omitempty"`
+	Priority        string            `json:"priority,omitempty" yaml:"priority,omitempty"`
+	WorkerGroup     string            `json:"worker_group,omitempty" yaml:"worker_group,omitempty"`
+	TaskGroup       string            `json:"task_group,omitempty" yaml:"task_group,omitempty"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("30s", "2h").
+type Duration time.Duration
+
+// D returns the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON accepts a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration must be a string such as \"30s\" or \"2h\", got %s", string(b))
+	}
+	return d.set(s)
+}
+
+// MarshalYAML writes the duration as a string.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// UnmarshalYAML accepts a duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: duration must be a string such as \"30s\" or \"2h\"", n.Line)
+	}
+	if err := d.set(n.Value); err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	return nil
+}
+
+func (d *Duration) set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("bad duration %q: use a number with a unit such as 30s, 10m or 2h", s)
+	}
+	if v < 0 {
+		return fmt.Errorf("bad duration %q: must not be negative", s)
+	}
+	*d = Duration(v)
+	return nil
+}

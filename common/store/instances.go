@@ -1,0 +1,199 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+)
+
+// RunRequest asks for a new workflow instance.
+type RunRequest struct {
+	Project     string
+	Workflow    string
+	Version     int // 0: latest
+	Params      map[string]string
+	Priority    *model.Priority // nil: the workflow's
+	WorkerGroup string          // "": the workflow's
+	CommandType model.CommandType
+}
+
+// CreateRun writes a workflow instance in state submitted and the command
+// that asks the active master to start it, in one transaction, so the caller
+// gets the instance id at once and the master never sees a half-made run.
+func (s *Store) CreateRun(ctx context.Context, req RunRequest) (model.WorkflowInstance, error) {
+	var out model.WorkflowInstance
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		p, err := getProject(tx, req.Project)
+		if err != nil {
+			return err
+		}
+		q := tx.Omit("spec_json").Where("project_id = ? AND name = ?", p.ID, req.Workflow)
+		if req.Version > 0 {
+			q = q.Where("version = ?", req.Version)
+		}
+		var def workflowDefinitionRow
+		if err := q.Order("version DESC").Take(&def).Error; err != nil {
+			return notFound(err, fmt.Sprintf("workflow %q in project %q", req.Workflow, req.Project))
+		}
+		now := time.Now().UTC()
+		r := workflowInstanceRow{ProjectID: p.ID, ProjectName: p.Name, WorkflowName: def.Name,
+			WorkflowDefinitionID: def.ID, Version: def.Version, State: string(model.WorkflowSubmitted),
+			CommandType: string(req.CommandType), Priority: def.Priority, WorkerGroup: def.WorkerGroup,
+			RunTimes: 1, CreatedAt: now}
+		if r.CommandType == "" {
+			r.CommandType = string(model.CommandStart)
+		}
+		if req.Priority != nil {
+			r.Priority = int(*req.Priority)
+		}
+		if req.WorkerGroup != "" {
+			r.WorkerGroup = req.WorkerGroup
+		}
+		if len(req.Params) > 0 {
+			b, err := json.Marshal(req.Params)
+			if err != nil {
+				return fmt.Errorf("encode params: %w", err)
+			}
+			ps := string(b)
+			r.ParamsJSON = &ps
+		}
+		if err := tx.Create(&r).Error; err != nil {
+			return fmt.Errorf("insert workflow instance: %w", err)
+		}
+		c := commandRow{Type: r.CommandType, WorkflowInstanceID: r.ID, CreatedAt: now}
+		if err := tx.Create(&c).Error; err != nil {
+			return fmt.Errorf("insert command: %w", err)
+		}
+		out = r.model()
+		return nil
+	})
+	return out, err
+}
+
+// ClaimCommands consumes up to limit commands, oldest first. Each command is
+// deleted in the same transaction that moves its instance to running and
+// records the owning master and epoch, so a command is consumed once even
+// when two masters race for it.
+func (s *Store) ClaimCommands(ctx context.Context, host string, epoch int64, limit int) ([]model.WorkflowInstance, error) {
+	db := s.db.WithContext(ctx)
+	var cmds []commandRow
+	if err := db.Order("id").Limit(limit).Find(&cmds).Error; err != nil {
+		return nil, fmt.Errorf("read commands: %w", err)
+	}
+	var out []model.WorkflowInstance
+	for _, c := range cmds {
+		var inst workflowInstanceRow
+		claimed := false
+		err := db.Transaction(func(tx *gorm.DB) error {
+			del := tx.Where("id = ?", c.ID).Delete(&commandRow{})
+			if del.Error != nil {
+				return fmt.Errorf("delete command %d: %w", c.ID, del.Error)
+			}
+			if del.RowsAffected == 0 {
+				return nil // another master took it
+			}
+			now := time.Now().UTC()
+			up := tx.Model(&workflowInstanceRow{}).Where("id = ? AND state = ?", c.WorkflowInstanceID, model.WorkflowSubmitted).
+				Updates(map[string]any{"state": string(model.WorkflowRunning), "host": host, "epoch": epoch, "start_time": now})
+			if up.Error != nil {
+				return fmt.Errorf("start instance %d: %w", c.WorkflowInstanceID, up.Error)
+			}
+			if up.RowsAffected == 0 {
+				return nil // instance gone or not submitted: drop the stale command
+			}
+			if err := tx.Take(&inst, c.WorkflowInstanceID).Error; err != nil {
+				return fmt.Errorf("read instance %d: %w", c.WorkflowInstanceID, err)
+			}
+			claimed = true
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+		if claimed {
+			out = append(out, inst.model())
+		}
+	}
+	return out, nil
+}
+
+// GetWorkflowInstance returns one instance.
+func (s *Store) GetWorkflowInstance(ctx context.Context, id int64) (model.WorkflowInstance, error) {
+	var r workflowInstanceRow
+	if err := s.db.WithContext(ctx).Take(&r, id).Error; err != nil {
+		return model.WorkflowInstance{}, notFound(err, fmt.Sprintf("workflow instance %d", id))
+	}
+	return r.model(), nil
+}
+
+// InstanceFilter selects instances; empty fields match all.
+type InstanceFilter struct {
+	Project  string
+	Workflow string
+	State    model.WorkflowState
+	Limit    int // default 50, at most 1000
+	Offset   int
+}
+
+// ListWorkflowInstances returns instances newest first and the total count.
+func (s *Store) ListWorkflowInstances(ctx context.Context, f InstanceFilter) ([]model.WorkflowInstance, int64, error) {
+	q := s.db.WithContext(ctx).Model(&workflowInstanceRow{})
+	if f.Project != "" {
+		q = q.Where("project_name = ?", f.Project)
+	}
+	if f.Workflow != "" {
+		q = q.Where("workflow_name = ?", f.Workflow)
+	}
+	if f.State != "" {
+		q = q.Where("state = ?", string(f.State))
+	}
+	var total int64
+	if err := q.Count(&total).Error; err != nil {
+		return nil, 0, fmt.Errorf("count instances: %w", err)
+	}
+	if f.Limit <= 0 {
+		f.Limit = 50
+	}
+	if f.Limit > 1000 {
+		f.Limit = 1000
+	}
+	var rows []workflowInstanceRow
+	if err := q.Order("id DESC").Limit(f.Limit).Offset(f.Offset).Find(&rows).Error; err != nil {
+		return nil, 0, fmt.Errorf("list instances: %w", err)
+	}
+	out := make([]model.WorkflowInstance, len(rows))
+	for i, r := range rows {
+		out[i] = r.model()
+	}
+	return out, total, nil
+}
+
+// ListUnfinishedInstances returns instances a master must own: running or
+// on their way to a pause or stop.
+func (s *Store) ListUnfinishedInstances(ctx context.Context) ([]model.WorkflowInstance, error) {
+	var rows []workflowInstanceRow
+	if err := s.db.WithContext(ctx).Where("state IN ?", []string{string(model.WorkflowRunning),
+		string(model.WorkflowReadyPause), string(model.WorkflowReadyStop)}).Order("id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list unfinished instances: %w", err)
+	}
+	out := make([]model.WorkflowInstance, len(rows))
+	for i, r := range rows {
+		out[i] = r.model()
+	}
+	return out, nil
+}
+
+// FinishWorkflowInstance records the end of an instance.
+func (s *Store) FinishWorkflowInstance(ctx context.Context, id int64, state model.WorkflowState, end time.Time, reason string) error {
+	err := s.db.WithContext(ctx).Model(&workflowInstanceRow{}).Where("id = ?", id).
+		Updates(map[string]any{"state": string(state), "end_time": end.UTC(), "reason": reason}).Error
+	if err != nil {
+		return fmt.Errorf("finish instance %d as %s: %w", id, state, err)
+	}
+	return nil
+}

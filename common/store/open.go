@@ -1,0 +1,190 @@
+// Package store is Beluga's storage layer: gorm over MySQL/MariaDB or an
+// embedded pure-Go SQLite file. Exported methods own their transactions;
+// callers see only common/model types and the sentinel errors below.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	gomysql "github.com/go-sql-driver/mysql"
+	"go.uber.org/zap"
+	"gorm.io/driver/mysql"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	schema "github.com/beluga-scheduler/beluga/sql"
+)
+
+// Sentinel errors; test with errors.Is.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrConflict = errors.New("conflict")
+)
+
+// Store is the handle on the database.
+type Store struct {
+	db      *gorm.DB
+	dialect string
+	log     *zap.Logger
+}
+
+// Dialect is "mysql" or "sqlite".
+func (s *Store) Dialect() string { return s.dialect }
+
+// ParseURL turns a database URL into a gorm dialector name and driver DSN.
+// Accepted: mysql://user:pass@host:port/db?opts and sqlite:///abs/path.db or
+// sqlite://relative/path.db.
+func ParseURL(raw string) (dialect, dsn string, err error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", "", fmt.Errorf("database url %q: %w", raw, err)
+	}
+	switch u.Scheme {
+	case "sqlite", "sqlite3":
+		p := u.Host + u.Path
+		if p == "" {
+			return "", "", fmt.Errorf("database url %q: sqlite needs a file path, e.g. sqlite:///var/lib/beluga/beluga.db", raw)
+		}
+		q := "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(0)&_txlock=immediate"
+		return "sqlite", filepath.Clean(p) + "?" + q, nil
+	case "mysql":
+		c := gomysql.NewConfig()
+		c.Net = "tcp"
+		c.Addr = u.Host
+		if u.Port() == "" {
+			c.Addr = u.Host + ":3306"
+		}
+		c.User = u.User.Username()
+		c.Passwd, _ = u.User.Password()
+		c.DBName = strings.TrimPrefix(u.Path, "/")
+		if c.DBName == "" {
+			return "", "", fmt.Errorf("database url %q: mysql needs a database name, e.g. mysql://root@127.0.0.1:3306/beluga", raw)
+		}
+		c.ParseTime = true
+		c.Loc = time.UTC
+		c.Params = map[string]string{}
+		for k, v := range u.Query() {
+			c.Params[k] = v[0]
+		}
+		return "mysql", c.FormatDSN(), nil
+	}
+	return "", "", fmt.Errorf("database url %q: scheme must be mysql:// or sqlite://", raw)
+}
+
+// Open connects to the database at url. It does not migrate.
+func Open(ctx context.Context, rawURL string, log *zap.Logger) (*Store, error) {
+	dialect, dsn, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &gorm.Config{
+		Logger:                 logger.Discard,
+		SkipDefaultTransaction: true,
+		PrepareStmt:            true,
+		NowFunc:                func() time.Time { return time.Now().UTC() },
+	}
+	var db *gorm.DB
+	switch dialect {
+	case "sqlite":
+		db, err = gorm.Open(sqlite.Open(dsn), cfg)
+	case "mysql":
+		db, err = gorm.Open(mysql.Open(dsn), cfg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s database: %w", dialect, err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, fmt.Errorf("open %s database: %w", dialect, err)
+	}
+	if dialect == "sqlite" {
+		// One connection: SQLite allows one writer, and a single connection
+		// turns lock contention into queueing instead of SQLITE_BUSY errors.
+		sqlDB.SetMaxOpenConns(1)
+	} else {
+		sqlDB.SetMaxOpenConns(32)
+		sqlDB.SetMaxIdleConns(16)
+		sqlDB.SetConnMaxLifetime(time.Hour)
+	}
+	if err := sqlDB.PingContext(ctx); err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("connect %s database: %w", dialect, err)
+	}
+	return &Store{db: db, dialect: dialect, log: log.Named("store")}, nil
+}
+
+// Close releases the connections.
+func (s *Store) Close() error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+
+// Migrate applies the schema files not yet applied, each in order, and
+// records them in schema_version.
+func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
+	db := s.db.WithContext(ctx)
+	if err := db.Exec(`CREATE TABLE IF NOT EXISTS schema_version (version INT NOT NULL PRIMARY KEY, name VARCHAR(255) NOT NULL, applied_at VARCHAR(64) NOT NULL)`).Error; err != nil {
+		return nil, fmt.Errorf("create schema_version: %w", err)
+	}
+	var current int
+	if err := db.Raw(`SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&current).Error; err != nil {
+		return nil, fmt.Errorf("read schema_version: %w", err)
+	}
+	migs, err := schema.For(s.dialect)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range migs {
+		if m.Version <= current {
+			continue
+		}
+		// MySQL commits DDL implicitly, so a failed file is reported with the
+		// statement that failed rather than rolled back.
+		for _, stmt := range schema.Statements(m.SQL) {
+			if err := db.Exec(stmt).Error; err != nil {
+				return applied, fmt.Errorf("apply %s: %w\nstatement: %s", m.Name, err, firstLine(stmt))
+			}
+		}
+		if err := db.Exec(`INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)`,
+			m.Version, m.Name, time.Now().UTC().Format(time.RFC3339)).Error; err != nil {
+			return applied, fmt.Errorf("record %s: %w", m.Name, err)
+		}
+		applied = append(applied, m.Name)
+		s.log.Info("schema applied", zap.String("file", m.Name))
+	}
+	return applied, nil
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// isUniqueViolation recognises duplicate-key errors of both dialects.
+func isUniqueViolation(err error) bool {
+	if err == nil {
+		return false
+	}
+	var me *gomysql.MySQLError
+	if errors.As(err, &me) && me.Number == 1062 {
+		return true
+	}
+	return strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+func notFound(err error, what string) error {
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}

@@ -1,0 +1,163 @@
+package store
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+)
+
+// Row types mirror sql/ exactly; they never leave this package.
+
+type projectRow struct {
+	ID          int64
+	Name        string
+	Description string
+	CreatedAt   time.Time
+}
+
+func (projectRow) TableName() string { return "project" }
+
+func (r projectRow) model() model.Project {
+	return model.Project{ID: r.ID, Name: r.Name, Description: r.Description, CreatedAt: r.CreatedAt}
+}
+
+type workflowDefinitionRow struct {
+	ID              int64
+	ProjectID       int64
+	Name            string
+	Version         int
+	SpecJSON        string `gorm:"column:spec_json"`
+	SpecHash        string
+	Description     string
+	FailureStrategy string
+	Priority        int
+	WorkerGroup     string
+	TimeoutMs       int64
+	TaskCount       int
+	CreatedAt       time.Time
+}
+
+func (workflowDefinitionRow) TableName() string { return "workflow_definition" }
+
+func (r workflowDefinitionRow) model(project string) model.WorkflowDefinition {
+	return model.WorkflowDefinition{ID: r.ID, ProjectID: r.ProjectID, Project: project, Name: r.Name,
+		Version: r.Version, SpecJSON: []byte(r.SpecJSON), SpecHash: r.SpecHash, CreatedAt: r.CreatedAt}
+}
+
+type taskDefinitionRow struct {
+	ID                   int64
+	WorkflowDefinitionID int64
+	Name                 string
+	Type                 string
+	Command              string
+	Priority             int
+	WorkerGroup          string
+	Retries              int
+	RetryIntervalMs      int64
+	TimeoutMs            int64
+}
+
+func (taskDefinitionRow) TableName() string { return "task_definition" }
+
+type taskRelationRow struct {
+	ID                   int64
+	WorkflowDefinitionID int64
+	PreTask              string
+	PostTask             string
+}
+
+func (taskRelationRow) TableName() string { return "task_relation" }
+
+type commandRow struct {
+	ID                 int64
+	Type               string
+	WorkflowInstanceID int64
+	CreatedAt          time.Time
+}
+
+func (commandRow) TableName() string { return "command" }
+
+type workflowInstanceRow struct {
+	ID                   int64
+	ProjectID            int64
+	ProjectName          string
+	WorkflowName         string
+	WorkflowDefinitionID int64
+	Version              int
+	State                string
+	CommandType          string
+	Host                 string
+	Epoch                int64
+	Priority             int
+	WorkerGroup          string
+	ParamsJSON           *string `gorm:"column:params_json"`
+	RunTimes             int
+	Reason               string
+	ScheduleTime         *time.Time
+	StartTime            *time.Time
+	EndTime              *time.Time
+	CreatedAt            time.Time
+}
+
+func (workflowInstanceRow) TableName() string { return "workflow_instance" }
+
+func (r workflowInstanceRow) model() model.WorkflowInstance {
+	w := model.WorkflowInstance{ID: r.ID, ProjectID: r.ProjectID, Project: r.ProjectName,
+		Workflow: r.WorkflowName, DefinitionID: r.WorkflowDefinitionID, Version: r.Version,
+		State: model.WorkflowState(r.State), CommandType: model.CommandType(r.CommandType),
+		Host: r.Host, Epoch: r.Epoch, Priority: model.Priority(r.Priority), WorkerGroup: r.WorkerGroup,
+		RunTimes: r.RunTimes, Reason: r.Reason, ScheduleTime: utc(r.ScheduleTime),
+		StartTime: utc(r.StartTime), EndTime: utc(r.EndTime), CreatedAt: r.CreatedAt.UTC()}
+	if r.ParamsJSON != nil && *r.ParamsJSON != "" {
+		_ = json.Unmarshal([]byte(*r.ParamsJSON), &w.Params) // written by us from a map; cannot fail
+	}
+	return w
+}
+
+type taskInstanceRow struct {
+	ID                 int64
+	WorkflowInstanceID int64
+	Name               string
+	Type               string
+	State              string
+	Attempt            int
+	Superseded         bool
+	Host               string
+	PID                int `gorm:"column:pid"`
+	LogPath            string
+	ExitCode           *int
+	Priority           int
+	WorkerGroup        string
+	SubmitTime         *time.Time
+	DispatchTime       *time.Time
+	StartTime          *time.Time
+	EndTime            *time.Time
+}
+
+func (taskInstanceRow) TableName() string { return "task_instance" }
+
+func (r taskInstanceRow) model() model.TaskInstance {
+	return model.TaskInstance{ID: r.ID, WorkflowInstanceID: r.WorkflowInstanceID, Name: r.Name,
+		Type: r.Type, State: model.TaskState(r.State), Attempt: r.Attempt, Superseded: r.Superseded,
+		Host: r.Host, PID: r.PID, LogPath: r.LogPath, ExitCode: r.ExitCode,
+		Priority: model.Priority(r.Priority), WorkerGroup: r.WorkerGroup,
+		SubmitTime: utc(r.SubmitTime), DispatchTime: utc(r.DispatchTime),
+		StartTime: utc(r.StartTime), EndTime: utc(r.EndTime)}
+}
+
+func taskRowFrom(t *model.TaskInstance) taskInstanceRow {
+	return taskInstanceRow{ID: t.ID, WorkflowInstanceID: t.WorkflowInstanceID, Name: t.Name,
+		Type: t.Type, State: string(t.State), Attempt: t.Attempt, Superseded: t.Superseded,
+		Host: t.Host, PID: t.PID, LogPath: t.LogPath, ExitCode: t.ExitCode,
+		Priority: int(t.Priority), WorkerGroup: t.WorkerGroup, SubmitTime: t.SubmitTime,
+		DispatchTime: t.DispatchTime, StartTime: t.StartTime, EndTime: t.EndTime}
+}
+
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

@@ -1,0 +1,218 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+)
+
+// InsertTaskInstances writes new task instances in one transaction and sets
+// their IDs.
+func (s *Store) InsertTaskInstances(ctx context.Context, tasks []*model.TaskInstance) error {
+	if len(tasks) == 0 {
+		return nil
+	}
+	rows := make([]taskInstanceRow, len(tasks))
+	for i, t := range tasks {
+		rows[i] = taskRowFrom(t)
+	}
+	if err := s.db.WithContext(ctx).CreateInBatches(rows, 200).Error; err != nil {
+		return fmt.Errorf("insert %d task instances: %w", len(tasks), err)
+	}
+	for i := range tasks {
+		tasks[i].ID = rows[i].ID
+	}
+	return nil
+}
+
+// Dispatch records that a task instance was handed to a worker.
+type Dispatch struct {
+	ID   int64
+	Host string
+	Time time.Time
+}
+
+// MarkDispatched records the chosen worker of submitted task instances in one
+// transaction, before anything is sent. ok[i] is false when row i was no
+// longer submitted (it must not be sent).
+func (s *Store) MarkDispatched(ctx context.Context, ds []Dispatch) (ok []bool, err error) {
+	ok = make([]bool, len(ds))
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		for i, d := range ds {
+			res := tx.Model(&taskInstanceRow{}).Where("id = ? AND state = ?", d.ID, model.TaskSubmitted).
+				Updates(map[string]any{"state": string(model.TaskDispatched), "host": d.Host, "dispatch_time": d.Time.UTC()})
+			if res.Error != nil {
+				return fmt.Errorf("mark task %d dispatched: %w", d.ID, res.Error)
+			}
+			ok[i] = res.RowsAffected == 1
+		}
+		return nil
+	})
+	return ok, err
+}
+
+// ReportKind names a worker report.
+type ReportKind string
+
+// Report kinds.
+const (
+	ReportAck     ReportKind = "ack"
+	ReportRunning ReportKind = "running"
+	ReportResult  ReportKind = "result"
+)
+
+// Report is a worker's report about one task instance.
+type Report struct {
+	ID        int64
+	Kind      ReportKind
+	Host      string
+	LogPath   string
+	PID       int
+	State     model.TaskState // result only
+	ExitCode  int             // result only
+	StartTime time.Time
+	EndTime   time.Time
+}
+
+// ReportOutcome says what applying a report did.
+type ReportOutcome int
+
+// Outcomes.
+const (
+	// Applied: the row changed.
+	Applied ReportOutcome = iota
+	// Duplicate: the row already reflects this report or a later one.
+	Duplicate
+	// Foreign: the row belongs to another worker, or the task ended otherwise
+	// (killed, taken over); the reporting worker must drop the task.
+	Foreign
+)
+
+// ApplyReports persists worker reports in one transaction, in order. Each
+// update only moves a task forward from the states it may come from, so a
+// re-sent report is harmless.
+func (s *Store) ApplyReports(ctx context.Context, rs []Report) (out []ReportOutcome, err error) {
+	out = make([]ReportOutcome, len(rs))
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		for i, r := range rs {
+			var from []string
+			fields := map[string]any{}
+			switch r.Kind {
+			case ReportAck:
+				from = []string{string(model.TaskSubmitted), string(model.TaskDispatched)}
+				fields["state"] = string(model.TaskDispatched)
+				fields["log_path"] = r.LogPath
+			case ReportRunning:
+				from = []string{string(model.TaskSubmitted), string(model.TaskDispatched)}
+				fields["state"] = string(model.TaskRunning)
+				fields["pid"] = r.PID
+				fields["start_time"] = r.StartTime.UTC()
+			case ReportResult:
+				from = []string{string(model.TaskSubmitted), string(model.TaskDispatched), string(model.TaskRunning)}
+				fields["state"] = string(r.State)
+				fields["exit_code"] = r.ExitCode
+				fields["end_time"] = r.EndTime.UTC()
+				if !r.StartTime.IsZero() {
+					fields["start_time"] = gorm.Expr("COALESCE(start_time, ?)", r.StartTime.UTC())
+				}
+			default:
+				return fmt.Errorf("report for task %d: unknown kind %q", r.ID, r.Kind)
+			}
+			res := tx.Model(&taskInstanceRow{}).Where("id = ? AND host = ? AND state IN ?", r.ID, r.Host, from).Updates(fields)
+			if res.Error != nil {
+				return fmt.Errorf("apply %s of task %d: %w", r.Kind, r.ID, res.Error)
+			}
+			if res.RowsAffected == 1 {
+				out[i] = Applied
+				continue
+			}
+			var cur taskInstanceRow
+			if err := tx.Select("id, state, host").Take(&cur, r.ID).Error; err != nil {
+				if err == gorm.ErrRecordNotFound {
+					out[i] = Foreign
+					continue
+				}
+				return fmt.Errorf("read task %d: %w", r.ID, err)
+			}
+			out[i] = classify(r, cur)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// classify decides whether a report that changed nothing is a re-send of
+// something already stored, or comes from a worker that no longer owns it.
+func classify(r Report, cur taskInstanceRow) ReportOutcome {
+	if cur.Host != r.Host {
+		return Foreign
+	}
+	st := model.TaskState(cur.State)
+	switch r.Kind {
+	case ReportAck, ReportRunning:
+		if st == model.TaskRunning || st == model.TaskSucceeded || st == model.TaskFailed {
+			return Duplicate
+		}
+	case ReportResult:
+		if string(st) == string(r.State) {
+			return Duplicate
+		}
+	}
+	return Foreign
+}
+
+// UpdateTaskState sets the state of a task instance that is in one of from.
+func (s *Store) UpdateTaskState(ctx context.Context, id int64, from []model.TaskState, to model.TaskState, end *time.Time) (bool, error) {
+	fs := make([]string, len(from))
+	for i, f := range from {
+		fs[i] = string(f)
+	}
+	fields := map[string]any{"state": string(to)}
+	if end != nil {
+		fields["end_time"] = end.UTC()
+	}
+	res := s.db.WithContext(ctx).Model(&taskInstanceRow{}).Where("id = ? AND state IN ?", id, fs).Updates(fields)
+	if res.Error != nil {
+		return false, fmt.Errorf("set task %d %s: %w", id, to, res.Error)
+	}
+	return res.RowsAffected == 1, nil
+}
+
+// ListTaskInstances returns a workflow instance's task instances by id.
+func (s *Store) ListTaskInstances(ctx context.Context, workflowInstanceID int64) ([]model.TaskInstance, error) {
+	var rows []taskInstanceRow
+	if err := s.db.WithContext(ctx).Where("workflow_instance_id = ?", workflowInstanceID).Order("id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list tasks of instance %d: %w", workflowInstanceID, err)
+	}
+	out := make([]model.TaskInstance, len(rows))
+	for i, r := range rows {
+		out[i] = r.model()
+	}
+	return out, nil
+}
+
+// GetTaskInstance returns one task instance.
+func (s *Store) GetTaskInstance(ctx context.Context, id int64) (model.TaskInstance, error) {
+	var r taskInstanceRow
+	if err := s.db.WithContext(ctx).Take(&r, id).Error; err != nil {
+		return model.TaskInstance{}, notFound(err, fmt.Sprintf("task instance %d", id))
+	}
+	return r.model(), nil
+}
+
+// ResetDispatch returns a dispatched task instance to submitted after a send
+// to host failed, unless host has acked it meanwhile (then it is host's).
+// A late ack from host afterwards no longer matches and is refused.
+func (s *Store) ResetDispatch(ctx context.Context, id int64, host string) (bool, error) {
+	res := s.db.WithContext(ctx).Model(&taskInstanceRow{}).
+		Where("id = ? AND state = ? AND host = ? AND log_path = ''", id, model.TaskDispatched, host).
+		Updates(map[string]any{"state": string(model.TaskSubmitted), "host": "", "dispatch_time": nil})
+	if res.Error != nil {
+		return false, fmt.Errorf("reset dispatch of task %d: %w", id, res.Error)
+	}
+	return res.RowsAffected == 1, nil
+}

@@ -1,0 +1,193 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/spec"
+)
+
+// PutWorkflow stores w in project as a new version when its canonical form
+// differs from the latest version; created is false when it was identical.
+func (s *Store) PutWorkflow(ctx context.Context, project string, w *spec.Workflow) (def model.WorkflowDefinition, created bool, err error) {
+	canon, hash, err := w.Canonical()
+	if err != nil {
+		return def, false, fmt.Errorf("workflow %q: %w", w.Name, err)
+	}
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		p, err := getProject(tx, project)
+		if err != nil {
+			return err
+		}
+		var latest workflowDefinitionRow
+		err = tx.Where("project_id = ? AND name = ?", p.ID, w.Name).Order("version DESC").Take(&latest).Error
+		switch {
+		case err == nil && latest.SpecHash == hash:
+			def = latest.model(p.Name)
+			return nil
+		case err != nil && !errors.Is(err, gorm.ErrRecordNotFound):
+			return fmt.Errorf("read latest version: %w", err)
+		}
+		prio, _ := model.ParsePriority(w.Priority)
+		r := workflowDefinitionRow{ProjectID: p.ID, Name: w.Name, Version: latest.Version + 1,
+			SpecJSON: string(canon), SpecHash: hash, Description: w.Description,
+			FailureStrategy: w.FailureStrategy, Priority: int(prio), WorkerGroup: w.WorkerGroup,
+			TimeoutMs: w.Timeout.D().Milliseconds(), TaskCount: len(w.Tasks), CreatedAt: time.Now().UTC()}
+		if err := tx.Create(&r).Error; err != nil {
+			if isUniqueViolation(err) {
+				return fmt.Errorf("workflow %q changed concurrently, retry: %w", w.Name, ErrConflict)
+			}
+			return fmt.Errorf("insert definition: %w", err)
+		}
+		tasks := make([]taskDefinitionRow, 0, len(w.Tasks))
+		var rels []taskRelationRow
+		for _, t := range w.Tasks {
+			tp, _ := model.ParsePriority(t.Priority)
+			tasks = append(tasks, taskDefinitionRow{WorkflowDefinitionID: r.ID, Name: t.Name, Type: t.Type,
+				Command: t.Command, Priority: int(tp), WorkerGroup: t.WorkerGroup, Retries: t.Retries,
+				RetryIntervalMs: t.RetryInterval.D().Milliseconds(), TimeoutMs: t.Timeout.D().Milliseconds()})
+			for _, d := range t.DependsOn {
+				rels = append(rels, taskRelationRow{WorkflowDefinitionID: r.ID, PreTask: d, PostTask: t.Name})
+			}
+		}
+		if err := tx.CreateInBatches(tasks, 500).Error; err != nil {
+			return fmt.Errorf("insert task definitions: %w", err)
+		}
+		if len(rels) > 0 {
+			if err := tx.CreateInBatches(rels, 500).Error; err != nil {
+				return fmt.Errorf("insert task relations: %w", err)
+			}
+		}
+		def, created = r.model(p.Name), true
+		return nil
+	})
+	return def, created, err
+}
+
+// GetWorkflow returns a version of a workflow; version 0 means the latest.
+func (s *Store) GetWorkflow(ctx context.Context, project, name string, version int) (model.WorkflowDefinition, error) {
+	db := s.db.WithContext(ctx)
+	p, err := getProject(db, project)
+	if err != nil {
+		return model.WorkflowDefinition{}, err
+	}
+	q := db.Where("project_id = ? AND name = ?", p.ID, name)
+	if version > 0 {
+		q = q.Where("version = ?", version)
+	}
+	var r workflowDefinitionRow
+	if err := q.Order("version DESC").Take(&r).Error; err != nil {
+		what := fmt.Sprintf("workflow %q in project %q", name, project)
+		if version > 0 {
+			what = fmt.Sprintf("version %d of workflow %q in project %q", version, name, project)
+		}
+		return model.WorkflowDefinition{}, notFound(err, what)
+	}
+	return r.model(p.Name), nil
+}
+
+// GetDefinition returns a definition by id.
+func (s *Store) GetDefinition(ctx context.Context, id int64) (model.WorkflowDefinition, error) {
+	var r workflowDefinitionRow
+	db := s.db.WithContext(ctx)
+	if err := db.Take(&r, id).Error; err != nil {
+		return model.WorkflowDefinition{}, notFound(err, fmt.Sprintf("workflow definition %d", id))
+	}
+	var p projectRow
+	if err := db.Take(&p, r.ProjectID).Error; err != nil {
+		return model.WorkflowDefinition{}, notFound(err, fmt.Sprintf("project %d", r.ProjectID))
+	}
+	return r.model(p.Name), nil
+}
+
+// ListWorkflows returns the latest version of every workflow in a project.
+func (s *Store) ListWorkflows(ctx context.Context, project string) ([]model.WorkflowDefinition, error) {
+	db := s.db.WithContext(ctx)
+	p, err := getProject(db, project)
+	if err != nil {
+		return nil, err
+	}
+	var rows []workflowDefinitionRow
+	latest := db.Model(&workflowDefinitionRow{}).Select("name, MAX(version) AS version").
+		Where("project_id = ?", p.ID).Group("name")
+	err = db.Omit("spec_json").
+		Joins("JOIN (?) AS l ON l.name = workflow_definition.name AND l.version = workflow_definition.version", latest).
+		Where("workflow_definition.project_id = ?", p.ID).Order("workflow_definition.name").Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("list workflows of %q: %w", project, err)
+	}
+	return defs(rows, p.Name), nil
+}
+
+// ListWorkflowVersions returns every version of a workflow, newest first.
+func (s *Store) ListWorkflowVersions(ctx context.Context, project, name string) ([]model.WorkflowDefinition, error) {
+	db := s.db.WithContext(ctx)
+	p, err := getProject(db, project)
+	if err != nil {
+		return nil, err
+	}
+	var rows []workflowDefinitionRow
+	if err := db.Omit("spec_json").Where("project_id = ? AND name = ?", p.ID, name).
+		Order("version DESC").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list versions of %q: %w", name, err)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("workflow %q in project %q: %w", name, project, ErrNotFound)
+	}
+	return defs(rows, p.Name), nil
+}
+
+// DeleteWorkflow removes every version of a workflow. It refuses with
+// ErrConflict while an instance of it is unfinished, since a runner or a
+// later recovery still needs the definition.
+func (s *Store) DeleteWorkflow(ctx context.Context, project, name string) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		p, err := getProject(tx, project)
+		if err != nil {
+			return err
+		}
+		var ids []int64
+		if err := tx.Model(&workflowDefinitionRow{}).Where("project_id = ? AND name = ?", p.ID, name).
+			Pluck("id", &ids).Error; err != nil {
+			return fmt.Errorf("find workflow %q: %w", name, err)
+		}
+		if len(ids) == 0 {
+			return fmt.Errorf("workflow %q in project %q: %w", name, project, ErrNotFound)
+		}
+		var live int64
+		if err := tx.Model(&workflowInstanceRow{}).Where("workflow_definition_id IN ? AND state NOT IN ?", ids, finishedWorkflowStates()).
+			Count(&live).Error; err != nil {
+			return fmt.Errorf("count instances of %q: %w", name, err)
+		}
+		if live > 0 {
+			return fmt.Errorf("workflow %q has %d unfinished instance(s); stop them first: %w", name, live, ErrConflict)
+		}
+		for _, del := range []struct {
+			m     any
+			where string
+		}{{&taskRelationRow{}, "workflow_definition_id IN ?"}, {&taskDefinitionRow{}, "workflow_definition_id IN ?"}, {&workflowDefinitionRow{}, "id IN ?"}} {
+			if err := tx.Where(del.where, ids).Delete(del.m).Error; err != nil {
+				return fmt.Errorf("delete workflow %q: %w", name, err)
+			}
+		}
+		return nil
+	})
+}
+
+func finishedWorkflowStates() []string {
+	return []string{string(model.WorkflowPaused), string(model.WorkflowStopped),
+		string(model.WorkflowFailed), string(model.WorkflowSucceeded)}
+}
+
+func defs(rows []workflowDefinitionRow, project string) []model.WorkflowDefinition {
+	out := make([]model.WorkflowDefinition, len(rows))
+	for i, r := range rows {
+		out[i] = r.model(project)
+	}
+	return out
+}

@@ -1,0 +1,82 @@
+package master
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+const claimBatch = 64
+
+// consumer turns commands into running workflow instances. It is woken by
+// Notify when a command is written in this process, and scans on a slow
+// timer as a fallback for commands written elsewhere.
+type consumer struct {
+	m      *Master
+	log    *zap.Logger
+	poll   time.Duration
+	wake   chan struct{}
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func newConsumer(m *Master, poll time.Duration) *consumer {
+	return &consumer{m: m, log: m.log.Named("consumer"), poll: poll, wake: make(chan struct{}, 1)}
+}
+
+func (c *consumer) Notify() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *consumer) Start(ctx context.Context) error {
+	ctx, c.cancel = context.WithCancel(ctx)
+	c.done = make(chan struct{})
+	go c.run(ctx)
+	return nil
+}
+
+func (c *consumer) Stop() {
+	if c.cancel == nil {
+		return
+	}
+	c.cancel()
+	<-c.done
+}
+
+func (c *consumer) run(ctx context.Context) {
+	defer close(c.done)
+	t := time.NewTicker(c.poll)
+	defer t.Stop()
+	failing := false
+	for {
+		for ctx.Err() == nil {
+			insts, err := c.m.store.ClaimCommands(ctx, c.m.cfg.Host, 0, claimBatch)
+			if err != nil {
+				if !failing && ctx.Err() == nil {
+					c.log.Error("claim commands failed; will retry", zap.Error(err))
+				}
+				failing = true
+				break
+			}
+			failing = false
+			for _, inst := range insts {
+				if err := c.m.startInstance(inst); err != nil {
+					c.log.Error("start workflow instance", zap.Int64("workflow_instance_id", inst.ID), zap.Error(err))
+				}
+			}
+			if len(insts) < claimBatch {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.wake:
+		case <-t.C:
+		}
+	}
+}

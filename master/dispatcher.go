@@ -1,0 +1,275 @@
+package master
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/common/registry"
+	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/remote"
+	"github.com/beluga-scheduler/beluga/remote/message"
+)
+
+const (
+	dispatchBatch    = 256             // items marked dispatched per transaction
+	maxInflightSends = 64              // concurrent dispatch requests
+	sendTimeout      = 5 * time.Second // one dispatch request
+	blacklistFor     = 3 * time.Second // a worker that failed a send is skipped this long
+)
+
+// dispatcher owns the global priority queue. It pops the most urgent task
+// instances, picks a worker of their group, records the choice in the DB and
+// only then sends the dispatch frame (DESIGN.md step 5). Sends run on their
+// own goroutines so a slow worker never stalls the queue; their outcomes come
+// back through a mailbox to this goroutine, which alone touches the queue.
+type dispatcher struct {
+	log    *zap.Logger
+	store  *store.Store
+	reg    registry.Registry
+	client *remote.Client
+	self   string // master address for worker reports
+	epoch  int64
+
+	inbox   *mailbox[*taskItem]
+	results *mailbox[sendResult]
+
+	// owned by run()
+	queue     taskQueue
+	parked    map[string][]*taskItem // by group: no live worker yet
+	rr        map[string]int
+	blacklist map[string]time.Time
+	warned    map[string]bool // groups already logged as waiting for a worker
+
+	sends  sync.WaitGroup
+	sem    chan struct{}
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+type sendResult struct {
+	item *taskItem
+	addr string
+	err  error
+}
+
+func newDispatcher(log *zap.Logger, st *store.Store, reg registry.Registry, client *remote.Client, self string, epoch int64) *dispatcher {
+	return &dispatcher{log: log.Named("dispatcher"), store: st, reg: reg, client: client, self: self, epoch: epoch,
+		inbox: newMailbox[*taskItem](), results: newMailbox[sendResult](),
+		parked: map[string][]*taskItem{}, rr: map[string]int{}, blacklist: map[string]time.Time{}, warned: map[string]bool{},
+		sem: make(chan struct{}, maxInflightSends)}
+}
+
+// Submit queues task instances that are written to the DB in state submitted.
+func (d *dispatcher) Submit(items ...*taskItem) { d.inbox.Put(items...) }
+
+func (d *dispatcher) Start(ctx context.Context) error {
+	ctx, d.cancel = context.WithCancel(ctx)
+	d.done = make(chan struct{})
+	go d.run(ctx)
+	return nil
+}
+
+// Stop stops popping, then waits for in-flight sends; their tasks stay in
+// the DB as dispatched or submitted for recovery to settle.
+func (d *dispatcher) Stop() {
+	if d.cancel == nil {
+		return
+	}
+	d.cancel()
+	<-d.done
+	d.sends.Wait()
+}
+
+func (d *dispatcher) run(ctx context.Context) {
+	defer close(d.done)
+	changes, unsubscribe := d.reg.Changes()
+	defer unsubscribe()
+	var retry *time.Timer
+	var retryC <-chan time.Time
+	for {
+		for _, it := range d.inbox.Drain() {
+			d.queue.Push(it)
+		}
+		for _, r := range d.results.Drain() {
+			d.handleResult(ctx, r)
+		}
+		wait := d.dispatchSome(ctx)
+		if d.queue.Len() > 0 && wait == 0 {
+			continue // more to pop right away
+		}
+		if wait > 0 && retryC == nil {
+			retry = time.NewTimer(wait)
+			retryC = retry.C
+		}
+		select {
+		case <-ctx.Done():
+			if retry != nil {
+				retry.Stop()
+			}
+			return
+		case <-d.inbox.Ready():
+		case <-d.results.Ready():
+		case <-changes:
+			d.unpark()
+		case <-retryC:
+			retryC = nil
+			d.unpark()
+		}
+	}
+}
+
+// dispatchSome pops up to one batch, records the chosen workers in one
+// transaction and starts the sends. It returns how long to wait before
+// retrying when only blacklisted workers were available.
+func (d *dispatcher) dispatchSome(ctx context.Context) (wait time.Duration) {
+	if d.queue.Len() == 0 {
+		return 0
+	}
+	now := time.Now()
+	var batch []*taskItem
+	var ds []store.Dispatch
+	var addrs []string
+	for d.queue.Len() > 0 && len(batch) < dispatchBatch {
+		it := d.queue.Pop()
+		addr, retryIn := d.pick(it.Group, now)
+		if addr == "" {
+			if retryIn > 0 && (wait == 0 || retryIn < wait) {
+				wait = retryIn
+			}
+			if !d.warned[it.Group] {
+				d.warned[it.Group] = true
+				d.log.Warn("no worker available for group; tasks wait until one joins",
+					zap.String("group", it.Group), zap.Int64("task_instance_id", it.TaskInstanceID))
+			}
+			d.parked[it.Group] = append(d.parked[it.Group], it)
+			continue
+		}
+		delete(d.warned, it.Group)
+		batch = append(batch, it)
+		ds = append(ds, store.Dispatch{ID: it.TaskInstanceID, Host: addr, Time: now.UTC()})
+		addrs = append(addrs, addr)
+	}
+	if len(batch) == 0 {
+		return wait
+	}
+	ok, err := d.store.MarkDispatched(ctx, ds)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.log.Error("record dispatch failed; retrying", zap.Error(err), zap.Int("tasks", len(batch)))
+		}
+		for _, it := range batch {
+			d.queue.Push(it)
+		}
+		return time.Second
+	}
+	for i, it := range batch {
+		if !ok[i] {
+			// No longer submitted (killed, or taken by another term): never send.
+			continue
+		}
+		d.send(ctx, it, addrs[i])
+	}
+	return wait
+}
+
+// pick chooses a worker of group by round robin, skipping blacklisted ones.
+// It returns "" and the time until a blacklisted worker is usable again
+// when none is usable now.
+func (d *dispatcher) pick(group string, now time.Time) (string, time.Duration) {
+	var live []string
+	var soonest time.Duration
+	for _, n := range d.reg.Nodes(registry.RoleWorker) {
+		if !n.InGroup(group) {
+			continue
+		}
+		if until, bad := d.blacklist[n.Addr]; bad {
+			if now.Before(until) {
+				if left := until.Sub(now); soonest == 0 || left < soonest {
+					soonest = left
+				}
+				continue
+			}
+			delete(d.blacklist, n.Addr)
+		}
+		live = append(live, n.Addr)
+	}
+	if len(live) == 0 {
+		return "", soonest
+	}
+	i := d.rr[group] % len(live)
+	d.rr[group] = i + 1
+	return live[i], 0
+}
+
+func (d *dispatcher) send(ctx context.Context, it *taskItem, addr string) {
+	select {
+	case d.sem <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	msg := it.Dispatch
+	msg.MasterAddr = d.self
+	msg.Epoch = d.epoch
+	d.sends.Add(1)
+	go func() {
+		defer d.sends.Done()
+		defer func() { <-d.sem }()
+		sctx, cancel := context.WithTimeout(ctx, sendTimeout)
+		defer cancel()
+		reply, err := d.client.Request(sctx, addr, msg)
+		if err == nil {
+			if r, ok := reply.(message.DispatchReply); !ok || !r.Accepted {
+				err = refusedError(reply)
+			}
+		}
+		if err != nil {
+			d.results.Put(sendResult{item: it, addr: addr, err: err})
+		}
+	}()
+}
+
+// handleResult takes back a task whose send failed, unless the worker acked
+// it meanwhile. Workers start a task only after its ack is persisted, so a
+// worker that got the frame after all is refused when it acks, and the task
+// runs once.
+func (d *dispatcher) handleResult(ctx context.Context, r sendResult) {
+	if ctx.Err() != nil {
+		return
+	}
+	reset, err := d.store.ResetDispatch(ctx, r.item.TaskInstanceID, r.addr)
+	if err != nil {
+		d.log.Error("take back failed dispatch", zap.Int64("task_instance_id", r.item.TaskInstanceID), zap.Error(err))
+		return
+	}
+	if !reset {
+		return // acked by that worker after all: it runs there
+	}
+	d.log.Warn("dispatch failed; trying another worker", zap.String("worker", r.addr),
+		zap.Int64("task_instance_id", r.item.TaskInstanceID), zap.Error(r.err))
+	d.blacklist[r.addr] = time.Now().Add(blacklistFor)
+	d.client.Forget(r.addr)
+	d.queue.Push(r.item)
+}
+
+func (d *dispatcher) unpark() {
+	for g, items := range d.parked {
+		for _, it := range items {
+			d.queue.Push(it)
+		}
+		delete(d.parked, g)
+	}
+}
+
+type refusedErr struct{ reason string }
+
+func (e refusedErr) Error() string { return "worker refused dispatch: " + e.reason }
+
+func refusedError(reply message.Message) error {
+	if r, ok := reply.(message.DispatchReply); ok {
+		return refusedErr{r.Reason}
+	}
+	return refusedErr{"unexpected reply"}
+}

@@ -1,0 +1,127 @@
+package master
+
+import (
+	"context"
+
+	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/remote"
+	"github.com/beluga-scheduler/beluga/remote/message"
+)
+
+const maxReportBatch = 1000
+
+// report is one worker report waiting to be persisted.
+type report struct {
+	peer       remote.Peer
+	workflowID int64
+	rep        store.Report
+}
+
+// taskEvent tells a runner that one of its task instances changed state.
+type taskEvent struct {
+	TaskInstanceID int64
+	State          model.TaskState
+}
+
+// eventService persists worker reports in batches, one transaction per
+// batch, answers each with a DB-ack, and feeds results to their runners
+// (DESIGN.md step 7). Batching is what keeps the DB from being the limit on
+// a wide fan-out. A failed batch is dropped: workers re-send until DB-acked.
+type eventService struct {
+	log     *zap.Logger
+	store   *store.Store
+	deliver func(workflowID int64, ev taskEvent)
+	inbox   *mailbox[report]
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+func newEventService(log *zap.Logger, st *store.Store, deliver func(int64, taskEvent)) *eventService {
+	return &eventService{log: log.Named("task-events"), store: st, deliver: deliver, inbox: newMailbox[report]()}
+}
+
+// Handle takes a report from the transport; it never blocks.
+func (e *eventService) Handle(p remote.Peer, m message.Message) {
+	switch v := m.(type) {
+	case message.Ack:
+		e.inbox.Put(report{p, v.WorkflowInstanceID, store.Report{ID: v.TaskInstanceID, Kind: store.ReportAck,
+			Host: v.Host, LogPath: v.LogPath}})
+	case message.Running:
+		e.inbox.Put(report{p, v.WorkflowInstanceID, store.Report{ID: v.TaskInstanceID, Kind: store.ReportRunning,
+			Host: v.Host, PID: v.PID, StartTime: v.StartTime}})
+	case message.Result:
+		e.inbox.Put(report{p, v.WorkflowInstanceID, store.Report{ID: v.TaskInstanceID, Kind: store.ReportResult,
+			Host: v.Host, State: resultState(v.State), ExitCode: v.ExitCode, StartTime: v.StartTime, EndTime: v.EndTime}})
+	}
+}
+
+func resultState(s string) model.TaskState {
+	switch model.TaskState(s) {
+	case model.TaskSucceeded, model.TaskKilled:
+		return model.TaskState(s)
+	}
+	return model.TaskFailed
+}
+
+func (e *eventService) Start(ctx context.Context) error {
+	ctx, e.cancel = context.WithCancel(ctx)
+	e.done = make(chan struct{})
+	go e.run(ctx)
+	return nil
+}
+
+// Stop ends the loop after the batch in hand is persisted and acked.
+func (e *eventService) Stop() {
+	if e.cancel == nil {
+		return
+	}
+	e.cancel()
+	<-e.done
+}
+
+func (e *eventService) run(ctx context.Context) {
+	defer close(e.done)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.inbox.Ready():
+		}
+		pending := e.inbox.Drain()
+		for len(pending) > 0 {
+			n := min(len(pending), maxReportBatch)
+			e.apply(pending[:n])
+			pending = pending[n:]
+		}
+	}
+}
+
+func (e *eventService) apply(batch []report) {
+	reps := make([]store.Report, len(batch))
+	for i, r := range batch {
+		reps[i] = r.rep
+	}
+	// Not cancelled by Stop: a batch that was read is finished and acked.
+	outcomes, err := e.store.ApplyReports(context.Background(), reps)
+	if err != nil {
+		e.log.Error("persist worker reports; workers will re-send", zap.Int("reports", len(batch)), zap.Error(err))
+		return
+	}
+	for i, r := range batch {
+		kind := message.AckKind(r.rep.Kind)
+		foreign := outcomes[i] == store.Foreign
+		if foreign {
+			e.log.Warn("report from a worker that does not own the task; telling it to drop the task",
+				zap.Int64("task_instance_id", r.rep.ID), zap.String("worker", r.rep.Host), zap.String("kind", string(kind)))
+		}
+		if err := r.peer.Send(0, message.DBAck{TaskInstanceID: r.rep.ID, Kind: kind, Kill: foreign}); err != nil {
+			e.log.Debug("db-ack not sent; the worker will re-send", zap.Int64("task_instance_id", r.rep.ID), zap.Error(err))
+		}
+		if outcomes[i] == store.Applied && r.rep.Kind == store.ReportResult {
+			e.deliver(r.workflowID, taskEvent{TaskInstanceID: r.rep.ID, State: r.rep.State})
+		}
+	}
+}

@@ -1,0 +1,230 @@
+package master
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/common/dag"
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/spec"
+	"github.com/beluga-scheduler/beluga/remote/message"
+)
+
+// runner owns one workflow instance: its DAG and the latest attempt of each
+// task. Only its own goroutine touches these fields; it is driven by task
+// events arriving in its mailbox (DESIGN.md step 3).
+type runner struct {
+	m    *Master
+	log  *zap.Logger
+	inst model.WorkflowInstance
+	def  *definition
+
+	latest    map[string]*model.TaskInstance // by task name
+	names     map[int64]string               // task instance id -> task name
+	submitted map[string]bool                // a task is submitted once, however many upstreams it has
+	pending   []string                       // ready, to be written and queued
+	active    int                            // submitted and not finished
+	failed    []string
+	halted    bool // failure strategy end: submit nothing more
+
+	events *mailbox[taskEvent]
+	done   chan struct{}
+}
+
+// definition is a parsed, immutable workflow version shared by its runners.
+type definition struct {
+	wf    *spec.Workflow
+	graph *dag.Graph
+	tasks map[string]*spec.Task
+}
+
+func newDefinition(raw []byte) (*definition, error) {
+	wf, err := spec.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("parse stored spec: %w", err)
+	}
+	d := &definition{wf: wf, tasks: make(map[string]*spec.Task, len(wf.Tasks))}
+	nodes := make([]string, len(wf.Tasks))
+	var edges [][2]string
+	for i := range wf.Tasks {
+		t := &wf.Tasks[i]
+		nodes[i] = t.Name
+		d.tasks[t.Name] = t
+		for _, up := range t.DependsOn {
+			edges = append(edges, [2]string{up, t.Name})
+		}
+	}
+	if d.graph, err = dag.New(nodes, edges); err != nil {
+		return nil, fmt.Errorf("build dag: %w", err)
+	}
+	return d, nil
+}
+
+func newRunner(m *Master, inst model.WorkflowInstance, def *definition) *runner {
+	return &runner{m: m, inst: inst, def: def,
+		log:    m.log.Named("runner").With(zap.Int64("workflow_instance_id", inst.ID), zap.String("workflow", inst.Workflow)),
+		latest: map[string]*model.TaskInstance{}, names: map[int64]string{}, submitted: map[string]bool{},
+		events: newMailbox[taskEvent](), done: make(chan struct{})}
+}
+
+func (r *runner) run(ctx context.Context) {
+	defer close(r.done)
+	defer r.m.forget(r.inst.ID)
+	r.pending = append(r.pending, r.def.graph.Roots()...)
+	if !r.flush(ctx) {
+		return
+	}
+	for r.active > 0 {
+		select {
+		case <-ctx.Done():
+			return // the instance stays running in the DB; recovery resumes it
+		case <-r.events.Ready():
+		}
+		for _, ev := range r.events.Drain() {
+			r.onTask(ev)
+		}
+		if !r.flush(ctx) {
+			return
+		}
+	}
+	r.finish(ctx)
+}
+
+func (r *runner) onTask(ev taskEvent) {
+	name, ok := r.names[ev.TaskInstanceID]
+	if !ok || r.latest[name].ID != ev.TaskInstanceID || r.latest[name].State.Finished() {
+		return // an older attempt, or a repeat
+	}
+	t := r.latest[name]
+	t.State = ev.State
+	r.active--
+	if ev.State.Success() {
+		if r.halted {
+			return
+		}
+		for _, next := range r.def.graph.ReadyAfter(name, r.succeeded) {
+			if !r.submitted[next] {
+				r.submitted[next] = true
+				r.pending = append(r.pending, next)
+			}
+		}
+		return
+	}
+	r.failed = append(r.failed, name)
+	if r.def.wf.FailureStrategy != string(model.FailureContinue) {
+		r.halted = true
+		r.pending = r.pending[:0]
+	}
+	// Under continue, nothing downstream of the failure becomes ready, while
+	// independent branches go on.
+}
+
+func (r *runner) succeeded(name string) bool {
+	t := r.latest[name]
+	return t != nil && t.State.Success()
+}
+
+// flush writes the pending tasks as submitted task instances in one
+// transaction and queues them for dispatch. It returns false when the
+// context ended before the write went through.
+func (r *runner) flush(ctx context.Context) bool {
+	if len(r.pending) == 0 {
+		return true
+	}
+	now := time.Now().UTC()
+	tasks := make([]*model.TaskInstance, len(r.pending))
+	for i, name := range r.pending {
+		r.submitted[name] = true
+		ts := r.def.tasks[name]
+		prio, _ := model.ParsePriority(ts.Priority)
+		tasks[i] = &model.TaskInstance{WorkflowInstanceID: r.inst.ID, Name: name, Type: ts.Type,
+			State: model.TaskSubmitted, Attempt: 1, Priority: prio, WorkerGroup: r.group(ts), SubmitTime: &now}
+	}
+	if !retry(ctx, r.log, "write submitted tasks", func() error { return r.m.store.InsertTaskInstances(ctx, tasks) }) {
+		return false
+	}
+	items := make([]*taskItem, len(tasks))
+	for i, t := range tasks {
+		r.latest[t.Name] = t
+		r.names[t.ID] = t.Name
+		items[i] = r.item(t)
+	}
+	r.active += len(tasks)
+	r.pending = r.pending[:0]
+	r.m.disp.Submit(items...)
+	return true
+}
+
+func (r *runner) group(ts *spec.Task) string {
+	for _, g := range []string{ts.WorkerGroup, r.inst.WorkerGroup, r.def.wf.WorkerGroup} {
+		if g != "" {
+			return g
+		}
+	}
+	return model.DefaultWorkerGroup
+}
+
+func (r *runner) item(t *model.TaskInstance) *taskItem {
+	ts := r.def.tasks[t.Name]
+	env := make(map[string]string, len(r.def.wf.Params)+len(r.inst.Params)+len(ts.Params))
+	for _, ps := range []map[string]string{r.def.wf.Params, r.inst.Params, ts.Params} {
+		for k, v := range ps {
+			env[k] = v
+		}
+	}
+	env["BELUGA_PROJECT"] = r.inst.Project
+	env["BELUGA_WORKFLOW"] = r.inst.Workflow
+	env["BELUGA_WORKFLOW_VERSION"] = strconv.Itoa(r.inst.Version)
+	return &taskItem{WorkflowPriority: r.inst.Priority, WorkflowInstanceID: r.inst.ID,
+		TaskPriority: t.Priority, TaskInstanceID: t.ID, Group: t.WorkerGroup,
+		Dispatch: message.Dispatch{TaskInstanceID: t.ID, WorkflowInstanceID: r.inst.ID, Name: t.Name,
+			TaskType: t.Type, Command: ts.Command, Env: env, Attempt: t.Attempt,
+			TimeoutMillis: ts.Timeout.D().Milliseconds()}}
+}
+
+func (r *runner) finish(ctx context.Context) {
+	state, reason := model.WorkflowSucceeded, ""
+	if len(r.failed) > 0 {
+		state, reason = model.WorkflowFailed, fmt.Sprintf("task %s failed", r.failed[0])
+		if len(r.failed) > 1 {
+			reason = fmt.Sprintf("tasks %v failed", r.failed)
+		}
+	}
+	end := time.Now().UTC()
+	if retry(ctx, r.log, "record instance end", func() error {
+		return r.m.store.FinishWorkflowInstance(ctx, r.inst.ID, state, end, reason)
+	}) {
+		r.log.Info("workflow instance finished", zap.String("state", string(state)), zap.Int("tasks", len(r.latest)))
+	}
+}
+
+// retry runs op until it succeeds or ctx ends, backing off up to 5 s and
+// logging the first failure of a streak and the recovery.
+func retry(ctx context.Context, log *zap.Logger, what string, op func() error) bool {
+	backoff := 50 * time.Millisecond
+	for failures := 0; ; failures++ {
+		err := op()
+		if err == nil {
+			if failures > 0 {
+				log.Info(what+" succeeded after retries", zap.Int("failures", failures))
+			}
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		if failures == 0 {
+			log.Error(what+" failed; retrying with back-off", zap.Error(err))
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}

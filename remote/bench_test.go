@@ -1,0 +1,86 @@
+package remote
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/beluga-scheduler/beluga/remote/message"
+)
+
+// BenchmarkRequestReply measures Dispatch -> DispatchReply round trips over
+// loopback, one at a time and from many callers sharing one connection.
+func BenchmarkRequestReply(b *testing.B) {
+	s := startServer(b, "127.0.0.1:0", serve, Options{})
+	c := startClient(b, nil, Options{})
+	ctx := context.Background()
+	m := message.Dispatch{TaskInstanceID: 1, WorkflowInstanceID: 2, Name: "t", TaskType: "shell", Command: "echo hi"}
+	if _, err := c.Request(ctx, s.Addr(), m); err != nil { // dial outside the timing
+		b.Fatal(err)
+	}
+	b.Run("serial", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := c.Request(ctx, s.Addr(), m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.SetParallelism(8) // 8 callers per CPU share the connection
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := c.Request(ctx, s.Addr(), m); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+}
+
+// BenchmarkPushThroughput measures one-way pushes (Ack) from a client to a
+// server handler; the clock stops once the handler has seen all of them.
+func BenchmarkPushThroughput(b *testing.B) {
+	var got atomic.Int64
+	done := make(chan struct{}, 1)
+	var want atomic.Int64
+	s := startServer(b, "127.0.0.1:0", func(_ Peer, _ uint64, m message.Message) {
+		if got.Add(1) == want.Load() {
+			done <- struct{}{}
+		}
+	}, Options{})
+	c := startClient(b, nil, Options{})
+	ctx := context.Background()
+	m := message.Ack{TaskInstanceID: 1, Host: "worker-1", LogPath: "/var/log/beluga/1.log"}
+
+	run := func(b *testing.B, send func(n int)) {
+		got.Store(0)
+		want.Store(int64(b.N))
+		b.ResetTimer()
+		send(b.N)
+		<-done
+		b.StopTimer()
+	}
+	b.Run("serial", func(b *testing.B) {
+		run(b, func(n int) {
+			for range n {
+				if err := c.Send(ctx, s.Addr(), m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
+	b.Run("parallel", func(b *testing.B) {
+		run(b, func(int) {
+			b.SetParallelism(8)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := c.Send(ctx, s.Addr(), m); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	})
+}

@@ -1,0 +1,293 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/remote/message"
+)
+
+// Client dials peers, caches one connection per address, and correlates
+// replies with requests. Frames that are not replies go to its Handler.
+type Client struct {
+	o   Options
+	ev  *events
+	log *zap.Logger
+	seq atomic.Uint64 // last request id; ids start at 1, 0 means push
+
+	mu         sync.Mutex
+	state      int
+	cli        *gnet.Client
+	conns      map[string]*link
+	dials      sync.WaitGroup // dials in flight; Stop waits before stopping the engine
+	dialCtx    context.Context
+	cancelDial context.CancelFunc
+
+	stopOnce sync.Once
+	stopped  chan struct{}
+}
+
+// link is the cache entry for one address. Callers that find a link still
+// dialling wait on ready instead of dialling again.
+type link struct {
+	ready chan struct{} // closed once c or err is set
+	c     *conn
+	err   error
+}
+
+// NewClient returns a client; h receives frames that are not replies to a
+// pending Request (h may be nil: such frames are then dropped).
+func NewClient(h Handler, o Options) *Client {
+	o = o.withDefaults()
+	c := &Client{
+		o:       o,
+		log:     o.Log.Named("remote.client"),
+		conns:   make(map[string]*link),
+		stopped: make(chan struct{}),
+	}
+	c.ev = newEvents(h, Options{MaxBody: o.MaxBody, Log: c.log}, true)
+	c.ev.onClose = c.dropClosed
+	c.dialCtx, c.cancelDial = context.WithCancel(context.Background())
+	return c
+}
+
+// Start starts the client's event loops. A stopped client cannot be started again.
+func (c *Client) Start(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch c.state {
+	case stateStarted:
+		return errors.New("remote: client already started")
+	case stateStopped:
+		return ErrStopped
+	}
+	cli, err := gnet.NewClient(c.ev,
+		gnet.WithMulticore(true),
+		gnet.WithTCPKeepAlive(30*time.Second),
+		gnet.WithLogger(gnetLogger(c.log)))
+	if err != nil {
+		return fmt.Errorf("remote client: %w", err)
+	}
+	if err := cli.Start(); err != nil {
+		return fmt.Errorf("remote client: %w", err)
+	}
+	c.cli = cli
+	c.state = stateStarted
+	return nil
+}
+
+// Stop closes every connection and waits for the gnet engine and all handler
+// goroutines to exit. Safe to call twice, concurrently, or before Start.
+//
+// Shutdown order: refuse new sends and dials; cancel dials in flight and wait
+// for them, so none registers with a stopping engine; stop the engine (every
+// conn closes, so pending Requests and writes fail with ErrClosed); cancel
+// the handler context and wait for handler goroutines.
+func (c *Client) Stop() {
+	c.stopOnce.Do(func() {
+		c.mu.Lock()
+		prev := c.state
+		c.state = stateStopped
+		c.mu.Unlock()
+		c.cancelDial()
+		c.dials.Wait()
+		if prev == stateStarted {
+			if err := c.cli.Stop(); err != nil {
+				c.log.Warn("stopping gnet client", zap.Error(err))
+			}
+		}
+		c.ev.cancel()
+		c.ev.wg.Wait()
+		close(c.stopped)
+	})
+	<-c.stopped
+}
+
+// Send pushes m (request id 0) to addr over the cached connection, dialling
+// it on first use or after it broke. It returns once the frame is handed to
+// the socket; an error means addr is unreachable or the connection closed,
+// so the caller can try another peer.
+func (c *Client) Send(ctx context.Context, addr string, m message.Message) error {
+	buf, err := encodeFrame(0, m, c.o.MaxBody)
+	if err != nil {
+		return err
+	}
+	cn, err := c.conn(ctx, addr)
+	if err != nil {
+		return err
+	}
+	return cn.write(ctx, buf)
+}
+
+// Request sends m and waits for the frame with the same request id, until
+// ctx ends (or Options.RequestTimeout when ctx has no deadline) or the
+// connection closes. A message.Error reply is returned as a *RemoteError.
+func (c *Client) Request(ctx context.Context, addr string, m message.Message) (message.Message, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.o.RequestTimeout)
+		defer cancel()
+	}
+	id := c.seq.Add(1)
+	buf, err := encodeFrame(id, m, c.o.MaxBody)
+	if err != nil {
+		return nil, err
+	}
+	cn, err := c.conn(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	reply := cn.expect(id)
+	if reply == nil {
+		return nil, fmt.Errorf("request %T to %s: %w", m, addr, ErrClosed)
+	}
+	defer cn.unexpect(id)
+	if err := cn.write(ctx, buf); err != nil {
+		return nil, fmt.Errorf("request %T: %w", m, err)
+	}
+	var r message.Message
+	select {
+	case r = <-reply:
+	case <-cn.done:
+		select { // the reply may have come just before the close
+		case r = <-reply:
+		default:
+			return nil, fmt.Errorf("request %T to %s: %w", m, addr, ErrClosed)
+		}
+	case <-ctx.Done():
+		return nil, fmt.Errorf("request %T to %s: %w", m, addr, ctx.Err())
+	}
+	if e, ok := r.(message.Error); ok {
+		return nil, &RemoteError{Addr: addr, Code: e.Code, Message: e.Message}
+	}
+	return r, nil
+}
+
+// Forget closes and drops the cached connection to addr, if any. A dial to
+// addr in flight is closed when it completes.
+func (c *Client) Forget(addr string) {
+	c.mu.Lock()
+	l := c.conns[addr]
+	delete(c.conns, addr)
+	c.mu.Unlock()
+	if l == nil {
+		return
+	}
+	select {
+	case <-l.ready:
+		if l.c != nil {
+			l.c.close()
+		}
+	default: // the dialler sees the link is gone and closes its conn
+	}
+}
+
+// conn returns the open connection to addr, dialling if needed. Concurrent
+// callers share one dial.
+func (c *Client) conn(ctx context.Context, addr string) (*conn, error) {
+	for {
+		c.mu.Lock()
+		if c.state != stateStarted {
+			c.mu.Unlock()
+			return nil, fmt.Errorf("send to %s: %w", addr, ErrStopped)
+		}
+		l := c.conns[addr]
+		dialled := l == nil
+		if dialled {
+			l = &link{ready: make(chan struct{})}
+			c.conns[addr] = l
+			c.dials.Add(1)
+			c.mu.Unlock()
+			c.dial(addr, l)
+		} else {
+			c.mu.Unlock()
+		}
+
+		select {
+		case <-l.ready:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("connect to %s: %w", addr, ctx.Err())
+		}
+		if l.err != nil {
+			return nil, l.err
+		}
+		if !l.c.isClosed() {
+			return l.c, nil
+		}
+		if dialled { // the peer closed a fresh connection: do not spin on it
+			return nil, fmt.Errorf("connect to %s: %w", addr, ErrClosed)
+		}
+		// Closed after it was cached (dropClosed may not have run yet): redial.
+		c.mu.Lock()
+		if c.conns[addr] == l {
+			delete(c.conns, addr)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// dial connects l to addr. The dial runs under the client's lifetime (not the
+// caller's ctx) because other callers may be waiting on the same link.
+func (c *Client) dial(addr string, l *link) {
+	defer c.dials.Done()
+	defer close(l.ready)
+	ctx, cancel := context.WithTimeout(c.dialCtx, c.o.DialTimeout)
+	defer cancel()
+
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err == nil {
+		cn := newConn(addr, c.o.MaxBody, true)
+		// EnrollContext hands a duplicate of the socket to gnet and closes nc.
+		if _, err = c.cli.EnrollContext(nc, cn); err == nil && cn.gc == nil {
+			err = ErrClosed // gnet could not register it: OnOpen never ran
+		}
+		if err == nil {
+			l.c = cn
+		}
+	}
+
+	c.mu.Lock()
+	current := c.conns[addr] == l
+	if err != nil && current {
+		delete(c.conns, addr) // the next call dials again
+	}
+	c.mu.Unlock()
+	if err != nil {
+		l.err = fmt.Errorf("connect to %s: %w", addr, err)
+		c.log.Debug("dial failed", zap.String("addr", addr), zap.Error(err))
+		return
+	}
+	if !current { // Forget ran while dialling
+		l.c.close()
+	}
+}
+
+// dropClosed runs on the event loop when a client conn closes, so the next
+// Send to that address dials again.
+func (c *Client) dropClosed(cn *conn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := c.conns[cn.remote]
+	if l == nil {
+		return
+	}
+	select {
+	case <-l.ready: // l.c is only safe to read once ready is closed
+		if l.c == cn {
+			delete(c.conns, cn.remote)
+		}
+	default:
+	}
+}

@@ -1,0 +1,230 @@
+package remote
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/beluga-scheduler/beluga/remote/message"
+)
+
+// maxQueued caps the messages waiting for a connection's handler. The event
+// loop cannot push back on a peer, so a peer that outruns its handler this
+// far is cut off instead of growing memory without bound.
+const maxQueued = 1 << 16
+
+type inbound struct {
+	reqID uint64
+	m     message.Message
+}
+
+// conn is one TCP connection seen from either side. It is the Peer handed to
+// handlers. The event loop opens and closes it and feeds its queue; one
+// goroutine (serve) runs the handler; any goroutine may write.
+type conn struct {
+	gc     gnet.Conn // set in OnOpen, before any other goroutine sees the conn
+	remote string
+
+	// mu orders writes against close: gnet must not be called for a conn the
+	// event loop has let go of (its poller may be gone after engine stop), so
+	// writers hold the read lock across AsyncWrite and OnClose takes the
+	// write lock to set closed. AsyncWrite only enqueues, so OnClose never
+	// waits on the network.
+	mu      sync.RWMutex
+	closed  bool
+	done    chan struct{} // closed by OnClose
+	maxBody int
+
+	// pending maps request ids to waiting Client.Request calls (client conns).
+	pmu     sync.Mutex
+	pending map[uint64]chan message.Message
+
+	// The handler queue: the event loop appends, serve takes the whole slice.
+	qmu        sync.Mutex
+	queue      []inbound
+	queueLimit int           // set in OnOpen
+	shut       bool          // no more messages will come
+	wake       chan struct{} // cap 1: queue changed
+}
+
+func newConn(remote string, maxBody int, client bool) *conn {
+	c := &conn{
+		remote:  remote,
+		done:    make(chan struct{}),
+		maxBody: maxBody,
+		wake:    make(chan struct{}, 1),
+	}
+	if client {
+		c.pending = make(map[uint64]chan message.Message)
+	}
+	return c
+}
+
+// RemoteAddr is the peer address (for a client conn: the address dialled).
+func (c *conn) RemoteAddr() string { return c.remote }
+
+// Send implements Peer.
+func (c *conn) Send(reqID uint64, m message.Message) error {
+	buf, err := encodeFrame(reqID, m, c.maxBody)
+	if err != nil {
+		return err
+	}
+	return c.write(context.Background(), buf)
+}
+
+// write hands buf to the event loop and waits until it is written to the
+// socket (or buffered by gnet), the connection closes, or ctx ends.
+func (c *conn) write(ctx context.Context, buf []byte) error {
+	res := make(chan error, 1)
+	c.mu.RLock()
+	if c.closed {
+		c.mu.RUnlock()
+		return fmt.Errorf("send to %s: %w", c.remote, ErrClosed)
+	}
+	err := c.gc.AsyncWrite(buf, func(_ gnet.Conn, err error) error {
+		res <- err
+		return nil
+	})
+	c.mu.RUnlock()
+	if err != nil {
+		return fmt.Errorf("send to %s: %w", c.remote, err)
+	}
+	select {
+	case err = <-res:
+	case <-c.done:
+		// The loop may have written it just before closing.
+		select {
+		case err = <-res:
+		default:
+			err = ErrClosed
+		}
+	case <-ctx.Done():
+		return fmt.Errorf("send to %s: %w", c.remote, ctx.Err())
+	}
+	if err != nil {
+		return fmt.Errorf("send to %s: %w", c.remote, err)
+	}
+	return nil
+}
+
+// close asks the event loop to close the connection; OnClose follows.
+func (c *conn) close() {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if !c.closed {
+		_ = c.gc.Close() // fails only if the loop is gone, which closes it anyway
+	}
+}
+
+func (c *conn) isClosed() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// markClosed runs on the event loop in OnClose.
+func (c *conn) markClosed() {
+	c.mu.Lock()
+	c.closed = true
+	close(c.done) // wakes Request waiters and writers
+	c.mu.Unlock()
+
+	c.qmu.Lock()
+	c.shut = true
+	c.qmu.Unlock()
+	c.signal()
+}
+
+// expect registers a waiter for the reply to id; nil if the conn is closed.
+func (c *conn) expect(id uint64) chan message.Message {
+	ch := make(chan message.Message, 1)
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	if c.isClosed() {
+		return nil
+	}
+	c.pending[id] = ch
+	return ch
+}
+
+func (c *conn) unexpect(id uint64) {
+	c.pmu.Lock()
+	delete(c.pending, id)
+	c.pmu.Unlock()
+}
+
+// deliver hands a reply to its waiting Request; false if nobody waits. It
+// runs on the event loop and never blocks: each waiter channel has room for
+// its one reply and is removed from the map on delivery.
+func (c *conn) deliver(id uint64, m message.Message) bool {
+	if c.pending == nil || id == 0 {
+		return false
+	}
+	c.pmu.Lock()
+	ch, ok := c.pending[id]
+	delete(c.pending, id)
+	c.pmu.Unlock()
+	if ok {
+		ch <- m
+	}
+	return ok
+}
+
+// enqueue queues a message for the handler; false when the queue is full.
+// It runs on the event loop.
+func (c *conn) enqueue(in inbound) bool {
+	c.qmu.Lock()
+	if len(c.queue) >= c.queueLimit {
+		c.qmu.Unlock()
+		return false
+	}
+	c.queue = append(c.queue, in)
+	c.qmu.Unlock()
+	c.signal()
+	return true
+}
+
+func (c *conn) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// serve runs h for each queued message in order. After the conn closes it
+// drains what was received and returns; when ctx ends (Stop) it drops the
+// rest and returns.
+func (c *conn) serve(ctx context.Context, h Handler) {
+	var spare []inbound // double buffer: the loop fills one slice while we run the other
+	for {
+		c.qmu.Lock()
+		batch, shut := c.queue, c.shut
+		c.queue = spare[:0]
+		c.qmu.Unlock()
+
+		for i := range batch {
+			if ctx.Err() != nil {
+				return
+			}
+			h(c, batch[i].reqID, batch[i].m)
+			batch[i] = inbound{} // let the message be collected
+		}
+		spare = batch
+
+		if len(batch) == 0 {
+			if shut {
+				return
+			}
+			select {
+			case <-c.wake:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}

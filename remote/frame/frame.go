@@ -1,0 +1,104 @@
+// Package frame encodes and decodes the length-prefixed frames of the Beluga
+// wire protocol. It knows nothing about message bodies.
+//
+// Layout (big endian, HeaderSize bytes of header then the body):
+//
+//	magic uint16 (0xBE1A) | version uint8 (1) | type uint8 | request id uint64 | body length uint32 | body
+package frame
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/beluga-scheduler/beluga/remote/message"
+)
+
+// Protocol constants.
+const (
+	Magic          uint16 = 0xBE1A
+	Version        uint8  = 1
+	HeaderSize            = 16
+	DefaultMaxBody        = 16 << 20
+)
+
+// Decode errors; callers test them with errors.Is. Any of them means the
+// stream is out of sync and the connection should be closed.
+var (
+	ErrBadMagic   = errors.New("frame: bad magic")
+	ErrBadVersion = errors.New("frame: unsupported version")
+	ErrTooLarge   = errors.New("frame: body too large")
+)
+
+// Frame is one decoded frame.
+type Frame struct {
+	Type      message.Type
+	RequestID uint64
+	Body      []byte
+}
+
+// Append appends the encoding of f to dst and returns the extended slice.
+// The caller keeps len(f.Body) within the peer's limit (DefaultMaxBody unless
+// agreed otherwise); lengths of 4 GiB or more cannot be represented.
+func Append(dst []byte, f Frame) []byte {
+	var h [HeaderSize]byte
+	binary.BigEndian.PutUint16(h[0:2], Magic)
+	h[2] = Version
+	h[3] = byte(f.Type)
+	binary.BigEndian.PutUint64(h[4:12], f.RequestID)
+	binary.BigEndian.PutUint32(h[12:16], uint32(len(f.Body)))
+	dst = append(dst, h[:]...)
+	return append(dst, f.Body...)
+}
+
+// Size checks the frame header at the start of buf and returns the total
+// size (header plus body) of the frame it announces. n == 0 with a nil error
+// means the header is not complete yet. Header errors are reported as soon as
+// the bytes that show them arrive, so a peer speaking another protocol is
+// rejected without waiting for more data. maxBody <= 0 means DefaultMaxBody.
+func Size(buf []byte, maxBody int) (n int, err error) {
+	if maxBody <= 0 {
+		maxBody = DefaultMaxBody
+	}
+	switch {
+	case len(buf) >= 2:
+		if m := binary.BigEndian.Uint16(buf[0:2]); m != Magic {
+			return 0, fmt.Errorf("%w: %#04x", ErrBadMagic, m)
+		}
+	case len(buf) == 1:
+		if buf[0] != byte(Magic>>8) {
+			return 0, fmt.Errorf("%w: first byte %#02x", ErrBadMagic, buf[0])
+		}
+	}
+	if len(buf) >= 3 && buf[2] != Version {
+		return 0, fmt.Errorf("%w: %d", ErrBadVersion, buf[2])
+	}
+	if len(buf) < HeaderSize {
+		return 0, nil
+	}
+	size := binary.BigEndian.Uint32(buf[12:16])
+	// Compare as uint64 so a huge length cannot overflow int on 32-bit builds.
+	if uint64(size) > uint64(maxBody) {
+		return 0, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, size, maxBody)
+	}
+	return HeaderSize + int(size), nil
+}
+
+// Decode reads one frame from the start of buf. It returns the frame and the
+// number of bytes it used. n == 0 with a nil error means buf does not yet hold
+// a whole frame: read more and call again. Errors are those of Size.
+//
+// f.Body aliases buf (it is not copied): a caller that keeps the body after
+// buf is reused or discarded must copy it first.
+func Decode(buf []byte, maxBody int) (f Frame, n int, err error) {
+	total, err := Size(buf, maxBody)
+	if err != nil || total == 0 || len(buf) < total {
+		return Frame{}, 0, err
+	}
+	f = Frame{
+		Type:      message.Type(buf[3]),
+		RequestID: binary.BigEndian.Uint64(buf[4:12]),
+		Body:      buf[HeaderSize:total:total],
+	}
+	return f, total, nil
+}

@@ -1,0 +1,209 @@
+// Package message defines the typed messages exchanged between masters and
+// workers, and their encoding into frame bodies. Handlers work with these
+// types only; they never parse bytes.
+package message
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Type identifies a message kind on the wire. Values are part of the protocol:
+// never renumber them.
+type Type uint8
+
+// Message types.
+const (
+	TypePing          Type = 1
+	TypePong          Type = 2
+	TypeDispatch      Type = 3  // master -> worker: run a task instance
+	TypeDispatchReply Type = 4  // worker -> master: accepted or refused (reply to TypeDispatch)
+	TypeAck           Type = 5  // worker -> master: task received (re-sent until DB-acked)
+	TypeRunning       Type = 6  // worker -> master: process started (re-sent until DB-acked)
+	TypeResult        Type = 7  // worker -> master: task finished (re-sent until DB-acked)
+	TypeDBAck         Type = 8  // master -> worker: ack/running/result is persisted
+	TypeKill          Type = 9  // master -> worker: kill a task's process group
+	TypeKillResult    Type = 10 // worker -> master: reply to TypeKill
+	TypeLogRequest    Type = 11 // any -> worker: read a task log
+	TypeLogResponse   Type = 12 // worker -> any: reply to TypeLogRequest
+	TypeError         Type = 13 // reply: the request could not be served
+)
+
+// Message is implemented by every message struct.
+type Message interface{ Type() Type }
+
+// Ping checks a link; the peer answers Pong with the same request id.
+type Ping struct{}
+
+// Pong answers Ping.
+type Pong struct{}
+
+// Dispatch asks a worker to run one task instance (one attempt).
+type Dispatch struct {
+	TaskInstanceID     int64             `json:"task_instance_id"`
+	WorkflowInstanceID int64             `json:"workflow_instance_id"`
+	Name               string            `json:"name"`
+	TaskType           string            `json:"task_type"`
+	Command            string            `json:"command"`
+	Env                map[string]string `json:"env,omitempty"`
+	Attempt            int               `json:"attempt"`
+	TimeoutMillis      int64             `json:"timeout_ms,omitempty"`
+	// MasterAddr is where the worker sends ack, running and result frames. A
+	// worker that learns of a newer leader sends them there instead.
+	MasterAddr string `json:"master_addr"`
+	Epoch      int64  `json:"epoch"`
+}
+
+// DispatchReply answers Dispatch.
+type DispatchReply struct {
+	TaskInstanceID int64  `json:"task_instance_id"`
+	Accepted       bool   `json:"accepted"`
+	Reason         string `json:"reason,omitempty"`
+}
+
+// Ack says a worker has the task and where its log goes.
+type Ack struct {
+	TaskInstanceID     int64     `json:"task_instance_id"`
+	WorkflowInstanceID int64     `json:"workflow_instance_id"`
+	Host               string    `json:"host"`
+	LogPath            string    `json:"log_path"`
+	Time               time.Time `json:"time"`
+}
+
+// Running says the task's process started.
+type Running struct {
+	TaskInstanceID     int64     `json:"task_instance_id"`
+	WorkflowInstanceID int64     `json:"workflow_instance_id"`
+	Host               string    `json:"host"`
+	PID                int       `json:"pid"`
+	StartTime          time.Time `json:"start_time"`
+}
+
+// Result says the task ended. State is succeeded, failed or killed.
+type Result struct {
+	TaskInstanceID     int64     `json:"task_instance_id"`
+	WorkflowInstanceID int64     `json:"workflow_instance_id"`
+	Host               string    `json:"host"`
+	State              string    `json:"state"`
+	ExitCode           int       `json:"exit_code"`
+	StartTime          time.Time `json:"start_time"`
+	EndTime            time.Time `json:"end_time"`
+	Message            string    `json:"message,omitempty"`
+}
+
+// AckKind names which worker report a DBAck confirms.
+type AckKind string
+
+// Ack kinds.
+const (
+	KindAck     AckKind = "ack"
+	KindRunning AckKind = "running"
+	KindResult  AckKind = "result"
+)
+
+// DBAck tells the worker that a report is persisted and need not be re-sent.
+// Kill set means the master no longer wants this attempt to run on that
+// worker (it was taken over elsewhere): the worker kills it and drops it.
+type DBAck struct {
+	TaskInstanceID int64   `json:"task_instance_id"`
+	Kind           AckKind `json:"kind"`
+	Kill           bool    `json:"kill,omitempty"`
+}
+
+// Kill asks a worker to kill a task's whole process group.
+type Kill struct {
+	TaskInstanceID int64 `json:"task_instance_id"`
+}
+
+// KillResult answers Kill. Found is false when the worker does not know the task.
+type KillResult struct {
+	TaskInstanceID int64 `json:"task_instance_id"`
+	Found          bool  `json:"found"`
+}
+
+// LogRequest asks for a task log from a byte offset; Limit 0 means all.
+type LogRequest struct {
+	TaskInstanceID int64  `json:"task_instance_id"`
+	LogPath        string `json:"log_path"`
+	Offset         int64  `json:"offset"`
+	Limit          int64  `json:"limit"`
+}
+
+// LogResponse answers LogRequest.
+type LogResponse struct {
+	TaskInstanceID int64  `json:"task_instance_id"`
+	Data           []byte `json:"data"`
+	EOF            bool   `json:"eof"`
+}
+
+// Error answers a request that could not be served.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (Ping) Type() Type          { return TypePing }
+func (Pong) Type() Type          { return TypePong }
+func (Dispatch) Type() Type      { return TypeDispatch }
+func (DispatchReply) Type() Type { return TypeDispatchReply }
+func (Ack) Type() Type           { return TypeAck }
+func (Running) Type() Type       { return TypeRunning }
+func (Result) Type() Type        { return TypeResult }
+func (DBAck) Type() Type         { return TypeDBAck }
+func (Kill) Type() Type          { return TypeKill }
+func (KillResult) Type() Type    { return TypeKillResult }
+func (LogRequest) Type() Type    { return TypeLogRequest }
+func (LogResponse) Type() Type   { return TypeLogResponse }
+func (Error) Type() Type         { return TypeError }
+
+// Encode returns the frame body of m.
+func Encode(m Message) ([]byte, error) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode %T: %w", m, err)
+	}
+	return b, nil
+}
+
+// Decode parses a frame body of type t into its message struct (a value, not
+// a pointer). Unknown types and malformed bodies are errors, never panics.
+func Decode(t Type, body []byte) (Message, error) {
+	switch t {
+	case TypePing:
+		return Ping{}, nil
+	case TypePong:
+		return Pong{}, nil
+	case TypeDispatch:
+		return decode[Dispatch](body)
+	case TypeDispatchReply:
+		return decode[DispatchReply](body)
+	case TypeAck:
+		return decode[Ack](body)
+	case TypeRunning:
+		return decode[Running](body)
+	case TypeResult:
+		return decode[Result](body)
+	case TypeDBAck:
+		return decode[DBAck](body)
+	case TypeKill:
+		return decode[Kill](body)
+	case TypeKillResult:
+		return decode[KillResult](body)
+	case TypeLogRequest:
+		return decode[LogRequest](body)
+	case TypeLogResponse:
+		return decode[LogResponse](body)
+	case TypeError:
+		return decode[Error](body)
+	}
+	return nil, fmt.Errorf("unknown message type %d", t)
+}
+
+func decode[M Message](body []byte) (Message, error) {
+	var m M
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, fmt.Errorf("decode %T: %w", m, err)
+	}
+	return m, nil
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs on a Debian machine when it is missing:
+# MariaDB server binaries (tests start a private mariadbd unless
+# BELUGA_TEST_MYSQL_DSN is set) and ZooKeeper (cluster tests start a private
+# server). Needs root or sudo for apt-get; prints what it does.
+set -euo pipefail
+
+need=()
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
+[ -f /usr/share/java/zookeeper.jar ] || need+=(zookeeper)
+command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
+
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "deps: installing ${need[*]}" >&2
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# policy-rc.d keeps the packages from starting system services: tests run
+# their own private servers on free ports.
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+  $SUDO chmod +x /usr/sbin/policy-rc.d
+  trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT
+fi
+$SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >&2

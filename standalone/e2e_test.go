@@ -1,0 +1,367 @@
+package standalone_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/beluga-scheduler/beluga/common/config"
+	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
+	"github.com/beluga-scheduler/beluga/standalone"
+)
+
+// env is one standalone Beluga driven over its REST API, as a user would.
+type env struct {
+	t    *testing.T
+	sa   *standalone.Standalone
+	base string
+	dir  string
+}
+
+// backends runs f against the embedded SQLite file and a real MariaDB.
+func backends(t *testing.T, f func(t *testing.T, dbURL func(t *testing.T) string)) {
+	t.Run("sqlite", func(t *testing.T) { f(t, func(*testing.T) string { return "" }) })
+	t.Run("mysql", func(t *testing.T) { f(t, func(t *testing.T) string { return mariadbtest.URL(t) }) })
+}
+
+func start(t *testing.T, dbURL string) *env {
+	t.Helper()
+	c := config.Defaults()
+	c.DataDir = t.TempDir()
+	c.DB = dbURL
+	c.API.Listen = "127.0.0.1:0"
+	c.Worker.Slots = 8
+	log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
+	sa, err := standalone.Start(context.Background(), c, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, sa: sa, base: "http://" + sa.API.Addr(), dir: c.DataDir}
+	t.Cleanup(sa.Stop)
+	e.do("POST", "/api/v1/projects", `{"name":"demo"}`, http.StatusCreated, nil)
+	return e
+}
+
+func (e *env) do(method, path, body string, want int, out any) {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.base+path, strings.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		e.t.Fatalf("%s %s: status %d, want %d: %s", method, path, resp.StatusCode, want, b)
+	}
+	if out != nil {
+		if s, ok := out.(*string); ok {
+			*s = string(b)
+			return
+		}
+		if err := json.Unmarshal(b, out); err != nil {
+			e.t.Fatalf("%s %s: decode %s: %v", method, path, b, err)
+		}
+	}
+}
+
+func (e *env) apply(spec string) {
+	e.t.Helper()
+	var name struct{ Name string }
+	for _, line := range strings.Split(spec, "\n") {
+		if v, ok := strings.CutPrefix(line, "name: "); ok {
+			name.Name = strings.TrimSpace(v)
+			break
+		}
+	}
+	e.do("PUT", "/api/v1/projects/demo/workflows/"+name.Name, spec, http.StatusCreated, nil)
+}
+
+func (e *env) run(workflow string, params map[string]string) int64 {
+	e.t.Helper()
+	body, _ := json.Marshal(map[string]any{"params": params})
+	var out struct {
+		ID    int64  `json:"id"`
+		State string `json:"state"`
+	}
+	e.do("POST", "/api/v1/projects/demo/workflows/"+workflow+"/runs", string(body), http.StatusCreated, &out)
+	if out.ID == 0 || out.State != "submitted" {
+		e.t.Fatalf("run answer: %+v", out)
+	}
+	return out.ID
+}
+
+type taskView struct {
+	ID        int64      `json:"id"`
+	Name      string     `json:"name"`
+	State     string     `json:"state"`
+	Attempt   int        `json:"attempt"`
+	Host      string     `json:"host"`
+	ExitCode  *int       `json:"exit_code"`
+	StartTime *time.Time `json:"start_time"`
+	EndTime   *time.Time `json:"end_time"`
+}
+
+type instanceView struct {
+	ID      int64      `json:"id"`
+	State   string     `json:"state"`
+	EndTime *time.Time `json:"end_time"`
+	Tasks   []taskView `json:"tasks"`
+}
+
+func (iv instanceView) task(name string) taskView {
+	for _, t := range iv.Tasks {
+		if t.Name == name {
+			return t
+		}
+	}
+	return taskView{}
+}
+
+func (iv instanceView) count(name string) int {
+	n := 0
+	for _, t := range iv.Tasks {
+		if t.Name == name {
+			n++
+		}
+	}
+	return n
+}
+
+// wait polls the instance until it finishes or the deadline passes.
+func (e *env) wait(id int64, within time.Duration) instanceView {
+	e.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		var iv instanceView
+		e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &iv)
+		switch iv.State {
+		case "succeeded", "failed", "stopped", "paused":
+			return iv
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("instance %d still %s after %v: %+v", id, iv.State, within, iv.Tasks)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the API as a user does
+	}
+}
+
+// store opens the instance's database for assertions on the rows themselves.
+func (e *env) store() *store.Store {
+	return e.sa.Store
+}
+
+func TestDiamond(t *testing.T) {
+	backends(t, func(t *testing.T, db func(*testing.T) string) {
+		e := start(t, db(t))
+		e.apply(`name: diamond
+tasks:
+  - {name: a, command: "sleep 0.05"}
+  - {name: b, command: "sleep 0.1", depends_on: [a]}
+  - {name: c, command: "sleep 0.2", depends_on: [a]}
+  - {name: d, command: "true", depends_on: [b, c]}
+`)
+		iv := e.wait(e.run("diamond", nil), 30*time.Second)
+		if iv.State != "succeeded" || len(iv.Tasks) != 4 {
+			t.Fatalf("instance: %+v", iv)
+		}
+		for _, n := range []string{"a", "b", "c", "d"} {
+			if c := iv.count(n); c != 1 {
+				t.Fatalf("task %s has %d instances, want 1", n, c)
+			}
+			if tk := iv.task(n); tk.State != "succeeded" || tk.Attempt != 1 || tk.ExitCode == nil || *tk.ExitCode != 0 || tk.Host == "" {
+				t.Fatalf("task %s: %+v", n, tk)
+			}
+		}
+		// DB rows, at full precision: d starts after both b and c ended.
+		rows, err := e.store().ListTaskInstances(context.Background(), iv.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		end := map[string]time.Time{}
+		var dStart time.Time
+		for _, r := range rows {
+			end[r.Name] = *r.EndTime
+			if r.Name == "d" {
+				dStart = *r.StartTime
+			}
+		}
+		if dStart.Before(end["b"]) || dStart.Before(end["c"]) {
+			t.Fatalf("d started %v before b ended %v or c ended %v", dStart, end["b"], end["c"])
+		}
+	})
+}
+
+// failing has a failing branch and an independent slow one. slow finishes
+// only after bad has failed, so its downstream tells the strategies apart.
+func failing(strategy, mark string) string {
+	return fmt.Sprintf(`name: failing_%[1]s
+failure_strategy: %[1]s
+tasks:
+  - {name: a, command: "true"}
+  - {name: bad, command: "echo boom >&2; touch %[2]s; exit 3", depends_on: [a]}
+  - {name: after_bad, command: "true", depends_on: [bad]}
+  - {name: slow, command: "while [ ! -f %[2]s ]; do sleep 0.01; done; sleep 0.5"}
+  - {name: after_slow, command: "true", depends_on: [slow]}
+`, strategy, mark)
+}
+
+func TestFailureStrategies(t *testing.T) {
+	backends(t, func(t *testing.T, db func(*testing.T) string) {
+		e := start(t, db(t))
+		for _, tc := range []struct {
+			strategy      string
+			afterSlowRuns bool
+		}{{"end", false}, {"continue", true}} {
+			mark := filepath.Join(e.dir, "mark-"+tc.strategy)
+			e.apply(failing(tc.strategy, mark))
+			iv := e.wait(e.run("failing_"+tc.strategy, nil), 30*time.Second)
+			if iv.State != "failed" {
+				t.Fatalf("%s: instance %s, want failed", tc.strategy, iv.State)
+			}
+			if tk := iv.task("bad"); tk.State != "failed" || tk.ExitCode == nil || *tk.ExitCode != 3 {
+				t.Fatalf("%s: bad: %+v", tc.strategy, tk)
+			}
+			if iv.count("after_bad") != 0 {
+				t.Fatalf("%s: after_bad ran after its upstream failed", tc.strategy)
+			}
+			if tk := iv.task("slow"); tk.State != "succeeded" {
+				t.Fatalf("%s: slow should finish: %+v", tc.strategy, tk)
+			}
+			ran := iv.count("after_slow") == 1 && iv.task("after_slow").State == "succeeded"
+			if ran != tc.afterSlowRuns || (!ran && iv.count("after_slow") != 0) {
+				t.Fatalf("%s: after_slow ran=%v (%d rows), want %v", tc.strategy, ran, iv.count("after_slow"), tc.afterSlowRuns)
+			}
+			var log string
+			e.do("GET", fmt.Sprintf("/api/v1/task-instances/%d/log", iv.task("bad").ID), "", http.StatusOK, &log)
+			if !strings.Contains(log, "boom") {
+				t.Fatalf("%s: log of bad: %q", tc.strategy, log)
+			}
+		}
+	})
+}
+
+func TestChainAndFanout(t *testing.T) {
+	backends(t, func(t *testing.T, db func(*testing.T) string) {
+		e := start(t, db(t))
+		var chain, fan strings.Builder
+		chain.WriteString("name: chain100\ntasks:\n")
+		for i := 0; i < 100; i++ {
+			dep := ""
+			if i > 0 {
+				dep = fmt.Sprintf(", depends_on: [t%d]", i-1)
+			}
+			fmt.Fprintf(&chain, "  - {name: t%d, command: \"true\"%s}\n", i, dep)
+		}
+		fan.WriteString("name: fanout1000\ntasks:\n")
+		var all []string
+		for i := 0; i < 1000; i++ {
+			fmt.Fprintf(&fan, "  - {name: f%d, command: \"true\"}\n", i)
+			all = append(all, fmt.Sprintf("f%d", i))
+		}
+		fmt.Fprintf(&fan, "  - {name: join, command: \"true\", depends_on: [%s]}\n", strings.Join(all, ", "))
+		e.apply(chain.String())
+		e.apply(fan.String())
+		for _, wf := range []struct {
+			name  string
+			tasks int
+		}{{"chain100", 100}, {"fanout1000", 1001}} {
+			iv := e.wait(e.run(wf.name, nil), 3*time.Minute)
+			if iv.State != "succeeded" || len(iv.Tasks) != wf.tasks {
+				t.Fatalf("%s: state %s with %d task instances, want succeeded with %d", wf.name, iv.State, len(iv.Tasks), wf.tasks)
+			}
+			seen := map[string]bool{}
+			for _, tk := range iv.Tasks {
+				if seen[tk.Name] || tk.Attempt != 1 || tk.State != "succeeded" {
+					t.Fatalf("%s: task %+v (seen before: %v)", wf.name, tk, seen[tk.Name])
+				}
+				seen[tk.Name] = true
+			}
+		}
+	})
+}
+
+func TestParamsAndOutputInLog(t *testing.T) {
+	backends(t, func(t *testing.T, db func(*testing.T) string) {
+		e := start(t, db(t))
+		e.apply(`name: params
+params: {region: eu, bizdate: "19700101"}
+tasks:
+  - name: show
+    command: echo "hello ${bizdate} ${region} ${who}"; echo "to stderr" >&2
+    params: {who: task}
+`)
+		iv := e.wait(e.run("params", map[string]string{"bizdate": "20261129"}), 30*time.Second)
+		if iv.State != "succeeded" {
+			t.Fatalf("instance: %+v", iv)
+		}
+		var log string
+		e.do("GET", fmt.Sprintf("/api/v1/task-instances/%d/log", iv.task("show").ID), "", http.StatusOK, &log)
+		for _, want := range []string{"hello 20261129 eu task", "to stderr"} {
+			if !strings.Contains(log, want) {
+				t.Fatalf("log %q lacks %q", log, want)
+			}
+		}
+	})
+}
+
+// TestShutdownMidRunLeavesNoChild stops the whole process while a task and
+// its child are running; both processes must be gone when Stop returns.
+func TestShutdownMidRunLeavesNoChild(t *testing.T) {
+	e := start(t, "")
+	pids := filepath.Join(e.dir, "pids")
+	e.apply(fmt.Sprintf(`name: long
+tasks:
+  - {name: sleeper, command: "sleep 300 & echo $! > %[1]s.child; echo $$ > %[1]s.tmp; mv %[1]s.tmp %[1]s; wait"}
+`, pids))
+	e.run("long", nil)
+	deadline := time.Now().Add(30 * time.Second)
+	var b []byte
+	for {
+		var err error
+		if b, err = os.ReadFile(pids); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("task never started")
+		}
+		time.Sleep(10 * time.Millisecond) // waiting for a file written by the task
+	}
+	child, _ := os.ReadFile(pids + ".child")
+	e.sa.Stop()
+	for _, raw := range [][]byte{b, child} {
+		pid, err := strconv.Atoi(string(bytes.TrimSpace(raw)))
+		if err != nil {
+			t.Fatalf("pid file: %q", raw)
+		}
+		if alive(pid) {
+			t.Fatalf("process %d outlived the shutdown", pid)
+		}
+	}
+}
+
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	// A zombie is dead but not yet reaped by its parent.
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err == nil && !strings.Contains(string(st), ") Z ")
+}

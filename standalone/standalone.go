@@ -1,0 +1,140 @@
+// Package standalone assembles master, worker and API in one process on an
+// embedded SQLite file (or any database URL) and an in-process registry.
+// Master and worker still talk over loopback sockets, as in a cluster.
+package standalone
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/api"
+	"github.com/beluga-scheduler/beluga/common/config"
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/registry"
+	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/master"
+	"github.com/beluga-scheduler/beluga/remote"
+	"github.com/beluga-scheduler/beluga/remote/message"
+	"github.com/beluga-scheduler/beluga/worker"
+)
+
+// Standalone is master, worker and API in one process, wired over loopback
+// sockets exactly as in a cluster, with an in-process registry.
+type Standalone struct {
+	Store  *store.Store
+	Master *master.Master
+	Worker *worker.Worker
+	API    *api.Server
+	logs   *remote.Client
+	ready  chan struct{}
+	once   sync.Once
+}
+
+// Start brings the parts up in dependency order: storage, master
+// (so reports have somewhere to land), worker, then the API that lets work in.
+func Start(ctx context.Context, c config.Config, log *zap.Logger) (_ *Standalone, err error) {
+	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	sa := &Standalone{ready: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			sa.Stop()
+		}
+	}()
+	if sa.Store, err = store.Open(ctx, c.DBURL(), log); err != nil {
+		return nil, err
+	}
+	if _, err = sa.Store.Migrate(ctx); err != nil {
+		return nil, err
+	}
+	reg := registry.NewMemory()
+	sa.Master = master.New(master.Config{Listen: c.Master.Listen, Host: c.Master.Host, PollInterval: c.Master.PollInterval}, sa.Store, reg, log)
+	if err = sa.Master.Start(ctx); err != nil {
+		return nil, err
+	}
+	groups := c.Worker.Groups
+	if len(groups) == 0 {
+		groups = []string{model.DefaultWorkerGroup}
+	}
+	sa.Worker, err = worker.New(worker.Config{Listen: c.Worker.Listen, Host: c.Worker.Host, Groups: groups,
+		Slots: c.Worker.Slots, Shell: c.Worker.Shell, DataDir: filepath.Join(c.DataDir, "worker")}, log)
+	if err != nil {
+		return nil, fmt.Errorf("worker settings: %w", err)
+	}
+	if err = sa.Worker.Start(ctx); err != nil {
+		return nil, err
+	}
+	if err = reg.Register(ctx, registry.Node{Role: registry.RoleWorker, Addr: sa.Worker.Addr(), Groups: groups,
+		Heartbeat: registry.Heartbeat{StartTime: time.Now().UTC(), Time: time.Now().UTC()}}); err != nil {
+		return nil, err
+	}
+	sa.logs = remote.NewClient(func(remote.Peer, uint64, message.Message) {}, remote.Options{Log: log})
+	if err = sa.logs.Start(ctx); err != nil {
+		return nil, err
+	}
+	h := api.NewHandler(api.Deps{Store: sa.Store, Notify: sa.Master.Notify, Logs: logFetcher{sa.logs},
+		Ready: sa.isReady, Log: log})
+	sa.API = api.NewServer(c.API.Listen, h, log)
+	if err = sa.API.Start(ctx); err != nil {
+		return nil, err
+	}
+	close(sa.ready)
+	return sa, nil
+}
+
+func (sa *Standalone) isReady() bool {
+	select {
+	case <-sa.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// Stop shuts down in reverse: API (no new work), master (no new dispatches;
+// reports in hand are persisted), worker (kills its running tasks and waits
+// for them), then storage. Safe on a partly started Standalone.
+func (sa *Standalone) Stop() { sa.once.Do(sa.stop) }
+
+func (sa *Standalone) stop() {
+	if sa.API != nil {
+		sa.API.Stop()
+	}
+	if sa.logs != nil {
+		sa.logs.Stop()
+	}
+	if sa.Master != nil {
+		sa.Master.Stop()
+	}
+	if sa.Worker != nil {
+		sa.Worker.Stop()
+	}
+	if sa.Store != nil {
+		sa.Store.Close()
+	}
+}
+
+// logFetcher reads task logs from the worker that ran the task.
+type logFetcher struct{ c *remote.Client }
+
+func (f logFetcher) ReadLog(ctx context.Context, t model.TaskInstance, offset, limit int64) ([]byte, error) {
+	if t.Host == "" {
+		return nil, fmt.Errorf("task instance %d has not reached a worker yet", t.ID)
+	}
+	reply, err := f.c.Request(ctx, t.Host, message.LogRequest{TaskInstanceID: t.ID, LogPath: t.LogPath, Offset: offset, Limit: limit})
+	if err != nil {
+		return nil, fmt.Errorf("read log of task instance %d from %s: %w", t.ID, t.Host, err)
+	}
+	r, ok := reply.(message.LogResponse)
+	if !ok {
+		return nil, fmt.Errorf("read log of task instance %d: unexpected reply %T", t.ID, reply)
+	}
+	return r.Data, nil
+}

@@ -1,0 +1,374 @@
+// Package executor runs a worker's task instances: a FIFO queue in front of a
+// fixed number of slots, one shell process group per task, and the ack,
+// running and result reports that are re-sent to the master until it answers
+// with a DB-ack.
+//
+// One goroutine (the owner, loop) holds all mutable state: tasks, queue,
+// pending reports, deadlines. Callers, process waiters and the report sender
+// talk to it through channels only.
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/remote/message"
+)
+
+// Sender delivers a report to a master address. remote.Client implements it.
+// It may block (dialing); the executor calls it from its own sender goroutine
+// and cancels ctx on Stop.
+type Sender interface {
+	Send(ctx context.Context, addr string, m message.Message) error
+}
+
+// Config tunes an Executor. Zero values pick the defaults noted.
+type Config struct {
+	Host           string        // advertised worker address put in every report; required
+	Master         string        // initial master address for dispatches that carry none
+	Slots          int           // concurrent processes; default 2*runtime.NumCPU()
+	Shell          string        // "bash" (default) or "sh"; tasks run as `<shell> -c <command>`
+	DataDir        string        // work dirs and logs live under it; default <tmp>/beluga-worker
+	ResendInterval time.Duration // re-send period of un-DB-acked reports; default 1s
+	KillGrace      time.Duration // SIGTERM to SIGKILL delay; default 2s
+	// Remembered is how many finished tasks are remembered for duplicate
+	// detection and log look-up after their reports are DB-acked; default 10000.
+	Remembered int
+}
+
+// Stats is a snapshot of the executor's load.
+type Stats struct {
+	Running  int // processes starting or running (slots in use)
+	Queued   int // accepted tasks waiting for a slot
+	Capacity int // slots
+}
+
+// ErrStopped is returned by Start after Stop.
+var ErrStopped = errors.New("executor: stopped")
+
+// Executor runs task instances. Create it with New.
+type Executor struct {
+	cfg       Config
+	shellPath string
+	baseEnv   []string
+	logDir    string
+	workDir   string
+	log       *zap.Logger
+	sender    Sender
+
+	reqCh  chan func()    // closures run by the owner goroutine
+	procCh chan procEvent // process waiters -> owner
+	sendCh chan outMsg    // owner -> sender goroutine
+
+	startOnce  sync.Once
+	stopOnce   sync.Once
+	started    atomic.Bool
+	stopCh     chan struct{} // closed by Stop; the owner begins shutting down
+	ownerDone  chan struct{} // closed when the owner goroutine returned
+	senderDone chan struct{}
+	cancelSend context.CancelFunc
+	waiters    sync.WaitGroup // process waiter goroutines
+	devNull    *os.File       // stdin of every task
+
+	running atomic.Int64 // mirrors of owner state for Stats
+	queued  atomic.Int64
+
+	st state // owned by the owner goroutine only
+}
+
+// New checks cfg and returns an executor; Start runs it.
+func New(cfg Config, sender Sender, log *zap.Logger) (*Executor, error) {
+	if sender == nil {
+		return nil, errors.New("executor: nil sender")
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	if cfg.Host == "" {
+		return nil, errors.New("executor: config Host is empty")
+	}
+	if cfg.Slots < 0 {
+		return nil, fmt.Errorf("executor: config Slots %d is negative", cfg.Slots)
+	}
+	if cfg.Slots == 0 {
+		cfg.Slots = 2 * runtime.NumCPU()
+	}
+	if cfg.Shell == "" {
+		cfg.Shell = "bash"
+	}
+	if cfg.Shell != "bash" && cfg.Shell != "sh" {
+		return nil, fmt.Errorf("executor: config Shell %q: want bash or sh", cfg.Shell)
+	}
+	// Resolved once: a per-task PATH lookup would cost a few stat calls each.
+	shellPath, err := exec.LookPath(cfg.Shell)
+	if err != nil {
+		return nil, fmt.Errorf("executor: shell %q: %w", cfg.Shell, err)
+	}
+	if cfg.DataDir == "" {
+		cfg.DataDir = filepath.Join(os.TempDir(), "beluga-worker")
+	}
+	// Absolute, so log paths handed to the master stay valid whatever the
+	// worker's current directory, and LogRequest paths can be checked.
+	if cfg.DataDir, err = filepath.Abs(cfg.DataDir); err != nil {
+		return nil, fmt.Errorf("executor: config DataDir: %w", err)
+	}
+	if cfg.ResendInterval < 0 || cfg.KillGrace < 0 || cfg.Remembered < 0 {
+		return nil, errors.New("executor: config ResendInterval, KillGrace and Remembered must not be negative")
+	}
+	if cfg.ResendInterval == 0 {
+		cfg.ResendInterval = time.Second
+	}
+	if cfg.KillGrace == 0 {
+		cfg.KillGrace = 2 * time.Second
+	}
+	if cfg.Remembered == 0 {
+		cfg.Remembered = 10000
+	}
+	e := &Executor{
+		cfg:        cfg,
+		shellPath:  shellPath,
+		baseEnv:    os.Environ(),
+		logDir:     filepath.Join(cfg.DataDir, "logs"),
+		workDir:    filepath.Join(cfg.DataDir, "work"),
+		log:        log,
+		sender:     sender,
+		reqCh:      make(chan func()),
+		procCh:     make(chan procEvent, 64),
+		sendCh:     make(chan outMsg),
+		stopCh:     make(chan struct{}),
+		ownerDone:  make(chan struct{}),
+		senderDone: make(chan struct{}),
+	}
+	e.st.init(cfg)
+	return e, nil
+}
+
+// LogDir is the directory holding every task log; log paths outside it are
+// never served.
+func (e *Executor) LogDir() string { return e.logDir }
+
+// Start creates the data directories and starts the owner and sender
+// goroutines. ctx bounds start-up only; Stop ends the executor.
+func (e *Executor) Start(ctx context.Context) error {
+	ran := false
+	var err error
+	e.startOnce.Do(func() {
+		ran = true
+		select {
+		case <-e.stopCh:
+			err = ErrStopped
+		default:
+			err = e.start(ctx)
+		}
+	})
+	if ran {
+		return err
+	}
+	select {
+	case <-e.stopCh:
+		return ErrStopped
+	default:
+		return errors.New("executor: already started")
+	}
+}
+
+func (e *Executor) start(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, d := range []string{e.logDir, e.workDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("executor: create %s: %w", d, err)
+		}
+	}
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		return fmt.Errorf("executor: open %s: %w", os.DevNull, err)
+	}
+	e.devNull = devNull
+	sendCtx, cancel := context.WithCancel(context.Background())
+	e.cancelSend = cancel
+	go e.sendLoop(sendCtx)
+	go e.loop()
+	e.started.Store(true)
+	return nil
+}
+
+// Stop shuts the executor down. Order:
+//  1. stop accepting dispatches (the owner refuses them once stopCh is closed);
+//  2. drop the queue and send SIGTERM to every running process group, SIGKILL
+//     after KillGrace;
+//  3. wait until every task's shell is reaped (the owner returns when none is
+//     live), then until the rest of each killed group is gone too;
+//  4. stop the sender (reports still pending are abandoned).
+//
+// Tasks killed by Stop are not reported as results: the worker is leaving, its
+// registry node goes with it, and the master's worker failover resubmits its
+// unfinished tasks. A "killed" result would race that and read as an operator
+// kill, failing the workflow instead of moving the task to another worker.
+// Stop is safe to call twice and before Start.
+func (e *Executor) Stop() {
+	e.stopOnce.Do(func() {
+		close(e.stopCh)
+		// A Start racing with Stop either ran fully or never will.
+		e.startOnce.Do(func() {})
+		if !e.started.Load() {
+			return
+		}
+		<-e.ownerDone
+		e.waiters.Wait()
+		e.awaitGroups(e.st.killedAtStop) // the owner is gone: its state is ours now
+		e.cancelSend()
+		<-e.senderDone
+		if err := e.devNull.Close(); err != nil {
+			e.log.Debug("close /dev/null", zap.Error(err))
+		}
+	})
+}
+
+// call runs f on the owner goroutine and waits for it. It returns false,
+// without running f, when the owner is not running.
+func (e *Executor) call(f func()) bool {
+	if !e.started.Load() {
+		return false
+	}
+	done := make(chan struct{})
+	select {
+	case e.reqCh <- func() { f(); close(done) }:
+		<-done
+		return true
+	case <-e.ownerDone:
+		return false
+	}
+}
+
+// Dispatch accepts or refuses one task instance. An accepted task is acked to
+// the master at once and queued. A task id already known is not run twice:
+// the reply accepts it as a duplicate and its un-acked reports are re-sent.
+func (e *Executor) Dispatch(d message.Dispatch) message.DispatchReply {
+	if err := validate(d); err != nil {
+		return refuse(d.TaskInstanceID, err.Error())
+	}
+	reply := refuse(d.TaskInstanceID, "worker is not running")
+	e.call(func() { reply = e.dispatch(d) })
+	return reply
+}
+
+// Kill kills a task's process group (a queued task never starts) and reports
+// it killed. Found is false for a task this executor does not know.
+func (e *Executor) Kill(id int64) message.KillResult {
+	res := message.KillResult{TaskInstanceID: id}
+	e.call(func() { res.Found = e.killRequest(id) })
+	return res
+}
+
+// DBAck records that the master persisted a report; with Kill set it kills
+// and forgets the task (it was given to another worker).
+func (e *Executor) DBAck(a message.DBAck) {
+	e.call(func() { e.dbAck(a) })
+}
+
+// SetMaster sends the un-acked and future reports of every known task to
+// addr (after a master failover).
+func (e *Executor) SetMaster(addr string) {
+	if addr == "" {
+		return
+	}
+	e.call(func() { e.setMaster(addr) })
+}
+
+// LogPath returns the log file of a known task.
+func (e *Executor) LogPath(id int64) (string, bool) {
+	var path string
+	var ok bool
+	e.call(func() {
+		if t := e.st.tasks[id]; t != nil {
+			path, ok = t.logPath, true
+		}
+	})
+	return path, ok
+}
+
+// Stats returns the current load without waiting on the owner.
+func (e *Executor) Stats() Stats {
+	return Stats{
+		Running:  int(e.running.Load()),
+		Queued:   int(e.queued.Load()),
+		Capacity: e.cfg.Slots,
+	}
+}
+
+func refuse(id int64, reason string) message.DispatchReply {
+	return message.DispatchReply{TaskInstanceID: id, Reason: reason}
+}
+
+// validate rejects dispatches that could not run or would build bad paths.
+func validate(d message.Dispatch) error {
+	if d.TaskInstanceID <= 0 {
+		return fmt.Errorf("bad task_instance_id %d: want > 0", d.TaskInstanceID)
+	}
+	if d.WorkflowInstanceID < 0 {
+		return fmt.Errorf("bad workflow_instance_id %d: want >= 0", d.WorkflowInstanceID)
+	}
+	if d.TaskType != "" && d.TaskType != "shell" {
+		return fmt.Errorf("unsupported task_type %q: this worker runs shell tasks", d.TaskType)
+	}
+	if d.Command == "" {
+		return errors.New("empty command")
+	}
+	if containsNUL(d.Command) {
+		return errors.New("command contains a NUL byte")
+	}
+	if d.TimeoutMillis < 0 {
+		return fmt.Errorf("bad timeout_ms %d: want >= 0", d.TimeoutMillis)
+	}
+	for k, v := range d.Env {
+		if k == "" || containsNUL(k) || containsByte(k, '=') {
+			return fmt.Errorf("bad env name %q", k)
+		}
+		if containsNUL(v) {
+			return fmt.Errorf("env %s: value contains a NUL byte", k)
+		}
+	}
+	return nil
+}
+
+func containsNUL(s string) bool { return containsByte(s, 0) }
+
+func containsByte(s string, b byte) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == b {
+			return true
+		}
+	}
+	return false
+}
+
+// awaitGroups waits, boundedly, until the killed process groups are empty.
+// Their shells are reaped already and the survivors got SIGKILL, so this is
+// the kernel finishing delivery; a process stuck in uninterruptible sleep is
+// logged, not waited for forever.
+func (e *Executor) awaitGroups(pgids []int) {
+	deadline := time.Now().Add(e.cfg.KillGrace + 5*time.Second)
+	for _, g := range pgids {
+		for groupAlive(g) {
+			if time.Now().After(deadline) {
+				e.log.Warn("process group still alive after SIGKILL", zap.Int("pgid", g))
+				break
+			}
+			killGroup(g, syscall.SIGKILL)
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}

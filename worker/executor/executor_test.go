@@ -1,0 +1,589 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/beluga-scheduler/beluga/remote/message"
+)
+
+// sent is one report the fake master received.
+type sent struct {
+	addr string
+	msg  message.Message
+}
+
+// fakeMaster records reports and DB-acks them unless told to withhold.
+type fakeMaster struct {
+	mu       sync.Mutex
+	got      []sent
+	withhold map[string]bool // address -> no DB-acks
+	e        *Executor
+}
+
+func (f *fakeMaster) Send(_ context.Context, addr string, m message.Message) error {
+	f.mu.Lock()
+	f.got = append(f.got, sent{addr, m})
+	hold := f.withhold[addr]
+	f.mu.Unlock()
+	if hold {
+		return nil
+	}
+	var a message.DBAck
+	switch m := m.(type) {
+	case message.Ack:
+		a = message.DBAck{TaskInstanceID: m.TaskInstanceID, Kind: message.KindAck}
+	case message.Running:
+		a = message.DBAck{TaskInstanceID: m.TaskInstanceID, Kind: message.KindRunning}
+	case message.Result:
+		a = message.DBAck{TaskInstanceID: m.TaskInstanceID, Kind: message.KindResult}
+	}
+	// Acked from another goroutine, as the transport would: the sender must
+	// never wait on the owner.
+	go f.e.DBAck(a)
+	return nil
+}
+
+func (f *fakeMaster) hold(addr string, on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.withhold == nil {
+		f.withhold = map[string]bool{}
+	}
+	f.withhold[addr] = on
+}
+
+// reports returns what addr received for task id ("" addr: any).
+func (f *fakeMaster) reports(addr string, id int64) []message.Message {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []message.Message
+	for _, s := range f.got {
+		if (addr == "" || s.addr == addr) && taskOf(s.msg) == id {
+			out = append(out, s.msg)
+		}
+	}
+	return out
+}
+
+func (f *fakeMaster) count(addr string, id int64, typ message.Type) int {
+	n := 0
+	for _, m := range f.reports(addr, id) {
+		if m.Type() == typ {
+			n++
+		}
+	}
+	return n
+}
+
+func (f *fakeMaster) result(id int64) (message.Result, bool) {
+	for _, m := range f.reports("", id) {
+		if r, ok := m.(message.Result); ok {
+			return r, true
+		}
+	}
+	return message.Result{}, false
+}
+
+func (f *fakeMaster) running(id int64) (message.Running, bool) {
+	for _, m := range f.reports("", id) {
+		if r, ok := m.(message.Running); ok {
+			return r, true
+		}
+	}
+	return message.Running{}, false
+}
+
+func taskOf(m message.Message) int64 {
+	switch m := m.(type) {
+	case message.Ack:
+		return m.TaskInstanceID
+	case message.Running:
+		return m.TaskInstanceID
+	case message.Result:
+		return m.TaskInstanceID
+	}
+	return 0
+}
+
+const masterAddr = "master-1:5678"
+
+type bundle struct {
+	e      *Executor
+	master *fakeMaster
+	dir    string
+}
+
+func setup(t *testing.T, cfg Config) *bundle {
+	t.Helper()
+	b := &bundle{master: &fakeMaster{}, dir: t.TempDir()}
+	cfg.Host = "worker-1:1234"
+	cfg.DataDir = b.dir
+	if cfg.ResendInterval == 0 {
+		cfg.ResendInterval = 50 * time.Millisecond
+	}
+	if cfg.KillGrace == 0 {
+		cfg.KillGrace = 500 * time.Millisecond
+	}
+	e, err := New(cfg, b.master, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.master.e = e
+	b.e = e
+	if err := e.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Stop)
+	return b
+}
+
+func dispatch(id int64, cmd string) message.Dispatch {
+	return message.Dispatch{
+		TaskInstanceID:     id,
+		WorkflowInstanceID: 7,
+		Name:               "task" + strconv.FormatInt(id, 10),
+		TaskType:           "shell",
+		Command:            cmd,
+		Attempt:            1,
+		MasterAddr:         masterAddr,
+		Epoch:              1,
+	}
+}
+
+func (b *bundle) mustDispatch(t *testing.T, d message.Dispatch) {
+	t.Helper()
+	if r := b.e.Dispatch(d); !r.Accepted {
+		t.Fatalf("dispatch %d refused: %s", d.TaskInstanceID, r.Reason)
+	}
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (b *bundle) waitResult(t *testing.T, id int64) message.Result {
+	t.Helper()
+	var r message.Result
+	waitFor(t, fmt.Sprintf("result of task %d", id), 10*time.Second, func() bool {
+		var ok bool
+		r, ok = b.master.result(id)
+		return ok
+	})
+	return r
+}
+
+func (b *bundle) waitRunning(t *testing.T, id int64) message.Running {
+	t.Helper()
+	var r message.Running
+	waitFor(t, fmt.Sprintf("running of task %d", id), 10*time.Second, func() bool {
+		var ok bool
+		r, ok = b.master.running(id)
+		return ok
+	})
+	return r
+}
+
+// groupMembers lists live (non-zombie) processes in process group pgid.
+func groupMembers(pgid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, en := range entries {
+		pid, err := strconv.Atoi(en.Name())
+		if err != nil {
+			continue
+		}
+		if g, alive := procGroup(pid); alive && g == pgid {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// pidsGone reports whether none of pids is still alive in group pgid.
+func pidsGone(pgid int, pids []int) bool {
+	for _, p := range pids {
+		if g, alive := procGroup(p); alive && g == pgid {
+			return false
+		}
+	}
+	return true
+}
+
+func TestRunLogEnvAndExitCode(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	d := dispatch(1, `echo "out $GREETING $BELUGA_TASK_NAME $BELUGA_ATTEMPT $BELUGA_WORKFLOW_INSTANCE_ID $BELUGA_TASK_INSTANCE_ID"; echo "err $PWD" >&2; exit 3`)
+	d.Env = map[string]string{"GREETING": "hello world"}
+	b.mustDispatch(t, d)
+	res := b.waitResult(t, 1)
+	if res.State != "failed" || res.ExitCode != 3 || res.Host != "worker-1:1234" {
+		t.Fatalf("result = %+v, want failed with exit code 3 from worker-1:1234", res)
+	}
+	if res.EndTime.Before(res.StartTime) || res.StartTime.IsZero() {
+		t.Fatalf("result times start %v end %v", res.StartTime, res.EndTime)
+	}
+	msgs := b.master.reports(masterAddr, 1)
+	ack, ok := msgs[0].(message.Ack)
+	if !ok {
+		t.Fatalf("first report is %T, want Ack", msgs[0])
+	}
+	if _, ok := msgs[1].(message.Running); !ok {
+		t.Fatalf("second report is %T, want Running", msgs[1])
+	}
+	wantLog := filepath.Join(b.dir, "logs", "7", "1.log")
+	if ack.LogPath != wantLog {
+		t.Fatalf("log path %q, want %q", ack.LogPath, wantLog)
+	}
+	if p, ok := b.e.LogPath(1); !ok || p != wantLog {
+		t.Fatalf("LogPath(1) = %q, %v", p, ok)
+	}
+	log, err := os.ReadFile(wantLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	workDir := filepath.Join(b.dir, "work", "7", "1")
+	want := "out hello world task1 1 7 1\nerr " + workDir + "\n"
+	if string(log) != want {
+		t.Fatalf("log = %q, want %q", log, want)
+	}
+}
+
+func TestSucceeded(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{Shell: "sh"})
+	b.mustDispatch(t, dispatch(1, "true"))
+	if res := b.waitResult(t, 1); res.State != "succeeded" || res.ExitCode != 0 {
+		t.Fatalf("result = %+v, want succeeded", res)
+	}
+	// Every report DB-acked: nothing left pending, the task is remembered.
+	waitFor(t, "pending reports to drain", 5*time.Second, func() bool {
+		n := -1
+		b.e.call(func() { n = len(b.e.st.pending) })
+		return n == 0
+	})
+}
+
+func TestSlotsLimitConcurrency(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{Slots: 2})
+	for id := int64(1); id <= 5; id++ {
+		b.mustDispatch(t, dispatch(id, "sleep 0.2"))
+	}
+	if s := b.e.Stats(); s.Running != 2 || s.Queued != 3 || s.Capacity != 2 {
+		t.Fatalf("stats after dispatch = %+v, want 2 running 3 queued", s)
+	}
+	type span struct{ start, end time.Time }
+	var spans []span
+	for id := int64(1); id <= 5; id++ {
+		r := b.waitResult(t, id)
+		if r.State != "succeeded" {
+			t.Fatalf("task %d: %+v", id, r)
+		}
+		spans = append(spans, span{r.StartTime, r.EndTime})
+	}
+	// At each start, count the spans covering it: never more than the slots.
+	for _, s := range spans {
+		n := 0
+		for _, o := range spans {
+			if !o.start.After(s.start) && o.end.After(s.start) {
+				n++
+			}
+		}
+		if n > 2 {
+			t.Fatalf("%d tasks ran at once at %v, want at most 2", n, s.start)
+		}
+	}
+	// FIFO: task 5 started after tasks 1 and 2.
+	if !spans[4].start.After(spans[0].start) || !spans[4].start.After(spans[1].start) {
+		t.Fatalf("queue not FIFO: %+v", spans)
+	}
+	waitFor(t, "stats idle", 5*time.Second, func() bool {
+		s := b.e.Stats()
+		return s.Running == 0 && s.Queued == 0
+	})
+}
+
+// startGroup dispatches a task that forks a background child and waits until
+// the group has the shell and both sleeps; it returns the group's pids.
+func startGroup(t *testing.T, b *bundle, d message.Dispatch) (int, []int) {
+	t.Helper()
+	b.mustDispatch(t, d)
+	run := b.waitRunning(t, d.TaskInstanceID)
+	var pids []int
+	waitFor(t, "shell and two sleeps in the group", 5*time.Second, func() bool {
+		pids = groupMembers(run.PID)
+		return len(pids) >= 3
+	})
+	return run.PID, pids
+}
+
+func TestKillKillsWholeGroup(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	pgid, pids := startGroup(t, b, dispatch(1, "sleep 100 & sleep 100; wait"))
+	if r := b.e.Kill(1); !r.Found || r.TaskInstanceID != 1 {
+		t.Fatalf("kill = %+v, want found", r)
+	}
+	res := b.waitResult(t, 1)
+	if res.State != "killed" {
+		t.Fatalf("result = %+v, want killed", res)
+	}
+	waitFor(t, "every process of the group to be gone", 5*time.Second, func() bool { return pidsGone(pgid, pids) })
+	if r := b.e.Kill(999); r.Found {
+		t.Fatalf("kill of unknown task found it")
+	}
+}
+
+func TestKillSurvivorOfSIGTERMGetsSIGKILL(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{KillGrace: 100 * time.Millisecond})
+	// The background child ignores SIGTERM; the shell exits on it.
+	pgid, pids := startGroup(t, b, dispatch(1, "(trap '' TERM; sleep 100) & sleep 100; wait"))
+	b.e.Kill(1)
+	if res := b.waitResult(t, 1); res.State != "killed" {
+		t.Fatalf("result = %+v, want killed", res)
+	}
+	waitFor(t, "the SIGTERM-proof child to be gone", 5*time.Second, func() bool { return pidsGone(pgid, pids) })
+}
+
+func TestKillQueuedNeverStarts(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{Slots: 1})
+	b.mustDispatch(t, dispatch(1, "sleep 100"))
+	b.mustDispatch(t, dispatch(2, "touch started"))
+	if r := b.e.Kill(2); !r.Found {
+		t.Fatal("queued task not found")
+	}
+	res := b.waitResult(t, 2)
+	if res.State != "killed" || res.Message != "killed before start" {
+		t.Fatalf("result = %+v, want killed before start", res)
+	}
+	b.e.Kill(1)
+	b.waitResult(t, 1)
+	if n := b.master.count("", 2, message.TypeRunning); n != 0 {
+		t.Fatalf("killed queued task reported running %d times", n)
+	}
+	if _, err := os.Stat(filepath.Join(b.dir, "work", "7", "2", "started")); !os.IsNotExist(err) {
+		t.Fatalf("killed queued task ran: %v", err)
+	}
+	if s := b.e.Stats(); s.Queued != 0 {
+		t.Fatalf("stats = %+v, want empty queue", s)
+	}
+}
+
+func TestTimeoutKillsGroup(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	d := dispatch(1, "sleep 100 & sleep 100; wait")
+	d.TimeoutMillis = 300
+	pgid, pids := startGroup(t, b, d)
+	res := b.waitResult(t, 1)
+	if res.State != "failed" || !strings.HasPrefix(res.Message, "timed out after 300ms") {
+		t.Fatalf("result = %+v, want failed: timed out after 300ms", res)
+	}
+	waitFor(t, "every process of the group to be gone", 5*time.Second, func() bool { return pidsGone(pgid, pids) })
+}
+
+func TestResendUntilDBAckedAndSetMaster(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{ResendInterval: 20 * time.Millisecond})
+	b.master.hold(masterAddr, true)
+	b.mustDispatch(t, dispatch(1, "true"))
+	waitFor(t, "ack and result re-sent to a master that does not DB-ack", 5*time.Second, func() bool {
+		return b.master.count(masterAddr, 1, message.TypeAck) >= 3 &&
+			b.master.count(masterAddr, 1, message.TypeResult) >= 3
+	})
+	// Order is kept per task: the first ack, running and result go out in
+	// that order (re-sends of the ack may come in between).
+	first := map[message.Type]int{}
+	for i, m := range b.master.reports(masterAddr, 1) {
+		if _, seen := first[m.Type()]; !seen {
+			first[m.Type()] = i
+		}
+	}
+	if !(first[message.TypeAck] < first[message.TypeRunning] && first[message.TypeRunning] < first[message.TypeResult]) {
+		t.Fatalf("first reports out of order: %v", first)
+	}
+
+	const second = "master-2:5678"
+	b.e.SetMaster(second)
+	waitFor(t, "reports redirected to the new master", 5*time.Second, func() bool {
+		return b.master.count(second, 1, message.TypeAck) >= 1 &&
+			b.master.count(second, 1, message.TypeRunning) >= 1 &&
+			b.master.count(second, 1, message.TypeResult) >= 1
+	})
+	// The second master DB-acks: nothing is sent anywhere any more.
+	waitFor(t, "pending reports to drain", 5*time.Second, func() bool {
+		n := -1
+		b.e.call(func() { n = len(b.e.st.pending) })
+		return n == 0
+	})
+	before := len(b.master.reports("", 1))
+	deadline := time.Now().Add(100 * time.Millisecond) // five resend intervals
+	for time.Now().Before(deadline) {
+		if n := len(b.master.reports("", 1)); n != before {
+			t.Fatalf("%d reports sent after every report was DB-acked", n-before)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestDuplicateDispatchRunsOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	d := dispatch(1, "echo run >> count")
+	b.mustDispatch(t, d)
+	r := b.e.Dispatch(d)
+	if !r.Accepted || !strings.Contains(r.Reason, "duplicate") {
+		t.Fatalf("duplicate reply = %+v, want accepted as duplicate", r)
+	}
+	b.waitResult(t, 1)
+	waitFor(t, "task settled", 5*time.Second, func() bool {
+		n := -1
+		b.e.call(func() { n = len(b.e.st.pending) })
+		return n == 0
+	})
+	if r := b.e.Dispatch(d); !r.Accepted {
+		t.Fatalf("duplicate of finished task refused: %+v", r)
+	}
+	if s := b.e.Stats(); s.Running != 0 || s.Queued != 0 {
+		t.Fatalf("duplicate started something: %+v", s)
+	}
+	out, err := os.ReadFile(filepath.Join(b.dir, "work", "7", "1", "count"))
+	if err != nil || string(out) != "run\n" {
+		t.Fatalf("task ran %q (err %v), want once", out, err)
+	}
+	// Running may be re-sent (it was not DB-acked yet at the duplicate), but
+	// always for the same process.
+	pids := map[int]bool{}
+	for _, m := range b.master.reports("", 1) {
+		if r, ok := m.(message.Running); ok {
+			pids[r.PID] = true
+		}
+	}
+	if len(pids) != 1 {
+		t.Fatalf("running reported for %d processes, want 1", len(pids))
+	}
+}
+
+func TestDBAckKillDropsTask(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	pgid, pids := startGroup(t, b, dispatch(1, "sleep 100 & sleep 100; wait"))
+	b.e.DBAck(message.DBAck{TaskInstanceID: 1, Kind: message.KindRunning, Kill: true})
+	waitFor(t, "the dropped task's group to be gone", 5*time.Second, func() bool { return pidsGone(pgid, pids) })
+	waitFor(t, "slot freed", 5*time.Second, func() bool { return b.e.Stats().Running == 0 })
+	if _, ok := b.master.result(1); ok {
+		t.Fatal("a dropped task reported a result")
+	}
+	if r := b.e.Dispatch(dispatch(1, "true")); r.Accepted {
+		t.Fatal("dispatch of a task taken over elsewhere was accepted")
+	}
+}
+
+func TestDispatchRefusals(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	noMaster := dispatch(5, "true")
+	noMaster.MasterAddr = ""
+	stale := dispatch(6, "true")
+	stale.Epoch = 0
+	cases := []struct {
+		name string
+		d    message.Dispatch
+	}{
+		{"no master", noMaster}, // before any dispatch names a master
+		{"zero id", dispatch(0, "true")},
+		{"empty", dispatch(2, "")},
+		{"type", func() message.Dispatch { d := dispatch(3, "true"); d.TaskType = "spark"; return d }()},
+		{"env name", func() message.Dispatch { d := dispatch(4, "true"); d.Env = map[string]string{"A=B": "x"}; return d }()},
+		{"nul", dispatch(7, "echo \x00")},
+		{"neg timeout", func() message.Dispatch { d := dispatch(8, "true"); d.TimeoutMillis = -1; return d }()},
+		{"neg workflow", func() message.Dispatch { d := dispatch(9, "true"); d.WorkflowInstanceID = -1; return d }()},
+		{"stale epoch", stale},
+	}
+	for _, c := range cases {
+		if c.name == "stale epoch" {
+			b.mustDispatch(t, dispatch(1, "true")) // epoch 1 seen
+		}
+		if r := b.e.Dispatch(c.d); r.Accepted || r.Reason == "" {
+			t.Errorf("%s: reply %+v, want refused with a reason", c.name, r)
+		}
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	t.Parallel()
+	f := &fakeMaster{}
+	for name, cfg := range map[string]Config{
+		"no host": {},
+		"shell":   {Host: "h", Shell: "zsh-nope"},
+		"slots":   {Host: "h", Slots: -1},
+		"resend":  {Host: "h", ResendInterval: -1},
+	} {
+		if _, err := New(cfg, f, nil); err == nil {
+			t.Errorf("%s: New accepted %+v", name, cfg)
+		}
+	}
+	if _, err := New(Config{Host: "h"}, nil, nil); err == nil {
+		t.Error("New accepted a nil sender")
+	}
+}
+
+func TestStopKillsSilentlyAndLeaksNothing(t *testing.T) {
+	before := runtime.NumGoroutine()
+	b := &bundle{master: &fakeMaster{}, dir: t.TempDir()}
+	e, err := New(Config{Host: "w", DataDir: b.dir, Slots: 1, KillGrace: 200 * time.Millisecond}, b.master, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.e, b.master.e = e, e
+	e.Stop() // before Start: harmless
+	if err := e.Start(context.Background()); err != ErrStopped {
+		t.Fatalf("Start after Stop = %v, want ErrStopped", err)
+	}
+
+	e, _ = New(Config{Host: "w", DataDir: b.dir, Slots: 1, KillGrace: 200 * time.Millisecond}, b.master, zaptest.NewLogger(t))
+	b.e, b.master.e = e, e
+	if err := e.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	pgid, pids := startGroup(t, b, dispatch(1, "(trap '' TERM; sleep 100) & sleep 100; wait"))
+	b.mustDispatch(t, dispatch(2, "touch started")) // queued behind the slot
+	e.Stop()
+	if !pidsGone(pgid, pids) {
+		t.Fatalf("processes of group %d alive after Stop", pgid)
+	}
+	e.Stop() // twice: harmless
+	if r := e.Dispatch(dispatch(3, "true")); r.Accepted {
+		t.Fatal("dispatch accepted after Stop")
+	}
+	if _, ok := b.master.result(1); ok {
+		t.Fatal("Stop reported a result for the task it killed")
+	}
+	if _, err := os.Stat(filepath.Join(b.dir, "work", "7", "2", "started")); !os.IsNotExist(err) {
+		t.Fatalf("queued task ran during Stop: %v", err)
+	}
+	waitFor(t, "goroutines to exit", 5*time.Second, func() bool {
+		return runtime.NumGoroutine() <= before
+	})
+}

@@ -1,0 +1,496 @@
+package executor
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/remote/message"
+)
+
+// state is everything the owner goroutine owns. No other goroutine reads or
+// writes it.
+type state struct {
+	tasks        map[int64]*task // every known task, including remembered finished ones
+	queue        []*task         // FIFO of phaseQueued tasks
+	live         int             // tasks in phaseStarting or phaseRunning (slots in use)
+	pending      map[int64]*task // tasks with a report not DB-acked yet
+	outbox       []outItem       // reports to hand to the sender, in order
+	deadlines    deadlines
+	timer        *time.Timer
+	armed        time.Time // deadline the timer is set for; zero when idle
+	master       string    // newest master address (SetMaster or a newer epoch)
+	epoch        int64     // highest master epoch seen in a dispatch
+	stopping     bool
+	killedAtStop []int   // process groups signalled by Stop, awaited after the loop
+	memory       []int64 // ring of finished task ids, oldest at memHead
+	memHead      int
+}
+
+func (s *state) init(cfg Config) {
+	s.tasks = make(map[int64]*task)
+	s.pending = make(map[int64]*task)
+	s.master = cfg.Master
+	s.timer = time.NewTimer(time.Hour)
+	s.timer.Stop()
+}
+
+// loop is the owner goroutine. It returns once Stop was called and every
+// process has been reaped.
+func (e *Executor) loop() {
+	defer close(e.ownerDone)
+	st := &e.st
+	defer st.timer.Stop()
+	resend := time.NewTicker(e.cfg.ResendInterval)
+	defer resend.Stop()
+	stopCh := e.stopCh
+	for !st.stopping || st.live > 0 {
+		// A nil channel disables its case: nothing to send, or no deadline.
+		var out chan<- outMsg
+		next, ok := e.nextOut()
+		if ok {
+			out = e.sendCh
+		}
+		select {
+		case f := <-e.reqCh:
+			f()
+		case ev := <-e.procCh:
+			e.onProc(ev)
+		case out <- next:
+			e.handedOff()
+		case <-e.armTimer():
+			st.armed = time.Time{}
+			e.onDeadlines()
+		case <-resend.C:
+			e.resendDue()
+		case <-stopCh:
+			stopCh = nil
+			e.beginStop()
+		}
+	}
+}
+
+// publish mirrors the load counters for Stats.
+func (e *Executor) publish() {
+	e.running.Store(int64(e.st.live))
+	e.queued.Store(int64(len(e.st.queue)))
+}
+
+func (e *Executor) dispatch(d message.Dispatch) message.DispatchReply {
+	st := &e.st
+	select {
+	case <-e.stopCh:
+		return refuse(d.TaskInstanceID, "worker is stopping")
+	default:
+	}
+	if d.Epoch < st.epoch {
+		return refuse(d.TaskInstanceID, fmt.Sprintf("stale master epoch %d: this worker has seen epoch %d", d.Epoch, st.epoch))
+	}
+	if d.Epoch > st.epoch {
+		// A newer leader: every task reports to it from now on.
+		st.epoch = d.Epoch
+		if d.MasterAddr != "" {
+			e.setMaster(d.MasterAddr)
+		}
+	}
+	addr := d.MasterAddr
+	if addr == "" {
+		addr = st.master
+	}
+	if addr == "" {
+		return refuse(d.TaskInstanceID, "dispatch has no master_addr and no master is known")
+	}
+	if t := st.tasks[d.TaskInstanceID]; t != nil {
+		if t.kill == killDropped {
+			return refuse(d.TaskInstanceID, "task was taken over by another worker")
+		}
+		// Accepted so the master does not send it elsewhere, but not run
+		// again; what the master has not persisted yet goes out now.
+		t.addr = addr
+		e.enqueueUnacked(t)
+		return message.DispatchReply{TaskInstanceID: d.TaskInstanceID, Accepted: true,
+			Reason: "duplicate dispatch: task already known, not run again"}
+	}
+	wf := strconv.FormatInt(d.WorkflowInstanceID, 10)
+	id := strconv.FormatInt(d.TaskInstanceID, 10)
+	t := &task{
+		d:       d,
+		addr:    addr,
+		logPath: filepath.Join(e.logDir, wf, id+".log"),
+		dir:     filepath.Join(e.workDir, wf, id),
+	}
+	st.tasks[d.TaskInstanceID] = t
+	e.addReport(t, kindAck, message.Ack{
+		TaskInstanceID: d.TaskInstanceID,
+		Host:           e.cfg.Host,
+		LogPath:        t.logPath,
+		Time:           time.Now(),
+	})
+	st.queue = append(st.queue, t)
+	e.startQueued()
+	e.publish()
+	return message.DispatchReply{TaskInstanceID: d.TaskInstanceID, Accepted: true}
+}
+
+// startQueued fills free slots from the head of the queue.
+func (e *Executor) startQueued() {
+	st := &e.st
+	for !st.stopping && st.live < e.cfg.Slots && len(st.queue) > 0 {
+		t := st.queue[0]
+		st.queue[0] = nil
+		st.queue = st.queue[1:]
+		t.phase = phaseStarting
+		st.live++
+		e.waiters.Add(1)
+		go e.runProcess(launch{
+			id:      t.d.TaskInstanceID,
+			argv:    []string{e.cfg.Shell, "-c", t.d.Command},
+			env:     e.taskEnv(t.d),
+			dir:     t.dir,
+			logPath: t.logPath,
+		})
+	}
+}
+
+// onProc applies one event from a process waiter.
+func (e *Executor) onProc(ev procEvent) {
+	st := &e.st
+	t := st.tasks[ev.id] // never nil: live tasks are not forgotten
+	switch ev.kind {
+	case evStarted:
+		t.phase, t.pid, t.start = phaseRunning, ev.pid, ev.at
+		if !t.kill.silent() {
+			e.addReport(t, kindRunning, message.Running{
+				TaskInstanceID: ev.id,
+				Host:           e.cfg.Host,
+				PID:            ev.pid,
+				StartTime:      ev.at,
+			})
+		}
+		if t.kill != killNone {
+			e.signal(t) // killed while it was starting
+			if t.kill == killStopping {
+				st.killedAtStop = append(st.killedAtStop, t.pid)
+			}
+		} else if t.d.TimeoutMillis > 0 {
+			t.timeout = st.deadlines.push(ev.at.Add(time.Duration(t.d.TimeoutMillis)*time.Millisecond), t, dlTimeout)
+		}
+	case evStartFailed:
+		st.live--
+		t.phase = phaseExited
+		e.log.Warn("task start failed", zap.Int64("task", ev.id), zap.Error(ev.err))
+		e.finish(t, -1, ev.at, ev.at, "start failed: "+ev.err.Error())
+		e.startQueued()
+	case evExited:
+		st.live--
+		t.phase = phaseExited
+		st.deadlines.remove(t.timeout)
+		st.deadlines.remove(t.escalate)
+		t.timeout, t.escalate = nil, nil
+		if t.signalled {
+			// The leader is gone but group members that ignored SIGTERM may
+			// remain; the group id cannot have been reused this soon.
+			killGroup(t.pid, syscall.SIGKILL)
+		}
+		msg := ""
+		if ev.err != nil {
+			msg = "wait: " + ev.err.Error()
+		} else if ev.code != 0 {
+			msg = fmt.Sprintf("exit code %d", ev.code)
+		}
+		e.finish(t, ev.code, t.start, ev.at, msg)
+		e.startQueued()
+	}
+	e.publish()
+}
+
+// finish reports the end of t (unless its kill is silent) and settles it.
+func (e *Executor) finish(t *task, code int, start, end time.Time, msg string) {
+	res := message.Result{
+		TaskInstanceID: t.d.TaskInstanceID,
+		Host:           e.cfg.Host,
+		ExitCode:       code,
+		StartTime:      start,
+		EndTime:        end,
+		Message:        msg,
+	}
+	switch t.kill {
+	case killDropped, killStopping:
+		e.settle(t)
+		return
+	case killRequested:
+		res.State = "killed"
+		if t.pid == 0 {
+			res.Message = "killed before start"
+		} else {
+			res.Message = "killed on request"
+		}
+	case killTimeout:
+		res.State = "failed"
+		res.Message = "timed out after " + (time.Duration(t.d.TimeoutMillis) * time.Millisecond).String()
+	default:
+		res.State = "succeeded"
+		if code != 0 {
+			res.State = "failed"
+		}
+	}
+	e.log.Debug("task finished", zap.Int64("task", res.TaskInstanceID),
+		zap.String("state", res.State), zap.Int("exit_code", code))
+	e.addReport(t, kindResult, res)
+}
+
+// killRequest handles a Kill message; false when the task is unknown.
+func (e *Executor) killRequest(id int64) bool {
+	t := e.st.tasks[id]
+	if t == nil {
+		return false
+	}
+	if t.phase != phaseExited {
+		e.kill(t, killRequested)
+	}
+	return true
+}
+
+// kill records why t must die and acts on its phase: a queued task never
+// starts, a running one gets its group signalled, a starting one is signalled
+// when its pid arrives.
+func (e *Executor) kill(t *task, why killReason) {
+	if t.kill == killNone || (why.silent() && !t.kill.silent()) {
+		t.kill = why
+	}
+	switch t.phase {
+	case phaseQueued:
+		e.unqueue(t)
+		t.phase = phaseExited
+		now := time.Now()
+		e.finish(t, -1, time.Time{}, now, "")
+		e.publish()
+	case phaseRunning:
+		e.signal(t)
+	}
+}
+
+func (e *Executor) unqueue(t *task) {
+	q := e.st.queue
+	for i, x := range q {
+		if x == t {
+			copy(q[i:], q[i+1:])
+			q[len(q)-1] = nil
+			e.st.queue = q[:len(q)-1]
+			return
+		}
+	}
+}
+
+// signal sends SIGTERM to t's process group once and arms the SIGKILL.
+func (e *Executor) signal(t *task) {
+	if t.signalled {
+		return
+	}
+	t.signalled = true
+	killGroup(t.pid, syscall.SIGTERM)
+	t.escalate = e.st.deadlines.push(time.Now().Add(e.cfg.KillGrace), t, dlEscalate)
+}
+
+func (e *Executor) onDeadlines() {
+	st := &e.st
+	now := time.Now()
+	for d := st.deadlines.popDue(now); d != nil; d = st.deadlines.popDue(now) {
+		t := d.t
+		if t.phase != phaseRunning {
+			continue
+		}
+		switch d.kind {
+		case dlTimeout:
+			t.timeout = nil
+			if t.kill == killNone {
+				e.log.Debug("task timed out", zap.Int64("task", t.d.TaskInstanceID))
+				e.kill(t, killTimeout)
+			}
+		case dlEscalate:
+			t.escalate = nil
+			killGroup(t.pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// armTimer points the single timer at the earliest deadline; nil when none.
+func (e *Executor) armTimer() <-chan time.Time {
+	st := &e.st
+	if len(st.deadlines) == 0 {
+		if !st.armed.IsZero() {
+			st.timer.Stop()
+			st.armed = time.Time{}
+		}
+		return nil
+	}
+	if at := st.deadlines[0].at; !at.Equal(st.armed) {
+		st.timer.Reset(time.Until(at))
+		st.armed = at
+	}
+	return st.timer.C
+}
+
+func (e *Executor) dbAck(a message.DBAck) {
+	t := e.st.tasks[a.TaskInstanceID]
+	if t == nil {
+		e.log.Debug("db-ack for unknown task", zap.Int64("task", a.TaskInstanceID))
+		return
+	}
+	if a.Kill {
+		e.log.Info("task taken over by another worker: dropping it", zap.Int64("task", a.TaskInstanceID))
+		e.kill(t, killDropped)
+		e.settle(t)
+		return
+	}
+	k, ok := kindOf(a.Kind)
+	if !ok {
+		e.log.Debug("db-ack of unknown kind", zap.Int64("task", a.TaskInstanceID), zap.String("kind", string(a.Kind)))
+		return
+	}
+	// A later report being persisted supersedes the earlier ones: re-sending
+	// an ack after the result could only confuse the master.
+	for i := 0; i <= k; i++ {
+		t.reports[i].acked = true
+	}
+	e.settle(t)
+}
+
+func (e *Executor) setMaster(addr string) {
+	st := &e.st
+	st.master = addr
+	for _, t := range st.tasks {
+		if !t.done {
+			t.addr = addr
+		}
+	}
+	// Failover is when latency matters most: do not wait for the resend tick.
+	for _, t := range st.pending {
+		e.enqueueUnacked(t)
+	}
+}
+
+// addReport stores a new report of t and queues it for sending at once.
+func (e *Executor) addReport(t *task, kind int, m message.Message) {
+	t.reports[kind] = report{msg: m}
+	e.st.pending[t.d.TaskInstanceID] = t
+	e.enqueue(t, kind)
+}
+
+func (e *Executor) enqueue(t *task, kind int) {
+	r := &t.reports[kind]
+	if r.queued {
+		return
+	}
+	r.queued = true
+	e.st.outbox = append(e.st.outbox, outItem{t: t, kind: kind})
+}
+
+// enqueueUnacked queues every report of t the master has not persisted, in
+// production order.
+func (e *Executor) enqueueUnacked(t *task) {
+	if t.kill == killDropped {
+		return
+	}
+	for k := range t.reports {
+		if r := &t.reports[k]; r.msg != nil && !r.acked {
+			e.enqueue(t, k)
+		}
+	}
+}
+
+// nextOut returns the report at the head of the outbox, skipping those that
+// no longer need sending.
+func (e *Executor) nextOut() (outMsg, bool) {
+	st := &e.st
+	for len(st.outbox) > 0 {
+		it := st.outbox[0]
+		r := &it.t.reports[it.kind]
+		if !r.acked && it.t.kill != killDropped {
+			return outMsg{addr: it.t.addr, msg: r.msg}, true
+		}
+		r.queued = false
+		e.popOut()
+	}
+	return outMsg{}, false
+}
+
+// handedOff records that the head of the outbox went to the sender.
+func (e *Executor) handedOff() {
+	it := e.st.outbox[0]
+	e.popOut()
+	r := &it.t.reports[it.kind]
+	r.queued = false
+	r.sent = time.Now()
+}
+
+func (e *Executor) popOut() {
+	st := &e.st
+	st.outbox[0] = outItem{}
+	st.outbox = st.outbox[1:]
+	if len(st.outbox) == 0 {
+		st.outbox = nil // let the drained backing array go
+	}
+}
+
+// resendDue queues the un-acked reports not sent within the last half
+// interval, so each is re-sent about once per ResendInterval.
+func (e *Executor) resendDue() {
+	now := time.Now()
+	half := e.cfg.ResendInterval / 2
+	for _, t := range e.st.pending {
+		for k := range t.reports {
+			r := &t.reports[k]
+			if r.msg != nil && !r.acked && !r.queued && now.Sub(r.sent) >= half {
+				e.enqueue(t, k)
+			}
+		}
+	}
+}
+
+// settle forgets t's pending reports once it exited and the master has all
+// of them, and remembers it for duplicate detection and log look-up.
+func (e *Executor) settle(t *task) {
+	if !t.settled() {
+		return
+	}
+	st := &e.st
+	delete(st.pending, t.d.TaskInstanceID)
+	if t.phase != phaseExited || t.done {
+		return
+	}
+	t.done = true
+	if len(st.memory) < e.cfg.Remembered {
+		st.memory = append(st.memory, t.d.TaskInstanceID)
+		return
+	}
+	delete(st.tasks, st.memory[st.memHead])
+	st.memory[st.memHead] = t.d.TaskInstanceID
+	st.memHead = (st.memHead + 1) % len(st.memory)
+}
+
+// beginStop refuses further work (dispatch checks stopCh), drops the queue and
+// kills every live process group silently. The loop ends once all are reaped.
+func (e *Executor) beginStop() {
+	st := &e.st
+	st.stopping = true
+	for _, t := range st.queue {
+		t.kill = killStopping
+		t.phase = phaseExited
+	}
+	st.queue = nil
+	for _, t := range st.tasks {
+		if t.phase == phaseStarting || t.phase == phaseRunning {
+			e.kill(t, killStopping)
+		}
+		if t.phase == phaseRunning {
+			st.killedAtStop = append(st.killedAtStop, t.pid)
+		}
+	}
+	e.publish()
+	e.log.Info("executor stopping", zap.Int("live", st.live))
+}

@@ -1,0 +1,183 @@
+package executor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/beluga-scheduler/beluga/remote/message"
+)
+
+type evKind uint8
+
+const (
+	evStarted     evKind = iota // pid known
+	evStartFailed               // no process: dirs, log file or exec failed
+	evExited                    // process reaped
+)
+
+// procEvent goes from a process waiter to the owner.
+type procEvent struct {
+	id   int64
+	kind evKind
+	pid  int
+	at   time.Time
+	code int   // exit code, 128+signal when killed by a signal
+	err  error // evStartFailed, or a failed wait
+}
+
+// launch is everything a waiter needs; it never touches owner state.
+type launch struct {
+	id      int64
+	argv    []string
+	env     []string
+	dir     string
+	logPath string
+}
+
+// runProcess is the one goroutine per task: it creates the work dir and log
+// file, starts `<shell> -c <command>` in its own process group, and waits for
+// it. The work dir is kept after the task (outputs and debugging; a retention
+// job can clean DataDir/work later).
+//
+// Pdeathsig kills the shell when the OS thread that forked it exits. Go only
+// ends a thread whose goroutine locked it and returned; this goroutine never
+// calls LockOSThread, so the thread lives as long as the worker process.
+func (e *Executor) runProcess(l launch) {
+	defer e.waiters.Done()
+	p, err := e.startProcess(l)
+	at := time.Now()
+	if err != nil {
+		e.procCh <- procEvent{id: l.id, kind: evStartFailed, at: at, err: err}
+		return
+	}
+	e.procCh <- procEvent{id: l.id, kind: evStarted, pid: p.Pid, at: at}
+	ps, err := p.Wait()
+	ev := procEvent{id: l.id, kind: evExited, at: time.Now(), code: -1, err: err}
+	if err == nil {
+		ev.code = exitCode(ps)
+	}
+	e.procCh <- ev
+}
+
+func (e *Executor) startProcess(l launch) (*os.Process, error) {
+	if err := os.MkdirAll(l.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create work dir: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(l.logPath), 0o755); err != nil {
+		return nil, fmt.Errorf("create log dir: %w", err)
+	}
+	// The child writes stdout and stderr straight into this file: no copying
+	// goroutine, no fsync; one shared offset keeps their lines interleaved.
+	f, err := os.OpenFile(l.logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open log: %w", err)
+	}
+	defer f.Close() // the child has its own copy
+	p, err := os.StartProcess(e.shellPath, l.argv, &os.ProcAttr{
+		Dir:   l.dir,
+		Env:   l.env,
+		Files: []*os.File{e.devNull, f, f},
+		Sys: &syscall.SysProcAttr{
+			Setpgid:   true, // the task and its children form one killable group
+			Pdeathsig: syscall.SIGKILL,
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", l.argv[0], err)
+	}
+	return p, nil
+}
+
+// exitCode follows the shell convention: 128+n for a death by signal n.
+func exitCode(ps *os.ProcessState) int {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// killGroup signals the process group led by pid. Errors are ignored: ESRCH
+// means the group is gone already, which is what the caller wants.
+func killGroup(pid int, sig syscall.Signal) {
+	if pid <= 0 {
+		return // never kill(0) or kill(-1): that would hit the worker itself
+	}
+	_ = syscall.Kill(-pid, sig)
+}
+
+// groupAlive reports whether process group pgid still has a member that is
+// not a zombie. Orphaned zombies stay members until init reaps them, and some
+// inits never do, so kill(-pgid, 0) alone cannot tell; /proc can.
+func groupAlive(pgid int) bool {
+	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return false // no /proc: trust the SIGKILL
+	}
+	for _, en := range entries {
+		pid, err := strconv.Atoi(en.Name())
+		if err != nil {
+			continue
+		}
+		if g, alive := procGroup(pid); alive && g == pgid {
+			return true
+		}
+	}
+	return false
+}
+
+// procGroup returns the process group of pid, and false when pid is gone or
+// a zombie.
+func procGroup(pid int) (int, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// The command name may hold spaces and parentheses: fields start after
+	// the last ')'. They are: state ppid pgrp ...
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+		return 0, false
+	}
+	g, err := strconv.Atoi(f[2])
+	if err != nil {
+		return 0, false
+	}
+	return g, true
+}
+
+// taskEnv is the worker's environment overlaid with the dispatch's params and
+// the BELUGA_* variables; a name appears once, the overlay winning.
+func (e *Executor) taskEnv(d message.Dispatch) []string {
+	over := make(map[string]string, len(d.Env)+4)
+	for k, v := range d.Env {
+		over[k] = v
+	}
+	over["BELUGA_TASK_INSTANCE_ID"] = strconv.FormatInt(d.TaskInstanceID, 10)
+	over["BELUGA_WORKFLOW_INSTANCE_ID"] = strconv.FormatInt(d.WorkflowInstanceID, 10)
+	over["BELUGA_TASK_NAME"] = d.Name
+	over["BELUGA_ATTEMPT"] = strconv.Itoa(d.Attempt)
+	env := make([]string, 0, len(e.baseEnv)+len(over))
+	for _, kv := range e.baseEnv {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, ok := over[name]; !ok {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range over {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
