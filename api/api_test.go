@@ -140,6 +140,12 @@ func TestApplyWorkflowVersions(t *testing.T) {
 	b.putSpec("p", "nl", "", "tasks:\n  - name: a\n    command: |\n      echo a").want(t, http.StatusCreated)
 	b.putSpec("p", "docend", "", "tasks:\n  - name: a\n    command: true\n...\n").want(t, http.StatusCreated)
 
+	// Errors in a nameless spec still name the user's line.
+	e := b.putSpec("p", "w", "", "# a comment\ntasks:\n  - name: a\n    comand: x\n").wantError(t, http.StatusBadRequest, CodeBadRequest)
+	if !strings.Contains(e.Message, "line 4") {
+		t.Fatalf("message %q does not name line 4", e.Message)
+	}
+
 	var wf Workflow
 	b.get("/api/v1/projects/p/workflows/nl").want(t, http.StatusOK).json(t, &wf)
 	if !strings.Contains(string(wf.Spec), `"command":"echo a"`) {
@@ -182,7 +188,7 @@ func TestApplyWorkflowRejects(t *testing.T) {
 			}
 		})
 	}
-	b.putSpec("nope", "w", "", etlYAML).wantError(t, http.StatusNotFound, CodeNotFound)
+	b.putSpec("nope", "nightly_etl", "", etlYAML).wantError(t, http.StatusNotFound, CodeNotFound)
 	b.putSpec("p", "bad%20name", "", etlYAML).wantError(t, http.StatusBadRequest, CodeBadRequest)
 
 	var list List[Workflow]
@@ -543,7 +549,7 @@ func TestRouting(t *testing.T) {
 	if res.Header.Get("X-Request-Id") != "abc-123" {
 		t.Fatalf("request id %q", res.Header.Get("X-Request-Id"))
 	}
-	req.Header.Set("X-Request-Id", "bad id\x01")
+	req.Header.Set("X-Request-Id", "not a sane id")
 	res, err = b.srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)

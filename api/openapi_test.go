@@ -14,7 +14,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	t.Parallel()
 	var doc struct {
 		OpenAPI    string                               `yaml:"openapi"`
-		Paths      map[string]map[string]map[string]any `yaml:"paths"`
+		Paths      map[string]map[string]any `yaml:"paths"`
 		Components struct {
 			Schemas    map[string]any `yaml:"schemas"`
 			Responses  map[string]any `yaml:"responses"`
@@ -35,7 +35,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 				continue // path-level parameters, summary...
 			}
 			documented = append(documented, strings.ToUpper(m)+" "+path)
-			if _, ok := op["responses"]; !ok {
+			if o, _ := op.(map[string]any); o["responses"] == nil {
 				t.Errorf("%s %s has no responses", m, path)
 			}
 		}

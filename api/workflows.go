@@ -7,6 +7,7 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -85,8 +86,8 @@ func specMediaType(ct string) (isJSON bool, err error) {
 
 // withName returns the spec with "name: <name>" added when the top-level
 // mapping has no name key, so a spec may leave its name to the path. The key
-// is added without moving any other line, so parse errors keep pointing at
-// the user's lines. Anything not a mapping is returned as it is for
+// is added without moving any other line where possible, so parse errors
+// keep pointing at the user's lines. Anything else is returned as it is for
 // spec.Parse to report.
 func withName(body []byte, name string) []byte {
 	trimmed := bytes.TrimLeft(body, " \t\r\n\xef\xbb\xbf")
@@ -105,36 +106,49 @@ func withName(body []byte, name string) []byte {
 		}
 		return slices.Concat(body[:at], []byte(field), body[at:])
 	}
-	root, ok := yamlRootMapping(body)
+	var orig map[string]any
+	root, ok := yamlRootMapping(body, &orig)
 	if !ok || root.Style&yaml.FlowStyle != 0 || hasKey(root, "name") {
 		return body
 	}
 	line := strings.Repeat(" ", root.Column-1) + "name: " + name + "\n"
-	// Appended at the end: no line moves. A trailing "..." or "---" would
-	// put it in another document; then insert it above the first key (the
-	// lines below shift by one, which is still a correct spec).
-	out := slices.Concat(body, []byte(line))
+	// First try at the end, where no line moves; then above the first key
+	// (later lines shift by one). Each try must change nothing but the name:
+	// a trailing "..." or a block scalar at the end without a final newline
+	// would make the end the wrong place.
+	sep := ""
 	if len(body) > 0 && body[len(body)-1] != '\n' {
-		out = slices.Concat(body, []byte("\n"+line))
-	}
-	if m, ok := yamlRootMapping(out); ok && hasKey(m, "name") {
-		return out
+		sep = "\n"
 	}
 	lines := bytes.SplitAfter(body, []byte("\n"))
-	i := root.Line - 1
-	if i < 0 || i >= len(lines) {
-		return body
+	tries := [][]byte{slices.Concat(body, []byte(sep+line))}
+	if i := root.Line - 1; i >= 0 && i < len(lines) {
+		tries = append(tries, slices.Concat(bytes.Join(lines[:i], nil), []byte(line), bytes.Join(lines[i:], nil)))
 	}
-	return slices.Concat(bytes.Join(lines[:i], nil), []byte(line), bytes.Join(lines[i:], nil))
+	for _, out := range tries {
+		var got map[string]any
+		if _, ok := yamlRootMapping(out, &got); ok && got["name"] == name {
+			delete(got, "name")
+			if reflect.DeepEqual(got, orig) {
+				return out
+			}
+		}
+	}
+	return body
 }
 
-func yamlRootMapping(b []byte) (*yaml.Node, bool) {
+// yamlRootMapping returns the top-level node of a one-mapping YAML
+// document, and decodes it into v.
+func yamlRootMapping(b []byte, v *map[string]any) (*yaml.Node, bool) {
 	var doc yaml.Node
 	if yaml.Unmarshal(b, &doc) != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, false
 	}
 	m := doc.Content[0]
-	return m, m.Kind == yaml.MappingNode
+	if m.Kind != yaml.MappingNode || m.Decode(v) != nil {
+		return nil, false
+	}
+	return m, true
 }
 
 func hasKey(m *yaml.Node, key string) bool {

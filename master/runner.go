@@ -43,7 +43,7 @@ type definition struct {
 }
 
 func newDefinition(raw []byte) (*definition, error) {
-	wf, err := spec.Parse(raw)
+	wf, err := spec.ParseStored(raw)
 	if err != nil {
 		return nil, fmt.Errorf("parse stored spec: %w", err)
 	}

@@ -75,7 +75,7 @@ func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
-		c.serve(e.ctx, e.h)
+		c.serve(e.ctx, e.safe(c.remote))
 	}()
 	e.log.Debug("connection open", zap.String("remote", c.remote))
 	return nil, gnet.None
@@ -148,4 +148,18 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 func (e *events) reject(c *conn, reason string, err error) gnet.Action {
 	e.log.Warn("closing connection", zap.String("remote", c.remote), zap.String("reason", reason), zap.Error(err))
 	return gnet.Close
+}
+
+// safe wraps the handler so that a panic in it is logged with its stack and
+// closes nothing but that one message: a bad message never kills a server.
+func (e *events) safe(remote string) Handler {
+	return func(p Peer, reqID uint64, m message.Message) {
+		defer func() {
+			if r := recover(); r != nil {
+				e.log.Error("message handler panicked", zap.String("remote", remote),
+					zap.String("message", fmt.Sprintf("%T", m)), zap.Any("panic", r), zap.Stack("stack"))
+			}
+		}()
+		e.h(p, reqID, m)
+	}
 }

@@ -470,3 +470,35 @@ func TestStopNoGoroutineLeak(t *testing.T) {
 	// Stop waited for everything it started; allow only runtime stragglers.
 	waitFor(t, "goroutines to exit", func() bool { return runtime.NumGoroutine() <= before })
 }
+
+func TestHandlerPanicKeepsServing(t *testing.T) {
+	calls := 0
+	srv := NewServer("127.0.0.1:0", func(p Peer, reqID uint64, m message.Message) {
+		calls++
+		if calls == 1 {
+			panic("boom")
+		}
+		_ = p.Send(reqID, message.Pong{})
+	}, Options{Log: zap.NewNop()})
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	cli := NewClient(func(Peer, uint64, message.Message) {}, Options{Log: zap.NewNop()})
+	if err := cli.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := cli.Request(ctx, srv.Addr(), message.Ping{}); err == nil {
+		t.Fatal("first request should get no reply: its handler panicked")
+	}
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel2()
+	if m, err := cli.Request(ctx2, srv.Addr(), message.Ping{}); err != nil {
+		t.Fatalf("server stopped serving after a handler panic: %v", err)
+	} else if _, ok := m.(message.Pong); !ok {
+		t.Fatalf("reply %T", m)
+	}
+}

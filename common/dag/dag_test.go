@@ -3,6 +3,7 @@ package dag
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -378,5 +379,99 @@ func BenchmarkNewTopo(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestRandomAgainstNaive checks New, TopoOrder, reach and SubGraph on random
+// DAGs against slow, obviously correct versions. The seed is fixed.
+func TestRandomAgainstNaive(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 200 {
+		n := 1 + rng.IntN(30)
+		nodes := names(n)
+		// Edges go from a lower to a higher rank in a random permutation, so
+		// the graph is acyclic but spec order is not a topological order.
+		rank := rng.Perm(n)
+		var edges [][2]string
+		adj := make([][]bool, n)
+		for i := range adj {
+			adj[i] = make([]bool, n)
+		}
+		for range rng.IntN(3 * n) {
+			a, b := rng.IntN(n), rng.IntN(n)
+			if rank[a] < rank[b] {
+				edges = append(edges, e(nodes[a], nodes[b]))
+				adj[a][b] = true
+			}
+		}
+		g := mustNew(t, nodes, edges)
+
+		// Naive Kahn: repeatedly take the first node in spec order whose
+		// upstreams are all placed.
+		placed := make([]bool, n)
+		var want []string
+		for len(want) < n {
+			for i := range n {
+				if placed[i] {
+					continue
+				}
+				ok := true
+				for u := range n {
+					if adj[u][i] && !placed[u] {
+						ok = false
+					}
+				}
+				if ok {
+					placed[i] = true
+					want = append(want, nodes[i])
+					break
+				}
+			}
+		}
+		eq(t, fmt.Sprintf("round %d TopoOrder", round), g.TopoOrder(), want)
+
+		start := rng.IntN(n)
+		reach := func(down bool) []string {
+			seen := make([]bool, n)
+			seen[start] = true
+			for changed := true; changed; {
+				changed = false
+				for a := range n {
+					for b := range n {
+						from, to := a, b
+						if !down {
+							from, to = b, a
+						}
+						if adj[a][b] && seen[from] && !seen[to] {
+							seen[to], changed = true, true
+						}
+					}
+				}
+			}
+			var out []string
+			for i, ok := range seen {
+				if ok {
+					out = append(out, nodes[i])
+				}
+			}
+			return out
+		}
+		eq(t, "Descendants", g.Descendants(nodes[start]), reach(true))
+		eq(t, "Ancestors", g.Ancestors(nodes[start]), reach(false))
+		sub, err := g.SubGraph([]string{nodes[start]}, ScopeDownstream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eq(t, "SubGraph nodes", sub.Nodes(), reach(true))
+		for _, m := range sub.Nodes() {
+			var up []string
+			for _, u := range g.Upstream(m) {
+				if sub.Has(u) {
+					up = append(up, u)
+				}
+			}
+			eq(t, "SubGraph Upstream("+m+")", sub.Upstream(m), up)
+		}
 	}
 }

@@ -6,50 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
-	"strings"
 )
 
-// jsonShape is what checkJSON knows about a JSON value: the fields of an
-// object (nil: any keys), the shape of a list's elements, or a duration.
-type jsonShape struct {
-	what     string
-	fields   map[string]*jsonShape
-	elem     *jsonShape
-	duration bool
-}
-
-var workflowShape = shapeOf(reflect.TypeFor[Workflow](), "the workflow")
-
-// shapeOf derives the shape from the json tags so it follows types.go.
-func shapeOf(t reflect.Type, what string) *jsonShape {
-	switch {
-	case t == reflect.TypeFor[Duration]():
-		return &jsonShape{duration: true}
-	case t.Kind() == reflect.Struct:
-		s := &jsonShape{what: what, fields: map[string]*jsonShape{}}
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "" || name == "-" {
-				continue
-			}
-			s.fields[name] = shapeOf(f.Type, "a task")
-		}
-		return s
-	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct:
-		return &jsonShape{elem: shapeOf(t.Elem(), "a task")}
-	}
-	return nil
-}
-
 // checkJSON walks a JSON document token by token and reports, each with its
-// line: syntax errors, duplicate keys, unknown fields (exact case: the
-// decoder would accept "Name" for "name"), bad durations and data after the
-// object. It stops at the first syntax error and after maxProblems others.
+// line, what encoding/json reports without a position or not at all: syntax
+// errors, duplicate keys, unknown fields (exact case: the decoder would take
+// "Name" for "name"), bad durations, and data after the object. It stops at
+// the first syntax error and after maxProblems others.
 func checkJSON(data []byte) []string {
 	c := &jsonChecker{data: data, dec: json.NewDecoder(bytes.NewReader(data))}
-	c.dec.UseNumber() // numbers are only skipped here; avoid float parsing
+	c.dec.UseNumber() // numbers are only skipped here; spare the float parsing
 	err := c.value(workflowShape, nil)
 	if err == nil {
 		if _, err = c.dec.Token(); err == nil {
@@ -78,7 +44,7 @@ func (c *jsonChecker) addf(format string, args ...any) {
 	}
 }
 
-// describe gives a syntax error a line.
+// describe gives a syntax error its line.
 func (c *jsonChecker) describe(err error) string {
 	var se *json.SyntaxError
 	switch {
@@ -90,53 +56,30 @@ func (c *jsonChecker) describe(err error) string {
 	return err.Error()
 }
 
-// jsonPath locates a value, e.g. tasks[2].timeout. It is a linked list built
-// as the walk descends and only turned into text for a problem, which keeps
-// the walk of a large spec from concatenating a string per key.
-type jsonPath struct {
-	parent *jsonPath
-	key    string
-	index  int
-	inList bool // index, not key, names this step
-}
-
-func (p *jsonPath) String() string {
-	if p == nil {
-		return ""
-	}
-	if p.inList {
-		return fmt.Sprintf("%s[%d]", p.parent, p.index)
-	}
-	if p.parent == nil {
-		return p.key
-	}
-	return p.parent.String() + "." + p.key
-}
-
-// value reads one value at path; shape may be nil (anything goes). Only
-// syntax errors are returned; other problems are collected.
-func (c *jsonChecker) value(shape *jsonShape, path *jsonPath) error {
+// value reads one value; sh may be nil (anything goes). Only syntax errors
+// are returned; other problems are collected.
+func (c *jsonChecker) value(sh *shape, path *fieldPath) error {
 	tok, err := c.dec.Token()
 	if err != nil {
 		return err
 	}
 	switch tok {
 	case json.Delim('{'):
-		return c.object(shape, path)
+		return c.object(sh, path)
 	case json.Delim('['):
-		var elem *jsonShape
-		if shape != nil {
-			elem = shape.elem
+		var elem *shape
+		if sh != nil {
+			elem = sh.elem
 		}
 		for i := 0; c.dec.More(); i++ {
-			if err := c.value(elem, &jsonPath{parent: path, index: i, inList: true}); err != nil {
+			if err := c.value(elem, path.item(i)); err != nil {
 				return err
 			}
 		}
 		_, err := c.dec.Token() // ']'
 		return err
 	}
-	if shape != nil && shape.duration {
+	if sh != nil && sh.duration {
 		s, ok := tok.(string)
 		if !ok {
 			c.addf("%s: duration must be a string such as \"30s\" or \"2h\"", path)
@@ -147,24 +90,24 @@ func (c *jsonChecker) value(shape *jsonShape, path *jsonPath) error {
 	return nil
 }
 
-func (c *jsonChecker) object(shape *jsonShape, path *jsonPath) error {
+func (c *jsonChecker) object(sh *shape, path *fieldPath) error {
 	seen := map[string]bool{}
 	for c.dec.More() {
 		tok, err := c.dec.Token()
 		if err != nil {
 			return err
 		}
-		key, _ := tok.(string) // the decoder guarantees a string key here
-		child := &jsonPath{parent: path, key: key}
+		key, _ := tok.(string) // the decoder only returns a string here
+		child := path.field(key)
 		if seen[key] {
 			c.addf("%s: field appears twice", child)
 		}
 		seen[key] = true
-		var next *jsonShape
-		if shape != nil && shape.fields != nil {
-			f, known := shape.fields[key]
+		var next *shape
+		if sh != nil && sh.fields != nil {
+			f, known := sh.fields[key]
 			if !known {
-				c.addf("unknown field %q in %s%s", key, shape.what, c.hint(shape, key, path))
+				c.addf("%s", sh.unknownField(key, path))
 			}
 			next = f
 		}
@@ -174,18 +117,4 @@ func (c *jsonChecker) object(shape *jsonShape, path *jsonPath) error {
 	}
 	_, err := c.dec.Token() // '}'
 	return err
-}
-
-// hint names the task the field sits in and a field that differs only in case.
-func (c *jsonChecker) hint(shape *jsonShape, key string, path *jsonPath) string {
-	var b strings.Builder
-	if path != nil {
-		fmt.Fprintf(&b, " (%s)", path)
-	}
-	for f := range shape.fields {
-		if strings.EqualFold(f, key) {
-			fmt.Fprintf(&b, "; did you mean %q?", f)
-		}
-	}
-	return b.String()
 }

@@ -97,15 +97,43 @@ func jsonTypeName(kind string) string {
 	}
 }
 
-// yamlTypeNames makes yaml.v3's "in type spec.Task" read as the user's words.
-var yamlTypeNames = strings.NewReplacer("type spec.Workflow", "the workflow", "type spec.Task", "a task",
-	"into spec.Workflow", "into a workflow", "into spec.Duration", "into a duration")
+// yamlTypeNames makes yaml.v3's "into spec.Task" read as the user's words.
+var yamlTypeNames = strings.NewReplacer("spec.Workflow", "a workflow", "spec.Task", "a task",
+	"spec.Duration", "a duration")
 
 func decodeYAML(data []byte) (*Workflow, []string) {
+	// Decode to a node tree first: checkYAML reports from it what the struct
+	// decoder would not (see there), then the tree is decoded into the struct.
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, []string{"spec is empty"}
+		}
+		return nil, []string{err.Error()}
+	}
+	// One document only: a second one would be silently ignored otherwise.
+	// A bare trailing "---" is harmless and allowed.
+	for {
+		var extra yaml.Node
+		err := dec.Decode(&extra)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, []string{err.Error()}
+		}
+		if len(extra.Content) > 0 && extra.Content[0].ShortTag() != "!!null" {
+			return nil, []string{fmt.Sprintf("line %d: a spec is one YAML document, found another", extra.Content[0].Line)}
+		}
+	}
+	if len(doc.Content) > 0 {
+		if problems := checkYAML(doc.Content[0]); len(problems) > 0 {
+			return nil, problems
+		}
+	}
 	var w Workflow
-	if err := dec.Decode(&w); err != nil {
+	if err := doc.Decode(&w); err != nil {
 		var te *yaml.TypeError
 		if errors.As(err, &te) {
 			out := make([]string, len(te.Errors))
@@ -114,26 +142,9 @@ func decodeYAML(data []byte) (*Workflow, []string) {
 			}
 			return nil, out
 		}
-		if errors.Is(err, io.EOF) {
-			return nil, []string{"spec is empty"}
-		}
 		return nil, []string{yamlTypeNames.Replace(err.Error())}
 	}
-	// One document only: a second one would be silently ignored otherwise.
-	// A bare trailing "---" is harmless and allowed.
-	for {
-		var extra yaml.Node
-		err := dec.Decode(&extra)
-		if errors.Is(err, io.EOF) {
-			return &w, nil
-		}
-		if err != nil {
-			return nil, []string{err.Error()}
-		}
-		if len(extra.Content) > 0 && extra.Content[0].Tag != "!!null" {
-			return nil, []string{fmt.Sprintf("line %d: a spec is one YAML document, found another", extra.Content[0].Line)}
-		}
-	}
+	return &w, nil
 }
 
 func lineAt(data []byte, off int64) int {

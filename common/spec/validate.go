@@ -117,16 +117,16 @@ func (v *validator) workflow(w *Workflow) {
 	case w.Name == "":
 		v.addf("workflow name is required")
 	case !validName(w.Name):
-		v.addf("workflow name %q: %s", w.Name, nameRule)
+		v.addf("workflow: name %q: %s", w.Name, nameRule)
 	}
 	v.params("workflow", w.Params)
 	if _, ok := model.ParsePriority(w.Priority); !ok {
-		v.addf("workflow priority %q: %s", w.Priority, priorityRule)
+		v.addf("workflow: priority %q: %s", w.Priority, priorityRule)
 	}
 	switch model.FailureStrategy(w.FailureStrategy) {
 	case "", model.FailureEnd, model.FailureContinue:
 	default:
-		v.addf("workflow failure_strategy %q: use end or continue", w.FailureStrategy)
+		v.addf("workflow: failure_strategy %q: use end or continue", w.FailureStrategy)
 	}
 	v.timeout("workflow", w.Timeout, w.TimeoutStrategy, "use warn or stop", TimeoutWarn, TimeoutStop)
 	v.workerGroup("workflow", w.WorkerGroup)

@@ -86,7 +86,8 @@ func Size(buf []byte, maxBody int) (n int, err error) {
 
 // Decode reads one frame from the start of buf. It returns the frame and the
 // number of bytes it used. n == 0 with a nil error means buf does not yet hold
-// a whole frame: read more and call again. Errors are those of Size.
+// a whole frame: read more and call again. maxBody and the errors are as
+// for Size.
 //
 // f.Body aliases buf (it is not copied): a caller that keeps the body after
 // buf is reused or discarded must copy it first.

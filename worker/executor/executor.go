@@ -80,6 +80,8 @@ type Executor struct {
 	cancelSend context.CancelFunc
 	waiters    sync.WaitGroup // process waiter goroutines
 	devNull    *os.File       // stdin of every task
+	spares     *spares
+	stopSpares context.CancelFunc
 
 	running atomic.Int64 // mirrors of owner state for Stats
 	queued  atomic.Int64
@@ -98,48 +100,15 @@ func New(cfg Config, sender Sender, log *zap.Logger) (*Executor, error) {
 	if cfg.Host == "" {
 		return nil, errors.New("executor: config Host is empty")
 	}
-	if cfg.Slots < 0 {
-		return nil, fmt.Errorf("executor: config Slots %d is negative", cfg.Slots)
-	}
-	if cfg.Slots == 0 {
-		cfg.Slots = 2 * runtime.NumCPU()
-	}
-	if cfg.Shell == "" {
-		cfg.Shell = "bash"
-	}
-	if cfg.Shell != "bash" && cfg.Shell != "sh" {
-		return nil, fmt.Errorf("executor: config Shell %q: want bash or sh", cfg.Shell)
-	}
-	// Resolved once: a per-task PATH lookup would cost a few stat calls each.
-	shellPath, err := exec.LookPath(cfg.Shell)
+	cfg, shellPath, err := cfg.normalize()
 	if err != nil {
-		return nil, fmt.Errorf("executor: shell %q: %w", cfg.Shell, err)
-	}
-	if cfg.DataDir == "" {
-		cfg.DataDir = filepath.Join(os.TempDir(), "beluga-worker")
-	}
-	// Absolute, so log paths handed to the master stay valid whatever the
-	// worker's current directory, and LogRequest paths can be checked.
-	if cfg.DataDir, err = filepath.Abs(cfg.DataDir); err != nil {
-		return nil, fmt.Errorf("executor: config DataDir: %w", err)
-	}
-	if cfg.ResendInterval < 0 || cfg.KillGrace < 0 || cfg.Remembered < 0 {
-		return nil, errors.New("executor: config ResendInterval, KillGrace and Remembered must not be negative")
-	}
-	if cfg.ResendInterval == 0 {
-		cfg.ResendInterval = time.Second
-	}
-	if cfg.KillGrace == 0 {
-		cfg.KillGrace = 2 * time.Second
-	}
-	if cfg.Remembered == 0 {
-		cfg.Remembered = 10000
+		return nil, err
 	}
 	e := &Executor{
 		cfg:        cfg,
 		shellPath:  shellPath,
 		baseEnv:    os.Environ(),
-		logDir:     filepath.Join(cfg.DataDir, "logs"),
+		logDir:     LogDir(cfg.DataDir),
 		workDir:    filepath.Join(cfg.DataDir, "work"),
 		log:        log,
 		sender:     sender,
@@ -150,13 +119,62 @@ func New(cfg Config, sender Sender, log *zap.Logger) (*Executor, error) {
 		ownerDone:  make(chan struct{}),
 		senderDone: make(chan struct{}),
 	}
+	e.spares = newSpares(filepath.Join(cfg.DataDir, ".spare"), min(max(cfg.Slots, 4), 64), log)
 	e.st.init(cfg)
 	return e, nil
 }
 
-// LogDir is the directory holding every task log; log paths outside it are
-// never served.
-func (e *Executor) LogDir() string { return e.logDir }
+// LogDir is the directory under dataDir holding every task log.
+func LogDir(dataDir string) string { return filepath.Join(dataDir, "logs") }
+
+// WithDefaults returns c with defaults filled in and DataDir made absolute,
+// or an error naming the first bad field. Host is not checked: a worker
+// learns its address only once listening.
+func (c Config) WithDefaults() (Config, error) {
+	c, _, err := c.normalize()
+	return c, err
+}
+
+func (c Config) normalize() (Config, string, error) {
+	if c.Slots < 0 {
+		return c, "", fmt.Errorf("executor: config Slots %d is negative", c.Slots)
+	}
+	if c.Slots == 0 {
+		c.Slots = 2 * runtime.NumCPU()
+	}
+	if c.Shell == "" {
+		c.Shell = "bash"
+	}
+	if c.Shell != "bash" && c.Shell != "sh" {
+		return c, "", fmt.Errorf("executor: config Shell %q: want bash or sh", c.Shell)
+	}
+	// Resolved once: a per-task PATH lookup would cost a few stat calls each.
+	shellPath, err := exec.LookPath(c.Shell)
+	if err != nil {
+		return c, "", fmt.Errorf("executor: shell %q: %w", c.Shell, err)
+	}
+	if c.DataDir == "" {
+		c.DataDir = filepath.Join(os.TempDir(), "beluga-worker")
+	}
+	// Absolute, so log paths handed to the master stay valid whatever the
+	// worker's current directory, and LogRequest paths can be checked.
+	if c.DataDir, err = filepath.Abs(c.DataDir); err != nil {
+		return c, "", fmt.Errorf("executor: config DataDir: %w", err)
+	}
+	if c.ResendInterval < 0 || c.KillGrace < 0 || c.Remembered < 0 {
+		return c, "", errors.New("executor: config ResendInterval, KillGrace and Remembered must not be negative")
+	}
+	if c.ResendInterval == 0 {
+		c.ResendInterval = time.Second
+	}
+	if c.KillGrace == 0 {
+		c.KillGrace = 2 * time.Second
+	}
+	if c.Remembered == 0 {
+		c.Remembered = 10000
+	}
+	return c, shellPath, nil
+}
 
 // Start creates the data directories and starts the owner and sender
 // goroutines. ctx bounds start-up only; Stop ends the executor.
@@ -192,6 +210,9 @@ func (e *Executor) start(ctx context.Context) error {
 			return fmt.Errorf("executor: create %s: %w", d, err)
 		}
 	}
+	if err := e.spares.prepare(); err != nil {
+		return fmt.Errorf("executor: spare dir: %w", err)
+	}
 	devNull, err := os.Open(os.DevNull)
 	if err != nil {
 		return fmt.Errorf("executor: open %s: %w", os.DevNull, err)
@@ -200,6 +221,9 @@ func (e *Executor) start(ctx context.Context) error {
 	sendCtx, cancel := context.WithCancel(context.Background())
 	e.cancelSend = cancel
 	go e.sendLoop(sendCtx)
+	spareCtx, cancel := context.WithCancel(context.Background())
+	e.stopSpares = cancel
+	go e.spares.run(spareCtx)
 	go e.loop()
 	e.started.Store(true)
 	return nil
@@ -211,7 +235,8 @@ func (e *Executor) start(ctx context.Context) error {
 //     after KillGrace;
 //  3. wait until every task's shell is reaped (the owner returns when none is
 //     live), then until the rest of each killed group is gone too;
-//  4. stop the sender (reports still pending are abandoned).
+//  4. stop the sender (reports still pending are abandoned), then the spare
+//     refiller (it removes DataDir/.spare).
 //
 // Tasks killed by Stop are not reported as results: the worker is leaving, its
 // registry node goes with it, and the master's worker failover resubmits its
@@ -231,6 +256,8 @@ func (e *Executor) Stop() {
 		e.awaitGroups(e.st.killedAtStop) // the owner is gone: its state is ours now
 		e.cancelSend()
 		<-e.senderDone
+		e.stopSpares()
+		<-e.spares.done
 		if err := e.devNull.Close(); err != nil {
 			e.log.Debug("close /dev/null", zap.Error(err))
 		}

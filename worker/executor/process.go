@@ -66,7 +66,11 @@ func (e *Executor) runProcess(l launch) {
 }
 
 func (e *Executor) startProcess(l launch) (*os.Process, error) {
-	if err := os.MkdirAll(l.dir, 0o755); err != nil {
+	// The per-workflow parents exist after a workflow's first task: a stat.
+	if err := os.MkdirAll(filepath.Dir(l.dir), 0o755); err != nil {
+		return nil, fmt.Errorf("create work dir: %w", err)
+	}
+	if err := e.spares.makeDir(l.dir); err != nil {
 		return nil, fmt.Errorf("create work dir: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(l.logPath), 0o755); err != nil {
@@ -74,7 +78,7 @@ func (e *Executor) startProcess(l launch) (*os.Process, error) {
 	}
 	// The child writes stdout and stderr straight into this file: no copying
 	// goroutine, no fsync; one shared offset keeps their lines interleaved.
-	f, err := os.OpenFile(l.logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := e.spares.openLog(l.logPath)
 	if err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
 	}

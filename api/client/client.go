@@ -1,0 +1,377 @@
+// Package client is a small typed Go client for Beluga's REST API, used by
+// the CLI and by end-to-end tests. It decodes into the api package's wire
+// types; any non-2xx answer is an *APIError.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/beluga-scheduler/beluga/api"
+	"github.com/beluga-scheduler/beluga/common/spec"
+)
+
+// The wire types, under the names callers of this package use.
+type (
+	Project        = api.Project
+	ApplyResult    = api.ApplyResult
+	Workflow       = api.Workflow
+	Instance       = api.Instance
+	InstanceDetail = api.InstanceDetail
+	InstanceList   = api.InstanceList
+	TaskInstance   = api.TaskInstance
+	RunOptions     = api.RunRequest
+)
+
+// ErrUnreachable wraps transport failures: the server could not be reached
+// or the connection broke before an answer.
+var ErrUnreachable = errors.New("cannot reach the server")
+
+// ErrInvalidSpec marks a spec the client could not even send (no name, not
+// YAML or JSON); nothing was sent.
+var ErrInvalidSpec = errors.New("invalid workflow spec")
+
+// APIError is a non-2xx answer.
+type APIError struct {
+	Status    int    // HTTP status
+	Code      string // api.Code* ("not_found"...), or "http_<status>" when the body was not an API error
+	Message   string
+	RequestID string
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("%s (HTTP %d %s)", e.Message, e.Status, e.Code)
+}
+
+// Client talks to one API server.
+type Client struct {
+	base string
+	hc   *http.Client
+}
+
+// DefaultTimeout bounds one request when NewClient is given no client.
+const DefaultTimeout = 30 * time.Second
+
+// NewClient returns a client for baseURL ("http://127.0.0.1:12345"). A nil
+// httpClient means one with DefaultTimeout.
+func NewClient(baseURL string, httpClient *http.Client) *Client {
+	if httpClient == nil {
+		httpClient = &http.Client{Timeout: DefaultTimeout}
+	}
+	return &Client{base: strings.TrimRight(baseURL, "/"), hc: httpClient}
+}
+
+// BaseURL is the server's URL.
+func (c *Client) BaseURL() string { return c.base }
+
+// do sends a request and returns the response of a 2xx answer; the caller
+// closes its body.
+func (c *Client) do(ctx context.Context, method, path string, q url.Values, contentType string, body []byte) (*http.Response, error) {
+	u := c.base + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	req.Header.Set("Accept", "application/json")
+	res, err := c.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the method and URL only repeat what the message says
+		}
+		return nil, fmt.Errorf("%w at %s: %w", ErrUnreachable, c.base, err)
+	}
+	if res.StatusCode >= 200 && res.StatusCode < 300 {
+		return res, nil
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	var eb api.ErrorBody
+	if json.Unmarshal(b, &eb) == nil && eb.Error.Code != "" {
+		return nil, &APIError{Status: res.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message, RequestID: eb.Error.RequestID}
+	}
+	msg := strings.TrimSpace(string(b))
+	if msg == "" {
+		msg = http.StatusText(res.StatusCode)
+	}
+	return nil, &APIError{Status: res.StatusCode, Code: "http_" + strconv.Itoa(res.StatusCode), Message: msg,
+		RequestID: res.Header.Get("X-Request-Id")}
+}
+
+// call sends a JSON request (in may be nil) and decodes a JSON answer into
+// out (may be nil).
+func (c *Client) call(ctx context.Context, method, path string, q url.Values, in, out any) error {
+	var body []byte
+	ct := ""
+	if in != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
+			return fmt.Errorf("encode %s %s: %w", method, path, err)
+		}
+		ct = "application/json"
+	}
+	res, err := c.do(ctx, method, path, q, ct, body)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if out == nil {
+		_, _ = io.Copy(io.Discard, res.Body)
+		return nil
+	}
+	if err := json.NewDecoder(res.Body).Decode(out); err != nil {
+		return fmt.Errorf("decode the answer to %s %s: %w", method, path, err)
+	}
+	return nil
+}
+
+func esc(s string) string { return url.PathEscape(s) }
+
+func workflowPath(project, name string) string {
+	return "/api/v1/projects/" + esc(project) + "/workflows/" + esc(name)
+}
+
+// Health returns nil when the server answers /healthz with 200.
+func (c *Client) Health(ctx context.Context) error {
+	return c.call(ctx, "GET", "/healthz", nil, nil, nil)
+}
+
+// CreateProject creates a project.
+func (c *Client) CreateProject(ctx context.Context, name, description string) (Project, error) {
+	var p Project
+	err := c.call(ctx, "POST", "/api/v1/projects", nil, api.CreateProjectRequest{Name: name, Description: description}, &p)
+	return p, err
+}
+
+// ListProjects returns every project by name.
+func (c *Client) ListProjects(ctx context.Context) ([]Project, error) {
+	var l api.List[Project]
+	err := c.call(ctx, "GET", "/api/v1/projects", nil, nil, &l)
+	return l.Items, err
+}
+
+// GetProject returns one project.
+func (c *Client) GetProject(ctx context.Context, name string) (Project, error) {
+	var p Project
+	err := c.call(ctx, "GET", "/api/v1/projects/"+esc(name), nil, nil, &p)
+	return p, err
+}
+
+// ApplyWorkflow sends a spec (YAML or JSON) to project under the name the
+// spec gives; the result says whether a new version was made.
+func (c *Client) ApplyWorkflow(ctx context.Context, project string, specBytes []byte) (ApplyResult, error) {
+	name, err := SpecName(specBytes)
+	if err != nil {
+		return ApplyResult{}, err
+	}
+	return c.ApplyWorkflowAs(ctx, project, name, specBytes)
+}
+
+// ApplyWorkflowAs sends a spec under name; the spec may leave its name out.
+func (c *Client) ApplyWorkflowAs(ctx context.Context, project, name string, specBytes []byte) (ApplyResult, error) {
+	ct := "application/yaml"
+	if isJSON(specBytes) {
+		ct = "application/json"
+	}
+	res, err := c.do(ctx, "PUT", workflowPath(project, name), nil, ct, specBytes)
+	if err != nil {
+		return ApplyResult{}, err
+	}
+	defer res.Body.Close()
+	var out ApplyResult
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+		return out, fmt.Errorf("decode the answer to PUT %s: %w", workflowPath(project, name), err)
+	}
+	return out, nil
+}
+
+func isJSON(b []byte) bool {
+	t := bytes.TrimLeft(b, " \t\r\n\xef\xbb\xbf")
+	return len(t) > 0 && t[0] == '{'
+}
+
+// SpecName reads the name a spec gives itself. A spec that cannot be read
+// at all gets spec.Parse's message (the one the server would give); the
+// error wraps ErrInvalidSpec.
+func SpecName(b []byte) (string, error) {
+	var top struct {
+		Name string `json:"name" yaml:"name"`
+	}
+	var err error
+	if isJSON(b) {
+		err = json.Unmarshal(b, &top)
+	} else {
+		err = yaml.Unmarshal(b, &top)
+	}
+	if err != nil {
+		if _, perr := spec.Parse(b); perr != nil {
+			err = perr
+		}
+		return "", fmt.Errorf("%w: %w", ErrInvalidSpec, err)
+	}
+	if top.Name == "" {
+		return "", fmt.Errorf("%w: the spec has no name", ErrInvalidSpec)
+	}
+	return top.Name, nil
+}
+
+// GetWorkflow returns a version (0: the latest) with its spec.
+func (c *Client) GetWorkflow(ctx context.Context, project, name string, version int) (Workflow, error) {
+	var q url.Values
+	if version > 0 {
+		q = url.Values{"version": {strconv.Itoa(version)}}
+	}
+	var w Workflow
+	err := c.call(ctx, "GET", workflowPath(project, name), q, nil, &w)
+	return w, err
+}
+
+// ListWorkflows returns the latest version of each workflow of a project.
+func (c *Client) ListWorkflows(ctx context.Context, project string) ([]Workflow, error) {
+	var l api.List[Workflow]
+	err := c.call(ctx, "GET", "/api/v1/projects/"+esc(project)+"/workflows", nil, nil, &l)
+	return l.Items, err
+}
+
+// Versions returns every version of a workflow, newest first.
+func (c *Client) Versions(ctx context.Context, project, name string) ([]Workflow, error) {
+	var l api.List[Workflow]
+	err := c.call(ctx, "GET", workflowPath(project, name)+"/versions", nil, nil, &l)
+	return l.Items, err
+}
+
+// DeleteWorkflow deletes every version of a workflow.
+func (c *Client) DeleteWorkflow(ctx context.Context, project, name string) error {
+	return c.call(ctx, "DELETE", workflowPath(project, name), nil, nil, nil)
+}
+
+// Run starts a run and returns the new instance (state submitted).
+func (c *Client) Run(ctx context.Context, project, name string, o RunOptions) (Instance, error) {
+	var inst Instance
+	err := c.call(ctx, "POST", workflowPath(project, name)+"/runs", nil, o, &inst)
+	return inst, err
+}
+
+// GetInstance returns an instance with all its task instances.
+func (c *Client) GetInstance(ctx context.Context, id int64) (InstanceDetail, error) {
+	var d InstanceDetail
+	err := c.call(ctx, "GET", "/api/v1/instances/"+strconv.FormatInt(id, 10), nil, nil, &d)
+	return d, err
+}
+
+// InstanceFilter selects instances; zero fields match all (Limit 0: the
+// server's default).
+type InstanceFilter struct {
+	Project  string
+	Workflow string
+	State    string
+	Limit    int
+	Offset   int
+}
+
+// ListInstances returns one page of instances, newest first.
+func (c *Client) ListInstances(ctx context.Context, f InstanceFilter) (InstanceList, error) {
+	q := url.Values{}
+	for k, v := range map[string]string{"project": f.Project, "workflow": f.Workflow, "state": f.State} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if f.Limit != 0 {
+		q.Set("limit", strconv.Itoa(f.Limit))
+	}
+	if f.Offset != 0 {
+		q.Set("offset", strconv.Itoa(f.Offset))
+	}
+	var l InstanceList
+	err := c.call(ctx, "GET", "/api/v1/instances", q, nil, &l)
+	return l, err
+}
+
+// GetTaskInstance returns one task instance.
+func (c *Client) GetTaskInstance(ctx context.Context, id int64) (TaskInstance, error) {
+	var t TaskInstance
+	err := c.call(ctx, "GET", "/api/v1/task-instances/"+strconv.FormatInt(id, 10), nil, nil, &t)
+	return t, err
+}
+
+// TaskLogPage reads up to limit bytes (0: the server's default) of a task's
+// log from offset, and returns them with the offset to read next.
+func (c *Client) TaskLogPage(ctx context.Context, id, offset, limit int64) (data []byte, next int64, err error) {
+	q := url.Values{}
+	if offset > 0 {
+		q.Set("offset", strconv.FormatInt(offset, 10))
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.FormatInt(limit, 10))
+	}
+	path := "/api/v1/task-instances/" + strconv.FormatInt(id, 10) + "/log"
+	res, err := c.do(ctx, "GET", path, q, "", nil)
+	if err != nil {
+		return nil, offset, err
+	}
+	defer res.Body.Close()
+	data, err = io.ReadAll(res.Body)
+	if err != nil {
+		return nil, offset, fmt.Errorf("%w at %s: read log: %w", ErrUnreachable, c.base, err)
+	}
+	next = offset + int64(len(data))
+	if h := res.Header.Get("X-Next-Offset"); h != "" {
+		if n, perr := strconv.ParseInt(h, 10, 64); perr == nil {
+			next = n
+		}
+	}
+	return data, next, nil
+}
+
+// logPage is what TaskLog asks for at a time.
+const logPage = 1 << 20
+
+// TaskLog copies a task's whole log (as it is now), from offset, to w, page
+// by page, and returns the offset after the last byte.
+func (c *Client) TaskLog(ctx context.Context, id, offset int64, w io.Writer) (int64, error) {
+	for {
+		data, next, err := c.TaskLogPage(ctx, id, offset, logPage)
+		if err != nil {
+			return offset, err
+		}
+		if _, err := w.Write(data); err != nil {
+			return offset, err
+		}
+		if len(data) < logPage || next <= offset {
+			return next, nil
+		}
+		offset = next
+	}
+}
+
+// Cluster returns the cluster view as the server sent it.
+func (c *Client) Cluster(ctx context.Context) (json.RawMessage, error) {
+	var raw json.RawMessage
+	err := c.call(ctx, "GET", "/api/v1/cluster", nil, nil, &raw)
+	return raw, err
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/beluga-scheduler/beluga/api"
+	"github.com/beluga-scheduler/beluga/api/client"
+	"github.com/beluga-scheduler/beluga/common/model"
+)
+
+const (
+	pollEvery = 100 * time.Millisecond
+	// pollPatience is how long follow keeps polling through transport
+	// errors and 5xx answers (an api restart, a busy database) before it
+	// gives up.
+	pollPatience = 10 * time.Second
+)
+
+// taskEvent is one observed task state change (-o json prints these).
+type taskEvent struct {
+	Time           string `json:"time"`
+	TaskInstanceID int64  `json:"task_instance_id"`
+	Task           string `json:"task"`
+	Attempt        int    `json:"attempt"`
+	From           string `json:"from"`
+	To             string `json:"to"`
+	Host           string `json:"host"`
+}
+
+// follow polls an instance until it is finished, printing each task state
+// change, then the final state. The error carries the exit code: nil only
+// when the run succeeded.
+func (a *app) follow(ctx context.Context, c *client.Client, id int64) error {
+	seen := map[int64]string{} // task instance id -> last printed state
+	ticker := time.NewTicker(pollEvery)
+	defer ticker.Stop()
+	lastOK := time.Now()
+	for {
+		d, err := c.GetInstance(ctx, id)
+		switch {
+		case err == nil:
+			lastOK = time.Now()
+			if err := a.printChanges(d, seen); err != nil {
+				return err
+			}
+			if model.WorkflowState(d.State).Finished() {
+				return a.finish(d)
+			}
+		case transient(err) && time.Since(lastOK) < pollPatience:
+			// try again on the next tick
+		default:
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ticker.C:
+		}
+	}
+}
+
+func transient(err error) bool {
+	var ae *client.APIError
+	return errors.Is(err, client.ErrUnreachable) || errors.As(err, &ae) && ae.Status >= 500
+}
+
+func (a *app) printChanges(d api.InstanceDetail, seen map[int64]string) error {
+	for _, t := range d.Tasks {
+		old, ok := seen[t.ID]
+		if ok && old == t.State {
+			continue
+		}
+		if !ok {
+			old = "-"
+		}
+		seen[t.ID] = t.State
+		ev := taskEvent{Time: eventTime(t).UTC().Format(api.TimeFormat), TaskInstanceID: t.ID, Task: t.Name,
+			Attempt: t.Attempt, From: old, To: t.State, Host: t.Host}
+		if a.json() {
+			if err := a.printCompactJSON(ev); err != nil {
+				return err
+			}
+			continue
+		}
+		host := ev.Host
+		if host == "" {
+			host = "-"
+		}
+		if _, err := fmt.Fprintf(a.stdout, "%s  %-24s attempt %-3d %-20s -> %-20s %s\n",
+			ev.Time, ev.Task, ev.Attempt, ev.From, ev.To, host); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eventTime is when the task reached its state, as far as the task's times
+// say; otherwise now (when the change was seen).
+func eventTime(t api.TaskInstance) time.Time {
+	var at *api.Time
+	switch st := model.TaskState(t.State); {
+	case st == model.TaskSubmitted:
+		at = t.SubmitTime
+	case st == model.TaskDispatched:
+		at = t.DispatchTime
+	case st == model.TaskRunning:
+		at = t.StartTime
+	case st.Finished():
+		at = t.EndTime
+	}
+	if at == nil {
+		return time.Now()
+	}
+	return at.Time
+}
+
+func (a *app) finish(d api.InstanceDetail) error {
+	if a.json() {
+		if err := a.printJSON(d); err != nil {
+			return err
+		}
+	} else {
+		line := fmt.Sprintf("instance %d %s", d.ID, d.State)
+		if t := took(d.StartTime, d.EndTime); t != "" {
+			line += " in " + t
+		}
+		if d.Reason != "" {
+			line += ": " + d.Reason
+		}
+		if _, err := fmt.Fprintln(a.stdout, line); err != nil {
+			return err
+		}
+	}
+	if d.State == string(model.WorkflowSucceeded) {
+		return nil
+	}
+	return &exitError{code: exitFailed, msg: fmt.Sprintf("instance %d ended %s", d.ID, d.State)}
+}

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/beluga-scheduler/beluga/api"
+	"github.com/beluga-scheduler/beluga/api/client"
+)
+
+func instanceCommand(a *app) *cobra.Command {
+	var f client.InstanceFilter
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List workflow instances, newest first",
+		Args:  args(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.Limit < 0 || f.Offset < 0 {
+				return usagef("--limit and --offset must not be negative")
+			}
+			l, err := a.client().ListInstances(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			if a.json() {
+				return a.printJSON(l)
+			}
+			t := newTable(a.stdout, "ID", "PROJECT", "WORKFLOW", "VERSION", "STATE", "STARTED", "DURATION", "HOST")
+			for _, i := range l.Items {
+				t.row(strconv.FormatInt(i.ID, 10), i.Project, i.Workflow, strconv.Itoa(i.Version), i.State,
+					when(i.StartTime), took(i.StartTime, i.EndTime), i.Host)
+			}
+			if err := t.flush(); err != nil {
+				return err
+			}
+			if int64(l.Offset+len(l.Items)) < l.Total || l.Offset > 0 {
+				fmt.Fprintf(a.stdout, "(%d-%d of %d; use --offset for more)\n", l.Offset+1, l.Offset+len(l.Items), l.Total)
+			}
+			return nil
+		},
+	}
+	list.Flags().StringVarP(&f.Project, "project", "p", "", "only this project")
+	list.Flags().StringVar(&f.Workflow, "workflow", "", "only this workflow")
+	list.Flags().StringVar(&f.State, "state", "", "only this state (submitted, running, paused, stopped, failed, succeeded...)")
+	list.Flags().IntVar(&f.Limit, "limit", 0, "at most this many (server default 50, at most 1000)")
+	list.Flags().IntVar(&f.Offset, "offset", 0, "skip this many")
+
+	show := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show an instance and its task instances",
+		Args:  args("ID"),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			id, err := parseID("instance ID", argv[0])
+			if err != nil {
+				return err
+			}
+			d, err := a.client().GetInstance(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			if a.json() {
+				return a.printJSON(d)
+			}
+			return a.printInstance(d)
+		},
+	}
+	return group("instance", "Inspect workflow instances", list, show)
+}
+
+func (a *app) printInstance(d api.InstanceDetail) error {
+	kv := newTable(a.stdout, "INSTANCE", strconv.FormatInt(d.ID, 10))
+	kv.row("workflow", fmt.Sprintf("%s/%s version %d", d.Project, d.Workflow, d.Version))
+	kv.row("state", d.State)
+	kv.row("reason", d.Reason)
+	kv.row("priority", d.Priority)
+	kv.row("worker group", d.WorkerGroup)
+	kv.row("master", d.Host)
+	kv.row("run times", strconv.Itoa(d.RunTimes))
+	kv.row("params", params(d.Params))
+	kv.row("created", when(&d.CreatedAt))
+	kv.row("started", when(d.StartTime))
+	kv.row("ended", when(d.EndTime))
+	kv.row("duration", took(d.StartTime, d.EndTime))
+	if err := kv.flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(a.stdout)
+	t := newTable(a.stdout, "TASK ID", "NAME", "ATTEMPT", "STATE", "HOST", "PID", "EXIT", "STARTED", "DURATION")
+	for _, ti := range d.Tasks {
+		exit, pid := "", ""
+		if ti.ExitCode != nil {
+			exit = strconv.Itoa(*ti.ExitCode)
+		}
+		if ti.PID != 0 {
+			pid = strconv.Itoa(ti.PID)
+		}
+		attempt := strconv.Itoa(ti.Attempt)
+		if ti.Superseded {
+			attempt += " (superseded)"
+		}
+		t.row(strconv.FormatInt(ti.ID, 10), ti.Name, attempt, ti.State, ti.Host, pid, exit,
+			when(ti.StartTime), took(ti.StartTime, ti.EndTime))
+	}
+	return t.flush()
+}
+
+func params(p map[string]string) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + p[k]
+	}
+	return strings.Join(parts, " ")
+}
+
+func taskCommand(a *app) *cobra.Command {
+	var offset int64
+	logCmd := &cobra.Command{
+		Use:   "log ID",
+		Short: "Print a task instance's log",
+		Args:  args("ID"),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			id, err := parseID("task instance ID", argv[0])
+			if err != nil {
+				return err
+			}
+			if offset < 0 {
+				return usagef("--offset must not be negative")
+			}
+			_, err = a.client().TaskLog(cmd.Context(), id, offset, a.stdout)
+			return err
+		},
+	}
+	logCmd.Flags().Int64Var(&offset, "offset", 0, "start at this byte")
+
+	show := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show a task instance",
+		Args:  args("ID"),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			id, err := parseID("task instance ID", argv[0])
+			if err != nil {
+				return err
+			}
+			t, err := a.client().GetTaskInstance(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			if a.json() {
+				return a.printJSON(t)
+			}
+			return a.printInstanceTask(t)
+		},
+	}
+	return group("task", "Inspect task instances", logCmd, show)
+}
+
+func (a *app) printInstanceTask(t api.TaskInstance) error {
+	kv := newTable(a.stdout, "TASK INSTANCE", strconv.FormatInt(t.ID, 10))
+	kv.row("instance", strconv.FormatInt(t.WorkflowInstanceID, 10))
+	kv.row("name", t.Name)
+	kv.row("attempt", strconv.Itoa(t.Attempt))
+	kv.row("state", t.State)
+	kv.row("superseded", strconv.FormatBool(t.Superseded))
+	kv.row("host", t.Host)
+	kv.row("log", t.LogPath)
+	exit := ""
+	if t.ExitCode != nil {
+		exit = strconv.Itoa(*t.ExitCode)
+	}
+	kv.row("exit code", exit)
+	kv.row("submitted", when(t.SubmitTime))
+	kv.row("started", when(t.StartTime))
+	kv.row("ended", when(t.EndTime))
+	return kv.flush()
+}
+
+// printCompactJSON writes v on one line (a stream of events).
+func (a *app) printCompactJSON(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(a.stdout, "%s\n", b)
+	return err
+}

@@ -1,0 +1,24 @@
+// Command beluga is the one Beluga binary: the long-running services
+// (standalone, master, worker, api, db; server.go) and the CLI verbs that
+// talk to the REST API (the other files).
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one command line and returns the exit code; tests call it
+// in-process. An interrupt or SIGTERM cancels the command's context.
+func run(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return execute(ctx, args, os.Stdin, stdout, stderr)
+}

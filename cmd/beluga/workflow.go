@@ -1,0 +1,291 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+
+	"github.com/beluga-scheduler/beluga/api"
+	"github.com/beluga-scheduler/beluga/api/client"
+	"github.com/beluga-scheduler/beluga/common/spec"
+)
+
+func workflowCommand(a *app) *cobra.Command {
+	var project string
+	// need returns the project every workflow verb works in.
+	need := func() (string, error) {
+		if project == "" {
+			return "", usagef("--project is required (or set BELUGA_PROJECT)")
+		}
+		return project, nil
+	}
+	g := group("workflow", "Manage and run workflows",
+		applyCommand(a, need), workflowListCommand(a, need), workflowGetCommand(a, need),
+		versionsCommand(a, need), deleteCommand(a, need), runCommand(a, need))
+	g.PersistentFlags().StringVarP(&project, "project", "p", os.Getenv("BELUGA_PROJECT"), "project (env BELUGA_PROJECT)")
+	return g
+}
+
+type projectFunc func() (string, error)
+
+func applyCommand(a *app, need projectFunc) *cobra.Command {
+	var file, name string
+	c := &cobra.Command{
+		Use:   "apply -f FILE",
+		Short: "Create a workflow, or a new version of it, from a YAML or JSON spec",
+		Long: "Create a workflow, or a new version of it, from a YAML or JSON spec (-f - reads stdin).\n" +
+			"A spec identical to the latest version changes nothing and prints \"unchanged\".",
+		Args: args(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			project, err := need()
+			if err != nil {
+				return err
+			}
+			if file == "" {
+				return usagef("-f FILE is required")
+			}
+			data, err := readSpec(a.stdin, file)
+			if err != nil {
+				return err
+			}
+			c := a.client()
+			var res client.ApplyResult
+			if name != "" {
+				res, err = c.ApplyWorkflowAs(cmd.Context(), project, name, data)
+			} else {
+				res, err = c.ApplyWorkflow(cmd.Context(), project, data)
+			}
+			if err != nil {
+				return err
+			}
+			if a.json() {
+				return a.printJSON(res)
+			}
+			if res.Created {
+				_, err = fmt.Fprintf(a.stdout, "workflow %s/%s: created version %d\n", res.Project, res.Name, res.Version)
+			} else {
+				_, err = fmt.Fprintf(a.stdout, "workflow %s/%s: unchanged (version %d)\n", res.Project, res.Name, res.Version)
+			}
+			return err
+		},
+	}
+	c.Flags().StringVarP(&file, "file", "f", "", "spec file, or - for stdin")
+	c.Flags().StringVar(&name, "name", "", "workflow name when the spec has none")
+	return c
+}
+
+func readSpec(stdin io.Reader, file string) ([]byte, error) {
+	var r io.Reader
+	if file == "-" {
+		r = stdin
+	} else {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, usagef("read spec: %v", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	// One byte over the limit is enough to know; the server says the rest.
+	data, err := io.ReadAll(io.LimitReader(r, spec.MaxSpecBytes+1))
+	if err != nil {
+		return nil, usagef("read spec %s: %v", file, err)
+	}
+	if len(data) > spec.MaxSpecBytes {
+		return nil, usagef("spec %s is larger than the limit of %d bytes", file, spec.MaxSpecBytes)
+	}
+	return data, nil
+}
+
+func workflowListCommand(a *app, need projectFunc) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the workflows of a project (latest versions)",
+		Args:  args(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			project, err := need()
+			if err != nil {
+				return err
+			}
+			ws, err := a.client().ListWorkflows(cmd.Context(), project)
+			if err != nil {
+				return err
+			}
+			return a.printWorkflows(ws, true)
+		},
+	}
+}
+
+func (a *app) printWorkflows(ws []api.Workflow, withName bool) error {
+	if a.json() {
+		return a.printJSON(api.List[api.Workflow]{Items: ws})
+	}
+	header := []string{"VERSION", "CREATED", "SPEC HASH"}
+	if withName {
+		header = append([]string{"NAME"}, header...)
+	}
+	t := newTable(a.stdout, header...)
+	for _, w := range ws {
+		cells := []string{strconv.Itoa(w.Version), when(&w.CreatedAt), shortHash(w.SpecHash)}
+		if withName {
+			cells = append([]string{w.Name}, cells...)
+		}
+		t.row(cells...)
+	}
+	return t.flush()
+}
+
+func workflowGetCommand(a *app, need projectFunc) *cobra.Command {
+	var version int
+	c := &cobra.Command{
+		Use:   "get NAME",
+		Short: "Show a workflow's spec (latest version, or --version N)",
+		Args:  args("NAME"),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			project, err := need()
+			if err != nil {
+				return err
+			}
+			if version < 0 {
+				return usagef("--version must be positive")
+			}
+			w, err := a.client().GetWorkflow(cmd.Context(), project, argv[0], version)
+			if err != nil {
+				return err
+			}
+			if a.json() {
+				return a.printJSON(w)
+			}
+			out, err := specYAML(w.Spec)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(a.stdout, "# workflow %s/%s version %d, created %s, spec hash %s\n%s",
+				w.Project, w.Name, w.Version, when(&w.CreatedAt), w.SpecHash, out)
+			return err
+		},
+	}
+	c.Flags().IntVar(&version, "version", 0, "version to show (default: the latest)")
+	return c
+}
+
+// specYAML renders a stored (canonical JSON) spec as YAML that can be
+// applied again, fields in spec order.
+func specYAML(raw json.RawMessage) ([]byte, error) {
+	var w spec.Workflow
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return nil, fmt.Errorf("decode the stored spec: %w", err)
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&w); err != nil {
+		return nil, fmt.Errorf("render the spec: %w", err)
+	}
+	return buf.Bytes(), enc.Close()
+}
+
+func versionsCommand(a *app, need projectFunc) *cobra.Command {
+	return &cobra.Command{
+		Use:   "versions NAME",
+		Short: "List every version of a workflow, newest first",
+		Args:  args("NAME"),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			project, err := need()
+			if err != nil {
+				return err
+			}
+			ws, err := a.client().Versions(cmd.Context(), project, argv[0])
+			if err != nil {
+				return err
+			}
+			return a.printWorkflows(ws, false)
+		},
+	}
+}
+
+func deleteCommand(a *app, need projectFunc) *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete NAME",
+		Short: "Delete every version of a workflow (refused while runs are unfinished)",
+		Args:  args("NAME"),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			project, err := need()
+			if err != nil {
+				return err
+			}
+			if err := a.client().DeleteWorkflow(cmd.Context(), project, argv[0]); err != nil {
+				return err
+			}
+			if a.json() {
+				return a.printJSON(map[string]any{"project": project, "name": argv[0], "deleted": true})
+			}
+			_, err = fmt.Fprintf(a.stdout, "workflow %s/%s deleted\n", project, argv[0])
+			return err
+		},
+	}
+}
+
+func runCommand(a *app, need projectFunc) *cobra.Command {
+	var (
+		params []string
+		opts   client.RunOptions
+		wait   bool
+	)
+	c := &cobra.Command{
+		Use:   "run NAME",
+		Short: "Start a run of a workflow; --wait follows it to the end",
+		Long: "Start a run of a workflow. With --wait, print each task's state changes as they\n" +
+			"happen and the final state; the exit code is 0 only when the run succeeded.",
+		Args: args("NAME"),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			project, err := need()
+			if err != nil {
+				return err
+			}
+			if opts.Version < 0 {
+				return usagef("--version must be positive")
+			}
+			opts.Params = nil
+			for _, p := range params {
+				k, v, ok := strings.Cut(p, "=")
+				if !ok || k == "" {
+					return usagef("--param %q: use NAME=VALUE", p)
+				}
+				if opts.Params == nil {
+					opts.Params = map[string]string{}
+				}
+				opts.Params[k] = v
+			}
+			c := a.client()
+			inst, err := c.Run(cmd.Context(), project, argv[0], opts)
+			if err != nil {
+				return err
+			}
+			if !wait {
+				if a.json() {
+					return a.printJSON(inst)
+				}
+				_, err := fmt.Fprintf(a.stdout, "instance %d submitted (%s/%s version %d)\n", inst.ID, inst.Project, inst.Workflow, inst.Version)
+				return err
+			}
+			if !a.json() {
+				fmt.Fprintf(a.stdout, "instance %d submitted (%s/%s version %d)\n", inst.ID, inst.Project, inst.Workflow, inst.Version)
+			}
+			return a.follow(cmd.Context(), c, inst.ID)
+		},
+	}
+	c.Flags().StringArrayVar(&params, "param", nil, "run param NAME=VALUE (repeatable)")
+	c.Flags().IntVar(&opts.Version, "version", 0, "version to run (default: the latest)")
+	c.Flags().StringVar(&opts.Priority, "priority", "", "highest, high, medium, low or lowest (default: the workflow's)")
+	c.Flags().StringVar(&opts.WorkerGroup, "worker-group", "", "worker group (default: the workflow's)")
+	c.Flags().BoolVar(&wait, "wait", false, "follow the run and exit 0 only if it succeeds")
+	return c
+}

@@ -1,0 +1,78 @@
+package executor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/beluga-scheduler/beluga/remote/message"
+)
+
+// resultSender DB-acks everything and signals each result.
+type resultSender struct {
+	e       *Executor
+	results chan int64
+}
+
+func (s *resultSender) Send(_ context.Context, _ string, m message.Message) error {
+	var a message.DBAck
+	switch m := m.(type) {
+	case message.Ack:
+		a = message.DBAck{TaskInstanceID: m.TaskInstanceID, Kind: message.KindAck}
+	case message.Running:
+		a = message.DBAck{TaskInstanceID: m.TaskInstanceID, Kind: message.KindRunning}
+	case message.Result:
+		a = message.DBAck{TaskInstanceID: m.TaskInstanceID, Kind: message.KindResult}
+		defer func() { s.results <- m.TaskInstanceID }()
+	}
+	go s.e.DBAck(a)
+	return nil
+}
+
+// BenchmarkTask runs `true` tasks one after another through the executor
+// alone (no transport), with and without the spare pool, on the test's temp
+// dir and on tmpfs.
+func BenchmarkTask(b *testing.B) {
+	dirs := map[string]string{"disk": ""}
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		dirs["tmpfs"] = "/dev/shm"
+	}
+	for name, parent := range dirs {
+		for _, pool := range []bool{true, false} {
+			b.Run(name+map[bool]string{true: "/spares", false: "/nospares"}[pool], func(b *testing.B) {
+				dir := b.TempDir()
+				if parent != "" {
+					d, err := os.MkdirTemp(parent, "beluga-bench-")
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer os.RemoveAll(d)
+					dir = d
+				}
+				s := &resultSender{results: make(chan int64, 1)}
+				e, err := New(Config{Host: "w", DataDir: dir, ResendInterval: time.Second}, s, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !pool {
+					e.spares = newSpares(filepath.Join(dir, ".spare"), 0, e.log)
+				}
+				s.e = e
+				if err := e.Start(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				defer e.Stop()
+				var id int64
+				for b.Loop() {
+					id++
+					if r := e.Dispatch(message.Dispatch{TaskInstanceID: id, WorkflowInstanceID: 1, Command: "true", MasterAddr: "m"}); !r.Accepted {
+						b.Fatal(r.Reason)
+					}
+					<-s.results
+				}
+			})
+		}
+	}
+}

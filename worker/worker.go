@@ -1,0 +1,252 @@
+// Package worker is Beluga's worker process: it accepts task dispatches from
+// the active master over the remote transport, runs them in its executor, and
+// reports ack, running and result back until the master DB-acks them.
+//
+// The worker listens with a remote.Server (dispatch, kill, log requests, ping)
+// and reports through a remote.Client; DB-acks come back as pushes on the
+// client's connection, so one Handler serves both.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/remote"
+	"github.com/beluga-scheduler/beluga/worker/executor"
+)
+
+// Config configures a Worker. Zero values pick the defaults noted.
+type Config struct {
+	Listen  string   // gnet listen address, e.g. "0.0.0.0:5679"; "127.0.0.1:0" allowed
+	Host    string   // advertised address; default the bound address (a local IP for 0.0.0.0)
+	Groups  []string // worker groups; default ["default"]
+	Slots   int      // concurrent tasks; default 2*runtime.NumCPU(); more are queued
+	Shell   string   // "bash" (default) or "sh"; tasks run as `<shell> -c <command>`
+	DataDir string   // DataDir/work/<wf>/<task>/ and DataDir/logs/<wf>/<task>.log; default <tmp>/beluga-worker
+	// ResendInterval is the re-send period of reports not DB-acked; default 1s.
+	ResendInterval time.Duration
+	// KillGrace is the wait between SIGTERM and SIGKILL of a task's process
+	// group; default 2s.
+	KillGrace time.Duration
+}
+
+// Stats is the worker's load, for heartbeats.
+type Stats = executor.Stats
+
+// Worker runs tasks for the master. Create it with New.
+type Worker struct {
+	cfg    Config
+	exCfg  executor.Config // validated, defaults applied; Host set at Start
+	logDir string
+	log    *zap.Logger
+	client *remote.Client
+	server *remote.Server
+	exec   atomic.Pointer[executor.Executor] // nil until Start has it running
+
+	life   sync.Mutex // serialises Start and Stop
+	state  int
+	mu     sync.Mutex // guards master and host
+	master string     // SetMaster before Start
+	host   string
+}
+
+const (
+	stateNew = iota
+	stateStarted
+	stateStopped
+)
+
+// New checks cfg and returns a worker; Start runs it.
+func New(cfg Config, log *zap.Logger) (*Worker, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	if cfg.Listen == "" {
+		return nil, errors.New("worker: config Listen is empty")
+	}
+	if len(cfg.Groups) == 0 {
+		cfg.Groups = []string{"default"}
+	}
+	for _, g := range cfg.Groups {
+		if g == "" {
+			return nil, errors.New("worker: config Groups holds an empty name")
+		}
+	}
+	exCfg, err := executor.Config{
+		Slots:          cfg.Slots,
+		Shell:          cfg.Shell,
+		DataDir:        cfg.DataDir,
+		ResendInterval: cfg.ResendInterval,
+		KillGrace:      cfg.KillGrace,
+	}.WithDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	w := &Worker{
+		cfg:    cfg,
+		exCfg:  exCfg,
+		logDir: executor.LogDir(exCfg.DataDir),
+		log:    log.Named("worker"),
+	}
+	// The default frame limit (16 MiB) carries the largest log chunk (8 MiB,
+	// base64 in JSON) with room to spare.
+	opts := remote.Options{Log: w.log}
+	w.client = remote.NewClient(w.handle, opts)
+	w.server = remote.NewServer(cfg.Listen, w.handle, opts)
+	return w, nil
+}
+
+// Start starts the client, listens, and starts the executor; the worker
+// accepts dispatches when it returns. ctx bounds start-up only.
+func (w *Worker) Start(ctx context.Context) error {
+	w.life.Lock()
+	defer w.life.Unlock()
+	switch w.state {
+	case stateStarted:
+		return errors.New("worker: already started")
+	case stateStopped:
+		return errors.New("worker: stopped")
+	}
+	w.state = stateStarted
+	if err := w.start(ctx); err != nil {
+		w.state = stateStopped // a half-started transport cannot be restarted
+		w.stop()
+		return err
+	}
+	return nil
+}
+
+// start order: the client first (the executor reports through it), then the
+// server (its address is the default Host), then the executor. Dispatches
+// arriving before the executor runs are refused as "starting".
+func (w *Worker) start(ctx context.Context) error {
+	if err := w.client.Start(ctx); err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	if err := w.server.Start(ctx); err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	host := w.cfg.Host
+	if host == "" {
+		host = advertised(w.server.Addr())
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	cfg := w.exCfg
+	cfg.Host, cfg.Master = host, w.master
+	ex, err := executor.New(cfg, w.client, w.log.Named("executor"))
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	if err := ex.Start(ctx); err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	w.host = host
+	w.exec.Store(ex)
+	w.log.Info("worker started", zap.String("addr", w.server.Addr()), zap.String("host", host),
+		zap.Strings("groups", w.cfg.Groups), zap.Int("slots", cfg.Slots), zap.String("data_dir", cfg.DataDir))
+	return nil
+}
+
+// Stop shuts the worker down and returns when every goroutine and task
+// process is gone. Order:
+//  1. the executor: stop accepting dispatches, kill every running process
+//     group (SIGTERM, SIGKILL after KillGrace) and drop the queue, wait for
+//     the processes to be reaped, stop the resender. Killed tasks are not
+//     reported: the master's worker failover resubmits them (see
+//     executor.Stop for why a "killed" result would be wrong);
+//  2. the client (no report can be sent any more);
+//  3. the server (handlers still running see a stopped executor and return).
+//
+// Safe to call twice and before Start.
+func (w *Worker) Stop() {
+	w.life.Lock()
+	defer w.life.Unlock()
+	if w.state == stateStopped {
+		return
+	}
+	w.state = stateStopped
+	w.stop()
+}
+
+func (w *Worker) stop() {
+	if ex := w.exec.Load(); ex != nil {
+		ex.Stop()
+	}
+	w.client.Stop()
+	w.server.Stop()
+	w.log.Info("worker stopped")
+}
+
+// Addr is the bound listen address once started; "" before.
+func (w *Worker) Addr() string { return w.server.Addr() }
+
+// Host is the address the worker advertises in its reports; "" before Start.
+func (w *Worker) Host() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.host
+}
+
+// Groups are the worker groups this worker serves.
+func (w *Worker) Groups() []string { return append([]string(nil), w.cfg.Groups...) }
+
+// Stats returns running, queued and capacity.
+func (w *Worker) Stats() Stats {
+	if ex := w.exec.Load(); ex != nil {
+		return ex.Stats()
+	}
+	return Stats{Capacity: w.exCfg.Slots}
+}
+
+// SetMaster redirects un-acked and future reports to a new master address
+// (after failover). Before Start it sets the initial master.
+func (w *Worker) SetMaster(addr string) {
+	if addr == "" {
+		return
+	}
+	w.mu.Lock()
+	w.master = addr
+	ex := w.exec.Load()
+	w.mu.Unlock()
+	if ex != nil {
+		ex.SetMaster(addr)
+	}
+}
+
+// advertised turns a bound address into one peers can dial: a wildcard host
+// (0.0.0.0, ::) is replaced by a local IP, or the host name.
+func advertised(bound string) string {
+	host, port, err := net.SplitHostPort(bound)
+	if err != nil {
+		return bound
+	}
+	if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
+		return bound
+	}
+	return net.JoinHostPort(localHost(), port)
+}
+
+// localHost is the first global unicast IPv4 address of this machine, else
+// its host name, else the loopback address.
+func localHost() string {
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && n.IP.IsGlobalUnicast() {
+				return n.IP.String()
+			}
+		}
+	}
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "127.0.0.1"
+}

@@ -1,0 +1,513 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/beluga-scheduler/beluga/remote"
+	"github.com/beluga-scheduler/beluga/remote/message"
+)
+
+// TestMain fails the run if goroutines outlive the tests: every worker, fake
+// master and client a test starts is stopped by its cleanup.
+func TestMain(m *testing.M) {
+	base := runtime.NumGoroutine()
+	code := m.Run()
+	if code == 0 {
+		deadline := time.Now().Add(5 * time.Second)
+		for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond) // polling interval
+		}
+		if n := runtime.NumGoroutine(); n > base {
+			buf := make([]byte, 1<<20)
+			fmt.Fprintf(os.Stderr, "goroutine leak: %d running, %d before tests\n%s\n", n, base, buf[:runtime.Stack(buf, true)])
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// fakeMaster is a remote.Server that records the worker's reports and
+// answers each with a DB-ack push, unless withholding.
+type fakeMaster struct {
+	srv *remote.Server
+
+	mu       sync.Mutex
+	got      []message.Message
+	withhold bool
+}
+
+func startMaster(t *testing.T) *fakeMaster {
+	t.Helper()
+	f := &fakeMaster{}
+	f.srv = remote.NewServer("127.0.0.1:0", f.handle, remote.Options{})
+	if err := f.srv.Start(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.srv.Stop)
+	return f
+}
+
+func (f *fakeMaster) addr() string { return f.srv.Addr() }
+
+func (f *fakeMaster) handle(p remote.Peer, _ uint64, m message.Message) {
+	var a message.DBAck
+	switch m := m.(type) {
+	case message.Ack:
+		a = message.DBAck{TaskInstanceID: m.TaskInstanceID, Kind: message.KindAck}
+	case message.Running:
+		a = message.DBAck{TaskInstanceID: m.TaskInstanceID, Kind: message.KindRunning}
+	case message.Result:
+		a = message.DBAck{TaskInstanceID: m.TaskInstanceID, Kind: message.KindResult}
+	default:
+		return
+	}
+	f.mu.Lock()
+	f.got = append(f.got, m)
+	hold := f.withhold
+	f.mu.Unlock()
+	if !hold {
+		_ = p.Send(0, a)
+	}
+}
+
+func (f *fakeMaster) hold(on bool) {
+	f.mu.Lock()
+	f.withhold = on
+	f.mu.Unlock()
+}
+
+func (f *fakeMaster) reports(id int64) []message.Message {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []message.Message
+	for _, m := range f.got {
+		if taskOf(m) == id {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (f *fakeMaster) count(id int64, typ message.Type) int {
+	n := 0
+	for _, m := range f.reports(id) {
+		if m.Type() == typ {
+			n++
+		}
+	}
+	return n
+}
+
+func taskOf(m message.Message) int64 {
+	switch m := m.(type) {
+	case message.Ack:
+		return m.TaskInstanceID
+	case message.Running:
+		return m.TaskInstanceID
+	case message.Result:
+		return m.TaskInstanceID
+	}
+	return 0
+}
+
+func waitReport[M message.Message](t *testing.T, f *fakeMaster, id int64) M {
+	t.Helper()
+	var out M
+	waitFor(t, fmt.Sprintf("%T of task %d", out, id), func() bool {
+		for _, m := range f.reports(id) {
+			if r, ok := m.(M); ok {
+				out = r
+				return true
+			}
+		}
+		return false
+	})
+	return out
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond) // polling interval
+	}
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// bundle is one worker under test, a fake master and a client playing the
+// master's dispatcher.
+type bundle struct {
+	w      *Worker
+	master *fakeMaster
+	rpc    *remote.Client
+	dir    string
+}
+
+func setup(t *testing.T, cfg Config) *bundle {
+	t.Helper()
+	b := &bundle{master: startMaster(t), dir: t.TempDir()}
+	cfg.Listen = "127.0.0.1:0"
+	cfg.DataDir = b.dir
+	if cfg.ResendInterval == 0 {
+		cfg.ResendInterval = 50 * time.Millisecond
+	}
+	if cfg.KillGrace == 0 {
+		cfg.KillGrace = 300 * time.Millisecond
+	}
+	w, err := New(cfg, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	b.w = w
+	t.Cleanup(w.Stop)
+	b.rpc = remote.NewClient(nil, remote.Options{})
+	if err := b.rpc.Start(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.rpc.Stop)
+	return b
+}
+
+func (b *bundle) dispatchMsg(id int64, cmd string) message.Dispatch {
+	return message.Dispatch{
+		TaskInstanceID:     id,
+		WorkflowInstanceID: 3,
+		Name:               "t" + strconv.FormatInt(id, 10),
+		TaskType:           "shell",
+		Command:            cmd,
+		Attempt:            2,
+		MasterAddr:         b.master.addr(),
+		Epoch:              1,
+	}
+}
+
+func (b *bundle) request(t *testing.T, m message.Message) message.Message {
+	t.Helper()
+	r, err := b.rpc.Request(ctxT(t), b.w.Addr(), m)
+	if err != nil {
+		t.Fatalf("request %T: %v", m, err)
+	}
+	return r
+}
+
+func (b *bundle) dispatch(t *testing.T, d message.Dispatch) message.DispatchReply {
+	t.Helper()
+	r, ok := b.request(t, d).(message.DispatchReply)
+	if !ok {
+		t.Fatalf("dispatch reply is %T", r)
+	}
+	return r
+}
+
+func (b *bundle) mustDispatch(t *testing.T, d message.Dispatch) {
+	t.Helper()
+	if r := b.dispatch(t, d); !r.Accepted {
+		t.Fatalf("dispatch %d refused: %s", d.TaskInstanceID, r.Reason)
+	}
+}
+
+// groupPids lists live, non-zombie processes of process group pgid.
+func groupPids(pgid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, en := range entries {
+		pid, err := strconv.Atoi(en.Name())
+		if err != nil {
+			continue
+		}
+		if g, ok := liveGroup(pid); ok && g == pgid {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// liveGroup returns the process group of pid; false if gone or a zombie
+// (orphans may never be reaped where init does not reap).
+func liveGroup(pid int) (int, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+		return 0, false
+	}
+	g, _ := strconv.Atoi(f[2])
+	return g, true
+}
+
+func gone(pgid int, pids []int) bool {
+	for _, p := range pids {
+		if g, ok := liveGroup(p); ok && g == pgid {
+			return false
+		}
+	}
+	return true
+}
+
+// startGroup runs `sleep 100 & sleep 100; wait` (or cmd) and returns the
+// group id and its pids once the shell and both sleeps run.
+func (b *bundle) startGroup(t *testing.T, d message.Dispatch) (int, []int) {
+	t.Helper()
+	b.mustDispatch(t, d)
+	run := waitReport[message.Running](t, b.master, d.TaskInstanceID)
+	var pids []int
+	waitFor(t, "the shell and both sleeps", func() bool {
+		pids = groupPids(run.PID)
+		return len(pids) >= 3
+	})
+	return run.PID, pids
+}
+
+func TestRunReportsLogAndEnv(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	d := b.dispatchMsg(1, `echo "param=$P name=$BELUGA_TASK_NAME attempt=$BELUGA_ATTEMPT"; echo "to stderr" >&2; exit 4`)
+	d.Env = map[string]string{"P": "v1"}
+	b.mustDispatch(t, d)
+	res := waitReport[message.Result](t, b.master, 1)
+	if res.State != "failed" || res.ExitCode != 4 {
+		t.Fatalf("result = %+v, want failed, exit code 4", res)
+	}
+	// The first ack, running and result arrive in that order (a slow DB-ack
+	// may let a re-sent ack slip in between).
+	first := map[message.Type]int{}
+	for i, m := range b.master.reports(1) {
+		if _, seen := first[m.Type()]; !seen {
+			first[m.Type()] = i
+		}
+	}
+	if first[message.TypeAck] != 0 || first[message.TypeRunning] > first[message.TypeResult] {
+		t.Fatalf("reports out of order: %+v", b.master.reports(1))
+	}
+	ack := b.master.reports(1)[0].(message.Ack)
+	if ack.Host != b.w.Host() || ack.Host != b.w.Addr() {
+		t.Fatalf("ack host %q, worker host %q addr %q", ack.Host, b.w.Host(), b.w.Addr())
+	}
+	if want := filepath.Join(b.dir, "logs", "3", "1.log"); ack.LogPath != want {
+		t.Fatalf("log path %q, want %q", ack.LogPath, want)
+	}
+	const want = "param=v1 name=t1 attempt=2\nto stderr\n"
+	// By task id, by path, and a range.
+	for _, req := range []message.LogRequest{
+		{TaskInstanceID: 1},
+		{LogPath: ack.LogPath},
+	} {
+		r, ok := b.request(t, req).(message.LogResponse)
+		if !ok || string(r.Data) != want || !r.EOF {
+			t.Fatalf("log %+v = %+v, want %q and EOF", req, r, want)
+		}
+	}
+	r := b.request(t, message.LogRequest{TaskInstanceID: 1, Offset: 6, Limit: 2}).(message.LogResponse)
+	if string(r.Data) != "v1" || r.EOF {
+		t.Fatalf("log range = %q eof %v, want \"v1\" not eof", r.Data, r.EOF)
+	}
+	if _, ok := b.request(t, message.Ping{}).(message.Pong); !ok {
+		t.Fatal("ping not answered with pong")
+	}
+}
+
+func TestLogRequestErrors(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	for _, req := range []message.LogRequest{
+		{TaskInstanceID: 42},     // unknown task
+		{LogPath: "/etc/passwd"}, // outside the log dir
+		{LogPath: filepath.Join(b.dir, "logs", "..", "secret.log")}, // escapes it
+		{LogPath: filepath.Join(b.dir, "logs", "9", "9.log")},       // no such log
+		{LogPath: "relative.log"},
+	} {
+		_, err := b.rpc.Request(ctxT(t), b.w.Addr(), req)
+		var re *remote.RemoteError
+		if !errors.As(err, &re) {
+			t.Fatalf("log request %+v: err %v, want an Error reply", req, err)
+		}
+	}
+	if _, err := b.rpc.Request(ctxT(t), b.w.Addr(), message.Pong{}); err == nil {
+		t.Fatal("unsupported request answered without error")
+	}
+}
+
+func TestSlots(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{Slots: 2})
+	for id := int64(1); id <= 5; id++ {
+		b.mustDispatch(t, b.dispatchMsg(id, "sleep 0.2"))
+	}
+	if s := b.w.Stats(); s.Running != 2 || s.Queued != 3 || s.Capacity != 2 {
+		t.Fatalf("stats = %+v, want 2 running, 3 queued, capacity 2", s)
+	}
+	type span struct{ start, end time.Time }
+	var spans []span
+	for id := int64(1); id <= 5; id++ {
+		r := waitReport[message.Result](t, b.master, id)
+		spans = append(spans, span{r.StartTime, r.EndTime})
+	}
+	for _, s := range spans {
+		n := 0
+		for _, o := range spans {
+			if !o.start.After(s.start) && o.end.After(s.start) {
+				n++
+			}
+		}
+		if n > 2 {
+			t.Fatalf("%d tasks running at %v, want at most 2", n, s.start)
+		}
+	}
+}
+
+func TestKillGroup(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	pgid, pids := b.startGroup(t, b.dispatchMsg(1, "sleep 100 & sleep 100; wait"))
+	kr, ok := b.request(t, message.Kill{TaskInstanceID: 1}).(message.KillResult)
+	if !ok || !kr.Found {
+		t.Fatalf("kill reply %+v, want found", kr)
+	}
+	if res := waitReport[message.Result](t, b.master, 1); res.State != "killed" {
+		t.Fatalf("result = %+v, want killed", res)
+	}
+	waitFor(t, "the task's processes to be gone", func() bool { return gone(pgid, pids) })
+	if kr := b.request(t, message.Kill{TaskInstanceID: 77}).(message.KillResult); kr.Found {
+		t.Fatal("kill of an unknown task found it")
+	}
+}
+
+func TestTimeoutKillsGroup(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	d := b.dispatchMsg(1, "sleep 100 & sleep 100; wait")
+	d.TimeoutMillis = 300
+	pgid, pids := b.startGroup(t, d)
+	res := waitReport[message.Result](t, b.master, 1)
+	if res.State != "failed" || !strings.Contains(res.Message, "timed out after 300ms") {
+		t.Fatalf("result = %+v, want failed, timed out", res)
+	}
+	waitFor(t, "the task's processes to be gone", func() bool { return gone(pgid, pids) })
+}
+
+func TestResendAndSetMaster(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{ResendInterval: 30 * time.Millisecond})
+	b.master.hold(true)
+	b.mustDispatch(t, b.dispatchMsg(1, "true"))
+	waitFor(t, "reports re-sent while not DB-acked", func() bool {
+		return b.master.count(1, message.TypeAck) >= 3 && b.master.count(1, message.TypeResult) >= 3
+	})
+	second := startMaster(t)
+	b.w.SetMaster(second.addr())
+	waitFor(t, "reports redirected to the second master", func() bool {
+		return second.count(1, message.TypeAck) >= 1 && second.count(1, message.TypeRunning) >= 1 &&
+			second.count(1, message.TypeResult) >= 1
+	})
+	// The second master DB-acks everything: the first hears nothing more.
+	var first int
+	waitFor(t, "the first master to stop receiving", func() bool {
+		n := len(b.master.reports(1))
+		settled := n == first
+		first = n
+		if !settled {
+			time.Sleep(100 * time.Millisecond) // > 3 resend intervals between looks
+		}
+		return settled
+	})
+}
+
+func TestDuplicateDispatchRunsOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	d := b.dispatchMsg(1, "echo ran >> count; sleep 0.1")
+	b.mustDispatch(t, d)
+	r := b.dispatch(t, d)
+	if !r.Accepted || !strings.Contains(r.Reason, "duplicate") {
+		t.Fatalf("duplicate reply %+v, want accepted as duplicate", r)
+	}
+	waitReport[message.Result](t, b.master, 1)
+	if r := b.dispatch(t, d); !r.Accepted {
+		t.Fatalf("duplicate after the end refused: %+v", r)
+	}
+	out, err := os.ReadFile(filepath.Join(b.dir, "work", "3", "1", "count"))
+	if err != nil || string(out) != "ran\n" {
+		t.Fatalf("count file %q (%v), want one run", out, err)
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	t.Parallel()
+	if _, err := New(Config{}, nil); err == nil {
+		t.Fatal("New accepted an empty Listen")
+	}
+	if _, err := New(Config{Listen: "127.0.0.1:0", Shell: "fish"}, nil); err == nil {
+		t.Fatal("New accepted shell fish")
+	}
+	w, err := New(Config{Listen: "256.0.0.1:0", DataDir: t.TempDir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(ctxT(t)); err == nil {
+		t.Fatal("Start bound a bad address")
+	}
+	w.Stop()
+	w.Stop()
+}
+
+// TestStopMidTask is not parallel: it checks that Stop leaves no goroutine
+// of the worker or its transport, which needs no other worker around.
+func TestStopMidTask(t *testing.T) {
+	b := setup(t, Config{Slots: 1, KillGrace: 200 * time.Millisecond})
+	pgid, pids := b.startGroup(t, b.dispatchMsg(1, "(trap '' TERM; sleep 100) & sleep 100; wait"))
+	b.mustDispatch(t, b.dispatchMsg(2, "touch started")) // queued
+	b.w.Stop()
+	if !gone(pgid, pids) {
+		t.Fatalf("processes of task group %d still alive after Stop", pgid)
+	}
+	if n := b.master.count(1, message.TypeResult); n != 0 {
+		t.Fatalf("Stop reported %d results for the task it killed", n)
+	}
+	if _, err := os.Stat(filepath.Join(b.dir, "work", "3", "2", "started")); !os.IsNotExist(err) {
+		t.Fatalf("queued task ran: %v", err)
+	}
+	if _, err := b.rpc.Request(ctxT(t), b.w.Addr(), message.Ping{}); err == nil {
+		t.Fatal("stopped worker still answers")
+	}
+	b.w.Stop() // twice: harmless
+	waitFor(t, "worker goroutines to exit", func() bool { return len(workerGoroutines()) == 0 })
+}
+
+// workerGoroutines returns the stacks of goroutines running worker or
+// executor code.
+func workerGoroutines() []string {
+	buf := make([]byte, 1<<20)
+	var out []string
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		if strings.Contains(g, "beluga/worker.(*Worker)") || strings.Contains(g, "beluga/worker/executor.") {
+			out = append(out, g)
+		}
+	}
+	return out
+}
