@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,10 +21,10 @@ var timeRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
 
 func TestHealthz(t *testing.T) {
 	t.Parallel()
-	var ready bool
-	b := setup(t, options{ready: func() bool { return ready }})
+	var ready atomic.Bool
+	b := setup(t, options{ready: ready.Load})
 	b.get("/healthz").wantError(t, http.StatusServiceUnavailable, CodeUnavailable)
-	ready = true // no request is in flight: the handler reads it only during get
+	ready.Store(true)
 	var h Health
 	b.get("/healthz").want(t, http.StatusOK).json(t, &h)
 	if h.Status != "ok" {
@@ -382,7 +383,7 @@ func TestInstances(t *testing.T) {
 	}
 
 	var d InstanceDetail
-	r := b.get("/api/v1/instances/" + itoa(first.ID)).want(t, http.StatusOK)
+	r := b.get("/api/v1/instances/"+itoa(first.ID)).want(t, http.StatusOK)
 	r.json(t, &d)
 	if d.ID != first.ID || d.State != "running" || d.Host != "master-1:5678" || d.StartTime == nil || d.Params["k"] != "v" || len(d.Tasks) != 2 {
 		t.Fatalf("instance %+v", d)
@@ -405,7 +406,7 @@ func TestInstances(t *testing.T) {
 	}
 
 	var ti TaskInstance
-	b.get("/api/v1/task-instances/" + itoa(tasks[0].ID)).want(t, http.StatusOK).json(t, &ti)
+	b.get("/api/v1/task-instances/"+itoa(tasks[0].ID)).want(t, http.StatusOK).json(t, &ti)
 	if ti.ID != tasks[0].ID || ti.WorkflowInstanceID != first.ID || ti.Attempt != 1 {
 		t.Fatalf("task instance %+v", ti)
 	}
@@ -472,7 +473,7 @@ func TestTaskLog(t *testing.T) {
 		r.header.Get("X-Next-Offset") != "18" {
 		t.Fatalf("log %q, headers %v", r.body, r.header)
 	}
-	r = b.get(path + "?offset=5&limit=3").want(t, http.StatusOK)
+	r = b.get(path+"?offset=5&limit=3").want(t, http.StatusOK)
 	if string(r.body) != "one" || r.header.Get("X-Next-Offset") != "8" {
 		t.Fatalf("page %q next %q", r.body, r.header.Get("X-Next-Offset"))
 	}

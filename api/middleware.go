@@ -101,9 +101,15 @@ func accessLog(next http.Handler, log *zap.Logger) http.Handler {
 			if status == 0 {
 				status = http.StatusOK // the handler wrote nothing: net/http sends 200
 			}
+			// Successful reads are debug: probes and `run --wait` poll
+			// several times a second and would drown the log. Changes and
+			// failures are info, server faults errors.
 			lvl := zap.InfoLevel
-			if r.URL.Path == "/healthz" {
-				lvl = zap.DebugLevel // probes every few seconds would drown the log
+			switch {
+			case status >= 500:
+				lvl = zap.ErrorLevel
+			case status < 400 && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+				lvl = zap.DebugLevel
 			}
 			log.Log(lvl, "request", zap.String("request_id", requestID(r.Context())),
 				zap.String("method", r.Method), zap.String("path", r.URL.Path),

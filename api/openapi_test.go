@@ -13,7 +13,7 @@ import (
 func TestOpenAPIMatchesRoutes(t *testing.T) {
 	t.Parallel()
 	var doc struct {
-		OpenAPI    string                               `yaml:"openapi"`
+		OpenAPI    string                    `yaml:"openapi"`
 		Paths      map[string]map[string]any `yaml:"paths"`
 		Components struct {
 			Schemas    map[string]any `yaml:"schemas"`

@@ -46,7 +46,8 @@ func storeError(err error) error {
 	case errors.Is(err, store.ErrNotFound):
 		return &httpError{http.StatusNotFound, CodeNotFound, err.Error()}
 	case errors.Is(err, store.ErrConflict):
-		return &httpError{http.StatusConflict, CodeConflict, err.Error()}
+		// "...; stop them first: conflict": the code already says conflict.
+		return &httpError{http.StatusConflict, CodeConflict, strings.TrimSuffix(err.Error(), ": "+store.ErrConflict.Error())}
 	}
 	return err
 }

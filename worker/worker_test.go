@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,13 +40,15 @@ func TestMain(m *testing.M) {
 }
 
 // fakeMaster is a remote.Server that records the worker's reports and
-// answers each with a DB-ack push, unless withholding.
+// answers each with a DB-ack push, unless withholding that kind. A task runs
+// only once its ack is DB-acked.
 type fakeMaster struct {
 	srv *remote.Server
 
 	mu       sync.Mutex
 	got      []message.Message
-	withhold bool
+	withhold []message.AckKind
+	takeBack map[int64]bool // answer these tasks' acks with Kill
 }
 
 func startMaster(t *testing.T) *fakeMaster {
@@ -75,17 +78,30 @@ func (f *fakeMaster) handle(p remote.Peer, _ uint64, m message.Message) {
 	}
 	f.mu.Lock()
 	f.got = append(f.got, m)
-	hold := f.withhold
+	hold := slices.Contains(f.withhold, a.Kind)
+	a.Kill = f.takeBack[a.TaskInstanceID]
 	f.mu.Unlock()
-	if !hold {
+	if !hold || a.Kill {
 		_ = p.Send(0, a)
 	}
 }
 
-func (f *fakeMaster) hold(on bool) {
+// hold withholds the DB-acks of these kinds of reports (none: DB-ack all).
+func (f *fakeMaster) hold(kinds ...message.AckKind) {
 	f.mu.Lock()
-	f.withhold = on
+	f.withhold = kinds
 	f.mu.Unlock()
+}
+
+// takeBackTask makes the master answer task id's reports with a Kill DB-ack,
+// as for a dispatch it retried on another worker.
+func (f *fakeMaster) takeBackTask(id int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.takeBack == nil {
+		f.takeBack = map[int64]bool{}
+	}
+	f.takeBack[id] = true
 }
 
 func (f *fakeMaster) reports(id int64) []message.Message {
@@ -120,6 +136,19 @@ func taskOf(m message.Message) int64 {
 		return m.TaskInstanceID
 	}
 	return 0
+}
+
+// wfOf returns the workflow instance id a report carries.
+func wfOf(m message.Message) int64 {
+	switch m := m.(type) {
+	case message.Ack:
+		return m.WorkflowInstanceID
+	case message.Running:
+		return m.WorkflowInstanceID
+	case message.Result:
+		return m.WorkflowInstanceID
+	}
+	return -1
 }
 
 func waitReport[M message.Message](t *testing.T, f *fakeMaster, id int64) M {
@@ -312,6 +341,11 @@ func TestRunReportsLogAndEnv(t *testing.T) {
 	if want := filepath.Join(b.dir, "logs", "3", "1.log"); ack.LogPath != want {
 		t.Fatalf("log path %q, want %q", ack.LogPath, want)
 	}
+	for _, m := range b.master.reports(1) {
+		if got := wfOf(m); got != 3 {
+			t.Fatalf("%T carries workflow instance %d, want 3", m, got)
+		}
+	}
 	const want = "param=v1 name=t1 attempt=2\nto stderr\n"
 	// By task id, by path, and a range.
 	for _, req := range []message.LogRequest{
@@ -356,11 +390,22 @@ func TestLogRequestErrors(t *testing.T) {
 func TestSlots(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{Slots: 2})
+	// Tasks wait for the gate, so the slots stay full until it opens.
+	gate := filepath.Join(t.TempDir(), "gate")
+	cmd := fmt.Sprintf("while [ ! -e %s ]; do sleep 0.01; done; sleep 0.05", gate)
 	for id := int64(1); id <= 5; id++ {
-		b.mustDispatch(t, b.dispatchMsg(id, "sleep 0.2"))
+		b.mustDispatch(t, b.dispatchMsg(id, cmd))
 	}
-	if s := b.w.Stats(); s.Running != 2 || s.Queued != 3 || s.Capacity != 2 {
-		t.Fatalf("stats = %+v, want 2 running, 3 queued, capacity 2", s)
+	// A task starts once its ack is DB-acked; until then it counts as queued.
+	if s := b.w.Stats(); s.Running+s.Queued != 5 || s.Capacity != 2 {
+		t.Fatalf("stats after dispatch = %+v, want 5 running or queued, capacity 2", s)
+	}
+	waitFor(t, "2 running, 3 queued", func() bool {
+		s := b.w.Stats()
+		return s.Running == 2 && s.Queued == 3
+	})
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	type span struct{ start, end time.Time }
 	var spans []span
@@ -414,17 +459,20 @@ func TestTimeoutKillsGroup(t *testing.T) {
 func TestResendAndSetMaster(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{ResendInterval: 30 * time.Millisecond})
-	b.master.hold(true)
+	// The ack is DB-acked (the task may run); running and result are not.
+	b.master.hold(message.KindRunning, message.KindResult)
 	b.mustDispatch(t, b.dispatchMsg(1, "true"))
 	waitFor(t, "reports re-sent while not DB-acked", func() bool {
-		return b.master.count(1, message.TypeAck) >= 3 && b.master.count(1, message.TypeResult) >= 3
+		return b.master.count(1, message.TypeRunning) >= 3 && b.master.count(1, message.TypeResult) >= 3
 	})
 	second := startMaster(t)
 	b.w.SetMaster(second.addr())
-	waitFor(t, "reports redirected to the second master", func() bool {
-		return second.count(1, message.TypeAck) >= 1 && second.count(1, message.TypeRunning) >= 1 &&
-			second.count(1, message.TypeResult) >= 1
+	waitFor(t, "un-acked reports redirected to the second master", func() bool {
+		return second.count(1, message.TypeRunning) >= 1 && second.count(1, message.TypeResult) >= 1
 	})
+	if n := second.count(1, message.TypeAck); n != 0 {
+		t.Fatalf("the DB-acked ack went %d times to the second master", n)
+	}
 	// The second master DB-acks everything: the first hears nothing more.
 	var first int
 	waitFor(t, "the first master to stop receiving", func() bool {
@@ -510,4 +558,50 @@ func workerGoroutines() []string {
 		}
 	}
 	return out
+}
+
+func TestAckNotDBAckedNeverStarts(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{ResendInterval: 30 * time.Millisecond})
+	b.master.hold(message.KindAck)
+	b.mustDispatch(t, b.dispatchMsg(1, "echo ran"))
+	waitFor(t, "the ack re-sent while not DB-acked", func() bool { return b.master.count(1, message.TypeAck) >= 3 })
+	if n := b.master.count(1, message.TypeRunning); n != 0 {
+		t.Fatalf("task reported running %d times before its ack was DB-acked", n)
+	}
+	logPath := filepath.Join(b.dir, "logs", "3", "1.log")
+	if _, err := os.Stat(logPath); !os.IsNotExist(err) {
+		t.Fatalf("task started before its ack was DB-acked: %v", err)
+	}
+	if s := b.w.Stats(); s.Running != 0 || s.Queued != 1 {
+		t.Fatalf("stats = %+v, want 0 running, 1 queued", s)
+	}
+	b.master.hold()
+	if res := waitReport[message.Result](t, b.master, 1); res.State != "succeeded" {
+		t.Fatalf("result = %+v, want succeeded", res)
+	}
+	if got, _ := os.ReadFile(logPath); string(got) != "ran\n" {
+		t.Fatalf("log = %q, want one run", got)
+	}
+}
+
+func TestTakenBackBeforeAdmissionNeverRuns(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	b.master.takeBackTask(1)
+	d := b.dispatchMsg(1, "echo ran")
+	b.mustDispatch(t, d)
+	waitFor(t, "the task dropped", func() bool {
+		r := b.dispatch(t, d)
+		return !r.Accepted && strings.Contains(r.Reason, "taken over")
+	})
+	if s := b.w.Stats(); s.Running != 0 || s.Queued != 0 {
+		t.Fatalf("stats = %+v, want nothing running or queued", s)
+	}
+	if n := len(b.master.reports(1)) - b.master.count(1, message.TypeAck); n != 0 {
+		t.Fatalf("a task taken back sent %d reports besides its ack", n)
+	}
+	if _, err := os.Stat(filepath.Join(b.dir, "logs", "3", "1.log")); !os.IsNotExist(err) {
+		t.Fatalf("a task taken back started: %v", err)
+	}
 }

@@ -71,7 +71,8 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	code := exitCode(err, started)
 	msg := message(err)
-	if code == exitUsage && msg != "" && cmd != nil {
+	var ue usageError
+	if (errors.As(err, &ue) || !started) && msg != "" && cmd != nil {
 		msg += " (see '" + cmd.CommandPath() + " --help')"
 	}
 	if msg != "" {

@@ -6,12 +6,18 @@ import (
 	"sync"
 )
 
-// Memory is the in-process registry used by standalone and unit tests.
+// Memory is the in-process registry used by standalone and unit tests. It
+// is always connected, and its election is an in-process lock: the first
+// campaigner wins, others wait until it resigns; every win has a new epoch.
 type Memory struct {
 	mu    sync.Mutex
 	nodes map[Role]map[string]Node
 	subs  map[int]chan struct{}
 	next  int
+
+	leader string
+	epoch  int64
+	lost   chan struct{} // non-nil while a term is held; closed when it ends
 }
 
 // NewMemory returns an empty registry.
@@ -74,4 +80,51 @@ func (m *Memory) notifyLocked() {
 		default: // a signal is already pending
 		}
 	}
+}
+
+// States implements StateWatcher: the in-process registry is connected from
+// the start and never changes.
+func (m *Memory) States() (<-chan ConnState, func()) {
+	ch := make(chan ConnState, 1)
+	ch <- Connected
+	return ch, func() {}
+}
+
+// Campaign implements Elector.
+func (m *Memory) Campaign(ctx context.Context, id string) (Term, error) {
+	for {
+		m.mu.Lock()
+		if m.lost == nil {
+			m.epoch++
+			m.leader = id
+			m.lost = make(chan struct{})
+			t := Term{Epoch: m.epoch, Lost: m.lost}
+			m.mu.Unlock()
+			return t, nil
+		}
+		held := m.lost
+		m.mu.Unlock()
+		select {
+		case <-held:
+		case <-ctx.Done():
+			return Term{}, ctx.Err()
+		}
+	}
+}
+
+// Resign implements Elector.
+func (m *Memory) Resign() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lost != nil {
+		close(m.lost)
+		m.lost, m.leader = nil, ""
+	}
+}
+
+// Leader implements Elector.
+func (m *Memory) Leader() (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.leader, m.lost != nil
 }

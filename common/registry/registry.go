@@ -1,10 +1,13 @@
 // Package registry is where masters and workers announce themselves and find
-// each other. Standalone uses the in-process Memory registry; a cluster uses
-// ZooKeeper (ephemeral nodes under /beluga/nodes).
+// each other, and where masters elect the one that schedules. Standalone uses
+// the in-process Memory registry; a cluster uses ZooKeeper (ZK, zk.go:
+// ephemeral nodes under /beluga/nodes, the leader lock under
+// /beluga/election).
 package registry
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -38,8 +41,9 @@ type Node struct {
 
 // Registry lists live nodes and reports changes.
 type Registry interface {
-	// Register announces n until ctx ends or Deregister; re-registering the
-	// same role and address replaces its heartbeat.
+	// Register announces n until Deregister or the registry stops; ctx
+	// bounds this call only. Re-registering the same role and address
+	// replaces its heartbeat.
 	Register(ctx context.Context, n Node) error
 	Deregister(ctx context.Context, role Role, addr string) error
 	// Nodes returns the live nodes of a role.
@@ -59,3 +63,72 @@ func (n Node) InGroup(group string) bool {
 	}
 	return false
 }
+
+// ConnState is the registry's link to its coordination service.
+type ConnState int
+
+// Connection states, in the order a subscriber may see them.
+const (
+	// Connected: a new session is up and this process's registrations are
+	// written (the first session, or a new one after Expired).
+	Connected ConnState = iota + 1
+	// Suspended: the connection is lost; the session may still be alive,
+	// but nothing this process holds (leadership) can be proven.
+	Suspended
+	// Expired: the session is gone, and with it this process's ephemeral
+	// nodes and leadership. A new session follows (Connected).
+	Expired
+	// Reconnected: the connection is back within the same session.
+	Reconnected
+)
+
+func (s ConnState) String() string {
+	switch s {
+	case Connected:
+		return "connected"
+	case Suspended:
+		return "suspended"
+	case Expired:
+		return "expired"
+	case Reconnected:
+		return "reconnected"
+	}
+	return "unknown"
+}
+
+// StateWatcher reports connection state changes.
+type StateWatcher interface {
+	// States returns a new subscription: the current state first (once
+	// connected), then every change. cancel ends it.
+	States() (ch <-chan ConnState, cancel func())
+}
+
+// Term is one leadership term.
+type Term struct {
+	// Epoch orders terms: a later term has a higher epoch, also across
+	// leader changes, so writes stamped with an older epoch can be refused.
+	Epoch int64
+	// Lost closes when the term ends: resignation, or (ZooKeeper) as soon as
+	// the connection is suspended or the session expires.
+	Lost <-chan struct{}
+}
+
+// Elector elects one leader among the masters.
+type Elector interface {
+	// Campaign blocks until this process leads or ctx ends.
+	Campaign(ctx context.Context, id string) (Term, error)
+	// Resign gives up the current term (no-op if none); Lost is closed
+	// when it returns.
+	Resign()
+	// Leader is the current leader's id as seen from here.
+	Leader() (id string, ok bool)
+}
+
+// Errors shared by the implementations.
+var (
+	// ErrStopped: the registry was stopped.
+	ErrStopped = errors.New("registry: stopped")
+	// ErrCampaignActive: this elector already campaigns or leads; Resign
+	// or let the term end first.
+	ErrCampaignActive = errors.New("registry: a campaign or term is already active on this elector")
+)

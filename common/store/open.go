@@ -69,6 +69,7 @@ func ParseURL(raw string) (dialect, dsn string, err error) {
 		}
 		c.ParseTime = true
 		c.Loc = time.UTC
+		c.InterpolateParams = true
 		c.Params = map[string]string{}
 		for k, v := range u.Query() {
 			c.Params[k] = v[0]
@@ -87,7 +88,10 @@ func Open(ctx context.Context, rawURL string, log *zap.Logger) (*Store, error) {
 	cfg := &gorm.Config{
 		Logger:                 logger.Discard,
 		SkipDefaultTransaction: true,
-		PrepareStmt:            true,
+		// No PrepareStmt: gorm's statement cache can deadlock when every
+		// connection is held (SQLite has one) by a transaction waiting on a
+		// statement another goroutine is preparing. MySQL interpolates
+		// parameters client-side instead, saving the prepare round trip.
 		NowFunc:                func() time.Time { return time.Now().UTC() },
 	}
 	var db *gorm.DB

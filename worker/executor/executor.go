@@ -3,6 +3,11 @@
 // running and result reports that are re-sent to the master until it answers
 // with a DB-ack.
 //
+// A dispatched task is admitted to the queue only once the master DB-acks its
+// ack. The master answers the ack of a dispatch it took back (a failed send it
+// retried elsewhere, a stale leader's) with a DB-ack carrying Kill, so such a
+// task never runs: the DB alone decides where a task runs.
+//
 // One goroutine (the owner, loop) holds all mutable state: tasks, queue,
 // pending reports, deadlines. Callers, process waiters and the report sender
 // talk to it through channels only.
@@ -49,8 +54,11 @@ type Config struct {
 
 // Stats is a snapshot of the executor's load.
 type Stats struct {
-	Running  int // processes starting or running (slots in use)
-	Queued   int // accepted tasks waiting for a slot
+	Running int // processes starting or running (slots in use)
+	// Queued counts accepted tasks not started yet: those waiting for a slot
+	// and those awaiting admission (their ack not DB-acked yet). Both are
+	// work the master gave this worker, so both weigh in its load.
+	Queued   int
 	Capacity int // slots
 }
 
@@ -83,8 +91,7 @@ type Executor struct {
 	spares     *spares
 	stopSpares context.CancelFunc
 
-	running atomic.Int64 // mirrors of owner state for Stats
-	queued  atomic.Int64
+	load atomic.Uint64 // mirror of owner state for Stats: packLoad(running, queued)
 
 	st state // owned by the owner goroutine only
 }
@@ -231,8 +238,9 @@ func (e *Executor) start(ctx context.Context) error {
 
 // Stop shuts the executor down. Order:
 //  1. stop accepting dispatches (the owner refuses them once stopCh is closed);
-//  2. drop the queue and send SIGTERM to every running process group, SIGKILL
-//     after KillGrace;
+//  2. drop the queue and the tasks awaiting admission (none of them starts
+//     any more, whatever DB-ack arrives), and send SIGTERM to every running
+//     process group, SIGKILL after KillGrace;
 //  3. wait until every task's shell is reaped (the owner returns when none is
 //     live), then until the rest of each killed group is gone too;
 //  4. stop the sender (reports still pending are abandoned), then the spare
@@ -281,8 +289,10 @@ func (e *Executor) call(f func()) bool {
 }
 
 // Dispatch accepts or refuses one task instance. An accepted task is acked to
-// the master at once and queued. A task id already known is not run twice:
-// the reply accepts it as a duplicate and its un-acked reports are re-sent.
+// the master at once, the ack re-sent until DB-acked, and queued for a slot
+// only once the master DB-acks it (see DBAck). A task id already known is not
+// run twice: the reply accepts it as a duplicate and its un-acked reports
+// (for a task awaiting admission, its ack) are re-sent at once.
 func (e *Executor) Dispatch(d message.Dispatch) message.DispatchReply {
 	if err := validate(d); err != nil {
 		return refuse(d.TaskInstanceID, err.Error())
@@ -292,16 +302,19 @@ func (e *Executor) Dispatch(d message.Dispatch) message.DispatchReply {
 	return reply
 }
 
-// Kill kills a task's process group (a queued task never starts) and reports
-// it killed. Found is false for a task this executor does not know.
+// Kill kills a task's process group (a task queued or awaiting admission
+// never starts) and reports it killed. Found is false for a task this
+// executor does not know.
 func (e *Executor) Kill(id int64) message.KillResult {
 	res := message.KillResult{TaskInstanceID: id}
 	e.call(func() { res.Found = e.killRequest(id) })
 	return res
 }
 
-// DBAck records that the master persisted a report; with Kill set it kills
-// and forgets the task (it was given to another worker).
+// DBAck records that the master persisted a report. The first DB-ack of a
+// task (of its ack, or of any later kind) admits it to the slot queue. With
+// Kill set it kills and forgets the task without reporting (the master gave
+// it to another worker); a task not admitted yet never starts.
 func (e *Executor) DBAck(a message.DBAck) {
 	e.call(func() { e.dbAck(a) })
 }
@@ -329,12 +342,15 @@ func (e *Executor) LogPath(id int64) (string, bool) {
 
 // Stats returns the current load without waiting on the owner.
 func (e *Executor) Stats() Stats {
-	return Stats{
-		Running:  int(e.running.Load()),
-		Queued:   int(e.queued.Load()),
-		Capacity: e.cfg.Slots,
-	}
+	running, queued := unpackLoad(e.load.Load())
+	return Stats{Running: running, Queued: queued, Capacity: e.cfg.Slots}
 }
+
+// packLoad puts both counters in one word; each is far below 2^32 (tasks
+// are held in memory).
+func packLoad(running, queued int) uint64 { return uint64(running)<<32 | uint64(uint32(queued)) }
+
+func unpackLoad(v uint64) (running, queued int) { return int(v >> 32), int(uint32(v)) }
 
 func refuse(id int64, reason string) message.DispatchReply {
 	return message.DispatchReply{TaskInstanceID: id, Reason: reason}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,22 +24,18 @@ type sent struct {
 	msg  message.Message
 }
 
-// fakeMaster records reports and DB-acks them unless told to withhold.
+// fakeMaster records reports and DB-acks them, in the order received, unless
+// told to withhold. A task runs only once its ack is DB-acked.
 type fakeMaster struct {
 	mu       sync.Mutex
 	got      []sent
-	withhold map[string]bool // address -> no DB-acks
+	withhold func(addr string, id int64, k message.AckKind) bool // nil: DB-ack all
+	acks     []message.DBAck                                     // not delivered yet
+	draining bool                                                // a goroutine delivers acks
 	e        *Executor
 }
 
 func (f *fakeMaster) Send(_ context.Context, addr string, m message.Message) error {
-	f.mu.Lock()
-	f.got = append(f.got, sent{addr, m})
-	hold := f.withhold[addr]
-	f.mu.Unlock()
-	if hold {
-		return nil
-	}
 	var a message.DBAck
 	switch m := m.(type) {
 	case message.Ack:
@@ -48,19 +45,52 @@ func (f *fakeMaster) Send(_ context.Context, addr string, m message.Message) err
 	case message.Result:
 		a = message.DBAck{TaskInstanceID: m.TaskInstanceID, Kind: message.KindResult}
 	}
-	// Acked from another goroutine, as the transport would: the sender must
-	// never wait on the owner.
-	go f.e.DBAck(a)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.got = append(f.got, sent{addr, m})
+	if f.withhold != nil && f.withhold(addr, a.TaskInstanceID, a.Kind) {
+		return nil
+	}
+	// Acked from another goroutine, as the transport would (the sender must
+	// never wait on the owner), and in order, as one connection would.
+	f.acks = append(f.acks, a)
+	if !f.draining {
+		f.draining = true
+		go f.drain()
+	}
 	return nil
 }
 
-func (f *fakeMaster) hold(addr string, on bool) {
+// drain delivers queued DB-acks and returns when none is left.
+func (f *fakeMaster) drain() {
+	for {
+		f.mu.Lock()
+		if len(f.acks) == 0 {
+			f.draining = false
+			f.mu.Unlock()
+			return
+		}
+		a := f.acks[0]
+		f.acks = f.acks[1:]
+		e := f.e
+		f.mu.Unlock()
+		e.DBAck(a)
+	}
+}
+
+// hold withholds the DB-acks of the given kinds of reports sent to addr
+// (none: DB-ack everything sent there again).
+func (f *fakeMaster) hold(addr string, kinds ...message.AckKind) {
+	f.holdIf(func(a string, _ int64, k message.AckKind) bool {
+		return a == addr && slices.Contains(kinds, k)
+	})
+}
+
+// holdIf withholds the DB-acks for which held is true.
+func (f *fakeMaster) holdIf(held func(addr string, id int64, k message.AckKind) bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.withhold == nil {
-		f.withhold = map[string]bool{}
-	}
-	f.withhold[addr] = on
+	f.withhold = held
 }
 
 // reports returns what addr received for task id ("" addr: any).
@@ -114,6 +144,25 @@ func taskOf(m message.Message) int64 {
 		return m.TaskInstanceID
 	}
 	return 0
+}
+
+// TestMain fails the run if goroutines outlive the tests: Stop must wait for
+// everything the executor started.
+func TestMain(m *testing.M) {
+	base := runtime.NumGoroutine()
+	code := m.Run()
+	if code == 0 {
+		deadline := time.Now().Add(5 * time.Second)
+		for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond) // polling interval
+		}
+		if n := runtime.NumGoroutine(); n > base {
+			buf := make([]byte, 1<<20)
+			fmt.Fprintf(os.Stderr, "goroutine leak: %d running, %d before tests\n%s\n", n, base, buf[:runtime.Stack(buf, true)])
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 const masterAddr = "master-1:5678"
@@ -191,6 +240,22 @@ func (b *bundle) waitResult(t *testing.T, id int64) message.Result {
 	return r
 }
 
+// queuedForSlot reports whether task id is admitted and waits for a slot.
+func (b *bundle) queuedForSlot(id int64) bool {
+	in := false
+	b.e.call(func() {
+		in = slices.ContainsFunc(b.e.st.queue, func(t *task) bool { return t.d.TaskInstanceID == id })
+	})
+	return in
+}
+
+// pendingCount is the number of tasks with reports not DB-acked yet.
+func (b *bundle) pendingCount() int {
+	n := -1
+	b.e.call(func() { n = len(b.e.st.pending) })
+	return n
+}
+
 func (b *bundle) waitRunning(t *testing.T, id int64) message.Running {
 	t.Helper()
 	var r message.Running
@@ -246,8 +311,11 @@ func TestRunLogEnvAndExitCode(t *testing.T) {
 	if !ok {
 		t.Fatalf("first report is %T, want Ack", msgs[0])
 	}
-	if _, ok := msgs[1].(message.Running); !ok {
-		t.Fatalf("second report is %T, want Running", msgs[1])
+	// The next report is Running (a slow DB-ack may let a re-sent ack slip
+	// in between).
+	next := slices.IndexFunc(msgs, func(m message.Message) bool { return m.Type() != message.TypeAck })
+	if _, ok := msgs[next].(message.Running); !ok {
+		t.Fatalf("report after the ack is %T, want Running", msgs[next])
 	}
 	wantLog := filepath.Join(b.dir, "logs", "7", "1.log")
 	if ack.LogPath != wantLog {
@@ -282,15 +350,34 @@ func TestSucceeded(t *testing.T) {
 	})
 }
 
+// gated returns a command that waits until the file gate exists, then
+// sleeps a little, and the function that opens the gate.
+func gated(t *testing.T) (string, func()) {
+	gate := filepath.Join(t.TempDir(), "gate")
+	return fmt.Sprintf("while [ ! -e %s ]; do sleep 0.01; done; sleep 0.05", gate), func() {
+		if err := os.WriteFile(gate, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestSlotsLimitConcurrency(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{Slots: 2})
+	cmd, open := gated(t)
 	for id := int64(1); id <= 5; id++ {
-		b.mustDispatch(t, dispatch(id, "sleep 0.2"))
+		b.mustDispatch(t, dispatch(id, cmd))
 	}
-	if s := b.e.Stats(); s.Running != 2 || s.Queued != 3 || s.Capacity != 2 {
-		t.Fatalf("stats after dispatch = %+v, want 2 running 3 queued", s)
+	// Tasks start once their acks are DB-acked; until then they count as
+	// queued, so the five are all counted from the start.
+	if s := b.e.Stats(); s.Running+s.Queued != 5 || s.Capacity != 2 {
+		t.Fatalf("stats after dispatch = %+v, want 5 running or queued", s)
 	}
+	waitFor(t, "both slots in use", 5*time.Second, func() bool {
+		s := b.e.Stats()
+		return s.Running == 2 && s.Queued == 3
+	})
+	open()
 	type span struct{ start, end time.Time }
 	var spans []span
 	for id := int64(1); id <= 5; id++ {
@@ -370,6 +457,8 @@ func TestKillQueuedNeverStarts(t *testing.T) {
 	b := setup(t, Config{Slots: 1})
 	b.mustDispatch(t, dispatch(1, "sleep 100"))
 	b.mustDispatch(t, dispatch(2, "touch started"))
+	b.waitRunning(t, 1)
+	waitFor(t, "task 2 admitted and queued for the slot", 5*time.Second, func() bool { return b.queuedForSlot(2) })
 	if r := b.e.Kill(2); !r.Found {
 		t.Fatal("queued task not found")
 	}
@@ -406,14 +495,15 @@ func TestTimeoutKillsGroup(t *testing.T) {
 func TestResendUntilDBAckedAndSetMaster(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{ResendInterval: 20 * time.Millisecond})
-	b.master.hold(masterAddr, true)
+	// The ack is DB-acked (the task may run); running and result are not.
+	b.master.hold(masterAddr, message.KindRunning, message.KindResult)
 	b.mustDispatch(t, dispatch(1, "true"))
-	waitFor(t, "ack and result re-sent to a master that does not DB-ack", 5*time.Second, func() bool {
-		return b.master.count(masterAddr, 1, message.TypeAck) >= 3 &&
+	waitFor(t, "running and result re-sent to a master that does not DB-ack them", 5*time.Second, func() bool {
+		return b.master.count(masterAddr, 1, message.TypeRunning) >= 3 &&
 			b.master.count(masterAddr, 1, message.TypeResult) >= 3
 	})
 	// Order is kept per task: the first ack, running and result go out in
-	// that order (re-sends of the ack may come in between).
+	// that order (re-sends may come in between).
 	first := map[message.Type]int{}
 	for i, m := range b.master.reports(masterAddr, 1) {
 		if _, seen := first[m.Type()]; !seen {
@@ -426,17 +516,15 @@ func TestResendUntilDBAckedAndSetMaster(t *testing.T) {
 
 	const second = "master-2:5678"
 	b.e.SetMaster(second)
-	waitFor(t, "reports redirected to the new master", 5*time.Second, func() bool {
-		return b.master.count(second, 1, message.TypeAck) >= 1 &&
-			b.master.count(second, 1, message.TypeRunning) >= 1 &&
+	waitFor(t, "un-acked reports redirected to the new master", 5*time.Second, func() bool {
+		return b.master.count(second, 1, message.TypeRunning) >= 1 &&
 			b.master.count(second, 1, message.TypeResult) >= 1
 	})
 	// The second master DB-acks: nothing is sent anywhere any more.
-	waitFor(t, "pending reports to drain", 5*time.Second, func() bool {
-		n := -1
-		b.e.call(func() { n = len(b.e.st.pending) })
-		return n == 0
-	})
+	waitFor(t, "pending reports to drain", 5*time.Second, func() bool { return b.pendingCount() == 0 })
+	if n := b.master.count(second, 1, message.TypeAck); n != 0 {
+		t.Fatalf("the DB-acked ack was sent %d times to the new master", n)
+	}
 	before := len(b.master.reports("", 1))
 	deadline := time.Now().Add(100 * time.Millisecond) // five resend intervals
 	for time.Now().Before(deadline) {
@@ -586,4 +674,298 @@ func TestStopKillsSilentlyAndLeaksNothing(t *testing.T) {
 	waitFor(t, "goroutines to exit", 5*time.Second, func() bool {
 		return runtime.NumGoroutine() <= before
 	})
+}
+
+func TestRememberedIsBounded(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{Remembered: 2})
+	for id := int64(1); id <= 3; id++ {
+		b.mustDispatch(t, dispatch(id, "true"))
+		b.waitResult(t, id)
+		waitFor(t, "task settled", 5*time.Second, func() bool {
+			n := -1
+			b.e.call(func() { n = len(b.e.st.pending) })
+			return n == 0
+		})
+	}
+	if _, ok := b.e.LogPath(1); ok {
+		t.Fatal("task 1 still remembered beyond Remembered=2")
+	}
+	for _, id := range []int64{2, 3} {
+		if _, ok := b.e.LogPath(id); !ok {
+			t.Fatalf("task %d forgotten", id)
+		}
+	}
+}
+
+func TestExistingLogIsAppendedAndSparesCleaned(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	logPath := filepath.Join(b.dir, "logs", "7", "1.log")
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(logPath, []byte("earlier\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the spare pool to fill", 5*time.Second, func() bool { return len(b.e.spares.files) > 0 })
+	b.mustDispatch(t, dispatch(1, "echo later"))
+	b.waitResult(t, 1)
+	if got, _ := os.ReadFile(logPath); string(got) != "earlier\nlater\n" {
+		t.Fatalf("log = %q, want the earlier content kept", got)
+	}
+	b.e.Stop()
+	if _, err := os.Stat(filepath.Join(b.dir, ".spare")); !os.IsNotExist(err) {
+		t.Fatalf("spare dir left after Stop: %v", err)
+	}
+}
+
+// notStarted fails t if task id shows any sign of having run: a Running or
+// Result report, a log file or a work dir.
+func (b *bundle) notStarted(t *testing.T, id int64) {
+	t.Helper()
+	if n := b.master.count("", id, message.TypeRunning); n != 0 {
+		t.Fatalf("task %d reported running %d times", id, n)
+	}
+	if _, ok := b.master.result(id); ok {
+		t.Fatalf("task %d reported a result", id)
+	}
+	name := strconv.FormatInt(id, 10)
+	for _, p := range []string{filepath.Join(b.dir, "logs", "7", name+".log"), filepath.Join(b.dir, "work", "7", name)} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Fatalf("task %d started: %s exists (%v)", id, p, err)
+		}
+	}
+}
+
+func TestUnackedAckNeverStartsAndIsResent(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{ResendInterval: 20 * time.Millisecond})
+	b.master.hold(masterAddr, message.KindAck)
+	b.mustDispatch(t, dispatch(1, "echo ran"))
+	waitFor(t, "the ack re-sent while not DB-acked", 5*time.Second, func() bool {
+		return b.master.count(masterAddr, 1, message.TypeAck) >= 3
+	})
+	b.notStarted(t, 1)
+	// Awaiting admission counts as queued: it is this worker's work.
+	if s := b.e.Stats(); s.Running != 0 || s.Queued != 1 {
+		t.Fatalf("stats = %+v, want 0 running, 1 queued", s)
+	}
+	if b.queuedForSlot(1) {
+		t.Fatal("task queued for a slot before its ack was DB-acked")
+	}
+	b.master.hold(masterAddr) // the next re-sent ack is DB-acked
+	if res := b.waitResult(t, 1); res.State != "succeeded" {
+		t.Fatalf("result = %+v, want succeeded", res)
+	}
+	if got, _ := os.ReadFile(filepath.Join(b.dir, "logs", "7", "1.log")); string(got) != "ran\n" {
+		t.Fatalf("log = %q, want one run", got)
+	}
+	// Running came only after the ack was DB-acked, i.e. after the first ack.
+	msgs := b.master.reports(masterAddr, 1)
+	run := slices.IndexFunc(msgs, func(m message.Message) bool { return m.Type() == message.TypeRunning })
+	if run < 3 {
+		t.Fatalf("running was report %d, want after the three re-sent acks", run)
+	}
+}
+
+func TestDuplicateDispatchResendsAckAtOnce(t *testing.T) {
+	t.Parallel()
+	// No resend tick within the test: every extra ack comes from a duplicate.
+	b := setup(t, Config{ResendInterval: time.Hour})
+	b.master.hold(masterAddr, message.KindAck)
+	d := dispatch(1, "echo ran")
+	b.mustDispatch(t, d)
+	waitFor(t, "the first ack", 5*time.Second, func() bool { return b.master.count(masterAddr, 1, message.TypeAck) == 1 })
+	if r := b.e.Dispatch(d); !r.Accepted || !strings.Contains(r.Reason, "duplicate") {
+		t.Fatalf("duplicate reply = %+v, want accepted as duplicate", r)
+	}
+	waitFor(t, "the ack re-sent on the duplicate", 5*time.Second, func() bool {
+		return b.master.count(masterAddr, 1, message.TypeAck) == 2
+	})
+	b.notStarted(t, 1)
+	b.master.hold(masterAddr)
+	b.mustDispatch(t, d) // re-sends the ack, DB-acked this time
+	b.waitResult(t, 1)
+	if got, _ := os.ReadFile(filepath.Join(b.dir, "logs", "7", "1.log")); string(got) != "ran\n" {
+		t.Fatalf("log = %q, want one run", got)
+	}
+}
+
+func TestDBAckKillBeforeAdmissionNeverRuns(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{ResendInterval: 20 * time.Millisecond})
+	b.master.hold(masterAddr, message.KindAck)
+	b.mustDispatch(t, dispatch(1, "echo ran"))
+	waitFor(t, "the ack", 5*time.Second, func() bool { return b.master.count(masterAddr, 1, message.TypeAck) >= 1 })
+	b.e.DBAck(message.DBAck{TaskInstanceID: 1, Kind: message.KindAck, Kill: true})
+	// A late plain DB-ack (a stale leader's) must not start it either.
+	b.e.DBAck(message.DBAck{TaskInstanceID: 1, Kind: message.KindAck})
+	if s := b.e.Stats(); s.Running != 0 || s.Queued != 0 {
+		t.Fatalf("stats = %+v, want nothing running or queued", s)
+	}
+	if n := b.pendingCount(); n != 0 {
+		t.Fatalf("%d tasks still pending after the drop", n)
+	}
+	// At most the ack the sender held already goes out; no more re-sends.
+	before := b.master.count(masterAddr, 1, message.TypeAck)
+	deadline := time.Now().Add(100 * time.Millisecond) // five resend intervals
+	for time.Now().Before(deadline) {
+		if n := b.master.count(masterAddr, 1, message.TypeAck); n > before+1 {
+			t.Fatalf("ack re-sent %d times after the drop", n-before)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b.notStarted(t, 1)
+	if r := b.e.Dispatch(dispatch(1, "echo ran")); r.Accepted {
+		t.Fatal("dispatch of a task taken back was accepted")
+	}
+}
+
+func TestKillBeforeAdmissionReportsKilled(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{ResendInterval: 20 * time.Millisecond})
+	b.master.hold(masterAddr, message.KindAck)
+	b.mustDispatch(t, dispatch(1, "echo ran"))
+	if r := b.e.Kill(1); !r.Found {
+		t.Fatal("task awaiting admission not found")
+	}
+	res := b.waitResult(t, 1)
+	if res.State != "killed" || res.Message != "killed before start" || res.WorkflowInstanceID != 7 {
+		t.Fatalf("result = %+v, want killed before start of workflow instance 7", res)
+	}
+	if s := b.e.Stats(); s.Running != 0 || s.Queued != 0 {
+		t.Fatalf("stats = %+v, want nothing running or queued", s)
+	}
+	// The master persists the ack after all: the task still never starts.
+	b.master.hold(masterAddr)
+	b.e.DBAck(message.DBAck{TaskInstanceID: 1, Kind: message.KindAck})
+	waitFor(t, "ack and result DB-acked", 5*time.Second, func() bool { return b.pendingCount() == 0 })
+	if n := b.master.count("", 1, message.TypeRunning); n != 0 {
+		t.Fatalf("killed task reported running %d times", n)
+	}
+	if _, err := os.Stat(filepath.Join(b.dir, "logs", "7", "1.log")); !os.IsNotExist(err) {
+		t.Fatalf("killed task started: %v", err)
+	}
+	if s := b.e.Stats(); s.Running != 0 || s.Queued != 0 {
+		t.Fatalf("stats = %+v after the DB-ack, want nothing running or queued", s)
+	}
+}
+
+func TestStopWhileAwaitingAdmission(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{Slots: 3, KillGrace: 300 * time.Millisecond})
+	// Task 1 runs and ignores SIGTERM, so the owner lives through KillGrace
+	// of the Stop; tasks 2 and 3 await admission, with free slots.
+	b.master.holdIf(func(_ string, id int64, _ message.AckKind) bool { return id != 1 })
+	b.mustDispatch(t, dispatch(1, "trap '' TERM; sleep 100"))
+	pgid := b.waitRunning(t, 1).PID
+	for id := int64(2); id <= 3; id++ {
+		b.mustDispatch(t, dispatch(id, "echo ran"))
+	}
+	waitFor(t, "acks of tasks 2 and 3", 5*time.Second, func() bool {
+		return b.master.count(masterAddr, 2, message.TypeAck) >= 1 && b.master.count(masterAddr, 3, message.TypeAck) >= 1
+	})
+	if s := b.e.Stats(); s.Running != 1 || s.Queued != 2 {
+		t.Fatalf("stats = %+v, want 1 running, 2 queued", s)
+	}
+	// Stop is called while the owner is busy, and the owner handles a DB-ack
+	// before it gets to beginStop: that must admit nothing.
+	stopped := make(chan struct{})
+	b.e.call(func() {
+		go func() { b.e.Stop(); close(stopped) }()
+		<-b.e.stopCh
+		b.e.dbAck(message.DBAck{TaskInstanceID: 2, Kind: message.KindAck})
+	})
+	// Nor one handled after beginStop, while task 1 is still being killed.
+	b.e.DBAck(message.DBAck{TaskInstanceID: 3, Kind: message.KindRunning})
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Stop did not return")
+	}
+	b.e.DBAck(message.DBAck{TaskInstanceID: 2, Kind: message.KindAck}) // after Stop: ignored
+	if groupAlive(pgid) {
+		t.Fatalf("group %d of task 1 alive after Stop", pgid)
+	}
+	if _, ok := b.master.result(1); ok {
+		t.Fatal("Stop reported a result for the task it killed")
+	}
+	for id := int64(2); id <= 3; id++ {
+		b.notStarted(t, id)
+	}
+	if s := b.e.Stats(); s.Running != 0 || s.Queued != 0 {
+		t.Fatalf("stats after Stop = %+v, want nothing running or queued", s)
+	}
+}
+
+// wfOf returns the workflow instance id a report carries.
+func wfOf(m message.Message) int64 {
+	switch m := m.(type) {
+	case message.Ack:
+		return m.WorkflowInstanceID
+	case message.Running:
+		return m.WorkflowInstanceID
+	case message.Result:
+		return m.WorkflowInstanceID
+	}
+	return -1
+}
+
+func TestReportsCarryWorkflowInstanceID(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	b.master.holdIf(func(_ string, id int64, k message.AckKind) bool { return id == 2 && k == message.KindAck })
+	wf := map[int64]int64{1: 41, 2: 42, 3: 43}
+	for id, cmd := range map[int64]string{1: "true", 2: "true", 3: "exit 1"} {
+		d := dispatch(id, cmd)
+		d.WorkflowInstanceID = wf[id]
+		b.mustDispatch(t, d)
+	}
+	b.e.Kill(2) // a result built before start
+	want := map[int64][]message.Type{
+		1: {message.TypeAck, message.TypeRunning, message.TypeResult},
+		2: {message.TypeAck, message.TypeResult},
+		3: {message.TypeAck, message.TypeRunning, message.TypeResult},
+	}
+	for id, types := range want {
+		b.waitResult(t, id)
+		for _, typ := range types {
+			if b.master.count("", id, typ) == 0 {
+				t.Fatalf("task %d: no report of type %d", id, typ)
+			}
+		}
+		for _, m := range b.master.reports("", id) {
+			if got := wfOf(m); got != wf[id] {
+				t.Fatalf("task %d: %T carries workflow instance %d, want %d", id, m, got, wf[id])
+			}
+		}
+	}
+}
+
+func TestQueueKeepsDispatchOrder(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{Slots: 1})
+	cmd, open := gated(t)
+	// Task 1 holds the slot; the acks of 2, 3 and 4 are DB-acked in reverse.
+	b.master.holdIf(func(_ string, id int64, k message.AckKind) bool { return id != 1 && k == message.KindAck })
+	b.mustDispatch(t, dispatch(1, cmd))
+	b.waitRunning(t, 1)
+	for id := int64(2); id <= 4; id++ {
+		b.mustDispatch(t, dispatch(id, "true"))
+	}
+	for id := int64(4); id >= 2; id-- {
+		b.e.DBAck(message.DBAck{TaskInstanceID: id, Kind: message.KindAck})
+	}
+	if s := b.e.Stats(); s.Running != 1 || s.Queued != 3 {
+		t.Fatalf("stats = %+v, want 1 running, 3 queued", s)
+	}
+	open()
+	var starts []time.Time
+	for id := int64(2); id <= 4; id++ {
+		starts = append(starts, b.waitResult(t, id).StartTime)
+	}
+	if !starts[0].Before(starts[1]) || !starts[1].Before(starts[2]) {
+		t.Fatalf("start times %v: want tasks 2, 3, 4 in dispatch order", starts)
+	}
 }

@@ -16,7 +16,9 @@ import (
 // writes it.
 type state struct {
 	tasks        map[int64]*task // every known task, including remembered finished ones
-	queue        []*task         // FIFO of phaseQueued tasks
+	queue        []*task         // admitted phaseQueued tasks, in dispatch order
+	awaiting     int             // phaseQueued tasks not admitted yet (their ack is not DB-acked)
+	seq          uint64          // dispatch counter: a task's place in the queue
 	live         int             // tasks in phaseStarting or phaseRunning (slots in use)
 	pending      map[int64]*task // tasks with a report not DB-acked yet
 	outbox       []outItem       // reports to hand to the sender, in order
@@ -74,10 +76,27 @@ func (e *Executor) loop() {
 	}
 }
 
-// publish mirrors the load counters for Stats.
+// publish mirrors the load counters for Stats, both in one word so a reader
+// never sees a task counted twice or not at all. A task awaiting admission
+// counts as queued: the master gave it to this worker and it takes a slot as
+// soon as its ack is persisted, so a load that left it out would invite more
+// dispatches than the slots can take.
 func (e *Executor) publish() {
-	e.running.Store(int64(e.st.live))
-	e.queued.Store(int64(len(e.st.queue)))
+	e.load.Store(packLoad(e.st.live, len(e.st.queue)+e.st.awaiting))
+}
+
+// stopRequested is true once Stop was called, even before the owner ran
+// beginStop: nothing may be admitted or started after that.
+func (e *Executor) stopRequested() bool {
+	if e.st.stopping {
+		return true
+	}
+	select {
+	case <-e.stopCh:
+		return true
+	default:
+		return false
+	}
 }
 
 func (e *Executor) dispatch(d message.Dispatch) message.DispatchReply {
@@ -109,7 +128,8 @@ func (e *Executor) dispatch(d message.Dispatch) message.DispatchReply {
 			return refuse(d.TaskInstanceID, "task was taken over by another worker")
 		}
 		// Accepted so the master does not send it elsewhere, but not run
-		// again; what the master has not persisted yet goes out now.
+		// again; what the master has not persisted yet goes out now (for a
+		// task awaiting admission, that is its ack).
 		t.addr = addr
 		e.enqueueUnacked(t)
 		return message.DispatchReply{TaskInstanceID: d.TaskInstanceID, Accepted: true,
@@ -117,29 +137,54 @@ func (e *Executor) dispatch(d message.Dispatch) message.DispatchReply {
 	}
 	wf := strconv.FormatInt(d.WorkflowInstanceID, 10)
 	id := strconv.FormatInt(d.TaskInstanceID, 10)
+	st.seq++
 	t := &task{
 		d:       d,
+		seq:     st.seq,
 		addr:    addr,
 		logPath: filepath.Join(e.logDir, wf, id+".log"),
 		dir:     filepath.Join(e.workDir, wf, id),
 	}
 	st.tasks[d.TaskInstanceID] = t
+	st.awaiting++
 	e.addReport(t, kindAck, message.Ack{
-		TaskInstanceID: d.TaskInstanceID,
-		Host:           e.cfg.Host,
-		LogPath:        t.logPath,
-		Time:           time.Now(),
+		TaskInstanceID:     d.TaskInstanceID,
+		WorkflowInstanceID: d.WorkflowInstanceID,
+		Host:               e.cfg.Host,
+		LogPath:            t.logPath,
+		Time:               time.Now(),
 	})
-	st.queue = append(st.queue, t)
-	e.startQueued()
+	// The task waits for the master to persist this ack before it may take a
+	// slot (see admit): a dispatch the master took back (a failed send retried
+	// elsewhere, a stale leader) is refused at the ack and never runs, so the
+	// DB alone decides where a task runs.
 	e.publish()
 	return message.DispatchReply{TaskInstanceID: d.TaskInstanceID, Accepted: true}
+}
+
+// admit moves t, whose ack the master persisted, into the slot queue. The
+// queue stays in dispatch order (the master dispatches by priority) even when
+// DB-acks come back in another order; they mostly do not, so the search from
+// the tail is short.
+func (e *Executor) admit(t *task) {
+	st := &e.st
+	t.admitted = true
+	st.awaiting--
+	i := len(st.queue)
+	for i > 0 && st.queue[i-1].seq > t.seq {
+		i--
+	}
+	st.queue = append(st.queue, nil)
+	copy(st.queue[i+1:], st.queue[i:])
+	st.queue[i] = t
+	e.startQueued()
+	e.publish()
 }
 
 // startQueued fills free slots from the head of the queue.
 func (e *Executor) startQueued() {
 	st := &e.st
-	for !st.stopping && st.live < e.cfg.Slots && len(st.queue) > 0 {
+	for !e.stopRequested() && st.live < e.cfg.Slots && len(st.queue) > 0 {
 		t := st.queue[0]
 		st.queue[0] = nil
 		st.queue = st.queue[1:]
@@ -165,10 +210,11 @@ func (e *Executor) onProc(ev procEvent) {
 		t.phase, t.pid, t.start = phaseRunning, ev.pid, ev.at
 		if !t.kill.silent() {
 			e.addReport(t, kindRunning, message.Running{
-				TaskInstanceID: ev.id,
-				Host:           e.cfg.Host,
-				PID:            ev.pid,
-				StartTime:      ev.at,
+				TaskInstanceID:     ev.id,
+				WorkflowInstanceID: t.d.WorkflowInstanceID,
+				Host:               e.cfg.Host,
+				PID:                ev.pid,
+				StartTime:          ev.at,
 			})
 		}
 		if t.kill != killNone {
@@ -211,12 +257,13 @@ func (e *Executor) onProc(ev procEvent) {
 // finish reports the end of t (unless its kill is silent) and settles it.
 func (e *Executor) finish(t *task, code int, start, end time.Time, msg string) {
 	res := message.Result{
-		TaskInstanceID: t.d.TaskInstanceID,
-		Host:           e.cfg.Host,
-		ExitCode:       code,
-		StartTime:      start,
-		EndTime:        end,
-		Message:        msg,
+		TaskInstanceID:     t.d.TaskInstanceID,
+		WorkflowInstanceID: t.d.WorkflowInstanceID,
+		Host:               e.cfg.Host,
+		ExitCode:           code,
+		StartTime:          start,
+		EndTime:            end,
+		Message:            msg,
 	}
 	switch t.kill {
 	case killDropped, killStopping:
@@ -255,16 +302,20 @@ func (e *Executor) killRequest(id int64) bool {
 	return true
 }
 
-// kill records why t must die and acts on its phase: a queued task never
-// starts, a running one gets its group signalled, a starting one is signalled
-// when its pid arrives.
+// kill records why t must die and acts on its phase: a queued task (admitted
+// or not) never starts, a running one gets its group signalled, a starting one
+// is signalled when its pid arrives.
 func (e *Executor) kill(t *task, why killReason) {
 	if t.kill == killNone || (why.silent() && !t.kill.silent()) {
 		t.kill = why
 	}
 	switch t.phase {
 	case phaseQueued:
-		e.unqueue(t)
+		if t.admitted {
+			e.unqueue(t)
+		} else {
+			e.st.awaiting--
+		}
 		t.phase = phaseExited
 		now := time.Now()
 		e.finish(t, -1, time.Time{}, now, "")
@@ -356,6 +407,11 @@ func (e *Executor) dbAck(a message.DBAck) {
 	// an ack after the result could only confuse the master.
 	for i := 0; i <= k; i++ {
 		t.reports[i].acked = true
+	}
+	// Any DB-ack persists the ack at least. A task killed or dropped before
+	// admission is phaseExited already and stays unstarted.
+	if !t.admitted && t.phase == phaseQueued && !e.stopRequested() {
+		e.admit(t)
 	}
 	e.settle(t)
 }
@@ -464,6 +520,10 @@ func (e *Executor) settle(t *task) {
 		return
 	}
 	t.done = true
+	// Remembered tasks need only their id, state and log path: let the
+	// command, params and report messages go.
+	t.d.Command, t.d.Env = "", nil
+	t.reports = [numKinds]report{}
 	if len(st.memory) < e.cfg.Remembered {
 		st.memory = append(st.memory, t.d.TaskInstanceID)
 		return
@@ -474,16 +534,21 @@ func (e *Executor) settle(t *task) {
 }
 
 // beginStop refuses further work (dispatch checks stopCh), drops the queue and
-// kills every live process group silently. The loop ends once all are reaped.
+// the tasks awaiting admission, and kills every live process group silently.
+// The loop ends once all are reaped. Reports still pending (the ack of a task
+// awaiting admission among them) may go out until then; the master's worker
+// failover settles those tasks.
 func (e *Executor) beginStop() {
 	st := &e.st
 	st.stopping = true
-	for _, t := range st.queue {
-		t.kill = killStopping
-		t.phase = phaseExited
-	}
 	st.queue = nil
+	st.awaiting = 0
 	for _, t := range st.tasks {
+		if t.phase == phaseQueued { // admitted or not, it never started
+			t.kill = killStopping
+			t.phase = phaseExited
+			continue
+		}
 		if t.phase == phaseStarting || t.phase == phaseRunning {
 			e.kill(t, killStopping)
 		}

@@ -10,7 +10,7 @@ import (
 type phase uint8
 
 const (
-	phaseQueued   phase = iota // waiting for a slot
+	phaseQueued   phase = iota // awaiting admission (its ack DB-acked), then a slot
 	phaseStarting              // waiter goroutine launched, pid not known yet
 	phaseRunning               // process started
 	phaseExited                // process reaped, or never started
@@ -61,10 +61,12 @@ type report struct {
 // task is one accepted task instance. Owned by the owner goroutine.
 type task struct {
 	d         message.Dispatch
+	seq       uint64 // dispatch order, kept by the slot queue
 	addr      string // master address its reports go to
 	logPath   string
 	dir       string
 	phase     phase
+	admitted  bool // the master persisted the ack: the task is in the slot queue or past it
 	pid       int
 	start     time.Time
 	kill      killReason

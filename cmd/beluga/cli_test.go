@@ -1,0 +1,401 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/api"
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/store"
+)
+
+// env is an API server on a temp SQLite store. Before each poll of an
+// instance it runs the next queued step, so a test plays the master one
+// state change per poll and the CLI sees every change, without timing.
+type env struct {
+	t     *testing.T
+	url   string
+	store *store.Store
+	dir   string
+
+	mu    sync.Mutex
+	steps []func()
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.Open(ctx, "sqlite://"+filepath.Join(dir, "beluga.db"), zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, store: st, dir: dir}
+	h := api.NewHandler(api.Deps{Store: st, Logs: fixedLog("hello from the task\n")})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "GET" && strings.HasPrefix(r.URL.Path, "/api/v1/instances/") {
+			e.mu.Lock()
+			if len(e.steps) > 0 {
+				e.steps[0]()
+				e.steps = e.steps[1:]
+			}
+			e.mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	e.url = srv.URL
+	return e
+}
+
+type fixedLog string
+
+func (l fixedLog) ReadLog(_ context.Context, _ model.TaskInstance, offset, limit int64) ([]byte, error) {
+	if offset >= int64(len(l)) {
+		return nil, nil
+	}
+	return []byte(l[offset:min(offset+limit, int64(len(l)))]), nil
+}
+
+// cli runs one command line against the env and returns its exit code and
+// output.
+func (e *env) cli(args ...string) (code int, stdout, stderr string) {
+	return e.cliIn("", args...)
+}
+
+func (e *env) cliIn(stdin string, args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = execute(context.Background(), append([]string{"--server", e.url}, args...), strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// want runs a command and checks its exit code and that stdout contains
+// each of contains.
+func (e *env) want(code int, args []string, contains ...string) string {
+	e.t.Helper()
+	got, out, errOut := e.cli(args...)
+	if got != code {
+		e.t.Fatalf("beluga %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), got, code, out, errOut)
+	}
+	for _, c := range contains {
+		if !strings.Contains(out+errOut, c) {
+			e.t.Fatalf("beluga %s: output lacks %q\nstdout: %s\nstderr: %s", strings.Join(args, " "), c, out, errOut)
+		}
+	}
+	if code != 0 && (strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "beluga: ")) {
+		e.t.Fatalf("beluga %s: stderr must be one line starting with 'beluga: ', got %q", strings.Join(args, " "), errOut)
+	}
+	return out
+}
+
+func (e *env) file(name, content string) string {
+	p := filepath.Join(e.dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+const etl = `name: nightly_etl
+params: {bizdate: "20260101"}
+tasks:
+  - name: extract
+    command: echo extract ${bizdate}
+    retries: 1
+    retry_interval: 30s
+  - name: load
+    command: echo load
+    depends_on: [extract]
+`
+
+func TestProjectCommands(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.want(0, []string{"project", "create", "demo", "--description", "the demo"}, "project demo created")
+	e.want(1, []string{"project", "create", "demo"}, "exists")
+	e.want(2, []string{"project", "create", "a/b"}, "not valid")
+	out := e.want(0, []string{"project", "list"}, "NAME", "demo", "the demo")
+	if strings.Count(out, "\n") != 2 {
+		t.Fatalf("project list:\n%s", out)
+	}
+	var list api.List[api.Project]
+	if err := json.Unmarshal([]byte(e.want(0, []string{"-o", "json", "project", "list"})), &list); err != nil || len(list.Items) != 1 {
+		t.Fatalf("json list %+v %v", list, err)
+	}
+	e.want(0, []string{"project", "get", "demo"}, "the demo")
+	e.want(1, []string{"project", "get", "nope"}, `project "nope": not found`)
+}
+
+func TestWorkflowCommands(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.want(0, []string{"project", "create", "p"})
+	spec := e.file("etl.yaml", etl)
+	p := []string{"--project", "p"}
+	w := func(args ...string) []string { return append(append([]string{"workflow"}, args...), p...) }
+
+	e.want(0, w("apply", "-f", spec), "workflow p/nightly_etl: created version 1")
+	e.want(0, w("apply", "-f", spec), "workflow p/nightly_etl: unchanged (version 1)")
+	e.want(0, w("apply", "-f", e.file("etl2.yaml", strings.Replace(etl, "echo load", "echo load2", 1))), "created version 2")
+
+	// Input errors exit 2 and print the server's message.
+	bad := e.file("bad.yaml", "name: bad\ntasks:\n  - {name: a, command: x, depends_on: [zz]}\n")
+	e.want(2, w("apply", "-f", bad), `depends_on names unknown task "zz"`)
+	e.want(2, w("apply", "-f", e.file("noname.yaml", "tasks:\n  - {name: a, command: x}\n")), "no name")
+	e.want(0, w("apply", "-f", filepath.Join(e.dir, "noname.yaml"), "--name", "adhoc"), "p/adhoc: created version 1")
+	e.want(2, w("apply", "-f", filepath.Join(e.dir, "missing.yaml")), "no such file")
+	e.want(2, w("apply"), "-f FILE is required")
+	e.want(2, []string{"workflow", "apply", "-f", spec}, "--project is required")
+	e.want(1, []string{"workflow", "apply", "-f", spec, "--project", "nope"}, `project "nope": not found`)
+	if code, out, _ := e.cliIn(strings.Replace(etl, "nightly_etl", "from_stdin", 1), w("apply", "-f", "-")...); code != 0 ||
+		!strings.Contains(out, "p/from_stdin: created version 1") {
+		t.Fatalf("apply from stdin: %d %s", code, out)
+	}
+	if code, out, _ := e.cliIn(`{"name":"js","tasks":[{"name":"a","command":"x"}]}`, w("-o", "json", "apply", "-f", "-")...); code != 0 ||
+		!strings.Contains(out, `"created": true`) {
+		t.Fatalf("apply JSON: %d %s", code, out)
+	}
+
+	out := e.want(0, w("list"), "NAME", "nightly_etl", "adhoc", "from_stdin")
+	if !regexp.MustCompile(`nightly_etl\s+2\s`).MatchString(out) {
+		t.Fatalf("list:\n%s", out)
+	}
+	out = e.want(0, w("versions", "nightly_etl"), "VERSION")
+	if strings.Index(out, "\n2 ") > strings.Index(out, "\n1 ") {
+		t.Fatalf("versions not newest first:\n%s", out)
+	}
+	e.want(1, w("versions", "nope"), "not found")
+
+	// get prints YAML that applies back unchanged.
+	e.want(0, w("get", "nightly_etl", "--version", "1"), "# workflow p/nightly_etl version 1", "retry_interval: 30s", "echo load\n")
+	out = e.want(0, w("get", "nightly_etl"), "# workflow p/nightly_etl version 2", "echo load2")
+	e.want(0, w("apply", "-f", e.file("back.yaml", out)), "unchanged (version 2)")
+	e.want(1, w("get", "nightly_etl", "--version", "9"), "not found")
+	var wf api.Workflow
+	if err := json.Unmarshal([]byte(e.want(0, w("-o", "json", "get", "nightly_etl"))), &wf); err != nil || wf.Version != 2 || len(wf.Spec) == 0 {
+		t.Fatalf("json get %+v %v", wf, err)
+	}
+
+	out = e.want(0, w("run", "nightly_etl", "--param", "bizdate=20260303", "--priority", "high"), "submitted (p/nightly_etl version 2)")
+	id := regexp.MustCompile(`instance (\d+)`).FindStringSubmatch(out)[1]
+	e.want(2, w("run", "nightly_etl", "--param", "novalue"), "use NAME=VALUE")
+	e.want(2, w("run", "nightly_etl", "--param", "1x=a"), "environment variable")
+	e.want(2, w("run", "nightly_etl", "--priority", "urgent"), "urgent")
+	e.want(1, w("run", "nope"), "not found")
+
+	e.want(1, w("delete", "nightly_etl"), "unfinished")
+	e.want(0, w("delete", "adhoc"), "workflow p/adhoc deleted")
+	e.want(1, w("delete", "adhoc"), "not found")
+
+	e.want(0, []string{"instance", "list"}, "ID", "nightly_etl", "submitted")
+	e.want(0, []string{"instance", "list", "--project", "p", "--state", "submitted", "--limit", "5"}, id)
+	e.want(2, []string{"instance", "list", "--state", "bogus"}, "not a workflow state")
+	e.want(2, []string{"instance", "list", "--limit", "5000"}, "limit")
+	e.want(0, []string{"instance", "show", id}, "INSTANCE", "p/nightly_etl version 2", "bizdate=20260303", "TASK ID")
+	var d api.InstanceDetail
+	if err := json.Unmarshal([]byte(e.want(0, []string{"instance", "show", id, "-o", "json"})), &d); err != nil || d.Priority != "high" {
+		t.Fatalf("json show %+v %v", d, err)
+	}
+	e.want(2, []string{"instance", "show", "abc"}, "positive number")
+	e.want(1, []string{"instance", "show", "999"}, "not found")
+}
+
+func TestTaskLogCommand(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	e.want(0, []string{"project", "create", "p"})
+	e.want(0, []string{"workflow", "apply", "-p", "p", "-f", e.file("etl.yaml", etl)})
+	inst, err := e.store.CreateRun(ctx, store.RunRequest{Project: "p", Workflow: "nightly_etl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks := []*model.TaskInstance{{WorkflowInstanceID: inst.ID, Name: "extract", Type: "shell", State: model.TaskRunning, Attempt: 1, Host: "w1:1"}}
+	if err := e.store.InsertTaskInstances(ctx, tasks); err != nil {
+		t.Fatal(err)
+	}
+	id := itoa(tasks[0].ID)
+	if out := e.want(0, []string{"task", "log", id}); out != "hello from the task\n" {
+		t.Fatalf("log %q", out)
+	}
+	if out := e.want(0, []string{"task", "log", id, "--offset", "6"}); out != "from the task\n" {
+		t.Fatalf("log from 6: %q", out)
+	}
+	e.want(0, []string{"task", "show", id}, "extract", "w1:1")
+	e.want(1, []string{"task", "log", "999"}, "not found")
+	e.want(2, []string{"task", "log", "x"}, "positive number")
+}
+
+func TestUsageAndExitCodes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.want(2, []string{"--bogus"}, "unknown flag: --bogus")
+	e.want(2, []string{"frob"}, `unknown command "frob"`)
+	e.want(2, []string{"workflow", "frob"}, `unknown command "frob"`)
+	e.want(2, []string{"project", "create"}, "needs NAME")
+	e.want(2, []string{"project", "create", "a", "b"}, "takes 1 argument")
+	e.want(2, []string{"-o", "xml", "project", "list"}, `-o "xml"`)
+	e.want(0, []string{"--help"}, "workflow")
+	e.want(0, []string{"workflow", "run", "--help"}, "--wait")
+	e.want(1, []string{"cluster"}, "no cluster view")
+
+	// A closed port: exit 3.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var out, errb bytes.Buffer
+	if code := run([]string{"--server", "http://" + addr, "project", "list"}, &out, &errb); code != 3 ||
+		!strings.HasPrefix(errb.String(), "beluga: cannot reach the server at http://"+addr) {
+		t.Fatalf("unreachable: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// master plays the master's side of one run, one step per poll.
+type master struct {
+	t     *testing.T
+	st    *store.Store
+	inst  int64
+	tasks map[string]*model.TaskInstance
+}
+
+func (m *master) check(err error) {
+	if err != nil {
+		m.t.Error(err) // not Fatal: this runs on a server goroutine
+	}
+}
+
+func (m *master) claim() {
+	got, err := m.st.ClaimCommands(context.Background(), "m1:5678", 1, 10)
+	m.check(err)
+	if len(got) == 1 {
+		m.inst = got[0].ID
+	}
+}
+
+func (m *master) submit(key, name string, attempt int) {
+	now := time.Now().UTC()
+	ti := &model.TaskInstance{WorkflowInstanceID: m.inst, Name: name, Type: "shell", State: model.TaskSubmitted, Attempt: attempt, SubmitTime: &now}
+	m.check(m.st.InsertTaskInstances(context.Background(), []*model.TaskInstance{ti}))
+	m.tasks[key] = ti
+}
+
+func (m *master) dispatch(key string) {
+	_, err := m.st.MarkDispatched(context.Background(), []store.Dispatch{{ID: m.tasks[key].ID, Host: "w1:1234", Time: time.Now()}})
+	m.check(err)
+}
+
+func (m *master) report(key string, kind store.ReportKind, st model.TaskState, exit int) {
+	now := time.Now()
+	_, err := m.st.ApplyReports(context.Background(), []store.Report{{ID: m.tasks[key].ID, Kind: kind, Host: "w1:1234",
+		PID: 99, State: st, ExitCode: exit, StartTime: now, EndTime: now}})
+	m.check(err)
+}
+
+func (m *master) finish(st model.WorkflowState, reason string) {
+	m.check(m.st.FinishWorkflowInstance(context.Background(), m.inst, st, time.Now(), reason))
+}
+
+func TestRunWaitSucceeded(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.want(0, []string{"project", "create", "p"})
+	e.want(0, []string{"workflow", "apply", "-p", "p", "-f", e.file("etl.yaml", etl)})
+	m := &master{t: t, st: e.store, tasks: map[string]*model.TaskInstance{}}
+	e.steps = []func(){
+		func() { m.claim(); m.submit("a", "extract", 1) },
+		func() { m.dispatch("a") },
+		func() { m.report("a", store.ReportRunning, "", 0) },
+		func() { m.report("a", store.ReportResult, model.TaskSucceeded, 0); m.submit("b1", "load", 1) },
+		func() { m.dispatch("b1"); m.report("b1", store.ReportRunning, "", 0) },
+		func() { m.report("b1", store.ReportResult, model.TaskFailed, 1) },
+		func() {
+			m.submit("b2", "load", 2)
+			m.dispatch("b2")
+			m.report("b2", store.ReportResult, model.TaskSucceeded, 0)
+			m.finish(model.WorkflowSucceeded, "")
+		},
+	}
+	out := e.want(0, []string{"workflow", "run", "nightly_etl", "-p", "p", "--wait"}, "instance 1 submitted")
+	want := []string{
+		`extract +attempt 1 +- +-> submitted +-`,
+		`extract +attempt 1 +submitted +-> dispatched +w1:1234`,
+		`extract +attempt 1 +dispatched +-> running +w1:1234`,
+		`extract +attempt 1 +running +-> succeeded +w1:1234`,
+		`load +attempt 1 +- +-> submitted +-`,
+		`load +attempt 1 +submitted +-> running +w1:1234`,
+		`load +attempt 1 +running +-> failed +w1:1234`,
+		`load +attempt 2 +- +-> succeeded +w1:1234`,
+		`instance 1 succeeded in `,
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")[1:]
+	if len(lines) != len(want) {
+		t.Fatalf("got %d lines, want %d:\n%s", len(lines), len(want), out)
+	}
+	stamp := regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z  `)
+	for i, w := range want {
+		if !regexp.MustCompile(w).MatchString(lines[i]) || i < len(want)-1 && !stamp.MatchString(lines[i]) {
+			t.Fatalf("line %d = %q, want %q\n%s", i, lines[i], w, out)
+		}
+	}
+}
+
+func TestRunWaitFailed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.want(0, []string{"project", "create", "p"})
+	e.want(0, []string{"workflow", "apply", "-p", "p", "-f", e.file("etl.yaml", etl)})
+	m := &master{t: t, st: e.store, tasks: map[string]*model.TaskInstance{}}
+	e.steps = []func(){
+		func() {
+			m.claim()
+			m.submit("a", "extract", 1)
+			m.dispatch("a")
+			m.report("a", store.ReportResult, model.TaskFailed, 2)
+			m.finish(model.WorkflowFailed, `task "extract" failed`)
+		},
+	}
+	code, out, errOut := e.cli("workflow", "run", "nightly_etl", "-p", "p", "--wait", "--param", "bizdate=1")
+	if code != 1 || !strings.Contains(out, "extract") || !strings.Contains(out, `instance 1 failed in `) ||
+		!strings.Contains(out, `: task "extract" failed`) || errOut != "beluga: instance 1 ended failed\n" {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+
+	// -o json: one event per line, then the final instance.
+	e.mu.Lock()
+	e.steps = []func(){func() {
+		m.claim()
+		m.submit("x", "extract", 1)
+		m.finish(model.WorkflowStopped, "stopped by user")
+	}}
+	e.mu.Unlock()
+	code, out, _ = e.cli("-o", "json", "workflow", "run", "nightly_etl", "-p", "p", "--wait")
+	dec := json.NewDecoder(strings.NewReader(out))
+	var ev taskEvent
+	var final api.InstanceDetail
+	if code != 1 || dec.Decode(&ev) != nil || ev.Task != "extract" || ev.To != "submitted" || dec.Decode(&final) != nil || final.State != "stopped" {
+		t.Fatalf("json wait: exit %d\n%s", code, out)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
