@@ -92,7 +92,7 @@ func Open(ctx context.Context, rawURL string, log *zap.Logger) (*Store, error) {
 		// connection is held (SQLite has one) by a transaction waiting on a
 		// statement another goroutine is preparing. MySQL interpolates
 		// parameters client-side instead, saving the prepare round trip.
-		NowFunc:                func() time.Time { return time.Now().UTC() },
+		NowFunc: func() time.Time { return time.Now().UTC() },
 	}
 	var db *gorm.DB
 	switch dialect {

@@ -190,7 +190,7 @@ func TestReportsMoveForwardOnly(t *testing.T) {
 		out, err := s.ApplyReports(ctx, []store.Report{
 			{ID: task.ID, Kind: store.ReportAck, Host: "w1", LogPath: "/l"},
 			{ID: task.ID, Kind: store.ReportRunning, Host: "w1", PID: 42, StartTime: start},
-			{ID: task.ID, Kind: store.ReportAck, Host: "w1", LogPath: "/l"},      // re-sent
+			{ID: task.ID, Kind: store.ReportAck, Host: "w1", LogPath: "/l"},        // re-sent
 			{ID: task.ID, Kind: store.ReportRunning, Host: "w2", StartTime: start}, // not its worker
 			{ID: task.ID, Kind: store.ReportResult, Host: "w1", State: model.TaskSucceeded, StartTime: start, EndTime: end},
 			{ID: task.ID, Kind: store.ReportResult, Host: "w1", State: model.TaskSucceeded, StartTime: start, EndTime: end},
