@@ -32,7 +32,8 @@ func main() {
 	bin := flag.String("bin", "bin/beluga", "beluga binary")
 	backends := flag.String("db", "sqlite,mysql", "comma-separated backends: sqlite, mysql")
 	triggers := flag.Int("trigger-runs", 50, "runs for the trigger latency")
-	slots := flag.Int("slots", 32, "worker slots")
+	slots := flag.Int("slots", 0, "worker slots (0: the worker default, 2 x CPUs)")
+	flag.StringVar(&shell, "shell", "bash", "shell for tasks: bash or sh")
 	flag.Parse()
 	for _, b := range strings.Split(*backends, ",") {
 		if err := benchBackend(strings.TrimSpace(b), *bin, *slots, *triggers); err != nil {
@@ -41,6 +42,8 @@ func main() {
 		}
 	}
 }
+
+var shell string
 
 type proc struct {
 	cmd  *exec.Cmd
@@ -68,7 +71,7 @@ func benchBackend(backend, bin string, slots, triggers int) error {
 		return err
 	}
 	cmd := exec.Command(bin, "standalone", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--data-dir", dir,
-		"--db", dbURL, "--slots", strconv.Itoa(slots), "--log-level", "warn")
+		"--db", dbURL, "--slots", strconv.Itoa(slots), "--shell", shell, "--log-level", "warn")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		return err
@@ -85,7 +88,7 @@ func benchBackend(backend, bin string, slots, triggers int) error {
 		return err
 	}
 	defer p.st.Close()
-	fmt.Printf("== %s (worker slots %d)\n", backend, slots)
+	fmt.Printf("== %s (worker slots %d, shell %s)\n", backend, slots, shell)
 	time.Sleep(time.Second) // let start-up garbage settle before the idle reading
 	fmt.Printf("memory idle: RSS %.1f MB\n", rssMB(cmd.Process.Pid))
 	if _, err := p.post("/api/v1/projects", `{"name":"bench"}`); err != nil {
@@ -117,12 +120,15 @@ func benchBackend(backend, bin string, slots, triggers int) error {
 	fmt.Printf("chain-100: wall %v, hop p50 %v p99 %v max %v (upstream end -> downstream start, DB times)\n",
 		wall(inst).Round(time.Millisecond), pct(hops, 50), pct(hops, 99), pct(hops, 100))
 
+	cpu0 := cpuTime(cmd.Process.Pid)
 	inst, err = p.runAndWait("fanout1000")
 	if err != nil {
 		return err
 	}
 	w := wall(inst)
-	fmt.Printf("fanout-1000: wall %v, %.0f tasks/s (1,001 tasks)\n", w.Round(time.Millisecond), 1001/w.Seconds())
+	fmt.Printf("fanout-1000: wall %v, %.0f tasks/s (1,001 tasks); beluga process CPU %v (%.0f µs/task), tasks' CPU not included\n",
+		w.Round(time.Millisecond), 1001/w.Seconds(), (cpuTime(cmd.Process.Pid) - cpu0).Round(time.Millisecond),
+		float64((cpuTime(cmd.Process.Pid)-cpu0).Microseconds())/1001)
 	fmt.Printf("memory after fanout-1000: RSS %.1f MB\n", rssMB(cmd.Process.Pid))
 
 	var trig []time.Duration
@@ -281,4 +287,17 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// cpuTime is the user+system CPU time of a process (its own threads, not
+// its children), from /proc/PID/stat.
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100 // USER_HZ is 100 on Linux
 }

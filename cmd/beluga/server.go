@@ -99,6 +99,7 @@ func standaloneCommand() *cobra.Command {
 		defer log.Sync() //nolint:errcheck // stderr
 		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
+		startPprof(log)
 		sa, err := standalone.Start(ctx, c, log)
 		if err != nil {
 			return err

@@ -215,6 +215,22 @@ func TestReportsMoveForwardOnly(t *testing.T) {
 		if got.StartTime.Sub(start).Abs() > time.Millisecond || got.EndTime.Sub(end).Abs() > time.Millisecond {
 			t.Fatalf("times lost precision: start %v want %v, end %v want %v", got.StartTime, start, got.EndTime, end)
 		}
+		// A short task's running and result in one batch: one update, both applied.
+		t3 := &model.TaskInstance{WorkflowInstanceID: inst.ID, Name: "c", Type: "shell", State: model.TaskSubmitted, Attempt: 1}
+		s.InsertTaskInstances(ctx, []*model.TaskInstance{t3})
+		s.MarkDispatched(ctx, []store.Dispatch{{ID: t3.ID, Host: "w1", Time: now}})
+		out, err = s.ApplyReports(ctx, []store.Report{
+			{ID: t3.ID, Kind: store.ReportAck, Host: "w1", LogPath: "/c"},
+			{ID: t3.ID, Kind: store.ReportRunning, Host: "w1", PID: 7, StartTime: start},
+			{ID: t3.ID, Kind: store.ReportResult, Host: "w1", State: model.TaskFailed, ExitCode: 2, EndTime: end},
+		})
+		if err != nil || out[0] != store.Applied || out[1] != store.Applied || out[2] != store.Applied {
+			t.Fatalf("merged batch: %v %v", out, err)
+		}
+		got, _ = s.GetTaskInstance(ctx, t3.ID)
+		if got.State != model.TaskFailed || got.PID != 7 || *got.ExitCode != 2 || got.StartTime == nil || got.StartTime.Sub(start).Abs() > time.Millisecond {
+			t.Fatalf("merged task: %+v", got)
+		}
 		// A failed send is taken back only while unacked.
 		t2 := &model.TaskInstance{WorkflowInstanceID: inst.ID, Name: "b", Type: "shell", State: model.TaskSubmitted, Attempt: 1}
 		s.InsertTaskInstances(ctx, []*model.TaskInstance{t2})

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -43,8 +44,8 @@ func (s *Store) MarkDispatched(ctx context.Context, ds []Dispatch) (ok []bool, e
 	ok = make([]bool, len(ds))
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		for i, d := range ds {
-			res := tx.Model(&taskInstanceRow{}).Where("id = ? AND state = ?", d.ID, model.TaskSubmitted).
-				Updates(map[string]any{"state": string(model.TaskDispatched), "host": d.Host, "dispatch_time": d.Time.UTC()})
+			res := tx.Exec(`UPDATE task_instance SET state = ?, host = ?, dispatch_time = ? WHERE id = ? AND state = ?`,
+				model.TaskDispatched, d.Host, d.Time.UTC(), d.ID, model.TaskSubmitted)
 			if res.Error != nil {
 				return fmt.Errorf("mark task %d dispatched: %w", d.ID, res.Error)
 			}
@@ -94,35 +95,40 @@ const (
 
 // ApplyReports persists worker reports in one transaction, in order. Each
 // update only moves a task forward from the states it may come from, so a
-// re-sent report is harmless.
+// re-sent report is harmless. A running report followed by the result of the
+// same task in one batch (a short task) is written as one update.
 func (s *Store) ApplyReports(ctx context.Context, rs []Report) (out []ReportOutcome, err error) {
 	out = make([]ReportOutcome, len(rs))
+	merged := mergeRunning(rs)
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		for i, r := range rs {
-			var from []string
-			fields := map[string]any{}
+			if _, ok := merged[i]; ok {
+				continue // written with its result, outcome copied below
+			}
+			var res *gorm.DB
 			switch r.Kind {
 			case ReportAck:
-				from = []string{string(model.TaskSubmitted), string(model.TaskDispatched)}
-				fields["state"] = string(model.TaskDispatched)
-				fields["log_path"] = r.LogPath
+				res = tx.Exec(`UPDATE task_instance SET state = ?, log_path = ? WHERE id = ? AND host = ? AND state IN (?, ?)`,
+					model.TaskDispatched, r.LogPath, r.ID, r.Host, model.TaskSubmitted, model.TaskDispatched)
 			case ReportRunning:
-				from = []string{string(model.TaskSubmitted), string(model.TaskDispatched)}
-				fields["state"] = string(model.TaskRunning)
-				fields["pid"] = r.PID
-				fields["start_time"] = r.StartTime.UTC()
+				res = tx.Exec(`UPDATE task_instance SET state = ?, pid = ?, start_time = ? WHERE id = ? AND host = ? AND state IN (?, ?)`,
+					model.TaskRunning, r.PID, r.StartTime.UTC(), r.ID, r.Host, model.TaskSubmitted, model.TaskDispatched)
 			case ReportResult:
-				from = []string{string(model.TaskSubmitted), string(model.TaskDispatched), string(model.TaskRunning)}
-				fields["state"] = string(r.State)
-				fields["exit_code"] = r.ExitCode
-				fields["end_time"] = r.EndTime.UTC()
+				pid, from := any(nil), []any{model.TaskSubmitted, model.TaskDispatched, model.TaskRunning}
+				var start any
 				if !r.StartTime.IsZero() {
-					fields["start_time"] = gorm.Expr("COALESCE(start_time, ?)", r.StartTime.UTC())
+					start = r.StartTime.UTC()
 				}
+				if r.PID != 0 { // merged with its running report
+					pid = r.PID
+				}
+				res = tx.Exec(`UPDATE task_instance SET state = ?, exit_code = ?, end_time = ?, `+
+					`start_time = COALESCE(start_time, ?), pid = COALESCE(?, pid) `+
+					`WHERE id = ? AND host = ? AND state IN (?, ?, ?)`,
+					append([]any{r.State, r.ExitCode, r.EndTime.UTC(), start, pid, r.ID, r.Host}, from...)...)
 			default:
 				return fmt.Errorf("report for task %d: unknown kind %q", r.ID, r.Kind)
 			}
-			res := tx.Model(&taskInstanceRow{}).Where("id = ? AND host = ? AND state IN ?", r.ID, r.Host, from).Updates(fields)
 			if res.Error != nil {
 				return fmt.Errorf("apply %s of task %d: %w", r.Kind, r.ID, res.Error)
 			}
@@ -132,7 +138,7 @@ func (s *Store) ApplyReports(ctx context.Context, rs []Report) (out []ReportOutc
 			}
 			var cur taskInstanceRow
 			if err := tx.Select("id, state, host").Take(&cur, r.ID).Error; err != nil {
-				if err == gorm.ErrRecordNotFound {
+				if errors.Is(err, gorm.ErrRecordNotFound) {
 					out[i] = Foreign
 					continue
 				}
@@ -140,9 +146,42 @@ func (s *Store) ApplyReports(ctx context.Context, rs []Report) (out []ReportOutc
 			}
 			out[i] = classify(r, cur)
 		}
+		for run, res := range merged {
+			out[run] = out[res]
+		}
 		return nil
 	})
 	return out, err
+}
+
+// mergeRunning folds each running report into a later result of the same
+// task and host in the batch: the result then also sets the pid. It returns
+// running index -> result index, and fills the results' PID and StartTime
+// in rs.
+func mergeRunning(rs []Report) map[int]int {
+	var merged map[int]int
+	running := map[int64]int{}
+	for i := range rs {
+		switch rs[i].Kind {
+		case ReportRunning:
+			running[rs[i].ID] = i
+		case ReportResult:
+			j, ok := running[rs[i].ID]
+			if !ok || rs[j].Host != rs[i].Host {
+				continue
+			}
+			if merged == nil {
+				merged = map[int]int{}
+			}
+			merged[j] = i
+			rs[i].PID = rs[j].PID
+			if rs[i].StartTime.IsZero() {
+				rs[i].StartTime = rs[j].StartTime
+			}
+			delete(running, rs[i].ID)
+		}
+	}
+	return merged
 }
 
 // classify decides whether a report that changed nothing is a re-send of

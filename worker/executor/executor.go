@@ -89,6 +89,7 @@ type Executor struct {
 	waiters    sync.WaitGroup // process waiter goroutines
 	devNull    *os.File       // stdin of every task
 	spares     *spares
+	fsMu       sync.Mutex // serializes task file-system set-up (see startProcess)
 	stopSpares context.CancelFunc
 
 	load atomic.Uint64 // mirror of owner state for Stats: packLoad(running, queued)

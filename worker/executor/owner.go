@@ -466,7 +466,7 @@ func (e *Executor) nextOut() (outMsg, bool) {
 	for len(st.outbox) > 0 {
 		it := st.outbox[0]
 		r := &it.t.reports[it.kind]
-		if !r.acked && it.t.kill != killDropped {
+		if r.msg != nil && !r.acked && it.t.kill != killDropped { // nil: settled and cleared while queued
 			return outMsg{addr: it.t.addr, msg: r.msg}, true
 		}
 		r.queued = false

@@ -66,6 +66,34 @@ func (e *Executor) runProcess(l launch) {
 }
 
 func (e *Executor) startProcess(l launch) (*os.Process, error) {
+	// One task at a time creates its directories and log: creations in one
+	// directory from many threads while tasks fork cost several times more
+	// CPU in the kernel than the same creations in a row (measured with the
+	// fanout benchmark: 1.7 ms -> 0.8 ms of worker CPU per task at 32 slots).
+	e.fsMu.Lock()
+	f, err := e.prepareFS(l)
+	e.fsMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close() // the child has its own copy
+	p, err := os.StartProcess(e.shellPath, l.argv, &os.ProcAttr{
+		Dir:   l.dir,
+		Env:   l.env,
+		Files: []*os.File{e.devNull, f, f},
+		Sys: &syscall.SysProcAttr{
+			Setpgid:   true, // the task and its children form one killable group
+			Pdeathsig: syscall.SIGKILL,
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", l.argv[0], err)
+	}
+	return p, nil
+}
+
+// prepareFS creates the task's work dir and opens its log file.
+func (e *Executor) prepareFS(l launch) (*os.File, error) {
 	// The per-workflow parents exist after a workflow's first task: a stat.
 	if err := os.MkdirAll(filepath.Dir(l.dir), 0o755); err != nil {
 		return nil, fmt.Errorf("create work dir: %w", err)
@@ -82,20 +110,7 @@ func (e *Executor) startProcess(l launch) (*os.Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
 	}
-	defer f.Close() // the child has its own copy
-	p, err := os.StartProcess(e.shellPath, l.argv, &os.ProcAttr{
-		Dir:   l.dir,
-		Env:   l.env,
-		Files: []*os.File{e.devNull, f, f},
-		Sys: &syscall.SysProcAttr{
-			Setpgid:   true, // the task and its children form one killable group
-			Pdeathsig: syscall.SIGKILL,
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", l.argv[0], err)
-	}
-	return p, nil
+	return f, nil
 }
 
 // exitCode follows the shell convention: 128+n for a death by signal n.
