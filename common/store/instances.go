@@ -89,7 +89,7 @@ func (s *Store) ClaimCommands(ctx context.Context, host string, epoch int64, lim
 	for _, c := range cmds {
 		var inst workflowInstanceRow
 		claimed := false
-		err := db.Transaction(func(tx *gorm.DB) error {
+		err := s.tx(ctx, func(tx *gorm.DB) error {
 			del := tx.Where("id = ?", c.ID).Delete(&commandRow{})
 			if del.Error != nil {
 				return fmt.Errorf("delete command %d: %w", c.ID, del.Error)
@@ -190,8 +190,10 @@ func (s *Store) ListUnfinishedInstances(ctx context.Context) ([]model.WorkflowIn
 
 // FinishWorkflowInstance records the end of an instance.
 func (s *Store) FinishWorkflowInstance(ctx context.Context, id int64, state model.WorkflowState, end time.Time, reason string) error {
-	err := s.db.WithContext(ctx).Model(&workflowInstanceRow{}).Where("id = ?", id).
-		Updates(map[string]any{"state": string(state), "end_time": end.UTC(), "reason": reason}).Error
+	err := s.tx(ctx, func(tx *gorm.DB) error {
+		return tx.Model(&workflowInstanceRow{}).Where("id = ?", id).
+			Updates(map[string]any{"state": string(state), "end_time": end.UTC(), "reason": reason}).Error
+	})
 	if err != nil {
 		return fmt.Errorf("finish instance %d as %s: %w", id, state, err)
 	}

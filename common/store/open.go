@@ -33,6 +33,7 @@ type Store struct {
 	db      *gorm.DB
 	dialect string
 	log     *zap.Logger
+	epoch   int64 // leader term of this view; see Term
 }
 
 // Dialect is "mysql" or "sqlite".

@@ -248,3 +248,64 @@ func TestReportsMoveForwardOnly(t *testing.T) {
 		}
 	})
 }
+
+func TestFencing(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		s.CreateProject(ctx, "demo", "")
+		s.PutWorkflow(ctx, "demo", mustSpec(t, diamond))
+		for i := 0; i < 2; i++ {
+			s.CreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
+		}
+		if err := s.BeginTerm(ctx, 5, "m1"); err != nil {
+			t.Fatal(err)
+		}
+		old := s.Term(5)
+		got, err := old.ClaimCommands(ctx, "m1", 5, 1)
+		if err != nil || len(got) != 1 {
+			t.Fatalf("claim in term 5: %v %v", got, err)
+		}
+		if err := s.BeginTerm(ctx, 5, "m2"); !errors.Is(err, store.ErrFenced) {
+			t.Fatalf("same epoch again: %v", err)
+		}
+		if err := s.BeginTerm(ctx, 7, "m2"); err != nil {
+			t.Fatal(err)
+		}
+		// The old term can no longer claim, write tasks or end instances.
+		if _, err := old.ClaimCommands(ctx, "m1", 5, 1); !errors.Is(err, store.ErrFenced) {
+			t.Fatalf("stale claim: %v", err)
+		}
+		task := &model.TaskInstance{WorkflowInstanceID: got[0].ID, Name: "a", Type: "shell", State: model.TaskSubmitted, Attempt: 1}
+		if err := old.InsertTaskInstances(ctx, []*model.TaskInstance{task}); !errors.Is(err, store.ErrFenced) {
+			t.Fatalf("stale insert: %v", err)
+		}
+		if err := old.FinishWorkflowInstance(ctx, got[0].ID, model.WorkflowFailed, time.Now(), ""); !errors.Is(err, store.ErrFenced) {
+			t.Fatalf("stale finish: %v", err)
+		}
+		cur := s.Term(7)
+		adopted, err := cur.AdoptUnfinished(ctx, "m2")
+		if err != nil || len(adopted) != 1 || adopted[0].Host != "m2" || adopted[0].Epoch != 7 {
+			t.Fatalf("adopt: %+v %v", adopted, err)
+		}
+		if err := cur.InsertTaskInstances(ctx, []*model.TaskInstance{task}); err != nil {
+			t.Fatal(err)
+		}
+		cur.MarkDispatched(ctx, []store.Dispatch{{ID: task.ID, Host: "w1", Time: time.Now()}})
+		on, _ := cur.TasksOnHost(ctx, "w1")
+		if len(on) != 1 {
+			t.Fatalf("tasks on w1: %+v", on)
+		}
+		changed, err := cur.NeedFaultTolerance(ctx, []int64{task.ID}, "w1")
+		if err != nil || len(changed) != 1 {
+			t.Fatalf("nft: %v %v", changed, err)
+		}
+		next := &model.TaskInstance{WorkflowInstanceID: got[0].ID, Name: "a", Type: "shell", State: model.TaskSubmitted, Attempt: 2}
+		if err := cur.InsertAttempts(ctx, []int64{task.ID}, []*model.TaskInstance{next}); err != nil || next.ID == 0 {
+			t.Fatalf("attempts: %v", err)
+		}
+		prev, _ := s.GetTaskInstance(ctx, task.ID)
+		if !prev.Superseded || prev.State != model.TaskNeedFaultTolerance {
+			t.Fatalf("previous attempt: %+v", prev)
+		}
+	})
+}

@@ -21,7 +21,8 @@ func (s *Store) InsertTaskInstances(ctx context.Context, tasks []*model.TaskInst
 	for i, t := range tasks {
 		rows[i] = taskRowFrom(t)
 	}
-	if err := s.db.WithContext(ctx).CreateInBatches(rows, 200).Error; err != nil {
+	err := s.tx(ctx, func(tx *gorm.DB) error { return tx.CreateInBatches(rows, 200).Error })
+	if err != nil {
 		return fmt.Errorf("insert %d task instances: %w", len(tasks), err)
 	}
 	for i := range tasks {
@@ -42,7 +43,7 @@ type Dispatch struct {
 // longer submitted (it must not be sent).
 func (s *Store) MarkDispatched(ctx context.Context, ds []Dispatch) (ok []bool, err error) {
 	ok = make([]bool, len(ds))
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.tx(ctx, func(tx *gorm.DB) error {
 		for i, d := range ds {
 			res := tx.Exec(`UPDATE task_instance SET state = ?, host = ?, dispatch_time = ? WHERE id = ? AND state = ?`,
 				model.TaskDispatched, d.Host, d.Time.UTC(), d.ID, model.TaskSubmitted)
@@ -100,7 +101,7 @@ const (
 func (s *Store) ApplyReports(ctx context.Context, rs []Report) (out []ReportOutcome, err error) {
 	out = make([]ReportOutcome, len(rs))
 	merged := mergeRunning(rs)
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.tx(ctx, func(tx *gorm.DB) error {
 		for i, r := range rs {
 			if _, ok := merged[i]; ok {
 				continue // written with its result, outcome copied below
@@ -214,11 +215,16 @@ func (s *Store) UpdateTaskState(ctx context.Context, id int64, from []model.Task
 	if end != nil {
 		fields["end_time"] = end.UTC()
 	}
-	res := s.db.WithContext(ctx).Model(&taskInstanceRow{}).Where("id = ? AND state IN ?", id, fs).Updates(fields)
-	if res.Error != nil {
-		return false, fmt.Errorf("set task %d %s: %w", id, to, res.Error)
+	var n int64
+	err := s.tx(ctx, func(tx *gorm.DB) error {
+		res := tx.Model(&taskInstanceRow{}).Where("id = ? AND state IN ?", id, fs).Updates(fields)
+		n = res.RowsAffected
+		return res.Error
+	})
+	if err != nil {
+		return false, fmt.Errorf("set task %d %s: %w", id, to, err)
 	}
-	return res.RowsAffected == 1, nil
+	return n == 1, nil
 }
 
 // ListTaskInstances returns a workflow instance's task instances by id.
@@ -247,11 +253,15 @@ func (s *Store) GetTaskInstance(ctx context.Context, id int64) (model.TaskInstan
 // to host failed, unless host has acked it meanwhile (then it is host's).
 // A late ack from host afterwards no longer matches and is refused.
 func (s *Store) ResetDispatch(ctx context.Context, id int64, host string) (bool, error) {
-	res := s.db.WithContext(ctx).Model(&taskInstanceRow{}).
-		Where("id = ? AND state = ? AND host = ? AND log_path = ''", id, model.TaskDispatched, host).
-		Updates(map[string]any{"state": string(model.TaskSubmitted), "host": "", "dispatch_time": nil})
-	if res.Error != nil {
-		return false, fmt.Errorf("reset dispatch of task %d: %w", id, res.Error)
+	var n int64
+	err := s.tx(ctx, func(tx *gorm.DB) error {
+		res := tx.Exec(`UPDATE task_instance SET state = ?, host = '', dispatch_time = NULL WHERE id = ? AND state = ? AND host = ? AND log_path = ''`,
+			model.TaskSubmitted, id, model.TaskDispatched, host)
+		n = res.RowsAffected
+		return res.Error
+	})
+	if err != nil {
+		return false, fmt.Errorf("reset dispatch of task %d: %w", id, err)
 	}
-	return res.RowsAffected == 1, nil
+	return n == 1, nil
 }

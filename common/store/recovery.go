@@ -1,0 +1,111 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+)
+
+// AdoptUnfinished makes this term's master the owner of every unfinished
+// workflow instance (running, or on its way to a pause or stop) and returns
+// them. Used by a new leader before it runs anything.
+func (s *Store) AdoptUnfinished(ctx context.Context, host string) ([]model.WorkflowInstance, error) {
+	var rows []workflowInstanceRow
+	states := []string{string(model.WorkflowRunning), string(model.WorkflowReadyPause), string(model.WorkflowReadyStop)}
+	err := s.tx(ctx, func(tx *gorm.DB) error {
+		if err := tx.Where("state IN ?", states).Order("id").Find(&rows).Error; err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		return tx.Model(&workflowInstanceRow{}).Where("state IN ?", states).
+			Updates(map[string]any{"host": host, "epoch": s.epoch}).Error
+	})
+	if err != nil {
+		return nil, fmt.Errorf("adopt unfinished instances: %w", err)
+	}
+	out := make([]model.WorkflowInstance, len(rows))
+	for i, r := range rows {
+		r.Host, r.Epoch = host, s.epoch
+		out[i] = r.model()
+	}
+	return out, nil
+}
+
+// TasksOnHost returns the task instances that a worker holds: dispatched to
+// it or running there.
+func (s *Store) TasksOnHost(ctx context.Context, host string) ([]model.TaskInstance, error) {
+	var rows []taskInstanceRow
+	if err := s.db.WithContext(ctx).Where("host = ? AND state IN ?", host,
+		[]string{string(model.TaskDispatched), string(model.TaskRunning)}).Order("id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("tasks on %s: %w", host, err)
+	}
+	out := make([]model.TaskInstance, len(rows))
+	for i, r := range rows {
+		out[i] = r.model()
+	}
+	return out, nil
+}
+
+// NeedFaultTolerance marks task instances whose worker is gone or never got
+// them as need_fault_tolerance, if they are still dispatched or running (on
+// host, when host is not empty). It returns the ids it changed.
+func (s *Store) NeedFaultTolerance(ctx context.Context, ids []int64, host string) ([]int64, error) {
+	var changed []int64
+	now := time.Now().UTC()
+	err := s.tx(ctx, func(tx *gorm.DB) error {
+		changed = changed[:0]
+		for _, id := range ids {
+			q := `UPDATE task_instance SET state = ?, end_time = ? WHERE id = ? AND state IN (?, ?)`
+			args := []any{model.TaskNeedFaultTolerance, now, id, model.TaskDispatched, model.TaskRunning}
+			if host != "" {
+				q += ` AND host = ?`
+				args = append(args, host)
+			}
+			res := tx.Exec(q, args...)
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected == 1 {
+				changed = append(changed, id)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mark need_fault_tolerance: %w", err)
+	}
+	return changed, nil
+}
+
+// InsertAttempts flags the attempts in prev as superseded and writes the
+// next attempts, in one transaction, setting their IDs.
+func (s *Store) InsertAttempts(ctx context.Context, prev []int64, next []*model.TaskInstance) error {
+	rows := make([]taskInstanceRow, len(next))
+	for i, t := range next {
+		rows[i] = taskRowFrom(t)
+	}
+	err := s.tx(ctx, func(tx *gorm.DB) error {
+		if len(prev) > 0 {
+			if err := tx.Exec(`UPDATE task_instance SET superseded = 1 WHERE id IN ?`, prev).Error; err != nil {
+				return err
+			}
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		return tx.CreateInBatches(rows, 200).Error
+	})
+	if err != nil {
+		return fmt.Errorf("insert %d new attempts: %w", len(next), err)
+	}
+	for i := range next {
+		next[i].ID = rows[i].ID
+	}
+	return nil
+}
