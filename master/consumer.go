@@ -13,7 +13,7 @@ const claimBatch = 64
 // Notify when a command is written in this process, and scans on a slow
 // timer as a fallback for commands written elsewhere.
 type consumer struct {
-	m      *Master
+	t      *term
 	log    *zap.Logger
 	poll   time.Duration
 	wake   chan struct{}
@@ -21,8 +21,8 @@ type consumer struct {
 	done   chan struct{}
 }
 
-func newConsumer(m *Master, poll time.Duration) *consumer {
-	return &consumer{m: m, log: m.log.Named("consumer"), poll: poll, wake: make(chan struct{}, 1)}
+func newConsumer(t *term, poll time.Duration) *consumer {
+	return &consumer{t: t, log: t.log.Named("consumer"), poll: poll, wake: make(chan struct{}, 1)}
 }
 
 func (c *consumer) Notify() {
@@ -32,11 +32,10 @@ func (c *consumer) Notify() {
 	}
 }
 
-func (c *consumer) Start(ctx context.Context) error {
+func (c *consumer) Start(ctx context.Context) {
 	ctx, c.cancel = context.WithCancel(ctx)
 	c.done = make(chan struct{})
 	go c.run(ctx)
-	return nil
 }
 
 func (c *consumer) Stop() {
@@ -54,8 +53,9 @@ func (c *consumer) run(ctx context.Context) {
 	failing := false
 	for {
 		for ctx.Err() == nil {
-			insts, err := c.m.store.ClaimCommands(ctx, c.m.cfg.Host, 0, claimBatch)
+			insts, err := c.t.store.ClaimCommands(ctx, c.t.m.cfg.Host, c.t.epoch, claimBatch)
 			if err != nil {
+				c.t.checkFenced(err)
 				if !failing && ctx.Err() == nil {
 					c.log.Error("claim commands failed; will retry", zap.Error(err))
 				}
@@ -64,7 +64,7 @@ func (c *consumer) run(ctx context.Context) {
 			}
 			failing = false
 			for _, inst := range insts {
-				if err := c.m.startInstance(inst); err != nil {
+				if err := c.t.startInstance(inst, false); err != nil {
 					c.log.Error("start workflow instance", zap.Int64("workflow_instance_id", inst.ID), zap.Error(err))
 				}
 			}

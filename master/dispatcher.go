@@ -2,6 +2,7 @@ package master
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -32,6 +33,7 @@ type dispatcher struct {
 	client *remote.Client
 	self   string // master address for worker reports
 	epoch  int64
+	fenced func() // a write was refused for a newer term
 
 	inbox   *mailbox[*taskItem]
 	results *mailbox[sendResult]
@@ -55,8 +57,8 @@ type sendResult struct {
 	err  error
 }
 
-func newDispatcher(log *zap.Logger, st *store.Store, reg registry.Registry, client *remote.Client, self string, epoch int64) *dispatcher {
-	return &dispatcher{log: log.Named("dispatcher"), store: st, reg: reg, client: client, self: self, epoch: epoch,
+func newDispatcher(log *zap.Logger, st *store.Store, reg registry.Registry, client *remote.Client, self string, epoch int64, fenced func()) *dispatcher {
+	return &dispatcher{log: log.Named("dispatcher"), store: st, reg: reg, client: client, self: self, epoch: epoch, fenced: fenced,
 		inbox: newMailbox[*taskItem](), results: newMailbox[sendResult](),
 		parked: map[string][]*taskItem{}, rr: map[string]int{}, blacklist: map[string]time.Time{}, warned: map[string]bool{},
 		sem: make(chan struct{}, maxInflightSends)}
@@ -65,11 +67,10 @@ func newDispatcher(log *zap.Logger, st *store.Store, reg registry.Registry, clie
 // Submit queues task instances that are written to the DB in state submitted.
 func (d *dispatcher) Submit(items ...*taskItem) { d.inbox.Put(items...) }
 
-func (d *dispatcher) Start(ctx context.Context) error {
+func (d *dispatcher) Start(ctx context.Context) {
 	ctx, d.cancel = context.WithCancel(ctx)
 	d.done = make(chan struct{})
 	go d.run(ctx)
-	return nil
 }
 
 // Stop stops popping, then waits for in-flight sends; their tasks stay in
@@ -156,6 +157,10 @@ func (d *dispatcher) dispatchSome(ctx context.Context) (wait time.Duration) {
 		return wait
 	}
 	ok, err := d.store.MarkDispatched(ctx, ds)
+	if errors.Is(err, store.ErrFenced) {
+		d.fenced() // never send what a newer term may own
+		return 0
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			d.log.Error("record dispatch failed; retrying", zap.Error(err), zap.Int("tasks", len(batch)))
@@ -240,6 +245,10 @@ func (d *dispatcher) handleResult(ctx context.Context, r sendResult) {
 		return
 	}
 	reset, err := d.store.ResetDispatch(ctx, r.item.TaskInstanceID, r.addr)
+	if errors.Is(err, store.ErrFenced) {
+		d.fenced()
+		return
+	}
 	if err != nil {
 		d.log.Error("take back failed dispatch", zap.Int64("task_instance_id", r.item.TaskInstanceID), zap.Error(err))
 		return

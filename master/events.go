@@ -2,6 +2,7 @@ package master
 
 import (
 	"context"
+	"errors"
 
 	"go.uber.org/zap"
 
@@ -34,13 +35,14 @@ type eventService struct {
 	log     *zap.Logger
 	store   *store.Store
 	deliver func(workflowID int64, ev taskEvent)
+	fenced  func()
 	inbox   *mailbox[report]
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
 
-func newEventService(log *zap.Logger, st *store.Store, deliver func(int64, taskEvent)) *eventService {
-	return &eventService{log: log.Named("task-events"), store: st, deliver: deliver, inbox: newMailbox[report]()}
+func newEventService(log *zap.Logger, st *store.Store, deliver func(int64, taskEvent), fenced func()) *eventService {
+	return &eventService{log: log.Named("task-events"), store: st, deliver: deliver, fenced: fenced, inbox: newMailbox[report]()}
 }
 
 // Handle takes a report from the transport; it never blocks.
@@ -66,11 +68,10 @@ func resultState(s string) model.TaskState {
 	return model.TaskFailed
 }
 
-func (e *eventService) Start(ctx context.Context) error {
+func (e *eventService) Start(ctx context.Context) {
 	ctx, e.cancel = context.WithCancel(ctx)
 	e.done = make(chan struct{})
 	go e.run(ctx)
-	return nil
 }
 
 // Stop ends the loop after the batch in hand is persisted and acked.
@@ -106,6 +107,11 @@ func (e *eventService) apply(batch []report) {
 	}
 	// Not cancelled by Stop: a batch that was read is finished and acked.
 	outcomes, err := e.store.ApplyReports(context.Background(), reps)
+	if errors.Is(err, store.ErrFenced) {
+		// Not acked: the workers re-send to the current leader.
+		e.fenced()
+		return
+	}
 	if err != nil {
 		e.log.Error("persist worker reports; workers will re-send", zap.Int("reports", len(batch)), zap.Error(err))
 		return

@@ -1,6 +1,7 @@
-// Package master is the scheduling side of Beluga: the command consumer,
-// one runner goroutine per workflow instance, the global priority queue and
-// its dispatcher, and the task event service that persists worker reports.
+// Package master is the scheduling side of Beluga: leader election, and,
+// while leading, the command consumer, one runner goroutine per workflow
+// instance, the global priority queue and its dispatcher, the task event
+// service that persists worker reports, and worker failover.
 package master
 
 import (
@@ -11,7 +12,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/remote"
@@ -26,48 +26,51 @@ type Config struct {
 	// Host is the address advertised to workers; default the bound address.
 	Host string
 	// PollInterval is the fallback scan of the command table, for commands
-	// written by an API in another process. Default 1s.
+	// written by an API that could not nudge the leader. Default 1s.
 	PollInterval time.Duration
+	// WorkerLossGrace is how long a worker must stay gone from the registry
+	// before its tasks are run elsewhere, so that a worker whose session
+	// expired has killed them first. Default 1s.
+	WorkerLossGrace time.Duration
 }
 
-// Master schedules workflow instances. Start runs every service; cluster
-// mode (leader election) switches the scheduling services on and off.
+// Master campaigns for leadership and, while it leads, schedules. A standby
+// runs only its transport and the campaign.
 type Master struct {
-	cfg   Config
-	log   *zap.Logger
-	store *store.Store
-	reg   registry.Registry
+	cfg     Config
+	log     *zap.Logger
+	store   *store.Store
+	reg     registry.Registry
+	elector registry.Elector
 
 	server *remote.Server
 	client *remote.Client
-	events *eventService
-	disp   *dispatcher
-	cons   *consumer
 
-	mu       sync.Mutex
-	runners  map[int64]*runner
-	defs     map[int64]*definition
-	runCtx   context.Context
+	mu     sync.Mutex
+	cur    *term                 // nil while standby
+	defs   map[int64]*definition // parsed definitions, immutable, shared by terms
+	onTerm func(epoch int64)     // test hook: a term's services are up
+
 	cancel   context.CancelFunc
-	started  bool
+	done     chan struct{}
 	stopOnce sync.Once
 }
 
 // New builds a master; nothing runs until Start.
-func New(cfg Config, st *store.Store, reg registry.Registry, log *zap.Logger) *Master {
+func New(cfg Config, st *store.Store, reg registry.Registry, el registry.Elector, log *zap.Logger) *Master {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = time.Second
 	}
-	return &Master{cfg: cfg, log: log.Named("master"), store: st, reg: reg,
-		runners: map[int64]*runner{}, defs: map[int64]*definition{}}
+	if cfg.WorkerLossGrace <= 0 {
+		cfg.WorkerLossGrace = time.Second
+	}
+	return &Master{cfg: cfg, log: log.Named("master"), store: st, reg: reg, elector: el, defs: map[int64]*definition{}}
 }
 
-// Start brings the services up in dependency order: transport, task event
-// service (so reports can land), dispatcher, then the command consumer that
-// creates work.
+// Start brings up the transport, announces the master in the registry and
+// starts campaigning. It returns once the transport listens; leadership
+// comes later (IsLeader).
 func (m *Master) Start(ctx context.Context) error {
-	m.runCtx, m.cancel = context.WithCancel(context.Background())
-	m.events = newEventService(m.log, m.store, m.deliver)
 	opts := remote.Options{Log: m.log}
 	m.server = remote.NewServer(m.cfg.Listen, m.handle, opts)
 	m.client = remote.NewClient(m.handle, opts)
@@ -81,17 +84,16 @@ func (m *Master) Start(ctx context.Context) error {
 	if m.cfg.Host == "" {
 		m.cfg.Host = m.server.Addr()
 	}
-	m.disp = newDispatcher(m.log, m.store, m.reg, m.client, m.cfg.Host, 0)
-	m.cons = newConsumer(m, m.cfg.PollInterval)
-	for _, s := range []interface{ Start(context.Context) error }{m.events, m.disp, m.cons} {
-		if err := s.Start(m.runCtx); err != nil {
-			m.Stop()
-			return err
-		}
+	if err := m.reg.Register(ctx, registry.Node{Role: registry.RoleMaster, Addr: m.cfg.Host,
+		Heartbeat: registry.Heartbeat{StartTime: time.Now().UTC(), Time: time.Now().UTC()}}); err != nil {
+		m.client.Stop()
+		m.server.Stop()
+		return fmt.Errorf("register master: %w", err)
 	}
-	m.mu.Lock()
-	m.started = true
-	m.mu.Unlock()
+	var runCtx context.Context
+	runCtx, m.cancel = context.WithCancel(context.Background())
+	m.done = make(chan struct{})
+	go m.campaign(runCtx)
 	m.log.Info("master started", zap.String("rpc", m.cfg.Host))
 	return nil
 }
@@ -99,46 +101,45 @@ func (m *Master) Start(ctx context.Context) error {
 // Addr is the master's RPC address.
 func (m *Master) Addr() string { return m.cfg.Host }
 
+// IsLeader reports whether this master's scheduling services are running.
+func (m *Master) IsLeader() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cur != nil
+}
+
+// Epoch is the current term's epoch, 0 when standby.
+func (m *Master) Epoch() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cur == nil {
+		return 0
+	}
+	return m.cur.epoch
+}
+
 // Notify wakes the command consumer after a command was written.
 func (m *Master) Notify() {
-	if m.cons != nil {
-		m.cons.Notify()
+	m.mu.Lock()
+	t := m.cur
+	m.mu.Unlock()
+	if t != nil {
+		t.cons.Notify()
 	}
 }
 
-// Stop shuts down in reverse: stop taking commands, stop the runners (their
-// instances stay running in the DB for recovery), stop dispatching, persist
-// and ack the reports in hand, then close the transport.
-func (m *Master) Stop() {
-	m.mu.Lock()
-	if m.cancel == nil {
-		m.mu.Unlock()
-		return
-	}
-	m.started = false
-	m.mu.Unlock()
-	m.stopOnce.Do(m.stop)
-}
+// Stop ends the campaign (a leader's term is wound down: no new commands,
+// runners stop, dispatches stop, reports in hand are persisted), resigns,
+// leaves the registry, then closes the transport.
+func (m *Master) Stop() { m.stopOnce.Do(m.stop) }
 
 func (m *Master) stop() {
-	if m.cons != nil {
-		m.cons.Stop()
-	}
-	m.cancel()
-	m.mu.Lock()
-	rs := make([]*runner, 0, len(m.runners))
-	for _, r := range m.runners {
-		rs = append(rs, r)
-	}
-	m.mu.Unlock()
-	for _, r := range rs {
-		<-r.done
-	}
-	if m.disp != nil {
-		m.disp.Stop()
-	}
-	if m.events != nil {
-		m.events.Stop()
+	if m.cancel != nil {
+		m.cancel()
+		<-m.done
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = m.reg.Deregister(ctx, registry.RoleMaster, m.cfg.Host)
+		cancel()
 	}
 	if m.client != nil {
 		m.client.Stop()
@@ -149,45 +150,52 @@ func (m *Master) stop() {
 	m.log.Info("master stopped")
 }
 
+// campaign alternates between standby (campaigning) and leading a term,
+// until ctx ends.
+func (m *Master) campaign(ctx context.Context) {
+	defer close(m.done)
+	defer m.elector.Resign()
+	for ctx.Err() == nil {
+		t, err := m.elector.Campaign(ctx, m.cfg.Host)
+		if err != nil {
+			if ctx.Err() == nil {
+				m.log.Warn("campaign failed; retrying", zap.Error(err))
+				sleep(ctx, time.Second)
+			}
+			continue
+		}
+		m.lead(ctx, t)
+		m.elector.Resign()
+	}
+}
+
 // handle receives frames from workers on either the server or the client
-// side of a connection.
+// side of a connection. Reports reaching a standby are not acked: the
+// worker re-sends them to the leader.
 func (m *Master) handle(p remote.Peer, reqID uint64, msg message.Message) {
 	switch msg.(type) {
 	case message.Ack, message.Running, message.Result:
-		m.events.Handle(p, msg)
+		m.mu.Lock()
+		t := m.cur
+		m.mu.Unlock()
+		if t != nil {
+			t.events.Handle(p, msg)
+		}
+	case message.Nudge:
+		m.Notify()
 	case message.Ping:
 		_ = p.Send(reqID, message.Pong{})
 	}
 }
 
-// startInstance builds and starts the runner of a claimed instance.
-func (m *Master) startInstance(inst model.WorkflowInstance) error {
-	def, err := m.definition(inst.DefinitionID)
-	if err != nil {
-		return err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.started && m.cons == nil {
-		return fmt.Errorf("master stopped")
-	}
-	if _, dup := m.runners[inst.ID]; dup {
-		return nil
-	}
-	r := newRunner(m, inst, def)
-	m.runners[inst.ID] = r
-	go r.run(m.runCtx)
-	return nil
-}
-
-func (m *Master) definition(id int64) (*definition, error) {
+func (m *Master) definition(ctx context.Context, id int64) (*definition, error) {
 	m.mu.Lock()
 	d, ok := m.defs[id]
 	m.mu.Unlock()
 	if ok {
 		return d, nil
 	}
-	wd, err := m.store.GetDefinition(m.runCtx, id)
+	wd, err := m.store.GetDefinition(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -200,19 +208,12 @@ func (m *Master) definition(id int64) (*definition, error) {
 	return d, nil
 }
 
-// deliver routes a task event to its runner; events for instances this
-// master does not run are dropped (the DB already has them).
-func (m *Master) deliver(workflowID int64, ev taskEvent) {
-	m.mu.Lock()
-	r := m.runners[workflowID]
-	m.mu.Unlock()
-	if r != nil {
-		r.events.Put(ev)
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
 	}
-}
-
-func (m *Master) forget(workflowID int64) {
-	m.mu.Lock()
-	delete(m.runners, workflowID)
-	m.mu.Unlock()
 }

@@ -2,6 +2,7 @@ package master
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/dag"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/spec"
+	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
 
@@ -18,15 +20,17 @@ import (
 // task. Only its own goroutine touches these fields; it is driven by task
 // events arriving in its mailbox (DESIGN.md step 3).
 type runner struct {
-	m    *Master
-	log  *zap.Logger
-	inst model.WorkflowInstance
-	def  *definition
+	t       *term
+	log     *zap.Logger
+	inst    model.WorkflowInstance
+	def     *definition
+	restore bool // rebuild from the DB first (recovery after a leader change)
 
 	latest    map[string]*model.TaskInstance // by task name
 	names     map[int64]string               // task instance id -> task name
 	submitted map[string]bool                // a task is submitted once, however many upstreams it has
 	pending   []string                       // ready, to be written and queued
+	again     []string                       // lost attempts (need_fault_tolerance) to run anew
 	active    int                            // submitted and not finished
 	failed    []string
 	halted    bool // failure strategy end: submit nothing more
@@ -64,17 +68,23 @@ func newDefinition(raw []byte) (*definition, error) {
 	return d, nil
 }
 
-func newRunner(m *Master, inst model.WorkflowInstance, def *definition) *runner {
-	return &runner{m: m, inst: inst, def: def,
-		log:    m.log.Named("runner").With(zap.Int64("workflow_instance_id", inst.ID), zap.String("workflow", inst.Workflow)),
+func newRunner(t *term, inst model.WorkflowInstance, def *definition, restore bool) *runner {
+	return &runner{t: t, inst: inst, def: def, restore: restore,
+		log:    t.log.Named("runner").With(zap.Int64("workflow_instance_id", inst.ID), zap.String("workflow", inst.Workflow)),
 		latest: map[string]*model.TaskInstance{}, names: map[int64]string{}, submitted: map[string]bool{},
 		events: newMailbox[taskEvent](), done: make(chan struct{})}
 }
 
 func (r *runner) run(ctx context.Context) {
 	defer close(r.done)
-	defer r.m.forget(r.inst.ID)
-	r.pending = append(r.pending, r.def.graph.Roots()...)
+	defer r.t.forget(r.inst.ID)
+	if r.restore {
+		if !r.rebuild(ctx) {
+			return
+		}
+	} else {
+		r.pending = append(r.pending, r.def.graph.Roots()...)
+	}
 	if !r.flush(ctx) {
 		return
 	}
@@ -102,6 +112,11 @@ func (r *runner) onTask(ev taskEvent) {
 	t := r.latest[name]
 	t.State = ev.State
 	r.active--
+	if ev.State == model.TaskNeedFaultTolerance {
+		// Its worker is gone: the same task runs again as a new attempt.
+		r.again = append(r.again, name)
+		return
+	}
 	if ev.State.Success() {
 		if r.halted {
 			return
@@ -132,19 +147,29 @@ func (r *runner) succeeded(name string) bool {
 // transaction and queues them for dispatch. It returns false when the
 // context ended before the write went through.
 func (r *runner) flush(ctx context.Context) bool {
-	if len(r.pending) == 0 {
+	if len(r.pending) == 0 && len(r.again) == 0 {
 		return true
 	}
 	now := time.Now().UTC()
-	tasks := make([]*model.TaskInstance, len(r.pending))
-	for i, name := range r.pending {
+	var tasks []*model.TaskInstance
+	var prev []int64
+	for _, name := range r.pending {
 		r.submitted[name] = true
-		ts := r.def.tasks[name]
-		prio, _ := model.ParsePriority(ts.Priority)
-		tasks[i] = &model.TaskInstance{WorkflowInstanceID: r.inst.ID, Name: name, Type: ts.Type,
-			State: model.TaskSubmitted, Attempt: 1, Priority: prio, WorkerGroup: r.group(ts), SubmitTime: &now}
+		tasks = append(tasks, r.newAttempt(name, 1, now))
 	}
-	if !retry(ctx, r.log, "write submitted tasks", func() error { return r.m.store.InsertTaskInstances(ctx, tasks) }) {
+	for _, name := range r.again {
+		old := r.latest[name]
+		prev = append(prev, old.ID)
+		tasks = append(tasks, r.newAttempt(name, old.Attempt+1, now))
+	}
+	if !retry(ctx, r.log, "write submitted tasks", func() error {
+		err := r.t.store.InsertAttempts(ctx, prev, tasks)
+		if errors.Is(err, store.ErrFenced) {
+			r.t.fenced()
+			return nil
+		}
+		return err
+	}) || tasks[0].ID == 0 {
 		return false
 	}
 	items := make([]*taskItem, len(tasks))
@@ -154,9 +179,16 @@ func (r *runner) flush(ctx context.Context) bool {
 		items[i] = r.item(t)
 	}
 	r.active += len(tasks)
-	r.pending = r.pending[:0]
-	r.m.disp.Submit(items...)
+	r.pending, r.again = r.pending[:0], r.again[:0]
+	r.t.disp.Submit(items...)
 	return true
+}
+
+func (r *runner) newAttempt(name string, attempt int, now time.Time) *model.TaskInstance {
+	ts := r.def.tasks[name]
+	prio, _ := model.ParsePriority(ts.Priority)
+	return &model.TaskInstance{WorkflowInstanceID: r.inst.ID, Name: name, Type: ts.Type,
+		State: model.TaskSubmitted, Attempt: attempt, Priority: prio, WorkerGroup: r.group(ts), SubmitTime: &now}
 }
 
 func (r *runner) group(ts *spec.Task) string {
@@ -196,8 +228,13 @@ func (r *runner) finish(ctx context.Context) {
 	}
 	end := time.Now().UTC()
 	if retry(ctx, r.log, "record instance end", func() error {
-		return r.m.store.FinishWorkflowInstance(ctx, r.inst.ID, state, end, reason)
-	}) {
+		err := r.t.store.FinishWorkflowInstance(ctx, r.inst.ID, state, end, reason)
+		if errors.Is(err, store.ErrFenced) {
+			r.t.fenced()
+			return nil
+		}
+		return err
+	}) && r.t.ctx.Err() == nil {
 		r.log.Info("workflow instance finished", zap.String("state", string(state)), zap.Int("tasks", len(r.latest)))
 	}
 }

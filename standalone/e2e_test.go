@@ -365,3 +365,70 @@ func alive(pid int) bool {
 	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	return err == nil && !strings.Contains(string(st), ") Z ")
 }
+
+// TestRestartRecoversInPlace stops standalone mid-run and starts it again on
+// the same data dir: the instance resumes in place, the task that was
+// running gets a second attempt, and nothing that had finished runs again.
+func TestRestartRecoversInPlace(t *testing.T) {
+	backends(t, func(t *testing.T, db func(*testing.T) string) {
+		url := db(t)
+		dir := t.TempDir()
+		startAt := func() *env {
+			c := config.Defaults()
+			c.DataDir, c.DB, c.API.Listen = dir, url, "127.0.0.1:0"
+			sa, err := standalone.Start(context.Background(), c, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(sa.Stop)
+			return &env{t: t, sa: sa, base: "http://" + sa.API.Addr(), dir: dir}
+		}
+		e := startAt()
+		e.do("POST", "/api/v1/projects", `{"name":"demo"}`, http.StatusCreated, nil)
+		gate := filepath.Join(dir, "gate")
+		started := filepath.Join(dir, "started")
+		e.apply(fmt.Sprintf(`name: resume
+tasks:
+  - {name: a, command: "echo a >> %[1]s.runs"}
+  - {name: wait, command: "echo wait >> %[1]s.runs; touch %[2]s; while [ ! -f %[1]s ]; do sleep 0.01; done", depends_on: [a]}
+  - {name: b, command: "echo b >> %[1]s.runs", depends_on: [wait]}
+`, gate, started))
+		id := e.run("resume", nil)
+		waitFile(t, started)
+		e.sa.Stop()
+
+		e = startAt()
+		os.WriteFile(gate, nil, 0o644)
+		iv := e.wait(id, 60*time.Second)
+		if iv.State != "succeeded" {
+			t.Fatalf("instance after restart: %+v", iv)
+		}
+		if iv.count("a") != 1 || iv.count("b") != 1 || iv.count("wait") != 2 {
+			t.Fatalf("task rows: a=%d wait=%d b=%d, want 1, 2, 1: %+v", iv.count("a"), iv.count("wait"), iv.count("b"), iv.Tasks)
+		}
+		rows, _ := e.store().ListTaskInstances(context.Background(), id)
+		for _, r := range rows {
+			if r.Name == "wait" && r.Attempt == 1 && (r.State != "need_fault_tolerance" || !r.Superseded) {
+				t.Fatalf("first attempt of wait: %+v", r)
+			}
+		}
+		runs, _ := os.ReadFile(gate + ".runs")
+		if got := strings.Fields(string(runs)); strings.Join(got, ",") != "a,wait,wait,b" {
+			t.Fatalf("executions: %v, want a, wait twice (killed at stop, then again), b", got)
+		}
+	})
+}
+
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared", path)
+		}
+		time.Sleep(10 * time.Millisecond) // waiting for a file a task writes
+	}
+}

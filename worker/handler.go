@@ -46,6 +46,12 @@ func (w *Worker) handle(p remote.Peer, reqID uint64, m message.Message) {
 			ex.DBAck(m)
 		}
 		return // a push: nothing to answer
+	case message.Query:
+		r := message.QueryReply{}
+		if ex != nil {
+			r.Held = ex.Query(m)
+		}
+		reply = r
 	case message.LogRequest:
 		reply = w.serveLog(ex, m)
 	case message.Ping:

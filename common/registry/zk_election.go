@@ -20,9 +20,10 @@ import (
 // ephemeral sequential znode under <root>/election; the lowest sequence
 // leads; every other candidate watches only its predecessor, so a leader
 // change wakes one process, not all. The epoch of a term is its znode's
-// sequence number: ZooKeeper numbers the children of a parent from one
-// counter that never goes back, so a later leader always has a higher epoch
-// (as long as <root>/election itself is never deleted).
+// sequence number plus one (so that 0 never names a term): ZooKeeper
+// numbers the children of a parent from one counter that never goes back,
+// so a later leader always has a higher epoch (as long as <root>/election
+// itself is never deleted).
 //
 // Split brain: a term ends (Lost closes) as soon as the connection is
 // suspended, not only when the session expires. A suspended leader whose
@@ -217,7 +218,7 @@ func (z *ZK) lead(cur sessionInfo, mine, id string) (Term, bool, error) {
 	if err != nil || !exists {
 		return Term{}, false, err
 	}
-	t := &zkTerm{path: mine, gen: cur.gen, epoch: seqOf(mine), lost: make(chan struct{}),
+	t := &zkTerm{path: mine, gen: cur.gen, epoch: seqOf(mine) + 1, lost: make(chan struct{}),
 		resign: make(chan struct{}), done: make(chan struct{})}
 	z.mu.Lock()
 	if z.stopState || z.cur.gen != cur.gen || !z.cur.ready {

@@ -8,6 +8,32 @@ import (
 	"time"
 )
 
+// tcpPair is a connected loopback pair: kernel buffers, unlike net.Pipe,
+// so the scripted server never blocks the client under test.
+func tcpPair(t *testing.T) (client, server net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	client, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	server = <-accepted
+	if server == nil {
+		t.Fatal("accept failed")
+	}
+	t.Cleanup(func() { client.Close(); server.Close() })
+	return client, server
+}
+
 func packet(xid, op int32, body int) []byte {
 	b := make([]byte, 12+body)
 	binary.BigEndian.PutUint32(b[0:], uint32(8+body))
@@ -19,9 +45,7 @@ func packet(xid, op int32, body int) []byte {
 // The connect response passes at once; what follows waits for the
 // setWatches packet to be written (or for gateWait).
 func TestGatedConn(t *testing.T) {
-	client, server := net.Pipe()
-	defer client.Close()
-	defer server.Close()
+	client, server := tcpPair(t)
 	g := newGatedConn(client)
 	go func() {
 		hs := make([]byte, 4+16)
@@ -72,9 +96,7 @@ func TestGatedConn(t *testing.T) {
 
 // Without a setWatches packet the gate opens on its own.
 func TestGatedConnOpensAlone(t *testing.T) {
-	client, server := net.Pipe()
-	defer client.Close()
-	defer server.Close()
+	client, server := tcpPair(t)
 	g := newGatedConn(client)
 	go func() {
 		hs := make([]byte, 4+16)

@@ -71,7 +71,13 @@ func (s *session) run(ctx context.Context) {
 		return
 	}
 	s.conn = conn
-	defer s.teardown(ec)
+	// Stop must not wait for a call stuck on a dead connection: closing the
+	// client fails every pending call at once.
+	unhook := context.AfterFunc(ctx, conn.Close)
+	defer func() {
+		unhook()
+		s.teardown(ec)
+	}()
 
 	for {
 		select {

@@ -484,6 +484,60 @@ func TestZKServerReportedExpiry(t *testing.T) {
 	}
 }
 
+// Connections drop again and again within one session while heartbeats
+// are in flight: every drop is Suspended then Reconnected, the session and
+// the registration stay, and the heartbeats land.
+func TestZKRepeatedReconnects(t *testing.T) {
+	srv := sharedZK(t)
+	root := testRoot()
+	proxy := zktest.NewProxy(t, srv.Addr())
+	a := newZK(t, proxy.Addr(), root, 10*time.Second)
+	b := newZK(t, srv.Addr(), root, 10*time.Second)
+	start(t, a)
+	start(t, b)
+	states := watchStates(t, a)
+	before, _ := a.session()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	var beats atomic.Int64
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			if a.Register(ctx, worker("w:1", int(beats.Load()))) == nil {
+				beats.Add(1)
+			}
+			cancel()
+		}
+	}()
+	for range 3 {
+		n := len(states.seen())
+		proxy.Heal() // drops every connection through the proxy
+		states.waitSeq(t, 10*time.Second, n, Suspended, Reconnected)
+	}
+	close(stop)
+	<-done
+	after, _ := a.session()
+	if after.id != before.id {
+		t.Fatalf("session changed from %x to %x", before.id, after.id)
+	}
+	if beats.Load() == 0 {
+		t.Fatal("no heartbeat landed")
+	}
+	if err := a.Register(context.Background(), worker("w:1", 1_000_000)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "b sees the last heartbeat", func() bool {
+		n, ok := findNode(b, RoleWorker, "w:1")
+		return ok && n.Heartbeat.Running == 1_000_000
+	})
+}
+
 // ZooKeeper itself restarts within the session timeout: the session
 // survives, so do the registrations.
 func TestZKServerRestart(t *testing.T) {

@@ -28,6 +28,9 @@ const (
 	TypeLogRequest    Type = 11 // any -> worker: read a task log
 	TypeLogResponse   Type = 12 // worker -> any: reply to TypeLogRequest
 	TypeError         Type = 13 // reply: the request could not be served
+	TypeNudge         Type = 14 // api -> master: a command was written, consume now
+	TypeQuery         Type = 15 // master -> worker: which of these tasks do you hold?
+	TypeQueryReply    Type = 16 // worker -> master: reply to TypeQuery
 )
 
 // Message is implemented by every message struct.
@@ -137,6 +140,24 @@ type LogResponse struct {
 	EOF            bool   `json:"eof"`
 }
 
+// Nudge tells the leader that a command is waiting; the command table
+// stays the source of truth (a lost nudge costs one poll interval).
+type Nudge struct{}
+
+// Query asks a worker which of the given task instances it holds (queued,
+// running, or finished with reports not yet DB-acked). It also tells the
+// worker where the current leader is.
+type Query struct {
+	TaskInstanceIDs []int64 `json:"task_instance_ids"`
+	MasterAddr      string  `json:"master_addr"`
+	Epoch           int64   `json:"epoch"`
+}
+
+// QueryReply answers Query with the ids the worker holds.
+type QueryReply struct {
+	Held []int64 `json:"held"`
+}
+
 // Error answers a request that could not be served.
 type Error struct {
 	Code    string `json:"code"`
@@ -156,6 +177,9 @@ func (KillResult) Type() Type    { return TypeKillResult }
 func (LogRequest) Type() Type    { return TypeLogRequest }
 func (LogResponse) Type() Type   { return TypeLogResponse }
 func (Error) Type() Type         { return TypeError }
+func (Nudge) Type() Type         { return TypeNudge }
+func (Query) Type() Type         { return TypeQuery }
+func (QueryReply) Type() Type    { return TypeQueryReply }
 
 // Encode returns the frame body of m.
 func Encode(m Message) ([]byte, error) {
@@ -196,6 +220,12 @@ func Decode(t Type, body []byte) (Message, error) {
 		return decode[LogResponse](body)
 	case TypeError:
 		return decode[Error](body)
+	case TypeNudge:
+		return Nudge{}, nil
+	case TypeQuery:
+		return decode[Query](body)
+	case TypeQueryReply:
+		return decode[QueryReply](body)
 	}
 	return nil, fmt.Errorf("unknown message type %d", t)
 }

@@ -329,6 +329,28 @@ func (e *Executor) SetMaster(addr string) {
 	e.call(func() { e.setMaster(addr) })
 }
 
+// Query returns the ids among ids that this executor holds: queued,
+// awaiting admission, running, or ended with reports not yet DB-acked. A
+// task taken over elsewhere is not held. A query from a newer term also
+// redirects reports to that master, as a dispatch would.
+func (e *Executor) Query(q message.Query) []int64 {
+	var held []int64
+	e.call(func() {
+		if q.Epoch > e.st.epoch && q.MasterAddr != "" {
+			e.st.epoch = q.Epoch
+			e.setMaster(q.MasterAddr)
+		}
+		for _, id := range q.TaskInstanceIDs {
+			t := e.st.tasks[id]
+			if t == nil || t.kill == killDropped || (t.done && t.settled()) {
+				continue
+			}
+			held = append(held, id)
+		}
+	})
+	return held
+}
+
 // LogPath returns the log file of a known task.
 func (e *Executor) LogPath(id int64) (string, bool) {
 	var path string

@@ -1,0 +1,139 @@
+package master
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/registry"
+	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/remote/message"
+)
+
+const queryTimeout = 3 * time.Second
+
+// rebuild restores the runner from the DB after a leader change, in place:
+// same instance, the latest attempt of each task as recorded. Tasks a live
+// worker still holds are waited for (the worker re-sends its reports to the
+// new leader); tasks on a dead worker or unknown to their worker (never
+// sent, or the worker restarted) become need_fault_tolerance and run again
+// as a new attempt; submitted tasks are queued again; and downstream tasks
+// whose upstreams all finished while no master was up are submitted.
+func (r *runner) rebuild(ctx context.Context) bool {
+	var rows []model.TaskInstance
+	if !retry(ctx, r.log, "load task instances", func() error {
+		var err error
+		rows, err = r.t.store.ListTaskInstances(ctx, r.inst.ID)
+		return err
+	}) {
+		return false
+	}
+	for i := range rows {
+		t := &rows[i]
+		if cur := r.latest[t.Name]; cur != nil && cur.Attempt > t.Attempt {
+			continue
+		}
+		r.latest[t.Name] = t
+	}
+	inflight := map[string][]*model.TaskInstance{}
+	var requeue []*model.TaskInstance
+	for name, t := range r.latest {
+		r.names[t.ID] = name
+		r.submitted[name] = true
+		switch t.State {
+		case model.TaskSucceeded, model.TaskForcedSuccess:
+		case model.TaskFailed, model.TaskKilled:
+			r.failed = append(r.failed, name)
+			if r.def.wf.FailureStrategy != string(model.FailureContinue) {
+				r.halted = true
+			}
+		case model.TaskNeedFaultTolerance, model.TaskDelayed:
+			r.again = append(r.again, name)
+		case model.TaskSubmitted:
+			requeue = append(requeue, t)
+		case model.TaskDispatched, model.TaskRunning:
+			inflight[t.Host] = append(inflight[t.Host], t)
+		}
+	}
+	r.active = len(requeue)
+	for host, ts := range inflight {
+		r.active += len(ts)
+		lost := r.lostOn(ctx, host, ts)
+		if len(lost) == 0 {
+			continue
+		}
+		var changed []int64
+		if !retry(ctx, r.log, "fail over lost tasks", func() error {
+			var err error
+			changed, err = r.t.store.NeedFaultTolerance(ctx, lost, host)
+			if errors.Is(err, store.ErrFenced) {
+				r.t.fenced()
+				return nil
+			}
+			return err
+		}) {
+			return false
+		}
+		for _, id := range changed {
+			r.onTask(taskEvent{TaskInstanceID: id, State: model.TaskNeedFaultTolerance})
+		}
+	}
+	items := make([]*taskItem, len(requeue))
+	for i, t := range requeue {
+		items[i] = r.item(t)
+	}
+	r.t.disp.Submit(items...)
+	if !r.halted {
+		for _, name := range r.def.graph.TopoOrder() {
+			if !r.submitted[name] && r.def.graph.Ready(name, r.succeeded) {
+				r.submitted[name] = true
+				r.pending = append(r.pending, name)
+			}
+		}
+	}
+	r.log.Info("workflow instance recovered", zap.Int("tasks", len(r.latest)), zap.Int("in_flight", r.active),
+		zap.Int("queued_again", len(requeue)), zap.Int("run_again", len(r.again)), zap.Int("ready", len(r.pending)))
+	return true
+}
+
+// lostOn returns the ids among ts that host no longer holds: all of them
+// when host is gone from the registry, else those its answer leaves out.
+// When a live worker cannot be asked, nothing is declared lost: if it is
+// really dead, the worker watch fails its tasks over when it leaves.
+func (r *runner) lostOn(ctx context.Context, host string, ts []*model.TaskInstance) []int64 {
+	ids := make([]int64, len(ts))
+	for i, t := range ts {
+		ids[i] = t.ID
+	}
+	alive := false
+	for _, n := range r.t.m.reg.Nodes(registry.RoleWorker) {
+		if n.Addr == host {
+			alive = true
+		}
+	}
+	if !alive {
+		return ids
+	}
+	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	reply, err := r.t.m.client.Request(qctx, host, message.Query{TaskInstanceIDs: ids, MasterAddr: r.t.m.cfg.Host, Epoch: r.t.epoch})
+	qr, ok := reply.(message.QueryReply)
+	if err != nil || !ok {
+		r.log.Warn("cannot ask a live worker about its tasks; waiting for its reports", zap.String("worker", host), zap.Error(err))
+		return nil
+	}
+	held := map[int64]bool{}
+	for _, id := range qr.Held {
+		held[id] = true
+	}
+	var lost []int64
+	for _, id := range ids {
+		if !held[id] {
+			lost = append(lost, id)
+		}
+	}
+	return lost
+}
