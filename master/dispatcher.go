@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/failpoint"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/remote"
@@ -156,6 +157,7 @@ func (d *dispatcher) dispatchSome(ctx context.Context) (wait time.Duration) {
 	if len(batch) == 0 {
 		return wait
 	}
+	failpoint.Hit(failpoint.BeforeRecordDispatch)
 	ok, err := d.store.MarkDispatched(ctx, ds)
 	if errors.Is(err, store.ErrFenced) {
 		d.fenced() // never send what a newer term may own
@@ -170,6 +172,7 @@ func (d *dispatcher) dispatchSome(ctx context.Context) (wait time.Duration) {
 		}
 		return time.Second
 	}
+	failpoint.Hit(failpoint.BeforeSendDispatch)
 	for i, it := range batch {
 		if !ok[i] {
 			// No longer submitted (killed, or taken by another term): never send.

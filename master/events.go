@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/failpoint"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/remote"
@@ -102,8 +103,14 @@ func (e *eventService) run(ctx context.Context) {
 
 func (e *eventService) apply(batch []report) {
 	reps := make([]store.Report, len(batch))
+	acks, results := false, false
 	for i, r := range batch {
 		reps[i] = r.rep
+		acks = acks || r.rep.Kind == store.ReportAck
+		results = results || r.rep.Kind == store.ReportResult
+	}
+	if acks {
+		failpoint.Hit(failpoint.BeforePersistAck)
 	}
 	// Not cancelled by Stop: a batch that was read is finished and acked.
 	outcomes, err := e.store.ApplyReports(context.Background(), reps)
@@ -115,6 +122,9 @@ func (e *eventService) apply(batch []report) {
 	if err != nil {
 		e.log.Error("persist worker reports; workers will re-send", zap.Int("reports", len(batch)), zap.Error(err))
 		return
+	}
+	if results {
+		failpoint.Hit(failpoint.BeforeDBAckResult)
 	}
 	for i, r := range batch {
 		kind := message.AckKind(r.rep.Kind)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -27,13 +26,14 @@ import (
 // Standalone is master, worker and API in one process, wired over loopback
 // sockets exactly as in a cluster, with an in-process registry.
 type Standalone struct {
-	Store  *store.Store
-	Master *master.Master
-	Worker *worker.Worker
-	API    *api.Server
-	logs   *remote.Client
-	ready  chan struct{}
-	once   sync.Once
+	Store    *store.Store
+	Master   *master.Master
+	Worker   *worker.Worker
+	API      *api.Server
+	logs     *remote.Client
+	presence presence
+	ready    chan struct{}
+	once     sync.Once
 }
 
 // Start brings the parts up in dependency order: storage, master
@@ -59,28 +59,15 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger) (_ *Standalone
 	if err = sa.Master.Start(ctx); err != nil {
 		return nil, err
 	}
-	groups := c.Worker.Groups
-	if len(groups) == 0 {
-		groups = []string{model.DefaultWorkerGroup}
-	}
-	sa.Worker, err = worker.New(worker.Config{Listen: c.Worker.Listen, Host: c.Worker.Host, Groups: groups,
-		Slots: c.Worker.Slots, Shell: c.Worker.Shell, DataDir: filepath.Join(c.DataDir, "worker")}, log)
-	if err != nil {
-		return nil, fmt.Errorf("worker settings: %w", err)
-	}
-	if err = sa.Worker.Start(ctx); err != nil {
-		return nil, err
-	}
-	if err = reg.Register(ctx, registry.Node{Role: registry.RoleWorker, Addr: sa.Worker.Addr(), Groups: groups,
-		Heartbeat: registry.Heartbeat{StartTime: time.Now().UTC(), Time: time.Now().UTC()}}); err != nil {
+	if sa.Worker, sa.presence, err = StartWorker(ctx, c, reg, reg, reg, log); err != nil {
 		return nil, err
 	}
 	sa.logs = remote.NewClient(func(remote.Peer, uint64, message.Message) {}, remote.Options{Log: log})
 	if err = sa.logs.Start(ctx); err != nil {
 		return nil, err
 	}
-	h := api.NewHandler(api.Deps{Store: sa.Store, Notify: sa.Master.Notify, Logs: logFetcher{sa.logs},
-		Ready: sa.isReady, Log: log})
+	h := api.NewHandler(api.Deps{Store: sa.Store, Notify: sa.Master.Notify, Logs: LogFetcher(sa.logs),
+		Cluster: api.ClusterView(sa.Store, reg, reg), Ready: sa.isReady, Log: log})
 	sa.API = api.NewServer(c.API.Listen, h, log)
 	if err = sa.API.Start(ctx); err != nil {
 		return nil, err
@@ -113,6 +100,9 @@ func (sa *Standalone) stop() {
 	if sa.Master != nil {
 		sa.Master.Stop()
 	}
+	if sa.presence != nil {
+		sa.presence.Stop()
+	}
 	if sa.Worker != nil {
 		sa.Worker.Stop()
 	}
@@ -121,7 +111,9 @@ func (sa *Standalone) stop() {
 	}
 }
 
-// logFetcher reads task logs from the worker that ran the task.
+// LogFetcher reads task logs from the worker that ran the task, over c.
+func LogFetcher(c *remote.Client) api.LogReader { return logFetcher{c} }
+
 type logFetcher struct{ c *remote.Client }
 
 func (f logFetcher) ReadLog(ctx context.Context, t model.TaskInstance, offset, limit int64) ([]byte, error) {
@@ -137,4 +129,29 @@ func (f logFetcher) ReadLog(ctx context.Context, t model.TaskInstance, offset, l
 		return nil, fmt.Errorf("read log of task instance %d: unexpected reply %T", t.ID, reply)
 	}
 	return r.Data, nil
+}
+
+// StartWorker starts a worker with the settings of c and announces it in
+// reg (heartbeats, following the leader, dropping its tasks when its
+// registry session is lost). Stop the presence before the worker.
+func StartWorker(ctx context.Context, c config.Config, reg registry.Registry, el registry.Elector,
+	states registry.StateWatcher, log *zap.Logger) (*worker.Worker, presence, error) {
+	groups := c.Worker.Groups
+	if len(groups) == 0 {
+		groups = []string{model.DefaultWorkerGroup}
+	}
+	w, err := worker.New(worker.Config{Listen: c.Worker.Listen, Host: c.Worker.Host, Groups: groups,
+		Slots: c.Worker.Slots, Shell: c.Worker.Shell, DataDir: filepath.Join(c.DataDir, "worker")}, log)
+	if err != nil {
+		return nil, nil, fmt.Errorf("worker settings: %w", err)
+	}
+	if err := w.Start(ctx); err != nil {
+		return nil, nil, err
+	}
+	p := newPresence(w, reg, el, states, c.ZK.SessionTimeout, log)
+	if err := p.Start(ctx); err != nil {
+		w.Stop()
+		return nil, nil, err
+	}
+	return w, p, nil
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -20,7 +21,7 @@ import (
 // worker, api) and db migrate. The CLI verbs live in the other files of this
 // package.
 func serverCommands() []*cobra.Command {
-	return []*cobra.Command{standaloneCommand(), dbCommand()}
+	return []*cobra.Command{standaloneCommand(), masterCommand(), workerCommand(), apiCommand(), dbCommand()}
 }
 
 // settings binds the flags shared by server commands onto a config loaded
@@ -42,6 +43,15 @@ func (s *settings) str(name, usage string, set func(c *config.Config, v string))
 
 func (s *settings) int(name, usage string, set func(c *config.Config, v int)) {
 	v := s.flags.Int(name, 0, usage)
+	s.apply = append(s.apply, func(c *config.Config) {
+		if s.flags.Changed(name) {
+			set(c, *v)
+		}
+	})
+}
+
+func (s *settings) dur(name, usage string, set func(c *config.Config, v time.Duration)) {
+	v := s.flags.Duration(name, 0, usage)
 	s.apply = append(s.apply, func(c *config.Config) {
 		if s.flags.Changed(name) {
 			set(c, *v)

@@ -72,3 +72,23 @@ func (s *Store) tx(ctx context.Context, fn func(tx *gorm.DB) error) error {
 		return fn(tx)
 	})
 }
+
+// TermInfo is the recorded leader term.
+type TermInfo struct {
+	Epoch     int64
+	Host      string
+	StartedAt *time.Time
+}
+
+// CurrentTermInfo returns the recorded leader term with its host and start.
+func (s *Store) CurrentTermInfo(ctx context.Context) (TermInfo, error) {
+	var r struct {
+		Epoch     int64
+		Host      string
+		StartedAt *time.Time
+	}
+	if err := s.db.WithContext(ctx).Raw(`SELECT epoch, host, started_at FROM fence WHERE id = 1`).Scan(&r).Error; err != nil {
+		return TermInfo{}, fmt.Errorf("read term: %w", err)
+	}
+	return TermInfo{Epoch: r.Epoch, Host: r.Host, StartedAt: utc(r.StartedAt)}, nil
+}

@@ -138,6 +138,25 @@ func (s *Store) Close() error {
 // records them in schema_version.
 func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
 	db := s.db.WithContext(ctx)
+	if s.dialect == "mysql" {
+		// Masters may start together: one migrates, the others wait on the
+		// lock and then find nothing left to apply. The lock belongs to a
+		// connection, so pin one for the whole migration.
+		conn, err := s.db.DB()
+		if err != nil {
+			return nil, err
+		}
+		c, err := conn.Conn(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
+		defer c.Close()
+		var got int
+		if err := c.QueryRowContext(ctx, `SELECT GET_LOCK('beluga_migrate', 60)`).Scan(&got); err != nil || got != 1 {
+			return nil, fmt.Errorf("migrate: could not take the migration lock (got %d): %v", got, err)
+		}
+		defer c.ExecContext(context.Background(), `SELECT RELEASE_LOCK('beluga_migrate')`) //nolint:errcheck // released with the connection anyway
+	}
 	if err := db.Exec(`CREATE TABLE IF NOT EXISTS schema_version (version INT NOT NULL PRIMARY KEY, name VARCHAR(255) NOT NULL, applied_at VARCHAR(64) NOT NULL)`).Error; err != nil {
 		return nil, fmt.Errorf("create schema_version: %w", err)
 	}

@@ -1,0 +1,78 @@
+package api
+
+import (
+	"context"
+	"time"
+
+	"github.com/beluga-scheduler/beluga/common/registry"
+	"github.com/beluga-scheduler/beluga/common/store"
+)
+
+// ClusterMaster is one master in GET /api/v1/cluster.
+type ClusterMaster struct {
+	Address string `json:"address"`
+	Role    string `json:"role"` // active or standby
+	Epoch   int64  `json:"epoch,omitempty"`
+	Since   *Time  `json:"since,omitempty"` // active: term start; standby: process start
+}
+
+// ClusterWorker is one worker in GET /api/v1/cluster.
+type ClusterWorker struct {
+	Address       string   `json:"address"`
+	Groups        []string `json:"groups"`
+	Running       int      `json:"running"`
+	Capacity      int      `json:"capacity"`
+	CPU           float64  `json:"cpu"`
+	Memory        float64  `json:"memory"`
+	Load          float64  `json:"load"`
+	StartTime     *Time    `json:"start_time,omitempty"`
+	LastHeartbeat *Time    `json:"last_heartbeat,omitempty"`
+}
+
+// Cluster is the body of GET /api/v1/cluster.
+type Cluster struct {
+	Leader  string          `json:"leader,omitempty"`
+	Masters []ClusterMaster `json:"masters"`
+	Workers []ClusterWorker `json:"workers"`
+}
+
+// ClusterView builds the cluster view from the registry, the election and
+// the recorded leader term.
+func ClusterView(st *store.Store, reg registry.Registry, el registry.Elector) func(context.Context) (any, error) {
+	return func(ctx context.Context) (any, error) {
+		term, err := st.CurrentTermInfo(ctx)
+		if err != nil {
+			return nil, err
+		}
+		leader, _ := el.Leader()
+		c := Cluster{Leader: leader, Masters: []ClusterMaster{}, Workers: []ClusterWorker{}}
+		for _, n := range reg.Nodes(registry.RoleMaster) {
+			m := ClusterMaster{Address: n.Addr, Role: "standby", Since: optTime(n.Heartbeat.StartTime)}
+			if n.Addr == leader {
+				m.Role = "active"
+				if term.Host == n.Addr {
+					m.Epoch = term.Epoch
+					if term.StartedAt != nil {
+						m.Since = optTime(*term.StartedAt)
+					}
+				}
+			}
+			c.Masters = append(c.Masters, m)
+		}
+		for _, n := range reg.Nodes(registry.RoleWorker) {
+			hb := n.Heartbeat
+			c.Workers = append(c.Workers, ClusterWorker{Address: n.Addr, Groups: n.Groups, Running: hb.Running,
+				Capacity: hb.Capacity, CPU: hb.CPU, Memory: hb.Memory, Load: hb.Load,
+				StartTime: optTime(hb.StartTime), LastHeartbeat: optTime(hb.Time)})
+		}
+		return c, nil
+	}
+}
+
+func optTime(t time.Time) *Time {
+	if t.IsZero() {
+		return nil
+	}
+	v := timeOf(t)
+	return &v
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/api"
+	"github.com/beluga-scheduler/beluga/common/config"
+	"github.com/beluga-scheduler/beluga/common/registry"
+	"github.com/beluga-scheduler/beluga/common/store"
+	bmaster "github.com/beluga-scheduler/beluga/master"
+	"github.com/beluga-scheduler/beluga/remote"
+	wire "github.com/beluga-scheduler/beluga/remote/message"
+	"github.com/beluga-scheduler/beluga/standalone"
+)
+
+// zkFlags adds the ZooKeeper settings of the cluster roles.
+func zkFlags(s *settings) {
+	s.str("zk", "ZooKeeper servers, host:port[,host:port...] (env BELUGA_ZK)", func(c *config.Config, v string) { c.ZK.Servers = v })
+	s.str("zk-root", "ZooKeeper path Beluga keeps its nodes under (default /beluga)", func(c *config.Config, v string) { c.ZK.Root = v })
+	s.dur("zk-session-timeout", "ZooKeeper session timeout; bounds failover time (default 5s)",
+		func(c *config.Config, v time.Duration) { c.ZK.SessionTimeout = v })
+}
+
+// openZK connects to ZooKeeper; it retries until ctx ends (ZooKeeper down
+// at start is waited for, with a log line every few tries).
+func openZK(ctx context.Context, c config.Config, log *zap.Logger) (*registry.ZK, error) {
+	if c.ZK.Servers == "" {
+		return nil, usageError{fmt.Errorf("--zk is required (ZooKeeper servers, e.g. 127.0.0.1:2181)")}
+	}
+	z := registry.NewZK(registry.ZKConfig{Servers: strings.Split(c.ZK.Servers, ","), Root: c.ZK.Root,
+		SessionTimeout: c.ZK.SessionTimeout}, log)
+	if err := z.Start(ctx); err != nil {
+		return nil, fmt.Errorf("zookeeper %s: %w", c.ZK.Servers, err)
+	}
+	return z, nil
+}
+
+func openStore(ctx context.Context, c config.Config, log *zap.Logger, migrate bool) (*store.Store, error) {
+	if c.DB == "" {
+		return nil, usageError{fmt.Errorf("--db is required in cluster mode (e.g. mysql://user:pass@host:3306/beluga)")}
+	}
+	st, err := store.Open(ctx, c.DB, log)
+	if err != nil {
+		return nil, err
+	}
+	if migrate {
+		if _, err := st.Migrate(ctx); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+func masterCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "master", Short: "Run a master: campaigns for leadership; the leader schedules", Args: cobra.NoArgs}
+	s := newSettings(cmd)
+	zkFlags(s)
+	s.str("listen", "RPC address workers report to (default 127.0.0.1:0)", func(c *config.Config, v string) { c.Master.Listen = v })
+	s.str("host", "address advertised to workers (default: the bound address)", func(c *config.Config, v string) { c.Master.Host = v })
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		c, log, err := s.load()
+		if err != nil {
+			return err
+		}
+		defer log.Sync() //nolint:errcheck // stderr
+		ctx := cmd.Context()
+		startPprof(log)
+		st, err := openStore(ctx, c, log, true)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		z, err := openZK(ctx, c, log)
+		if err != nil {
+			return err
+		}
+		defer z.Stop()
+		m := bmaster.New(bmaster.Config{Listen: c.Master.Listen, Host: c.Master.Host, PollInterval: c.Master.PollInterval}, st, z, z, log)
+		if err := m.Start(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "beluga master on %s\n", m.Addr())
+		<-ctx.Done()
+		// Shutdown order: master (resigns, stops scheduling), then
+		// ZooKeeper session, then the database (deferred above).
+		m.Stop()
+		return nil
+	}
+	return cmd
+}
+
+func workerCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "worker", Short: "Run a worker: registers in ZooKeeper and runs the tasks masters dispatch", Args: cobra.NoArgs}
+	s := newSettings(cmd)
+	zkFlags(s)
+	s.str("listen", "RPC address masters dispatch to (default 127.0.0.1:0)", func(c *config.Config, v string) { c.Worker.Listen = v })
+	s.str("host", "address advertised to masters (default: the bound address)", func(c *config.Config, v string) { c.Worker.Host = v })
+	s.str("group", "worker groups, comma-separated (default: default)", func(c *config.Config, v string) { c.Worker.Groups = splitList(v) })
+	s.int("slots", "tasks run at once (default 2 x CPUs)", func(c *config.Config, v int) { c.Worker.Slots = v })
+	s.str("shell", "shell that runs shell tasks: bash or sh", func(c *config.Config, v string) { c.Worker.Shell = v })
+	s.str("data-dir", "directory for task logs and work dirs (default ./beluga-data)", func(c *config.Config, v string) { c.DataDir = v })
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		c, log, err := s.load()
+		if err != nil {
+			return err
+		}
+		defer log.Sync() //nolint:errcheck // stderr
+		ctx := cmd.Context()
+		z, err := openZK(ctx, c, log)
+		if err != nil {
+			return err
+		}
+		defer z.Stop()
+		w, p, err := standalone.StartWorker(ctx, c, z, z, z, log)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "beluga worker on %s\n", w.Addr())
+		<-ctx.Done()
+		// Shutdown order: leave the registry, then stop the worker (kills
+		// its tasks, which the master fails over), then the ZK session.
+		p.Stop()
+		w.Stop()
+		return nil
+	}
+	return cmd
+}
+
+func apiCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "api", Short: "Run the REST API (stateless; any number of them)", Args: cobra.NoArgs}
+	s := newSettings(cmd)
+	zkFlags(s)
+	s.str("listen", "REST API address (default 127.0.0.1:12345)", func(c *config.Config, v string) { c.API.Listen = v })
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		c, log, err := s.load()
+		if err != nil {
+			return err
+		}
+		defer log.Sync() //nolint:errcheck // stderr
+		ctx := cmd.Context()
+		st, err := openStore(ctx, c, log, false)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		z, err := openZK(ctx, c, log)
+		if err != nil {
+			return err
+		}
+		defer z.Stop()
+		rc := remote.NewClient(func(remote.Peer, uint64, wire.Message) {}, remote.Options{Log: log})
+		if err := rc.Start(ctx); err != nil {
+			return err
+		}
+		defer rc.Stop()
+		nudge := func() {
+			// Best effort: the leader also scans the command table.
+			if leader, ok := z.Leader(); ok {
+				sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				defer cancel()
+				_ = rc.Send(sctx, leader, wire.Nudge{})
+			}
+		}
+		h := api.NewHandler(api.Deps{Store: st, Notify: nudge, Logs: standalone.LogFetcher(rc),
+			Cluster: api.ClusterView(st, z, z), Ready: func() bool { return true }, Log: log})
+		srv := api.NewServer(c.API.Listen, h, log)
+		if err := srv.Start(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "beluga api on http://%s\n", srv.Addr())
+		<-ctx.Done()
+		srv.Stop()
+		return nil
+	}
+	return cmd
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
