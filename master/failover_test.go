@@ -1,0 +1,126 @@
+package master_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/registry"
+	"github.com/beluga-scheduler/beluga/common/spec"
+	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/master"
+	"github.com/beluga-scheduler/beluga/worker"
+)
+
+// TestHandOverKeepsRunningTask hands leadership from one master to another
+// while a task runs on a live worker: the new leader adopts the instance,
+// finds the task held by the worker, waits for its result instead of
+// running it again, and finishes the DAG. Every task runs once.
+func TestHandOverKeepsRunningTask(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
+	st, err := store.Open(ctx, "sqlite://"+filepath.Join(dir, "b.db"), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	reg := registry.NewMemory()
+	w, err := worker.New(worker.Config{Listen: "127.0.0.1:0", DataDir: filepath.Join(dir, "w"), ResendInterval: 100 * time.Millisecond}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	reg.Register(ctx, registry.Node{Role: registry.RoleWorker, Addr: w.Host(), Groups: []string{"default"},
+		Heartbeat: registry.Heartbeat{StartTime: time.Now()}})
+
+	a := master.New(master.Config{Listen: "127.0.0.1:0"}, st, reg, reg, log)
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer a.Stop()
+	waitFor(t, "master a leads", a.IsLeader)
+	b := master.New(master.Config{Listen: "127.0.0.1:0"}, st, reg, reg, log)
+	if err := b.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Stop()
+
+	runs := filepath.Join(dir, "runs")
+	gate := filepath.Join(dir, "gate")
+	wf, err := spec.Parse([]byte(fmt.Sprintf(`name: hand
+tasks:
+  - {name: a, command: "echo a >> %[1]s"}
+  - {name: b, command: "echo b >> %[1]s; while [ ! -f %[2]s ]; do sleep 0.01; done", depends_on: [a]}
+  - {name: c, command: "echo c >> %[1]s", depends_on: [b]}
+`, runs, gate)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.CreateProject(ctx, "p", "")
+	if _, _, err := st.PutWorkflow(ctx, "p", wf); err != nil {
+		t.Fatal(err)
+	}
+	inst, err := st.CreateRun(ctx, store.RunRequest{Project: "p", Workflow: "hand"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Notify()
+	waitFor(t, "task b running", func() bool {
+		ts, _ := st.ListTaskInstances(ctx, inst.ID)
+		for _, tk := range ts {
+			if tk.Name == "b" && tk.State == model.TaskRunning {
+				return true
+			}
+		}
+		return false
+	})
+	epochA := a.Epoch()
+	a.Stop() // graceful hand-over: a resigns, b campaigns and wins
+	waitFor(t, "master b leads", b.IsLeader)
+	if b.Epoch() <= epochA {
+		t.Fatalf("new term epoch %d not above %d", b.Epoch(), epochA)
+	}
+	os.WriteFile(gate, nil, 0o644)
+	waitFor(t, "instance finished", func() bool {
+		got, _ := st.GetWorkflowInstance(ctx, inst.ID)
+		return got.State.Finished()
+	})
+	got, _ := st.GetWorkflowInstance(ctx, inst.ID)
+	if got.State != model.WorkflowSucceeded || got.Host != b.Addr() {
+		t.Fatalf("instance: %+v (b is %s)", got, b.Addr())
+	}
+	ts, _ := st.ListTaskInstances(ctx, inst.ID)
+	if len(ts) != 3 {
+		t.Fatalf("task rows: %+v", ts)
+	}
+	out, _ := os.ReadFile(runs)
+	if strings.Join(strings.Fields(string(out)), ",") != "a,b,c" {
+		t.Fatalf("executions: %q", out)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond) // polling the DB and the masters
+	}
+}
