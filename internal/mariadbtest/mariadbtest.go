@@ -3,6 +3,9 @@
 // database name, e.g. mysql://root@127.0.0.1:3306/); otherwise it starts one
 // private mariadbd from the installed package, in a temp dir on a free port,
 // shared by the tests of one binary. Each call gets its own fresh database.
+//
+// Tests that take the database away mid-run (kill, restart) start a server
+// of their own with Start instead, so the shared one stays up for others.
 package mariadbtest
 
 import (
@@ -16,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,6 +51,10 @@ func NewDatabase() (string, func(), error) {
 	if srvErr != nil {
 		return "", nil, srvErr
 	}
+	return newDatabase(server)
+}
+
+func newDatabase(server *url.URL) (string, func(), error) {
 	name := fmt.Sprintf("beluga_t%d_%d", os.Getpid(), counter.Add(1))
 	db, err := sql.Open("mysql", dsn(server, ""))
 	if err != nil {
@@ -81,13 +89,53 @@ func locate() (*url.URL, error) {
 		}
 		return u, nil
 	}
-	return startPrivate()
+	// The shared server lives until the test binary exits (parent-death
+	// signal), so no Cleanup is needed across the tests that share it.
+	dir, err := os.MkdirTemp("", "beluga-mariadb-")
+	if err != nil {
+		return nil, err
+	}
+	s, err := StartProcess(dir)
+	if err != nil {
+		return nil, err
+	}
+	return s.url, nil
 }
 
-// startPrivate runs mariadbd as a child of the test binary. It is killed by
-// the parent-death signal when the test binary exits, so no Cleanup is
-// needed across the tests that share it.
-func startPrivate() (*url.URL, error) {
+// Server is one private mariadbd, a child of the test binary.
+type Server struct {
+	dir  string
+	bin  string
+	port int
+	url  *url.URL
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed when the running process has been reaped
+	running bool
+}
+
+// Start runs a private server of the test's own, always from the installed
+// package (BELUGA_TEST_MYSQL_DSN is not used: the test means to stop it),
+// and kills it when the test ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	s, err := StartProcess(t.TempDir())
+	if err != nil {
+		t.Fatalf("mariadb for tests: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("mariadbd %s error log (tail):\n%s", s.url.Host, s.LogTail(20))
+		}
+		s.Stop()
+	})
+	return s
+}
+
+// StartProcess is Start without testing.TB, for benchmark programs: the
+// server lives in dir (created if missing, left in place) until Stop.
+func StartProcess(dir string) (*Server, error) {
 	bin, err := exec.LookPath("mariadbd")
 	if err != nil {
 		if _, err2 := os.Stat("/usr/sbin/mariadbd"); err2 != nil {
@@ -95,12 +143,10 @@ func startPrivate() (*url.URL, error) {
 		}
 		bin = "/usr/sbin/mariadbd"
 	}
-	dir, err := os.MkdirTemp("", "beluga-mariadb-")
-	if err != nil {
+	if dir, err = filepath.Abs(dir); err != nil {
 		return nil, err
 	}
-	data := filepath.Join(dir, "data")
-	install := exec.Command("mariadb-install-db", "--no-defaults", "--datadir="+data, "--user=root",
+	install := exec.Command("mariadb-install-db", "--no-defaults", "--datadir="+filepath.Join(dir, "data"), "--user=root",
 		"--auth-root-authentication-method=normal", "--skip-test-db")
 	if out, err := install.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("mariadb-install-db: %v\n%s", err, out)
@@ -109,32 +155,107 @@ func startPrivate() (*url.URL, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "--no-defaults", "--datadir="+data, "--user=root",
-		fmt.Sprintf("--port=%d", port), "--bind-address=127.0.0.1", "--socket="+filepath.Join(dir, "sock"),
+	s := &Server{dir: dir, bin: bin, port: port,
+		url: &url.URL{Scheme: "mysql", User: url.User("root"), Host: fmt.Sprintf("127.0.0.1:%d", port), Path: "/"}}
+	if err := s.start(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// start launches mariadbd on the server's port and data and waits until it
+// answers.
+func (s *Server) start() error {
+	s.mu.Lock()
+	if s.running {
+		s.mu.Unlock()
+		return nil
+	}
+	cmd := exec.Command(s.bin, "--no-defaults", "--datadir="+filepath.Join(s.dir, "data"), "--user=root",
+		fmt.Sprintf("--port=%d", s.port), "--bind-address=127.0.0.1", "--socket="+filepath.Join(s.dir, "sock"),
 		"--skip-log-bin", "--innodb-buffer-pool-size=128M", "--innodb-flush-log-at-trx-commit=2",
-		"--max-connections=500", "--log-error="+filepath.Join(dir, "error.log"))
+		"--max-connections=500", "--log-error="+s.errorLog())
 	cmd.SysProcAttr = childAttr()
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start mariadbd: %w", err)
+		s.mu.Unlock()
+		return fmt.Errorf("start mariadbd: %w", err)
 	}
-	go cmd.Wait() //nolint:errcheck // reaped; death is noticed by the ping below
-	u := &url.URL{Scheme: "mysql", User: url.User("root"), Host: fmt.Sprintf("127.0.0.1:%d", port), Path: "/"}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait() // the exit is noticed through exited
+		close(exited)
+	}()
+	s.cmd, s.exited, s.running = cmd, exited, true
+	s.mu.Unlock()
+
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		db, err := sql.Open("mysql", dsn(u, ""))
+		db, err := sql.Open("mysql", dsn(s.url, ""))
 		if err == nil {
 			err = db.Ping()
 			db.Close()
 		}
 		if err == nil {
-			return u, nil
+			return nil
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("mariadbd on port %d exited at start:\n%s", s.port, s.LogTail(20))
+		default:
 		}
 		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			return nil, fmt.Errorf("mariadbd did not come up on port %d: %v\n%s", port, err, tail(string(log)))
+			return fmt.Errorf("mariadbd did not come up on port %d: %v\n%s", s.port, err, s.LogTail(20))
 		}
 		time.Sleep(100 * time.Millisecond) // polling a starting server: nothing to wait on
 	}
+}
+
+// Addr is the server's host:port.
+func (s *Server) Addr() string { return s.url.Host }
+
+// NewDatabase creates a fresh database on this server; see the package
+// function of the same name.
+func (s *Server) NewDatabase() (string, func(), error) { return newDatabase(s.url) }
+
+// URL returns a mysql:// URL of a new empty database on this server,
+// dropped when t ends (if the server still runs then).
+func (s *Server) URL(t testing.TB) string {
+	t.Helper()
+	u, drop, err := s.NewDatabase()
+	if err != nil {
+		t.Fatalf("mariadb for tests: %v", err)
+	}
+	t.Cleanup(drop)
+	return u
+}
+
+// Stop kills the server (SIGKILL, as a crash would) and waits until it is
+// gone. Safe when it is not running.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.running {
+		return
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) // its own group: mariadbd and nothing else
+	<-s.exited
+	s.running = false
+}
+
+// Restart kills the server if it runs and starts it again on the same port
+// and data (InnoDB recovers what was committed), then waits until it
+// answers. Clients see their connections broken and reconnect.
+func (s *Server) Restart() error {
+	s.Stop()
+	return s.start()
+}
+
+func (s *Server) errorLog() string { return filepath.Join(s.dir, "error.log") }
+
+// LogTail returns the last n lines of the server's error log.
+func (s *Server) LogTail(n int) string {
+	b, _ := os.ReadFile(s.errorLog())
+	return tail(string(b), n)
 }
 
 func freePort() (int, error) {
@@ -146,10 +267,10 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func tail(s string) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > 20 {
-		lines = lines[len(lines)-20:]
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
 }

@@ -1,0 +1,250 @@
+package clustertest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Role is what a process runs as.
+type Role string
+
+// Roles.
+const (
+	RoleMaster Role = "master"
+	RoleWorker Role = "worker"
+	RoleAPI    Role = "api"
+)
+
+// stopGrace bounds a graceful Stop before it turns into SIGKILL.
+const stopGrace = 20 * time.Second
+
+// Process is one `beluga` child process. It keeps its flags, address and
+// directory across restarts; its output (stdout and stderr, every run) is
+// appended to LogPath. All methods are safe for concurrent use.
+type Process struct {
+	Name    string // "master-1", "worker-2", "api"
+	Role    Role
+	Addr    string // listen address: RPC for masters and workers, HTTP for the api
+	Dir     string // working and data directory
+	LogPath string
+
+	bin  string
+	args []string
+
+	mu      sync.Mutex
+	env     []string // KEY=VALUE added to the cleaned environment at each start
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed when the running process has been reaped
+	exitErr error
+	running bool
+	paused  bool
+	starts  int
+}
+
+// SetEnv replaces the extra environment ("KEY=VALUE") given to the
+// process from its next start on, e.g. to arm or disarm BELUGA_FAILPOINT.
+func (p *Process) SetEnv(kv ...string) {
+	p.mu.Lock()
+	p.env = append([]string(nil), kv...)
+	p.mu.Unlock()
+}
+
+// start launches the process; it does not wait for it to serve.
+func (p *Process) start() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.running {
+		return nil
+	}
+	out, err := os.OpenFile(p.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	p.starts++
+	fmt.Fprintf(out, "=== clustertest: start #%d of %s at %s: beluga %s (env %v)\n",
+		p.starts, p.Name, time.Now().Format(time.RFC3339Nano), strings.Join(p.args, " "), p.env)
+	cmd := exec.Command(p.bin, p.args...)
+	cmd.Dir = p.Dir
+	cmd.Env = append(cleanEnv(), p.env...)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = childAttr()
+	if err := cmd.Start(); err != nil {
+		out.Close()
+		return fmt.Errorf("start %s: %w", p.Name, err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		err := cmd.Wait()
+		out.Close()
+		p.mu.Lock()
+		p.exitErr, p.running, p.paused = err, false, false
+		p.mu.Unlock()
+		close(exited)
+	}()
+	p.cmd, p.exited, p.exitErr, p.running, p.paused = cmd, exited, nil, true, false
+	return nil
+}
+
+// cleanEnv is the test's environment without BELUGA_* settings, so that
+// nothing set in the developer's shell (a failpoint, a database) leaks into
+// the cluster.
+func cleanEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "BELUGA_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// Pid is the process id of the current run, 0 when not running.
+func (p *Process) Pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.running {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// Running reports whether the process was started and has not been reaped
+// (a paused process is running).
+func (p *Process) Running() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.running
+}
+
+// Paused reports whether the process is stopped by Pause.
+func (p *Process) Paused() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.running && p.paused
+}
+
+// Kill9 kills the process with SIGKILL and waits until it is reaped.
+func (p *Process) Kill9() {
+	p.mu.Lock()
+	if !p.running {
+		p.mu.Unlock()
+		return
+	}
+	pid, exited := p.cmd.Process.Pid, p.exited
+	_ = syscall.Kill(pid, syscall.SIGKILL) // not reaped yet (mu held): pid is still ours
+	p.mu.Unlock()
+	<-exited
+}
+
+// Stop asks the process to shut down (SIGTERM) and waits for it to exit,
+// killing it after 20 s. It returns the exit error of a process that did
+// not exit cleanly.
+func (p *Process) Stop() error {
+	p.mu.Lock()
+	if !p.running {
+		p.mu.Unlock()
+		return nil
+	}
+	pid, exited, paused := p.cmd.Process.Pid, p.exited, p.paused
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	if paused {
+		_ = syscall.Kill(pid, syscall.SIGCONT) // a stopped process handles SIGTERM once continued
+	}
+	p.mu.Unlock()
+	select {
+	case <-exited:
+	case <-time.After(stopGrace):
+		p.Kill9()
+		return fmt.Errorf("%s did not stop within %v of SIGTERM; killed", p.Name, stopGrace)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.exitErr
+}
+
+// Pause freezes the process (SIGSTOP): its sockets stay open but it does
+// nothing, as a long GC pause or a VM freeze would.
+func (p *Process) Pause() { p.signal(syscall.SIGSTOP, true) }
+
+// Resume continues a paused process (SIGCONT).
+func (p *Process) Resume() { p.signal(syscall.SIGCONT, false) }
+
+func (p *Process) signal(sig syscall.Signal, paused bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.running {
+		_ = syscall.Kill(p.cmd.Process.Pid, sig)
+		p.paused = paused
+	}
+}
+
+// Restart stops the process if it runs (gracefully, see Stop) and starts
+// it again with the same flags, address and directory. It does not wait
+// for the process to serve: use Cluster.WaitReady or a condition.
+func (p *Process) Restart() error {
+	_ = p.Stop() // an unclean exit of the old run is not this run's failure
+	return p.start()
+}
+
+// Wait waits until the last run exits and returns its exit error (nil for
+// status 0, an *exec.ExitError otherwise), or an error when it still runs
+// after within.
+func (p *Process) Wait(within time.Duration) error {
+	p.mu.Lock()
+	if p.starts == 0 {
+		p.mu.Unlock()
+		return errors.New(p.Name + " was never started")
+	}
+	exited := p.exited
+	p.mu.Unlock()
+	select {
+	case <-exited:
+	case <-time.After(within):
+		return fmt.Errorf("%s still runs after %v", p.Name, within)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.exitErr
+}
+
+// Log returns the whole log of the process (all runs).
+func (p *Process) Log() string {
+	b, _ := os.ReadFile(p.LogPath)
+	return string(b)
+}
+
+// LogMark is the current length of the log, to read what comes after it
+// with LogSince.
+func (p *Process) LogMark() int64 {
+	st, err := os.Stat(p.LogPath)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// LogSince returns the log written after mark.
+func (p *Process) LogSince(mark int64) string {
+	b, _ := os.ReadFile(p.LogPath)
+	if mark > int64(len(b)) {
+		return ""
+	}
+	return string(b[mark:])
+}
+
+// LogTail returns the last n lines of the log.
+func (p *Process) LogTail(n int) string { return tail(p.Log(), n) }
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
