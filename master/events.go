@@ -3,6 +3,7 @@ package master
 import (
 	"context"
 	"errors"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -26,6 +27,8 @@ type report struct {
 type taskEvent struct {
 	TaskInstanceID int64
 	State          model.TaskState
+	StartTime      time.Time // running and results
+	EndTime        time.Time // results
 }
 
 // eventService persists worker reports in batches, one transaction per
@@ -136,8 +139,14 @@ func (e *eventService) apply(batch []report) {
 		if err := r.peer.Send(0, message.DBAck{TaskInstanceID: r.rep.ID, Kind: kind, Kill: foreign}); err != nil {
 			e.log.Debug("db-ack not sent; the worker will re-send", zap.Int64("task_instance_id", r.rep.ID), zap.Error(err))
 		}
-		if outcomes[i] == store.Applied && r.rep.Kind == store.ReportResult {
-			e.deliver(r.workflowID, taskEvent{TaskInstanceID: r.rep.ID, State: r.rep.State})
+		if outcomes[i] != store.Applied {
+			continue
+		}
+		switch r.rep.Kind {
+		case store.ReportResult:
+			e.deliver(r.workflowID, taskEvent{TaskInstanceID: r.rep.ID, State: r.rep.State, StartTime: r.rep.StartTime, EndTime: r.rep.EndTime})
+		case store.ReportRunning:
+			e.deliver(r.workflowID, taskEvent{TaskInstanceID: r.rep.ID, State: model.TaskRunning, StartTime: r.rep.StartTime})
 		}
 	}
 }

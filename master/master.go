@@ -32,6 +32,9 @@ type Config struct {
 	// before its tasks are run elsewhere, so that a worker whose session
 	// expired has killed them first. Default 1s.
 	WorkerLossGrace time.Duration
+	// Clock drives retries and timeouts (the state wheel); nil is the
+	// real clock. Tests inject their own.
+	Clock Clock
 }
 
 // Master campaigns for leadership and, while it leads, schedules. A standby

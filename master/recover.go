@@ -33,13 +33,19 @@ func (r *runner) rebuild(ctx context.Context) bool {
 	}
 	for i := range rows {
 		t := &rows[i]
-		if cur := r.latest[t.Name]; cur != nil && cur.Attempt > t.Attempt {
-			continue
+		if cur := r.latest[t.Name]; cur == nil || cur.Attempt < t.Attempt {
+			r.latest[t.Name] = t
 		}
-		r.latest[t.Name] = t
+	}
+	ends := map[string]*model.TaskInstance{} // the attempt before the latest, for retry clocks
+	for i := range rows {
+		if t := &rows[i]; t.Attempt == r.latest[t.Name].Attempt-1 {
+			ends[t.Name] = t
+		}
 	}
 	inflight := map[string][]*model.TaskInstance{}
 	var requeue []*model.TaskInstance
+	delayed := 0
 	for name, t := range r.latest {
 		r.names[t.ID] = name
 		r.submitted[name] = true
@@ -50,15 +56,24 @@ func (r *runner) rebuild(ctx context.Context) bool {
 			if r.def.wf.FailureStrategy != string(model.FailureContinue) {
 				r.halted = true
 			}
-		case model.TaskNeedFaultTolerance, model.TaskDelayed:
+		case model.TaskNeedFaultTolerance:
 			r.again = append(r.again, name)
+		case model.TaskDelayed:
+			// The retry clock runs from the failed attempt's end, as written.
+			delayed++
+			at := time.Now()
+			if prev := ends[name]; prev != nil {
+				at = retryAt(prev, r.def.tasks[name].RetryInterval.D())
+			}
+			r.t.wheel.Add(deadline{When: at, Kind: retryDue, WorkflowID: r.inst.ID, TaskInstanceID: t.ID})
 		case model.TaskSubmitted:
 			requeue = append(requeue, t)
 		case model.TaskDispatched, model.TaskRunning:
 			inflight[t.Host] = append(inflight[t.Host], t)
+			r.watchTimeout(t)
 		}
 	}
-	r.active = len(requeue)
+	r.active = len(requeue) + delayed
 	for host, ts := range inflight {
 		r.active += len(ts)
 		lost := r.lostOn(ctx, host, ts)

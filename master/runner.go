@@ -31,12 +31,14 @@ type runner struct {
 	submitted map[string]bool                // a task is submitted once, however many upstreams it has
 	pending   []string                       // ready, to be written and queued
 	again     []string                       // lost attempts (need_fault_tolerance) to run anew
+	retries   []string                       // failed attempts with retries left
 	active    int                            // submitted and not finished
 	failed    []string
 	halted    bool // failure strategy end: submit nothing more
 
-	events *mailbox[taskEvent]
-	done   chan struct{}
+	events    *mailbox[taskEvent]
+	deadlines *mailbox[deadline]
+	done      chan struct{}
 }
 
 // definition is a parsed, immutable workflow version shared by its runners.
@@ -72,7 +74,7 @@ func newRunner(t *term, inst model.WorkflowInstance, def *definition, restore bo
 	return &runner{t: t, inst: inst, def: def, restore: restore,
 		log:    t.log.Named("runner").With(zap.Int64("workflow_instance_id", inst.ID), zap.String("workflow", inst.Workflow)),
 		latest: map[string]*model.TaskInstance{}, names: map[int64]string{}, submitted: map[string]bool{},
-		events: newMailbox[taskEvent](), done: make(chan struct{})}
+		events: newMailbox[taskEvent](), deadlines: newMailbox[deadline](), done: make(chan struct{})}
 }
 
 func (r *runner) run(ctx context.Context) {
@@ -85,6 +87,9 @@ func (r *runner) run(ctx context.Context) {
 	} else {
 		r.pending = append(r.pending, r.def.graph.Roots()...)
 	}
+	if to := r.def.wf.Timeout.D(); to > 0 && r.inst.StartTime != nil {
+		r.t.wheel.Add(deadline{When: r.inst.StartTime.Add(to), Kind: workflowTimeout, WorkflowID: r.inst.ID})
+	}
 	if !r.flush(ctx) {
 		return
 	}
@@ -93,9 +98,13 @@ func (r *runner) run(ctx context.Context) {
 		case <-ctx.Done():
 			return // the instance stays running in the DB; recovery resumes it
 		case <-r.events.Ready():
+		case <-r.deadlines.Ready():
 		}
 		for _, ev := range r.events.Drain() {
 			r.onTask(ev)
+		}
+		for _, d := range r.deadlines.Drain() {
+			r.onDeadline(ctx, d)
 		}
 		if !r.flush(ctx) {
 			return
@@ -110,7 +119,15 @@ func (r *runner) onTask(ev taskEvent) {
 		return // an older attempt, or a repeat
 	}
 	t := r.latest[name]
+	if ev.State == model.TaskRunning {
+		t.State, t.StartTime = model.TaskRunning, &ev.StartTime
+		r.watchTimeout(t)
+		return
+	}
 	t.State = ev.State
+	if !ev.EndTime.IsZero() {
+		t.EndTime = &ev.EndTime
+	}
 	r.active--
 	if ev.State == model.TaskNeedFaultTolerance {
 		// Its worker is gone: the same task runs again as a new attempt.
@@ -129,6 +146,13 @@ func (r *runner) onTask(ev taskEvent) {
 		}
 		return
 	}
+	if ev.State == model.TaskFailed && t.Attempt <= r.def.tasks[name].Retries && !r.stopping() {
+		// Retries left: the next attempt is written at once (delayed) and
+		// submitted by the state wheel when the interval has passed. A
+		// killed task is never retried.
+		r.retries = append(r.retries, name)
+		return
+	}
 	r.failed = append(r.failed, name)
 	if r.def.wf.FailureStrategy != string(model.FailureContinue) {
 		r.halted = true
@@ -143,16 +167,19 @@ func (r *runner) succeeded(name string) bool {
 	return t != nil && t.State.Success()
 }
 
-// flush writes the pending tasks as submitted task instances in one
-// transaction and queues them for dispatch. It returns false when the
+// flush writes the tasks that became ready, lost attempts to run anew and
+// retries as new task instance rows in one transaction, and queues those
+// that may run now. A retry with an interval waits as delayed until the
+// state wheel says the interval has passed. It returns false when the
 // context ended before the write went through.
 func (r *runner) flush(ctx context.Context) bool {
-	if len(r.pending) == 0 && len(r.again) == 0 {
+	if len(r.pending) == 0 && len(r.again) == 0 && len(r.retries) == 0 {
 		return true
 	}
 	now := time.Now().UTC()
 	var tasks []*model.TaskInstance
 	var prev []int64
+	due := map[*model.TaskInstance]time.Time{}
 	for _, name := range r.pending {
 		r.submitted[name] = true
 		tasks = append(tasks, r.newAttempt(name, 1, now))
@@ -161,6 +188,16 @@ func (r *runner) flush(ctx context.Context) bool {
 		old := r.latest[name]
 		prev = append(prev, old.ID)
 		tasks = append(tasks, r.newAttempt(name, old.Attempt+1, now))
+	}
+	for _, name := range r.retries {
+		old := r.latest[name]
+		prev = append(prev, old.ID)
+		t := r.newAttempt(name, old.Attempt+1, now)
+		if at := retryAt(old, r.def.tasks[name].RetryInterval.D()); at.After(now) {
+			t.State = model.TaskDelayed
+			due[t] = at
+		}
+		tasks = append(tasks, t)
 	}
 	if !retry(ctx, r.log, "write submitted tasks", func() error {
 		err := r.t.store.InsertAttempts(ctx, prev, tasks)
@@ -172,16 +209,89 @@ func (r *runner) flush(ctx context.Context) bool {
 	}) || tasks[0].ID == 0 {
 		return false
 	}
-	items := make([]*taskItem, len(tasks))
-	for i, t := range tasks {
+	var items []*taskItem
+	for _, t := range tasks {
 		r.latest[t.Name] = t
 		r.names[t.ID] = t.Name
-		items[i] = r.item(t)
+		if at, delayed := due[t]; delayed {
+			r.t.wheel.Add(deadline{When: at, Kind: retryDue, WorkflowID: r.inst.ID, TaskInstanceID: t.ID})
+			continue
+		}
+		items = append(items, r.item(t))
 	}
 	r.active += len(tasks)
-	r.pending, r.again = r.pending[:0], r.again[:0]
+	r.pending, r.again, r.retries = r.pending[:0], r.again[:0], r.retries[:0]
 	r.t.disp.Submit(items...)
 	return true
+}
+
+// retryAt is when the attempt after failed may start: its end (a DB time,
+// so the clock survives a failover) plus the interval.
+func retryAt(failed *model.TaskInstance, interval time.Duration) time.Time {
+	end := time.Now().UTC()
+	if failed.EndTime != nil {
+		end = *failed.EndTime
+	}
+	return end.Add(interval)
+}
+
+// onDeadline handles a state-wheel deadline, if it still applies.
+func (r *runner) onDeadline(ctx context.Context, d deadline) {
+	if d.Kind == workflowTimeout {
+		r.log.Warn("workflow instance ran past its timeout", zap.Duration("timeout", r.def.wf.Timeout.D()),
+			zap.String("strategy", r.def.wf.TimeoutStrategy))
+		r.note(ctx, "timeout_warning", 0, "workflow ran past its timeout of "+r.def.wf.Timeout.D().String())
+		if r.def.wf.TimeoutStrategy == spec.TimeoutStop {
+			r.stopOnTimeout(ctx)
+		}
+		return
+	}
+	name, ok := r.names[d.TaskInstanceID]
+	if !ok || r.latest[name].ID != d.TaskInstanceID {
+		return
+	}
+	t := r.latest[name]
+	switch d.Kind {
+	case retryDue:
+		if t.State != model.TaskDelayed {
+			return
+		}
+		var moved bool
+		if !retry(ctx, r.log, "submit delayed retry", func() error {
+			var err error
+			moved, err = r.t.store.UpdateTaskState(ctx, t.ID, []model.TaskState{model.TaskDelayed}, model.TaskSubmitted, nil)
+			if errors.Is(err, store.ErrFenced) {
+				r.t.fenced()
+				return nil
+			}
+			return err
+		}) || !moved {
+			return
+		}
+		t.State = model.TaskSubmitted
+		r.t.disp.Submit(r.item(t))
+	case taskTimeout:
+		if t.State != model.TaskRunning {
+			return
+		}
+		ts := r.def.tasks[name]
+		r.log.Warn("task ran past its timeout", zap.String("task", name), zap.Int64("task_instance_id", t.ID),
+			zap.Duration("timeout", ts.Timeout.D()))
+		r.note(ctx, "timeout_warning", t.ID, "task "+name+" ran past its timeout of "+ts.Timeout.D().String())
+	}
+}
+
+// watchTimeout puts a running task's timeout warning on the wheel. Killing
+// at the timeout (fail, warn_fail) is the worker's job: it has the process
+// and its own clock, which a master failover does not touch.
+func (r *runner) watchTimeout(t *model.TaskInstance) {
+	ts := r.def.tasks[t.Name]
+	if ts.Timeout <= 0 || t.StartTime == nil {
+		return
+	}
+	if ts.TimeoutStrategy == spec.TimeoutWarn || ts.TimeoutStrategy == spec.TimeoutWarnFail {
+		r.t.wheel.Add(deadline{When: t.StartTime.Add(ts.Timeout.D()), Kind: taskTimeout, WorkflowID: r.inst.ID, TaskInstanceID: t.ID})
+	}
 }
 
 func (r *runner) newAttempt(name string, attempt int, now time.Time) *model.TaskInstance {
@@ -215,7 +325,16 @@ func (r *runner) item(t *model.TaskInstance) *taskItem {
 		TaskPriority: t.Priority, TaskInstanceID: t.ID, Group: t.WorkerGroup,
 		Dispatch: message.Dispatch{TaskInstanceID: t.ID, WorkflowInstanceID: r.inst.ID, Name: t.Name,
 			TaskType: t.Type, Command: ts.Command, Env: env, Attempt: t.Attempt,
-			TimeoutMillis: ts.Timeout.D().Milliseconds()}}
+			TimeoutMillis: killAfter(ts).Milliseconds()}}
+}
+
+// killAfter is the timeout the worker enforces by killing the task: only
+// for the fail and warn_fail strategies.
+func killAfter(ts *spec.Task) time.Duration {
+	if ts.TimeoutStrategy == spec.TimeoutFail || ts.TimeoutStrategy == spec.TimeoutWarnFail {
+		return ts.Timeout.D()
+	}
+	return 0
 }
 
 func (r *runner) finish(ctx context.Context) {

@@ -26,6 +26,7 @@ type term struct {
 	disp   *dispatcher
 	cons   *consumer
 	watch  *workerWatch
+	wheel  *wheel
 
 	ctx    context.Context // ends with the term
 	cancel context.CancelFunc
@@ -70,8 +71,10 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	t.disp = newDispatcher(t.log, t.store, m.reg, m.client, m.cfg.Host, epoch, t.fenced)
 	t.cons = newConsumer(t, m.cfg.PollInterval)
 	t.watch = newWorkerWatch(t, m.cfg.WorkerLossGrace)
+	t.wheel = newWheel(m.cfg.Clock, t.fire)
 	t.events.Start(t.ctx)
 	t.disp.Start(t.ctx)
+	t.wheel.Start(t.ctx)
 	m.mu.Lock()
 	m.cur = t
 	m.mu.Unlock()
@@ -116,6 +119,7 @@ func (t *term) stop() {
 	for _, r := range rs {
 		<-r.done
 	}
+	t.wheel.Stop()
 	t.disp.Stop()
 	t.events.Stop()
 	t.log.Info("term over")
@@ -187,6 +191,16 @@ func (t *term) deliver(workflowID int64, ev taskEvent) {
 	t.mu.Unlock()
 	if r != nil {
 		r.events.Put(ev)
+	}
+}
+
+// fire hands a due state-wheel deadline to its runner.
+func (t *term) fire(d deadline) {
+	t.mu.Lock()
+	r := t.runners[d.WorkflowID]
+	t.mu.Unlock()
+	if r != nil {
+		r.deadlines.Put(d)
 	}
 }
 

@@ -60,6 +60,7 @@ type TaskInstance struct {
 	ExitCode           *int       `json:"exit_code"`
 	Priority           Priority   `json:"-"`
 	WorkerGroup        string     `json:"worker_group,omitempty"`
+	TaskGroup          string     `json:"task_group,omitempty"` // "" for none
 	SubmitTime         *time.Time `json:"submit_time,omitempty"`
 	DispatchTime       *time.Time `json:"dispatch_time,omitempty"`
 	StartTime          *time.Time `json:"start_time,omitempty"`

@@ -75,14 +75,15 @@ func (s *Store) CreateRun(ctx context.Context, req RunRequest) (model.WorkflowIn
 	return out, err
 }
 
-// ClaimCommands consumes up to limit commands, oldest first. Each command is
-// deleted in the same transaction that moves its instance to running and
-// records the owning master and epoch, so a command is consumed once even
-// when two masters race for it.
+// ClaimCommands consumes up to limit start commands, oldest first. Each
+// command is deleted in the same transaction that moves its instance to
+// running and records the owning master and epoch, so a command is consumed
+// once even when two masters race for it. Operator action commands are left
+// for ClaimActions.
 func (s *Store) ClaimCommands(ctx context.Context, host string, epoch int64, limit int) ([]model.WorkflowInstance, error) {
 	db := s.db.WithContext(ctx)
 	var cmds []commandRow
-	if err := db.Order("id").Limit(limit).Find(&cmds).Error; err != nil {
+	if err := db.Where("type <> ?", commandTypeAction).Order("id").Limit(limit).Find(&cmds).Error; err != nil {
 		return nil, fmt.Errorf("read commands: %w", err)
 	}
 	var out []model.WorkflowInstance

@@ -129,6 +129,7 @@ type taskInstanceRow struct {
 	ExitCode           *int
 	Priority           int
 	WorkerGroup        string
+	TaskGroup          string
 	SubmitTime         *time.Time
 	DispatchTime       *time.Time
 	StartTime          *time.Time
@@ -141,7 +142,7 @@ func (r taskInstanceRow) model() model.TaskInstance {
 	return model.TaskInstance{ID: r.ID, WorkflowInstanceID: r.WorkflowInstanceID, Name: r.Name,
 		Type: r.Type, State: model.TaskState(r.State), Attempt: r.Attempt, Superseded: r.Superseded,
 		Host: r.Host, PID: r.PID, LogPath: r.LogPath, ExitCode: r.ExitCode,
-		Priority: model.Priority(r.Priority), WorkerGroup: r.WorkerGroup,
+		Priority: model.Priority(r.Priority), WorkerGroup: r.WorkerGroup, TaskGroup: r.TaskGroup,
 		SubmitTime: utc(r.SubmitTime), DispatchTime: utc(r.DispatchTime),
 		StartTime: utc(r.StartTime), EndTime: utc(r.EndTime)}
 }
@@ -150,7 +151,7 @@ func taskRowFrom(t *model.TaskInstance) taskInstanceRow {
 	return taskInstanceRow{ID: t.ID, WorkflowInstanceID: t.WorkflowInstanceID, Name: t.Name,
 		Type: t.Type, State: string(t.State), Attempt: t.Attempt, Superseded: t.Superseded,
 		Host: t.Host, PID: t.PID, LogPath: t.LogPath, ExitCode: t.ExitCode,
-		Priority: int(t.Priority), WorkerGroup: t.WorkerGroup, SubmitTime: t.SubmitTime,
+		Priority: int(t.Priority), WorkerGroup: t.WorkerGroup, TaskGroup: t.TaskGroup, SubmitTime: t.SubmitTime,
 		DispatchTime: t.DispatchTime, StartTime: t.StartTime, EndTime: t.EndTime}
 }
 

@@ -136,8 +136,8 @@ func (p *Process) Kill9() {
 		p.mu.Unlock()
 		return
 	}
-	pid, exited := p.cmd.Process.Pid, p.exited
-	_ = syscall.Kill(pid, syscall.SIGKILL) // not reaped yet (mu held): pid is still ours
+	exited := p.exited
+	_ = p.cmd.Process.Signal(syscall.SIGKILL) // os.Process never signals a reaped pid
 	p.mu.Unlock()
 	<-exited
 }
@@ -151,10 +151,10 @@ func (p *Process) Stop() error {
 		p.mu.Unlock()
 		return nil
 	}
-	pid, exited, paused := p.cmd.Process.Pid, p.exited, p.paused
-	_ = syscall.Kill(pid, syscall.SIGTERM)
+	proc, exited, paused := p.cmd.Process, p.exited, p.paused
+	_ = proc.Signal(syscall.SIGTERM)
 	if paused {
-		_ = syscall.Kill(pid, syscall.SIGCONT) // a stopped process handles SIGTERM once continued
+		_ = proc.Signal(syscall.SIGCONT) // a stopped process handles SIGTERM once continued
 	}
 	p.mu.Unlock()
 	select {
@@ -179,7 +179,7 @@ func (p *Process) signal(sig syscall.Signal, paused bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.running {
-		_ = syscall.Kill(p.cmd.Process.Pid, sig)
+		_ = p.cmd.Process.Signal(sig)
 		p.paused = paused
 	}
 }

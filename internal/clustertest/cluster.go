@@ -1,0 +1,534 @@
+// Package clustertest runs a real Beluga cluster for tests and benchmarks:
+// a private ZooKeeper (one server or an ensemble, internal/zktest), a fresh
+// MariaDB database (internal/mariadbtest), `beluga db migrate`, then masters,
+// workers and one api as child processes of the test binary, each on its own
+// 127.0.0.1 port and directory with its output in a log file. Tests kill
+// (-9), stop, pause and restart those processes and assert on the database
+// and on marker files that tasks append to when they run (assert.go).
+//
+// Every child dies with the test binary (own process group, parent-death
+// signal) and is killed when the test ends; when a test fails, the tail of
+// every log and the task rows are printed.
+package clustertest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/api"
+	"github.com/beluga-scheduler/beluga/api/client"
+	"github.com/beluga-scheduler/beluga/common/spec"
+	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
+	"github.com/beluga-scheduler/beluga/internal/zktest"
+)
+
+// Options says what to run. Zero values take the defaults noted.
+type Options struct {
+	Masters int // default 1
+	Workers int // default 1
+	// ZKNodes is the number of ZooKeeper servers: 1 (default), or an
+	// ensemble (3 where quorum matters).
+	ZKNodes int
+	// SessionTimeout is the ZooKeeper session timeout of every process; it
+	// bounds failover. Default 2s.
+	SessionTimeout time.Duration
+	WorkerSlots    int // tasks a worker runs at once; default 4
+	// Env gives extra environment ("KEY=VALUE") to named processes
+	// ("master-1", "worker-2", "api") from their first start on, e.g.
+	// BELUGA_FAILPOINT. Process.SetEnv changes it for later restarts.
+	Env map[string][]string
+	// PrivateDB runs a mariadbd of the cluster's own (Cluster.MariaDB, which
+	// can be restarted) instead of a database on the shared test server.
+	PrivateDB bool
+	Project   string // created at start; default "demo"
+	LogLevel  string // of every process; default "info"
+	// Bin is the beluga binary; default: Build().
+	Bin string
+	// Dir holds everything (Launch; New uses t.TempDir()).
+	Dir string
+	// StartTimeout bounds each wait of the start-up; default 60s.
+	StartTimeout time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.Masters <= 0 {
+		o.Masters = 1
+	}
+	if o.Workers <= 0 {
+		o.Workers = 1
+	}
+	if o.ZKNodes <= 0 {
+		o.ZKNodes = 1
+	}
+	if o.SessionTimeout <= 0 {
+		o.SessionTimeout = 2 * time.Second
+	}
+	if o.WorkerSlots <= 0 {
+		o.WorkerSlots = 4
+	}
+	if o.Project == "" {
+		o.Project = "demo"
+	}
+	if o.LogLevel == "" {
+		o.LogLevel = "info"
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 60 * time.Second
+	}
+	return o
+}
+
+// Cluster is a running Beluga cluster and the services under it.
+type Cluster struct {
+	Dir     string
+	ZK      *zktest.Cluster     // one member unless Options.ZKNodes > 1
+	MariaDB *mariadbtest.Server // Options.PrivateDB only
+	DBURL   string
+	Store   *store.Store   // the cluster's database, for assertions
+	Client  *client.Client // REST client of the api process
+	API     *Process
+	Masters []*Process // master-1 is the first leader
+	Workers []*Process
+	Project string
+
+	opts      Options
+	dropDB    func()
+	closeOnce sync.Once
+}
+
+// New starts a cluster for the test and tears it down when the test ends,
+// printing every log's tail and the task rows first if the test failed. A
+// cluster that cannot start fails the test.
+func New(t testing.TB, o Options) *Cluster {
+	t.Helper()
+	o.Dir = t.TempDir()
+	c, err := Launch(o)
+	if err != nil {
+		t.Fatalf("clustertest: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(c.Report())
+		}
+		c.Close()
+	})
+	return c
+}
+
+// Launch is New without testing.TB, for benchmark programs; the caller
+// calls Close. On error everything started is stopped, and the error
+// carries the logs of the processes.
+func Launch(o Options) (_ *Cluster, err error) {
+	o = o.withDefaults()
+	if o.Dir == "" {
+		return nil, errors.New("clustertest: Options.Dir is required by Launch")
+	}
+	c := &Cluster{Dir: o.Dir, Project: o.Project, opts: o}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("%w\n%s", err, c.Report())
+			c.Close()
+		}
+	}()
+	bin := o.Bin
+	if bin == "" {
+		if bin, err = Build(); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.startZK(); err != nil {
+		return nil, err
+	}
+	if err := c.startDB(bin); err != nil {
+		return nil, err
+	}
+	if err := c.makeProcesses(bin); err != nil {
+		return nil, err
+	}
+	// The api first (it shows who leads), then master-1 alone so that it is
+	// the first leader, then everyone else.
+	if err := c.API.start(); err != nil {
+		return nil, err
+	}
+	c.Client = client.NewClient("http://"+c.API.Addr, &http.Client{Timeout: 10 * time.Second})
+	if err := waitFor(o.StartTimeout, "the api to answer /healthz", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		return c.Client.Health(ctx) == nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := c.Masters[0].start(); err != nil {
+		return nil, err
+	}
+	if err := waitFor(o.StartTimeout, "master-1 to lead", func() bool { return c.Leader() == c.Masters[0] }); err != nil {
+		return nil, err
+	}
+	for _, p := range append(c.Masters[1:], c.Workers...) {
+		if err := p.start(); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.WaitReady(o.StartTimeout); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.Client.CreateProject(ctx, o.Project, "clustertest"); err != nil {
+		return nil, fmt.Errorf("create project %s: %w", o.Project, err)
+	}
+	return c, nil
+}
+
+func (c *Cluster) startZK() error {
+	dir := filepath.Join(c.Dir, "zookeeper")
+	if c.opts.ZKNodes == 1 {
+		s, err := zktest.StartProcess(dir)
+		if err != nil {
+			return err
+		}
+		c.ZK = &zktest.Cluster{Servers: []*zktest.Server{s}}
+		return nil
+	}
+	z, err := zktest.StartEnsemble(dir, c.opts.ZKNodes)
+	if err != nil {
+		return err
+	}
+	c.ZK = z
+	return nil
+}
+
+func (c *Cluster) startDB(bin string) error {
+	var err error
+	if c.opts.PrivateDB {
+		if c.MariaDB, err = mariadbtest.StartProcess(filepath.Join(c.Dir, "mariadb")); err != nil {
+			return err
+		}
+		c.DBURL, c.dropDB, err = c.MariaDB.NewDatabase()
+	} else {
+		c.DBURL, c.dropDB, err = mariadbtest.NewDatabase()
+	}
+	if err != nil {
+		return err
+	}
+	out, err := exec.Command(bin, "db", "migrate", "--db", c.DBURL, "--log-level", "warn").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("beluga db migrate: %v\n%s", err, out)
+	}
+	c.Store, err = store.Open(context.Background(), c.DBURL, zap.NewNop())
+	return err
+}
+
+func (c *Cluster) makeProcesses(bin string) error {
+	o := c.opts
+	ports, err := freePorts(o.Masters + o.Workers + 1)
+	if err != nil {
+		return err
+	}
+	common := []string{"--zk", c.ZK.Addr(), "--zk-session-timeout", o.SessionTimeout.String(), "--log-level", o.LogLevel}
+	newProc := func(name string, role Role, port int, args ...string) (*Process, error) {
+		p := &Process{Name: name, Role: role, Addr: fmt.Sprintf("127.0.0.1:%d", port),
+			Dir: filepath.Join(c.Dir, name), bin: bin, env: o.Env[name]}
+		p.LogPath = filepath.Join(p.Dir, name+".log")
+		p.args = append(append([]string{string(role), "--listen", p.Addr}, args...), common...)
+		return p, os.MkdirAll(p.Dir, 0o755)
+	}
+	if c.API, err = newProc("api", RoleAPI, ports[0], "--db", c.DBURL); err != nil {
+		return err
+	}
+	for i := range o.Masters {
+		p, err := newProc(fmt.Sprintf("master-%d", i+1), RoleMaster, ports[1+i], "--db", c.DBURL)
+		if err != nil {
+			return err
+		}
+		c.Masters = append(c.Masters, p)
+	}
+	for i := range o.Workers {
+		name := fmt.Sprintf("worker-%d", i+1)
+		p, err := newProc(name, RoleWorker, ports[1+o.Masters+i], "--data-dir", filepath.Join(c.Dir, name),
+			"--slots", strconv.Itoa(o.WorkerSlots), "--shell", "bash")
+		if err != nil {
+			return err
+		}
+		c.Workers = append(c.Workers, p)
+	}
+	return nil
+}
+
+// Processes lists every beluga process: masters, workers, then the api.
+func (c *Cluster) Processes() []*Process {
+	var out []*Process
+	out = append(out, c.Masters...)
+	out = append(out, c.Workers...)
+	if c.API != nil {
+		out = append(out, c.API)
+	}
+	return out
+}
+
+// View returns GET /api/v1/cluster.
+func (c *Cluster) View() (api.Cluster, error) {
+	var v api.Cluster
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	raw, err := c.Client.Cluster(ctx)
+	if err != nil {
+		return v, err
+	}
+	return v, json.Unmarshal(raw, &v)
+}
+
+// Leader is the master process the cluster view shows as active with a
+// leader term of its own recorded in the DB, or nil.
+func (c *Cluster) Leader() *Process {
+	v, err := c.View()
+	if err != nil {
+		return nil
+	}
+	for _, m := range v.Masters {
+		if m.Role == "active" && m.Epoch > 0 {
+			return c.master(m.Address)
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) master(addr string) *Process {
+	for _, p := range c.Masters {
+		if p.Addr == addr {
+			return p
+		}
+	}
+	return nil
+}
+
+// WaitReady waits until the api answers and the cluster view lists exactly
+// the masters and workers that run and are not paused, with one of those
+// masters active in a term of its own.
+func (c *Cluster) WaitReady(within time.Duration) error {
+	var last string
+	err := waitFor(within, "the cluster view to match the running processes", func() bool {
+		v, err := c.View()
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		var ms, ws []string
+		active := ""
+		for _, m := range v.Masters {
+			ms = append(ms, m.Address)
+			if m.Role == "active" && m.Epoch > 0 {
+				active = m.Address
+			}
+		}
+		for _, w := range v.Workers {
+			ws = append(ws, w.Address)
+		}
+		last = fmt.Sprintf("masters %s active %q, workers %s", addrList(ms), active, addrList(ws))
+		lead := c.master(active)
+		return addrList(ms) == liveAddrs(c.Masters) && addrList(ws) == liveAddrs(c.Workers) &&
+			lead != nil && lead.Running() && !lead.Paused()
+	})
+	if err != nil {
+		return fmt.Errorf("%w; last view: %s", err, last)
+	}
+	return nil
+}
+
+// liveAddrs lists the addresses of the processes that run and are not paused.
+func liveAddrs(ps []*Process) string {
+	var as []string
+	for _, p := range ps {
+		if p.Running() && !p.Paused() {
+			as = append(as, p.Addr)
+		}
+	}
+	return addrList(as)
+}
+
+func addrList(as []string) string {
+	as = slices.Clone(as)
+	slices.Sort(as)
+	return "[" + strings.Join(as, ",") + "]"
+}
+
+// Eventually waits until cond holds, failing the test after within.
+func (c *Cluster) Eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	if err := waitFor(within, what, cond); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// WaitLeader waits until a master other than not (nil: any) leads, and
+// returns it.
+func (c *Cluster) WaitLeader(t testing.TB, within time.Duration, not *Process) *Process {
+	t.Helper()
+	var lead *Process
+	c.Eventually(t, within, "a new leader", func() bool {
+		lead = c.Leader()
+		return lead != nil && lead != not
+	})
+	return lead
+}
+
+// Apply stores a workflow spec in the cluster's project.
+func (c *Cluster) Apply(t testing.TB, wf spec.Workflow) {
+	t.Helper()
+	b, err := json.Marshal(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.Client.ApplyWorkflow(ctx, c.Project, b); err != nil {
+		t.Fatalf("apply workflow %s: %v", wf.Name, err)
+	}
+}
+
+// Run starts a run of a workflow through the api and returns the instance id.
+func (c *Cluster) Run(t testing.TB, workflow string) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	inst, err := c.Client.Run(ctx, c.Project, workflow, client.RunOptions{})
+	if err != nil {
+		t.Fatalf("run workflow %s: %v", workflow, err)
+	}
+	return inst.ID
+}
+
+// Close kills every process, drops the database and stops the services.
+// Safe to call twice.
+func (c *Cluster) Close() {
+	c.closeOnce.Do(func() {
+		var wg sync.WaitGroup
+		for _, p := range c.Processes() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p.Kill9()
+			}()
+		}
+		wg.Wait()
+		if c.Store != nil {
+			c.Store.Close()
+		}
+		if c.dropDB != nil && c.MariaDB == nil {
+			c.dropDB() // a private server goes away whole
+		}
+		if c.MariaDB != nil {
+			c.MariaDB.Stop()
+		}
+		if c.ZK != nil {
+			c.ZK.Stop()
+		}
+	})
+}
+
+// Report is the tail of every log and the rows of every instance, for a
+// failed test.
+func (c *Cluster) Report() string {
+	var b strings.Builder
+	for _, p := range c.Processes() {
+		fmt.Fprintf(&b, "--- %s (%s) log, tail:\n%s\n", p.Name, p.Addr, p.LogTail(80))
+	}
+	if c.ZK != nil {
+		for i, s := range c.ZK.Servers {
+			fmt.Fprintf(&b, "--- zookeeper %d (%s), tail:\n%s\n", i+1, s.Addr(), s.LogTail(15))
+		}
+	}
+	if c.MariaDB != nil {
+		fmt.Fprintf(&b, "--- mariadbd error log, tail:\n%s\n", c.MariaDB.LogTail(15))
+	}
+	if c.Store != nil {
+		b.WriteString(c.dumpRows())
+	}
+	return b.String()
+}
+
+// dumpRows renders the fence, every instance and its task rows.
+func (c *Cluster) dumpRows() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var b strings.Builder
+	if ti, err := c.Store.CurrentTermInfo(ctx); err == nil {
+		fmt.Fprintf(&b, "--- fence: epoch %d host %s\n", ti.Epoch, ti.Host)
+	}
+	insts, _, err := c.Store.ListWorkflowInstances(ctx, store.InstanceFilter{Limit: 1000})
+	if err != nil {
+		fmt.Fprintf(&b, "--- rows: %v\n", err)
+		return b.String()
+	}
+	for i := len(insts) - 1; i >= 0; i-- {
+		w := insts[i]
+		fmt.Fprintf(&b, "--- instance %d %s: %s host %s epoch %d %s\n", w.ID, w.Workflow, w.State, w.Host, w.Epoch, w.Reason)
+		tasks, err := c.Store.ListTaskInstances(ctx, w.ID)
+		if err != nil {
+			fmt.Fprintf(&b, "    %v\n", err)
+			continue
+		}
+		for _, tk := range tasks {
+			fmt.Fprintf(&b, "    task %d %s attempt %d %s superseded=%v host %s dispatch %s start %s end %s\n",
+				tk.ID, tk.Name, tk.Attempt, tk.State, tk.Superseded, tk.Host,
+				clock(tk.DispatchTime), clock(tk.StartTime), clock(tk.EndTime))
+		}
+	}
+	return b.String()
+}
+
+func clock(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.Local().Format("15:04:05.000")
+}
+
+// waitFor polls cond until it holds or within passes.
+func waitFor(within time.Duration, what string, cond func() bool) error {
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out after %v waiting for %s", within, what)
+		}
+		time.Sleep(50 * time.Millisecond) // polling processes we only see from outside
+	}
+	return nil
+}
+
+// freePorts reserves n distinct free ports on 127.0.0.1, held open together
+// so no two are the same, then released for the processes.
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("free port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
