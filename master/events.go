@@ -40,13 +40,14 @@ type eventService struct {
 	store   *store.Store
 	deliver func(workflowID int64, ev taskEvent)
 	fenced  func()
+	freed   func(host string) // a task on host ended: its place is free
 	inbox   *mailbox[report]
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
 
-func newEventService(log *zap.Logger, st *store.Store, deliver func(int64, taskEvent), fenced func()) *eventService {
-	return &eventService{log: log.Named("task-events"), store: st, deliver: deliver, fenced: fenced, inbox: newMailbox[report]()}
+func newEventService(log *zap.Logger, st *store.Store, deliver func(int64, taskEvent), fenced func(), freed func(string)) *eventService {
+	return &eventService{log: log.Named("task-events"), store: st, deliver: deliver, fenced: fenced, freed: freed, inbox: newMailbox[report]()}
 }
 
 // Handle takes a report from the transport; it never blocks.
@@ -144,6 +145,7 @@ func (e *eventService) apply(batch []report) {
 		}
 		switch r.rep.Kind {
 		case store.ReportResult:
+			e.freed(r.rep.Host)
 			e.deliver(r.workflowID, taskEvent{TaskInstanceID: r.rep.ID, State: r.rep.State, StartTime: r.rep.StartTime, EndTime: r.rep.EndTime})
 		case store.ReportRunning:
 			e.deliver(r.workflowID, taskEvent{TaskInstanceID: r.rep.ID, State: model.TaskRunning, StartTime: r.rep.StartTime})

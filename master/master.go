@@ -32,6 +32,8 @@ type Config struct {
 	// before its tasks are run elsewhere, so that a worker whose session
 	// expired has killed them first. Default 1s.
 	WorkerLossGrace time.Duration
+	// Selector is the worker selection strategy (default round_robin).
+	Selector Selector
 	// Clock drives retries and timeouts (the state wheel); nil is the
 	// real clock. Tests inject their own.
 	Clock Clock
@@ -63,6 +65,9 @@ type Master struct {
 func New(cfg Config, st *store.Store, reg registry.Registry, el registry.Elector, log *zap.Logger) *Master {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = time.Second
+	}
+	if cfg.Selector == "" {
+		cfg.Selector = SelectRoundRobin
 	}
 	if cfg.WorkerLossGrace <= 0 {
 		cfg.WorkerLossGrace = time.Second

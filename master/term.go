@@ -67,8 +67,12 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	t := &term{m: m, epoch: epoch, store: m.store.Term(epoch), runners: map[int64]*runner{}, fencedCh: make(chan struct{}),
 		log: m.log.With(zap.Int64("epoch", epoch))}
 	t.ctx, t.cancel = context.WithCancel(ctx)
-	t.events = newEventService(t.log, t.store, t.deliver, t.fenced)
 	t.disp = newDispatcher(t.log, t.store, m.reg, m.client, m.cfg.Host, epoch, t.fenced)
+	t.disp.selector = m.cfg.Selector
+	if counts, err := t.store.InflightByHost(ctx); err == nil {
+		t.disp.inflight = counts // tasks the workers hold from earlier terms
+	}
+	t.events = newEventService(t.log, t.store, t.deliver, t.fenced, t.disp.Finished)
 	t.cons = newConsumer(t, m.cfg.PollInterval)
 	t.watch = newWorkerWatch(t, m.cfg.WorkerLossGrace)
 	t.wheel = newWheel(m.cfg.Clock, t.fire)
@@ -327,6 +331,7 @@ func (w *workerWatch) failOver(ctx context.Context, addr string) {
 		byID[tk.ID] = tk
 	}
 	for _, id := range changed {
+		t.disp.Finished(addr)
 		t.deliver(byID[id].WorkflowInstanceID, taskEvent{TaskInstanceID: id, State: model.TaskNeedFaultTolerance})
 	}
 	t.log.Warn("failed over tasks of a lost worker", zap.String("worker", addr), zap.Int("tasks", len(changed)))

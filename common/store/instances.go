@@ -200,3 +200,11 @@ func (s *Store) FinishWorkflowInstance(ctx context.Context, id int64, state mode
 	}
 	return nil
 }
+
+// SetInstanceReason records why an instance is not progressing ("" clears
+// it), while it is running.
+func (s *Store) SetInstanceReason(ctx context.Context, id int64, reason string) error {
+	return s.tx(ctx, func(tx *gorm.DB) error {
+		return tx.Exec(`UPDATE workflow_instance SET reason = ? WHERE id = ? AND state = ?`, reason, id, model.WorkflowRunning).Error
+	})
+}

@@ -109,3 +109,20 @@ func (s *Store) InsertAttempts(ctx context.Context, prev []int64, next []*model.
 	}
 	return nil
 }
+
+// InflightByHost counts the task instances dispatched or running per worker.
+func (s *Store) InflightByHost(ctx context.Context) (map[string]int, error) {
+	var rows []struct {
+		Host string
+		N    int
+	}
+	if err := s.db.WithContext(ctx).Raw(`SELECT host, COUNT(*) AS n FROM task_instance WHERE state IN (?, ?) GROUP BY host`,
+		model.TaskDispatched, model.TaskRunning).Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("count tasks per worker: %w", err)
+	}
+	out := make(map[string]int, len(rows))
+	for _, r := range rows {
+		out[r.Host] = r.N
+	}
+	return out, nil
+}

@@ -1,0 +1,122 @@
+package master_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/registry"
+	"github.com/beluga-scheduler/beluga/common/spec"
+	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/master"
+	"github.com/beluga-scheduler/beluga/worker"
+)
+
+// cell is one master with an in-process registry on a SQLite file; tests
+// add real workers (real processes for tasks, real sockets).
+type cell struct {
+	t   *testing.T
+	ctx context.Context
+	dir string
+	log *zap.Logger
+	st  *store.Store
+	reg *registry.Memory
+	m   *master.Master
+}
+
+func newCell(t *testing.T, cfg master.Config) *cell {
+	c := &cell{t: t, ctx: context.Background(), dir: t.TempDir(), log: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)),
+		reg: registry.NewMemory()}
+	var err error
+	if c.st, err = store.Open(c.ctx, "sqlite://"+filepath.Join(c.dir, "b.db"), c.log); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.st.Close() })
+	if _, err := c.st.Migrate(c.ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.st.CreateProject(c.ctx, "p", "")
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
+	c.m = master.New(cfg, c.st, c.reg, c.reg, c.log)
+	if err := c.m.Start(c.ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.m.Stop)
+	waitFor(t, "master leads", c.m.IsLeader)
+	return c
+}
+
+// addWorker starts a worker and registers it with its capacity.
+func (c *cell) addWorker(slots int, groups ...string) *worker.Worker {
+	return c.addWorkerCap(slots, slots, groups...)
+}
+
+// addWorkerCap registers a worker with a heartbeat capacity other than its
+// slots, to make the master's limit bite while the worker has room.
+func (c *cell) addWorkerCap(slots, capacity int, groups ...string) *worker.Worker {
+	if len(groups) == 0 {
+		groups = []string{"default"}
+	}
+	w, err := worker.New(worker.Config{Listen: "127.0.0.1:0", Slots: slots, Groups: groups,
+		DataDir: filepath.Join(c.dir, "w"+time.Now().Format("150405.000000")), ResendInterval: 100 * time.Millisecond}, c.log)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := w.Start(c.ctx); err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(w.Stop)
+	c.reg.Register(c.ctx, registry.Node{Role: registry.RoleWorker, Addr: w.Host(), Groups: groups,
+		Heartbeat: registry.Heartbeat{StartTime: time.Now(), Capacity: capacity}})
+	return w
+}
+
+func (c *cell) apply(y string) {
+	c.t.Helper()
+	wf, err := spec.Parse([]byte(y))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if _, _, err := c.st.PutWorkflow(c.ctx, "p", wf); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *cell) run(name string, prio model.Priority) model.WorkflowInstance {
+	c.t.Helper()
+	inst, err := c.st.CreateRun(c.ctx, store.RunRequest{Project: "p", Workflow: name, Priority: &prio})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.m.Notify()
+	return inst
+}
+
+func (c *cell) instance(id int64) model.WorkflowInstance {
+	got, err := c.st.GetWorkflowInstance(c.ctx, id)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return got
+}
+
+func (c *cell) finished(id int64) model.WorkflowInstance {
+	c.t.Helper()
+	waitFor(c.t, "instance finished", func() bool { return c.instance(id).State.Finished() })
+	return c.instance(id)
+}
+
+func (c *cell) tasks(id int64) []model.TaskInstance {
+	ts, err := c.st.ListTaskInstances(c.ctx, id)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return ts
+}
