@@ -2,19 +2,276 @@ package master
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/remote/message"
 )
 
+// Operator actions (stop, pause, kill, force_success on a live instance)
+// reach the instance's runner through its mailbox, so they are serialized
+// with task events by the one goroutine that owns the instance. Actions on
+// a finished instance (resume, rerun, recover_failed, force_success) reopen
+// it in place and start a runner that rebuilds from the DB in that mode.
+
 // note records something that happened to the instance (a timeout warning,
-// an operator action) in its history.
-func (r *runner) note(_ context.Context, action string, taskInstanceID int64, detail string) {
-	r.log.Info("instance history", zap.String("action", action), zap.Int64("task_instance_id", taskInstanceID), zap.String("detail", detail))
+// what an operator action did) in its history.
+func (r *runner) note(ctx context.Context, action string, taskInstanceID int64, detail string) {
+	_, err := r.t.store.AddHistory(ctx, store.HistoryEntry{InstanceID: r.inst.ID, TaskInstanceID: taskInstanceID,
+		Action: store.ActionKind(action), By: "master", Detail: detail})
+	if err != nil {
+		r.t.checkFenced(err)
+		r.log.Warn("record history", zap.String("action", action), zap.Error(err))
+	}
 }
 
 // stopping reports whether the instance is being paused or stopped: then
-// nothing new starts, retries included.
-func (r *runner) stopping() bool { return false }
+// nothing new runs.
+func (r *runner) stopping() bool { return r.halt != "" }
 
 // stopOnTimeout stops the instance because it ran past its timeout.
-func (r *runner) stopOnTimeout(context.Context) {}
+func (r *runner) stopOnTimeout(ctx context.Context) {
+	r.onAction(ctx, store.Action{InstanceID: r.inst.ID, Action: store.ActionStop, By: "timeout"})
+}
+
+func (r *runner) onAction(ctx context.Context, a store.Action) {
+	switch a.Action {
+	case store.ActionStop, store.ActionPause:
+		if r.halt == store.ActionStop || r.halt == a.Action {
+			r.note(ctx, string(a.Action), 0, "already "+string(r.halt)+"ping")
+			return
+		}
+		r.halt = a.Action
+		state := model.WorkflowReadyPause
+		if a.Action == store.ActionStop {
+			state = model.WorkflowReadyStop
+		}
+		if err := r.t.store.SetInstanceState(ctx, r.inst.ID, state); err != nil {
+			r.t.checkFenced(err)
+		}
+		r.haltQueued(ctx)
+		if a.Action == store.ActionStop {
+			for _, t := range r.latest {
+				if t.State == model.TaskDispatched || t.State == model.TaskRunning {
+					r.killOnWorker(ctx, t)
+				}
+			}
+		}
+		r.note(ctx, string(a.Action), 0, fmt.Sprintf("%sping: %d task(s) still running", a.Action, r.active))
+	case store.ActionKill:
+		t := r.byID(a.TaskInstanceID)
+		if t == nil {
+			r.note(ctx, "kill", a.TaskInstanceID, "ignored: not the latest attempt of a task of this instance")
+			return
+		}
+		switch t.State {
+		case model.TaskSubmitted, model.TaskDelayed:
+			r.setStates(ctx, []*model.TaskInstance{t}, []model.TaskState{model.TaskSubmitted, model.TaskDelayed}, model.TaskKilled)
+		case model.TaskDispatched, model.TaskRunning:
+			r.killOnWorker(ctx, t)
+		default:
+			r.note(ctx, "kill", t.ID, "ignored: task is "+string(t.State))
+			return
+		}
+		r.note(ctx, "kill", t.ID, "kill sent")
+	case store.ActionForceSuccess:
+		t := r.byID(a.TaskInstanceID)
+		if t == nil || (t.State != model.TaskFailed && t.State != model.TaskKilled) {
+			r.note(ctx, "force_success", a.TaskInstanceID, "ignored: not a failed or killed latest attempt")
+			return
+		}
+		changed := r.setStates(ctx, []*model.TaskInstance{t}, []model.TaskState{model.TaskFailed, model.TaskKilled}, model.TaskForcedSuccess)
+		if len(changed) == 1 {
+			r.forgive(t.Name)
+			r.note(ctx, "force_success", t.ID, "task counts as succeeded; downstream continues")
+		}
+	default:
+		r.note(ctx, string(a.Action), a.TaskInstanceID, "ignored: the instance is running")
+	}
+}
+
+// haltQueued takes back what has not reached a worker: queued and delayed
+// tasks become paused (pause: they start on resume) or killed (stop).
+func (r *runner) haltQueued(ctx context.Context) {
+	to := model.TaskPaused
+	if r.halt == store.ActionStop {
+		to = model.TaskKilled
+	}
+	var ts []*model.TaskInstance
+	for _, t := range r.latest {
+		if t.State == model.TaskSubmitted || t.State == model.TaskDelayed {
+			ts = append(ts, t)
+		}
+	}
+	r.setStates(ctx, ts, []model.TaskState{model.TaskSubmitted, model.TaskDelayed}, to)
+}
+
+// setStates moves tasks in DB and memory; each one that changed counts as
+// finished for the runner. It returns the ids that changed. A task that
+// moved meanwhile (a queued task was dispatched) is left to its event.
+func (r *runner) setStates(ctx context.Context, ts []*model.TaskInstance, from []model.TaskState, to model.TaskState) []int64 {
+	if len(ts) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(ts))
+	for i, t := range ts {
+		ids[i] = t.ID
+	}
+	var changed []int64
+	retry(ctx, r.log, "set task states", func() error {
+		var err error
+		changed, err = r.t.store.SetTaskStates(ctx, ids, from, to)
+		if errors.Is(err, store.ErrFenced) {
+			r.t.fenced()
+			return nil
+		}
+		return err
+	})
+	for _, id := range changed {
+		t := r.latest[r.names[id]]
+		if to == model.TaskForcedSuccess {
+			t.State = to
+			continue
+		}
+		r.onTask(taskEvent{TaskInstanceID: id, State: to, EndTime: time.Now().UTC()})
+	}
+	for _, t := range ts {
+		if t.State == model.TaskDispatched || t.State == model.TaskRunning || (!contains(changed, t.ID) && r.halt == store.ActionStop) {
+			// Raced to a worker: kill it there.
+			cur, err := r.t.store.GetTaskInstance(ctx, t.ID)
+			if err == nil && (cur.State == model.TaskDispatched || cur.State == model.TaskRunning) {
+				t.Host = cur.Host
+				r.killOnWorker(ctx, t)
+			}
+		}
+	}
+	return changed
+}
+
+// killOnWorker asks the task's worker to kill it; the worker reports it
+// killed. A worker that does not hold it (the dispatch never arrived) has
+// nothing to kill: the task is marked killed here, and a late ack is
+// refused as foreign.
+func (r *runner) killOnWorker(ctx context.Context, t *model.TaskInstance) {
+	host, id := t.Host, t.ID
+	if host == "" {
+		if cur, err := r.t.store.GetTaskInstance(ctx, id); err == nil {
+			host = cur.Host
+		}
+	}
+	go func() {
+		kctx, cancel := context.WithTimeout(r.t.ctx, queryTimeout)
+		defer cancel()
+		reply, err := r.t.m.client.Request(kctx, host, message.Kill{TaskInstanceID: id})
+		if kr, ok := reply.(message.KillResult); err == nil && ok && !kr.Found {
+			changed, err := r.t.store.SetTaskStates(kctx, []int64{id}, []model.TaskState{model.TaskDispatched, model.TaskRunning}, model.TaskKilled)
+			if err == nil && len(changed) == 1 {
+				r.events.Put(taskEvent{TaskInstanceID: id, State: model.TaskKilled, EndTime: time.Now().UTC()})
+			}
+		} else if err != nil {
+			r.log.Warn("kill not delivered; the task ends with its worker or is failed over", zap.Int64("task_instance_id", id),
+				zap.String("worker", host), zap.Error(err))
+		}
+	}()
+}
+
+// forgive undoes the failure of name after force_success and lets its
+// downstream run.
+func (r *runner) forgive(name string) {
+	for i, f := range r.failed {
+		if f == name {
+			r.failed = append(r.failed[:i], r.failed[i+1:]...)
+			break
+		}
+	}
+	if len(r.failed) == 0 {
+		r.halted = false
+	}
+	if r.halted || r.halt != "" {
+		return
+	}
+	for _, next := range r.def.graph.ReadyAfter(name, r.succeeded) {
+		if !r.submitted[next] {
+			r.submitted[next] = true
+			r.pending = append(r.pending, next)
+		}
+	}
+}
+
+func (r *runner) byID(id int64) *model.TaskInstance {
+	name, ok := r.names[id]
+	if !ok || r.latest[name].ID != id {
+		return nil
+	}
+	return r.latest[name]
+}
+
+func contains(ids []int64, id int64) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// reopen handles an action on an instance this term has no runner for: it
+// was finished (or paused/stopped) when the action was asked.
+func (t *term) reopen(a store.Action) {
+	var from []model.WorkflowState
+	newRun := false
+	switch a.Action {
+	case store.ActionResume:
+		from = []model.WorkflowState{model.WorkflowPaused, model.WorkflowStopped}
+	case store.ActionRerun:
+		from = []model.WorkflowState{model.WorkflowSucceeded, model.WorkflowFailed, model.WorkflowStopped, model.WorkflowPaused}
+		newRun = true
+	case store.ActionRecoverFailed:
+		from = []model.WorkflowState{model.WorkflowFailed, model.WorkflowStopped, model.WorkflowPaused}
+	case store.ActionForceSuccess:
+		changed, err := t.store.SetTaskStates(t.ctx, []int64{a.TaskInstanceID}, []model.TaskState{model.TaskFailed, model.TaskKilled}, model.TaskForcedSuccess)
+		if err != nil || len(changed) == 0 {
+			t.history(a, fmt.Sprintf("ignored: task is not failed or killed (%v)", err))
+			return
+		}
+		from = []model.WorkflowState{model.WorkflowFailed, model.WorkflowStopped}
+	default:
+		t.history(a, "ignored: the instance is not running")
+		return
+	}
+	inst, err := t.store.ReopenInstance(t.ctx, a.InstanceID, from, newRun, t.m.cfg.Host)
+	if err != nil {
+		t.checkFenced(err)
+		t.history(a, "ignored: "+err.Error())
+		return
+	}
+	if err := t.startInstanceMode(inst, a.Action); err != nil {
+		t.log.Error("reopen instance", zap.Int64("workflow_instance_id", inst.ID), zap.Error(err))
+	}
+	t.history(a, "instance running again")
+}
+
+func (t *term) history(a store.Action, detail string) {
+	if _, err := t.store.AddHistory(t.ctx, store.HistoryEntry{InstanceID: a.InstanceID, TaskInstanceID: a.TaskInstanceID,
+		Action: a.Action, By: "master", Detail: detail}); err != nil {
+		t.checkFenced(err)
+	}
+}
+
+// route hands an action to the instance's runner, or reopens the instance.
+func (t *term) route(a store.Action) {
+	t.mu.Lock()
+	r := t.runners[a.InstanceID]
+	if r != nil {
+		r.actions.Put(a) // under mu: a runner that exits drains these (see forget)
+	}
+	t.mu.Unlock()
+	if r == nil {
+		t.reopen(a)
+	}
+}

@@ -9,7 +9,8 @@ import (
 
 const claimBatch = 64
 
-// consumer turns commands into running workflow instances. It is woken by
+// consumer turns commands into running workflow instances and hands
+// operator actions to their instances. It is woken by
 // Notify when a command is written in this process, and scans on a slow
 // timer as a fallback for commands written elsewhere.
 type consumer struct {
@@ -68,7 +69,19 @@ func (c *consumer) run(ctx context.Context) {
 					c.log.Error("start workflow instance", zap.Int64("workflow_instance_id", inst.ID), zap.Error(err))
 				}
 			}
-			if len(insts) < claimBatch {
+			acts, err := c.t.store.ClaimActions(ctx, claimBatch)
+			if err != nil {
+				c.t.checkFenced(err)
+				if !failing && ctx.Err() == nil {
+					c.log.Error("claim actions failed; will retry", zap.Error(err))
+				}
+				failing = true
+				break
+			}
+			for _, a := range acts {
+				c.t.route(a)
+			}
+			if len(insts) < claimBatch && len(acts) < claimBatch {
 				break
 			}
 		}

@@ -43,15 +43,41 @@ func (r *runner) rebuild(ctx context.Context) bool {
 			ends[t.Name] = t
 		}
 	}
+	switch r.inst.State {
+	case model.WorkflowReadyPause:
+		r.halt = store.ActionPause // its master died while pausing: finish the pause
+	case model.WorkflowReadyStop:
+		r.halt = store.ActionStop
+	}
+	switch r.mode {
+	case store.ActionRerun:
+		r.redo(r.def.graph.Nodes())
+	case store.ActionRecoverFailed:
+		var bad []string
+		for name, t := range r.latest {
+			if t.State == model.TaskFailed || t.State == model.TaskKilled {
+				bad = append(bad, name)
+			}
+		}
+		r.redo(r.def.graph.Descendants(bad...))
+	}
 	inflight := map[string][]*model.TaskInstance{}
-	var requeue []*model.TaskInstance
+	var requeue, unpause []*model.TaskInstance
 	delayed := 0
 	for name, t := range r.latest {
 		r.names[t.ID] = name
 		r.submitted[name] = true
 		switch t.State {
 		case model.TaskSucceeded, model.TaskForcedSuccess:
-		case model.TaskFailed, model.TaskKilled:
+		case model.TaskPaused:
+			if r.mode == store.ActionResume {
+				unpause = append(unpause, t)
+			}
+		case model.TaskKilled, model.TaskFailed:
+			if t.State == model.TaskKilled && r.mode == store.ActionResume {
+				r.again = append(r.again, name) // resume: a killed task gets a new attempt
+				continue
+			}
 			r.failed = append(r.failed, name)
 			if r.def.wf.FailureStrategy != string(model.FailureContinue) {
 				r.halted = true
@@ -96,11 +122,47 @@ func (r *runner) rebuild(ctx context.Context) bool {
 			r.onTask(taskEvent{TaskInstanceID: id, State: model.TaskNeedFaultTolerance})
 		}
 	}
-	items := make([]*taskItem, len(requeue))
-	for i, t := range requeue {
-		items[i] = r.item(t)
+	if len(unpause) > 0 {
+		ids := make([]int64, len(unpause))
+		for i, t := range unpause {
+			ids[i] = t.ID
+		}
+		var changed []int64
+		if !retry(ctx, r.log, "resume paused tasks", func() error {
+			var err error
+			changed, err = r.t.store.SetTaskStates(ctx, ids, []model.TaskState{model.TaskPaused}, model.TaskSubmitted)
+			return err
+		}) {
+			return false
+		}
+		for _, t := range unpause {
+			if contains(changed, t.ID) {
+				t.State = model.TaskSubmitted
+				requeue = append(requeue, t)
+				r.active++
+			}
+		}
 	}
-	r.t.disp.Submit(items...)
+	if r.halt != "" {
+		// Finish the pause or stop its master began: nothing queued runs,
+		// and a stop kills what still runs.
+		r.haltQueued(ctx)
+		if r.halt == store.ActionStop {
+			for _, ts := range inflight {
+				for _, t := range ts {
+					if t.State == model.TaskDispatched || t.State == model.TaskRunning {
+						r.killOnWorker(ctx, t)
+					}
+				}
+			}
+		}
+	} else {
+		items := make([]*taskItem, len(requeue))
+		for i, t := range requeue {
+			items[i] = r.item(t)
+		}
+		r.t.disp.Submit(items...)
+	}
 	if !r.halted {
 		for _, name := range r.def.graph.TopoOrder() {
 			if !r.submitted[name] && r.def.graph.Ready(name, r.succeeded) {
@@ -151,4 +213,18 @@ func (r *runner) lostOn(ctx context.Context, host string, ts []*model.TaskInstan
 		}
 	}
 	return lost
+}
+
+// redo forgets the latest attempts of names so they are submitted again as
+// new attempts (numbered on, the old ones superseded when the new rows are
+// written): rerun and recover_failed.
+func (r *runner) redo(names []string) {
+	for _, name := range names {
+		t := r.latest[name]
+		if t == nil {
+			continue
+		}
+		r.prevOf[name], r.nextOf[name] = t.ID, t.Attempt+1
+		delete(r.latest, name)
+	}
 }

@@ -24,7 +24,7 @@ type runner struct {
 	log     *zap.Logger
 	inst    model.WorkflowInstance
 	def     *definition
-	restore bool // rebuild from the DB first (recovery after a leader change)
+	mode    store.ActionKind // "start": a new instance; else rebuild from the DB (see startInstanceMode)
 
 	latest    map[string]*model.TaskInstance // by task name
 	names     map[int64]string               // task instance id -> task name
@@ -34,10 +34,14 @@ type runner struct {
 	retries   []string                       // failed attempts with retries left
 	active    int                            // submitted and not finished
 	failed    []string
-	halted    bool // failure strategy end: submit nothing more
+	halted    bool             // failure strategy end: submit nothing more
+	halt      store.ActionKind // pause or stop requested: nothing new runs
+	prevOf    map[string]int64 // rerun: the attempt a new submission supersedes
+	nextOf    map[string]int   // rerun: the attempt number a new submission gets
 
 	events    *mailbox[taskEvent]
 	deadlines *mailbox[deadline]
+	actions   *mailbox[store.Action]
 	done      chan struct{}
 }
 
@@ -70,8 +74,9 @@ func newDefinition(raw []byte) (*definition, error) {
 	return d, nil
 }
 
-func newRunner(t *term, inst model.WorkflowInstance, def *definition, restore bool) *runner {
-	return &runner{t: t, inst: inst, def: def, restore: restore,
+func newRunner(t *term, inst model.WorkflowInstance, def *definition, mode store.ActionKind) *runner {
+	return &runner{t: t, inst: inst, def: def, mode: mode, prevOf: map[string]int64{}, nextOf: map[string]int{},
+		actions: newMailbox[store.Action](),
 		log:    t.log.Named("runner").With(zap.Int64("workflow_instance_id", inst.ID), zap.String("workflow", inst.Workflow)),
 		latest: map[string]*model.TaskInstance{}, names: map[int64]string{}, submitted: map[string]bool{},
 		events: newMailbox[taskEvent](), deadlines: newMailbox[deadline](), done: make(chan struct{})}
@@ -79,8 +84,8 @@ func newRunner(t *term, inst model.WorkflowInstance, def *definition, restore bo
 
 func (r *runner) run(ctx context.Context) {
 	defer close(r.done)
-	defer r.t.forget(r.inst.ID)
-	if r.restore {
+	defer r.t.forget(r)
+	if r.mode != "start" {
 		if !r.rebuild(ctx) {
 			return
 		}
@@ -99,6 +104,10 @@ func (r *runner) run(ctx context.Context) {
 			return // the instance stays running in the DB; recovery resumes it
 		case <-r.events.Ready():
 		case <-r.deadlines.Ready():
+		case <-r.actions.Ready():
+		}
+		for _, a := range r.actions.Drain() {
+			r.onAction(ctx, a)
 		}
 		for _, ev := range r.events.Drain() {
 			r.onTask(ev)
@@ -135,7 +144,7 @@ func (r *runner) onTask(ev taskEvent) {
 		return
 	}
 	if ev.State.Success() {
-		if r.halted {
+		if r.halted || r.halt == store.ActionStop {
 			return
 		}
 		for _, next := range r.def.graph.ReadyAfter(name, r.succeeded) {
@@ -146,10 +155,11 @@ func (r *runner) onTask(ev taskEvent) {
 		}
 		return
 	}
-	if ev.State == model.TaskFailed && t.Attempt <= r.def.tasks[name].Retries && !r.stopping() {
+	if ev.State == model.TaskFailed && t.Attempt <= r.def.tasks[name].Retries && r.halt != store.ActionStop {
 		// Retries left: the next attempt is written at once (delayed) and
-		// submitted by the state wheel when the interval has passed. A
-		// killed task is never retried.
+		// submitted by the state wheel when the interval has passed (while
+		// pausing, it is written paused). A killed or stopped task is never
+		// retried.
 		r.retries = append(r.retries, name)
 		return
 	}
@@ -182,7 +192,14 @@ func (r *runner) flush(ctx context.Context) bool {
 	due := map[*model.TaskInstance]time.Time{}
 	for _, name := range r.pending {
 		r.submitted[name] = true
-		tasks = append(tasks, r.newAttempt(name, 1, now))
+		attempt := 1
+		if n, ok := r.nextOf[name]; ok { // a rerun: the old attempt is superseded now
+			attempt = n
+			prev = append(prev, r.prevOf[name])
+			delete(r.nextOf, name)
+			delete(r.prevOf, name)
+		}
+		tasks = append(tasks, r.newAttempt(name, attempt, now))
 	}
 	for _, name := range r.again {
 		old := r.latest[name]
@@ -199,6 +216,18 @@ func (r *runner) flush(ctx context.Context) bool {
 		}
 		tasks = append(tasks, t)
 	}
+	if r.halt != "" {
+		// Pausing: what became ready is recorded paused and starts on
+		// resume. Stopping: a lost task's replacement is recorded killed.
+		held := model.TaskPaused
+		if r.halt == store.ActionStop {
+			held = model.TaskKilled
+		}
+		for _, t := range tasks {
+			t.State = held
+			delete(due, t)
+		}
+	}
 	if !retry(ctx, r.log, "write submitted tasks", func() error {
 		err := r.t.store.InsertAttempts(ctx, prev, tasks)
 		if errors.Is(err, store.ErrFenced) {
@@ -213,13 +242,16 @@ func (r *runner) flush(ctx context.Context) bool {
 	for _, t := range tasks {
 		r.latest[t.Name] = t
 		r.names[t.ID] = t.Name
+		if t.State == model.TaskPaused || t.State == model.TaskKilled {
+			continue // held by a pause or stop: not active
+		}
+		r.active++
 		if at, delayed := due[t]; delayed {
 			r.t.wheel.Add(deadline{When: at, Kind: retryDue, WorkflowID: r.inst.ID, TaskInstanceID: t.ID})
 			continue
 		}
 		items = append(items, r.item(t))
 	}
-	r.active += len(tasks)
 	r.pending, r.again, r.retries = r.pending[:0], r.again[:0], r.retries[:0]
 	r.t.disp.Submit(items...)
 	return true
@@ -339,7 +371,16 @@ func killAfter(ts *spec.Task) time.Duration {
 
 func (r *runner) finish(ctx context.Context) {
 	state, reason := model.WorkflowSucceeded, ""
-	if len(r.failed) > 0 {
+	paused := false
+	for _, t := range r.latest {
+		paused = paused || t.State == model.TaskPaused
+	}
+	switch {
+	case r.halt == store.ActionStop:
+		state, reason = model.WorkflowStopped, "stopped"
+	case r.halt == store.ActionPause && paused:
+		state, reason = model.WorkflowPaused, "paused"
+	case len(r.failed) > 0:
 		state, reason = model.WorkflowFailed, fmt.Sprintf("task %s failed", r.failed[0])
 		if len(r.failed) > 1 {
 			reason = fmt.Sprintf("tasks %v failed", r.failed)

@@ -169,6 +169,17 @@ func (t *term) recover() bool {
 // startInstance builds and starts the runner of an owned instance; with
 // restore, the runner first rebuilds its state from the DB.
 func (t *term) startInstance(inst model.WorkflowInstance, restore bool) error {
+	mode := store.ActionKind("")
+	if !restore {
+		mode = "start"
+	}
+	return t.startInstanceMode(inst, mode)
+}
+
+// startInstanceMode starts a runner; mode "start" runs a new instance from
+// its roots, "" rebuilds from the DB (recovery), and resume, rerun and
+// recover_failed rebuild and then apply that action.
+func (t *term) startInstanceMode(inst model.WorkflowInstance, mode store.ActionKind) error {
 	def, err := t.m.definition(t.ctx, inst.DefinitionID)
 	if err != nil {
 		return err
@@ -181,7 +192,7 @@ func (t *term) startInstance(inst model.WorkflowInstance, restore bool) error {
 	if _, dup := t.runners[inst.ID]; dup {
 		return nil
 	}
-	r := newRunner(t, inst, def, restore)
+	r := newRunner(t, inst, def, mode)
 	t.runners[inst.ID] = r
 	go r.run(t.ctx)
 	return nil
@@ -208,10 +219,19 @@ func (t *term) fire(d deadline) {
 	}
 }
 
-func (t *term) forget(workflowID int64) {
+// forget removes an exiting runner; actions that reached it after its last
+// look are handled as actions on a finished instance.
+func (t *term) forget(r *runner) {
 	t.mu.Lock()
-	delete(t.runners, workflowID)
+	delete(t.runners, r.inst.ID)
+	left := r.actions.Drain()
 	t.mu.Unlock()
+	if t.ctx.Err() != nil {
+		return // the next term reads them from the DB state
+	}
+	for _, a := range left {
+		t.reopen(a)
+	}
 }
 
 // workerWatch turns a worker's disappearance from the registry (or its

@@ -126,3 +126,73 @@ func (s *Store) InflightByHost(ctx context.Context) (map[string]int, error) {
 	}
 	return out, nil
 }
+
+// ReopenInstance makes a finished instance running again under this term's
+// master (resume, rerun, recover_failed, force_success): state running, no
+// end time, no reason; rerun also counts a new run. It returns ErrConflict
+// when the instance is not in one of from.
+func (s *Store) ReopenInstance(ctx context.Context, id int64, from []model.WorkflowState, newRun bool, host string) (model.WorkflowInstance, error) {
+	fs := make([]string, len(from))
+	for i, f := range from {
+		fs[i] = string(f)
+	}
+	var r workflowInstanceRow
+	err := s.tx(ctx, func(tx *gorm.DB) error {
+		fields := map[string]any{"state": string(model.WorkflowRunning), "end_time": nil, "reason": "", "host": host, "epoch": s.epoch}
+		if newRun {
+			fields["run_times"] = gorm.Expr("run_times + 1")
+		}
+		res := tx.Model(&workflowInstanceRow{}).Where("id = ? AND state IN ?", id, fs).Updates(fields)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return fmt.Errorf("workflow instance %d is not in %v: %w", id, from, ErrConflict)
+		}
+		return tx.Take(&r, id).Error
+	})
+	if err != nil {
+		return model.WorkflowInstance{}, fmt.Errorf("reopen instance %d: %w", id, err)
+	}
+	return r.model(), nil
+}
+
+// SetTaskStates moves task instances that are in one of from to state to
+// (end time now for final states), returning the ids it changed.
+func (s *Store) SetTaskStates(ctx context.Context, ids []int64, from []model.TaskState, to model.TaskState) ([]int64, error) {
+	fs := make([]string, len(from))
+	for i, f := range from {
+		fs[i] = string(f)
+	}
+	var changed []int64
+	now := time.Now().UTC()
+	err := s.tx(ctx, func(tx *gorm.DB) error {
+		changed = changed[:0]
+		for _, id := range ids {
+			fields := map[string]any{"state": string(to)}
+			if to.Finished() {
+				fields["end_time"] = now
+			}
+			res := tx.Model(&taskInstanceRow{}).Where("id = ? AND state IN ?", id, fs).Updates(fields)
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected == 1 {
+				changed = append(changed, id)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("set tasks %s: %w", to, err)
+	}
+	return changed, nil
+}
+
+// SetInstanceState records a state of a running instance (ready_pause,
+// ready_stop) without ending it.
+func (s *Store) SetInstanceState(ctx context.Context, id int64, state model.WorkflowState) error {
+	return s.tx(ctx, func(tx *gorm.DB) error {
+		return tx.Exec(`UPDATE workflow_instance SET state = ? WHERE id = ?`, state, id).Error
+	})
+}
