@@ -4,7 +4,7 @@ BIN     := bin/beluga
 PKGS    := ./...
 TESTFLAGS ?= -race -count=1 -timeout 30m
 
-.PHONY: build run test test-short bench lint fmt deps clean
+.PHONY: build run test test-short bench bench-failover lint fmt deps clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/beluga
@@ -27,6 +27,12 @@ test-short:
 # Benchmarks print figures (see README); they are not pass/fail tests.
 bench: deps build
 	$(GO) run ./bench -bin $(BIN)
+
+# Failover times (kill -9 of the leader, of a worker; 5 runs each at the
+# default 5 s session timeout) and chain/fan-out figures of a real cluster:
+# ZooKeeper, MariaDB, masters and workers as separate processes.
+bench-failover: deps build
+	$(GO) run ./bench/failover -bin $(BIN)
 
 lint:
 	$(GO) vet $(PKGS)

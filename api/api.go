@@ -1,8 +1,8 @@
 // Package api is Beluga's REST API under /api/v1: projects, versioned
-// workflow definitions, runs, instances, task logs and the cluster view,
-// described by the embedded OpenAPI document (openapi.yaml). Handlers only
-// translate between HTTP and the store; the master picks up new runs from
-// the command table.
+// workflow definitions, runs, instances, operator actions, task logs, task
+// groups and the cluster view, described by the embedded OpenAPI document
+// (openapi.yaml). Handlers only translate between HTTP and the store; the
+// master picks up new runs and operator actions from the command table.
 package api
 
 import (
@@ -28,8 +28,9 @@ type LogReader interface {
 // Deps is what the handlers need. Only Store is required.
 type Deps struct {
 	Store *store.Store
-	// Notify is called after a run is created, to wake the master's command
-	// consumer (nil: the master finds the command on its next poll).
+	// Notify is called after a run or an operator action is written, to
+	// wake the master's command consumer (nil: the master finds the command
+	// on its next poll).
 	Notify func()
 	// Logs reads task logs from workers (nil: log requests get 503).
 	Logs LogReader
@@ -73,8 +74,16 @@ var routes = []route{
 
 	{"GET", "/api/v1/instances", (*handlers).listInstances},
 	{"GET", "/api/v1/instances/{id}", (*handlers).getInstance},
+	{"POST", "/api/v1/instances/{id}/actions", (*handlers).instanceAction},
 	{"GET", "/api/v1/task-instances/{id}", (*handlers).getTaskInstance},
 	{"GET", "/api/v1/task-instances/{id}/log", (*handlers).taskLog},
+	{"POST", "/api/v1/task-instances/{id}/actions", (*handlers).taskAction},
+
+	{"POST", "/api/v1/task-groups", (*handlers).createTaskGroup},
+	{"GET", "/api/v1/task-groups", (*handlers).listTaskGroups},
+	{"GET", "/api/v1/task-groups/{name}", (*handlers).getTaskGroup},
+	{"PATCH", "/api/v1/task-groups/{name}", (*handlers).resizeTaskGroup},
+	{"DELETE", "/api/v1/task-groups/{name}", (*handlers).deleteTaskGroup},
 
 	{"GET", "/api/v1/cluster", (*handlers).cluster},
 }

@@ -72,9 +72,17 @@ func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := InstanceDetail{Instance: fromInstance(inst), Tasks: make([]TaskInstance, len(tasks))}
+	hist, err := h.Store.History(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	out := InstanceDetail{Instance: fromInstance(inst), Tasks: make([]TaskInstance, len(tasks)),
+		History: make([]HistoryEntry, len(hist))}
 	for i, t := range tasks {
 		out.Tasks[i] = fromTask(t)
+	}
+	for i, e := range hist {
+		out.History[i] = fromHistory(e)
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

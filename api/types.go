@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/store"
 )
 
 // The wire types of the REST API. Handlers translate model values into these
@@ -175,10 +176,86 @@ func fromInstance(w model.WorkflowInstance) Instance {
 }
 
 // InstanceDetail is an instance with all its task instances (every attempt,
-// superseded ones included), by id.
+// superseded ones included), by id, and its history, oldest first.
 type InstanceDetail struct {
 	Instance
-	Tasks []TaskInstance `json:"tasks"`
+	Tasks   []TaskInstance `json:"tasks"`
+	History []HistoryEntry `json:"history"`
+}
+
+// HistoryEntry is an operator action on an instance or one of its tasks,
+// or what the master did about one.
+type HistoryEntry struct {
+	Action         string `json:"action"`
+	By             string `json:"by"`
+	At             Time   `json:"at"`
+	TaskInstanceID *int64 `json:"task_instance_id"` // null when about the whole instance
+	Detail         string `json:"detail"`
+}
+
+func fromHistory(e store.HistoryEntry) HistoryEntry {
+	h := HistoryEntry{Action: string(e.Action), By: e.By, At: timeOf(e.At), Detail: e.Detail}
+	if e.TaskInstanceID != 0 {
+		id := e.TaskInstanceID
+		h.TaskInstanceID = &id
+	}
+	return h
+}
+
+// ActionRequest is the body of POST .../instances/{id}/actions and
+// .../task-instances/{id}/actions. By defaults to the X-Beluga-User header,
+// else "api".
+type ActionRequest struct {
+	Action string `json:"action"`
+	By     string `json:"by,omitempty"`
+}
+
+// ActionAccepted answers an action request: the command the master will
+// act on, and the instance's state after the request was written.
+type ActionAccepted struct {
+	CommandID      int64  `json:"command_id"`
+	InstanceID     int64  `json:"instance_id"`
+	TaskInstanceID *int64 `json:"task_instance_id,omitempty"`
+	Action         string `json:"action"`
+	State          string `json:"state"`
+}
+
+func fromActionResult(r store.ActionResult) ActionAccepted {
+	a := ActionAccepted{CommandID: r.CommandID, InstanceID: r.InstanceID, Action: string(r.Action), State: string(r.State)}
+	if r.TaskInstanceID != 0 {
+		id := r.TaskInstanceID
+		a.TaskInstanceID = &id
+	}
+	return a
+}
+
+// CreateTaskGroupRequest is the body of POST /api/v1/task-groups.
+type CreateTaskGroupRequest struct {
+	Name        string `json:"name"`
+	Capacity    int    `json:"capacity"`
+	Description string `json:"description,omitempty"`
+}
+
+// ResizeTaskGroupRequest is the body of PATCH /api/v1/task-groups/{name}.
+type ResizeTaskGroupRequest struct {
+	Capacity *int `json:"capacity"`
+}
+
+// TaskGroup is a named concurrency limit shared across workflows and
+// projects. InUse counts its tasks now dispatched or running; it may exceed
+// Capacity after the group was made smaller.
+type TaskGroup struct {
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	Capacity    int    `json:"capacity"`
+	InUse       int    `json:"in_use"`
+	Description string `json:"description"`
+	CreatedAt   Time   `json:"created_at"`
+}
+
+func fromTaskGroup(g store.TaskGroup) TaskGroup {
+	return TaskGroup{ID: g.ID, Name: g.Name, Capacity: g.Capacity, InUse: g.InUse,
+		Description: g.Description, CreatedAt: timeOf(g.CreatedAt)}
 }
 
 // InstanceList is one page of instances, newest first; Total counts every
@@ -204,6 +281,7 @@ type TaskInstance struct {
 	ExitCode           *int   `json:"exit_code"`
 	Priority           string `json:"priority"`
 	WorkerGroup        string `json:"worker_group"`
+	TaskGroup          string `json:"task_group"`
 	LogPath            string `json:"log_path"`
 	SubmitTime         *Time  `json:"submit_time"`
 	DispatchTime       *Time  `json:"dispatch_time"`
@@ -214,7 +292,7 @@ type TaskInstance struct {
 func fromTask(t model.TaskInstance) TaskInstance {
 	return TaskInstance{ID: t.ID, WorkflowInstanceID: t.WorkflowInstanceID, Name: t.Name, Type: t.Type,
 		State: string(t.State), Attempt: t.Attempt, Superseded: t.Superseded, Host: t.Host, PID: t.PID,
-		ExitCode: t.ExitCode, Priority: t.Priority.String(), WorkerGroup: t.WorkerGroup, LogPath: t.LogPath,
+		ExitCode: t.ExitCode, Priority: t.Priority.String(), WorkerGroup: t.WorkerGroup, TaskGroup: t.TaskGroup, LogPath: t.LogPath,
 		SubmitTime: timePtr(t.SubmitTime), DispatchTime: timePtr(t.DispatchTime),
 		StartTime: timePtr(t.StartTime), EndTime: timePtr(t.EndTime)}
 }

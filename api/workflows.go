@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"mime"
 	"net/http"
@@ -48,6 +49,17 @@ func (h *handlers) applyWorkflow(w http.ResponseWriter, r *http.Request) error {
 	}
 	if wf.Name != name {
 		return badRequest("the spec names workflow %q but the path names %q; they must match (or leave name out of the spec)", wf.Name, name)
+	}
+	// A task group need not exist yet (its tasks wait until it does), but
+	// its name must be one a group can have.
+	var bad []string
+	for _, t := range wf.Tasks {
+		if t.TaskGroup != "" && !validName(t.TaskGroup) {
+			bad = append(bad, fmt.Sprintf("task %q: task_group %q is not valid: %s", t.Name, t.TaskGroup, nameRule))
+		}
+	}
+	if len(bad) > 0 {
+		return badRequest("%s", strings.Join(bad, "; "))
 	}
 	def, created, err := h.Store.PutWorkflow(r.Context(), project, wf)
 	if err != nil {

@@ -20,11 +20,11 @@ import (
 // task. Only its own goroutine touches these fields; it is driven by task
 // events arriving in its mailbox (DESIGN.md step 3).
 type runner struct {
-	t       *term
-	log     *zap.Logger
-	inst    model.WorkflowInstance
-	def     *definition
-	mode    store.ActionKind // "start": a new instance; else rebuild from the DB (see startInstanceMode)
+	t    *term
+	log  *zap.Logger
+	inst model.WorkflowInstance
+	def  *definition
+	mode store.ActionKind // "start": a new instance; else rebuild from the DB (see startInstanceMode)
 
 	latest    map[string]*model.TaskInstance // by task name
 	names     map[int64]string               // task instance id -> task name
@@ -77,8 +77,8 @@ func newDefinition(raw []byte) (*definition, error) {
 func newRunner(t *term, inst model.WorkflowInstance, def *definition, mode store.ActionKind) *runner {
 	return &runner{t: t, inst: inst, def: def, mode: mode, prevOf: map[string]int64{}, nextOf: map[string]int{},
 		actions: newMailbox[store.Action](),
-		log:    t.log.Named("runner").With(zap.Int64("workflow_instance_id", inst.ID), zap.String("workflow", inst.Workflow)),
-		latest: map[string]*model.TaskInstance{}, names: map[int64]string{}, submitted: map[string]bool{},
+		log:     t.log.Named("runner").With(zap.Int64("workflow_instance_id", inst.ID), zap.String("workflow", inst.Workflow)),
+		latest:  map[string]*model.TaskInstance{}, names: map[int64]string{}, submitted: map[string]bool{},
 		events: newMailbox[taskEvent](), deadlines: newMailbox[deadline](), done: make(chan struct{})}
 }
 

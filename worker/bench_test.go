@@ -27,22 +27,27 @@ func BenchmarkForkExec(b *testing.B) {
 //
 // The data dir matters: creating the work dir and log file costs two
 // metadata operations per task, about 1 ms together on some virtual disks.
-// The tmpfs case shows the worker's own overhead.
+// The tmpfs case shows the worker's own overhead. guard and noguard compare
+// the cost of the task guard (two pipe writes per task, and the guard
+// process reading them).
 func BenchmarkDispatchToResult(b *testing.B) {
-	b.Run("disk", func(b *testing.B) { benchHop(b, b.TempDir()) })
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		b.Run("tmpfs", func(b *testing.B) {
-			dir, err := os.MkdirTemp("/dev/shm", "beluga-bench-")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer os.RemoveAll(dir)
-			benchHop(b, dir)
-		})
+	for _, mode := range []string{GuardOn, GuardOff} {
+		name := map[string]string{GuardOn: "guard", GuardOff: "noguard"}[mode]
+		b.Run("disk/"+name, func(b *testing.B) { benchHop(b, b.TempDir(), mode) })
+		if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+			b.Run("tmpfs/"+name, func(b *testing.B) {
+				dir, err := os.MkdirTemp("/dev/shm", "beluga-bench-")
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer os.RemoveAll(dir)
+				benchHop(b, dir, mode)
+			})
+		}
 	}
 }
 
-func benchHop(b *testing.B, dataDir string) {
+func benchHop(b *testing.B, dataDir, guard string) {
 	results := make(chan int64, 1)
 	master := remote.NewServer("127.0.0.1:0", func(p remote.Peer, _ uint64, m message.Message) {
 		var a message.DBAck
@@ -64,7 +69,7 @@ func benchHop(b *testing.B, dataDir string) {
 		b.Fatal(err)
 	}
 	defer master.Stop()
-	w, err := New(Config{Listen: "127.0.0.1:0", DataDir: dataDir, ResendInterval: time.Second}, nil)
+	w, err := New(Config{Listen: "127.0.0.1:0", DataDir: dataDir, ResendInterval: time.Second, TaskGuard: guard}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

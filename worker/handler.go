@@ -32,6 +32,8 @@ func (w *Worker) handle(p remote.Peer, reqID uint64, m message.Message) {
 	case message.Dispatch:
 		if ex == nil {
 			reply = message.DispatchReply{TaskInstanceID: m.TaskInstanceID, Reason: "worker is starting"}
+		} else if why := w.refusal.Load(); why != nil {
+			reply = message.DispatchReply{TaskInstanceID: m.TaskInstanceID, Reason: *why}
 		} else {
 			reply = ex.Dispatch(m)
 		}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/worker/executor"
+	"github.com/beluga-scheduler/beluga/worker/guard"
 )
 
 // Config configures a Worker. Zero values pick the defaults noted.
@@ -36,7 +37,28 @@ type Config struct {
 	// KillGrace is the wait between SIGTERM and SIGKILL of a task's process
 	// group; default 2s.
 	KillGrace time.Duration
+	// TaskGuard chooses how task process groups die with the worker (see
+	// package worker/guard): GuardAuto (default) uses a guard process when
+	// the binary can run one (its main calls MaybeRunGuard), else runs
+	// without and says so; GuardOn requires it (Start fails without);
+	// GuardOff runs without: a worker killed with SIGKILL then leaves its
+	// tasks' children running (their shells still die).
+	TaskGuard string
 }
+
+// TaskGuard modes.
+const (
+	GuardAuto = "auto"
+	GuardOn   = "on"
+	GuardOff  = "off"
+)
+
+// MaybeRunGuard must be the first call of main in a binary that runs a
+// worker: when the process was started as a worker's task guard it serves
+// as one and never returns; otherwise it returns at once and lets workers
+// start guards by re-executing the binary. Without it TaskGuard "auto"
+// runs unguarded and "on" fails.
+func MaybeRunGuard() { guard.MaybeRun() }
 
 // Stats is the worker's load, for heartbeats.
 type Stats = executor.Stats
@@ -50,6 +72,11 @@ type Worker struct {
 	client *remote.Client
 	server *remote.Server
 	exec   atomic.Pointer[executor.Executor] // nil until Start has it running
+	guard  *guard.Guard                      // nil when tasks are not guarded
+	born   time.Time                         // New's time: the heartbeat's StartTime
+	// refusal, when set, is why dispatches are refused for now (the
+	// registry session is in doubt; see Presence).
+	refusal atomic.Pointer[string]
 
 	life   sync.Mutex // serialises Start and Stop
 	state  int
@@ -80,6 +107,13 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 			return nil, errors.New("worker: config Groups holds an empty name")
 		}
 	}
+	switch cfg.TaskGuard {
+	case "":
+		cfg.TaskGuard = GuardAuto
+	case GuardAuto, GuardOn, GuardOff:
+	default:
+		return nil, fmt.Errorf("worker: config TaskGuard %q: want auto, on or off", cfg.TaskGuard)
+	}
 	exCfg, err := executor.Config{
 		Slots:          cfg.Slots,
 		Shell:          cfg.Shell,
@@ -95,6 +129,7 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 		exCfg:  exCfg,
 		logDir: executor.LogDir(exCfg.DataDir),
 		log:    log.Named("worker"),
+		born:   time.Now().UTC(),
 	}
 	// The default frame limit (16 MiB) carries the largest log chunk (8 MiB,
 	// base64 in JSON) with room to spare.
@@ -125,14 +160,18 @@ func (w *Worker) Start(ctx context.Context) error {
 }
 
 // start order: the client first (the executor reports through it), then the
-// server (its address is the default Host), then the executor. Dispatches
-// arriving before the executor runs are refused as "starting".
+// server (its address is the default Host), then the task guard, then the
+// executor (it tells the guard of every task). Dispatches arriving before the
+// executor runs are refused as "starting".
 func (w *Worker) start(ctx context.Context) error {
 	if err := w.client.Start(ctx); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
 	if err := w.server.Start(ctx); err != nil {
 		return fmt.Errorf("worker: %w", err)
+	}
+	if err := w.startGuard(ctx); err != nil {
+		return err
 	}
 	host := w.cfg.Host
 	if host == "" {
@@ -142,6 +181,9 @@ func (w *Worker) start(ctx context.Context) error {
 	defer w.mu.Unlock()
 	cfg := w.exCfg
 	cfg.Host, cfg.Master = host, w.master
+	if w.guard != nil {
+		cfg.Guard = w.guard
+	}
 	ex, err := executor.New(cfg, w.client, w.log.Named("executor"))
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
@@ -152,7 +194,26 @@ func (w *Worker) start(ctx context.Context) error {
 	w.host = host
 	w.exec.Store(ex)
 	w.log.Info("worker started", zap.String("addr", w.server.Addr()), zap.String("host", host),
-		zap.Strings("groups", w.cfg.Groups), zap.Int("slots", cfg.Slots), zap.String("data_dir", cfg.DataDir))
+		zap.Strings("groups", w.cfg.Groups), zap.Int("slots", cfg.Slots), zap.String("data_dir", cfg.DataDir),
+		zap.Bool("task_guard", w.guard != nil))
+	return nil
+}
+
+// startGuard starts the task guard as TaskGuard says.
+func (w *Worker) startGuard(ctx context.Context) error {
+	if w.cfg.TaskGuard == GuardOff {
+		return nil
+	}
+	g := guard.New(w.log.Named("guard"))
+	err := g.Start(ctx)
+	switch {
+	case err == nil:
+		w.guard = g
+	case w.cfg.TaskGuard == GuardOn:
+		return fmt.Errorf("worker: task guard: %w", err)
+	default:
+		w.log.Warn("tasks run without a guard: if this worker is killed, their children keep running", zap.Error(err))
+	}
 	return nil
 }
 
@@ -163,8 +224,9 @@ func (w *Worker) start(ctx context.Context) error {
 //     the processes to be reaped, stop the resender. Killed tasks are not
 //     reported: the master's worker failover resubmits them (see
 //     executor.Stop for why a "killed" result would be wrong);
-//  2. the client (no report can be sent any more);
-//  3. the server (handlers still running see a stopped executor and return).
+//  2. the task guard (no group is registered any more; it exits);
+//  3. the client (no report can be sent any more);
+//  4. the server (handlers still running see a stopped executor and return).
 //
 // Safe to call twice and before Start.
 func (w *Worker) Stop() {
@@ -181,6 +243,9 @@ func (w *Worker) stop() {
 	if ex := w.exec.Load(); ex != nil {
 		ex.Stop()
 	}
+	if w.guard != nil {
+		w.guard.Stop()
+	}
 	w.client.Stop()
 	w.server.Stop()
 	w.log.Info("worker stopped")
@@ -195,6 +260,11 @@ func (w *Worker) Host() string {
 	defer w.mu.Unlock()
 	return w.host
 }
+
+// StartTime is when this Worker was created: the StartTime of its
+// heartbeats, by which masters tell a restarted worker (a new Worker at the
+// same address, knowing none of the old one's tasks) from the same one.
+func (w *Worker) StartTime() time.Time { return w.born }
 
 // Groups are the worker groups this worker serves.
 func (w *Worker) Groups() []string { return append([]string(nil), w.cfg.Groups...) }
@@ -221,6 +291,21 @@ func (w *Worker) SetMaster(addr string) {
 		ex.SetMaster(addr)
 	}
 }
+
+// dropAll kills and forgets every task without reporting (the registry
+// session was lost: the master runs them elsewhere); it returns how many.
+func (w *Worker) dropAll(reason string) int {
+	if ex := w.exec.Load(); ex != nil {
+		return ex.DropAll(reason)
+	}
+	return 0
+}
+
+// refuseDispatches makes dispatches be refused with reason, until
+// acceptDispatches.
+func (w *Worker) refuseDispatches(reason string) { w.refusal.Store(&reason) }
+
+func (w *Worker) acceptDispatches() { w.refusal.Store(nil) }
 
 // advertised turns a bound address into one peers can dial: a wildcard host
 // (0.0.0.0, ::) is replaced by a local IP, or the host name.

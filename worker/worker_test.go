@@ -20,9 +20,15 @@ import (
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
 
-// TestMain fails the run if goroutines outlive the tests: every worker, fake
-// master and client a test starts is stopped by its cleanup.
+// TestMain lets the test binary serve as a task guard and as the worker
+// process of TestTasksDieWithKilledWorker, then fails the run if goroutines
+// outlive the tests: every worker, fake master and client a test starts is
+// stopped by its cleanup.
 func TestMain(m *testing.M) {
+	MaybeRunGuard()
+	if dir := os.Getenv(childWorkerEnv); dir != "" {
+		os.Exit(runChildWorker(dir))
+	}
 	base := runtime.NumGoroutine()
 	code := m.Run()
 	if code == 0 {

@@ -32,6 +32,9 @@ type (
 	InstanceList   = api.InstanceList
 	TaskInstance   = api.TaskInstance
 	RunOptions     = api.RunRequest
+	ActionAccepted = api.ActionAccepted
+	HistoryEntry   = api.HistoryEntry
+	TaskGroup      = api.TaskGroup
 )
 
 // ErrUnreachable wraps transport failures: the server could not be reached
@@ -374,4 +377,58 @@ func (c *Client) Cluster(ctx context.Context) (json.RawMessage, error) {
 	var raw json.RawMessage
 	err := c.call(ctx, "GET", "/api/v1/cluster", nil, nil, &raw)
 	return raw, err
+}
+
+// InstanceAction asks the master to act on an instance: stop, pause,
+// resume, rerun or recover_failed. by names the operator ("" lets the
+// server choose). A state that does not allow it is an *APIError with
+// Status 409.
+func (c *Client) InstanceAction(ctx context.Context, id int64, action, by string) (ActionAccepted, error) {
+	var out ActionAccepted
+	err := c.call(ctx, "POST", "/api/v1/instances/"+strconv.FormatInt(id, 10)+"/actions", nil,
+		api.ActionRequest{Action: action, By: by}, &out)
+	return out, err
+}
+
+// TaskAction asks the master to act on a task instance: kill or
+// force_success.
+func (c *Client) TaskAction(ctx context.Context, id int64, action, by string) (ActionAccepted, error) {
+	var out ActionAccepted
+	err := c.call(ctx, "POST", "/api/v1/task-instances/"+strconv.FormatInt(id, 10)+"/actions", nil,
+		api.ActionRequest{Action: action, By: by}, &out)
+	return out, err
+}
+
+// CreateTaskGroup creates a task group.
+func (c *Client) CreateTaskGroup(ctx context.Context, name string, capacity int, description string) (TaskGroup, error) {
+	var g TaskGroup
+	err := c.call(ctx, "POST", "/api/v1/task-groups", nil,
+		api.CreateTaskGroupRequest{Name: name, Capacity: capacity, Description: description}, &g)
+	return g, err
+}
+
+// ListTaskGroups returns every task group by name, with its use.
+func (c *Client) ListTaskGroups(ctx context.Context) ([]TaskGroup, error) {
+	var l api.List[TaskGroup]
+	err := c.call(ctx, "GET", "/api/v1/task-groups", nil, nil, &l)
+	return l.Items, err
+}
+
+// GetTaskGroup returns one task group.
+func (c *Client) GetTaskGroup(ctx context.Context, name string) (TaskGroup, error) {
+	var g TaskGroup
+	err := c.call(ctx, "GET", "/api/v1/task-groups/"+esc(name), nil, nil, &g)
+	return g, err
+}
+
+// ResizeTaskGroup sets a task group's capacity.
+func (c *Client) ResizeTaskGroup(ctx context.Context, name string, capacity int) (TaskGroup, error) {
+	var g TaskGroup
+	err := c.call(ctx, "PATCH", "/api/v1/task-groups/"+esc(name), nil, api.ResizeTaskGroupRequest{Capacity: &capacity}, &g)
+	return g, err
+}
+
+// DeleteTaskGroup deletes a task group.
+func (c *Client) DeleteTaskGroup(ctx context.Context, name string) error {
+	return c.call(ctx, "DELETE", "/api/v1/task-groups/"+esc(name), nil, nil, nil)
 }

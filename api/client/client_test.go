@@ -195,3 +195,67 @@ func TestClientErrors(t *testing.T) {
 		t.Fatalf("closed port: %v", err)
 	}
 }
+
+func TestClientActionsAndTaskGroups(t *testing.T) {
+	t.Parallel()
+	c, st := setup(t, nil)
+	ctx := context.Background()
+	if _, err := c.CreateProject(ctx, "p", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ApplyWorkflow(ctx, "p", []byte(specYAML)); err != nil {
+		t.Fatal(err)
+	}
+	inst, err := c.Run(ctx, "p", "etl", RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, err := c.InstanceAction(ctx, inst.ID, "pause", "dana")
+	if err != nil || acc.State != "ready_pause" || acc.CommandID == 0 || acc.InstanceID != inst.ID {
+		t.Fatalf("pause %+v %v", acc, err)
+	}
+	var ae *APIError
+	if _, err := c.InstanceAction(ctx, inst.ID, "stop", ""); !errors.As(err, &ae) || ae.Status != http.StatusConflict ||
+		!strings.Contains(ae.Message, "ready_pause") {
+		t.Fatalf("stop while pausing: %v", err)
+	}
+	d, err := c.GetInstance(ctx, inst.ID)
+	if err != nil || len(d.History) != 1 || d.History[0].By != "dana" || d.History[0].Action != "pause" {
+		t.Fatalf("history %+v %v", d.History, err)
+	}
+
+	tasks := []*model.TaskInstance{{WorkflowInstanceID: inst.ID, Name: "a", Type: "shell", State: model.TaskRunning, Attempt: 1, TaskGroup: "g"}}
+	if err := st.InsertTaskInstances(ctx, tasks); err != nil {
+		t.Fatal(err)
+	}
+	acc, err = c.TaskAction(ctx, tasks[0].ID, "kill", "")
+	if err != nil || acc.TaskInstanceID == nil || *acc.TaskInstanceID != tasks[0].ID || acc.Action != "kill" {
+		t.Fatalf("kill %+v %v", acc, err)
+	}
+	if _, err := c.TaskAction(ctx, tasks[0].ID, "force_success", ""); !errors.As(err, &ae) || ae.Status != http.StatusConflict {
+		t.Fatalf("force a running task: %v", err)
+	}
+
+	g, err := c.CreateTaskGroup(ctx, "g", 3, "desc")
+	if err != nil || g.Capacity != 3 || g.InUse != 1 || g.Description != "desc" {
+		t.Fatalf("create group %+v %v", g, err)
+	}
+	if _, err := c.CreateTaskGroup(ctx, "g", 3, ""); !errors.As(err, &ae) || ae.Status != http.StatusConflict {
+		t.Fatalf("duplicate group: %v", err)
+	}
+	if g, err = c.ResizeTaskGroup(ctx, "g", 1); err != nil || g.Capacity != 1 {
+		t.Fatalf("resize %+v %v", g, err)
+	}
+	if g, err = c.GetTaskGroup(ctx, "g"); err != nil || g.Capacity != 1 || g.InUse != 1 {
+		t.Fatalf("get %+v %v", g, err)
+	}
+	if gs, err := c.ListTaskGroups(ctx); err != nil || len(gs) != 1 {
+		t.Fatalf("list %+v %v", gs, err)
+	}
+	if err := c.DeleteTaskGroup(ctx, "g"); !errors.As(err, &ae) || ae.Status != http.StatusConflict {
+		t.Fatalf("delete in use: %v", err)
+	}
+	if err := c.DeleteTaskGroup(ctx, "nope"); !errors.As(err, &ae) || ae.Status != http.StatusNotFound {
+		t.Fatalf("delete missing: %v", err)
+	}
+}

@@ -399,3 +399,111 @@ func TestRunWaitFailed(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestActionCommands(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	e.want(0, []string{"project", "create", "p"})
+	e.want(0, []string{"workflow", "apply", "-p", "p", "-f", e.file("etl.yaml", etl)})
+	inst, err := e.store.CreateRun(ctx, store.RunRequest{Project: "p", Workflow: "nightly_etl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.ClaimCommands(ctx, "m1:1", 1, 10); err != nil {
+		t.Fatal(err)
+	}
+	id := itoa(inst.ID)
+
+	e.want(0, []string{"instance", "pause", id, "--by", "ed"}, "instance "+id+": pause requested (command ", "instance state ready_pause")
+	e.want(1, []string{"instance", "stop", id}, "it is ready_pause")
+	e.want(0, []string{"instance", "show", id}, "HISTORY", "pause", "ed", "requested; instance running -> ready_pause")
+	e.want(2, []string{"instance", "stop", "abc"}, "positive number")
+	e.want(2, []string{"instance", "stop"}, "needs ID")
+	e.want(1, []string{"instance", "stop", "999"}, "workflow instance 999: not found")
+
+	if err := e.store.FinishWorkflowInstance(ctx, inst.ID, model.WorkflowFailed, time.Now(), ""); err != nil {
+		t.Fatal(err)
+	}
+	e.want(1, []string{"instance", "resume", id}, "it is failed")
+	var acc api.ActionAccepted
+	if err := json.Unmarshal([]byte(e.want(0, []string{"-o", "json", "instance", "rerun", id})), &acc); err != nil ||
+		acc.Action != "rerun" || acc.State != "failed" || acc.InstanceID != inst.ID {
+		t.Fatalf("json rerun %+v %v", acc, err)
+	}
+	e.want(1, []string{"instance", "recover-failed", id}, "still waiting for the master")
+	if _, err := e.store.ClaimActions(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	e.want(0, []string{"instance", "recover-failed", id, "--by", "fay"}, "recover_failed requested")
+
+	tasks := []*model.TaskInstance{
+		{WorkflowInstanceID: inst.ID, Name: "extract", Type: "shell", State: model.TaskRunning, Attempt: 1, Host: "w1:1"},
+		{WorkflowInstanceID: inst.ID, Name: "load", Type: "shell", State: model.TaskKilled, Attempt: 1, Host: "w1:1"},
+	}
+	if err := e.store.InsertTaskInstances(ctx, tasks); err != nil {
+		t.Fatal(err)
+	}
+	running, killed := itoa(tasks[0].ID), itoa(tasks[1].ID)
+	e.want(0, []string{"task", "kill", running, "--by", "gus"}, "task instance "+running+" (instance "+id+"): kill requested")
+	e.want(1, []string{"task", "force-success", running}, "it is running")
+	e.want(0, []string{"task", "force-success", killed}, "force_success requested")
+	e.want(1, []string{"task", "kill", "999"}, "task instance 999: not found")
+	e.want(2, []string{"task", "kill", "x"}, "positive number")
+
+	out := e.want(0, []string{"instance", "show", id}, "gus", "fay")
+	if !regexp.MustCompile(`kill\s+gus\s+` + running + `\s+requested; task extract attempt 1 running`).MatchString(out) {
+		t.Fatalf("history table:\n%s", out)
+	}
+	var d api.InstanceDetail
+	if err := json.Unmarshal([]byte(e.want(0, []string{"-o", "json", "instance", "show", id})), &d); err != nil || len(d.History) != 5 {
+		t.Fatalf("json show history %+v %v", d.History, err)
+	}
+}
+
+func TestTaskGroupCommands(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	e.want(0, []string{"task-group", "create", "db", "--capacity", "2", "--description", "the warehouse"}, "task group db created (capacity 2)")
+	e.want(1, []string{"task-group", "create", "db", "--capacity", "2"}, `task group "db" exists`)
+	e.want(2, []string{"task-group", "create", "x"}, "--capacity N is required")
+	e.want(2, []string{"task-group", "create", "x", "--capacity", "0"}, "capacity must be an integer from 1")
+	e.want(2, []string{"task-group", "create", "x", "--capacity", "many"}, "invalid argument")
+	e.want(2, []string{"task-group", "create", "a/b", "--capacity", "1"}, "not valid")
+
+	// A running task of the group is its use and blocks deletion.
+	e.want(0, []string{"project", "create", "p"})
+	e.want(0, []string{"workflow", "apply", "-p", "p", "-f", e.file("etl.yaml", etl)})
+	inst, err := e.store.CreateRun(ctx, store.RunRequest{Project: "p", Workflow: "nightly_etl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks := []*model.TaskInstance{{WorkflowInstanceID: inst.ID, Name: "extract", Type: "shell", State: model.TaskRunning, Attempt: 1, TaskGroup: "db"}}
+	if err := e.store.InsertTaskInstances(ctx, tasks); err != nil {
+		t.Fatal(err)
+	}
+	out := e.want(0, []string{"task-group", "list"}, "NAME", "CAPACITY", "IN USE", "the warehouse")
+	if !regexp.MustCompile(`db\s+2\s+1\s`).MatchString(out) {
+		t.Fatalf("list:\n%s", out)
+	}
+	var list api.List[api.TaskGroup]
+	if err := json.Unmarshal([]byte(e.want(0, []string{"-o", "json", "task-group", "list"})), &list); err != nil || len(list.Items) != 1 || list.Items[0].InUse != 1 {
+		t.Fatalf("json list %+v %v", list, err)
+	}
+
+	e.want(0, []string{"task-group", "resize", "db", "5"}, "task group db: capacity 5 (1 in use)")
+	e.want(2, []string{"task-group", "resize", "db", "x"}, "whole number")
+	e.want(2, []string{"task-group", "resize", "db", "0"}, "capacity must be")
+	e.want(2, []string{"task-group", "resize", "db"}, "needs N")
+	e.want(1, []string{"task-group", "resize", "nope", "3"}, `task group "nope": not found`)
+
+	e.want(1, []string{"task-group", "delete", "db"}, "dispatched or running")
+	now := time.Now()
+	if _, err := e.store.UpdateTaskState(ctx, tasks[0].ID, []model.TaskState{model.TaskRunning}, model.TaskSucceeded, &now); err != nil {
+		t.Fatal(err)
+	}
+	e.want(0, []string{"task-group", "delete", "db"}, "task group db deleted")
+	e.want(1, []string{"task-group", "delete", "db"}, "not found")
+	e.want(2, []string{"task-group", "frob"}, `unknown command "frob"`)
+}

@@ -69,7 +69,7 @@ func instanceCommand(a *app) *cobra.Command {
 			return a.printInstance(d)
 		},
 	}
-	return group("instance", "Inspect workflow instances", list, show)
+	return group("instance", "Inspect and control workflow instances", append([]*cobra.Command{list, show}, instanceActionCommands(a)...)...)
 }
 
 func (a *app) printInstance(d api.InstanceDetail) error {
@@ -106,7 +106,27 @@ func (a *app) printInstance(d api.InstanceDetail) error {
 		t.row(strconv.FormatInt(ti.ID, 10), ti.Name, attempt, ti.State, ti.Host, pid, exit,
 			when(ti.StartTime), took(ti.StartTime, ti.EndTime))
 	}
-	return t.flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if len(d.History) == 0 {
+		return nil
+	}
+	fmt.Fprintln(a.stdout)
+	h := newTable(a.stdout, "HISTORY", "ACTION", "BY", "TASK ID", "DETAIL")
+	for _, e := range d.History {
+		task := ""
+		if e.TaskInstanceID != nil {
+			task = strconv.FormatInt(*e.TaskInstanceID, 10)
+		}
+		h.row(when(&e.At), e.Action, e.By, task, oneLine(e.Detail))
+	}
+	return h.flush()
+}
+
+// oneLine keeps a table cell on its line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }
 
 func params(p map[string]string) string {
@@ -161,7 +181,7 @@ func taskCommand(a *app) *cobra.Command {
 			return a.printInstanceTask(t)
 		},
 	}
-	return group("task", "Inspect task instances", logCmd, show)
+	return group("task", "Inspect and control task instances", append([]*cobra.Command{logCmd, show}, taskActionCommands(a)...)...)
 }
 
 func (a *app) printInstanceTask(t api.TaskInstance) error {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -306,6 +309,503 @@ func TestFencing(t *testing.T) {
 		prev, _ := s.GetTaskInstance(ctx, task.ID)
 		if !prev.Superseded || prev.State != model.TaskNeedFaultTolerance {
 			t.Fatalf("previous attempt: %+v", prev)
+		}
+	})
+}
+
+// newInstance starts a run of diamond in project demo (made once per store)
+// and moves it to state: submitted as created, running by claiming it, any
+// other state by finishing it.
+func newInstance(t *testing.T, s *store.Store, state model.WorkflowState) model.WorkflowInstance {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.GetProject(ctx, "demo"); errors.Is(err, store.ErrNotFound) {
+		s.CreateProject(ctx, "demo", "")
+		if _, _, err := s.PutWorkflow(ctx, "demo", mustSpec(t, diamond)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inst, err := s.CreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch state {
+	case model.WorkflowSubmitted:
+	case model.WorkflowRunning:
+		// Claim everything waiting; this instance is the newest.
+		if _, err := s.ClaimCommands(ctx, "m1", 1, 1000); err != nil {
+			t.Fatal(err)
+		}
+	default:
+		if err := s.FinishWorkflowInstance(ctx, inst.ID, state, time.Now(), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.GetWorkflowInstance(ctx, inst.ID)
+	if err != nil || got.State != state {
+		t.Fatalf("instance in state %s: %+v %v", state, got, err)
+	}
+	return got
+}
+
+func addTask(t *testing.T, s *store.Store, inst int64, name string, state model.TaskState, group string) model.TaskInstance {
+	t.Helper()
+	ti := &model.TaskInstance{WorkflowInstanceID: inst, Name: name, Type: "shell", State: state, Attempt: 1, TaskGroup: group}
+	if err := s.InsertTaskInstances(context.Background(), []*model.TaskInstance{ti}); err != nil {
+		t.Fatal(err)
+	}
+	return *ti
+}
+
+// drainActions claims every waiting action.
+func drainActions(t *testing.T, s *store.Store) []store.Action {
+	t.Helper()
+	got, err := s.ClaimActions(context.Background(), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func TestInstanceActionValidity(t *testing.T) {
+	allowed := map[store.ActionKind][]model.WorkflowState{
+		store.ActionStop:          {model.WorkflowRunning, model.WorkflowSubmitted},
+		store.ActionPause:         {model.WorkflowRunning, model.WorkflowSubmitted},
+		store.ActionResume:        {model.WorkflowPaused, model.WorkflowStopped},
+		store.ActionRerun:         {model.WorkflowSucceeded, model.WorkflowFailed, model.WorkflowStopped},
+		store.ActionRecoverFailed: {model.WorkflowSucceeded, model.WorkflowFailed, model.WorkflowStopped, model.WorkflowPaused},
+	}
+	states := []model.WorkflowState{model.WorkflowSubmitted, model.WorkflowRunning, model.WorkflowReadyPause, model.WorkflowPaused,
+		model.WorkflowReadyStop, model.WorkflowStopped, model.WorkflowFailed, model.WorkflowSucceeded}
+	each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		for _, action := range store.InstanceActions() {
+			for _, st := range states {
+				inst := newInstance(t, s, st)
+				res, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: inst.ID, Action: action, By: "alice"})
+				hist, herr := s.History(ctx, inst.ID)
+				if herr != nil {
+					t.Fatal(herr)
+				}
+				after, _ := s.GetWorkflowInstance(ctx, inst.ID)
+				if !slices.Contains(allowed[action], st) {
+					if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "it is "+string(st)) {
+						t.Fatalf("%s on %s: got %v, want a conflict naming the state", action, st, err)
+					}
+					if len(hist) != 0 || after.State != st || len(drainActions(t, s)) != 0 {
+						t.Fatalf("refused %s on %s changed something: history %+v, state %s", action, st, hist, after.State)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("%s on %s: %v", action, st, err)
+				}
+				want := st
+				switch action {
+				case store.ActionStop:
+					want = model.WorkflowReadyStop
+				case store.ActionPause:
+					want = model.WorkflowReadyPause
+				}
+				if res.CommandID == 0 || res.InstanceID != inst.ID || res.Action != action || res.State != want || after.State != want {
+					t.Fatalf("%s on %s: result %+v, state after %s", action, st, res, after.State)
+				}
+				if len(hist) != 1 || hist[0].Action != action || hist[0].By != "alice" || hist[0].TaskInstanceID != 0 ||
+					!strings.Contains(hist[0].Detail, string(st)) || time.Since(hist[0].At) > time.Minute {
+					t.Fatalf("%s on %s: history %+v", action, st, hist)
+				}
+				got := drainActions(t, s)
+				if len(got) != 1 || got[0].ID != res.CommandID || got[0].InstanceID != inst.ID || got[0].Action != action ||
+					got[0].By != "alice" || got[0].TaskInstanceID != 0 || got[0].CreatedAt.IsZero() {
+					t.Fatalf("%s on %s: claimed %+v", action, st, got)
+				}
+			}
+		}
+		// A stop or pause changes the state at once, so a second request
+		// sees it.
+		inst := newInstance(t, s, model.WorkflowRunning)
+		if _, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: inst.ID, Action: store.ActionPause}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: inst.ID, Action: store.ActionStop})
+		if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "ready_pause") {
+			t.Fatalf("stop after pause: %v", err)
+		}
+		// A rerun waiting for the master blocks another restart.
+		inst = newInstance(t, s, model.WorkflowFailed)
+		first, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: inst.ID, Action: store.ActionRerun})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range []store.ActionKind{store.ActionRerun, store.ActionRecoverFailed} {
+			_, err = s.RequestAction(ctx, store.ActionRequest{InstanceID: inst.ID, Action: a})
+			if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "waiting") || !strings.Contains(err.Error(), strconv.FormatInt(first.CommandID, 10)) {
+				t.Fatalf("%s while a rerun waits: %v", a, err)
+			}
+		}
+		drainActions(t, s)
+		if _, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: inst.ID, Action: store.ActionRecoverFailed}); err != nil {
+			t.Fatalf("recover_failed once the rerun was claimed: %v", err)
+		}
+		drainActions(t, s)
+
+		if _, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: 999999, Action: store.ActionStop}); !errors.Is(err, store.ErrNotFound) ||
+			!strings.Contains(err.Error(), "999999") {
+			t.Fatalf("missing instance: %v", err)
+		}
+		for _, bad := range []store.ActionRequest{
+			{InstanceID: inst.ID, Action: "explode"},
+			{InstanceID: inst.ID, Action: store.ActionKill},
+			{InstanceID: inst.ID, TaskInstanceID: 1, Action: store.ActionStop},
+			{Action: store.ActionStop},
+			{InstanceID: inst.ID, Action: store.ActionRerun, By: strings.Repeat("x", store.MaxActionBy+1)},
+		} {
+			if _, err := s.RequestAction(ctx, bad); err == nil || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("bad request %+v: %v", bad, err)
+			}
+		}
+		if got := drainActions(t, s); len(got) != 0 {
+			t.Fatalf("refused requests queued %+v", got)
+		}
+	})
+}
+
+func TestTaskActionValidity(t *testing.T) {
+	taskStates := []model.TaskState{model.TaskSubmitted, model.TaskDispatched, model.TaskRunning, model.TaskSucceeded,
+		model.TaskFailed, model.TaskKilled, model.TaskPaused, model.TaskNeedFaultTolerance, model.TaskDelayed, model.TaskForcedSuccess}
+	allowed := map[store.ActionKind][]model.TaskState{
+		store.ActionKill:         {model.TaskSubmitted, model.TaskDispatched, model.TaskRunning, model.TaskDelayed},
+		store.ActionForceSuccess: {model.TaskFailed, model.TaskKilled},
+	}
+	each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		inst := newInstance(t, s, model.WorkflowRunning)
+		for _, action := range store.TaskActions() {
+			for _, ts := range taskStates {
+				task := addTask(t, s, inst.ID, "a", ts, "")
+				res, err := s.RequestAction(ctx, store.ActionRequest{TaskInstanceID: task.ID, Action: action, By: "bob"})
+				if !slices.Contains(allowed[action], ts) {
+					if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "it is "+string(ts)) {
+						t.Fatalf("%s on a %s task: got %v, want a conflict naming the state", action, ts, err)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("%s on a %s task: %v", action, ts, err)
+				}
+				if res.InstanceID != inst.ID || res.TaskInstanceID != task.ID || res.State != model.WorkflowRunning || res.TaskState != ts {
+					t.Fatalf("%s on a %s task: %+v", action, ts, res)
+				}
+				// The same action again waits behind the first.
+				if _, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: inst.ID, TaskInstanceID: task.ID, Action: action}); !errors.Is(err, store.ErrConflict) ||
+					!strings.Contains(err.Error(), "waiting") {
+					t.Fatalf("second %s: %v", action, err)
+				}
+				got := drainActions(t, s)
+				if len(got) != 1 || got[0].TaskInstanceID != task.ID || got[0].InstanceID != inst.ID || got[0].Action != action || got[0].By != "bob" {
+					t.Fatalf("claimed %+v", got)
+				}
+			}
+		}
+		hist, err := s.History(ctx, inst.ID)
+		if err != nil || len(hist) != 6 || hist[0].TaskInstanceID == 0 || hist[0].Action != store.ActionKill || hist[5].Action != store.ActionForceSuccess {
+			t.Fatalf("history %+v %v", hist, err)
+		}
+
+		// force_success needs a running or finished instance.
+		for st, ok := range map[model.WorkflowState]bool{model.WorkflowFailed: true, model.WorkflowStopped: true,
+			model.WorkflowPaused: true, model.WorkflowSucceeded: true, model.WorkflowSubmitted: false} {
+			other := newInstance(t, s, st)
+			task := addTask(t, s, other.ID, "b", model.TaskFailed, "")
+			_, err := s.RequestAction(ctx, store.ActionRequest{TaskInstanceID: task.ID, Action: store.ActionForceSuccess})
+			if ok && err != nil || !ok && (!errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), string(st))) {
+				t.Fatalf("force_success in a %s instance: %v", st, err)
+			}
+		}
+		ready := newInstance(t, s, model.WorkflowRunning)
+		task := addTask(t, s, ready.ID, "b", model.TaskKilled, "")
+		if _, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: ready.ID, Action: store.ActionStop}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.RequestAction(ctx, store.ActionRequest{TaskInstanceID: task.ID, Action: store.ActionForceSuccess}); !errors.Is(err, store.ErrConflict) ||
+			!strings.Contains(err.Error(), "ready_stop") {
+			t.Fatalf("force_success while stopping: %v", err)
+		}
+
+		// A superseded attempt cannot be acted on.
+		old := addTask(t, s, inst.ID, "c", model.TaskFailed, "")
+		next := &model.TaskInstance{WorkflowInstanceID: inst.ID, Name: "c", Type: "shell", State: model.TaskSubmitted, Attempt: 2}
+		if err := s.InsertAttempts(ctx, []int64{old.ID}, []*model.TaskInstance{next}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.RequestAction(ctx, store.ActionRequest{TaskInstanceID: old.ID, Action: store.ActionForceSuccess}); !errors.Is(err, store.ErrConflict) ||
+			!strings.Contains(err.Error(), "later attempt") {
+			t.Fatalf("force_success of a superseded attempt: %v", err)
+		}
+
+		if _, err := s.RequestAction(ctx, store.ActionRequest{TaskInstanceID: 999999, Action: store.ActionKill}); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("missing task: %v", err)
+		}
+		if _, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: ready.ID, TaskInstanceID: next.ID, Action: store.ActionKill}); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("task of another instance: %v", err)
+		}
+		drainActions(t, s)
+		if _, err := s.RequestAction(ctx, store.ActionRequest{TaskInstanceID: next.ID, Action: store.ActionKill}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestActionRaces(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		// Concurrent stops and pauses of one instance: exactly one wins;
+		// concurrent reruns of a finished one: exactly one is queued.
+		for _, tc := range []struct {
+			state   model.WorkflowState
+			actions []store.ActionKind
+		}{
+			{model.WorkflowRunning, []store.ActionKind{store.ActionStop, store.ActionPause, store.ActionStop, store.ActionPause, store.ActionStop, store.ActionPause}},
+			{model.WorkflowFailed, []store.ActionKind{store.ActionRerun, store.ActionRecoverFailed, store.ActionRerun, store.ActionRerun, store.ActionRecoverFailed, store.ActionRerun}},
+		} {
+			inst := newInstance(t, s, tc.state)
+			var wg sync.WaitGroup
+			errs := make([]error, len(tc.actions))
+			for i, a := range tc.actions {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, errs[i] = s.RequestAction(ctx, store.ActionRequest{InstanceID: inst.ID, Action: a})
+				}()
+			}
+			wg.Wait()
+			won := 0
+			for _, err := range errs {
+				switch {
+				case err == nil:
+					won++
+				case !errors.Is(err, store.ErrConflict):
+					t.Fatalf("race on %s: %v", tc.state, err)
+				}
+			}
+			got := drainActions(t, s)
+			hist, _ := s.History(ctx, inst.ID)
+			if won != 1 || len(got) != 1 || len(hist) != 1 {
+				t.Fatalf("race on %s: %d won, %d queued, %d history rows (%v)", tc.state, won, len(got), len(hist), errs)
+			}
+		}
+	})
+}
+
+func TestClaimActions(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		// Start commands and action commands share the table; each claim
+		// takes only its own kind.
+		running := newInstance(t, s, model.WorkflowRunning)
+		waiting := newInstance(t, s, model.WorkflowSubmitted)
+		stop, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: running.ID, Action: store.ActionStop})
+		if err != nil {
+			t.Fatal(err)
+		}
+		claimed, err := s.ClaimCommands(ctx, "m1", 1, 10)
+		if err != nil || len(claimed) != 1 || claimed[0].ID != waiting.ID {
+			t.Fatalf("claim commands with an action queued: %+v %v", claimed, err)
+		}
+		got := drainActions(t, s)
+		if len(got) != 1 || got[0].ID != stop.CommandID || got[0].Action != store.ActionStop {
+			t.Fatalf("claim actions: %+v", got)
+		}
+		if claimed, _ := s.ClaimCommands(ctx, "m1", 1, 10); len(claimed) != 0 {
+			t.Fatalf("claimed again %+v", claimed)
+		}
+
+		// Many actions, two claimers: each handed out once, oldest first.
+		var want []int64
+		for range 12 {
+			inst := newInstance(t, s, model.WorkflowFailed)
+			res, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: inst.ID, Action: store.ActionRerun})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, res.CommandID)
+		}
+		var mu sync.Mutex
+		seen := map[int64]int{}
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					got, err := s.ClaimActions(ctx, 3)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if len(got) == 0 {
+						return
+					}
+					if !slices.IsSortedFunc(got, func(a, b store.Action) int { return int(a.ID - b.ID) }) {
+						t.Errorf("not oldest first: %+v", got)
+					}
+					mu.Lock()
+					for _, a := range got {
+						seen[a.ID]++
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		for _, id := range want {
+			if seen[id] != 1 {
+				t.Fatalf("command %d claimed %d times (all %v)", id, seen[id], seen)
+			}
+		}
+
+		// A stale term can neither claim actions nor write history.
+		inst := newInstance(t, s, model.WorkflowRunning)
+		if _, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: inst.ID, Action: store.ActionPause}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.BeginTerm(ctx, 3, "m1"); err != nil {
+			t.Fatal(err)
+		}
+		old := s.Term(3)
+		if err := s.BeginTerm(ctx, 4, "m2"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := old.ClaimActions(ctx, 10); !errors.Is(err, store.ErrFenced) {
+			t.Fatalf("stale claim: %v", err)
+		}
+		if _, err := old.AddHistory(ctx, store.HistoryEntry{InstanceID: inst.ID, Action: store.ActionPause}); !errors.Is(err, store.ErrFenced) {
+			t.Fatalf("stale history: %v", err)
+		}
+		got, err = s.Term(4).ClaimActions(ctx, 10)
+		if err != nil || len(got) != 1 || got[0].Action != store.ActionPause {
+			t.Fatalf("current term claim: %+v %v", got, err)
+		}
+	})
+}
+
+func TestHistory(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		inst := newInstance(t, s, model.WorkflowRunning)
+		task := addTask(t, s, inst.ID, "a", model.TaskRunning, "")
+		if _, err := s.RequestAction(ctx, store.ActionRequest{TaskInstanceID: task.ID, Action: store.ActionKill, By: "ops"}); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().UTC().Add(-time.Second).Truncate(time.Microsecond)
+		long := strings.Repeat("é", store.MaxActionDetail+10)
+		e, err := s.AddHistory(ctx, store.HistoryEntry{InstanceID: inst.ID, TaskInstanceID: task.ID, Action: store.ActionKill,
+			By: "m1:5678", At: at, Detail: long})
+		if err != nil || e.ID == 0 {
+			t.Fatalf("add: %+v %v", e, err)
+		}
+		if _, err := s.AddHistory(ctx, store.HistoryEntry{InstanceID: inst.ID, Action: "failover", Detail: "adopted by m2"}); err != nil {
+			t.Fatal(err)
+		}
+		for _, bad := range []store.HistoryEntry{{Action: "x"}, {InstanceID: inst.ID}, {InstanceID: inst.ID, Action: store.ActionKind(strings.Repeat("a", 33))}} {
+			if _, err := s.AddHistory(ctx, bad); err == nil {
+				t.Fatalf("bad entry %+v accepted", bad)
+			}
+		}
+		hist, err := s.History(ctx, inst.ID)
+		if err != nil || len(hist) != 3 {
+			t.Fatalf("history %+v %v", hist, err)
+		}
+		if h := hist[0]; h.Action != store.ActionKill || h.By != "ops" || h.TaskInstanceID != task.ID || !strings.Contains(h.Detail, "running") {
+			t.Fatalf("request entry %+v", h)
+		}
+		if h := hist[1]; h.ID != e.ID || !h.At.Equal(at) || h.Detail != strings.Repeat("é", store.MaxActionDetail) || h.By != "m1:5678" {
+			t.Fatalf("outcome entry %+v (at %v)", h, at)
+		}
+		if h := hist[2]; h.Action != "failover" || h.TaskInstanceID != 0 || h.At.IsZero() {
+			t.Fatalf("third entry %+v", h)
+		}
+		if none, err := s.History(ctx, 999999); err != nil || len(none) != 0 {
+			t.Fatalf("unknown instance: %+v %v", none, err)
+		}
+	})
+}
+
+func TestTaskGroups(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		g, err := s.CreateTaskGroup(ctx, "db", 2, "the warehouse")
+		if err != nil || g.ID == 0 || g.Name != "db" || g.Capacity != 2 || g.Description != "the warehouse" || g.CreatedAt.IsZero() || g.InUse != 0 {
+			t.Fatalf("create: %+v %v", g, err)
+		}
+		if _, err := s.CreateTaskGroup(ctx, "db", 5, ""); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("duplicate: %v", err)
+		}
+		for _, c := range []int{0, -1, store.MaxTaskGroupCapacity + 1} {
+			if _, err := s.CreateTaskGroup(ctx, "x", c, ""); err == nil || !strings.Contains(err.Error(), "capacity") {
+				t.Fatalf("capacity %d: %v", c, err)
+			}
+		}
+		if _, err := s.CreateTaskGroup(ctx, "api", 1, ""); err != nil {
+			t.Fatal(err)
+		}
+
+		// Dispatched and running tasks of a group hold its slots.
+		inst := newInstance(t, s, model.WorkflowRunning)
+		run := addTask(t, s, inst.ID, "a", model.TaskRunning, "db")
+		addTask(t, s, inst.ID, "b", model.TaskDispatched, "db")
+		addTask(t, s, inst.ID, "c", model.TaskSubmitted, "db")
+		addTask(t, s, inst.ID, "d", model.TaskSucceeded, "db")
+		addTask(t, s, inst.ID, "e", model.TaskRunning, "")
+		addTask(t, s, inst.ID, "f", model.TaskRunning, "nope")
+		if got, _ := s.GetTaskInstance(ctx, run.ID); got.TaskGroup != "db" {
+			t.Fatalf("task group not stored: %+v", got)
+		}
+		list, err := s.ListTaskGroups(ctx)
+		if err != nil || len(list) != 2 || list[0].Name != "api" || list[0].InUse != 0 || list[1].Name != "db" || list[1].InUse != 2 {
+			t.Fatalf("list: %+v %v", list, err)
+		}
+		g, err = s.GetTaskGroup(ctx, "db")
+		if err != nil || g.InUse != 2 || g.Capacity != 2 {
+			t.Fatalf("get: %+v %v", g, err)
+		}
+		if _, err := s.GetTaskGroup(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("get missing: %v", err)
+		}
+
+		// Resizing below the use is allowed; the same capacity again is
+		// not a missing group.
+		for range 2 {
+			g, err = s.ResizeTaskGroup(ctx, "db", 1)
+			if err != nil || g.Capacity != 1 || g.InUse != 2 || g.Description != "the warehouse" {
+				t.Fatalf("resize: %+v %v", g, err)
+			}
+		}
+		if _, err := s.ResizeTaskGroup(ctx, "nope", 3); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("resize missing: %v", err)
+		}
+		if _, err := s.ResizeTaskGroup(ctx, "db", 0); err == nil {
+			t.Fatal("resize to 0 accepted")
+		}
+
+		err = s.DeleteTaskGroup(ctx, "db")
+		if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "2 task(s)") {
+			t.Fatalf("delete in use: %v", err)
+		}
+		now := time.Now()
+		for _, ti := range []int64{run.ID, run.ID + 1} {
+			if ok, err := s.UpdateTaskState(ctx, ti, []model.TaskState{model.TaskRunning, model.TaskDispatched}, model.TaskSucceeded, &now); err != nil || !ok {
+				t.Fatalf("finish task %d: %v %v", ti, ok, err)
+			}
+		}
+		if err := s.DeleteTaskGroup(ctx, "db"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteTaskGroup(ctx, "db"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("delete twice: %v", err)
+		}
+		if list, _ := s.ListTaskGroups(ctx); len(list) != 1 || list[0].Name != "api" {
+			t.Fatalf("after delete: %+v", list)
 		}
 	})
 }

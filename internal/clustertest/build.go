@@ -39,7 +39,6 @@ func Build() (string, error) {
 	return build.bin, build.err
 }
 
-
 // Main runs the tests of a package that uses the harness and removes the
 // binary Build made. Use it from TestMain: os.Exit(clustertest.Main(m)).
 func Main(m *testing.M) int {

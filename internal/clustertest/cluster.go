@@ -48,7 +48,7 @@ type Options struct {
 	// SessionTimeout is the ZooKeeper session timeout of every process; it
 	// bounds failover. Default 2s.
 	SessionTimeout time.Duration
-	WorkerSlots    int // tasks a worker runs at once; default 4
+	WorkerSlots    int // tasks a worker runs at once; 0: the worker's default (2 x CPUs)
 	// Env gives extra environment ("KEY=VALUE") to named processes
 	// ("master-1", "worker-2", "api") from their first start on, e.g.
 	// BELUGA_FAILPOINT. Process.SetEnv changes it for later restarts.
@@ -78,9 +78,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SessionTimeout <= 0 {
 		o.SessionTimeout = 2 * time.Second
-	}
-	if o.WorkerSlots <= 0 {
-		o.WorkerSlots = 4
 	}
 	if o.Project == "" {
 		o.Project = "demo"
@@ -113,8 +110,9 @@ type Cluster struct {
 }
 
 // New starts a cluster for the test and tears it down when the test ends,
-// printing every log's tail and the task rows first if the test failed. A
-// cluster that cannot start fails the test.
+// printing every log's tail and the task rows first if the test failed (or
+// always, with BELUGA_CLUSTERTEST_REPORT=1 in the environment). A cluster
+// that cannot start fails the test.
 func New(t testing.TB, o Options) *Cluster {
 	t.Helper()
 	o.Dir = t.TempDir()
@@ -123,7 +121,7 @@ func New(t testing.TB, o Options) *Cluster {
 		t.Fatalf("clustertest: %v", err)
 	}
 	t.Cleanup(func() {
-		if t.Failed() {
+		if t.Failed() || os.Getenv("BELUGA_CLUSTERTEST_REPORT") == "1" {
 			t.Log(c.Report())
 		}
 		c.Close()
@@ -148,9 +146,12 @@ func Launch(o Options) (_ *Cluster, err error) {
 	}()
 	bin := o.Bin
 	if bin == "" {
-		if bin, err = Build(); err != nil {
-			return nil, err
-		}
+		bin, err = Build()
+	} else {
+		bin, err = filepath.Abs(bin) // processes run in their own directories
+	}
+	if err != nil {
+		return nil, err
 	}
 	if err := c.startZK(); err != nil {
 		return nil, err
@@ -261,8 +262,11 @@ func (c *Cluster) makeProcesses(bin string) error {
 	}
 	for i := range o.Workers {
 		name := fmt.Sprintf("worker-%d", i+1)
-		p, err := newProc(name, RoleWorker, ports[1+o.Masters+i], "--data-dir", filepath.Join(c.Dir, name),
-			"--slots", strconv.Itoa(o.WorkerSlots), "--shell", "bash")
+		args := []string{"--data-dir", filepath.Join(c.Dir, name), "--shell", "bash"}
+		if o.WorkerSlots > 0 {
+			args = append(args, "--slots", strconv.Itoa(o.WorkerSlots))
+		}
+		p, err := newProc(name, RoleWorker, ports[1+o.Masters+i], args...)
 		if err != nil {
 			return err
 		}

@@ -50,6 +50,18 @@ type Config struct {
 	// Remembered is how many finished tasks are remembered for duplicate
 	// detection and log look-up after their reports are DB-acked; default 10000.
 	Remembered int
+	// Guard, when set, is told of every task process group while its shell
+	// runs, so that the groups die with the worker (worker/guard).
+	Guard Guard
+}
+
+// Guard is told of every task process group while its leader runs. Add
+// comes right after the shell started; Remove once the shell was reaped
+// and, for a killed task, the group SIGKILLed. Remove runs on the owner
+// goroutine: both must be quick.
+type Guard interface {
+	Add(pgid int)
+	Remove(pgid int)
 }
 
 // Stats is a snapshot of the executor's load.
@@ -342,13 +354,26 @@ func (e *Executor) Query(q message.Query) []int64 {
 		}
 		for _, id := range q.TaskInstanceIDs {
 			t := e.st.tasks[id]
-			if t == nil || t.kill == killDropped || (t.done && t.settled()) {
+			if t == nil || t.kill.dropped() || (t.done && t.settled()) {
 				continue
 			}
 			held = append(held, id)
 		}
 	})
 	return held
+}
+
+// DropAll kills every task this executor holds (running, starting, queued
+// or awaiting admission) and forgets them without reporting, as a DB-ack
+// with Kill does for one task; it returns how many it dropped. Running
+// groups get SIGKILL at once, not SIGTERM and KillGrace: the caller (the
+// worker's registry presence) calls it when the master may already be
+// running these tasks elsewhere. Tasks that ended keep re-sending their
+// unacknowledged results, which are true.
+func (e *Executor) DropAll(reason string) int {
+	n := 0
+	e.call(func() { n = e.dropAll(reason) })
+	return n
 }
 
 // LogPath returns the log file of a known task.

@@ -124,8 +124,11 @@ func (e *Executor) dispatch(d message.Dispatch) message.DispatchReply {
 		return refuse(d.TaskInstanceID, "dispatch has no master_addr and no master is known")
 	}
 	if t := st.tasks[d.TaskInstanceID]; t != nil {
-		if t.kill == killDropped {
+		switch t.kill {
+		case killDropped:
 			return refuse(d.TaskInstanceID, "task was taken over by another worker")
+		case killLost:
+			return refuse(d.TaskInstanceID, "task was dropped when this worker lost its registry session")
 		}
 		// Accepted so the master does not send it elsewhere, but not run
 		// again; what the master has not persisted yet goes out now (for a
@@ -217,7 +220,10 @@ func (e *Executor) onProc(ev procEvent) {
 				StartTime:          ev.at,
 			})
 		}
-		if t.kill != killNone {
+		if t.kill == killLost {
+			t.signalled = true
+			killGroup(t.pid, syscall.SIGKILL) // dropped while it was starting
+		} else if t.kill != killNone {
 			e.signal(t) // killed while it was starting
 			if t.kill == killStopping {
 				st.killedAtStop = append(st.killedAtStop, t.pid)
@@ -241,6 +247,9 @@ func (e *Executor) onProc(ev procEvent) {
 			// The leader is gone but group members that ignored SIGTERM may
 			// remain; the group id cannot have been reused this soon.
 			killGroup(t.pid, syscall.SIGKILL)
+		}
+		if g := e.cfg.Guard; g != nil {
+			g.Remove(t.pid)
 		}
 		msg := ""
 		if ev.err != nil {
@@ -266,7 +275,7 @@ func (e *Executor) finish(t *task, code int, start, end time.Time, msg string) {
 		Message:            msg,
 	}
 	switch t.kill {
-	case killDropped, killStopping:
+	case killDropped, killStopping, killLost:
 		e.settle(t)
 		return
 	case killRequested:
@@ -449,7 +458,7 @@ func (e *Executor) enqueue(t *task, kind int) {
 // enqueueUnacked queues every report of t the master has not persisted, in
 // production order.
 func (e *Executor) enqueueUnacked(t *task) {
-	if t.kill == killDropped {
+	if t.kill.dropped() {
 		return
 	}
 	for k := range t.reports {
@@ -466,7 +475,7 @@ func (e *Executor) nextOut() (outMsg, bool) {
 	for len(st.outbox) > 0 {
 		it := st.outbox[0]
 		r := &it.t.reports[it.kind]
-		if r.msg != nil && !r.acked && it.t.kill != killDropped { // nil: settled and cleared while queued
+		if r.msg != nil && !r.acked && !it.t.kill.dropped() { // nil: settled and cleared while queued
 			return outMsg{addr: it.t.addr, msg: r.msg}, true
 		}
 		r.queued = false
@@ -558,4 +567,36 @@ func (e *Executor) beginStop() {
 	}
 	e.publish()
 	e.log.Info("executor stopping", zap.Int("live", st.live))
+}
+
+// dropAll drops every task not ended yet; see DropAll. Tasks already
+// dropped are not counted again, but a running one still gets SIGKILL.
+func (e *Executor) dropAll(reason string) int {
+	n := 0
+	for _, t := range e.st.tasks {
+		if t.phase == phaseExited {
+			continue
+		}
+		if !t.kill.dropped() {
+			n++
+		}
+		t.kill = killLost
+		switch t.phase {
+		case phaseQueued:
+			if t.admitted {
+				e.unqueue(t)
+			} else {
+				e.st.awaiting--
+			}
+			t.phase = phaseExited
+		case phaseRunning:
+			t.signalled = true
+			killGroup(t.pid, syscall.SIGKILL)
+		}
+		// phaseStarting: SIGKILLed when its pid arrives (onProc).
+		e.settle(t)
+	}
+	e.publish()
+	e.log.Warn("dropped every task without reporting", zap.String("reason", reason), zap.Int("tasks", n))
+	return n
 }

@@ -56,6 +56,11 @@ func (e *Executor) runProcess(l launch) {
 		e.procCh <- procEvent{id: l.id, kind: evStartFailed, at: at, err: err}
 		return
 	}
+	if g := e.cfg.Guard; g != nil {
+		// As early as possible: the worker may die from now on. The pid
+		// cannot be reused before Wait reaps it, so no other group is named.
+		g.Add(p.Pid)
+	}
 	e.procCh <- procEvent{id: l.id, kind: evStarted, pid: p.Pid, at: at}
 	ps, err := p.Wait()
 	ev := procEvent{id: l.id, kind: evExited, at: time.Now(), code: -1, err: err}

@@ -25,10 +25,15 @@ const (
 	killTimeout              // TimeoutMillis exceeded: report "failed"
 	killDropped              // DBAck with Kill: taken over elsewhere, report nothing
 	killStopping             // worker Stop: report nothing (see Stop)
+	killLost                 // DropAll (registry session lost): SIGKILL at once, report nothing
 )
 
 // silent kills produce no further reports.
-func (r killReason) silent() bool { return r == killDropped || r == killStopping }
+func (r killReason) silent() bool { return r == killDropped || r == killStopping || r == killLost }
+
+// dropped tasks are forgotten: nothing of theirs is sent again, and a
+// dispatch of the same id is refused.
+func (r killReason) dropped() bool { return r == killDropped || r == killLost }
 
 // Report kinds, in the order they are produced; index into task.reports.
 const (
@@ -79,7 +84,7 @@ type task struct {
 
 // settled reports whether nothing is left to send for t.
 func (t *task) settled() bool {
-	if t.kill == killDropped {
+	if t.kill.dropped() {
 		return true
 	}
 	for i := range t.reports {
