@@ -171,6 +171,7 @@ func (r *runner) killOnWorker(ctx context.Context, t *model.TaskInstance) {
 		if kr, ok := reply.(message.KillResult); err == nil && ok && !kr.Found {
 			changed, err := r.t.store.SetTaskStates(kctx, []int64{id}, []model.TaskState{model.TaskDispatched, model.TaskRunning}, model.TaskKilled)
 			if err == nil && len(changed) == 1 {
+				r.t.disp.Finished(id)
 				r.events.Put(taskEvent{TaskInstanceID: id, State: model.TaskKilled, EndTime: time.Now().UTC()})
 			}
 		} else if err != nil {

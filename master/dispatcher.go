@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,15 +41,19 @@ type dispatcher struct {
 
 	inbox   *mailbox[*taskItem]
 	results *mailbox[sendResult]
-	freed   *mailbox[string] // workers that finished a task
+	freed   *mailbox[int64] // tasks that finished: their places are free
+	forces  *mailbox[int64] // tasks to let through a full task group
 
 	// owned by run()
 	queue     taskQueue
-	parked    map[string][]*taskItem // by group: no live worker yet
+	parked    map[string]*taskQueue // waiting for a worker of a group, or for a limit; each in priority order
 	rr        map[string]int
 	blacklist map[string]time.Time
 	warned    map[string]bool // groups already logged as waiting for a worker
-	inflight  map[string]int  // tasks of this term dispatched to a worker and not finished
+	places    *places         // tasks in flight per worker, task group and in total
+	groups    *taskGroups     // task group capacities
+	maxTotal  int             // platform cap on tasks in flight (0: none)
+	forced    map[int64]bool  // task instances let through a full task group
 	waiting   map[int64]bool  // instances whose reason says they wait for a worker group
 	selector  Selector
 
@@ -66,9 +71,9 @@ type sendResult struct {
 
 func newDispatcher(log *zap.Logger, st *store.Store, reg registry.Registry, client *remote.Client, self string, epoch int64, fenced func()) *dispatcher {
 	return &dispatcher{log: log.Named("dispatcher"), store: st, reg: reg, client: client, self: self, epoch: epoch, fenced: fenced,
-		inbox: newMailbox[*taskItem](), results: newMailbox[sendResult](), freed: newMailbox[string](),
-		inflight: map[string]int{}, waiting: map[int64]bool{}, selector: SelectRoundRobin,
-		parked: map[string][]*taskItem{}, rr: map[string]int{}, blacklist: map[string]time.Time{}, warned: map[string]bool{},
+		inbox: newMailbox[*taskItem](), results: newMailbox[sendResult](), freed: newMailbox[int64](), forces: newMailbox[int64](),
+		places: newPlaces(), waiting: map[int64]bool{}, forced: map[int64]bool{}, selector: SelectRoundRobin,
+		parked: map[string]*taskQueue{}, rr: map[string]int{}, blacklist: map[string]time.Time{}, warned: map[string]bool{},
 		sem: make(chan struct{}, maxInflightSends)}
 }
 
@@ -105,15 +110,21 @@ func (d *dispatcher) run(ctx context.Context) {
 		for _, r := range d.results.Drain() {
 			d.handleResult(ctx, r)
 		}
-		freed := false
-		for _, addr := range d.freed.Drain() {
-			if d.inflight[addr] > 0 {
-				d.inflight[addr]--
+		freed, freedGroups := 0, map[string]int{}
+		for _, id := range d.freed.Drain() {
+			if pl, ok := d.places.release(id); ok {
+				freed++
+				if pl.group != "" {
+					freedGroups[pl.group]++
+				}
 			}
-			freed = true
 		}
-		if freed {
-			d.unpark()
+		for _, id := range d.forces.Drain() {
+			d.forced[id] = true
+			d.unparkAll() // the forced task may be anywhere in its list
+		}
+		if freed > 0 {
+			d.unparkTop(freed, freedGroups)
 		}
 		wait := d.dispatchSome(ctx)
 		if d.queue.Len() > 0 && wait == 0 {
@@ -132,11 +143,12 @@ func (d *dispatcher) run(ctx context.Context) {
 		case <-d.inbox.Ready():
 		case <-d.results.Ready():
 		case <-d.freed.Ready():
+		case <-d.forces.Ready():
 		case <-changes:
-			d.unpark()
+			d.unparkAll()
 		case <-retryC:
 			retryC = nil
-			d.unpark()
+			d.unparkAll()
 		}
 	}
 }
@@ -154,6 +166,10 @@ func (d *dispatcher) dispatchSome(ctx context.Context) (wait time.Duration) {
 	var addrs []string
 	for d.queue.Len() > 0 && len(batch) < dispatchBatch {
 		it := d.queue.Pop()
+		if key, why := d.admit(ctx, it); key != "" {
+			d.park(ctx, key, why, it)
+			continue
+		}
 		addr, retryIn, none := d.pick(it.Group, now)
 		if addr == "" {
 			if retryIn > 0 && (wait == 0 || retryIn < wait) {
@@ -162,7 +178,7 @@ func (d *dispatcher) dispatchSome(ctx context.Context) (wait time.Duration) {
 			if none {
 				d.waitingForGroup(ctx, it)
 			}
-			d.parked[it.Group] = append(d.parked[it.Group], it)
+			d.parkAs("group:"+it.Group, it)
 			continue
 		}
 		if d.waiting[it.WorkflowInstanceID] {
@@ -170,7 +186,8 @@ func (d *dispatcher) dispatchSome(ctx context.Context) (wait time.Duration) {
 			d.setReason(ctx, it.WorkflowInstanceID, "")
 		}
 		delete(d.warned, it.Group)
-		d.inflight[addr]++ // counted now, so the rest of this batch sees it
+		delete(d.forced, it.TaskInstanceID)
+		d.places.take(it.TaskInstanceID, addr, it.TaskGroup) // counted now, so the rest of this batch sees it
 		batch = append(batch, it)
 		ds = append(ds, store.Dispatch{ID: it.TaskInstanceID, Host: addr, Time: now.UTC()})
 		addrs = append(addrs, addr)
@@ -188,8 +205,8 @@ func (d *dispatcher) dispatchSome(ctx context.Context) (wait time.Duration) {
 		if ctx.Err() == nil {
 			d.log.Error("record dispatch failed; retrying", zap.Error(err), zap.Int("tasks", len(batch)))
 		}
-		for i, it := range batch {
-			d.inflight[addrs[i]]--
+		for _, it := range batch {
+			d.places.release(it.TaskInstanceID)
 			d.queue.Push(it)
 		}
 		return time.Second
@@ -198,7 +215,7 @@ func (d *dispatcher) dispatchSome(ctx context.Context) (wait time.Duration) {
 	for i, it := range batch {
 		if !ok[i] {
 			// No longer submitted (killed, or taken by another term): never send.
-			d.inflight[addrs[i]]--
+			d.places.release(it.TaskInstanceID)
 			continue
 		}
 		d.send(ctx, it, addrs[i])
@@ -275,10 +292,10 @@ func (d *dispatcher) pick(group string, now time.Time) (addr string, retryIn tim
 		load := 0.0
 		if hb.Capacity > 0 {
 			limit := queueFactor * hb.Capacity
-			if d.inflight[n.Addr] >= limit {
+			if d.places.worker[n.Addr] >= limit {
 				continue
 			}
-			load = 100 * float64(d.inflight[n.Addr]) / float64(limit)
+			load = 100 * float64(d.places.worker[n.Addr]) / float64(limit)
 		}
 		live = append(live, cand{n.Addr, 0.35*hb.CPU + 0.25*hb.Memory + 0.40*load})
 	}
@@ -329,9 +346,42 @@ func (d *dispatcher) checkFenced(err error) {
 	}
 }
 
-// Finished tells the dispatcher that a task it sent to addr ended (result,
-// failover or take-back), freeing a place on that worker.
-func (d *dispatcher) Finished(addr string) { d.freed.Put(addr) }
+// Finished tells the dispatcher that a task ended (result, failover, kill),
+// freeing its places on its worker, in its task group and in the platform.
+func (d *dispatcher) Finished(taskInstanceID int64) { d.freed.Put(taskInstanceID) }
+
+// ForceStart lets a task waiting for a full task group through once.
+func (d *dispatcher) ForceStart(taskInstanceID int64) { d.forces.Put(taskInstanceID) }
+
+// admit checks the limits above workers: the platform cap and the task's
+// task group. It returns why the task must wait, or "".
+func (d *dispatcher) admit(ctx context.Context, it *taskItem) (key, why string) {
+	if d.maxTotal > 0 && d.places.total() >= d.maxTotal {
+		return "platform", fmt.Sprintf("waiting for a platform slot (%d tasks running, the cap)", d.maxTotal)
+	}
+	if it.TaskGroup == "" || d.forced[it.TaskInstanceID] {
+		return "", ""
+	}
+	key = "tg:" + it.TaskGroup
+	capacity, known := d.groups.capacity(ctx, it.TaskGroup)
+	switch {
+	case !known:
+		return key, fmt.Sprintf("waiting for task group %q, which does not exist", it.TaskGroup)
+	case d.places.group[it.TaskGroup] >= capacity:
+		return key, fmt.Sprintf("waiting for task group %q (%d of %d in use)", it.TaskGroup, d.places.group[it.TaskGroup], capacity)
+	}
+	return "", ""
+}
+
+// park holds a task back for a limit and records why on its instance. It
+// goes back to the queue, in priority order, when places free up.
+func (d *dispatcher) park(ctx context.Context, key, why string, it *taskItem) {
+	d.parkAs(key, it)
+	if !d.waiting[it.WorkflowInstanceID] {
+		d.waiting[it.WorkflowInstanceID] = true
+		d.setReason(ctx, it.WorkflowInstanceID, why)
+	}
+}
 
 func (d *dispatcher) send(ctx context.Context, it *taskItem, addr string) {
 	select {
@@ -383,19 +433,45 @@ func (d *dispatcher) handleResult(ctx context.Context, r sendResult) {
 	d.log.Warn("dispatch failed; trying another worker", zap.String("worker", r.addr),
 		zap.Int64("task_instance_id", r.item.TaskInstanceID), zap.Error(r.err))
 	d.blacklist[r.addr] = time.Now().Add(blacklistFor)
-	if d.inflight[r.addr] > 0 {
-		d.inflight[r.addr]--
-	}
+	d.places.release(r.item.TaskInstanceID)
 	d.client.Forget(r.addr)
 	d.queue.Push(r.item)
 }
 
-func (d *dispatcher) unpark() {
-	for g, items := range d.parked {
-		for _, it := range items {
+func (d *dispatcher) parkAs(key string, it *taskItem) {
+	q := d.parked[key]
+	if q == nil {
+		q = &taskQueue{}
+		d.parked[key] = q
+	}
+	q.Push(it)
+}
+
+// unparkAll puts every parked task back in the queue: the set of workers
+// changed, or a blacklist expired.
+func (d *dispatcher) unparkAll() {
+	for key, q := range d.parked {
+		for it := q.Pop(); it != nil; it = q.Pop() {
 			d.queue.Push(it)
 		}
-		delete(d.parked, g)
+		delete(d.parked, key)
+	}
+}
+
+// unparkTop puts back the n most urgent tasks of each list waiting for a
+// worker or the platform cap, and of each task group that freed places,
+// after n places freed up: enough to fill them in priority order without
+// moving every waiting task (10,000 queued behind a full worker stay
+// parked).
+func (d *dispatcher) unparkTop(n int, groups map[string]int) {
+	for key, q := range d.parked {
+		k := n
+		if g, ok := strings.CutPrefix(key, "tg:"); ok {
+			k = groups[g]
+		}
+		for i := 0; i < k && q.Len() > 0; i++ {
+			d.queue.Push(q.Pop())
+		}
 	}
 }
 

@@ -40,13 +40,13 @@ type eventService struct {
 	store   *store.Store
 	deliver func(workflowID int64, ev taskEvent)
 	fenced  func()
-	freed   func(host string) // a task on host ended: its place is free
+	freed   func(taskInstanceID int64) // a task ended: its places are free
 	inbox   *mailbox[report]
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
 
-func newEventService(log *zap.Logger, st *store.Store, deliver func(int64, taskEvent), fenced func(), freed func(string)) *eventService {
+func newEventService(log *zap.Logger, st *store.Store, deliver func(int64, taskEvent), fenced func(), freed func(int64)) *eventService {
 	return &eventService{log: log.Named("task-events"), store: st, deliver: deliver, fenced: fenced, freed: freed, inbox: newMailbox[report]()}
 }
 
@@ -145,7 +145,7 @@ func (e *eventService) apply(batch []report) {
 		}
 		switch r.rep.Kind {
 		case store.ReportResult:
-			e.freed(r.rep.Host)
+			e.freed(r.rep.ID)
 			e.deliver(r.workflowID, taskEvent{TaskInstanceID: r.rep.ID, State: r.rep.State, StartTime: r.rep.StartTime, EndTime: r.rep.EndTime})
 		case store.ReportRunning:
 			e.deliver(r.workflowID, taskEvent{TaskInstanceID: r.rep.ID, State: model.TaskRunning, StartTime: r.rep.StartTime})

@@ -73,3 +73,50 @@ tasks:
 	os.WriteFile(gate+".2", nil, 0o644)
 	c.finished(blk.ID)
 }
+
+// TestTaskGroupLimitsConcurrency: three tasks of two workflows share a task
+// group of capacity 1: one runs at a time, the others wait and say why.
+func TestTaskGroupLimitsConcurrency(t *testing.T) {
+	c := newCell(t, master.Config{})
+	c.addWorker(4)
+	if _, err := c.st.CreateTaskGroup(c.ctx, "db", 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	gate := filepath.Join(c.dir, "gate")
+	log := filepath.Join(c.dir, "log")
+	// Each task records start and end, holding the group until its gate opens.
+	task := func(n string) string {
+		return fmt.Sprintf(`  - {name: %[1]s, task_group: db, command: "echo start >> %[2]s; while [ ! -f %[3]s.%[1]s ]; do sleep 0.01; done; echo end >> %[2]s"}`, n, log, gate)
+	}
+	c.apply("name: one\ntasks:\n" + task("a") + "\n" + task("b") + "\n")
+	c.apply("name: two\ntasks:\n" + task("c") + "\n")
+	one, two := c.run("one", model.PriorityMedium), c.run("two", model.PriorityMedium)
+	running := func() int {
+		n := 0
+		for _, id := range []int64{one.ID, two.ID} {
+			for _, tk := range c.tasks(id) {
+				if tk.State == model.TaskDispatched || tk.State == model.TaskRunning {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	waitFor(t, "one task of the group running", func() bool { return running() == 1 })
+	waitFor(t, "waiting instance says why", func() bool {
+		return strings.Contains(c.instance(two.ID).Reason, `task group "db"`) || strings.Contains(c.instance(one.ID).Reason, `task group "db"`)
+	})
+	for _, n := range []string{"a", "b", "c"} {
+		os.WriteFile(gate+"."+n, nil, 0o644)
+	}
+	if got := c.finished(one.ID); got.State != model.WorkflowSucceeded {
+		t.Fatalf("one: %+v", got)
+	}
+	if got := c.finished(two.ID); got.State != model.WorkflowSucceeded {
+		t.Fatalf("two: %+v", got)
+	}
+	b, _ := os.ReadFile(log)
+	if got := strings.Join(strings.Fields(string(b)), ","); got != "start,end,start,end,start,end" {
+		t.Fatalf("tasks of a capacity-1 group overlapped: %s", got)
+	}
+}

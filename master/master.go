@@ -32,6 +32,9 @@ type Config struct {
 	// before its tasks are run elsewhere, so that a worker whose session
 	// expired has killed them first. Default 1s.
 	WorkerLossGrace time.Duration
+	// MaxRunning caps the tasks this master has in flight at once, across
+	// all workers (platform concurrency); 0 means no cap.
+	MaxRunning int
 	// Selector is the worker selection strategy (default round_robin).
 	Selector Selector
 	// Clock drives retries and timeouts (the state wheel); nil is the

@@ -14,7 +14,8 @@ type taskItem struct {
 	WorkflowInstanceID int64
 	TaskPriority       model.Priority
 	TaskInstanceID     int64
-	Group              string
+	Group              string // worker group
+	TaskGroup          string // concurrency limit shared across workflows ("" for none)
 	Dispatch           message.Dispatch
 }
 

@@ -119,6 +119,7 @@ func (r *runner) rebuild(ctx context.Context) bool {
 			return false
 		}
 		for _, id := range changed {
+			r.t.disp.Finished(id)
 			r.onTask(taskEvent{TaskInstanceID: id, State: model.TaskNeedFaultTolerance})
 		}
 	}

@@ -330,7 +330,7 @@ func (r *runner) newAttempt(name string, attempt int, now time.Time) *model.Task
 	ts := r.def.tasks[name]
 	prio, _ := model.ParsePriority(ts.Priority)
 	return &model.TaskInstance{WorkflowInstanceID: r.inst.ID, Name: name, Type: ts.Type,
-		State: model.TaskSubmitted, Attempt: attempt, Priority: prio, WorkerGroup: r.group(ts), SubmitTime: &now}
+		State: model.TaskSubmitted, Attempt: attempt, Priority: prio, WorkerGroup: r.group(ts), TaskGroup: ts.TaskGroup, SubmitTime: &now}
 }
 
 func (r *runner) group(ts *spec.Task) string {
@@ -354,7 +354,7 @@ func (r *runner) item(t *model.TaskInstance) *taskItem {
 	env["BELUGA_WORKFLOW"] = r.inst.Workflow
 	env["BELUGA_WORKFLOW_VERSION"] = strconv.Itoa(r.inst.Version)
 	return &taskItem{WorkflowPriority: r.inst.Priority, WorkflowInstanceID: r.inst.ID,
-		TaskPriority: t.Priority, TaskInstanceID: t.ID, Group: t.WorkerGroup,
+		TaskPriority: t.Priority, TaskInstanceID: t.ID, Group: t.WorkerGroup, TaskGroup: t.TaskGroup,
 		Dispatch: message.Dispatch{TaskInstanceID: t.ID, WorkflowInstanceID: r.inst.ID, Name: t.Name,
 			TaskType: t.Type, Command: ts.Command, Env: env, Attempt: t.Attempt,
 			TimeoutMillis: killAfter(ts).Milliseconds()}}

@@ -69,8 +69,12 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	t.ctx, t.cancel = context.WithCancel(ctx)
 	t.disp = newDispatcher(t.log, t.store, m.reg, m.client, m.cfg.Host, epoch, t.fenced)
 	t.disp.selector = m.cfg.Selector
-	if counts, err := t.store.InflightByHost(ctx); err == nil {
-		t.disp.inflight = counts // tasks the workers hold from earlier terms
+	t.disp.groups = newTaskGroups(t.store, t.log)
+	t.disp.maxTotal = m.cfg.MaxRunning
+	if held, err := t.store.InFlight(ctx); err == nil {
+		for _, tk := range held { // what workers hold from earlier terms takes places too
+			t.disp.places.take(tk.ID, tk.Host, tk.TaskGroup)
+		}
 	}
 	t.events = newEventService(t.log, t.store, t.deliver, t.fenced, t.disp.Finished)
 	t.cons = newConsumer(t, m.cfg.PollInterval)
@@ -351,7 +355,7 @@ func (w *workerWatch) failOver(ctx context.Context, addr string) {
 		byID[tk.ID] = tk
 	}
 	for _, id := range changed {
-		t.disp.Finished(addr)
+		t.disp.Finished(id)
 		t.deliver(byID[id].WorkflowInstanceID, taskEvent{TaskInstanceID: id, State: model.TaskNeedFaultTolerance})
 	}
 	t.log.Warn("failed over tasks of a lost worker", zap.String("worker", addr), zap.Int("tasks", len(changed)))

@@ -110,19 +110,17 @@ func (s *Store) InsertAttempts(ctx context.Context, prev []int64, next []*model.
 	return nil
 }
 
-// InflightByHost counts the task instances dispatched or running per worker.
-func (s *Store) InflightByHost(ctx context.Context) (map[string]int, error) {
-	var rows []struct {
-		Host string
-		N    int
+// InFlight returns the task instances dispatched or running anywhere, with
+// their worker and task group (a new leader's starting counts).
+func (s *Store) InFlight(ctx context.Context) ([]model.TaskInstance, error) {
+	var rows []taskInstanceRow
+	if err := s.db.WithContext(ctx).Select("id, workflow_instance_id, host, task_group, state").
+		Where("state IN ?", []string{string(model.TaskDispatched), string(model.TaskRunning)}).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("tasks in flight: %w", err)
 	}
-	if err := s.db.WithContext(ctx).Raw(`SELECT host, COUNT(*) AS n FROM task_instance WHERE state IN (?, ?) GROUP BY host`,
-		model.TaskDispatched, model.TaskRunning).Scan(&rows).Error; err != nil {
-		return nil, fmt.Errorf("count tasks per worker: %w", err)
-	}
-	out := make(map[string]int, len(rows))
-	for _, r := range rows {
-		out[r.Host] = r.N
+	out := make([]model.TaskInstance, len(rows))
+	for i, r := range rows {
+		out[i] = r.model()
 	}
 	return out, nil
 }
