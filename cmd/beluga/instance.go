@@ -192,6 +192,7 @@ func (a *app) printInstanceTask(t api.TaskInstance) error {
 	kv.row("state", t.State)
 	kv.row("superseded", strconv.FormatBool(t.Superseded))
 	kv.row("host", t.Host)
+	kv.row("task group", t.TaskGroup)
 	kv.row("log", t.LogPath)
 	exit := ""
 	if t.ExitCode != nil {

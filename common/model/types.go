@@ -38,6 +38,9 @@ type WorkflowInstance struct {
 	WorkerGroup  string            `json:"worker_group,omitempty"`
 	Params       map[string]string `json:"params,omitempty"`
 	RunTimes     int               `json:"run_times"`
+	StartNodes   []string          `json:"start_nodes,omitempty"` // run only from these tasks...
+	Scope        string            `json:"scope,omitempty"`       // ...with only, upstream or downstream
+	DryRun       bool              `json:"dry_run,omitempty"`     // tasks recorded as succeeded, not run
 	Reason       string            `json:"reason,omitempty"`
 	ScheduleTime *time.Time        `json:"schedule_time,omitempty"`
 	StartTime    *time.Time        `json:"start_time,omitempty"`
@@ -54,6 +57,7 @@ type TaskInstance struct {
 	State              TaskState  `json:"state"`
 	Attempt            int        `json:"attempt"`
 	Superseded         bool       `json:"superseded,omitempty"`
+	DryRun             bool       `json:"dry_run,omitempty"`
 	Host               string     `json:"host,omitempty"`
 	PID                int        `json:"pid,omitempty"`
 	LogPath            string     `json:"log_path,omitempty"`

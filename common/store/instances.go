@@ -20,6 +20,9 @@ type RunRequest struct {
 	Priority    *model.Priority // nil: the workflow's
 	WorkerGroup string          // "": the workflow's
 	CommandType model.CommandType
+	StartNodes  []string // run only these tasks and, by Scope, their upstream or downstream
+	Scope       string   // only (default), upstream or downstream; used with StartNodes
+	DryRun      bool     // record tasks as succeeded without running them
 }
 
 // CreateRun writes a workflow instance in state submitted and the command
@@ -53,6 +56,15 @@ func (s *Store) CreateRun(ctx context.Context, req RunRequest) (model.WorkflowIn
 		}
 		if req.WorkerGroup != "" {
 			r.WorkerGroup = req.WorkerGroup
+		}
+		r.Scope, r.DryRun = req.Scope, req.DryRun
+		if len(req.StartNodes) > 0 {
+			b, err := json.Marshal(req.StartNodes)
+			if err != nil {
+				return fmt.Errorf("encode start nodes: %w", err)
+			}
+			sn := string(b)
+			r.StartNodes = &sn
 		}
 		if len(req.Params) > 0 {
 			b, err := json.Marshal(req.Params)

@@ -93,6 +93,9 @@ type workflowInstanceRow struct {
 	WorkerGroup          string
 	ParamsJSON           *string `gorm:"column:params_json"`
 	RunTimes             int
+	StartNodes           *string `gorm:"column:start_nodes"`
+	Scope                string
+	DryRun               bool
 	Reason               string
 	ScheduleTime         *time.Time
 	StartTime            *time.Time
@@ -107,8 +110,11 @@ func (r workflowInstanceRow) model() model.WorkflowInstance {
 		Workflow: r.WorkflowName, DefinitionID: r.WorkflowDefinitionID, Version: r.Version,
 		State: model.WorkflowState(r.State), CommandType: model.CommandType(r.CommandType),
 		Host: r.Host, Epoch: r.Epoch, Priority: model.Priority(r.Priority), WorkerGroup: r.WorkerGroup,
-		RunTimes: r.RunTimes, Reason: r.Reason, ScheduleTime: utc(r.ScheduleTime),
+		RunTimes: r.RunTimes, Scope: r.Scope, DryRun: r.DryRun, Reason: r.Reason, ScheduleTime: utc(r.ScheduleTime),
 		StartTime: utc(r.StartTime), EndTime: utc(r.EndTime), CreatedAt: r.CreatedAt.UTC()}
+	if r.StartNodes != nil && *r.StartNodes != "" {
+		_ = json.Unmarshal([]byte(*r.StartNodes), &w.StartNodes) // written by us from a slice
+	}
 	if r.ParamsJSON != nil && *r.ParamsJSON != "" {
 		_ = json.Unmarshal([]byte(*r.ParamsJSON), &w.Params) // written by us from a map; cannot fail
 	}
@@ -123,6 +129,7 @@ type taskInstanceRow struct {
 	State              string
 	Attempt            int
 	Superseded         bool
+	DryRun             bool
 	Host               string
 	PID                int `gorm:"column:pid"`
 	LogPath            string
@@ -141,7 +148,7 @@ func (taskInstanceRow) TableName() string { return "task_instance" }
 func (r taskInstanceRow) model() model.TaskInstance {
 	return model.TaskInstance{ID: r.ID, WorkflowInstanceID: r.WorkflowInstanceID, Name: r.Name,
 		Type: r.Type, State: model.TaskState(r.State), Attempt: r.Attempt, Superseded: r.Superseded,
-		Host: r.Host, PID: r.PID, LogPath: r.LogPath, ExitCode: r.ExitCode,
+		DryRun: r.DryRun, Host: r.Host, PID: r.PID, LogPath: r.LogPath, ExitCode: r.ExitCode,
 		Priority: model.Priority(r.Priority), WorkerGroup: r.WorkerGroup, TaskGroup: r.TaskGroup,
 		SubmitTime: utc(r.SubmitTime), DispatchTime: utc(r.DispatchTime),
 		StartTime: utc(r.StartTime), EndTime: utc(r.EndTime)}
@@ -150,7 +157,7 @@ func (r taskInstanceRow) model() model.TaskInstance {
 func taskRowFrom(t *model.TaskInstance) taskInstanceRow {
 	return taskInstanceRow{ID: t.ID, WorkflowInstanceID: t.WorkflowInstanceID, Name: t.Name,
 		Type: t.Type, State: string(t.State), Attempt: t.Attempt, Superseded: t.Superseded,
-		Host: t.Host, PID: t.PID, LogPath: t.LogPath, ExitCode: t.ExitCode,
+		DryRun: t.DryRun, Host: t.Host, PID: t.PID, LogPath: t.LogPath, ExitCode: t.ExitCode,
 		Priority: int(t.Priority), WorkerGroup: t.WorkerGroup, TaskGroup: t.TaskGroup, SubmitTime: t.SubmitTime,
 		DispatchTime: t.DispatchTime, StartTime: t.StartTime, EndTime: t.EndTime}
 }

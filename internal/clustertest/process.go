@@ -169,18 +169,57 @@ func (p *Process) Stop() error {
 }
 
 // Pause freezes the process (SIGSTOP): its sockets stay open but it does
-// nothing, as a long GC pause or a VM freeze would.
+// nothing, as a long GC pause or a VM freeze would. It returns once every
+// thread is stopped.
 func (p *Process) Pause() { p.signal(syscall.SIGSTOP, true) }
 
-// Resume continues a paused process (SIGCONT).
+// Resume continues a paused process (SIGCONT) and returns once no thread
+// is stopped any more.
 func (p *Process) Resume() { p.signal(syscall.SIGCONT, false) }
 
-func (p *Process) signal(sig syscall.Signal, paused bool) {
+func (p *Process) signal(sig syscall.Signal, pause bool) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.running {
-		_ = p.cmd.Process.Signal(sig)
-		p.paused = paused
+	if !p.running {
+		p.mu.Unlock()
+		return
+	}
+	_ = p.cmd.Process.Signal(sig)
+	p.paused = pause
+	pid := p.cmd.Process.Pid
+	p.mu.Unlock()
+	waitThreads(pid, pause)
+}
+
+// waitThreads waits (up to 5 s) until every thread of pid is stopped, or
+// none is: the kernel stops and continues the threads of a process one by
+// one, and a thread still running could still send a frame.
+func waitThreads(pid int, stopped bool) {
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		if err != nil {
+			return // gone
+		}
+		done := true
+		for _, t := range tasks {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, t.Name()))
+			if err != nil {
+				continue // the thread exited
+			}
+			st := string(b)
+			i := strings.LastIndexByte(st, ')')
+			if i < 0 || i+2 >= len(st) {
+				continue
+			}
+			if isStopped := st[i+2] == 'T' || st[i+2] == 't'; isStopped != stopped {
+				done = false
+				break
+			}
+		}
+		if done {
+			return
+		}
+		time.Sleep(5 * time.Millisecond) // nothing to wait on but /proc
 	}
 }
 

@@ -1,0 +1,112 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/beluga-scheduler/beluga/common/store"
+)
+
+// UserHeader names the operator when an action body has no "by".
+const UserHeader = "X-Beluga-User"
+
+// defaultBy is who an action is recorded as when nobody is named.
+const defaultBy = "api"
+
+func (h *handlers) instanceAction(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	kind, by, err := actionBody(r, false)
+	if err != nil {
+		return err
+	}
+	return h.requestAction(w, r, store.ActionRequest{InstanceID: id, Action: kind, By: by})
+}
+
+func (h *handlers) taskAction(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	kind, by, err := actionBody(r, true)
+	if err != nil {
+		return err
+	}
+	return h.requestAction(w, r, store.ActionRequest{TaskInstanceID: id, Action: kind, By: by})
+}
+
+// requestAction writes the request and answers 202: the master acts on it
+// later; the caller watches the instance for the outcome.
+func (h *handlers) requestAction(w http.ResponseWriter, r *http.Request, req store.ActionRequest) error {
+	res, err := h.Store.RequestAction(r.Context(), req)
+	if err != nil {
+		return storeError(err)
+	}
+	if h.Notify != nil {
+		h.Notify()
+	}
+	w.Header().Set("Location", "/api/v1/instances/"+strconv.FormatInt(res.InstanceID, 10))
+	writeJSON(w, http.StatusAccepted, fromActionResult(res))
+	return nil
+}
+
+// actionBody decodes and checks an action request for an instance
+// (onTask false) or a task instance.
+func actionBody(r *http.Request, onTask bool) (store.ActionKind, string, error) {
+	var req ActionRequest
+	if err := decodeJSON(r, &req, false); err != nil {
+		return "", "", err
+	}
+	valid, other := store.InstanceActions(), "POST /api/v1/task-instances/{id}/actions"
+	what, otherWhat := "an instance", "a task instance"
+	if onTask {
+		valid, other = store.TaskActions(), "POST /api/v1/instances/{id}/actions"
+		what, otherWhat = "a task instance", "an instance"
+	}
+	names := make([]string, len(valid))
+	for i, v := range valid {
+		names[i] = string(v)
+	}
+	list := strings.Join(names, ", ")
+	kind := store.ActionKind(req.Action)
+	switch {
+	case req.Action == "":
+		return "", "", badRequest("action is required; the actions on %s are %s", what, list)
+	case onTask && kind.OnInstance() || !onTask && kind.OnTask():
+		return "", "", badRequest("%s is an action on %s; send it to %s. The actions on %s are %s",
+			strconv.Quote(req.Action), otherWhat, other, what, list)
+	case onTask && !kind.OnTask() || !onTask && !kind.OnInstance():
+		return "", "", badRequest("action %s is not valid; the actions on %s are %s", strconv.Quote(req.Action), what, list)
+	}
+	by := req.By
+	source := `"by"`
+	if by == "" {
+		by, source = r.Header.Get(UserHeader), "header "+UserHeader
+	}
+	if by == "" {
+		by = defaultBy
+	}
+	if !validBy(by) {
+		return "", "", badRequest("%s must be printable UTF-8 text of at most %d characters", source, store.MaxActionBy)
+	}
+	return kind, by, nil
+}
+
+// validBy: who is recorded in history and shown in tables, so no control
+// characters.
+func validBy(s string) bool {
+	if !utf8.ValidString(s) || utf8.RuneCountInString(s) > store.MaxActionBy || strings.TrimSpace(s) == "" {
+		return false
+	}
+	for _, c := range s {
+		if !unicode.IsPrint(c) {
+			return false
+		}
+	}
+	return true
+}

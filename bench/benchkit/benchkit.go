@@ -1,0 +1,233 @@
+// Package benchkit holds what Beluga's benchmark programs share: driving a
+// running Beluga through its REST API and reading the outcome from its
+// database, the benchmark workflows, and the figures computed from DB times
+// (percentiles, chain hops, process CPU and memory). The programs print;
+// nothing here judges.
+package benchkit
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/beluga-scheduler/beluga/api/client"
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/store"
+)
+
+// Target is a running Beluga: its REST API and its database.
+type Target struct {
+	API     *client.Client
+	Store   *store.Store
+	Project string
+}
+
+// NewTarget returns a target for the API at base ("http://host:port") and
+// the opened store; workflows live in project.
+func NewTarget(base string, st *store.Store, project string) *Target {
+	return &Target{API: client.NewClient(base, nil), Store: st, Project: project}
+}
+
+// WaitHealthy polls /healthz until it answers or within passes.
+func (t *Target) WaitHealthy(within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := t.API.Health(ctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("api not healthy after %v: %w", within, err)
+		}
+		time.Sleep(50 * time.Millisecond) // polling a starting process
+	}
+}
+
+// CreateProject creates the target's project.
+func (t *Target) CreateProject() error {
+	_, err := t.API.CreateProject(context.Background(), t.Project, "benchmark")
+	return err
+}
+
+// Apply stores a workflow spec (YAML or JSON) in the project.
+func (t *Target) Apply(spec string) error {
+	_, err := t.API.ApplyWorkflow(context.Background(), t.Project, []byte(spec))
+	return err
+}
+
+// Run starts a run of workflow wf and returns the instance id.
+func (t *Target) Run(wf string) (int64, error) {
+	inst, err := t.API.Run(context.Background(), t.Project, wf, client.RunOptions{})
+	return inst.ID, err
+}
+
+// Wait reads the instance from the DB until it has finished; an instance
+// that did not succeed is an error.
+func (t *Target) Wait(id int64, within time.Duration) (model.WorkflowInstance, error) {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		inst, err := t.Store.GetWorkflowInstance(context.Background(), id)
+		if err != nil {
+			return inst, err
+		}
+		if inst.State.Finished() {
+			if inst.State != model.WorkflowSucceeded {
+				return inst, fmt.Errorf("instance %d ended %s: %s", id, inst.State, inst.Reason)
+			}
+			return inst, nil
+		}
+		time.Sleep(5 * time.Millisecond) // polling the DB: the end is seen within 5 ms
+	}
+	return model.WorkflowInstance{}, fmt.Errorf("instance %d did not finish within %v", id, within)
+}
+
+// RunAndWait runs wf and waits (up to 5 minutes) until it has succeeded.
+func (t *Target) RunAndWait(wf string) (model.WorkflowInstance, error) {
+	id, err := t.Run(wf)
+	if err != nil {
+		return model.WorkflowInstance{}, err
+	}
+	return t.Wait(id, 5*time.Minute)
+}
+
+// Tasks returns the task instances of an instance.
+func (t *Target) Tasks(id int64) ([]model.TaskInstance, error) {
+	return t.Store.ListTaskInstances(context.Background(), id)
+}
+
+// ChainSpec is a chain t0 -> t1 -> ... of n no-op tasks.
+func ChainSpec(name string, n int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: %s\ntasks:\n", name)
+	for i := range n {
+		dep := ""
+		if i > 0 {
+			dep = fmt.Sprintf(", depends_on: [t%d]", i-1)
+		}
+		fmt.Fprintf(&b, "  - {name: t%d, command: \"true\"%s}\n", i, dep)
+	}
+	return b.String()
+}
+
+// FanoutSpec is n independent no-op tasks f0..f<n-1> and a join after all.
+func FanoutSpec(name string, n int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: %s\ntasks:\n", name)
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("f%d", i)
+		fmt.Fprintf(&b, "  - {name: %s, command: \"true\"}\n", names[i])
+	}
+	fmt.Fprintf(&b, "  - {name: join, command: \"true\", depends_on: [%s]}\n", strings.Join(names, ", "))
+	return b.String()
+}
+
+// OneTaskSpec is a workflow of one no-op task.
+func OneTaskSpec(name string) string {
+	return fmt.Sprintf("name: %s\ntasks:\n  - {name: t, command: \"true\"}\n", name)
+}
+
+// Hops are the gaps of a chain from ChainSpec: upstream end to downstream
+// start, DB times.
+func Hops(tasks []model.TaskInstance) []time.Duration {
+	ts := slices.Clone(tasks)
+	slices.SortFunc(ts, func(a, b model.TaskInstance) int { return num(a.Name) - num(b.Name) })
+	var hops []time.Duration
+	for i := 1; i < len(ts); i++ {
+		if ts[i].StartTime != nil && ts[i-1].EndTime != nil {
+			hops = append(hops, ts[i].StartTime.Sub(*ts[i-1].EndTime))
+		}
+	}
+	return hops
+}
+
+func num(name string) int { n, _ := strconv.Atoi(strings.TrimLeft(name, "tf")); return n }
+
+// Wall is an instance's time from creation to end.
+func Wall(inst model.WorkflowInstance) time.Duration {
+	if inst.EndTime == nil {
+		return 0
+	}
+	return inst.EndTime.Sub(inst.CreatedAt)
+}
+
+// Pct is the p-th percentile (nearest rank) of ds; 100 is the maximum.
+func Pct(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := max((len(s)*p+99)/100, 1)
+	return s[i-1].Round(10 * time.Microsecond)
+}
+
+// RSSMB is the resident memory of a process in MB, -1 when unknown.
+func RSSMB(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return float64(kb) / 1024
+		}
+	}
+	return -1
+}
+
+// CPUTime is the user+system CPU time of a process (its own threads, not
+// its children), from /proc/PID/stat.
+func CPUTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100 // USER_HZ is 100 on Linux
+}
+
+// FreePort returns a free TCP port on 127.0.0.1.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Chain runs a workflow made by ChainSpec and returns its wall time and
+// hops.
+func (t *Target) Chain(wf string) (time.Duration, []time.Duration, error) {
+	inst, err := t.RunAndWait(wf)
+	if err != nil {
+		return 0, nil, err
+	}
+	tasks, err := t.Tasks(inst.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	return Wall(inst), Hops(tasks), nil
+}
+
+// ChainLine renders Chain's figures.
+func ChainLine(label string, wall time.Duration, hops []time.Duration) string {
+	return fmt.Sprintf("%s: wall %v, hop p50 %v p99 %v max %v (upstream end -> downstream start, DB times)",
+		label, wall.Round(time.Millisecond), Pct(hops, 50), Pct(hops, 99), Pct(hops, 100))
+}
+
+// FanoutLine renders the figures of a fan-out of n tasks.
+func FanoutLine(label string, wall time.Duration, n int) string {
+	return fmt.Sprintf("%s: wall %v, %.0f tasks/s (%d tasks)", label, wall.Round(time.Millisecond), float64(n)/wall.Seconds(), n)
+}

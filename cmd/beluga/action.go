@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/beluga-scheduler/beluga/api"
+)
+
+// defaultBy names the operator in the history of an action: BELUGA_USER,
+// else the login name; "" lets the server record "api".
+func defaultBy() string {
+	if u := os.Getenv("BELUGA_USER"); u != "" {
+		return u
+	}
+	return os.Getenv("USER")
+}
+
+// instanceActionCommands are `beluga instance stop|pause|resume|rerun|recover-failed ID`.
+func instanceActionCommands(a *app) []*cobra.Command {
+	verbs := []struct{ use, action, short string }{
+		{"stop", "stop", "Stop an instance: kill its running tasks and start nothing new"},
+		{"pause", "pause", "Pause an instance: let running tasks finish and start nothing new"},
+		{"resume", "resume", "Resume a paused or stopped instance in place"},
+		{"rerun", "rerun", "Run a finished instance again in place (same id, new attempts)"},
+		{"recover-failed", "recover_failed", "Rerun only the failed and killed tasks of an instance and their downstream"},
+	}
+	var out []*cobra.Command
+	for _, v := range verbs {
+		out = append(out, actionCommand(a, v.use, v.short, "instance ID", func(cmd *cobra.Command, id int64, by string) (api.ActionAccepted, error) {
+			return a.client().InstanceAction(cmd.Context(), id, v.action, by)
+		}))
+	}
+	return out
+}
+
+// taskActionCommands are `beluga task kill|force-success ID`.
+func taskActionCommands(a *app) []*cobra.Command {
+	verbs := []struct{ use, action, short string }{
+		{"kill", "kill", "Kill a task instance"},
+		{"force-success", "force_success", "Make a failed or killed task count as succeeded, so its downstream may run"},
+	}
+	var out []*cobra.Command
+	for _, v := range verbs {
+		out = append(out, actionCommand(a, v.use, v.short, "task instance ID", func(cmd *cobra.Command, id int64, by string) (api.ActionAccepted, error) {
+			return a.client().TaskAction(cmd.Context(), id, v.action, by)
+		}))
+	}
+	return out
+}
+
+func actionCommand(a *app, use, short, what string, send func(*cobra.Command, int64, string) (api.ActionAccepted, error)) *cobra.Command {
+	var by string
+	c := &cobra.Command{
+		Use:   use + " ID",
+		Short: short,
+		Long: short + ".\nThe request is queued for the active master, which acts on it shortly;\n" +
+			"'beluga instance show' lists it under HISTORY. A state that does not allow it exits 1.",
+		Args: args("ID"),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			id, err := parseID(what, argv[0])
+			if err != nil {
+				return err
+			}
+			acc, err := send(cmd, id, by)
+			if err != nil {
+				return err
+			}
+			if a.json() {
+				return a.printJSON(acc)
+			}
+			subject := "instance " + strconv.FormatInt(acc.InstanceID, 10)
+			if acc.TaskInstanceID != nil {
+				subject = fmt.Sprintf("task instance %d (instance %d)", *acc.TaskInstanceID, acc.InstanceID)
+			}
+			_, err = fmt.Fprintf(a.stdout, "%s: %s requested (command %d); instance state %s\n", subject, acc.Action, acc.CommandID, acc.State)
+			return err
+		},
+	}
+	c.Flags().StringVar(&by, "by", defaultBy(), "operator name for the history (env BELUGA_USER, else USER)")
+	return c
+}

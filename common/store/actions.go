@@ -1,0 +1,452 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+)
+
+// ActionKind names an operator action on a workflow instance or on one task
+// instance.
+type ActionKind string
+
+// Instance actions.
+const (
+	// ActionStop kills the running tasks and starts nothing new; the
+	// instance ends stopped.
+	ActionStop ActionKind = "stop"
+	// ActionPause lets running tasks finish and starts nothing new; the
+	// instance ends paused.
+	ActionPause ActionKind = "pause"
+	// ActionResume continues a paused or stopped instance in place.
+	ActionResume ActionKind = "resume"
+	// ActionRerun runs the whole finished instance again in place (same id,
+	// new attempt rows, run_times + 1).
+	ActionRerun ActionKind = "rerun"
+	// ActionRecoverFailed reruns only the failed and killed tasks and their
+	// downstream, in place.
+	ActionRecoverFailed ActionKind = "recover_failed"
+)
+
+// Task actions.
+const (
+	// ActionKill kills one task instance.
+	ActionKill ActionKind = "kill"
+	// ActionForceSuccess makes a failed or killed task count as
+	// forced_success, so its downstream may run.
+	ActionForceSuccess ActionKind = "force_success"
+)
+
+var (
+	instanceActions = []ActionKind{ActionStop, ActionPause, ActionResume, ActionRerun, ActionRecoverFailed}
+	taskActions     = []ActionKind{ActionKill, ActionForceSuccess}
+)
+
+// InstanceActions lists the actions on a workflow instance.
+func InstanceActions() []ActionKind { return slices.Clone(instanceActions) }
+
+// TaskActions lists the actions on a task instance.
+func TaskActions() []ActionKind { return slices.Clone(taskActions) }
+
+// OnInstance reports whether k is an action on a workflow instance.
+func (k ActionKind) OnInstance() bool { return slices.Contains(instanceActions, k) }
+
+// OnTask reports whether k is an action on a task instance.
+func (k ActionKind) OnTask() bool { return slices.Contains(taskActions, k) }
+
+// commandTypeAction is the command type of operator actions; every other
+// type is a start of some kind, consumed by ClaimCommands.
+const commandTypeAction = "action"
+
+// Column sizes of sql/ (characters).
+const (
+	MaxActionBy     = 128
+	MaxActionDetail = 1024
+	maxActionName   = 32
+)
+
+// ActionRequest asks the master to act on an instance or on one task.
+type ActionRequest struct {
+	// InstanceID is the instance of an instance action. For a task action
+	// it may be 0 (the task's instance is used) or must be the task's.
+	InstanceID int64
+	// TaskInstanceID is the task of a task action; 0 for instance actions.
+	TaskInstanceID int64
+	Action         ActionKind
+	By             string // who asked; at most MaxActionBy characters
+}
+
+// ActionResult is what RequestAction wrote.
+type ActionResult struct {
+	CommandID      int64
+	InstanceID     int64
+	TaskInstanceID int64 // 0 for instance actions
+	Action         ActionKind
+	// State is the instance's state after the request: ready_stop or
+	// ready_pause for stop and pause, else unchanged (the master acts later).
+	State model.WorkflowState
+	// TaskState is the task's state for task actions (unchanged).
+	TaskState model.TaskState
+}
+
+// Action is a queued operator action, as ClaimActions hands it to the master.
+type Action struct {
+	ID             int64 // the command id
+	InstanceID     int64
+	TaskInstanceID int64 // 0 for instance actions
+	Action         ActionKind
+	By             string
+	CreatedAt      time.Time
+}
+
+// HistoryEntry is one line of an instance's history: an operator request
+// or what the master did about it.
+type HistoryEntry struct {
+	ID             int64
+	InstanceID     int64
+	TaskInstanceID int64 // 0 when about the whole instance
+	Action         ActionKind
+	By             string
+	At             time.Time
+	Detail         string
+}
+
+// actionCommandRow is a command row with the action columns of
+// 0003_actions.sql; start commands are written through commandRow.
+type actionCommandRow struct {
+	ID                 int64
+	Type               string
+	WorkflowInstanceID int64
+	TaskInstanceID     *int64
+	Action             string
+	RequestedBy        string
+	CreatedAt          time.Time
+}
+
+func (actionCommandRow) TableName() string { return "command" }
+
+type historyRow struct {
+	ID                 int64
+	WorkflowInstanceID int64
+	TaskInstanceID     *int64
+	Action             string
+	RequestedBy        string
+	At                 time.Time
+	Detail             string
+}
+
+func (historyRow) TableName() string { return "instance_history" }
+
+func (r historyRow) entry() HistoryEntry {
+	e := HistoryEntry{ID: r.ID, InstanceID: r.WorkflowInstanceID, Action: ActionKind(r.Action),
+		By: r.RequestedBy, At: r.At.UTC(), Detail: r.Detail}
+	if r.TaskInstanceID != nil {
+		e.TaskInstanceID = *r.TaskInstanceID
+	}
+	return e
+}
+
+func nullID(id int64) *int64 {
+	if id == 0 {
+		return nil
+	}
+	return &id
+}
+
+// actionStates are the instance states each instance action starts from.
+var actionStates = map[ActionKind][]model.WorkflowState{
+	ActionStop:          {model.WorkflowRunning, model.WorkflowSubmitted},
+	ActionPause:         {model.WorkflowRunning, model.WorkflowSubmitted},
+	ActionResume:        {model.WorkflowPaused, model.WorkflowStopped},
+	ActionRerun:         {model.WorkflowSucceeded, model.WorkflowFailed, model.WorkflowStopped},
+	ActionRecoverFailed: {model.WorkflowSucceeded, model.WorkflowFailed, model.WorkflowStopped, model.WorkflowPaused},
+}
+
+// actionTarget is the state stop and pause move an instance to at once, so
+// a second request sees it.
+var actionTarget = map[ActionKind]model.WorkflowState{
+	ActionStop:  model.WorkflowReadyStop,
+	ActionPause: model.WorkflowReadyPause,
+}
+
+// taskActionStates are the task states each task action starts from.
+var taskActionStates = map[ActionKind][]model.TaskState{
+	ActionKill:         {model.TaskSubmitted, model.TaskDispatched, model.TaskRunning, model.TaskDelayed},
+	ActionForceSuccess: {model.TaskFailed, model.TaskKilled},
+}
+
+// restartActions change a finished instance only when the master acts, so
+// a second one while the first waits would run the instance twice.
+var restartActions = []ActionKind{ActionResume, ActionRerun, ActionRecoverFailed}
+
+// RequestAction validates an operator action against the current state and
+// queues it for the master: one transaction writes an action command and a
+// history row, and for stop and pause moves the instance to ready_stop or
+// ready_pause. A missing instance or task is ErrNotFound; an action the
+// current state does not allow (or that duplicates one still waiting) is
+// ErrConflict, with a message naming the state; either changes nothing.
+func (s *Store) RequestAction(ctx context.Context, req ActionRequest) (ActionResult, error) {
+	if err := checkActionRequest(req); err != nil {
+		return ActionResult{}, err
+	}
+	res := ActionResult{InstanceID: req.InstanceID, TaskInstanceID: req.TaskInstanceID, Action: req.Action}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// Locking reads on MySQL (SQLite transactions are serialized
+		// anyway): every action on one instance queues behind the instance
+		// row, so the checks below see the outcome of the previous one.
+		// Order: task row, then instance row; no other transaction locks
+		// them the other way round.
+		lock := func() *gorm.DB { return tx.Clauses(clause.Locking{Strength: "UPDATE"}) }
+		var task taskInstanceRow
+		if req.TaskInstanceID != 0 {
+			if err := lock().Take(&task, req.TaskInstanceID).Error; err != nil {
+				return notFound(err, fmt.Sprintf("task instance %d", req.TaskInstanceID))
+			}
+			if req.InstanceID != 0 && req.InstanceID != task.WorkflowInstanceID {
+				return fmt.Errorf("task instance %d of workflow instance %d: %w", req.TaskInstanceID, req.InstanceID, ErrNotFound)
+			}
+			res.InstanceID = task.WorkflowInstanceID
+			res.TaskState = model.TaskState(task.State)
+		}
+		var inst workflowInstanceRow
+		if err := lock().Take(&inst, res.InstanceID).Error; err != nil {
+			return notFound(err, fmt.Sprintf("workflow instance %d", res.InstanceID))
+		}
+		state := model.WorkflowState(inst.State)
+		res.State = state
+		detail, err := checkAction(tx, req, inst, task)
+		if err != nil {
+			return err
+		}
+		if to, ok := actionTarget[req.Action]; ok {
+			up := tx.Model(&workflowInstanceRow{}).Where("id = ? AND state IN ?", inst.ID, wfStates(actionStates[req.Action])).
+				Update("state", string(to))
+			if up.Error != nil {
+				return fmt.Errorf("%s instance %d: %w", req.Action, inst.ID, up.Error)
+			}
+			if up.RowsAffected == 0 { // lost a race (only possible without the row lock)
+				var cur workflowInstanceRow
+				if err := tx.Select("state").Take(&cur, inst.ID).Error; err != nil {
+					return fmt.Errorf("read instance %d: %w", inst.ID, err)
+				}
+				return fmt.Errorf("cannot %s workflow instance %d: it is now %s: %w", req.Action, inst.ID, cur.State, ErrConflict)
+			}
+			res.State = to
+			detail += " -> " + string(to)
+		}
+		now := time.Now().UTC()
+		cmd := actionCommandRow{Type: commandTypeAction, WorkflowInstanceID: inst.ID, TaskInstanceID: nullID(req.TaskInstanceID),
+			Action: string(req.Action), RequestedBy: req.By, CreatedAt: now}
+		if err := tx.Create(&cmd).Error; err != nil {
+			return fmt.Errorf("insert %s command: %w", req.Action, err)
+		}
+		h := historyRow{WorkflowInstanceID: inst.ID, TaskInstanceID: nullID(req.TaskInstanceID), Action: string(req.Action),
+			RequestedBy: req.By, At: now, Detail: clip(detail, MaxActionDetail)}
+		if err := tx.Create(&h).Error; err != nil {
+			return fmt.Errorf("insert history: %w", err)
+		}
+		res.CommandID = cmd.ID
+		return nil
+	})
+	if err != nil {
+		return ActionResult{}, err
+	}
+	return res, nil
+}
+
+// checkActionRequest refuses requests no state could allow; the API checks
+// the same first and answers 400.
+func checkActionRequest(req ActionRequest) error {
+	switch {
+	case req.Action.OnInstance():
+		if req.InstanceID <= 0 || req.TaskInstanceID != 0 {
+			return fmt.Errorf("action %s needs a workflow instance id and no task instance id", req.Action)
+		}
+	case req.Action.OnTask():
+		if req.TaskInstanceID <= 0 || req.InstanceID < 0 {
+			return fmt.Errorf("action %s needs a task instance id", req.Action)
+		}
+	default:
+		return fmt.Errorf("unknown action %q: use one of %s", req.Action, joinActions(append(InstanceActions(), taskActions...)))
+	}
+	if !utf8.ValidString(req.By) || utf8.RuneCountInString(req.By) > MaxActionBy {
+		return fmt.Errorf("requested by: must be valid UTF-8 of at most %d characters", MaxActionBy)
+	}
+	return nil
+}
+
+// checkAction checks req against the locked rows and returns the history
+// detail of an accepted request.
+func checkAction(tx *gorm.DB, req ActionRequest, inst workflowInstanceRow, task taskInstanceRow) (string, error) {
+	state := model.WorkflowState(inst.State)
+	if req.Action.OnInstance() {
+		from := actionStates[req.Action]
+		if !slices.Contains(from, state) {
+			return "", fmt.Errorf("cannot %s workflow instance %d: it is %s; %s needs a %s instance: %w",
+				req.Action, inst.ID, state, req.Action, orList(wfStates(from)), ErrConflict)
+		}
+		if slices.Contains(restartActions, req.Action) {
+			var waiting actionCommandRow
+			err := tx.Where("type = ? AND workflow_instance_id = ? AND task_instance_id IS NULL AND action IN ?",
+				commandTypeAction, inst.ID, actionNames(restartActions)).Order("id").Take(&waiting).Error
+			switch {
+			case err == nil:
+				return "", fmt.Errorf("cannot %s workflow instance %d: a %s request (command %d) is still waiting for the master: %w",
+					req.Action, inst.ID, waiting.Action, waiting.ID, ErrConflict)
+			case !errors.Is(err, gorm.ErrRecordNotFound):
+				return "", fmt.Errorf("read waiting commands of instance %d: %w", inst.ID, err)
+			}
+		}
+		return "requested; instance " + string(state), nil
+	}
+
+	ts := model.TaskState(task.State)
+	what := fmt.Sprintf("task instance %d (%s, attempt %d)", task.ID, task.Name, task.Attempt)
+	if task.Superseded {
+		return "", fmt.Errorf("cannot %s %s: a later attempt replaced it: %w", req.Action, what, ErrConflict)
+	}
+	from := taskActionStates[req.Action]
+	if !slices.Contains(from, ts) {
+		var want []string
+		for _, f := range from {
+			want = append(want, string(f))
+		}
+		return "", fmt.Errorf("cannot %s %s: it is %s; %s needs a %s task: %w",
+			req.Action, what, ts, req.Action, orList(want), ErrConflict)
+	}
+	if req.Action == ActionForceSuccess && !state.Finished() && state != model.WorkflowRunning {
+		return "", fmt.Errorf("cannot force_success %s: its workflow instance %d is %s; force_success needs a running or finished instance: %w",
+			what, inst.ID, state, ErrConflict)
+	}
+	var waiting actionCommandRow
+	err := tx.Where("type = ? AND task_instance_id = ? AND action = ?", commandTypeAction, task.ID, string(req.Action)).
+		Order("id").Take(&waiting).Error
+	switch {
+	case err == nil:
+		return "", fmt.Errorf("cannot %s %s: a %s request (command %d) is still waiting for the master: %w",
+			req.Action, what, req.Action, waiting.ID, ErrConflict)
+	case !errors.Is(err, gorm.ErrRecordNotFound):
+		return "", fmt.Errorf("read waiting commands of task %d: %w", task.ID, err)
+	}
+	return fmt.Sprintf("requested; task %s attempt %d %s, instance %s", task.Name, task.Attempt, ts, state), nil
+}
+
+// ClaimActions consumes up to limit action commands, oldest first; each is
+// deleted in its own transaction (fenced when this view has an epoch) and
+// returned only when this call deleted it, so an action is handed out once
+// even when two masters race.
+func (s *Store) ClaimActions(ctx context.Context, limit int) ([]Action, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	var cmds []actionCommandRow
+	if err := s.db.WithContext(ctx).Where("type = ?", commandTypeAction).Order("id").Limit(limit).Find(&cmds).Error; err != nil {
+		return nil, fmt.Errorf("read action commands: %w", err)
+	}
+	var out []Action
+	for _, c := range cmds {
+		took := false
+		err := s.tx(ctx, func(tx *gorm.DB) error {
+			del := tx.Where("id = ? AND type = ?", c.ID, commandTypeAction).Delete(&actionCommandRow{})
+			if del.Error != nil {
+				return fmt.Errorf("delete action command %d: %w", c.ID, del.Error)
+			}
+			took = del.RowsAffected == 1
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+		if took {
+			a := Action{ID: c.ID, InstanceID: c.WorkflowInstanceID, Action: ActionKind(c.Action), By: c.RequestedBy, CreatedAt: c.CreatedAt.UTC()}
+			if c.TaskInstanceID != nil {
+				a.TaskInstanceID = *c.TaskInstanceID
+			}
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// History returns an instance's history, oldest first (empty for an
+// unknown instance).
+func (s *Store) History(ctx context.Context, instanceID int64) ([]HistoryEntry, error) {
+	var rows []historyRow
+	if err := s.db.WithContext(ctx).Where("workflow_instance_id = ?", instanceID).Order("id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("read history of instance %d: %w", instanceID, err)
+	}
+	out := make([]HistoryEntry, len(rows))
+	for i, r := range rows {
+		out[i] = r.entry()
+	}
+	return out, nil
+}
+
+// AddHistory records e (the master's outcome of an action, say) and returns
+// it with its id. A zero At means now; By and Detail longer than their
+// columns are cut. Fenced when this view has an epoch.
+func (s *Store) AddHistory(ctx context.Context, e HistoryEntry) (HistoryEntry, error) {
+	if e.InstanceID <= 0 {
+		return e, fmt.Errorf("add history: instance id %d is not valid", e.InstanceID)
+	}
+	if e.Action == "" || len(e.Action) > maxActionName {
+		return e, fmt.Errorf("add history: action %q must be 1 to %d bytes", e.Action, maxActionName)
+	}
+	if e.At.IsZero() {
+		e.At = time.Now()
+	}
+	e.At = e.At.UTC()
+	e.By, e.Detail = clip(e.By, MaxActionBy), clip(e.Detail, MaxActionDetail)
+	r := historyRow{WorkflowInstanceID: e.InstanceID, TaskInstanceID: nullID(e.TaskInstanceID), Action: string(e.Action),
+		RequestedBy: e.By, At: e.At, Detail: e.Detail}
+	if err := s.tx(ctx, func(tx *gorm.DB) error { return tx.Create(&r).Error }); err != nil {
+		return e, fmt.Errorf("add history of instance %d: %w", e.InstanceID, err)
+	}
+	e.ID = r.ID
+	return e, nil
+}
+
+// clip cuts s to at most n characters, keeping UTF-8 valid.
+func clip(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n])
+}
+
+func wfStates(ss []model.WorkflowState) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return out
+}
+
+func actionNames(ks []ActionKind) []string {
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = string(k)
+	}
+	return out
+}
+
+func joinActions(ks []ActionKind) string { return strings.Join(actionNames(ks), ", ") }
+
+// orList writes "a, b or c".
+func orList(ss []string) string {
+	if len(ss) < 2 {
+		return strings.Join(ss, "")
+	}
+	return strings.Join(ss[:len(ss)-1], ", ") + " or " + ss[len(ss)-1]
+}

@@ -1,0 +1,212 @@
+package guard
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+)
+
+// TestMain lets the test binary serve as its own guard process, then fails
+// the run if goroutines outlive the tests.
+func TestMain(m *testing.M) {
+	MaybeRun()
+	base := runtime.NumGoroutine()
+	code := m.Run()
+	if code == 0 {
+		deadline := time.Now().Add(5 * time.Second)
+		for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond) // polling interval
+		}
+		if n := runtime.NumGoroutine(); n > base {
+			buf := make([]byte, 1<<20)
+			fmt.Fprintf(os.Stderr, "goroutine leak: %d running, %d before tests\n%s\n", n, base, buf[:runtime.Stack(buf, true)])
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// tree starts `sh -c 'sleep 300 & sleep 300; wait'` as its own process
+// group and returns the group id once the shell and both sleeps run. The
+// cleanup kills whatever is left.
+func tree(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", "sleep 300 & sleep 300; wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	waitFor(t, "the shell and both sleeps", func() bool { return members(pgid) >= 3 })
+	return pgid
+}
+
+// members counts live, non-zombie processes in group pgid.
+func members(pgid int) int {
+	entries, _ := os.ReadDir("/proc")
+	n := 0
+	for _, en := range entries {
+		pid, err := strconv.Atoi(en.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + en.Name() + "/stat")
+		if err != nil || pid <= 0 {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) >= 3 && f[0] != "Z" && f[0] != "X" && f[2] == strconv.Itoa(pgid) {
+			n++
+		}
+	}
+	return n
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond) // polling interval
+	}
+}
+
+func record(v int32) []byte { return binary.LittleEndian.AppendUint32(nil, uint32(v)) }
+
+// TestServe runs the guard's loop in-process: at end of file it kills the
+// groups still registered, not those removed, and skips bad records.
+func TestServe(t *testing.T) {
+	kept, removed := tree(t), tree(t)
+	var in bytes.Buffer
+	in.Write(record(int32(kept)))
+	in.Write(record(int32(removed)))
+	in.Write(record(0))           // ignored
+	in.Write(record(-2147483648)) // ignored: no group has that id
+	in.Write(record(-int32(removed)))
+	in.Write([]byte{1, 2}) // a torn record at the end: ignored
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer readyR.Close()
+	var stderr bytes.Buffer
+	if code := serve(&in, readyW, &stderr); code != 0 {
+		t.Fatalf("serve = %d", code)
+	}
+	if b, err := io.ReadAll(readyR); err != nil || len(b) != 1 {
+		t.Fatalf("ready pipe gave %v, %v; want one byte then EOF", b, err)
+	}
+	waitFor(t, "the registered group to die", func() bool { return members(kept) == 0 })
+	if n := members(removed); n != 3 {
+		t.Fatalf("removed group has %d live members, want 3", n)
+	}
+	if !strings.Contains(stderr.String(), "killed 1 task process group") {
+		t.Fatalf("stderr = %q", stderr.String())
+	}
+}
+
+// TestStopKillsRegistered uses a real guard process (this test binary):
+// closing the pipe, as the worker's death would, kills what is registered.
+func TestStopKillsRegistered(t *testing.T) {
+	kept, removed := tree(t), tree(t)
+	g := New(zaptest.NewLogger(t))
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	g.Add(kept)
+	g.Add(removed)
+	g.Add(-1) // ignored
+	g.Remove(removed)
+	g.Remove(12345678) // never added: ignored
+	if n := g.Len(); n != 1 {
+		t.Fatalf("Len = %d, want 1", n)
+	}
+	g.Stop()
+	waitFor(t, "the registered group to die", func() bool { return members(kept) == 0 })
+	if n := members(removed); n != 3 {
+		t.Fatalf("removed group has %d live members, want 3", n)
+	}
+	g.Stop() // twice: harmless
+	if err := g.Start(context.Background()); err == nil {
+		t.Fatal("Start after Stop succeeded")
+	}
+}
+
+// TestReplacedWhenKilled: a guard process killed by someone is replaced
+// and told the registered groups again.
+func TestReplacedWhenKilled(t *testing.T) {
+	pgid := tree(t)
+	g := New(zaptest.NewLogger(t))
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer g.Stop()
+	g.Add(pgid)
+	g.mu.Lock()
+	first := g.proc
+	g.mu.Unlock()
+	if err := first.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a new guard process", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.proc != first && g.ctl != nil
+	})
+	if n := members(pgid); n != 3 {
+		t.Fatalf("group has %d live members after the guard was replaced, want 3", n)
+	}
+	g.Stop()
+	waitFor(t, "the group to die with the new guard", func() bool { return members(pgid) == 0 })
+}
+
+func TestStartErrors(t *testing.T) {
+	// A binary that does not answer the marker: no ready byte.
+	g := New(nil)
+	g.exe = "/bin/true"
+	if err := g.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "MaybeRunGuard") {
+		t.Fatalf("Start with /bin/true = %v, want an error naming MaybeRunGuard", err)
+	}
+	g.Stop()
+
+	// A binary that never answers: ctx ends the wait.
+	script := filepath.Join(t.TempDir(), "mute")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nexec sleep 30\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	g = New(nil)
+	g.exe = script
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := g.Start(ctx); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Start with a mute binary = %v, want a deadline error", err)
+	}
+
+	hooked.Store(false)
+	defer hooked.Store(true)
+	if err := New(nil).Start(context.Background()); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Start without MaybeRun = %v, want ErrUnavailable", err)
+	}
+	New(nil).Stop() // before Start: harmless
+}

@@ -1,0 +1,165 @@
+package worker
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/remote"
+	"github.com/beluga-scheduler/beluga/remote/message"
+)
+
+// childWorkerEnv makes the test binary run a worker (TestMain): its value is
+// the data dir.
+const childWorkerEnv = "BELUGA_TEST_CHILD_WORKER"
+
+// runChildWorker runs a guarded worker, prints its address on stdout and
+// serves until stdin closes (or it is killed, which is the point).
+func runChildWorker(dir string) int {
+	signal.Ignore(syscall.SIGINT) // only the test ends it
+	log, _ := zap.NewDevelopment()
+	w, err := New(Config{Listen: "127.0.0.1:0", DataDir: dir, TaskGuard: GuardOn}, log)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := w.Start(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	fmt.Println(w.Addr())
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	w.Stop()
+	return 0
+}
+
+// syncBuffer is a bytes.Buffer for a child's stderr, read by the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// alive reports whether pid runs and is not a zombie.
+func alive(pid int) bool {
+	_, ok := liveGroup(pid)
+	return ok
+}
+
+// TestTasksDieWithKilledWorker runs a worker in a child process, gives it a
+// task whose shell forks a grandchild, kills the worker with SIGKILL and
+// checks that the shell and the grandchild die too: the master will run the
+// task elsewhere, so nothing of it may go on here.
+func TestTasksDieWithKilledWorker(t *testing.T) {
+	t.Parallel()
+	master := startMaster(t)
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childWorkerEnv+"="+dir)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = 5 * time.Second // the guard holds stderr until it exits
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := false
+	t.Cleanup(func() {
+		if !exited {
+			stdin.Close()
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("child worker's stderr:\n%s", stderr.String())
+		}
+	})
+	addrCh := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		addrCh <- strings.TrimSpace(line)
+	}()
+	var addr string
+	select {
+	case addr = <-addrCh:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the child worker did not print its address")
+	}
+	if addr == "" {
+		t.Fatal("the child worker exited before printing its address")
+	}
+
+	rpc := remote.NewClient(nil, remote.Options{})
+	if err := rpc.Start(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rpc.Stop)
+	r, err := rpc.Request(ctxT(t), addr, message.Dispatch{TaskInstanceID: 1, WorkflowInstanceID: 3, Name: "t1",
+		Command: "sleep 300 & echo $! > grandchild; wait", MasterAddr: master.addr(), Epoch: 1})
+	if err != nil || !r.(message.DispatchReply).Accepted {
+		t.Fatalf("dispatch: %v %+v", err, r)
+	}
+	shell := waitReport[message.Running](t, master, 1).PID
+	var grandchild int
+	waitFor(t, "the grandchild's pid", func() bool {
+		b, err := os.ReadFile(filepath.Join(dir, "work", "3", "1", "grandchild"))
+		grandchild, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && grandchild > 0
+	})
+	// Whatever happens below, no sleep 300 outlives the test.
+	t.Cleanup(func() { _ = syscall.Kill(-shell, syscall.SIGKILL) })
+	if !alive(shell) || !alive(grandchild) {
+		t.Fatalf("shell %d alive %v, grandchild %d alive %v: want both running", shell, alive(shell), grandchild, alive(grandchild))
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Close()
+	_ = cmd.Wait()
+	exited = true
+	killed := time.Now()
+	deadline := killed.Add(3 * time.Second)
+	for alive(shell) || alive(grandchild) {
+		if time.Now().After(deadline) {
+			t.Fatalf("3s after the worker's SIGKILL: shell %d alive %v, grandchild %d alive %v",
+				shell, alive(shell), grandchild, alive(grandchild))
+		}
+		time.Sleep(5 * time.Millisecond) // polling /proc
+	}
+	t.Logf("shell and grandchild gone %v after the worker was killed", time.Since(killed).Round(time.Millisecond))
+}

@@ -1,0 +1,304 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/common/registry"
+	"github.com/beluga-scheduler/beluga/worker/sysload"
+)
+
+// PresenceOptions tune a Presence. Zero values pick the defaults noted.
+type PresenceOptions struct {
+	// Interval is the heartbeat period; default 3s. The elected master is
+	// also re-read this often, besides on every registry change.
+	Interval time.Duration
+	// SessionTimeout is the registry's session timeout (for ZooKeeper,
+	// ZKConfig.SessionTimeout); default 5s. A connection suspended for a
+	// third of it drops the worker's tasks (see Presence).
+	SessionTimeout time.Duration
+}
+
+// Presence keeps a started Worker in the registry and in step with the
+// cluster:
+//
+//   - it registers the worker (role worker, Addr = w.Host(), its groups)
+//     and registers it again every Interval with a fresh heartbeat: host
+//     CPU, memory and load from /proc, running tasks and capacity;
+//   - it follows the elected master: masters campaign with their RPC
+//     address, so a new leader id becomes w.SetMaster(id), which re-sends
+//     the reports not yet persisted to the new leader at once;
+//   - it keeps a task from running twice. The master fails over the tasks of
+//     a worker whose registry session ended, a grace period (1s) after its
+//     node vanished. So while the session is in doubt (Suspended, Expired)
+//     dispatches are refused, and the tasks are dropped (killed with
+//     SIGKILL, forgotten, no result) when the session expired or the
+//     connection stayed suspended for SessionTimeout/3. Why a third: the
+//     client notices a dead connection only after 2/3 of the timeout
+//     without traffic, so the server may expire the session 1/3 of the
+//     timeout after Suspended, and the master acts a grace period later;
+//     waiting a whole SessionTimeout would leave both copies running for
+//     seconds. After a drop the worker registers as a new incarnation (a
+//     new StartTime), so that a master that did not see its node vanish
+//     (the session survived after all, or the gap was too short to see)
+//     still fails the dropped tasks over, as for a restarted worker. A new
+//     session (Connected) re-registers by itself; heartbeats go on.
+//
+// In the process, stop the Worker before its Presence and the registry
+// after both: Worker.Stop kills the tasks while the node is still there,
+// so the master cannot start them elsewhere before they are dead.
+type Presence struct {
+	w      *Worker
+	reg    registry.Registry
+	el     registry.Elector
+	states registry.StateWatcher
+	opts   PresenceOptions
+	log    *zap.Logger
+
+	renew chan struct{} // cap 1, watch -> heartbeat: register as a new incarnation
+
+	life   sync.Mutex // serialises Start and Stop
+	state  int
+	addr   string
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the heartbeat and watch goroutines
+}
+
+// NewPresence returns a presence for w, which must be started before
+// Start. reg, el and states are usually one registry (registry.ZK, or
+// registry.Memory in standalone).
+func NewPresence(w *Worker, reg registry.Registry, el registry.Elector, states registry.StateWatcher,
+	o PresenceOptions, log *zap.Logger) *Presence {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	if o.Interval <= 0 {
+		o.Interval = 3 * time.Second
+	}
+	if o.SessionTimeout <= 0 {
+		o.SessionTimeout = 5 * time.Second
+	}
+	return &Presence{w: w, reg: reg, el: el, states: states, opts: o, log: log.Named("presence"),
+		renew: make(chan struct{}, 1)}
+}
+
+// Start registers the worker, points it at the current leader, and starts
+// heartbeating and watching; the worker is registered when it returns. ctx
+// bounds this first registration only.
+func (p *Presence) Start(ctx context.Context) error {
+	p.life.Lock()
+	defer p.life.Unlock()
+	switch p.state {
+	case stateStarted:
+		return errors.New("worker: presence already started")
+	case stateStopped:
+		return errors.New("worker: presence stopped")
+	}
+	switch {
+	case p.w == nil || p.reg == nil || p.el == nil || p.states == nil:
+		return errors.New("worker: presence needs a worker, a registry, an elector and a state watcher")
+	case p.w.Host() == "":
+		return errors.New("worker: presence: the worker is not started")
+	}
+	p.state = stateStopped // until fully started: a failed Start is final
+	p.addr = p.w.Host()
+	// Subscribed before the first look, so no change in between is missed.
+	changes, cancelChanges := p.reg.Changes()
+	states, cancelStates := p.states.States()
+	unsubscribe := func() { cancelChanges(); cancelStates() }
+	b := &beat{p: p, start: p.w.StartTime(), sampler: sysload.NewSampler("")}
+	if err := b.register(ctx); err != nil {
+		unsubscribe()
+		return fmt.Errorf("worker: register in the registry: %w", err)
+	}
+	leader := p.follow("")
+	runCtx, cancel := context.WithCancel(context.Background())
+	p.cancel = cancel
+	p.wg.Add(2)
+	go p.heartbeat(runCtx, b)
+	go p.watch(runCtx, changes, states, leader, unsubscribe)
+	p.state = stateStarted
+	p.log.Info("registered", zap.String("addr", p.addr), zap.Strings("groups", p.w.Groups()),
+		zap.Duration("interval", p.opts.Interval), zap.String("master", leader))
+	return nil
+}
+
+// Stop ends heartbeating, then deregisters the worker. Order: the
+// goroutines first and waited for, so that no heartbeat can register the
+// node again after Deregister. Safe twice and before Start.
+func (p *Presence) Stop() {
+	p.life.Lock()
+	defer p.life.Unlock()
+	if p.state != stateStarted {
+		p.state = stateStopped
+		return
+	}
+	p.state = stateStopped
+	p.cancel()
+	p.wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := p.reg.Deregister(ctx, registry.RoleWorker, p.addr); err != nil && !errors.Is(err, registry.ErrStopped) {
+		p.log.Warn("deregister", zap.Error(err)) // the node goes with the session anyway
+	}
+	p.log.Info("deregistered", zap.String("addr", p.addr))
+}
+
+// suspendLimit is how long a suspended connection is trusted; see Presence.
+func (p *Presence) suspendLimit() time.Duration { return p.opts.SessionTimeout / 3 }
+
+// beat is the heartbeat goroutine's state.
+type beat struct {
+	p       *Presence
+	start   time.Time // the incarnation's start: the worker's, renewed by a drop
+	sampler *sysload.Sampler
+	failing bool // registering fails: logged once, and again on recovery
+	noLoad  bool // /proc unreadable: logged once
+}
+
+// heartbeat registers the worker every Interval, and at once as a new
+// incarnation when the watch goroutine dropped the tasks.
+func (p *Presence) heartbeat(ctx context.Context, b *beat) {
+	defer p.wg.Done()
+	t := time.NewTicker(p.opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-p.renew:
+			b.start = time.Now().UTC()
+			p.log.Info("registering as a new incarnation: the tasks of the previous one were dropped",
+				zap.Time("start_time", b.start))
+		}
+		// Bounded: while suspended a registry may hold Register until it
+		// reconnects; the next beat tries again with fresh figures.
+		rctx, cancel := context.WithTimeout(ctx, p.opts.Interval)
+		err := b.register(rctx)
+		cancel()
+		switch {
+		case err != nil && ctx.Err() != nil: // stopping
+		case err != nil && !b.failing:
+			b.failing = true
+			p.log.Warn("heartbeat not written; retrying every interval", zap.Error(err))
+		case err == nil && b.failing:
+			b.failing = false
+			p.log.Info("heartbeats written again")
+		}
+	}
+}
+
+func (b *beat) register(ctx context.Context) error {
+	p := b.p
+	u, err := b.sampler.Sample()
+	if err != nil && !b.noLoad {
+		b.noLoad = true
+		p.log.Warn("host load not readable; heartbeats carry zeros for it", zap.Error(err))
+	}
+	st := p.w.Stats()
+	return p.reg.Register(ctx, registry.Node{
+		Role:   registry.RoleWorker,
+		Addr:   p.addr,
+		Groups: p.w.Groups(),
+		Heartbeat: registry.Heartbeat{
+			CPU:       u.CPU,
+			Memory:    u.Memory,
+			Load:      u.Load,
+			Running:   st.Running,
+			Capacity:  st.Capacity,
+			StartTime: b.start,
+			Time:      time.Now().UTC(),
+		},
+	})
+}
+
+// watch follows the leader and the connection state.
+func (p *Presence) watch(ctx context.Context, changes <-chan struct{}, states <-chan registry.ConnState,
+	leader string, unsubscribe func()) {
+	defer p.wg.Done()
+	defer unsubscribe()
+	tick := time.NewTicker(p.opts.Interval)
+	defer tick.Stop()
+	var limit *time.Timer // runs while suspended
+	stopLimit := func() {
+		if limit != nil {
+			limit.Stop()
+			limit = nil
+		}
+	}
+	defer stopLimit()
+	for {
+		var limitC <-chan time.Time
+		if limit != nil {
+			limitC = limit.C
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changes:
+			leader = p.follow(leader)
+		case <-tick.C:
+			// Some electors (registry.Memory) do not signal a new leader
+			// through Changes.
+			leader = p.follow(leader)
+		case s, ok := <-states:
+			if !ok {
+				states = nil
+				continue
+			}
+			switch s {
+			case registry.Suspended:
+				p.w.refuseDispatches("worker's registry connection is suspended")
+				if limit == nil {
+					limit = time.NewTimer(p.suspendLimit())
+					p.log.Warn("registry connection suspended: refusing dispatches; the tasks are dropped unless it is back in time",
+						zap.Duration("within", p.suspendLimit()))
+				}
+			case registry.Expired:
+				stopLimit()
+				p.w.refuseDispatches("worker's registry session expired")
+				p.drop("registry session expired")
+			case registry.Connected, registry.Reconnected:
+				stopLimit()
+				if p.w.refusal.Load() != nil {
+					p.log.Info("registry connection back: accepting dispatches", zap.Stringer("state", s))
+				}
+				p.w.acceptDispatches()
+				leader = p.follow(leader)
+			}
+		case <-limitC:
+			limit = nil
+			p.drop(fmt.Sprintf("registry connection suspended for %s", p.suspendLimit()))
+		}
+	}
+}
+
+// drop kills and forgets every task, and asks for a new incarnation if
+// there was any.
+func (p *Presence) drop(reason string) {
+	if p.w.dropAll(reason) == 0 {
+		return
+	}
+	select {
+	case p.renew <- struct{}{}:
+	default: // one is pending already
+	}
+}
+
+// follow points the worker at the elected master if it changed from prev;
+// it returns the master now followed.
+func (p *Presence) follow(prev string) string {
+	id, ok := p.el.Leader()
+	if !ok || id == "" || id == prev {
+		return prev
+	}
+	p.log.Info("following the elected master", zap.String("master", id), zap.String("previous", prev))
+	p.w.SetMaster(id)
+	return id
+}

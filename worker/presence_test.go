@@ -1,0 +1,305 @@
+package worker
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/beluga-scheduler/beluga/common/registry"
+	"github.com/beluga-scheduler/beluga/remote/message"
+)
+
+// fakeStates is a StateWatcher the test drives.
+type fakeStates struct {
+	mu   sync.Mutex
+	subs map[int]chan registry.ConnState
+	next int
+}
+
+func newFakeStates() *fakeStates { return &fakeStates{subs: map[int]chan registry.ConnState{}} }
+
+func (f *fakeStates) States() (<-chan registry.ConnState, func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ch := make(chan registry.ConnState, 16)
+	ch <- registry.Connected
+	id := f.next
+	f.next++
+	f.subs[id] = ch
+	return ch, func() {
+		f.mu.Lock()
+		delete(f.subs, id)
+		f.mu.Unlock()
+	}
+}
+
+func (f *fakeStates) set(s registry.ConnState) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, ch := range f.subs {
+		ch <- s
+	}
+}
+
+func startPresence(t *testing.T, w *Worker, reg *registry.Memory, states registry.StateWatcher, o PresenceOptions) *Presence {
+	t.Helper()
+	p := NewPresence(w, reg, reg, states, o, zaptest.NewLogger(t))
+	if err := p.Start(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	return p
+}
+
+// node returns the registered worker node at addr.
+func node(reg *registry.Memory, addr string) (registry.Node, bool) {
+	for _, n := range reg.Nodes(registry.RoleWorker) {
+		if n.Addr == addr {
+			return n, true
+		}
+	}
+	return registry.Node{}, false
+}
+
+func mustNode(t *testing.T, reg *registry.Memory, addr string) registry.Node {
+	t.Helper()
+	n, ok := node(reg, addr)
+	if !ok {
+		t.Fatalf("worker %s not registered", addr)
+	}
+	return n
+}
+
+func TestPresenceHeartbeats(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{Groups: []string{"etl", "ml"}, Slots: 3})
+	reg := registry.NewMemory()
+	p := startPresence(t, b.w, reg, reg, PresenceOptions{Interval: 20 * time.Millisecond})
+	n := mustNode(t, reg, b.w.Host()) // registered when Start returns
+	hb := n.Heartbeat
+	if !slices.Equal(n.Groups, []string{"etl", "ml"}) || hb.Capacity != 3 || hb.Running != 0 ||
+		!hb.StartTime.Equal(b.w.StartTime()) || hb.Time.Before(hb.StartTime) {
+		t.Fatalf("node = %+v, want groups etl ml, capacity 3, the worker's start time", n)
+	}
+	if hb.Memory <= 0 || hb.Memory > 100 || hb.CPU < 0 || hb.CPU > 100 || hb.Load < 0 {
+		t.Fatalf("host load out of range: %+v", hb)
+	}
+	waitFor(t, "a later heartbeat", func() bool {
+		n := mustNode(t, reg, b.w.Host())
+		return n.Heartbeat.Time.After(hb.Time) && n.Heartbeat.StartTime.Equal(hb.StartTime)
+	})
+	b.mustDispatch(t, b.dispatchMsg(1, "sleep 100"))
+	waitFor(t, "a heartbeat counting the running task", func() bool {
+		return mustNode(t, reg, b.w.Host()).Heartbeat.Running == 1
+	})
+	b.request(t, message.Kill{TaskInstanceID: 1})
+	p.Stop()
+	if _, ok := node(reg, b.w.Host()); ok {
+		t.Fatal("worker still registered after Stop")
+	}
+	p.Stop() // twice: harmless
+	if err := p.Start(ctxT(t)); err == nil {
+		t.Fatal("Start after Stop succeeded")
+	}
+}
+
+func TestPresenceStartErrors(t *testing.T) {
+	t.Parallel()
+	reg := registry.NewMemory()
+	w, err := New(Config{Listen: "127.0.0.1:0", DataDir: t.TempDir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPresence(w, reg, reg, reg, PresenceOptions{}, nil)
+	if err := p.Start(ctxT(t)); err == nil || !strings.Contains(err.Error(), "not started") {
+		t.Fatalf("Start with a worker not started = %v", err)
+	}
+	if err := NewPresence(w, nil, reg, reg, PresenceOptions{}, nil).Start(ctxT(t)); err == nil {
+		t.Fatal("Start without a registry succeeded")
+	}
+	NewPresence(w, reg, reg, reg, PresenceOptions{}, nil).Stop() // before Start: harmless
+}
+
+// TestPresenceFollowsLeader: the first master comes from the election, and
+// a new leader gets the reports its predecessor did not persist at once,
+// not at the next resend tick.
+func TestPresenceFollowsLeader(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{ResendInterval: time.Minute})
+	second := startMaster(t)
+	reg := registry.NewMemory()
+	if _, err := reg.Campaign(ctxT(t), b.master.addr()); err != nil {
+		t.Fatal(err)
+	}
+	// A long interval: only registry changes make the presence look.
+	startPresence(t, b.w, reg, reg, PresenceOptions{Interval: time.Hour})
+	b.master.hold(message.KindResult)
+	d := b.dispatchMsg(1, "true")
+	d.MasterAddr, d.Epoch = "", 0 // reports go to the master the presence set
+	b.mustDispatch(t, d)
+	waitReport[message.Result](t, b.master, 1)
+
+	reg.Resign()
+	if _, err := reg.Campaign(ctxT(t), second.addr()); err != nil {
+		t.Fatal(err)
+	}
+	// The new master announces itself, as masters do: a registry change.
+	if err := reg.Register(ctxT(t), registry.Node{Role: registry.RoleMaster, Addr: second.addr()}); err != nil {
+		t.Fatal(err)
+	}
+	res := waitReport[message.Result](t, second, 1)
+	if res.State != "succeeded" {
+		t.Fatalf("result at the new leader = %+v", res)
+	}
+	if n := second.count(1, message.TypeAck) + second.count(1, message.TypeRunning); n != 0 {
+		t.Fatalf("the new leader got %d reports the old one had persisted", n)
+	}
+}
+
+// silentChanges is a registry whose Changes never fire.
+type silentChanges struct{ *registry.Memory }
+
+func (silentChanges) Changes() (<-chan struct{}, func()) { return make(chan struct{}), func() {} }
+
+// TestPresenceFollowsLeaderWithoutChanges: a leader change that no
+// registry change signals is seen within an Interval.
+func TestPresenceFollowsLeaderWithoutChanges(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{ResendInterval: time.Minute})
+	second := startMaster(t)
+	reg := registry.NewMemory()
+	if _, err := reg.Campaign(ctxT(t), b.master.addr()); err != nil {
+		t.Fatal(err)
+	}
+	p := NewPresence(b.w, silentChanges{reg}, reg, reg, PresenceOptions{Interval: 20 * time.Millisecond}, zaptest.NewLogger(t))
+	if err := p.Start(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	b.master.hold(message.KindResult)
+	b.mustDispatch(t, b.dispatchMsg(1, "true"))
+	waitReport[message.Result](t, b.master, 1)
+	reg.Resign()
+	if _, err := reg.Campaign(ctxT(t), second.addr()); err != nil {
+		t.Fatal(err)
+	}
+	waitReport[message.Result](t, second, 1)
+}
+
+// refusedForSession reports whether a dispatch is refused for the
+// registry session; an accepted one runs `true`.
+func (b *bundle) refusedForSession(t *testing.T, id int64) bool {
+	r := b.dispatch(t, b.dispatchMsg(id, "true"))
+	return !r.Accepted && strings.Contains(r.Reason, "registry")
+}
+
+func TestPresenceExpiredDropsTasks(t *testing.T) {
+	t.Parallel()
+	// KillGrace beyond the test: the group dies of an immediate SIGKILL.
+	b := setup(t, Config{KillGrace: time.Hour})
+	reg := registry.NewMemory()
+	states := newFakeStates()
+	startPresence(t, b.w, reg, states, PresenceOptions{Interval: time.Hour, SessionTimeout: time.Hour})
+	pgid, pids := b.startGroup(t, b.dispatchMsg(1, "(trap '' TERM; sleep 300) & sleep 300; wait"))
+	before := mustNode(t, reg, b.w.Host()).Heartbeat.StartTime
+
+	states.set(registry.Expired)
+	waitFor(t, "the task's group to be killed", func() bool { return gone(pgid, pids) })
+	waitFor(t, "the slot freed", func() bool { return b.w.Stats().Running == 0 })
+	if n := b.master.count(1, message.TypeResult); n != 0 {
+		t.Fatalf("a dropped task sent %d results", n)
+	}
+	if !b.refusedForSession(t, 2) {
+		t.Fatal("dispatch accepted after the session expired")
+	}
+	waitFor(t, "registered as a new incarnation", func() bool {
+		return mustNode(t, reg, b.w.Host()).Heartbeat.StartTime.After(before)
+	})
+	states.set(registry.Connected) // the new session
+	waitFor(t, "dispatches accepted again", func() bool { return !b.refusedForSession(t, 3) })
+	if res := waitReport[message.Result](t, b.master, 3); res.State != "succeeded" {
+		t.Fatalf("result after reconnect = %+v", res)
+	}
+}
+
+func TestPresenceSuspendedTooLongDropsTasks(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{KillGrace: time.Hour})
+	reg := registry.NewMemory()
+	states := newFakeStates()
+	startPresence(t, b.w, reg, states, PresenceOptions{Interval: time.Hour, SessionTimeout: 300 * time.Millisecond})
+	pgid, pids := b.startGroup(t, b.dispatchMsg(1, "sleep 300 & sleep 300; wait"))
+	before := mustNode(t, reg, b.w.Host()).Heartbeat.StartTime
+	states.set(registry.Suspended)
+	waitFor(t, "dispatches refused while suspended", func() bool { return b.refusedForSession(t, 2) })
+	waitFor(t, "the task's group to be killed", func() bool { return gone(pgid, pids) })
+	waitFor(t, "registered as a new incarnation", func() bool {
+		return mustNode(t, reg, b.w.Host()).Heartbeat.StartTime.After(before)
+	})
+	if n := b.master.count(1, message.TypeResult); n != 0 {
+		t.Fatalf("a dropped task sent %d results", n)
+	}
+	states.set(registry.Reconnected)
+	waitFor(t, "dispatches accepted again", func() bool { return !b.refusedForSession(t, 3) })
+}
+
+func TestPresenceShortSuspensionKeepsTasks(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	reg := registry.NewMemory()
+	states := newFakeStates()
+	const timeout = 600 * time.Millisecond // tasks dropped after 200ms suspended
+	startPresence(t, b.w, reg, states, PresenceOptions{Interval: time.Hour, SessionTimeout: timeout})
+	pgid, pids := b.startGroup(t, b.dispatchMsg(1, "sleep 300 & sleep 300; wait"))
+	start := mustNode(t, reg, b.w.Host()).Heartbeat.StartTime
+	suspended := time.Now()
+	states.set(registry.Suspended)
+	waitFor(t, "dispatches refused while suspended", func() bool { return b.refusedForSession(t, 2) })
+	states.set(registry.Reconnected)
+	waitFor(t, "dispatches accepted again", func() bool { return !b.refusedForSession(t, 3) })
+	if time.Since(suspended) >= timeout/3 {
+		t.Skip("the machine is too slow to reconnect within the limit")
+	}
+	// Past the limit, the task still runs: the timer was stopped.
+	for time.Since(suspended) < 2*timeout/3 {
+		if gone(pgid, pids) {
+			t.Fatal("a short suspension dropped the task")
+		}
+		time.Sleep(10 * time.Millisecond) // watching over a span of time
+	}
+	if gone(pgid, pids) {
+		t.Fatal("a short suspension dropped the task")
+	}
+	if n := mustNode(t, reg, b.w.Host()).Heartbeat.StartTime; !n.Equal(start) {
+		t.Fatal("a short suspension changed the incarnation")
+	}
+	b.request(t, message.Kill{TaskInstanceID: 1})
+	waitReport[message.Result](t, b.master, 1)
+}
+
+// TestPresenceDeregistersOnStop follows the documented order (worker, then
+// presence): the node is gone and stays gone.
+func TestPresenceDeregistersOnStop(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	reg := registry.NewMemory()
+	p := NewPresence(b.w, reg, reg, reg, PresenceOptions{Interval: 10 * time.Millisecond}, zaptest.NewLogger(t))
+	if err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b.w.Stop()
+	p.Stop()
+	// No heartbeat registers it again after Deregister.
+	deadline := time.Now().Add(50 * time.Millisecond) // five intervals
+	for time.Now().Before(deadline) {
+		if _, ok := node(reg, b.w.Host()); ok {
+			t.Fatal("worker registered after Stop")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
