@@ -333,7 +333,7 @@ func TestRun(t *testing.T) {
 		{"bad priority", "nightly_etl", `{"priority":"urgent"}`, 400, CodeBadRequest, "urgent"},
 		{"bad worker group", "nightly_etl", `{"worker_group":"a/b"}`, 400, CodeBadRequest, "worker_group"},
 		{"negative version", "nightly_etl", `{"version":-1}`, 400, CodeBadRequest, "version"},
-		{"unknown field", "nightly_etl", `{"start_nodes":["a"]}`, 400, CodeBadRequest, "start_nodes"},
+		{"unknown field", "nightly_etl", `{"start_node":["a"]}`, 400, CodeBadRequest, "start_node"},
 		{"bad json", "nightly_etl", `{"params":`, 400, CodeBadRequest, "invalid JSON"},
 		{"missing version", "nightly_etl", `{"version":7}`, 404, CodeNotFound, "nightly_etl"},
 		{"missing workflow", "nope", ``, 404, CodeNotFound, "nope"},

@@ -141,6 +141,12 @@ type RunRequest struct {
 	Version     int               `json:"version,omitempty"`
 	Priority    string            `json:"priority,omitempty"`
 	WorkerGroup string            `json:"worker_group,omitempty"`
+	// StartNodes runs only these tasks and, by Scope (only, upstream or
+	// downstream; default only), their upstream or downstream tasks.
+	StartNodes []string `json:"start_nodes,omitempty"`
+	Scope      string   `json:"scope,omitempty"`
+	// DryRun records every task as succeeded without running it.
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
 // Instance is a workflow instance (one run).
@@ -157,6 +163,9 @@ type Instance struct {
 	RunTimes     int               `json:"run_times"`
 	Reason       string            `json:"reason"`
 	Params       map[string]string `json:"params"`
+	StartNodes   []string          `json:"start_nodes,omitempty"`
+	Scope        string            `json:"scope,omitempty"`
+	DryRun       bool              `json:"dry_run"`
 	ScheduleTime *Time             `json:"schedule_time"`
 	StartTime    *Time             `json:"start_time"`
 	EndTime      *Time             `json:"end_time"`
@@ -171,7 +180,7 @@ func fromInstance(w model.WorkflowInstance) Instance {
 	return Instance{ID: w.ID, Project: w.Project, Workflow: w.Workflow, Version: w.Version,
 		State: string(w.State), CommandType: string(w.CommandType), Priority: w.Priority.String(),
 		WorkerGroup: w.WorkerGroup, Host: w.Host, RunTimes: w.RunTimes, Reason: w.Reason,
-		Params: params, ScheduleTime: timePtr(w.ScheduleTime), StartTime: timePtr(w.StartTime),
+		Params: params, StartNodes: w.StartNodes, Scope: w.Scope, DryRun: w.DryRun, ScheduleTime: timePtr(w.ScheduleTime), StartTime: timePtr(w.StartTime),
 		EndTime: timePtr(w.EndTime), CreatedAt: timeOf(w.CreatedAt)}
 }
 
@@ -276,6 +285,7 @@ type TaskInstance struct {
 	State              string `json:"state"`
 	Attempt            int    `json:"attempt"`
 	Superseded         bool   `json:"superseded"`
+	DryRun             bool   `json:"dry_run"`
 	Host               string `json:"host"`
 	PID                int    `json:"pid"`
 	ExitCode           *int   `json:"exit_code"`
@@ -291,7 +301,7 @@ type TaskInstance struct {
 
 func fromTask(t model.TaskInstance) TaskInstance {
 	return TaskInstance{ID: t.ID, WorkflowInstanceID: t.WorkflowInstanceID, Name: t.Name, Type: t.Type,
-		State: string(t.State), Attempt: t.Attempt, Superseded: t.Superseded, Host: t.Host, PID: t.PID,
+		State: string(t.State), Attempt: t.Attempt, Superseded: t.Superseded, DryRun: t.DryRun, Host: t.Host, PID: t.PID,
 		ExitCode: t.ExitCode, Priority: t.Priority.String(), WorkerGroup: t.WorkerGroup, TaskGroup: t.TaskGroup, LogPath: t.LogPath,
 		SubmitTime: timePtr(t.SubmitTime), DispatchTime: timePtr(t.DispatchTime),
 		StartTime: timePtr(t.StartTime), EndTime: timePtr(t.EndTime)}

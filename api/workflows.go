@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/beluga-scheduler/beluga/common/dag"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/common/store"
@@ -261,6 +262,10 @@ func (h *handlers) runWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if req.WorkerGroup != "" && !validName(req.WorkerGroup) {
 		return badRequest("worker_group %q is not valid: %s", req.WorkerGroup, nameRule)
 	}
+	if err := h.checkStartNodes(r, project, name, req); err != nil {
+		return err
+	}
+	rr.StartNodes, rr.Scope, rr.DryRun = req.StartNodes, req.Scope, req.DryRun
 	inst, err := h.Store.CreateRun(r.Context(), rr)
 	if err != nil {
 		return storeError(err)
@@ -289,4 +294,40 @@ func definitions(defs []model.WorkflowDefinition) List[Workflow] {
 		out.Items[i] = fromDefinition(d, false)
 	}
 	return out
+}
+
+// checkStartNodes refuses start nodes that the run's workflow version does
+// not have, and a scope other than only, upstream or downstream.
+func (h *handlers) checkStartNodes(r *http.Request, project, name string, req RunRequest) error {
+	if req.Scope != "" && len(req.StartNodes) == 0 {
+		return badRequest("scope %q needs start_nodes", req.Scope)
+	}
+	if len(req.StartNodes) == 0 {
+		return nil
+	}
+	if _, err := dag.ParseScope(req.Scope); err != nil {
+		return badRequest("scope: %v", err)
+	}
+	def, err := h.Store.GetWorkflow(r.Context(), project, name, req.Version)
+	if err != nil {
+		return storeError(err)
+	}
+	wf, err := spec.ParseStored(def.SpecJSON)
+	if err != nil {
+		return fmt.Errorf("stored spec of %s version %d: %w", name, def.Version, err)
+	}
+	known := map[string]bool{}
+	for _, t := range wf.Tasks {
+		known[t.Name] = true
+	}
+	var missing []string
+	for _, n := range req.StartNodes {
+		if !known[n] {
+			missing = append(missing, strconv.Quote(n))
+		}
+	}
+	if len(missing) > 0 {
+		return badRequest("start_nodes: workflow %q version %d has no task %s", name, def.Version, strings.Join(missing, ", "))
+	}
+	return nil
 }

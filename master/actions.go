@@ -196,7 +196,7 @@ func (r *runner) forgive(name string) {
 	if r.halted || r.halt != "" {
 		return
 	}
-	for _, next := range r.def.graph.ReadyAfter(name, r.succeeded) {
+	for _, next := range r.graph.ReadyAfter(name, r.succeeded) {
 		if !r.submitted[next] {
 			r.submitted[next] = true
 			r.pending = append(r.pending, next)
@@ -241,6 +241,20 @@ func (t *term) reopen(a store.Action) {
 			return
 		}
 		from = []model.WorkflowState{model.WorkflowFailed, model.WorkflowStopped}
+	case store.ActionStop, store.ActionPause:
+		// Asked before any master started the instance: its start command
+		// was dropped, so end it here as asked.
+		inst, err := t.store.GetWorkflowInstance(t.ctx, a.InstanceID)
+		end := map[model.WorkflowState]model.WorkflowState{model.WorkflowReadyStop: model.WorkflowStopped, model.WorkflowReadyPause: model.WorkflowPaused}
+		if to, ok := end[inst.State]; err == nil && ok {
+			if err := t.store.FinishWorkflowInstance(t.ctx, inst.ID, to, time.Now().UTC(), string(to)+" before it started"); err != nil {
+				t.checkFenced(err)
+			}
+			t.history(a, string(to)+" before any task started")
+			return
+		}
+		t.history(a, "ignored: the instance is not running")
+		return
 	default:
 		t.history(a, "ignored: the instance is not running")
 		return

@@ -51,7 +51,7 @@ func (r *runner) rebuild(ctx context.Context) bool {
 	}
 	switch r.mode {
 	case store.ActionRerun:
-		r.redo(r.def.graph.Nodes())
+		r.redo(r.graph.Nodes())
 	case store.ActionRecoverFailed:
 		var bad []string
 		for name, t := range r.latest {
@@ -59,7 +59,7 @@ func (r *runner) rebuild(ctx context.Context) bool {
 				bad = append(bad, name)
 			}
 		}
-		r.redo(r.def.graph.Descendants(bad...))
+		r.redo(r.graph.Descendants(bad...))
 	}
 	inflight := map[string][]*model.TaskInstance{}
 	var requeue, unpause []*model.TaskInstance
@@ -165,8 +165,8 @@ func (r *runner) rebuild(ctx context.Context) bool {
 		r.t.disp.Submit(items...)
 	}
 	if !r.halted {
-		for _, name := range r.def.graph.TopoOrder() {
-			if !r.submitted[name] && r.def.graph.Ready(name, r.succeeded) {
+		for _, name := range r.graph.TopoOrder() {
+			if !r.submitted[name] && r.graph.Ready(name, r.succeeded) {
 				r.submitted[name] = true
 				r.pending = append(r.pending, name)
 			}

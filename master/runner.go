@@ -20,11 +20,12 @@ import (
 // task. Only its own goroutine touches these fields; it is driven by task
 // events arriving in its mailbox (DESIGN.md step 3).
 type runner struct {
-	t    *term
-	log  *zap.Logger
-	inst model.WorkflowInstance
-	def  *definition
-	mode store.ActionKind // "start": a new instance; else rebuild from the DB (see startInstanceMode)
+	t     *term
+	log   *zap.Logger
+	inst  model.WorkflowInstance
+	def   *definition
+	graph *dag.Graph       // the tasks this instance runs: all, or a run's start nodes and scope
+	mode  store.ActionKind // "start": a new instance; else rebuild from the DB (see startInstanceMode)
 
 	latest    map[string]*model.TaskInstance // by task name
 	names     map[int64]string               // task instance id -> task name
@@ -85,12 +86,26 @@ func newRunner(t *term, inst model.WorkflowInstance, def *definition, mode store
 func (r *runner) run(ctx context.Context) {
 	defer close(r.done)
 	defer r.t.forget(r)
+	r.graph = r.def.graph
+	if len(r.inst.StartNodes) > 0 {
+		scope, err := dag.ParseScope(r.inst.Scope)
+		if err == nil {
+			r.graph, err = r.def.graph.SubGraph(r.inst.StartNodes, scope)
+		}
+		if err != nil {
+			// The API checks start nodes against the version it runs; a bad
+			// pair here ends the instance rather than guessing.
+			r.failed = append(r.failed, "start nodes: "+err.Error())
+			r.finish(ctx)
+			return
+		}
+	}
 	if r.mode != "start" {
 		if !r.rebuild(ctx) {
 			return
 		}
 	} else {
-		r.pending = append(r.pending, r.def.graph.Roots()...)
+		r.pending = append(r.pending, r.graph.Roots()...)
 	}
 	if to := r.def.wf.Timeout.D(); to > 0 && r.inst.StartTime != nil {
 		r.t.wheel.Add(deadline{When: r.inst.StartTime.Add(to), Kind: workflowTimeout, WorkflowID: r.inst.ID})
@@ -147,7 +162,7 @@ func (r *runner) onTask(ev taskEvent) {
 		if r.halted || r.halt == store.ActionStop {
 			return
 		}
-		for _, next := range r.def.graph.ReadyAfter(name, r.succeeded) {
+		for _, next := range r.graph.ReadyAfter(name, r.succeeded) {
 			if !r.submitted[next] {
 				r.submitted[next] = true
 				r.pending = append(r.pending, next)
@@ -183,9 +198,20 @@ func (r *runner) succeeded(name string) bool {
 // state wheel says the interval has passed. It returns false when the
 // context ended before the write went through.
 func (r *runner) flush(ctx context.Context) bool {
-	if len(r.pending) == 0 && len(r.again) == 0 && len(r.retries) == 0 {
-		return true
+	// A dry run's tasks succeed as they are written, which makes more
+	// ready: write those too, until nothing is left.
+	for len(r.pending) > 0 || len(r.again) > 0 || len(r.retries) > 0 {
+		if !r.flushOnce(ctx) {
+			return false
+		}
+		if !r.inst.DryRun {
+			break
+		}
 	}
+	return true
+}
+
+func (r *runner) flushOnce(ctx context.Context) bool {
 	now := time.Now().UTC()
 	var tasks []*model.TaskInstance
 	var prev []int64
@@ -227,6 +253,11 @@ func (r *runner) flush(ctx context.Context) bool {
 			t.State = held
 			delete(due, t)
 		}
+	} else if r.inst.DryRun {
+		for _, t := range tasks {
+			t.State, t.DryRun, t.StartTime, t.EndTime = model.TaskSucceeded, true, &now, &now
+			delete(due, t)
+		}
 	}
 	if !retry(ctx, r.log, "write submitted tasks", func() error {
 		err := r.t.store.InsertAttempts(ctx, prev, tasks)
@@ -245,6 +276,10 @@ func (r *runner) flush(ctx context.Context) bool {
 		if t.State == model.TaskPaused || t.State == model.TaskKilled {
 			continue // held by a pause or stop: not active
 		}
+		if t.DryRun {
+			r.active++ // counted, then finished at once below
+			continue
+		}
 		r.active++
 		if at, delayed := due[t]; delayed {
 			r.t.wheel.Add(deadline{When: at, Kind: retryDue, WorkflowID: r.inst.ID, TaskInstanceID: t.ID})
@@ -254,6 +289,12 @@ func (r *runner) flush(ctx context.Context) bool {
 	}
 	r.pending, r.again, r.retries = r.pending[:0], r.again[:0], r.retries[:0]
 	r.t.disp.Submit(items...)
+	for _, t := range tasks {
+		if t.DryRun {
+			t.State = model.TaskSubmitted // so onTask takes it as news
+			r.onTask(taskEvent{TaskInstanceID: t.ID, State: model.TaskSucceeded, StartTime: now, EndTime: now})
+		}
+	}
 	return true
 }
 

@@ -3,7 +3,10 @@ package standalone_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -75,5 +78,63 @@ tasks:
 	}
 	if iv.State != "failed" || iv.task("killed").State != "failed" || iv.task("warned").State != "succeeded" {
 		t.Fatalf("instance %s, killed %s, warned %s", iv.State, iv.task("killed").State, iv.task("warned").State)
+	}
+}
+
+func TestStartNodesScopeAndDryRun(t *testing.T) {
+	e := start(t, "")
+	runs := filepath.Join(e.dir, "runs")
+	e.apply(fmt.Sprintf(`name: scoped
+tasks:
+  - {name: a, command: "echo a >> %[1]s"}
+  - {name: b, command: "echo b >> %[1]s", depends_on: [a]}
+  - {name: c, command: "echo c >> %[1]s", depends_on: [b]}
+  - {name: d, command: "echo d >> %[1]s", depends_on: [c]}
+`, runs))
+	runWith := func(body string) instanceView {
+		var out struct{ ID int64 }
+		e.do("POST", "/api/v1/projects/demo/workflows/scoped/runs", body, http.StatusCreated, &out)
+		return e.wait(out.ID, 30*time.Second)
+	}
+	for _, tc := range []struct {
+		body string
+		want string
+	}{
+		{`{"start_nodes":["b"]}`, "b"},
+		{`{"start_nodes":["b"],"scope":"downstream"}`, "b,c,d"},
+		{`{"start_nodes":["c"],"scope":"upstream"}`, "a,b,c"},
+	} {
+		os.Remove(runs)
+		iv := runWith(tc.body)
+		if iv.State != "succeeded" || runsOf(t, runs) != tc.want || len(iv.Tasks) != strings.Count(tc.want, ",")+1 {
+			t.Fatalf("%s: state %s, ran %q, %d task rows; want %q", tc.body, iv.State, runsOf(t, runs), len(iv.Tasks), tc.want)
+		}
+	}
+	os.Remove(runs)
+	iv := runWith(`{"dry_run":true}`)
+	if iv.State != "succeeded" || len(iv.Tasks) != 4 || runsOf(t, runs) != "" {
+		t.Fatalf("dry run: %s, %d rows, ran %q", iv.State, len(iv.Tasks), runsOf(t, runs))
+	}
+	var raw struct {
+		DryRun bool `json:"dry_run"`
+		Tasks  []struct {
+			DryRun bool   `json:"dry_run"`
+			State  string `json:"state"`
+		} `json:"tasks"`
+	}
+	e.do("GET", fmt.Sprintf("/api/v1/instances/%d", iv.ID), "", http.StatusOK, &raw)
+	for _, tk := range raw.Tasks {
+		if !raw.DryRun || !tk.DryRun || tk.State != "succeeded" {
+			t.Fatalf("dry run flags: %+v", raw)
+		}
+	}
+	var bad string
+	e.do("POST", "/api/v1/projects/demo/workflows/scoped/runs", `{"start_nodes":["zz"]}`, http.StatusBadRequest, &bad)
+	if !strings.Contains(bad, `zz`) {
+		t.Fatalf("unknown start node: %s", bad)
+	}
+	e.do("POST", "/api/v1/projects/demo/workflows/scoped/runs", `{"start_nodes":["a"],"scope":"sideways"}`, http.StatusBadRequest, &bad)
+	if !strings.Contains(bad, "sideways") {
+		t.Fatalf("bad scope: %s", bad)
 	}
 }

@@ -30,6 +30,9 @@ func (s Scope) String() string {
 
 // ParseScope maps "only", "upstream" or "downstream" to a Scope.
 func ParseScope(s string) (Scope, error) {
+	if s == "" {
+		return ScopeOnly, nil // a run that names start nodes and no scope runs just them
+	}
 	for i, n := range scopeNames {
 		if n == s {
 			return Scope(i), nil
