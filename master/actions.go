@@ -90,6 +90,14 @@ func (r *runner) onAction(ctx context.Context, a store.Action) {
 			r.forgive(t.Name)
 			r.note(ctx, "force_success", t.ID, "task counts as succeeded; downstream continues")
 		}
+	case store.ActionForceStart:
+		t := r.byID(a.TaskInstanceID)
+		if t == nil || t.State != model.TaskSubmitted {
+			r.note(ctx, "force_start", a.TaskInstanceID, "ignored: not a queued latest attempt")
+			return
+		}
+		r.t.disp.ForceStart(t.ID)
+		r.note(ctx, "force_start", t.ID, "let through task group "+t.TaskGroup+" once")
 	default:
 		r.note(ctx, string(a.Action), a.TaskInstanceID, "ignored: the instance is running")
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/master"
 )
 
@@ -118,5 +119,55 @@ func TestTaskGroupLimitsConcurrency(t *testing.T) {
 	b, _ := os.ReadFile(log)
 	if got := strings.Join(strings.Fields(string(b)), ","); got != "start,end,start,end,start,end" {
 		t.Fatalf("tasks of a capacity-1 group overlapped: %s", got)
+	}
+}
+
+// TestForceStartPassesAFullTaskGroup: force_start lets one waiting task
+// through a full group; the group's count includes it until it ends.
+func TestForceStartPassesAFullTaskGroup(t *testing.T) {
+	c := newCell(t, master.Config{})
+	c.addWorker(4)
+	c.st.CreateTaskGroup(c.ctx, "db", 1, "")
+	gate := filepath.Join(c.dir, "gate")
+	c.apply(fmt.Sprintf(`name: pair
+tasks:
+  - {name: a, task_group: db, command: "while [ ! -f %[1]s ]; do sleep 0.01; done"}
+  - {name: b, task_group: db, command: "while [ ! -f %[1]s ]; do sleep 0.01; done"}
+`, gate))
+	inst := c.run("pair", model.PriorityMedium)
+	var waiting int64
+	waitFor(t, "one running, one waiting", func() bool {
+		run, sub := 0, int64(0)
+		for _, tk := range c.tasks(inst.ID) {
+			switch tk.State {
+			case model.TaskRunning:
+				run++
+			case model.TaskSubmitted:
+				sub = tk.ID
+			}
+		}
+		waiting = sub
+		return run == 1 && sub != 0
+	})
+	if _, err := c.st.RequestAction(c.ctx, store.ActionRequest{TaskInstanceID: waiting, Action: store.ActionForceStart, By: "op"}); err != nil {
+		t.Fatal(err)
+	}
+	c.m.Notify()
+	waitFor(t, "both running", func() bool {
+		n := 0
+		for _, tk := range c.tasks(inst.ID) {
+			if tk.State == model.TaskRunning {
+				n++
+			}
+		}
+		return n == 2
+	})
+	g, _ := c.st.GetTaskGroup(c.ctx, "db")
+	if g.InUse != 2 {
+		t.Fatalf("group in use %d while both run", g.InUse)
+	}
+	os.WriteFile(gate, nil, 0o644)
+	if got := c.finished(inst.ID); got.State != model.WorkflowSucceeded {
+		t.Fatalf("instance: %+v", got)
 	}
 }

@@ -42,6 +42,7 @@ func taskActionCommands(a *app) []*cobra.Command {
 	verbs := []struct{ use, action, short string }{
 		{"kill", "kill", "Kill a task instance"},
 		{"force-success", "force_success", "Make a failed or killed task count as succeeded, so its downstream may run"},
+		{"force-start", "force_start", "Let a task waiting for a full task group start once without a slot"},
 	}
 	var out []*cobra.Command
 	for _, v := range verbs {

@@ -44,11 +44,14 @@ const (
 	// ActionForceSuccess makes a failed or killed task count as
 	// forced_success, so its downstream may run.
 	ActionForceSuccess ActionKind = "force_success"
+	// ActionForceStart lets a task waiting for a full task group start
+	// once without a slot.
+	ActionForceStart ActionKind = "force_start"
 )
 
 var (
 	instanceActions = []ActionKind{ActionStop, ActionPause, ActionResume, ActionRerun, ActionRecoverFailed}
-	taskActions     = []ActionKind{ActionKill, ActionForceSuccess}
+	taskActions     = []ActionKind{ActionKill, ActionForceSuccess, ActionForceStart}
 )
 
 // InstanceActions lists the actions on a workflow instance.
@@ -182,6 +185,7 @@ var actionTarget = map[ActionKind]model.WorkflowState{
 var taskActionStates = map[ActionKind][]model.TaskState{
 	ActionKill:         {model.TaskSubmitted, model.TaskDispatched, model.TaskRunning, model.TaskDelayed},
 	ActionForceSuccess: {model.TaskFailed, model.TaskKilled},
+	ActionForceStart:   {model.TaskSubmitted},
 }
 
 // restartActions change a finished instance only when the master acts, so
@@ -322,6 +326,9 @@ func checkAction(tx *gorm.DB, req ActionRequest, inst workflowInstanceRow, task 
 		}
 		return "", fmt.Errorf("cannot %s %s: it is %s; %s needs a %s task: %w",
 			req.Action, what, ts, req.Action, orList(want), ErrConflict)
+	}
+	if req.Action == ActionForceStart && task.TaskGroup == "" {
+		return "", fmt.Errorf("cannot force_start %s: it has no task group to wait for: %w", what, ErrConflict)
 	}
 	if req.Action == ActionForceSuccess && !state.Finished() && state != model.WorkflowRunning {
 		return "", fmt.Errorf("cannot force_success %s: its workflow instance %d is %s; force_success needs a running or finished instance: %w",

@@ -476,13 +476,18 @@ func TestTaskActionValidity(t *testing.T) {
 	allowed := map[store.ActionKind][]model.TaskState{
 		store.ActionKill:         {model.TaskSubmitted, model.TaskDispatched, model.TaskRunning, model.TaskDelayed},
 		store.ActionForceSuccess: {model.TaskFailed, model.TaskKilled},
+		store.ActionForceStart:   {model.TaskSubmitted},
 	}
 	each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		inst := newInstance(t, s, model.WorkflowRunning)
+		if _, err := s.RequestAction(ctx, store.ActionRequest{TaskInstanceID: addTask(t, s, inst.ID, "a", model.TaskSubmitted, "").ID,
+			Action: store.ActionForceStart}); !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "no task group") {
+			t.Fatalf("force_start of a task without a task group: %v", err)
+		}
 		for _, action := range store.TaskActions() {
 			for _, ts := range taskStates {
-				task := addTask(t, s, inst.ID, "a", ts, "")
+				task := addTask(t, s, inst.ID, "a", ts, "db")
 				res, err := s.RequestAction(ctx, store.ActionRequest{TaskInstanceID: task.ID, Action: action, By: "bob"})
 				if !slices.Contains(allowed[action], ts) {
 					if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "it is "+string(ts)) {
@@ -508,7 +513,7 @@ func TestTaskActionValidity(t *testing.T) {
 			}
 		}
 		hist, err := s.History(ctx, inst.ID)
-		if err != nil || len(hist) != 6 || hist[0].TaskInstanceID == 0 || hist[0].Action != store.ActionKill || hist[5].Action != store.ActionForceSuccess {
+		if err != nil || len(hist) != 7 || hist[0].TaskInstanceID == 0 || hist[0].Action != store.ActionKill || hist[5].Action != store.ActionForceSuccess || hist[6].Action != store.ActionForceStart {
 			t.Fatalf("history %+v %v", hist, err)
 		}
 
