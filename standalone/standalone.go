@@ -55,7 +55,12 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger) (_ *Standalone
 		return nil, err
 	}
 	reg := registry.NewMemory()
-	sa.Master = master.New(master.Config{Listen: c.Master.Listen, Host: c.Master.Host, PollInterval: c.Master.PollInterval}, sa.Store, reg, reg, log)
+	sel, err := master.ParseSelector(c.Master.Selector)
+	if err != nil {
+		return nil, err
+	}
+	sa.Master = master.New(master.Config{Listen: c.Master.Listen, Host: c.Master.Host, PollInterval: c.Master.PollInterval,
+		Selector: sel, MaxRunning: c.Master.MaxRunning}, sa.Store, reg, reg, log)
 	if err = sa.Master.Start(ctx); err != nil {
 		return nil, err
 	}

@@ -64,10 +64,15 @@ func masterCommand() *cobra.Command {
 	zkFlags(s)
 	s.str("listen", "RPC address workers report to (default 127.0.0.1:0)", func(c *config.Config, v string) { c.Master.Listen = v })
 	s.str("host", "address advertised to workers (default: the bound address)", func(c *config.Config, v string) { c.Master.Host = v })
+	masterFlags(s)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, log, err := s.load()
 		if err != nil {
 			return err
+		}
+		sel, err := bmaster.ParseSelector(c.Master.Selector)
+		if err != nil {
+			return usageError{err}
 		}
 		defer log.Sync() //nolint:errcheck // stderr
 		ctx := cmd.Context()
@@ -82,7 +87,8 @@ func masterCommand() *cobra.Command {
 			return err
 		}
 		defer z.Stop()
-		m := bmaster.New(bmaster.Config{Listen: c.Master.Listen, Host: c.Master.Host, PollInterval: c.Master.PollInterval}, st, z, z, log)
+		m := bmaster.New(bmaster.Config{Listen: c.Master.Listen, Host: c.Master.Host, PollInterval: c.Master.PollInterval,
+			Selector: sel, MaxRunning: c.Master.MaxRunning}, st, z, z, log)
 		if err := m.Start(ctx); err != nil {
 			return err
 		}
@@ -180,6 +186,14 @@ func apiCommand() *cobra.Command {
 		return nil
 	}
 	return cmd
+}
+
+// masterFlags adds the scheduling settings shared by master and standalone.
+func masterFlags(s *settings) {
+	s.str("selector", "worker selection: round_robin (default), random or lower_weight",
+		func(c *config.Config, v string) { c.Master.Selector = v })
+	s.int("max-running", "cap on tasks running at once across all workers (0: none)",
+		func(c *config.Config, v int) { c.Master.MaxRunning = v })
 }
 
 func splitList(v string) []string {

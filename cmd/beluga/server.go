@@ -14,6 +14,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/config"
 	"github.com/beluga-scheduler/beluga/common/logging"
 	"github.com/beluga-scheduler/beluga/common/store"
+	bmaster "github.com/beluga-scheduler/beluga/master"
 	"github.com/beluga-scheduler/beluga/standalone"
 )
 
@@ -101,12 +102,16 @@ func standaloneCommand() *cobra.Command {
 		func(c *config.Config, v string) { c.DataDir = v })
 	s.int("slots", "tasks the worker runs at once (default 2 x CPUs)", func(c *config.Config, v int) { c.Worker.Slots = v })
 	s.str("shell", "shell that runs shell tasks: bash or sh", func(c *config.Config, v string) { c.Worker.Shell = v })
+	masterFlags(s)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, log, err := s.load()
 		if err != nil {
 			return err
 		}
 		defer log.Sync() //nolint:errcheck // stderr
+		if _, err := bmaster.ParseSelector(c.Master.Selector); err != nil {
+			return usageError{err}
+		}
 		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		startPprof(log)

@@ -287,5 +287,8 @@ func runCommand(a *app, need projectFunc) *cobra.Command {
 	c.Flags().StringVar(&opts.Priority, "priority", "", "highest, high, medium, low or lowest (default: the workflow's)")
 	c.Flags().StringVar(&opts.WorkerGroup, "worker-group", "", "worker group (default: the workflow's)")
 	c.Flags().BoolVar(&wait, "wait", false, "follow the run and exit 0 only if it succeeds")
+	c.Flags().StringSliceVar(&opts.StartNodes, "start-node", nil, "run only from these tasks (repeatable or comma-separated)")
+	c.Flags().StringVar(&opts.Scope, "scope", "", "with --start-node: only (default), upstream or downstream")
+	c.Flags().BoolVar(&opts.DryRun, "dry-run", false, "record every task as succeeded without running it")
 	return c
 }

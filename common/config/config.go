@@ -42,6 +42,10 @@ type MasterConfig struct {
 	Listen       string        `yaml:"listen" env:"BELUGA_MASTER_LISTEN"`
 	Host         string        `yaml:"host" env:"BELUGA_MASTER_HOST"`
 	PollInterval time.Duration `yaml:"poll_interval" env:"BELUGA_MASTER_POLL_INTERVAL"`
+	// Selector picks workers: round_robin (default), random or lower_weight.
+	Selector string `yaml:"selector" env:"BELUGA_MASTER_SELECTOR"`
+	// MaxRunning caps the tasks in flight at once (platform concurrency); 0: none.
+	MaxRunning int `yaml:"max_running" env:"BELUGA_MASTER_MAX_RUNNING"`
 }
 
 // WorkerConfig is the task runner.
