@@ -27,6 +27,7 @@ test-short:
 # Benchmarks print figures (see README); they are not pass/fail tests.
 bench: deps build
 	$(GO) run ./bench -bin $(BIN)
+	$(GO) run ./bench/control -bin $(BIN)
 
 # Failover times (kill -9 of the leader, of a worker; 5 runs each at the
 # default 5 s session timeout) and chain/fan-out figures of a real cluster:
