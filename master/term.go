@@ -307,8 +307,9 @@ func (w *workerWatch) run(ctx context.Context) {
 				continue
 			}
 			// Even if it is back: it left because its session ended, and a
-			// worker that loses its session kills its tasks.
-			w.failOver(ctx, l.addr)
+			// worker that loses its session kills its tasks. Only what was
+			// dispatched before the loss was seen is lost.
+			w.failOver(ctx, l.addr, l.at)
 		}
 		pending = rest
 		if wait > 0 {
@@ -327,7 +328,7 @@ func (w *workerWatch) snapshot() map[string]time.Time {
 
 // failOver marks the tasks held by a lost worker need_fault_tolerance and
 // tells their runners, which start new attempts.
-func (w *workerWatch) failOver(ctx context.Context, addr string) {
+func (w *workerWatch) failOver(ctx context.Context, addr string, lostAt time.Time) {
 	t := w.t
 	var tasks []model.TaskInstance
 	var changed []int64
@@ -336,9 +337,11 @@ func (w *workerWatch) failOver(ctx context.Context, addr string) {
 		if tasks, err = t.store.TasksOnHost(ctx, addr); err != nil {
 			return err
 		}
-		ids := make([]int64, len(tasks))
-		for i, tk := range tasks {
-			ids[i] = tk.ID
+		var ids []int64
+		for _, tk := range tasks {
+			if tk.DispatchTime == nil || tk.DispatchTime.Before(lostAt) {
+				ids = append(ids, tk.ID)
+			}
 		}
 		changed, err = t.store.NeedFaultTolerance(ctx, ids, addr)
 		if errors.Is(err, store.ErrFenced) {

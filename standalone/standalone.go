@@ -31,7 +31,7 @@ type Standalone struct {
 	Worker   *worker.Worker
 	API      *api.Server
 	logs     *remote.Client
-	presence presence
+	presence *worker.Presence
 	ready    chan struct{}
 	once     sync.Once
 }
@@ -105,11 +105,11 @@ func (sa *Standalone) stop() {
 	if sa.Master != nil {
 		sa.Master.Stop()
 	}
-	if sa.presence != nil {
-		sa.presence.Stop()
-	}
 	if sa.Worker != nil {
 		sa.Worker.Stop()
+	}
+	if sa.presence != nil {
+		sa.presence.Stop()
 	}
 	if sa.Store != nil {
 		sa.Store.Close()
@@ -138,9 +138,10 @@ func (f logFetcher) ReadLog(ctx context.Context, t model.TaskInstance, offset, l
 
 // StartWorker starts a worker with the settings of c and announces it in
 // reg (heartbeats, following the leader, dropping its tasks when its
-// registry session is lost). Stop the presence before the worker.
+// registry session is lost). Stop the worker before the presence: a worker
+// that leaves the registry first has its dying tasks run elsewhere.
 func StartWorker(ctx context.Context, c config.Config, reg registry.Registry, el registry.Elector,
-	states registry.StateWatcher, log *zap.Logger) (*worker.Worker, presence, error) {
+	states registry.StateWatcher, log *zap.Logger) (*worker.Worker, *worker.Presence, error) {
 	groups := c.Worker.Groups
 	if len(groups) == 0 {
 		groups = []string{model.DefaultWorkerGroup}
@@ -153,7 +154,7 @@ func StartWorker(ctx context.Context, c config.Config, reg registry.Registry, el
 	if err := w.Start(ctx); err != nil {
 		return nil, nil, err
 	}
-	p := newPresence(w, reg, el, states, c.ZK.SessionTimeout, log)
+	p := worker.NewPresence(w, reg, el, states, worker.PresenceOptions{SessionTimeout: c.ZK.SessionTimeout}, log)
 	if err := p.Start(ctx); err != nil {
 		w.Stop()
 		return nil, nil, err

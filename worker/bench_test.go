@@ -28,8 +28,7 @@ func BenchmarkForkExec(b *testing.B) {
 // The data dir matters: creating the work dir and log file costs two
 // metadata operations per task, about 1 ms together on some virtual disks.
 // The tmpfs case shows the worker's own overhead. guard and noguard compare
-// the cost of the task guard (two pipe writes per task, and the guard
-// process reading them).
+// the cost of the task guard (two stores into its shared table per task).
 func BenchmarkDispatchToResult(b *testing.B) {
 	for _, mode := range []string{GuardOn, GuardOff} {
 		name := map[string]string{GuardOn: "guard", GuardOff: "noguard"}[mode]

@@ -4,7 +4,10 @@
 //
 // The worker listens with a remote.Server (dispatch, kill, log requests, ping)
 // and reports through a remote.Client; DB-acks come back as pushes on the
-// client's connection, so one Handler serves both.
+// client's connection, so one Handler serves both. A Presence (presence.go)
+// keeps it in the registry, following the elected master and dropping its
+// tasks when its registry session is lost; a task guard (package
+// worker/guard) makes the tasks' process groups die with the worker process.
 package worker
 
 import (
@@ -204,7 +207,7 @@ func (w *Worker) startGuard(ctx context.Context) error {
 	if w.cfg.TaskGuard == GuardOff {
 		return nil
 	}
-	g := guard.New(w.log.Named("guard"))
+	g := guard.New(w.exCfg.Slots, w.log.Named("guard"))
 	err := g.Start(ctx)
 	switch {
 	case err == nil:

@@ -130,10 +130,11 @@ func workerCommand() *cobra.Command {
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "beluga worker on %s\n", w.Addr())
 		<-ctx.Done()
-		// Shutdown order: leave the registry, then stop the worker (kills
-		// its tasks, which the master fails over), then the ZK session.
-		p.Stop()
+		// Shutdown order: stop the worker (kills its tasks and waits for
+		// them), then leave the registry (the master fails them over only
+		// once they are dead), then the ZK session.
 		w.Stop()
+		p.Stop()
 		return nil
 	}
 	return cmd

@@ -9,9 +9,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/beluga-scheduler/beluga/worker"
 )
 
 func main() {
+	// A worker re-executes this binary as its task guard: become it and
+	// never return, before anything else runs.
+	worker.MaybeRunGuard()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -6,7 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,37 +92,41 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func record(v int32) []byte { return binary.LittleEndian.AppendUint32(nil, uint32(v)) }
-
-// TestServe runs the guard's loop in-process: at end of file it kills the
-// groups still registered, not those removed, and skips bad records.
-func TestServe(t *testing.T) {
-	kept, removed := tree(t), tree(t)
-	var in bytes.Buffer
-	in.Write(record(int32(kept)))
-	in.Write(record(int32(removed)))
-	in.Write(record(0))           // ignored
-	in.Write(record(-2147483648)) // ignored: no group has that id
-	in.Write(record(-int32(removed)))
-	in.Write([]byte{1, 2}) // a torn record at the end: ignored
-	readyR, readyW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
+// table is a shared table as the worker leaves it.
+func table(groups ...int32) *bytes.Reader {
+	var b []byte
+	for _, g := range groups {
+		b = binary.NativeEndian.AppendUint32(b, uint32(g))
 	}
-	defer readyR.Close()
-	var stderr bytes.Buffer
-	if code := serve(&in, readyW, &stderr); code != 0 {
+	return bytes.NewReader(b)
+}
+
+// nopCloser makes a buffer the ready descriptor.
+type nopCloser struct{ *bytes.Buffer }
+
+func (nopCloser) Close() error { return nil }
+
+// TestServe runs the guard's loop in-process: at end of file on the pipe it
+// kills the groups in the table, skipping free and bad entries.
+func TestServe(t *testing.T) {
+	kept, other := tree(t), tree(t)
+	tab := table(0, int32(kept), -5, 0)
+	var ready, stderr bytes.Buffer
+	if code := serve(strings.NewReader("ignored"), tab, nopCloser{&ready}, &stderr); code != 0 {
 		t.Fatalf("serve = %d", code)
 	}
-	if b, err := io.ReadAll(readyR); err != nil || len(b) != 1 {
-		t.Fatalf("ready pipe gave %v, %v; want one byte then EOF", b, err)
+	if ready.Len() != 1 {
+		t.Fatalf("ready got %d bytes, want 1", ready.Len())
 	}
 	waitFor(t, "the registered group to die", func() bool { return members(kept) == 0 })
-	if n := members(removed); n != 3 {
-		t.Fatalf("removed group has %d live members, want 3", n)
+	if n := members(other); n != 3 {
+		t.Fatalf("unregistered group has %d live members, want 3", n)
 	}
 	if !strings.Contains(stderr.String(), "killed 1 task process group") {
 		t.Fatalf("stderr = %q", stderr.String())
+	}
+	if code := serve(strings.NewReader(""), nil, nil, &stderr); code == 0 {
+		t.Fatal("serve without its descriptors succeeded")
 	}
 }
 
@@ -130,7 +134,7 @@ func TestServe(t *testing.T) {
 // closing the pipe, as the worker's death would, kills what is registered.
 func TestStopKillsRegistered(t *testing.T) {
 	kept, removed := tree(t), tree(t)
-	g := New(zaptest.NewLogger(t))
+	g := New(1, zaptest.NewLogger(t))
 	if err := g.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -153,11 +157,35 @@ func TestStopKillsRegistered(t *testing.T) {
 	}
 }
 
+// TestTableGrows: more groups than the first page holds are all guarded.
+func TestTableGrows(t *testing.T) {
+	g := New(1, zaptest.NewLogger(t))
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer g.Stop()
+	// Above any pid (the kernel's limit is 2^22): registered, never hit.
+	const n = 3000
+	for i := 0; i < n; i++ {
+		g.Add(math.MaxInt32 - i)
+	}
+	pgid := tree(t)
+	g.Add(pgid)
+	for i := 0; i < n; i += 2 {
+		g.Remove(math.MaxInt32 - i)
+	}
+	if got := g.Len(); got != n/2+1 {
+		t.Fatalf("Len = %d, want %d", got, n/2+1)
+	}
+	g.Stop()
+	waitFor(t, "the group registered past the first page to die", func() bool { return members(pgid) == 0 })
+}
+
 // TestReplacedWhenKilled: a guard process killed by someone is replaced
 // and told the registered groups again.
 func TestReplacedWhenKilled(t *testing.T) {
 	pgid := tree(t)
-	g := New(zaptest.NewLogger(t))
+	g := New(1, zaptest.NewLogger(t))
 	if err := g.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -174,6 +202,7 @@ func TestReplacedWhenKilled(t *testing.T) {
 		defer g.mu.Unlock()
 		return g.proc != first && g.ctl != nil
 	})
+	g.Add(pgid) // already there: a no-op
 	if n := members(pgid); n != 3 {
 		t.Fatalf("group has %d live members after the guard was replaced, want 3", n)
 	}
@@ -183,7 +212,7 @@ func TestReplacedWhenKilled(t *testing.T) {
 
 func TestStartErrors(t *testing.T) {
 	// A binary that does not answer the marker: no ready byte.
-	g := New(nil)
+	g := New(1, nil)
 	g.exe = "/bin/true"
 	if err := g.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "MaybeRunGuard") {
 		t.Fatalf("Start with /bin/true = %v, want an error naming MaybeRunGuard", err)
@@ -195,7 +224,7 @@ func TestStartErrors(t *testing.T) {
 	if err := os.WriteFile(script, []byte("#!/bin/sh\nexec sleep 30\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	g = New(nil)
+	g = New(1, nil)
 	g.exe = script
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
@@ -205,8 +234,8 @@ func TestStartErrors(t *testing.T) {
 
 	hooked.Store(false)
 	defer hooked.Store(true)
-	if err := New(nil).Start(context.Background()); !errors.Is(err, ErrUnavailable) {
+	if err := New(1, nil).Start(context.Background()); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Start without MaybeRun = %v, want ErrUnavailable", err)
 	}
-	New(nil).Stop() // before Start: harmless
+	New(1, nil).Stop() // before Start: harmless
 }
