@@ -136,3 +136,56 @@ func alive(pid int) bool {
 	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	return err == nil && !strings.Contains(string(st), ") Z ")
 }
+
+// TestPriorityWithSaturatedWorker: the only worker is full; a high-priority
+// run queued after a low one gets the first place that frees up.
+func TestPriorityWithSaturatedWorker(t *testing.T) {
+	c := clustertest.New(t, clustertest.Options{Masters: 1, Workers: 1, WorkerSlots: 1, SessionTimeout: sessionTimeout})
+	marks := t.TempDir()
+	gate := filepath.Join(marks, "gate")
+	wait := func(n string) string { return fmt.Sprintf("while [ ! -f %s.%s ]; do sleep 0.01; done", gate, n) }
+	c.Apply(t, spec.Workflow{Name: "blocker", Tasks: []spec.Task{task(marks, "b1", wait("1")), task(marks, "b2", wait("2"))}})
+	c.Apply(t, spec.Workflow{Name: "low", Priority: "low", Tasks: []spec.Task{task(marks, "l", "true")}})
+	c.Apply(t, spec.Workflow{Name: "high", Priority: "high", Tasks: []spec.Task{task(marks, "h", "true")}})
+	blk := c.Run(t, "blocker")
+	// One slot, two places (2 x capacity): one blocker runs, the other
+	// waits on the worker.
+	c.Eventually(t, finishWithin, "worker full", func() bool {
+		run, in := 0, 0
+		for _, rows := range c.Tasks(t, blk) {
+			switch rows[len(rows)-1].State {
+			case "running":
+				run++
+				in++
+			case "dispatched":
+				in++
+			}
+		}
+		return run == 1 && in == 2
+	})
+	low := c.Run(t, "low")
+	c.Eventually(t, finishWithin, "low queued", func() bool { return len(c.Tasks(t, low)["l"]) == 1 })
+	high := c.Run(t, "high")
+	c.Eventually(t, finishWithin, "high queued", func() bool { return len(c.Tasks(t, high)["h"]) == 1 })
+	// Free one place: end whichever blocker the worker is running.
+	first, second := "1", "2"
+	if c.Tasks(t, blk)["b2"][0].State == "running" {
+		first, second = "2", "1"
+	}
+	os.WriteFile(gate+"."+first, nil, 0o644)
+	c.Eventually(t, finishWithin, "high dispatched", func() bool { return c.Tasks(t, high)["h"][0].DispatchTime != nil })
+	if s := c.Tasks(t, low)["l"][0].State; s != "submitted" {
+		t.Fatalf("low task is %s when the first place went to high", s)
+	}
+	os.WriteFile(gate+"."+second, nil, 0o644)
+	for _, id := range []int64{blk, low, high} {
+		if inst := c.WaitFinished(t, id, finishWithin); inst.State != "succeeded" {
+			t.Fatalf("instance %d: %s", id, inst.State)
+		}
+	}
+	l, h := c.Tasks(t, low)["l"][0], c.Tasks(t, high)["h"][0]
+	if !h.DispatchTime.Before(*l.DispatchTime) {
+		t.Fatalf("high dispatched %v, low %v", h.DispatchTime, l.DispatchTime)
+	}
+	c.AssertNoStuckRows(t)
+}
