@@ -293,8 +293,16 @@ const (
 	priorityRule = "use highest, high, medium, low or lowest"
 )
 
-// validName keeps names safe as file, path and log components: ASCII
-// letters, digits, '_', '-', '.', at most 128 bytes, and not "." or "..".
+// ValidName reports whether s is a valid name of a workflow, task, project,
+// worker group or task group. Names stay safe as file, path and log
+// components: ASCII letters, digits, '_', '-', '.', at most 128 bytes, and
+// not "." or "..".
+func ValidName(s string) bool { return validName(s) }
+
+// ValidEnvName reports whether s is a valid param name: params reach tasks
+// as environment variables.
+func ValidEnvName(s string) bool { return validEnvName(s) }
+
 func validName(s string) bool {
 	if s == "" || len(s) > maxNameLen || s == "." || s == ".." {
 		return false
