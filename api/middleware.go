@@ -57,7 +57,8 @@ func saneRequestID(s string) bool {
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !(isLetter(c) || isDigit(c) || c == '-' || c == '_' || c == '.' || c == ':') {
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !(alnum || c == '-' || c == '_' || c == '.' || c == ':') {
 			return false
 		}
 	}
