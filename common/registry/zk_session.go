@@ -419,7 +419,15 @@ func (s *session) nodeEvent(ev zk.Event) error {
 	if !ok {
 		return nil // an election watch of a campaign: handled there
 	}
-	if ev.Type == zk.EventNodeDeleted {
+	// Read what is there now, also after a deletion: a process replacing
+	// its registration deletes and creates the znode at once, and a
+	// children reload in between may already have kept the new one, which
+	// this stale deletion must not remove from the view.
+	n, found, err := s.read(role, addr)
+	if err != nil {
+		return err
+	}
+	if ev.Type == zk.EventNodeDeleted && !found {
 		z.mu.Lock()
 		e := z.reg[nodeKey{role, addr}]
 		mine := e != nil && e.present && s.synced[nodeKey{role, addr}] >= e.ver
@@ -430,12 +438,6 @@ func (s *session) nodeEvent(ev zk.Event) error {
 			// writes it again.
 			z.log.Warn("our registration was deleted by another session", zap.String("path", ev.Path))
 		}
-		z.setNode(role, addr, Node{}, false)
-		return nil
-	}
-	n, found, err := s.read(role, addr)
-	if err != nil {
-		return err
 	}
 	z.setNode(role, addr, n, found)
 	return nil

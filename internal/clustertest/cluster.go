@@ -181,8 +181,8 @@ func Launch(o Options) (_ *Cluster, err error) {
 	if err := waitFor(o.StartTimeout, "master-1 to lead", func() bool { return c.Leader() == c.Masters[0] }); err != nil {
 		return nil, err
 	}
-	for _, p := range append(c.Masters[1:], c.Workers...) {
-		if err := p.start(); err != nil {
+	for _, p := range c.Processes() {
+		if err := p.start(); err != nil { // no-op for those already running
 			return nil, err
 		}
 	}
@@ -199,15 +199,17 @@ func Launch(o Options) (_ *Cluster, err error) {
 
 func (c *Cluster) startZK() error {
 	dir := filepath.Join(c.Dir, "zookeeper")
+	// zktest lets sessions last from 2 ticks to 60 s.
+	tick := zktest.TickTime(min(200*time.Millisecond, c.opts.SessionTimeout/2))
 	if c.opts.ZKNodes == 1 {
-		s, err := zktest.StartProcess(dir)
+		s, err := zktest.StartProcess(dir, tick)
 		if err != nil {
 			return err
 		}
 		c.ZK = &zktest.Cluster{Servers: []*zktest.Server{s}}
 		return nil
 	}
-	z, err := zktest.StartEnsemble(dir, c.opts.ZKNodes)
+	z, err := zktest.StartEnsemble(dir, c.opts.ZKNodes, tick)
 	if err != nil {
 		return err
 	}
@@ -271,6 +273,11 @@ func (c *Cluster) makeProcesses(bin string) error {
 			return err
 		}
 		c.Workers = append(c.Workers, p)
+	}
+	for name := range o.Env {
+		if !slices.ContainsFunc(c.Processes(), func(p *Process) bool { return p.Name == name }) {
+			return fmt.Errorf("Options.Env names %q, not a process of this cluster (master-N, worker-N, api)", name)
+		}
 	}
 	return nil
 }
