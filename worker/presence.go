@@ -38,12 +38,14 @@ type PresenceOptions struct {
 //     node vanished. So while the session is in doubt (Suspended, Expired)
 //     dispatches are refused, and the tasks are dropped (killed with
 //     SIGKILL, forgotten, no result) when the session expired or the
-//     connection stayed suspended for SessionTimeout/3. Why a third: the
-//     client notices a dead connection only after 2/3 of the timeout
-//     without traffic, so the server may expire the session 1/3 of the
-//     timeout after Suspended, and the master acts a grace period later;
-//     waiting a whole SessionTimeout would leave both copies running for
-//     seconds. After a drop the worker registers as a new incarnation (a
+//     connection stayed suspended for SessionTimeout/3 plus half the
+//     master's 1 s grace. Why: the client notices a dead connection at
+//     the latest 2/3 of the timeout without traffic, so the server may
+//     expire the session 1/3 of the timeout after Suspended, and the master
+//     acts a grace period later; waiting a whole SessionTimeout would leave
+//     both copies running for seconds. The extra half grace lets a
+//     ZooKeeper ensemble elect a new leader (about 1.4 s here) without
+//     killing every running task at the default 5 s timeout. After a drop the worker registers as a new incarnation (a
 //     new StartTime), so that a master that did not see its node vanish
 //     (the session survived after all, or the gap was too short to see)
 //     still fails the dropped tasks over, as for a restarted worker. A new
@@ -150,7 +152,9 @@ func (p *Presence) Stop() {
 }
 
 // suspendLimit is how long a suspended connection is trusted; see Presence.
-func (p *Presence) suspendLimit() time.Duration { return p.opts.SessionTimeout / 3 }
+func (p *Presence) suspendLimit() time.Duration {
+	return p.opts.SessionTimeout/3 + 500*time.Millisecond
+}
 
 // beat is the heartbeat goroutine's state.
 type beat struct {
