@@ -25,7 +25,7 @@ import (
 
 func main() {
 	bin := flag.String("bin", "bin/beluga", "beluga binary")
-	sizes := flag.String("queued", "100,1000,10000", "queue sizes")
+	sizes := flag.String("queued", "100,1000,9999", "queue sizes (a fan-out of N plus its join: at most 9,999)")
 	flag.Parse()
 	if err := queue(*bin, *sizes); err != nil {
 		fmt.Fprintln(os.Stderr, "bench control:", err)
