@@ -125,42 +125,58 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// TestPauseAskedWhileNoMasterLeads: the leader stops while a task runs; a
-// pause is asked while no master leads; the next leader finds the
-// instance pausing and finishes the pause: the running task completes on
-// its worker, its downstream is recorded paused, nothing new runs.
-func TestPauseAskedWhileNoMasterLeads(t *testing.T) {
-	c := newCell(t, master.Config{})
-	c.addWorker(2)
-	gate := filepath.Join(c.dir, "gate")
-	runs := filepath.Join(c.dir, "runs")
-	c.apply(fmt.Sprintf(`name: p
+// TestHaltAskedWhileNoMasterLeads: the leader stops while a task runs; a
+// pause or a stop is asked while no master leads; the next leader finds the
+// instance pausing or stopping and finishes that. Pause: the running task
+// completes on its worker and its downstream is recorded paused. Stop: the
+// running task is killed on its worker. Nothing new runs either way.
+func TestHaltAskedWhileNoMasterLeads(t *testing.T) {
+	for _, tc := range []struct {
+		action   store.ActionKind
+		instance model.WorkflowState
+		first    model.TaskState
+		downRows int
+	}{
+		{store.ActionPause, model.WorkflowPaused, model.TaskSucceeded, 1},
+		{store.ActionStop, model.WorkflowStopped, model.TaskKilled, 0},
+	} {
+		t.Run(string(tc.action), func(t *testing.T) {
+			c := newCell(t, master.Config{})
+			c.addWorker(2)
+			gate := filepath.Join(c.dir, "gate")
+			runs := filepath.Join(c.dir, "runs")
+			c.apply(fmt.Sprintf(`name: p
 tasks:
   - {name: a, command: "echo a >> %[1]s; while [ ! -f %[2]s ]; do sleep 0.01; done"}
   - {name: b, command: "echo b >> %[1]s", depends_on: [a]}
 `, runs, gate))
-	inst := c.run("p", model.PriorityMedium)
-	waitFor(t, "a running", func() bool {
-		ts := c.tasks(inst.ID)
-		return len(ts) == 1 && ts[0].State == model.TaskRunning
-	})
-	c.m.Stop()
-	if _, err := c.st.RequestAction(c.ctx, store.ActionRequest{InstanceID: inst.ID, Action: store.ActionPause, By: "op"}); err != nil {
-		t.Fatal(err)
-	}
-	next := master.New(master.Config{Listen: "127.0.0.1:0"}, c.st, c.reg, c.reg, c.log)
-	if err := next.Start(c.ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer next.Stop()
-	waitFor(t, "next master leads", next.IsLeader)
-	os.WriteFile(gate, nil, 0o644)
-	got := c.finished(inst.ID)
-	ts := c.tasks(inst.ID)
-	if got.State != model.WorkflowPaused || len(ts) != 2 || ts[0].State != model.TaskSucceeded || ts[1].State != model.TaskPaused {
-		t.Fatalf("instance %s, tasks %+v", got.State, ts)
-	}
-	if b, _ := os.ReadFile(runs); strings.TrimSpace(string(b)) != "a" {
-		t.Fatalf("executions %q", b)
+			inst := c.run("p", model.PriorityMedium)
+			waitFor(t, "a running", func() bool {
+				ts := c.tasks(inst.ID)
+				return len(ts) == 1 && ts[0].State == model.TaskRunning
+			})
+			c.m.Stop()
+			if _, err := c.st.RequestAction(c.ctx, store.ActionRequest{InstanceID: inst.ID, Action: tc.action, By: "op"}); err != nil {
+				t.Fatal(err)
+			}
+			next := master.New(master.Config{Listen: "127.0.0.1:0"}, c.st, c.reg, c.reg, c.log)
+			if err := next.Start(c.ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer next.Stop()
+			waitFor(t, "next master leads", next.IsLeader)
+			if tc.action == store.ActionPause {
+				os.WriteFile(gate, nil, 0o644)
+			}
+			got := c.finished(inst.ID)
+			ts := c.tasks(inst.ID)
+			if got.State != tc.instance || len(ts) != 1+tc.downRows || ts[0].State != tc.first ||
+				(tc.downRows == 1 && ts[1].State != model.TaskPaused) {
+				t.Fatalf("instance %s, tasks %+v", got.State, ts)
+			}
+			if b, _ := os.ReadFile(runs); strings.TrimSpace(string(b)) != "a" {
+				t.Fatalf("executions %q", b)
+			}
+		})
 	}
 }
