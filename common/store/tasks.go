@@ -44,13 +44,15 @@ type Dispatch struct {
 func (s *Store) MarkDispatched(ctx context.Context, ds []Dispatch) (ok []bool, err error) {
 	ok = make([]bool, len(ds))
 	err = s.tx(ctx, func(tx *gorm.DB) error {
+		b := newBatch(ctx, tx, len(ds))
+		defer b.close()
 		for i, d := range ds {
-			res := tx.Exec(`UPDATE task_instance SET state = ?, host = ?, dispatch_time = ? WHERE id = ? AND state = ?`,
-				model.TaskDispatched, d.Host, d.Time.UTC(), d.ID, model.TaskSubmitted)
-			if res.Error != nil {
-				return fmt.Errorf("mark task %d dispatched: %w", d.ID, res.Error)
+			n, err := b.exec(`UPDATE task_instance SET state = ?, host = ?, dispatch_time = ? WHERE id = ? AND state = ?`,
+				string(model.TaskDispatched), d.Host, d.Time.UTC(), d.ID, string(model.TaskSubmitted))
+			if err != nil {
+				return fmt.Errorf("mark task %d dispatched: %w", d.ID, err)
 			}
-			ok[i] = res.RowsAffected == 1
+			ok[i] = n == 1
 		}
 		return nil
 	})
@@ -102,38 +104,41 @@ func (s *Store) ApplyReports(ctx context.Context, rs []Report) (out []ReportOutc
 	out = make([]ReportOutcome, len(rs))
 	merged := mergeRunning(rs)
 	err = s.tx(ctx, func(tx *gorm.DB) error {
+		b := newBatch(ctx, tx, len(rs))
+		defer b.close()
 		for i, r := range rs {
 			if _, ok := merged[i]; ok {
 				continue // written with its result, outcome copied below
 			}
-			var res *gorm.DB
+			var n int64
+			var err error
+			submitted, dispatched, running := string(model.TaskSubmitted), string(model.TaskDispatched), string(model.TaskRunning)
 			switch r.Kind {
 			case ReportAck:
-				res = tx.Exec(`UPDATE task_instance SET state = ?, log_path = ? WHERE id = ? AND host = ? AND state IN (?, ?)`,
-					model.TaskDispatched, r.LogPath, r.ID, r.Host, model.TaskSubmitted, model.TaskDispatched)
+				n, err = b.exec(`UPDATE task_instance SET state = ?, log_path = ? WHERE id = ? AND host = ? AND state IN (?, ?)`,
+					dispatched, r.LogPath, r.ID, r.Host, submitted, dispatched)
 			case ReportRunning:
-				res = tx.Exec(`UPDATE task_instance SET state = ?, pid = ?, start_time = ? WHERE id = ? AND host = ? AND state IN (?, ?)`,
-					model.TaskRunning, r.PID, r.StartTime.UTC(), r.ID, r.Host, model.TaskSubmitted, model.TaskDispatched)
+				n, err = b.exec(`UPDATE task_instance SET state = ?, pid = ?, start_time = ? WHERE id = ? AND host = ? AND state IN (?, ?)`,
+					running, r.PID, r.StartTime.UTC(), r.ID, r.Host, submitted, dispatched)
 			case ReportResult:
-				pid, from := any(nil), []any{model.TaskSubmitted, model.TaskDispatched, model.TaskRunning}
-				var start any
+				var pid, start any
 				if !r.StartTime.IsZero() {
 					start = r.StartTime.UTC()
 				}
 				if r.PID != 0 { // merged with its running report
 					pid = r.PID
 				}
-				res = tx.Exec(`UPDATE task_instance SET state = ?, exit_code = ?, end_time = ?, `+
+				n, err = b.exec(`UPDATE task_instance SET state = ?, exit_code = ?, end_time = ?, `+
 					`start_time = COALESCE(start_time, ?), pid = COALESCE(?, pid) `+
 					`WHERE id = ? AND host = ? AND state IN (?, ?, ?)`,
-					append([]any{r.State, r.ExitCode, r.EndTime.UTC(), start, pid, r.ID, r.Host}, from...)...)
+					string(r.State), r.ExitCode, r.EndTime.UTC(), start, pid, r.ID, r.Host, submitted, dispatched, running)
 			default:
 				return fmt.Errorf("report for task %d: unknown kind %q", r.ID, r.Kind)
 			}
-			if res.Error != nil {
-				return fmt.Errorf("apply %s of task %d: %w", r.Kind, r.ID, res.Error)
+			if err != nil {
+				return fmt.Errorf("apply %s of task %d: %w", r.Kind, r.ID, err)
 			}
-			if res.RowsAffected == 1 {
+			if n == 1 {
 				out[i] = Applied
 				continue
 			}
