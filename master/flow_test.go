@@ -171,3 +171,20 @@ tasks:
 		t.Fatalf("instance: %+v", got)
 	}
 }
+
+// TestPlatformCap: with MaxRunning 1 the master has one task out at a
+// time, across instances.
+func TestPlatformCap(t *testing.T) {
+	c := newCell(t, master.Config{MaxRunning: 1})
+	c.addWorker(4)
+	log := filepath.Join(c.dir, "log")
+	cmd := fmt.Sprintf(`echo start >> %[1]s; sleep 0.1; echo end >> %[1]s`, log)
+	c.apply(fmt.Sprintf("name: capped\ntasks:\n  - {name: a, command: %q}\n  - {name: b, command: %q}\n", cmd, cmd))
+	one, two := c.run("capped", model.PriorityMedium), c.run("capped", model.PriorityMedium)
+	c.finished(one.ID)
+	c.finished(two.ID)
+	b, _ := os.ReadFile(log)
+	if got := strings.Join(strings.Fields(string(b)), ","); got != "start,end,start,end,start,end,start,end" {
+		t.Fatalf("tasks overlapped under a platform cap of 1: %s", got)
+	}
+}

@@ -138,3 +138,34 @@ tasks:
 		t.Fatalf("bad scope: %s", bad)
 	}
 }
+
+func TestWorkflowTimeout(t *testing.T) {
+	e := start(t, "")
+	e.apply(`name: overtime
+timeout: 300ms
+timeout_strategy: stop
+tasks:
+  - {name: long, command: "sleep 30"}
+  - {name: after, command: "true", depends_on: [long]}
+`)
+	e.apply(`name: warned
+timeout: 100ms
+timeout_strategy: warn
+tasks:
+  - {name: short, command: "sleep 0.4"}
+`)
+	began := time.Now()
+	iv := e.wait(e.run("overtime", nil), 20*time.Second)
+	if iv.State != "stopped" || iv.task("long").State != "killed" || iv.count("after") != 0 || time.Since(began) > 15*time.Second {
+		t.Fatalf("stop on timeout: %s, long %s, after rows %d, after %v", iv.State, iv.task("long").State, iv.count("after"), time.Since(began))
+	}
+	id := e.run("warned", nil)
+	if iv := e.wait(id, 20*time.Second); iv.State != "succeeded" {
+		t.Fatalf("warn on timeout: %s", iv.State)
+	}
+	var body string
+	e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &body)
+	if !strings.Contains(body, "timeout_warning") {
+		t.Fatalf("no timeout warning in the history: %s", body)
+	}
+}

@@ -1,0 +1,83 @@
+package master
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/common/registry"
+)
+
+func pickEnv(t *testing.T, sel Selector, nodes ...registry.Node) *dispatcher {
+	reg := registry.NewMemory()
+	for _, n := range nodes {
+		n.Role = registry.RoleWorker
+		if len(n.Groups) == 0 {
+			n.Groups = []string{"default"}
+		}
+		reg.Register(context.Background(), n)
+	}
+	d := newDispatcher(zap.NewNop(), nil, reg, nil, "m", 1, func() {})
+	d.selector = sel
+	return d
+}
+
+func hb(cpu, mem float64, capacity int) registry.Heartbeat {
+	return registry.Heartbeat{CPU: cpu, Memory: mem, Capacity: capacity}
+}
+
+func TestPickStrategies(t *testing.T) {
+	now := time.Now()
+	t.Run("round_robin takes turns and skips full, overloaded and blacklisted workers", func(t *testing.T) {
+		d := pickEnv(t, SelectRoundRobin,
+			registry.Node{Addr: "a", Heartbeat: hb(10, 10, 2)},
+			registry.Node{Addr: "b", Heartbeat: hb(10, 10, 2)},
+			registry.Node{Addr: "c", Heartbeat: hb(99, 10, 2)}, // overloaded
+			registry.Node{Addr: "d", Heartbeat: hb(10, 10, 1)},
+			registry.Node{Addr: "e", Heartbeat: hb(10, 10, 2), Groups: []string{"gpu"}})
+		d.places.take(1, "d", "")
+		d.places.take(2, "d", "") // d full: 2 x capacity 1
+		d.blacklist["b"] = now.Add(time.Second)
+		for i := 0; i < 3; i++ {
+			if got, _, _ := d.pick("default", now); got != "a" {
+				t.Fatalf("pick %d: %q, want a (b blacklisted, c overloaded, d full)", i, got)
+			}
+		}
+		if got, wait, none := d.pick("default", now.Add(2*time.Second)); got == "" || wait != 0 || none {
+			t.Fatalf("after the blacklist: %q %v %v", got, wait, none)
+		}
+		if got, _, none := d.pick("etl", now); got != "" || !none {
+			t.Fatalf("group with no worker: %q none=%v", got, none)
+		}
+	})
+	t.Run("lower_weight takes the least loaded", func(t *testing.T) {
+		d := pickEnv(t, SelectLowerWeight,
+			registry.Node{Addr: "busy", Heartbeat: hb(80, 50, 4)},
+			registry.Node{Addr: "idle", Heartbeat: hb(5, 20, 4)},
+			registry.Node{Addr: "full-ish", Heartbeat: hb(5, 20, 4)})
+		for i := int64(0); i < 6; i++ {
+			d.places.take(i, "full-ish", "")
+		}
+		if got, _, _ := d.pick("default", now); got != "idle" {
+			t.Fatalf("lower_weight picked %q", got)
+		}
+	})
+	t.Run("random spreads over all usable workers", func(t *testing.T) {
+		d := pickEnv(t, SelectRandom,
+			registry.Node{Addr: "a", Heartbeat: hb(0, 0, 0)},
+			registry.Node{Addr: "b", Heartbeat: hb(0, 0, 0)})
+		seen := map[string]bool{}
+		for i := 0; i < 200; i++ {
+			got, _, _ := d.pick("default", now)
+			seen[got] = true
+		}
+		if !seen["a"] || !seen["b"] || len(seen) != 2 {
+			t.Fatalf("random picked %v", seen)
+		}
+	})
+	if _, err := ParseSelector("fastest"); err == nil {
+		t.Fatal("unknown selector accepted")
+	}
+}
