@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/registry"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/master"
 )
@@ -186,5 +188,30 @@ func TestPlatformCap(t *testing.T) {
 	b, _ := os.ReadFile(log)
 	if got := strings.Join(strings.Fields(string(b)), ","); got != "start,end,start,end,start,end,start,end" {
 		t.Fatalf("tasks overlapped under a platform cap of 1: %s", got)
+	}
+}
+
+// TestFailedSendTriesAnotherWorker: a registered worker that cannot be
+// reached makes its sends fail; each such task is taken back and runs on
+// the other worker, once, as its first attempt.
+func TestFailedSendTriesAnotherWorker(t *testing.T) {
+	c := newCell(t, master.Config{})
+	w := c.addWorker(4)
+	c.reg.Register(c.ctx, registry.Node{Role: registry.RoleWorker, Addr: "127.0.0.1:1", Groups: []string{"default"},
+		Heartbeat: registry.Heartbeat{StartTime: time.Now(), Capacity: 4}})
+	var tasks strings.Builder
+	tasks.WriteString("name: spread\ntasks:\n")
+	for i := 0; i < 8; i++ {
+		fmt.Fprintf(&tasks, "  - {name: t%d, command: \"true\"}\n", i)
+	}
+	c.apply(tasks.String())
+	inst := c.run("spread", model.PriorityMedium)
+	if got := c.finished(inst.ID); got.State != model.WorkflowSucceeded {
+		t.Fatalf("instance %+v", got)
+	}
+	for _, tk := range c.tasks(inst.ID) {
+		if tk.Host != w.Host() || tk.Attempt != 1 {
+			t.Fatalf("task %s ran on %s attempt %d, want %s attempt 1", tk.Name, tk.Host, tk.Attempt, w.Host())
+		}
 	}
 }
