@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -192,20 +193,25 @@ func mergeRunning(rs []Report) map[int]int {
 
 // classify decides whether a report that changed nothing is a re-send of
 // something already stored, or comes from a worker that no longer owns it.
+// (MySQL counts changed rows, so a re-sent ack whose row already holds the
+// same values lands here too.)
 func classify(r Report, cur taskInstanceRow) ReportOutcome {
 	if cur.Host != r.Host {
 		return Foreign
 	}
-	st := model.TaskState(cur.State)
+	var seen []model.TaskState
 	switch r.Kind {
-	case ReportAck, ReportRunning:
-		if st == model.TaskRunning || st == model.TaskSucceeded || st == model.TaskFailed {
-			return Duplicate
-		}
+	case ReportAck:
+		// Not killed: a task the master killed before the worker acked it
+		// must be dropped, never started.
+		seen = []model.TaskState{model.TaskDispatched, model.TaskRunning, model.TaskSucceeded, model.TaskFailed}
+	case ReportRunning:
+		seen = []model.TaskState{model.TaskRunning, model.TaskSucceeded, model.TaskFailed, model.TaskKilled}
 	case ReportResult:
-		if string(st) == string(r.State) {
-			return Duplicate
-		}
+		seen = []model.TaskState{r.State}
+	}
+	if slices.Contains(seen, model.TaskState(cur.State)) {
+		return Duplicate
 	}
 	return Foreign
 }
