@@ -1,0 +1,51 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// TestComposeCommands checks that every beluga command in the compose file
+// is one this binary accepts (subcommand and flags), and that every
+// long-running service has a health check. No Docker engine runs here, so
+// this is how the file is kept true.
+func TestComposeCommands(t *testing.T) {
+	b, err := os.ReadFile("../../docker/docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Services map[string]struct {
+			Image       string         `yaml:"image"`
+			Command     []string       `yaml:"command"`
+			Healthcheck map[string]any `yaml:"healthcheck"`
+			Restart     string         `yaml:"restart"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("compose file: %v", err)
+	}
+	roles := map[string]int{}
+	for name, s := range doc.Services {
+		if s.Image != "beluga:dev" {
+			continue
+		}
+		if len(s.Command) == 0 {
+			t.Fatalf("service %s has no command", name)
+		}
+		roles[s.Command[0]]++
+		var out, errb bytes.Buffer
+		if code := run(append(append([]string{}, s.Command...), "--help"), &out, &errb); code != 0 {
+			t.Fatalf("service %s: beluga %v refused (exit %d): %s", name, s.Command, code, errb.String())
+		}
+		if s.Restart != "no" && s.Healthcheck == nil {
+			t.Fatalf("service %s has no health check", name)
+		}
+	}
+	if roles["master"] != 2 || roles["worker"] != 2 || roles["api"] != 1 || roles["db"] != 1 {
+		t.Fatalf("compose roles %v, want 2 masters, 2 workers, an api and a migration", roles)
+	}
+}
