@@ -8,7 +8,6 @@ package benchkit
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"github.com/beluga-scheduler/beluga/api/client"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/internal/freeport"
 )
 
 // Target is a running Beluga: its REST API and its database.
@@ -197,15 +197,8 @@ func CPUTime(pid int) time.Duration {
 	return time.Duration(ut+st) * time.Second / 100 // USER_HZ is 100 on Linux
 }
 
-// FreePort returns a free TCP port on 127.0.0.1.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// FreePort returns a free port on 127.0.0.1.
+func FreePort() (int, error) { return freeport.One() }
 
 // Chain runs a workflow made by ChainSpec and returns its wall time and
 // hops.

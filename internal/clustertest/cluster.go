@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -34,6 +33,7 @@ import (
 	"github.com/beluga-scheduler/beluga/api/client"
 	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/internal/freeport"
 	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
 	"github.com/beluga-scheduler/beluga/internal/zktest"
 )
@@ -240,7 +240,7 @@ func (c *Cluster) startDB(bin string) error {
 
 func (c *Cluster) makeProcesses(bin string) error {
 	o := c.opts
-	ports, err := freePorts(o.Masters + o.Workers + 1)
+	ports, err := freeport.Take(o.Masters + o.Workers + 1)
 	if err != nil {
 		return err
 	}
@@ -521,25 +521,4 @@ func waitFor(within time.Duration, what string, cond func() bool) error {
 		time.Sleep(50 * time.Millisecond) // polling processes we only see from outside
 	}
 	return nil
-}
-
-// freePorts reserves n distinct free ports on 127.0.0.1, held open together
-// so no two are the same, then released for the processes.
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("free port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }

@@ -11,7 +11,6 @@ package mariadbtest
 import (
 	"database/sql"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -24,6 +23,8 @@ import (
 	"time"
 
 	_ "github.com/go-sql-driver/mysql" // driver for setup statements
+
+	"github.com/beluga-scheduler/beluga/internal/freeport"
 )
 
 var (
@@ -151,7 +152,7 @@ func StartProcess(dir string) (*Server, error) {
 	if out, err := install.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("mariadb-install-db: %v\n%s", err, out)
 	}
-	port, err := freePort()
+	port, err := freeport.One()
 	if err != nil {
 		return nil, err
 	}
@@ -256,15 +257,6 @@ func (s *Server) errorLog() string { return filepath.Join(s.dir, "error.log") }
 func (s *Server) LogTail(n int) string {
 	b, _ := os.ReadFile(s.errorLog())
 	return tail(string(b), n)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func tail(s string, n int) string {

@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/beluga-scheduler/beluga/internal/freeport"
 )
 
 // Jar is the server jar of Debian's zookeeper package.
@@ -97,7 +99,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 // it with Stop.
 func StartProcess(dir string, opts ...Option) (*Server, error) {
 	cfg := newConfig(opts)
-	ports, err := freePorts(1)
+	ports, err := freeport.Take(1)
 	if err != nil {
 		return nil, err
 	}
@@ -407,7 +409,7 @@ func StartEnsemble(dir string, n int, opts ...Option) (*Cluster, error) {
 		return nil, fmt.Errorf("ensemble of %d servers: want at least 1", n)
 	}
 	cfg := newConfig(opts)
-	ports, err := freePorts(3 * n)
+	ports, err := freeport.Take(3 * n)
 	if err != nil {
 		return nil, err
 	}
@@ -492,25 +494,4 @@ func FourLetter(addr, cmd string, timeout time.Duration) (string, error) {
 			return b.String(), nil
 		}
 	}
-}
-
-// freePorts reserves n distinct free ports on 127.0.0.1. They are held
-// open together so no two are the same, then released for the server.
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("free port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
