@@ -58,6 +58,21 @@ func openStore(ctx context.Context, c config.Config, log *zap.Logger, migrate bo
 	return st, nil
 }
 
+// openCluster opens the database (migrating it for a master) and then the
+// ZooKeeper session of a cluster role; closeAll ends them in reverse.
+func openCluster(ctx context.Context, c config.Config, log *zap.Logger, migrate bool) (*store.Store, *registry.ZK, func(), error) {
+	st, err := openStore(ctx, c, log, migrate)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	z, err := openZK(ctx, c, log)
+	if err != nil {
+		st.Close()
+		return nil, nil, nil, err
+	}
+	return st, z, func() { z.Stop(); st.Close() }, nil
+}
+
 func masterCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "master", Short: "Run a master: campaigns for leadership; the leader schedules", Args: cobra.NoArgs}
 	s := newSettings(cmd)
@@ -77,16 +92,11 @@ func masterCommand() *cobra.Command {
 		defer log.Sync() //nolint:errcheck // stderr
 		ctx := cmd.Context()
 		startPprof(log)
-		st, err := openStore(ctx, c, log, true)
+		st, z, closeAll, err := openCluster(ctx, c, log, true)
 		if err != nil {
 			return err
 		}
-		defer st.Close()
-		z, err := openZK(ctx, c, log)
-		if err != nil {
-			return err
-		}
-		defer z.Stop()
+		defer closeAll()
 		m := bmaster.New(bmaster.Config{Listen: c.Master.Listen, Host: c.Master.Host, PollInterval: c.Master.PollInterval,
 			Selector: sel, MaxRunning: c.Master.MaxRunning}, st, z, z, log)
 		if err := m.Start(ctx); err != nil {
@@ -94,8 +104,8 @@ func masterCommand() *cobra.Command {
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "beluga master on %s\n", m.Addr())
 		<-ctx.Done()
-		// Shutdown order: master (resigns, stops scheduling), then
-		// ZooKeeper session, then the database (deferred above).
+		// Shutdown order: master (resigns, stops scheduling), then the
+		// ZooKeeper session, then the database (closeAll, deferred).
 		m.Stop()
 		return nil
 	}
@@ -152,16 +162,11 @@ func apiCommand() *cobra.Command {
 		}
 		defer log.Sync() //nolint:errcheck // stderr
 		ctx := cmd.Context()
-		st, err := openStore(ctx, c, log, false)
+		st, z, closeAll, err := openCluster(ctx, c, log, false)
 		if err != nil {
 			return err
 		}
-		defer st.Close()
-		z, err := openZK(ctx, c, log)
-		if err != nil {
-			return err
-		}
-		defer z.Stop()
+		defer closeAll()
 		rc := remote.NewClient(func(remote.Peer, uint64, wire.Message) {}, remote.Options{Log: log})
 		if err := rc.Start(ctx); err != nil {
 			return err
