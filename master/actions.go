@@ -71,7 +71,8 @@ func (r *runner) onAction(ctx context.Context, a store.Action) {
 		}
 		switch t.State {
 		case model.TaskSubmitted, model.TaskDelayed:
-			r.setStates(ctx, []*model.TaskInstance{t}, []model.TaskState{model.TaskSubmitted, model.TaskDelayed}, model.TaskKilled)
+			ts := []*model.TaskInstance{t}
+			r.killRaced(ctx, ts, r.setStates(ctx, ts, []model.TaskState{model.TaskSubmitted, model.TaskDelayed}, model.TaskKilled))
 		case model.TaskDispatched, model.TaskRunning:
 			r.killOnWorker(ctx, t)
 		default:
@@ -116,12 +117,16 @@ func (r *runner) haltQueued(ctx context.Context) {
 			ts = append(ts, t)
 		}
 	}
-	r.setStates(ctx, ts, []model.TaskState{model.TaskSubmitted, model.TaskDelayed}, to)
+	changed := r.setStates(ctx, ts, []model.TaskState{model.TaskSubmitted, model.TaskDelayed}, to)
+	if r.halt == store.ActionStop {
+		r.killRaced(ctx, ts, changed)
+	}
+	// Pausing: a task that reached a worker meanwhile runs to its end.
 }
 
 // setStates moves tasks in DB and memory; each one that changed counts as
-// finished for the runner. It returns the ids that changed. A task that
-// moved meanwhile (a queued task was dispatched) is left to its event.
+// finished for the runner. It returns the ids that changed; a task that
+// moved meanwhile (a queued task was dispatched) is the caller's to handle.
 func (r *runner) setStates(ctx context.Context, ts []*model.TaskInstance, from []model.TaskState, to model.TaskState) []int64 {
 	if len(ts) == 0 {
 		return nil
@@ -148,17 +153,22 @@ func (r *runner) setStates(ctx context.Context, ts []*model.TaskInstance, from [
 		}
 		r.onTask(taskEvent{TaskInstanceID: id, State: to, EndTime: time.Now().UTC()})
 	}
+	return changed
+}
+
+// killRaced kills on their workers the tasks among ts that setStates did
+// not change because they were dispatched in the meantime.
+func (r *runner) killRaced(ctx context.Context, ts []*model.TaskInstance, changed []int64) {
 	for _, t := range ts {
-		if t.State == model.TaskDispatched || t.State == model.TaskRunning || (!contains(changed, t.ID) && r.halt == store.ActionStop) {
-			// Raced to a worker: kill it there.
-			cur, err := r.t.store.GetTaskInstance(ctx, t.ID)
-			if err == nil && (cur.State == model.TaskDispatched || cur.State == model.TaskRunning) {
-				t.Host = cur.Host
-				r.killOnWorker(ctx, t)
-			}
+		if contains(changed, t.ID) {
+			continue
+		}
+		if cur, err := r.t.store.GetTaskInstance(ctx, t.ID); err == nil &&
+			(cur.State == model.TaskDispatched || cur.State == model.TaskRunning) {
+			t.Host = cur.Host
+			r.killOnWorker(ctx, t)
 		}
 	}
-	return changed
 }
 
 // killOnWorker asks the task's worker to kill it; the worker reports it
