@@ -31,12 +31,16 @@ func main() {
 	slots := flag.Int("slots", 0, "worker slots (0: the worker default, 2 x CPUs)")
 	shell := flag.String("shell", "bash", "shell for tasks: bash or sh")
 	flag.Parse()
+	code := 0
 	for _, b := range strings.Split(*backends, ",") {
 		if err := benchBackend(strings.TrimSpace(b), *bin, *shell, *slots, *triggers); err != nil {
 			fmt.Fprintf(os.Stderr, "bench %s: %v\n", b, err)
-			os.Exit(1)
+			code = 1
+			break
 		}
 	}
+	mariadbtest.Cleanup()
+	os.Exit(code)
 }
 
 func benchBackend(backend, bin, shell string, slots, triggers int) error {

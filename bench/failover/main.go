@@ -28,6 +28,7 @@ import (
 	"github.com/beluga-scheduler/beluga/bench/benchkit"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/internal/clustertest"
+	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
 )
 
 const project = "bench"
@@ -49,9 +50,11 @@ func main() {
 		}
 		if err := f.run(); err != nil {
 			fmt.Fprintf(os.Stderr, "bench-failover %s: %v\n", f.name, err)
+			mariadbtest.Cleanup()
 			os.Exit(1)
 		}
 	}
+	mariadbtest.Cleanup()
 }
 
 type bench struct {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
 )
 
 const mainPackage = "github.com/beluga-scheduler/beluga/cmd/beluga"
@@ -46,5 +48,6 @@ func Main(m *testing.M) int {
 	if build.dir != "" {
 		os.RemoveAll(build.dir)
 	}
+	mariadbtest.Cleanup()
 	return code
 }

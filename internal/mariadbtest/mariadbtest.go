@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,7 @@ import (
 )
 
 var (
+	shared  *Server // the server locate started, for Cleanup
 	once    sync.Once
 	server  *url.URL
 	srvErr  error
@@ -91,16 +93,59 @@ func locate() (*url.URL, error) {
 		return u, nil
 	}
 	// The shared server lives until the test binary exits (parent-death
-	// signal), so no Cleanup is needed across the tests that share it.
-	dir, err := os.MkdirTemp("", "beluga-mariadb-")
+	// signal); Cleanup, from TestMain, also removes its data. Data dirs of
+	// binaries that died without it are swept here.
+	sweep()
+	dir, err := os.MkdirTemp("", dirPrefix)
 	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return nil, err
 	}
 	s, err := StartProcess(dir)
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
+	shared = s
 	return s.url, nil
+}
+
+const (
+	dirPrefix = "beluga-mariadb-"
+	ownerFile = "owner.pid" // the test binary whose shared server uses the dir
+)
+
+// Cleanup stops the shared server, if this binary started one, and removes
+// its data dir (a few hundred MB). Call it from TestMain after m.Run, and
+// from benchmark programs before they exit.
+func Cleanup() {
+	if shared == nil {
+		return
+	}
+	shared.Stop()
+	os.RemoveAll(shared.dir)
+}
+
+// sweep removes shared-server dirs whose test binary is gone (it was killed,
+// or ran before Cleanup existed). A dir without an owner is left alone for
+// its first minute: its binary may be about to write the owner file.
+func sweep() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), dirPrefix+"*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, ownerFile))
+		if err != nil {
+			if fi, serr := os.Stat(d); serr == nil && time.Since(fi.ModTime()) > time.Minute {
+				os.RemoveAll(d)
+			}
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || syscall.Kill(pid, 0) != nil {
+			os.RemoveAll(d)
+		}
+	}
 }
 
 // Server is one private mariadbd, a child of the test binary.

@@ -1,0 +1,15 @@
+package store_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
+)
+
+// TestMain removes the private MariaDB's data when the tests are done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	mariadbtest.Cleanup()
+	os.Exit(code)
+}
