@@ -136,12 +136,9 @@ func (f logFetcher) ReadLog(ctx context.Context, t model.TaskInstance, offset, l
 	return r.Data, nil
 }
 
-// StartWorker starts a worker with the settings of c and announces it in
-// reg (heartbeats, following the leader, dropping its tasks when its
-// registry session is lost). Stop the worker before the presence: a worker
-// that leaves the registry first has its dying tasks run elsewhere.
-func StartWorker(ctx context.Context, c config.Config, reg registry.Registry, el registry.Elector,
-	states registry.StateWatcher, log *zap.Logger) (*worker.Worker, *worker.Presence, error) {
+// NewWorker builds (and so checks) a worker with the settings of c;
+// nothing runs yet.
+func NewWorker(c config.Config, log *zap.Logger) (*worker.Worker, error) {
 	groups := c.Worker.Groups
 	if len(groups) == 0 {
 		groups = []string{model.DefaultWorkerGroup}
@@ -149,15 +146,38 @@ func StartWorker(ctx context.Context, c config.Config, reg registry.Registry, el
 	w, err := worker.New(worker.Config{Listen: c.Worker.Listen, Host: c.Worker.Host, Groups: groups,
 		Slots: c.Worker.Slots, Shell: c.Worker.Shell, DataDir: filepath.Join(c.DataDir, "worker")}, log)
 	if err != nil {
-		return nil, nil, fmt.Errorf("worker settings: %w", err)
+		return nil, fmt.Errorf("worker settings: %w", err)
 	}
-	if err := w.Start(ctx); err != nil {
+	return w, nil
+}
+
+// StartWorker starts a worker with the settings of c and announces it in
+// reg (heartbeats, following the leader, dropping its tasks when its
+// registry session is lost). Stop the worker before the presence: a worker
+// that leaves the registry first has its dying tasks run elsewhere.
+func StartWorker(ctx context.Context, c config.Config, reg registry.Registry, el registry.Elector,
+	states registry.StateWatcher, log *zap.Logger) (*worker.Worker, *worker.Presence, error) {
+	w, err := NewWorker(c, log)
+	if err != nil {
 		return nil, nil, err
+	}
+	p, err := Announce(ctx, w, c, reg, el, states, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	return w, p, nil
+}
+
+// Announce starts a built worker and its presence in reg.
+func Announce(ctx context.Context, w *worker.Worker, c config.Config, reg registry.Registry, el registry.Elector,
+	states registry.StateWatcher, log *zap.Logger) (*worker.Presence, error) {
+	if err := w.Start(ctx); err != nil {
+		return nil, err
 	}
 	p := worker.NewPresence(w, reg, el, states, worker.PresenceOptions{SessionTimeout: c.ZK.SessionTimeout}, log)
 	if err := p.Start(ctx); err != nil {
 		w.Stop()
-		return nil, nil, err
+		return nil, err
 	}
-	return w, p, nil
+	return p, nil
 }

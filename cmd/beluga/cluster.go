@@ -45,6 +45,9 @@ func openStore(ctx context.Context, c config.Config, log *zap.Logger, migrate bo
 	if c.DB == "" {
 		return nil, usageError{fmt.Errorf("--db is required in cluster mode (e.g. mysql://user:pass@host:3306/beluga)")}
 	}
+	if _, _, err := store.ParseURL(c.DB); err != nil {
+		return nil, usageError{err}
+	}
 	st, err := store.Open(ctx, c.DB, log)
 	if err != nil {
 		return nil, err
@@ -129,12 +132,16 @@ func workerCommand() *cobra.Command {
 		}
 		defer log.Sync() //nolint:errcheck // stderr
 		ctx := cmd.Context()
+		w, err := standalone.NewWorker(c, log) // bad settings fail before any wait on ZooKeeper
+		if err != nil {
+			return usageError{err}
+		}
 		z, err := openZK(ctx, c, log)
 		if err != nil {
 			return err
 		}
 		defer z.Stop()
-		w, p, err := standalone.StartWorker(ctx, c, z, z, z, log)
+		p, err := standalone.Announce(ctx, w, c, z, z, z, log)
 		if err != nil {
 			return err
 		}

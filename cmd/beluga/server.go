@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -111,6 +112,12 @@ func standaloneCommand() *cobra.Command {
 		defer log.Sync() //nolint:errcheck // stderr
 		if _, err := bmaster.ParseSelector(c.Master.Selector); err != nil {
 			return usageError{err}
+		}
+		if _, _, err := store.ParseURL(c.DBURL()); err != nil {
+			return usageError{err}
+		}
+		if _, _, err := net.SplitHostPort(c.API.Listen); err != nil {
+			return usageError{fmt.Errorf("--listen %q: %w", c.API.Listen, err)}
 		}
 		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 		defer stop()

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestServerCommandsRefuseBadSettings: bad settings of the long-running
+// commands exit 2 with a message naming the problem, before anything
+// starts or waits (the ZooKeeper address here has nothing listening).
+func TestServerCommandsRefuseBadSettings(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"worker", "--zk", "127.0.0.1:1", "--slots", "-3"}, "Slots -3"},
+		{[]string{"worker", "--zk", "127.0.0.1:1", "--shell", "zsh"}, "zsh"},
+		{[]string{"master", "--zk", "127.0.0.1:1"}, "--db is required"},
+		{[]string{"master", "--zk", "127.0.0.1:1", "--db", "postgres://x/y"}, "mysql:// or sqlite://"},
+		{[]string{"master", "--zk", "127.0.0.1:1", "--db", "sqlite://" + dir + "/b.db", "--selector", "fastest"}, "fastest"},
+		{[]string{"standalone", "--data-dir", dir, "--listen", "nonsense"}, "nonsense"},
+		{[]string{"standalone", "--data-dir", dir, "--db", "postgres://x/y"}, "mysql:// or sqlite://"},
+		{[]string{"standalone", "--data-dir", dir, "--slots", "x"}, "invalid argument"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(tc.args, &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), tc.want) {
+			t.Fatalf("beluga %v: exit %d, stderr %q; want exit 2 naming %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+}
