@@ -1,6 +1,6 @@
 module github.com/beluga-scheduler/beluga
 
-go 1.26.8
+go 1.24
 
 require (
 	github.com/glebarez/sqlite v1.11.0
