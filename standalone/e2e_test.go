@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/config"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
+	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/standalone"
 )
 
@@ -351,19 +351,10 @@ tasks:
 		if err != nil {
 			t.Fatalf("pid file: %q", raw)
 		}
-		if alive(pid) {
+		if procfs.Alive(pid) {
 			t.Fatalf("process %d outlived the shutdown", pid)
 		}
 	}
-}
-
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return false
-	}
-	// A zombie is dead but not yet reaped by its parent.
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	return err == nil && !strings.Contains(string(st), ") Z ")
 }
 
 // TestRestartRecoversInPlace stops standalone mid-run and starts it again on

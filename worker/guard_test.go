@@ -19,6 +19,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
@@ -65,12 +66,6 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
-}
-
-// alive reports whether pid runs and is not a zombie.
-func alive(pid int) bool {
-	_, ok := liveGroup(pid)
-	return ok
 }
 
 // TestTasksDieWithKilledWorker runs a worker in a child process, gives it a
@@ -142,8 +137,8 @@ func TestTasksDieWithKilledWorker(t *testing.T) {
 	})
 	// Whatever happens below, no sleep 300 outlives the test.
 	t.Cleanup(func() { _ = syscall.Kill(-shell, syscall.SIGKILL) })
-	if !alive(shell) || !alive(grandchild) {
-		t.Fatalf("shell %d alive %v, grandchild %d alive %v: want both running", shell, alive(shell), grandchild, alive(grandchild))
+	if !procfs.Alive(shell) || !procfs.Alive(grandchild) {
+		t.Fatalf("shell %d alive %v, grandchild %d alive %v: want both running", shell, procfs.Alive(shell), grandchild, procfs.Alive(grandchild))
 	}
 
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -154,10 +149,10 @@ func TestTasksDieWithKilledWorker(t *testing.T) {
 	exited = true
 	killed := time.Now()
 	deadline := killed.Add(3 * time.Second)
-	for alive(shell) || alive(grandchild) {
+	for procfs.Alive(shell) || procfs.Alive(grandchild) {
 		if time.Now().After(deadline) {
 			t.Fatalf("3s after the worker's SIGKILL: shell %d alive %v, grandchild %d alive %v",
-				shell, alive(shell), grandchild, alive(grandchild))
+				shell, procfs.Alive(shell), grandchild, procfs.Alive(grandchild))
 		}
 		time.Sleep(5 * time.Millisecond) // polling /proc
 	}

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/beluga-scheduler/beluga/common/registry"
+	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
 
@@ -209,7 +210,7 @@ func TestPresenceExpiredDropsTasks(t *testing.T) {
 	before := mustNode(t, reg, b.w.Host()).Heartbeat.StartTime
 
 	states.set(registry.Expired)
-	waitFor(t, "the task's group to be killed", func() bool { return gone(pgid, pids) })
+	waitFor(t, "the task's group to be killed", func() bool { return procfs.Gone(pgid, pids) })
 	waitFor(t, "the slot freed", func() bool { return b.w.Stats().Running == 0 })
 	if n := b.master.count(1, message.TypeResult); n != 0 {
 		t.Fatalf("a dropped task sent %d results", n)
@@ -237,7 +238,7 @@ func TestPresenceSuspendedTooLongDropsTasks(t *testing.T) {
 	before := mustNode(t, reg, b.w.Host()).Heartbeat.StartTime
 	states.set(registry.Suspended)
 	waitFor(t, "dispatches refused while suspended", func() bool { return b.refusedForSession(t, 2) })
-	waitFor(t, "the task's group to be killed", func() bool { return gone(pgid, pids) })
+	waitFor(t, "the task's group to be killed", func() bool { return procfs.Gone(pgid, pids) })
 	waitFor(t, "registered as a new incarnation", func() bool {
 		return mustNode(t, reg, b.w.Host()).Heartbeat.StartTime.After(before)
 	})
@@ -267,12 +268,12 @@ func TestPresenceShortSuspensionKeepsTasks(t *testing.T) {
 	}
 	// Past the limit, the task still runs: the timer was stopped.
 	for time.Since(suspended) < 2*timeout/3 {
-		if gone(pgid, pids) {
+		if procfs.Gone(pgid, pids) {
 			t.Fatal("a short suspension dropped the task")
 		}
 		time.Sleep(10 * time.Millisecond) // watching over a span of time
 	}
-	if gone(pgid, pids) {
+	if procfs.Gone(pgid, pids) {
 		t.Fatal("a short suspension dropped the task")
 	}
 	if n := mustNode(t, reg, b.w.Host()).Heartbeat.StartTime; !n.Equal(start) {

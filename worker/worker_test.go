@@ -16,6 +16,8 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/beluga-scheduler/beluga/internal/leakcheck"
+	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
@@ -29,20 +31,7 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(childWorkerEnv); dir != "" {
 		os.Exit(runChildWorker(dir))
 	}
-	base := runtime.NumGoroutine()
-	code := m.Run()
-	if code == 0 {
-		deadline := time.Now().Add(5 * time.Second)
-		for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond) // polling interval
-		}
-		if n := runtime.NumGoroutine(); n > base {
-			buf := make([]byte, 1<<20)
-			fmt.Fprintf(os.Stderr, "goroutine leak: %d running, %d before tests\n%s\n", n, base, buf[:runtime.Stack(buf, true)])
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(leakcheck.Run(m))
 }
 
 // fakeMaster is a remote.Server that records the worker's reports and
@@ -264,47 +253,6 @@ func (b *bundle) mustDispatch(t *testing.T, d message.Dispatch) {
 	}
 }
 
-// groupPids lists live, non-zombie processes of process group pgid.
-func groupPids(pgid int) []int {
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, en := range entries {
-		pid, err := strconv.Atoi(en.Name())
-		if err != nil {
-			continue
-		}
-		if g, ok := liveGroup(pid); ok && g == pgid {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-// liveGroup returns the process group of pid; false if gone or a zombie
-// (orphans may never be reaped where init does not reap).
-func liveGroup(pid int) (int, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
-		return 0, false
-	}
-	g, _ := strconv.Atoi(f[2])
-	return g, true
-}
-
-func gone(pgid int, pids []int) bool {
-	for _, p := range pids {
-		if g, ok := liveGroup(p); ok && g == pgid {
-			return false
-		}
-	}
-	return true
-}
-
 // startGroup runs `sleep 100 & sleep 100; wait` (or cmd) and returns the
 // group id and its pids once the shell and both sleeps run.
 func (b *bundle) startGroup(t *testing.T, d message.Dispatch) (int, []int) {
@@ -313,7 +261,7 @@ func (b *bundle) startGroup(t *testing.T, d message.Dispatch) (int, []int) {
 	run := waitReport[message.Running](t, b.master, d.TaskInstanceID)
 	var pids []int
 	waitFor(t, "the shell and both sleeps", func() bool {
-		pids = groupPids(run.PID)
+		pids = procfs.GroupMembers(run.PID)
 		return len(pids) >= 3
 	})
 	return run.PID, pids
@@ -443,7 +391,7 @@ func TestKillGroup(t *testing.T) {
 	if res := waitReport[message.Result](t, b.master, 1); res.State != "killed" {
 		t.Fatalf("result = %+v, want killed", res)
 	}
-	waitFor(t, "the task's processes to be gone", func() bool { return gone(pgid, pids) })
+	waitFor(t, "the task's processes to be gone", func() bool { return procfs.Gone(pgid, pids) })
 	if kr := b.request(t, message.Kill{TaskInstanceID: 77}).(message.KillResult); kr.Found {
 		t.Fatal("kill of an unknown task found it")
 	}
@@ -459,7 +407,7 @@ func TestTimeoutKillsGroup(t *testing.T) {
 	if res.State != "failed" || !strings.Contains(res.Message, "timed out after 300ms") {
 		t.Fatalf("result = %+v, want failed, timed out", res)
 	}
-	waitFor(t, "the task's processes to be gone", func() bool { return gone(pgid, pids) })
+	waitFor(t, "the task's processes to be gone", func() bool { return procfs.Gone(pgid, pids) })
 }
 
 func TestResendAndSetMaster(t *testing.T) {
@@ -537,7 +485,7 @@ func TestStopMidTask(t *testing.T) {
 	pgid, pids := b.startGroup(t, b.dispatchMsg(1, "(trap '' TERM; sleep 100) & sleep 100; wait"))
 	b.mustDispatch(t, b.dispatchMsg(2, "touch started")) // queued
 	b.w.Stop()
-	if !gone(pgid, pids) {
+	if !procfs.Gone(pgid, pids) {
 		t.Fatalf("processes of task group %d still alive after Stop", pgid)
 	}
 	if n := b.master.count(1, message.TypeResult); n != 0 {

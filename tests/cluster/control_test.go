@@ -7,12 +7,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/internal/clustertest"
+	"github.com/beluga-scheduler/beluga/internal/procfs"
 )
 
 // TestRetryClockSurvivesLeaderKill: a task fails, its retry is delayed by
@@ -120,21 +120,13 @@ func TestKillTaskOnRemoteWorker(t *testing.T) {
 	}
 	c.Eventually(t, 10*time.Second, "shell and child gone", func() bool {
 		for _, p := range procs {
-			if alive(p) {
+			if procfs.Alive(p) {
 				return false
 			}
 		}
 		return true
 	})
 	c.AssertNoStuckRows(t)
-}
-
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	return err == nil && !strings.Contains(string(st), ") Z ")
 }
 
 // TestPriorityWithSaturatedWorker: the only worker is full; a high-priority

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
 
@@ -30,7 +31,7 @@ func TestDropAllKillsAndForgetsEverything(t *testing.T) {
 	if n := b.e.DropAll("test"); n != 4 {
 		t.Fatalf("DropAll = %d, want 4 (running, running, queued, awaiting admission)", n)
 	}
-	waitFor(t, "the dropped group to be gone", 3*time.Second, func() bool { return pidsGone(pgid, pids) })
+	waitFor(t, "the dropped group to be gone", 3*time.Second, func() bool { return procfs.Gone(pgid, pids) })
 	waitFor(t, "slots freed", 3*time.Second, func() bool {
 		s := b.e.Stats()
 		return s.Running == 0 && s.Queued == 0
@@ -88,5 +89,5 @@ func TestGuardToldOfEveryGroup(t *testing.T) {
 	if ops := g.seen(); !slices.Equal(ops[2:], []int{pgid, -pgid}) {
 		t.Fatalf("guard ops = %v, want [... %d %d]", ops, pgid, -pgid)
 	}
-	waitFor(t, "the killed group to be gone", 3*time.Second, func() bool { return pidsGone(pgid, pids) })
+	waitFor(t, "the killed group to be gone", 3*time.Second, func() bool { return procfs.Gone(pgid, pids) })
 }

@@ -15,6 +15,8 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/beluga-scheduler/beluga/internal/leakcheck"
+	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
 
@@ -149,20 +151,7 @@ func taskOf(m message.Message) int64 {
 // TestMain fails the run if goroutines outlive the tests: Stop must wait for
 // everything the executor started.
 func TestMain(m *testing.M) {
-	base := runtime.NumGoroutine()
-	code := m.Run()
-	if code == 0 {
-		deadline := time.Now().Add(5 * time.Second)
-		for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond) // polling interval
-		}
-		if n := runtime.NumGoroutine(); n > base {
-			buf := make([]byte, 1<<20)
-			fmt.Fprintf(os.Stderr, "goroutine leak: %d running, %d before tests\n%s\n", n, base, buf[:runtime.Stack(buf, true)])
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(leakcheck.Run(m))
 }
 
 const masterAddr = "master-1:5678"
@@ -265,32 +254,6 @@ func (b *bundle) waitRunning(t *testing.T, id int64) message.Running {
 		return ok
 	})
 	return r
-}
-
-// groupMembers lists live (non-zombie) processes in process group pgid.
-func groupMembers(pgid int) []int {
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, en := range entries {
-		pid, err := strconv.Atoi(en.Name())
-		if err != nil {
-			continue
-		}
-		if g, alive := procGroup(pid); alive && g == pgid {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-// pidsGone reports whether none of pids is still alive in group pgid.
-func pidsGone(pgid int, pids []int) bool {
-	for _, p := range pids {
-		if g, alive := procGroup(p); alive && g == pgid {
-			return false
-		}
-	}
-	return true
 }
 
 func TestRunLogEnvAndExitCode(t *testing.T) {
@@ -417,7 +380,7 @@ func startGroup(t *testing.T, b *bundle, d message.Dispatch) (int, []int) {
 	run := b.waitRunning(t, d.TaskInstanceID)
 	var pids []int
 	waitFor(t, "shell and two sleeps in the group", 5*time.Second, func() bool {
-		pids = groupMembers(run.PID)
+		pids = procfs.GroupMembers(run.PID)
 		return len(pids) >= 3
 	})
 	return run.PID, pids
@@ -434,7 +397,7 @@ func TestKillKillsWholeGroup(t *testing.T) {
 	if res.State != "killed" {
 		t.Fatalf("result = %+v, want killed", res)
 	}
-	waitFor(t, "every process of the group to be gone", 5*time.Second, func() bool { return pidsGone(pgid, pids) })
+	waitFor(t, "every process of the group to be gone", 5*time.Second, func() bool { return procfs.Gone(pgid, pids) })
 	if r := b.e.Kill(999); r.Found {
 		t.Fatalf("kill of unknown task found it")
 	}
@@ -449,7 +412,7 @@ func TestKillSurvivorOfSIGTERMGetsSIGKILL(t *testing.T) {
 	if res := b.waitResult(t, 1); res.State != "killed" {
 		t.Fatalf("result = %+v, want killed", res)
 	}
-	waitFor(t, "the SIGTERM-proof child to be gone", 5*time.Second, func() bool { return pidsGone(pgid, pids) })
+	waitFor(t, "the SIGTERM-proof child to be gone", 5*time.Second, func() bool { return procfs.Gone(pgid, pids) })
 }
 
 func TestKillQueuedNeverStarts(t *testing.T) {
@@ -489,7 +452,7 @@ func TestTimeoutKillsGroup(t *testing.T) {
 	if res.State != "failed" || !strings.HasPrefix(res.Message, "timed out after 300ms") {
 		t.Fatalf("result = %+v, want failed: timed out after 300ms", res)
 	}
-	waitFor(t, "every process of the group to be gone", 5*time.Second, func() bool { return pidsGone(pgid, pids) })
+	waitFor(t, "every process of the group to be gone", 5*time.Second, func() bool { return procfs.Gone(pgid, pids) })
 }
 
 func TestResendUntilDBAckedAndSetMaster(t *testing.T) {
@@ -578,7 +541,7 @@ func TestDBAckKillDropsTask(t *testing.T) {
 	b := setup(t, Config{})
 	pgid, pids := startGroup(t, b, dispatch(1, "sleep 100 & sleep 100; wait"))
 	b.e.DBAck(message.DBAck{TaskInstanceID: 1, Kind: message.KindRunning, Kill: true})
-	waitFor(t, "the dropped task's group to be gone", 5*time.Second, func() bool { return pidsGone(pgid, pids) })
+	waitFor(t, "the dropped task's group to be gone", 5*time.Second, func() bool { return procfs.Gone(pgid, pids) })
 	waitFor(t, "slot freed", 5*time.Second, func() bool { return b.e.Stats().Running == 0 })
 	if _, ok := b.master.result(1); ok {
 		t.Fatal("a dropped task reported a result")
@@ -658,7 +621,7 @@ func TestStopKillsSilentlyAndLeaksNothing(t *testing.T) {
 	pgid, pids := startGroup(t, b, dispatch(1, "(trap '' TERM; sleep 100) & sleep 100; wait"))
 	b.mustDispatch(t, dispatch(2, "touch started")) // queued behind the slot
 	e.Stop()
-	if !pidsGone(pgid, pids) {
+	if !procfs.Gone(pgid, pids) {
 		t.Fatalf("processes of group %d alive after Stop", pgid)
 	}
 	e.Stop() // twice: harmless

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
 
@@ -151,35 +152,11 @@ func groupAlive(pgid int) bool {
 		if err != nil {
 			continue
 		}
-		if g, alive := procGroup(pid); alive && g == pgid {
+		if g, alive := procfs.Group(pid); alive && g == pgid {
 			return true
 		}
 	}
 	return false
-}
-
-// procGroup returns the process group of pid, and false when pid is gone or
-// a zombie.
-func procGroup(pid int) (int, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	// The command name may hold spaces and parentheses: fields start after
-	// the last ')'. They are: state ppid pgrp ...
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
-		return 0, false
-	}
-	g, err := strconv.Atoi(f[2])
-	if err != nil {
-		return 0, false
-	}
-	return g, true
 }
 
 // taskEnv is the worker's environment overlaid with the dispatch's params and

@@ -5,12 +5,10 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,26 +16,15 @@ import (
 	"time"
 
 	"go.uber.org/zap/zaptest"
+
+	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 )
 
 // TestMain lets the test binary serve as its own guard process, then fails
 // the run if goroutines outlive the tests.
 func TestMain(m *testing.M) {
 	MaybeRun()
-	base := runtime.NumGoroutine()
-	code := m.Run()
-	if code == 0 {
-		deadline := time.Now().Add(5 * time.Second)
-		for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond) // polling interval
-		}
-		if n := runtime.NumGoroutine(); n > base {
-			buf := make([]byte, 1<<20)
-			fmt.Fprintf(os.Stderr, "goroutine leak: %d running, %d before tests\n%s\n", n, base, buf[:runtime.Stack(buf, true)])
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(leakcheck.Run(m))
 }
 
 // tree starts `sh -c 'sleep 300 & sleep 300; wait'` as its own process
