@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/beluga-scheduler/beluga/common/model"
 )
@@ -112,8 +111,7 @@ func TestTaskGroups(t *testing.T) {
 	if !strings.Contains(e.Message, "1 task(s) dispatched or running") {
 		t.Fatalf("message %q", e.Message)
 	}
-	now := time.Now()
-	if ok, err := b.store.UpdateTaskState(ctx, tasks[0].ID, []model.TaskState{model.TaskRunning}, model.TaskSucceeded, &now); err != nil || !ok {
+	if ok, err := b.store.SetTaskStates(ctx, []int64{tasks[0].ID}, []model.TaskState{model.TaskRunning}, model.TaskSucceeded); err != nil || len(ok) != 1 {
 		t.Fatalf("finish task: %v %v", ok, err)
 	}
 	r = b.do("DELETE", "/api/v1/task-groups/warehouse", "", nil).want(t, http.StatusNoContent)

@@ -54,10 +54,9 @@ type Master struct {
 	server *remote.Server
 	client *remote.Client
 
-	mu     sync.Mutex
-	cur    *term                 // nil while standby
-	defs   map[int64]*definition // parsed definitions, immutable, shared by terms
-	onTerm func(epoch int64)     // test hook: a term's services are up
+	mu   sync.Mutex
+	cur  *term                 // nil while standby
+	defs map[int64]*definition // parsed definitions, immutable, shared by terms
 
 	cancel   context.CancelFunc
 	done     chan struct{}

@@ -329,16 +329,16 @@ func (r *runner) onDeadline(ctx context.Context, d deadline) {
 		if t.State != model.TaskDelayed {
 			return
 		}
-		var moved bool
+		var moved []int64
 		if !retry(ctx, r.log, "submit delayed retry", func() error {
 			var err error
-			moved, err = r.t.store.UpdateTaskState(ctx, t.ID, []model.TaskState{model.TaskDelayed}, model.TaskSubmitted, nil)
+			moved, err = r.t.store.SetTaskStates(ctx, []int64{t.ID}, []model.TaskState{model.TaskDelayed}, model.TaskSubmitted)
 			if errors.Is(err, store.ErrFenced) {
 				r.t.fenced()
 				return nil
 			}
 			return err
-		}) || !moved {
+		}) || len(moved) == 0 {
 			return
 		}
 		t.State = model.TaskSubmitted

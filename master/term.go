@@ -94,9 +94,6 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	t.cons.Start(t.ctx)
 	t.watch.Start(t.ctx)
 	t.log.Info("leading", zap.String("master", m.cfg.Host))
-	if m.onTerm != nil {
-		m.onTerm(epoch)
-	}
 	select {
 	case <-lt.Lost:
 		t.log.Warn("leadership lost; stopping scheduling")

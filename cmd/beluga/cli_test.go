@@ -499,8 +499,7 @@ func TestTaskGroupCommands(t *testing.T) {
 	e.want(1, []string{"task-group", "resize", "nope", "3"}, `task group "nope": not found`)
 
 	e.want(1, []string{"task-group", "delete", "db"}, "dispatched or running")
-	now := time.Now()
-	if _, err := e.store.UpdateTaskState(ctx, tasks[0].ID, []model.TaskState{model.TaskRunning}, model.TaskSucceeded, &now); err != nil {
+	if _, err := e.store.SetTaskStates(ctx, []int64{tasks[0].ID}, []model.TaskState{model.TaskRunning}, model.TaskSucceeded); err != nil {
 		t.Fatal(err)
 	}
 	e.want(0, []string{"task-group", "delete", "db"}, "task group db deleted")

@@ -70,12 +70,3 @@ type TaskInstance struct {
 	StartTime          *time.Time `json:"start_time,omitempty"`
 	EndTime            *time.Time `json:"end_time,omitempty"`
 }
-
-// Command is a queued request for the active master: start a workflow instance
-// that the API has already written in state submitted.
-type Command struct {
-	ID                 int64       `json:"id"`
-	Type               CommandType `json:"type"`
-	WorkflowInstanceID int64       `json:"workflow_instance_id"`
-	CreatedAt          time.Time   `json:"created_at"`
-}

@@ -186,21 +186,6 @@ func (s *Store) ListWorkflowInstances(ctx context.Context, f InstanceFilter) ([]
 	return out, total, nil
 }
 
-// ListUnfinishedInstances returns instances a master must own: running or
-// on their way to a pause or stop.
-func (s *Store) ListUnfinishedInstances(ctx context.Context) ([]model.WorkflowInstance, error) {
-	var rows []workflowInstanceRow
-	if err := s.db.WithContext(ctx).Where("state IN ?", []string{string(model.WorkflowRunning),
-		string(model.WorkflowReadyPause), string(model.WorkflowReadyStop)}).Order("id").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("list unfinished instances: %w", err)
-	}
-	out := make([]model.WorkflowInstance, len(rows))
-	for i, r := range rows {
-		out[i] = r.model()
-	}
-	return out, nil
-}
-
 // FinishWorkflowInstance records the end of an instance.
 func (s *Store) FinishWorkflowInstance(ctx context.Context, id int64, state model.WorkflowState, end time.Time, reason string) error {
 	err := s.tx(ctx, func(tx *gorm.DB) error {

@@ -809,9 +809,8 @@ func TestTaskGroups(t *testing.T) {
 		if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "2 task(s)") {
 			t.Fatalf("delete in use: %v", err)
 		}
-		now := time.Now()
 		for _, ti := range []int64{run.ID, run.ID + 1} {
-			if ok, err := s.UpdateTaskState(ctx, ti, []model.TaskState{model.TaskRunning, model.TaskDispatched}, model.TaskSucceeded, &now); err != nil || !ok {
+			if ok, err := s.SetTaskStates(ctx, []int64{ti}, []model.TaskState{model.TaskRunning, model.TaskDispatched}, model.TaskSucceeded); err != nil || len(ok) != 1 {
 				t.Fatalf("finish task %d: %v %v", ti, ok, err)
 			}
 		}

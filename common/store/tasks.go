@@ -216,28 +216,6 @@ func classify(r Report, cur taskInstanceRow) ReportOutcome {
 	return Foreign
 }
 
-// UpdateTaskState sets the state of a task instance that is in one of from.
-func (s *Store) UpdateTaskState(ctx context.Context, id int64, from []model.TaskState, to model.TaskState, end *time.Time) (bool, error) {
-	fs := make([]string, len(from))
-	for i, f := range from {
-		fs[i] = string(f)
-	}
-	fields := map[string]any{"state": string(to)}
-	if end != nil {
-		fields["end_time"] = end.UTC()
-	}
-	var n int64
-	err := s.tx(ctx, func(tx *gorm.DB) error {
-		res := tx.Model(&taskInstanceRow{}).Where("id = ? AND state IN ?", id, fs).Updates(fields)
-		n = res.RowsAffected
-		return res.Error
-	})
-	if err != nil {
-		return false, fmt.Errorf("set task %d %s: %w", id, to, err)
-	}
-	return n == 1, nil
-}
-
 // ListTaskInstances returns a workflow instance's task instances by id.
 func (s *Store) ListTaskInstances(ctx context.Context, workflowInstanceID int64) ([]model.TaskInstance, error) {
 	var rows []taskInstanceRow
