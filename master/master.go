@@ -42,6 +42,9 @@ type Config struct {
 	Clock Clock
 }
 
+// maxCachedDefinitions bounds the parsed workflow versions a master keeps.
+const maxCachedDefinitions = 256
+
 // Master campaigns for leadership and, while it leads, schedules. A standby
 // runs only its transport and the campaign.
 type Master struct {
@@ -213,6 +216,14 @@ func (m *Master) definition(ctx context.Context, id int64) (*definition, error) 
 		return nil, fmt.Errorf("workflow definition %d: %w", id, err)
 	}
 	m.mu.Lock()
+	if len(m.defs) >= maxCachedDefinitions {
+		// Runners hold their own pointer: dropping any entry only costs a
+		// parse the next time that version starts.
+		for k := range m.defs {
+			delete(m.defs, k)
+			break
+		}
+	}
 	m.defs[id] = d
 	m.mu.Unlock()
 	return d, nil

@@ -44,11 +44,8 @@ func (s *Store) BeginTerm(ctx context.Context, epoch int64, host string) error {
 
 // CurrentTerm returns the recorded leader epoch.
 func (s *Store) CurrentTerm(ctx context.Context) (int64, error) {
-	var e int64
-	if err := s.db.WithContext(ctx).Raw(`SELECT epoch FROM fence WHERE id = 1`).Scan(&e).Error; err != nil {
-		return 0, fmt.Errorf("read term: %w", err)
-	}
-	return e, nil
+	ti, err := s.CurrentTermInfo(ctx)
+	return ti.Epoch, err
 }
 
 // tx runs fn in a transaction that first checks the fence when this view

@@ -71,6 +71,9 @@ func ParseURL(raw string) (dialect, dsn string, err error) {
 		c.ParseTime = true
 		c.Loc = time.UTC
 		c.InterpolateParams = true
+		// Rows affected = rows matched, as in SQLite: a conditional update
+		// that matches but changes no value (a re-sent report) still counts.
+		c.ClientFoundRows = true
 		c.Params = map[string]string{}
 		for k, v := range u.Query() {
 			c.Params[k] = v[0]

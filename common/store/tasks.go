@@ -193,8 +193,6 @@ func mergeRunning(rs []Report) map[int]int {
 
 // classify decides whether a report that changed nothing is a re-send of
 // something already stored, or comes from a worker that no longer owns it.
-// (MySQL counts changed rows, so a re-sent ack whose row already holds the
-// same values lands here too.)
 func classify(r Report, cur taskInstanceRow) ReportOutcome {
 	if cur.Host != r.Host {
 		return Foreign
