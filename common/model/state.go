@@ -128,7 +128,8 @@ type CommandType string
 
 // Command types.
 const (
-	CommandStart CommandType = "start"
+	CommandStart     CommandType = "start"
+	CommandScheduled CommandType = "scheduled" // fired by a cron schedule
 )
 
 // DefaultWorkerGroup is the group of a worker or task that names none.

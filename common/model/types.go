@@ -42,6 +42,8 @@ type WorkflowInstance struct {
 	Scope        string            `json:"scope,omitempty"`       // ...with only, upstream or downstream
 	DryRun       bool              `json:"dry_run,omitempty"`     // tasks recorded as succeeded, not run
 	Reason       string            `json:"reason,omitempty"`
+	ScheduleID   int64             `json:"schedule_id,omitempty"` // 0: not fired by a schedule
+	Timezone     string            `json:"timezone,omitempty"`    // zone of time params; "" is UTC
 	ScheduleTime *time.Time        `json:"schedule_time,omitempty"`
 	StartTime    *time.Time        `json:"start_time,omitempty"`
 	EndTime      *time.Time        `json:"end_time,omitempty"`
@@ -69,4 +71,29 @@ type TaskInstance struct {
 	DispatchTime       *time.Time `json:"dispatch_time,omitempty"`
 	StartTime          *time.Time `json:"start_time,omitempty"`
 	EndTime            *time.Time `json:"end_time,omitempty"`
+}
+
+// Schedule fires runs of a workflow on a cron expression. Priority,
+// WorkerGroup and Params, when set, override the workflow's for its runs.
+type Schedule struct {
+	ID           int64             `json:"id"`
+	ProjectID    int64             `json:"project_id"`
+	Project      string            `json:"project"`
+	Workflow     string            `json:"workflow"`
+	Cron         string            `json:"cron"`
+	Timezone     string            `json:"timezone"`
+	StartTime    *time.Time        `json:"start_time,omitempty"`
+	EndTime      *time.Time        `json:"end_time,omitempty"`
+	Catchup      string            `json:"catchup"`
+	Priority     *Priority         `json:"-"`
+	WorkerGroup  string            `json:"worker_group,omitempty"`
+	Params       map[string]string `json:"params,omitempty"`
+	Enabled      bool              `json:"enabled"`
+	NextFireTime *time.Time        `json:"next_fire_time,omitempty"`
+	LastFireTime *time.Time        `json:"last_fire_time,omitempty"`
+	Note         string            `json:"note,omitempty"` // what the last pass skipped, if anything
+	Revision     int64             `json:"revision"`       // moves on at every edit and fire
+	UpdatedBy    string            `json:"updated_by,omitempty"`
+	CreatedAt    time.Time         `json:"created_at"`
+	UpdatedAt    time.Time         `json:"updated_at"`
 }

@@ -23,6 +23,10 @@ type RunRequest struct {
 	StartNodes  []string // run only these tasks and, by Scope, their upstream or downstream
 	Scope       string   // only (default), upstream or downstream; used with StartNodes
 	DryRun      bool     // record tasks as succeeded without running them
+	// Set by the cron scheduler: the schedule and the time it fires for.
+	ScheduleID   int64
+	ScheduleTime *time.Time
+	Timezone     string // IANA zone the run's time params are read in; "" is UTC
 }
 
 // CreateRun writes a workflow instance in state submitted and the command
@@ -31,60 +35,68 @@ type RunRequest struct {
 func (s *Store) CreateRun(ctx context.Context, req RunRequest) (model.WorkflowInstance, error) {
 	var out model.WorkflowInstance
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		p, err := getProject(tx, req.Project)
-		if err != nil {
-			return err
-		}
-		q := tx.Omit("spec_json").Where("project_id = ? AND name = ?", p.ID, req.Workflow)
-		if req.Version > 0 {
-			q = q.Where("version = ?", req.Version)
-		}
-		var def workflowDefinitionRow
-		if err := q.Order("version DESC").Take(&def).Error; err != nil {
-			return notFound(err, fmt.Sprintf("workflow %q in project %q", req.Workflow, req.Project))
-		}
-		now := time.Now().UTC()
-		r := workflowInstanceRow{ProjectID: p.ID, ProjectName: p.Name, WorkflowName: def.Name,
-			WorkflowDefinitionID: def.ID, Version: def.Version, State: string(model.WorkflowSubmitted),
-			CommandType: string(req.CommandType), Priority: def.Priority, WorkerGroup: def.WorkerGroup,
-			RunTimes: 1, CreatedAt: now}
-		if r.CommandType == "" {
-			r.CommandType = string(model.CommandStart)
-		}
-		if req.Priority != nil {
-			r.Priority = int(*req.Priority)
-		}
-		if req.WorkerGroup != "" {
-			r.WorkerGroup = req.WorkerGroup
-		}
-		r.Scope, r.DryRun = req.Scope, req.DryRun
-		if len(req.StartNodes) > 0 {
-			b, err := json.Marshal(req.StartNodes)
-			if err != nil {
-				return fmt.Errorf("encode start nodes: %w", err)
-			}
-			sn := string(b)
-			r.StartNodes = &sn
-		}
-		if len(req.Params) > 0 {
-			b, err := json.Marshal(req.Params)
-			if err != nil {
-				return fmt.Errorf("encode params: %w", err)
-			}
-			ps := string(b)
-			r.ParamsJSON = &ps
-		}
-		if err := tx.Create(&r).Error; err != nil {
-			return fmt.Errorf("insert workflow instance: %w", err)
-		}
-		c := commandRow{Type: r.CommandType, WorkflowInstanceID: r.ID, CreatedAt: now}
-		if err := tx.Create(&c).Error; err != nil {
-			return fmt.Errorf("insert command: %w", err)
-		}
-		out = r.model()
-		return nil
+		var err error
+		out, err = insertRun(tx, req, time.Now().UTC())
+		return err
 	})
 	return out, err
+}
+
+// insertRun writes the instance and its start command of req in tx.
+func insertRun(tx *gorm.DB, req RunRequest, now time.Time) (model.WorkflowInstance, error) {
+	p, err := getProject(tx, req.Project)
+	if err != nil {
+		return model.WorkflowInstance{}, err
+	}
+	q := tx.Omit("spec_json").Where("project_id = ? AND name = ?", p.ID, req.Workflow)
+	if req.Version > 0 {
+		q = q.Where("version = ?", req.Version)
+	}
+	var def workflowDefinitionRow
+	if err := q.Order("version DESC").Take(&def).Error; err != nil {
+		return model.WorkflowInstance{}, notFound(err, fmt.Sprintf("workflow %q in project %q", req.Workflow, req.Project))
+	}
+	r := workflowInstanceRow{ProjectID: p.ID, ProjectName: p.Name, WorkflowName: def.Name,
+		WorkflowDefinitionID: def.ID, Version: def.Version, State: string(model.WorkflowSubmitted),
+		CommandType: string(req.CommandType), Priority: def.Priority, WorkerGroup: def.WorkerGroup,
+		RunTimes: 1, CreatedAt: now, ScheduleTime: req.ScheduleTime, Timezone: req.Timezone}
+	if r.CommandType == "" {
+		r.CommandType = string(model.CommandStart)
+	}
+	if req.ScheduleID != 0 {
+		r.ScheduleID = &req.ScheduleID
+	}
+	if req.Priority != nil {
+		r.Priority = int(*req.Priority)
+	}
+	if req.WorkerGroup != "" {
+		r.WorkerGroup = req.WorkerGroup
+	}
+	r.Scope, r.DryRun = req.Scope, req.DryRun
+	if len(req.StartNodes) > 0 {
+		b, err := json.Marshal(req.StartNodes)
+		if err != nil {
+			return model.WorkflowInstance{}, fmt.Errorf("encode start nodes: %w", err)
+		}
+		sn := string(b)
+		r.StartNodes = &sn
+	}
+	if len(req.Params) > 0 {
+		b, err := json.Marshal(req.Params)
+		if err != nil {
+			return model.WorkflowInstance{}, fmt.Errorf("encode params: %w", err)
+		}
+		ps := string(b)
+		r.ParamsJSON = &ps
+	}
+	if err := tx.Create(&r).Error; err != nil {
+		return model.WorkflowInstance{}, fmt.Errorf("insert workflow instance: %w", err)
+	}
+	c := commandRow{Type: r.CommandType, WorkflowInstanceID: r.ID, CreatedAt: now}
+	if err := tx.Create(&c).Error; err != nil {
+		return model.WorkflowInstance{}, fmt.Errorf("insert command: %w", err)
+	}
+	return r.model(), nil
 }
 
 // ClaimCommands consumes up to limit start commands, oldest first. Each

@@ -97,6 +97,8 @@ type workflowInstanceRow struct {
 	Scope                string
 	DryRun               bool
 	Reason               string
+	ScheduleID           *int64
+	Timezone             string
 	ScheduleTime         *time.Time
 	StartTime            *time.Time
 	EndTime              *time.Time
@@ -111,6 +113,7 @@ func (r workflowInstanceRow) model() model.WorkflowInstance {
 		State: model.WorkflowState(r.State), CommandType: model.CommandType(r.CommandType),
 		Host: r.Host, Epoch: r.Epoch, Priority: model.Priority(r.Priority), WorkerGroup: r.WorkerGroup,
 		RunTimes: r.RunTimes, Scope: r.Scope, DryRun: r.DryRun, Reason: r.Reason, ScheduleTime: utc(r.ScheduleTime),
+		ScheduleID: deref(r.ScheduleID), Timezone: r.Timezone,
 		StartTime: utc(r.StartTime), EndTime: utc(r.EndTime), CreatedAt: r.CreatedAt.UTC()}
 	if r.StartNodes != nil && *r.StartNodes != "" {
 		_ = json.Unmarshal([]byte(*r.StartNodes), &w.StartNodes) // written by us from a slice
@@ -168,4 +171,11 @@ func utc(t *time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

@@ -167,6 +167,9 @@ func (s *Store) DeleteWorkflow(ctx context.Context, project, name string) error 
 		if live > 0 {
 			return fmt.Errorf("workflow %q has %d unfinished instance(s); stop them first: %w", name, live, ErrConflict)
 		}
+		if err := tx.Where("project_id = ? AND workflow_name = ?", p.ID, name).Delete(&scheduleRow{}).Error; err != nil {
+			return fmt.Errorf("delete schedule of %q: %w", name, err)
+		}
 		for _, del := range []struct {
 			m     any
 			where string

@@ -1,0 +1,172 @@
+// Package schedule reads cron expressions and decides which fire times of a
+// schedule are due. It holds no state: the next fire time lives in the
+// schedule row, so any master can pick up where another stopped.
+package schedule
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// Catchup policies: what to do with fire times that passed while no master
+// was firing (older than the grace period when seen).
+const (
+	CatchupLatest = "latest" // run the newest missed time only (default)
+	CatchupAll    = "all"    // run every missed time, oldest first, up to MaxCatchup
+	CatchupNone   = "none"   // run none of them
+)
+
+// Grace is how late a fire time may be seen and still count as on time.
+// A leader failover takes about a session timeout, well inside it.
+const Grace = time.Minute
+
+// MaxCatchup bounds the missed times one pass fires under CatchupAll, so a
+// long outage cannot flood the queue; the older ones are skipped and said so.
+const MaxCatchup = 100
+
+// maxScan bounds the fire times one pass walks (a per-second cron after a
+// long outage); a pass cut short skips what it saw and the next one goes on.
+const maxScan = 100_000
+
+// parser accepts five fields, an optional leading seconds field, and the
+// @yearly/@daily/@every descriptors.
+var parser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// Cron is a parsed expression bound to a time zone.
+type Cron struct {
+	expr  string
+	loc   *time.Location
+	sched cron.Schedule
+}
+
+// Parse reads expr in the zone tz (an IANA name; "" means UTC).
+func Parse(expr, tz string) (*Cron, error) {
+	e := strings.TrimSpace(expr)
+	if e == "" {
+		return nil, fmt.Errorf("cron is empty")
+	}
+	if strings.HasPrefix(e, "TZ=") || strings.HasPrefix(e, "CRON_TZ=") {
+		return nil, fmt.Errorf("cron %q: give the zone in timezone, not in the expression", expr)
+	}
+	loc, err := Location(tz)
+	if err != nil {
+		return nil, err
+	}
+	s, err := parser.Parse(e)
+	if err != nil {
+		return nil, fmt.Errorf("cron %q: %v", expr, err)
+	}
+	if sp, ok := s.(*cron.SpecSchedule); ok {
+		sp.Location = loc
+	}
+	c := &Cron{expr: e, loc: loc, sched: s}
+	if c.Next(time.Now()).IsZero() {
+		return nil, fmt.Errorf("cron %q never fires", expr)
+	}
+	return c, nil
+}
+
+// Location resolves a zone name; "" is UTC.
+func Location(tz string) (*time.Location, error) {
+	if tz == "" {
+		return time.UTC, nil
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil, fmt.Errorf("timezone %q is not a known IANA zone", tz)
+	}
+	return loc, nil
+}
+
+// Next is the first fire time strictly after t, in UTC; zero when none.
+func (c *Cron) Next(t time.Time) time.Time {
+	n := c.sched.Next(t.In(c.loc))
+	if n.IsZero() {
+		return n
+	}
+	return n.UTC()
+}
+
+// Window limits a schedule to [Start, End]; nil ends are open.
+type Window struct {
+	Start, End *time.Time
+}
+
+// First is the first fire time at or after from within w; zero when none.
+func (c *Cron) First(from time.Time, w Window) time.Time {
+	if w.Start != nil && w.Start.After(from) {
+		from = *w.Start
+	}
+	n := c.Next(from.Add(-time.Nanosecond))
+	if n.IsZero() || (w.End != nil && n.After(*w.End)) {
+		return time.Time{}
+	}
+	return n
+}
+
+// Plan is what one pass over a schedule does.
+type Plan struct {
+	Fire    []time.Time // schedule times to start, oldest first
+	Skipped int         // missed times dropped by the policy
+	Next    time.Time   // the next fire time after this pass; zero when none is left
+}
+
+// Due walks the fire times from next (the schedule's next unfired time) up
+// to now and applies the catchup policy to those older than Grace.
+func (c *Cron) Due(next, now time.Time, w Window, policy string) Plan {
+	var on, late []time.Time
+	skipped := 0
+	t := next
+	for n := 0; !t.IsZero() && !t.After(now); n++ {
+		if w.End != nil && t.After(*w.End) {
+			t = time.Time{}
+			break
+		}
+		if n == maxScan { // only late times so far: drop them, go on next pass
+			return Plan{Skipped: n, Next: t}
+		}
+		if now.Sub(t) > Grace {
+			late = append(late, t)
+			if len(late) > MaxCatchup { // keep the newest MaxCatchup
+				late = late[1:]
+				skipped++
+			}
+		} else {
+			on = append(on, t)
+		}
+		t = c.Next(t)
+	}
+	if !t.IsZero() && w.End != nil && t.After(*w.End) {
+		t = time.Time{}
+	}
+	p := Plan{Next: t, Skipped: skipped}
+	switch {
+	case policy == CatchupAll:
+		p.Fire = append(late, on...)
+	case policy == CatchupNone || len(on) > 0:
+		p.Fire, p.Skipped = on, skipped+len(late)
+	case len(late) > 0: // latest, nothing on time: the newest missed time
+		p.Fire, p.Skipped = late[len(late)-1:], skipped+len(late)-1
+	}
+	return p
+}
+
+// Upcoming lists up to n fire times after now within w.
+func (c *Cron) Upcoming(now time.Time, w Window, n int) []time.Time {
+	var out []time.Time
+	for t := c.First(now, w); !t.IsZero() && len(out) < n; t = c.Next(t) {
+		if w.End != nil && t.After(*w.End) {
+			break
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// ValidCatchup reports whether p names a policy ("" is the default).
+func ValidCatchup(p string) bool {
+	return p == "" || p == CatchupLatest || p == CatchupAll || p == CatchupNone
+}

@@ -1,0 +1,222 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+)
+
+// ErrScheduleMoved means a schedule changed (edited, disabled, deleted or
+// fired by someone else) since it was read; nothing was written.
+var ErrScheduleMoved = errors.New("schedule changed since it was read")
+
+type scheduleRow struct {
+	ID           int64
+	ProjectID    int64
+	ProjectName  string
+	WorkflowName string
+	Cron         string
+	Timezone     string
+	StartTime    *time.Time
+	EndTime      *time.Time
+	Catchup      string
+	Priority     *int
+	WorkerGroup  string
+	ParamsJSON   *string `gorm:"column:params_json"`
+	Enabled      bool
+	NextFireTime *time.Time
+	LastFireTime *time.Time
+	Note         string
+	Revision     int64
+	UpdatedBy    string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+func (scheduleRow) TableName() string { return "schedule" }
+
+func (r scheduleRow) model() model.Schedule {
+	s := model.Schedule{ID: r.ID, ProjectID: r.ProjectID, Project: r.ProjectName, Workflow: r.WorkflowName,
+		Cron: r.Cron, Timezone: r.Timezone, StartTime: utc(r.StartTime), EndTime: utc(r.EndTime),
+		Catchup: r.Catchup, WorkerGroup: r.WorkerGroup, Enabled: r.Enabled, NextFireTime: utc(r.NextFireTime),
+		LastFireTime: utc(r.LastFireTime), Note: r.Note, Revision: r.Revision, UpdatedBy: r.UpdatedBy,
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+	if r.Priority != nil {
+		p := model.Priority(*r.Priority)
+		s.Priority = &p
+	}
+	if r.ParamsJSON != nil && *r.ParamsJSON != "" {
+		_ = json.Unmarshal([]byte(*r.ParamsJSON), &s.Params) // written by us from a map
+	}
+	return s
+}
+
+// PutSchedule creates or replaces the schedule of sc.Project/sc.Workflow
+// with the fields of sc (the caller has validated them and computed
+// NextFireTime). The workflow must exist. It returns the stored schedule and
+// whether it was created.
+func (s *Store) PutSchedule(ctx context.Context, sc model.Schedule) (out model.Schedule, created bool, err error) {
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		p, err := getProject(tx, sc.Project)
+		if err != nil {
+			return err
+		}
+		var n int64
+		if err := tx.Model(&workflowDefinitionRow{}).Where("project_id = ? AND name = ?", p.ID, sc.Workflow).Count(&n).Error; err != nil {
+			return fmt.Errorf("find workflow %q: %w", sc.Workflow, err)
+		}
+		if n == 0 {
+			return fmt.Errorf("workflow %q in project %q: %w", sc.Workflow, sc.Project, ErrNotFound)
+		}
+		now := time.Now().UTC()
+		r := scheduleRow{ProjectID: p.ID, ProjectName: p.Name, WorkflowName: sc.Workflow, Cron: sc.Cron,
+			Timezone: sc.Timezone, StartTime: utc(sc.StartTime), EndTime: utc(sc.EndTime), Catchup: sc.Catchup,
+			WorkerGroup: sc.WorkerGroup, Enabled: sc.Enabled, NextFireTime: utc(sc.NextFireTime),
+			UpdatedBy: sc.UpdatedBy, CreatedAt: now, UpdatedAt: now}
+		if sc.Priority != nil {
+			v := int(*sc.Priority)
+			r.Priority = &v
+		}
+		if len(sc.Params) > 0 {
+			b, err := json.Marshal(sc.Params)
+			if err != nil {
+				return fmt.Errorf("encode params: %w", err)
+			}
+			ps := string(b)
+			r.ParamsJSON = &ps
+		}
+		var old scheduleRow
+		err = tx.Where("project_id = ? AND workflow_name = ?", p.ID, sc.Workflow).Take(&old).Error
+		switch {
+		case errors.Is(err, gorm.ErrRecordNotFound):
+			created = true
+			if err := tx.Create(&r).Error; err != nil {
+				if isUniqueViolation(err) {
+					return fmt.Errorf("schedule of %q was created concurrently: %w", sc.Workflow, ErrConflict)
+				}
+				return fmt.Errorf("insert schedule: %w", err)
+			}
+		case err != nil:
+			return fmt.Errorf("read schedule: %w", err)
+		default:
+			// The revision moves on, so a fire planned from the old row is refused.
+			r.ID, r.CreatedAt, r.LastFireTime, r.Revision = old.ID, old.CreatedAt, old.LastFireTime, old.Revision+1
+			if err := tx.Select("*").Save(&r).Error; err != nil {
+				return fmt.Errorf("update schedule: %w", err)
+			}
+		}
+		out = r.model()
+		return nil
+	})
+	return out, created, err
+}
+
+// GetSchedule returns the schedule of a workflow.
+func (s *Store) GetSchedule(ctx context.Context, project, workflow string) (model.Schedule, error) {
+	var r scheduleRow
+	err := s.db.WithContext(ctx).Where("project_name = ? AND workflow_name = ?", project, workflow).Take(&r).Error
+	if err != nil {
+		return model.Schedule{}, notFound(err, fmt.Sprintf("schedule of workflow %q in project %q", workflow, project))
+	}
+	return r.model(), nil
+}
+
+// DeleteSchedule removes the schedule of a workflow; runs it fired stay.
+func (s *Store) DeleteSchedule(ctx context.Context, project, workflow string) error {
+	res := s.db.WithContext(ctx).Where("project_name = ? AND workflow_name = ?", project, workflow).Delete(&scheduleRow{})
+	if res.Error != nil {
+		return fmt.Errorf("delete schedule of %q: %w", workflow, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("schedule of workflow %q in project %q: %w", workflow, project, ErrNotFound)
+	}
+	return nil
+}
+
+// ListSchedules returns the schedules of a project ("" for all), by id.
+func (s *Store) ListSchedules(ctx context.Context, project string) ([]model.Schedule, error) {
+	q := s.db.WithContext(ctx).Order("id")
+	if project != "" {
+		q = q.Where("project_name = ?", project)
+	}
+	var rows []scheduleRow
+	if err := q.Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list schedules: %w", err)
+	}
+	out := make([]model.Schedule, len(rows))
+	for i, r := range rows {
+		out[i] = r.model()
+	}
+	return out, nil
+}
+
+// ArmedSchedules returns the enabled schedules that have a next fire time.
+func (s *Store) ArmedSchedules(ctx context.Context) ([]model.Schedule, error) {
+	var rows []scheduleRow
+	if err := s.db.WithContext(ctx).Where("enabled = ? AND next_fire_time IS NOT NULL", true).Order("id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("read armed schedules: %w", err)
+	}
+	out := make([]model.Schedule, len(rows))
+	for i, r := range rows {
+		out[i] = r.model()
+	}
+	return out, nil
+}
+
+// Firing is one pass of the cron scheduler over a schedule read at
+// Revision: the runs to write and where the schedule goes next.
+type Firing struct {
+	Times []time.Time // schedule times to start, oldest first
+	Next  *time.Time  // nil: the schedule has no fire time left
+	Note  string      // what the pass skipped; "" keeps the last note
+}
+
+// FireSchedule writes one run per fire time of f (instance and start
+// command, with the schedule's priority, worker group and params) and moves
+// the schedule to f.Next, in one fenced transaction that applies only if the
+// schedule is still at sc.Revision and enabled. So a schedule time starts
+// once however masters come and go; a lost race is ErrScheduleMoved.
+func (s *Store) FireSchedule(ctx context.Context, sc model.Schedule, f Firing) ([]model.WorkflowInstance, error) {
+	var out []model.WorkflowInstance
+	err := s.tx(ctx, func(tx *gorm.DB) error {
+		up := map[string]any{"next_fire_time": utc(f.Next), "revision": sc.Revision + 1}
+		if len(f.Times) > 0 {
+			up["last_fire_time"] = f.Times[len(f.Times)-1].UTC()
+		}
+		if f.Note != "" {
+			up["note"] = f.Note
+		}
+		res := tx.Model(&scheduleRow{}).Where("id = ? AND revision = ? AND enabled = ?", sc.ID, sc.Revision, true).Updates(up)
+		if res.Error != nil {
+			return fmt.Errorf("advance schedule %d: %w", sc.ID, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return fmt.Errorf("schedule %d at revision %d: %w", sc.ID, sc.Revision, ErrScheduleMoved)
+		}
+		now := time.Now().UTC()
+		for _, t := range f.Times {
+			at := t.UTC()
+			inst, err := insertRun(tx, RunRequest{Project: sc.Project, Workflow: sc.Workflow, Params: sc.Params,
+				Priority: sc.Priority, WorkerGroup: sc.WorkerGroup, CommandType: model.CommandScheduled,
+				ScheduleID: sc.ID, ScheduleTime: &at, Timezone: sc.Timezone}, now)
+			if err != nil {
+				if isUniqueViolation(err) {
+					return fmt.Errorf("schedule %d already fired for %s: %w", sc.ID, at.Format(time.RFC3339), ErrScheduleMoved)
+				}
+				return fmt.Errorf("fire schedule %d for %s: %w", sc.ID, at.Format(time.RFC3339), err)
+			}
+			out = append(out, inst)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
