@@ -37,8 +37,8 @@ type Config struct {
 	MaxRunning int
 	// Selector is the worker selection strategy (default round_robin).
 	Selector Selector
-	// Clock drives retries and timeouts (the state wheel); nil is the
-	// real clock. Tests inject their own.
+	// Clock drives retries and timeouts (the state wheel) and the cron
+	// scheduler; nil is the real clock. Tests inject their own.
 	Clock Clock
 }
 
@@ -131,13 +131,15 @@ func (m *Master) Epoch() int64 {
 	return m.cur.epoch
 }
 
-// Notify wakes the command consumer after a command was written.
+// Notify wakes the command consumer and the cron scheduler after a
+// command or a schedule was written.
 func (m *Master) Notify() {
 	m.mu.Lock()
 	t := m.cur
 	m.mu.Unlock()
 	if t != nil {
 		t.cons.Notify()
+		t.cron.Notify()
 	}
 }
 

@@ -27,6 +27,7 @@ type term struct {
 	cons   *consumer
 	watch  *workerWatch
 	wheel  *wheel
+	cron   *scheduler
 
 	ctx    context.Context // ends with the term
 	cancel context.CancelFunc
@@ -41,7 +42,7 @@ type term struct {
 // lead runs one term: record the epoch in the DB (fencing out older
 // terms), start the services in order (task events and dispatcher, so that
 // recovery can queue work and reports can land; recovery; then the command
-// consumer and the worker watch), and wind them down in reverse when the
+// consumer, the cron scheduler and the worker watch), and wind them down in reverse when the
 // term is lost, fenced or the master stops.
 func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	var epoch int64
@@ -80,6 +81,7 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	t.cons = newConsumer(t, m.cfg.PollInterval)
 	t.watch = newWorkerWatch(t, m.cfg.WorkerLossGrace)
 	t.wheel = newWheel(m.cfg.Clock, t.fire)
+	t.cron = newScheduler(t, m.cfg.Clock)
 	t.events.Start(t.ctx)
 	t.disp.Start(t.ctx)
 	t.wheel.Start(t.ctx)
@@ -92,6 +94,7 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 		return
 	}
 	t.cons.Start(t.ctx)
+	t.cron.Start(t.ctx)
 	t.watch.Start(t.ctx)
 	t.log.Info("leading", zap.String("master", m.cfg.Host))
 	select {
@@ -113,6 +116,7 @@ func (t *term) stop() {
 	}
 	t.m.mu.Unlock()
 	t.watch.Stop()
+	t.cron.Stop()
 	t.cons.Stop()
 	t.cancel()
 	t.mu.Lock()

@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// Clock is the time source of the state wheel; tests inject a fake one.
+// Clock is the time source of the state wheel and the cron scheduler;
+// tests inject a fake one.
 type Clock interface {
 	Now() time.Time
 	// After returns a channel that receives once d has passed.

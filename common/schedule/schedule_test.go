@@ -1,0 +1,147 @@
+package schedule
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func at(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func mustParse(t *testing.T, expr, tz string) *Cron {
+	t.Helper()
+	c, err := Parse(expr, tz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestParseRejects(t *testing.T) {
+	for _, tc := range []struct{ expr, tz, want string }{
+		{"", "", "empty"},
+		{"   ", "", "empty"},
+		{"* * *", "", "expected 5 to 6 fields"},
+		{"* * * * * * *", "", "expected 5 to 6 fields"},
+		{"61 * * * *", "", "61"},
+		{"0 2 * * mon-xyz", "", "xyz"},
+		{"@fortnightly", "", "fortnightly"},
+		{"CRON_TZ=Asia/Tokyo 0 2 * * *", "", "timezone"},
+		{"0 2 * * *", "Mars/Olympus", "Mars/Olympus"},
+		{"0 0 30 2 *", "", "never fires"},
+	} {
+		_, err := Parse(tc.expr, tc.tz)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Parse(%q, %q) = %v, want an error naming %q", tc.expr, tc.tz, err, tc.want)
+		}
+	}
+}
+
+func TestNextInZone(t *testing.T) {
+	c := mustParse(t, "0 2 * * *", "Asia/Shanghai") // 02:00 in UTC+8 is 18:00 UTC the day before
+	if got := c.Next(at("2026-11-29T12:00:00Z")); !got.Equal(at("2026-11-29T18:00:00Z")) || got.Location() != time.UTC {
+		t.Fatalf("next = %v", got)
+	}
+	sec := mustParse(t, "*/5 * * * * *", "")
+	if got := sec.Next(at("2026-11-29T12:00:03Z")); !got.Equal(at("2026-11-29T12:00:05Z")) {
+		t.Fatalf("seconds field: next = %v", got)
+	}
+	daily := mustParse(t, "@daily", "")
+	if got := daily.Next(at("2026-11-29T12:00:00Z")); !got.Equal(at("2026-11-30T00:00:00Z")) {
+		t.Fatalf("@daily: next = %v", got)
+	}
+}
+
+func TestFirstAndUpcomingKeepToTheWindow(t *testing.T) {
+	c := mustParse(t, "0 * * * *", "")
+	start, end := at("2026-12-01T00:00:00Z"), at("2026-12-01T02:00:00Z")
+	w := Window{Start: &start, End: &end}
+	if got := c.First(at("2026-11-29T12:00:00Z"), w); !got.Equal(start) {
+		t.Fatalf("first before the window = %v, want its start (a fire time on it counts)", got)
+	}
+	up := c.Upcoming(at("2026-11-29T12:00:00Z"), w, 10)
+	if len(up) != 3 || !up[2].Equal(end) {
+		t.Fatalf("upcoming = %v, want 00:00, 01:00, 02:00", up)
+	}
+	if got := c.First(at("2026-12-01T02:00:01Z"), w); !got.IsZero() {
+		t.Fatalf("first after the window = %v, want none", got)
+	}
+}
+
+func TestDuePolicies(t *testing.T) {
+	c := mustParse(t, "0 * * * *", "")
+	next := at("2026-11-29T05:00:00Z")
+	for _, tc := range []struct {
+		name, policy string
+		now          time.Time
+		fire         []string
+		skipped      int
+		next         string
+	}{
+		{"on time", CatchupLatest, at("2026-11-29T05:00:30Z"), []string{"05:00"}, 0, "06:00"},
+		{"not due", CatchupAll, at("2026-11-29T04:59:59Z"), nil, 0, "05:00"},
+		{"all after outage", CatchupAll, at("2026-11-29T08:30:00Z"), []string{"05:00", "06:00", "07:00", "08:00"}, 0, "09:00"},
+		{"latest after outage", CatchupLatest, at("2026-11-29T08:30:00Z"), []string{"08:00"}, 3, "09:00"},
+		{"default is latest", "", at("2026-11-29T08:30:00Z"), []string{"08:00"}, 3, "09:00"},
+		{"none after outage", CatchupNone, at("2026-11-29T08:30:00Z"), nil, 4, "09:00"},
+		{"latest with one on time", CatchupLatest, at("2026-11-29T08:00:20Z"), []string{"08:00"}, 3, "09:00"},
+		{"none keeps the on-time one", CatchupNone, at("2026-11-29T08:00:20Z"), []string{"08:00"}, 3, "09:00"},
+	} {
+		p := c.Due(next, tc.now, Window{}, tc.policy)
+		var got []string
+		for _, f := range p.Fire {
+			got = append(got, f.Format("15:04"))
+		}
+		if strings.Join(got, ",") != strings.Join(tc.fire, ",") || p.Skipped != tc.skipped || p.Next.Format("15:04") != tc.next {
+			t.Errorf("%s: fire %v skipped %d next %s; want %v %d %s", tc.name, got, p.Skipped, p.Next.Format("15:04"), tc.fire, tc.skipped, tc.next)
+		}
+	}
+}
+
+func TestDueCapsCatchupAndEndsWithTheWindow(t *testing.T) {
+	c := mustParse(t, "* * * * *", "")
+	next := at("2026-11-29T00:00:00Z")
+	// 601 fire times; 09:59 and 10:00 are within Grace, so on time
+	p := c.Due(next, at("2026-11-29T10:00:00Z"), Window{}, CatchupAll)
+	if len(p.Fire) != MaxCatchup+2 || p.Skipped != 601-MaxCatchup-2 {
+		t.Fatalf("fired %d skipped %d, want the newest %d late + the two on time", len(p.Fire), p.Skipped, MaxCatchup)
+	}
+	if !p.Fire[len(p.Fire)-1].Equal(at("2026-11-29T10:00:00Z")) || !p.Fire[0].Equal(at("2026-11-29T08:19:00Z")) {
+		t.Fatalf("fired %v .. %v", p.Fire[0], p.Fire[len(p.Fire)-1])
+	}
+	end := at("2026-11-29T00:02:00Z")
+	p = c.Due(next, at("2026-11-29T00:02:10Z"), Window{End: &end}, CatchupAll)
+	if len(p.Fire) != 3 || !p.Next.IsZero() {
+		t.Fatalf("window end: fired %v next %v, want 3 and none", p.Fire, p.Next)
+	}
+}
+
+func TestDueWalksLongOutagesInPasses(t *testing.T) {
+	c := mustParse(t, "* * * * * *", "") // every second, down for two days
+	now := at("2026-11-29T00:00:00Z")
+	next := now.Add(-48 * time.Hour)
+	passes, skipped := 0, 0
+	var fired []time.Time
+	for next.Before(now) || next.Equal(now) {
+		p := c.Due(next, now, Window{}, CatchupLatest)
+		passes++
+		skipped += p.Skipped
+		fired = append(fired, p.Fire...)
+		next = p.Next
+		if passes > 10 {
+			t.Fatal("does not converge")
+		}
+	}
+	if len(fired) == 0 || !fired[len(fired)-1].Equal(now) || passes < 2 {
+		t.Fatalf("passes %d fired %v", passes, fired)
+	}
+	if skipped+len(fired) != 48*3600+1 {
+		t.Fatalf("skipped %d + fired %d != every second of the outage", skipped, len(fired))
+	}
+}

@@ -1,0 +1,110 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/store"
+)
+
+// TestScheduleFiresOnce: a fire writes its runs and moves the schedule on in
+// one transaction; a second fire planned from the same read, a fire after
+// an edit, and a fire from a fenced term all change nothing.
+func TestScheduleFiresOnce(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		s.CreateProject(ctx, "demo", "")
+		s.PutWorkflow(ctx, "demo", mustSpec(t, diamond))
+		if _, _, err := s.PutSchedule(ctx, model.Schedule{Project: "demo", Workflow: "nope", Cron: "@daily"}); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("schedule of a missing workflow: %v", err)
+		}
+		t0 := time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
+		high := model.PriorityHigh
+		sc, created, err := s.PutSchedule(ctx, model.Schedule{Project: "demo", Workflow: "diamond", Cron: "0 2 * * *",
+			Timezone: "Europe/Berlin", Priority: &high, Params: map[string]string{"k": "v"}, Enabled: true, NextFireTime: &t0})
+		if err != nil || !created || sc.Revision != 0 {
+			t.Fatalf("put: %+v %v %v", sc, created, err)
+		}
+		if err := s.BeginTerm(ctx, 3, "m1"); err != nil {
+			t.Fatal(err)
+		}
+		term := s.Term(3)
+		t1 := t0.Add(24 * time.Hour)
+		insts, err := term.FireSchedule(ctx, sc, store.Firing{Times: []time.Time{t0}, Next: &t1})
+		if err != nil || len(insts) != 1 {
+			t.Fatalf("fire: %v %v", insts, err)
+		}
+		in := insts[0]
+		if in.ScheduleID != sc.ID || !in.ScheduleTime.Equal(t0) || in.Priority != model.PriorityHigh ||
+			in.CommandType != model.CommandScheduled || in.Params["k"] != "v" || in.Timezone != "Europe/Berlin" {
+			t.Fatalf("fired run %+v", in)
+		}
+		if _, err := term.FireSchedule(ctx, sc, store.Firing{Times: []time.Time{t0}, Next: &t1}); !errors.Is(err, store.ErrScheduleMoved) {
+			t.Fatalf("second fire from the same read: %v", err)
+		}
+		got, _ := s.GetSchedule(ctx, "demo", "diamond")
+		if got.Revision != 1 || !got.NextFireTime.Equal(t1) || !got.LastFireTime.Equal(t0) {
+			t.Fatalf("after fire: %+v", got)
+		}
+		// An edit moves the revision: a fire planned before it is refused.
+		got.Cron = "0 3 * * *"
+		edited, created, err := s.PutSchedule(ctx, got)
+		if err != nil || created || edited.Revision != 2 || edited.ID != sc.ID || !edited.LastFireTime.Equal(t0) {
+			t.Fatalf("edit: %+v %v %v", edited, created, err)
+		}
+		if _, err := term.FireSchedule(ctx, got, store.Firing{Times: []time.Time{t1}}); !errors.Is(err, store.ErrScheduleMoved) {
+			t.Fatalf("fire planned before an edit: %v", err)
+		}
+		// The same schedule time cannot be written twice, even by a fire
+		// from a fresh read that asks for it again.
+		if _, err := term.FireSchedule(ctx, edited, store.Firing{Times: []time.Time{t0}, Next: &t1}); !errors.Is(err, store.ErrScheduleMoved) {
+			t.Fatalf("fire of a time already run: %v", err)
+		}
+		if err := s.BeginTerm(ctx, 4, "m2"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := term.FireSchedule(ctx, edited, store.Firing{Times: []time.Time{t1}}); !errors.Is(err, store.ErrFenced) {
+			t.Fatalf("fire from a fenced term: %v", err)
+		}
+		all, n, _ := s.ListWorkflowInstances(ctx, store.InstanceFilter{Project: "demo"})
+		if n != 1 || all[0].ID != in.ID {
+			t.Fatalf("instances after the refused fires: %d", n)
+		}
+		armed, _ := s.ArmedSchedules(ctx)
+		if len(armed) != 1 {
+			t.Fatalf("armed: %+v", armed)
+		}
+		// A disabled schedule is not armed and cannot fire.
+		edited.Enabled, edited.NextFireTime = false, nil
+		off, _, _ := s.PutSchedule(ctx, edited)
+		if armed, _ := s.ArmedSchedules(ctx); len(armed) != 0 {
+			t.Fatalf("armed after disable: %+v", armed)
+		}
+		if _, err := s.Term(4).FireSchedule(ctx, off, store.Firing{Times: []time.Time{t1}}); !errors.Is(err, store.ErrScheduleMoved) {
+			t.Fatalf("fire of a disabled schedule: %v", err)
+		}
+		if l, _ := s.ListSchedules(ctx, "demo"); len(l) != 1 {
+			t.Fatalf("list: %+v", l)
+		}
+		if err := s.DeleteSchedule(ctx, "demo", "diamond"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteSchedule(ctx, "demo", "diamond"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("second delete: %v", err)
+		}
+		// Deleting the workflow (no unfinished runs) takes its schedule along.
+		s.PutSchedule(ctx, off)
+		if err := s.Term(4).FinishWorkflowInstance(ctx, in.ID, model.WorkflowSucceeded, time.Now(), ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteWorkflow(ctx, "demo", "diamond"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.GetSchedule(ctx, "demo", "diamond"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("schedule after its workflow was deleted: %v", err)
+		}
+	})
+}

@@ -1,0 +1,199 @@
+package master
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/schedule"
+	"github.com/beluga-scheduler/beluga/common/store"
+)
+
+// cronReload is how often the scheduler rereads the schedules when nothing
+// woke it, for schedules written by an api process that could not nudge.
+const cronReload = 10 * time.Second
+
+// scheduler is the cron scheduler of a term. It fires each due schedule by
+// writing its runs and moving its next fire time in one fenced transaction
+// (store.FireSchedule), then wakes the command consumer, which starts the
+// runs like any other. Its state is only its copy of the armed schedules,
+// reread after every pass, when woken (a schedule was written) and every
+// cronReload; the next fire time lives in the DB, so a new leader goes on
+// where the old one stopped and applies the catch-up policy to what was
+// missed in between.
+type scheduler struct {
+	t      *term
+	log    *zap.Logger
+	clock  Clock
+	wake   chan struct{}
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	crons   map[string]*schedule.Cron // parsed expressions by cron and zone
+	broken  map[int64]int64           // schedule id -> revision whose cron did not parse (logged once)
+	failing map[int64]bool            // schedules whose last fire failed (logged once per streak)
+}
+
+func newScheduler(t *term, clock Clock) *scheduler {
+	if clock == nil {
+		clock = realClock{}
+	}
+	return &scheduler{t: t, log: t.log.Named("cron"), clock: clock, wake: make(chan struct{}, 1),
+		crons: map[string]*schedule.Cron{}, broken: map[int64]int64{}, failing: map[int64]bool{}}
+}
+
+// Notify makes the scheduler reread the schedules now.
+func (s *scheduler) Notify() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *scheduler) Start(ctx context.Context) {
+	ctx, s.cancel = context.WithCancel(ctx)
+	s.done = make(chan struct{})
+	go s.run(ctx)
+}
+
+func (s *scheduler) Stop() {
+	if s.cancel == nil {
+		return
+	}
+	s.cancel()
+	<-s.done
+}
+
+func (s *scheduler) run(ctx context.Context) {
+	defer close(s.done)
+	failing := false
+	for {
+		wait, err := s.pass(ctx)
+		if err != nil {
+			s.t.checkFenced(err)
+			if !failing && ctx.Err() == nil {
+				s.log.Error("cron pass failed; will retry", zap.Error(err))
+			}
+			failing, wait = true, time.Second
+		} else {
+			failing = false
+		}
+		if wait <= 0 {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.wake:
+		case <-s.clock.After(wait):
+		}
+	}
+}
+
+// pass fires every due schedule once and returns how long to wait before
+// the next pass (0: go again now).
+func (s *scheduler) pass(ctx context.Context) (time.Duration, error) {
+	scheds, err := s.t.store.ArmedSchedules(ctx)
+	if err != nil {
+		return 0, err
+	}
+	now := s.clock.Now().UTC()
+	wait := cronReload
+	for _, sc := range scheds {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		next := *sc.NextFireTime
+		if next.After(now) {
+			wait = min(wait, next.Sub(now))
+			continue
+		}
+		again, err := s.fire(ctx, sc, now)
+		switch {
+		case errors.Is(err, store.ErrScheduleMoved):
+			s.log.Debug("schedule changed while firing; rereading", zap.Int64("schedule_id", sc.ID))
+			wait = 0
+		case errors.Is(err, store.ErrFenced) || ctx.Err() != nil:
+			return 0, err
+		case err != nil: // this schedule only; the others go on
+			if !s.failing[sc.ID] {
+				s.failing[sc.ID] = true
+				s.log.Error("firing schedule failed; will retry", zap.Int64("schedule_id", sc.ID),
+					zap.String("workflow", sc.Project+"/"+sc.Workflow), zap.Error(err))
+			}
+			wait = min(wait, time.Second)
+		default:
+			delete(s.failing, sc.ID)
+			if again {
+				wait = 0
+			}
+		}
+	}
+	return wait, nil
+}
+
+// fire plans and writes one pass over a due schedule. again says the
+// schedule is still due (the plan was cut short).
+func (s *scheduler) fire(ctx context.Context, sc model.Schedule, now time.Time) (again bool, err error) {
+	c, err := s.cron(sc)
+	if err != nil {
+		if s.broken[sc.ID] != sc.Revision {
+			s.broken[sc.ID] = sc.Revision
+			s.log.Error("schedule cannot fire: bad cron; fix it over the API", zap.Int64("schedule_id", sc.ID),
+				zap.String("workflow", sc.Project+"/"+sc.Workflow), zap.Error(err))
+		}
+		return false, nil
+	}
+	plan := c.Due(*sc.NextFireTime, now, schedule.Window{Start: sc.StartTime, End: sc.EndTime}, sc.Catchup)
+	f := store.Firing{Times: plan.Fire}
+	if !plan.Next.IsZero() {
+		f.Next = &plan.Next
+	}
+	if plan.Skipped > 0 {
+		f.Note = fmt.Sprintf("%s: skipped %d missed fire time(s) from %s (catchup %s)",
+			now.Format(time.RFC3339), plan.Skipped, sc.NextFireTime.Format(time.RFC3339), catchupName(sc.Catchup))
+	}
+	insts, err := s.t.store.FireSchedule(ctx, sc, f)
+	if err != nil {
+		return false, err
+	}
+	if plan.Skipped > 0 {
+		s.log.Warn("skipped missed fire times", zap.Int64("schedule_id", sc.ID), zap.String("workflow", sc.Project+"/"+sc.Workflow),
+			zap.Int("skipped", plan.Skipped), zap.String("catchup", catchupName(sc.Catchup)))
+	}
+	for _, inst := range insts {
+		s.log.Info("schedule fired", zap.Int64("schedule_id", sc.ID), zap.String("workflow", sc.Project+"/"+sc.Workflow),
+			zap.Time("schedule_time", *inst.ScheduleTime), zap.Int64("workflow_instance_id", inst.ID))
+	}
+	if len(insts) > 0 {
+		s.t.cons.Notify()
+	}
+	return !plan.Next.IsZero() && !plan.Next.After(now), nil
+}
+
+func (s *scheduler) cron(sc model.Schedule) (*schedule.Cron, error) {
+	key := sc.Cron + "\x00" + sc.Timezone
+	if c, ok := s.crons[key]; ok {
+		return c, nil
+	}
+	c, err := schedule.Parse(sc.Cron, sc.Timezone)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.crons) >= 4096 { // bound the cache; parsing again is cheap
+		clear(s.crons)
+	}
+	s.crons[key] = c
+	return c, nil
+}
+
+func catchupName(p string) string {
+	if p == "" {
+		return schedule.CatchupLatest
+	}
+	return p
+}
