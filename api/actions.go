@@ -83,7 +83,16 @@ func actionBody(r *http.Request, onTask bool) (store.ActionKind, string, error) 
 	case onTask && !kind.OnTask() || !onTask && !kind.OnInstance():
 		return "", "", badRequest("action %s is not valid; the actions on %s are %s", strconv.Quote(req.Action), what, list)
 	}
-	by := req.By
+	by, err := requestedBy(r, req.By)
+	if err != nil {
+		return "", "", err
+	}
+	return kind, by, nil
+}
+
+// requestedBy is who a change is recorded as: by from the body, else the
+// X-Beluga-User header, else "api".
+func requestedBy(r *http.Request, by string) (string, error) {
 	source := `"by"`
 	if by == "" {
 		by, source = r.Header.Get(UserHeader), "header "+UserHeader
@@ -92,9 +101,9 @@ func actionBody(r *http.Request, onTask bool) (store.ActionKind, string, error) 
 		by = defaultBy
 	}
 	if !validBy(by) {
-		return "", "", badRequest("%s must be printable UTF-8 text of at most %d characters", source, store.MaxActionBy)
+		return "", badRequest("%s must be printable UTF-8 text of at most %d characters", source, store.MaxActionBy)
 	}
-	return kind, by, nil
+	return by, nil
 }
 
 // validBy: who is recorded in history and shown in tables, so no control

@@ -1,8 +1,9 @@
 // Package api is Beluga's REST API under /api/v1: projects, versioned
-// workflow definitions, runs, instances, operator actions, task logs, task
-// groups and the cluster view, described by the embedded OpenAPI document
-// (openapi.yaml). Handlers only translate between HTTP and the store; the
-// master picks up new runs and operator actions from the command table.
+// workflow definitions, runs, cron schedules, instances, operator actions,
+// task logs, task groups and the cluster view, described by the embedded
+// OpenAPI document (openapi.yaml). Handlers only translate between HTTP and
+// the store; the master picks up new runs and operator actions from the
+// command table, and schedules from the schedule table.
 package api
 
 import (
@@ -28,9 +29,9 @@ type LogReader interface {
 // Deps is what the handlers need. Only Store is required.
 type Deps struct {
 	Store *store.Store
-	// Notify is called after a run or an operator action is written, to
-	// wake the master's command consumer (nil: the master finds the command
-	// on its next poll).
+	// Notify is called after a run, an operator action or a schedule is
+	// written, to wake the master (nil: the master finds the change on its
+	// next poll).
 	Notify func()
 	// Logs reads task logs from workers (nil: log requests get 503).
 	Logs LogReader
@@ -71,6 +72,10 @@ var routes = []route{
 	{"DELETE", "/api/v1/projects/{project}/workflows/{name}", (*handlers).deleteWorkflow},
 	{"GET", "/api/v1/projects/{project}/workflows/{name}/versions", (*handlers).listVersions},
 	{"POST", "/api/v1/projects/{project}/workflows/{name}/runs", (*handlers).runWorkflow},
+	{"PUT", "/api/v1/projects/{project}/workflows/{name}/schedule", (*handlers).putSchedule},
+	{"GET", "/api/v1/projects/{project}/workflows/{name}/schedule", (*handlers).getSchedule},
+	{"DELETE", "/api/v1/projects/{project}/workflows/{name}/schedule", (*handlers).deleteSchedule},
+	{"GET", "/api/v1/schedules", (*handlers).listSchedules},
 
 	{"GET", "/api/v1/instances", (*handlers).listInstances},
 	{"GET", "/api/v1/instances/{id}", (*handlers).getInstance},

@@ -329,6 +329,8 @@ func TestRun(t *testing.T) {
 		code, want       string
 	}{
 		{"bad param name", "nightly_etl", `{"params":{"1x":"a","ok":"b","a-b":"c"}}`, 400, CodeBadRequest, `"1x", "a-b"`},
+		{"bad time param", "nightly_etl", `{"params":{"ok":"$[yyyyMMdd]","bizdate":"$[yyyyQQ-1]"}}`, 400, CodeBadRequest,
+			`param "bizdate": $[yyyyQQ-1]: unknown pattern "QQ"`},
 		{"param not a string", "nightly_etl", `{"params":{"a":1}}`, 400, CodeBadRequest, "params"},
 		{"bad priority", "nightly_etl", `{"priority":"urgent"}`, 400, CodeBadRequest, "urgent"},
 		{"bad worker group", "nightly_etl", `{"worker_group":"a/b"}`, 400, CodeBadRequest, "worker_group"},

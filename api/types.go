@@ -166,6 +166,8 @@ type Instance struct {
 	StartNodes   []string          `json:"start_nodes,omitempty"`
 	Scope        string            `json:"scope,omitempty"`
 	DryRun       bool              `json:"dry_run"`
+	ScheduleID   int64             `json:"schedule_id,omitempty"` // the schedule that fired it; 0: none
+	Timezone     string            `json:"timezone,omitempty"`    // the zone of its schedule; "": UTC
 	ScheduleTime *Time             `json:"schedule_time"`
 	StartTime    *Time             `json:"start_time"`
 	EndTime      *Time             `json:"end_time"`
@@ -180,7 +182,8 @@ func fromInstance(w model.WorkflowInstance) Instance {
 	return Instance{ID: w.ID, Project: w.Project, Workflow: w.Workflow, Version: w.Version,
 		State: string(w.State), CommandType: string(w.CommandType), Priority: w.Priority.String(),
 		WorkerGroup: w.WorkerGroup, Host: w.Host, RunTimes: w.RunTimes, Reason: w.Reason,
-		Params: params, StartNodes: w.StartNodes, Scope: w.Scope, DryRun: w.DryRun, ScheduleTime: timePtr(w.ScheduleTime), StartTime: timePtr(w.StartTime),
+		Params: params, StartNodes: w.StartNodes, Scope: w.Scope, DryRun: w.DryRun, ScheduleID: w.ScheduleID,
+		Timezone: w.Timezone, ScheduleTime: timePtr(w.ScheduleTime), StartTime: timePtr(w.StartTime),
 		EndTime: timePtr(w.EndTime), CreatedAt: timeOf(w.CreatedAt)}
 }
 

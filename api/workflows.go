@@ -17,6 +17,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/dag"
 	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/params"
 	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
@@ -249,6 +250,9 @@ func (h *handlers) runWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if len(bad) > 0 {
 		slices.Sort(bad)
 		return badRequest("params: %s: a param name must be a valid environment variable name ([A-Za-z_][A-Za-z0-9_]*)", strings.Join(bad, ", "))
+	}
+	if err := params.CheckAll(req.Params); err != nil {
+		return badRequest("%v", err)
 	}
 	rr := store.RunRequest{Project: project, Workflow: name, Version: req.Version, Params: req.Params,
 		WorkerGroup: req.WorkerGroup, CommandType: model.CommandStart}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/dag"
 	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/params"
 	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/remote/message"
@@ -385,9 +386,19 @@ func (r *runner) group(ts *spec.Task) string {
 
 func (r *runner) item(t *model.TaskInstance) *taskItem {
 	ts := r.def.tasks[t.Name]
-	env := make(map[string]string, len(r.def.wf.Params)+len(r.inst.Params)+len(ts.Params))
+	// Time params count from the run's schedule time (else its creation), which
+	// retries and a master failover see the same.
+	base := r.inst.CreatedAt
+	if r.inst.ScheduleTime != nil {
+		base = *r.inst.ScheduleTime
+	}
+	base = params.BaseIn(base, r.inst.Timezone)
+	env := params.Builtins(base) // first, so user params can override them
 	for _, ps := range []map[string]string{r.def.wf.Params, r.inst.Params, ts.Params} {
 		for k, v := range ps {
+			if rv, err := params.Resolve(v, base); err == nil { // specs stored before validation may not resolve: keep them raw
+				v = rv
+			}
 			env[k] = v
 		}
 	}

@@ -72,6 +72,11 @@ func TestScheduleFiresEachTimeOnce(t *testing.T) {
 		if st.Nanosecond() != 0 || seen[st] {
 			t.Fatalf("schedule time %v fired twice or off the second", st)
 		}
+		// Each fire is timed, not found by the 10 s reread: it lands well
+		// before the next reread could have caught it.
+		if late := in.CreatedAt.Sub(st); late < 0 || late > 5*time.Second {
+			t.Fatalf("run for %v written %v after its time", st, late)
+		}
 		seen[st] = true
 	}
 	got, err := c.st.GetSchedule(c.ctx, "p", "tick")

@@ -112,11 +112,11 @@ func (s *scheduler) pass(ctx context.Context) (time.Duration, error) {
 			wait = min(wait, next.Sub(now))
 			continue
 		}
-		again, err := s.fire(ctx, sc, now)
+		after, err := s.fire(ctx, sc, now)
 		switch {
 		case errors.Is(err, store.ErrScheduleMoved):
 			s.log.Debug("schedule changed while firing; rereading", zap.Int64("schedule_id", sc.ID))
-			wait = 0
+			wait = min(wait, 20*time.Millisecond) // soon, but never a spin
 		case errors.Is(err, store.ErrFenced) || ctx.Err() != nil:
 			return 0, err
 		case err != nil: // this schedule only; the others go on
@@ -128,17 +128,17 @@ func (s *scheduler) pass(ctx context.Context) (time.Duration, error) {
 			wait = min(wait, time.Second)
 		default:
 			delete(s.failing, sc.ID)
-			if again {
-				wait = 0
+			if !after.IsZero() {
+				wait = min(wait, max(after.Sub(now), 0))
 			}
 		}
 	}
 	return wait, nil
 }
 
-// fire plans and writes one pass over a due schedule. again says the
-// schedule is still due (the plan was cut short).
-func (s *scheduler) fire(ctx context.Context, sc model.Schedule, now time.Time) (again bool, err error) {
+// fire plans and writes one pass over a due schedule and returns its next
+// fire time (zero when none; not after now when the plan was cut short).
+func (s *scheduler) fire(ctx context.Context, sc model.Schedule, now time.Time) (next time.Time, err error) {
 	c, err := s.cron(sc)
 	if err != nil {
 		if s.broken[sc.ID] != sc.Revision {
@@ -146,10 +146,15 @@ func (s *scheduler) fire(ctx context.Context, sc model.Schedule, now time.Time) 
 			s.log.Error("schedule cannot fire: bad cron; fix it over the API", zap.Int64("schedule_id", sc.ID),
 				zap.String("workflow", sc.Project+"/"+sc.Workflow), zap.Error(err))
 		}
-		return false, nil
+		return time.Time{}, nil
 	}
 	plan := c.Due(*sc.NextFireTime, now, schedule.Window{Start: sc.StartTime, End: sc.EndTime}, sc.Catchup)
-	f := store.Firing{Times: plan.Fire}
+	f := store.Firing{}
+	for _, t := range plan.Fire {
+		if sc.LastFireTime == nil || t.After(*sc.LastFireTime) { // a time is never asked for twice
+			f.Times = append(f.Times, t)
+		}
+	}
 	if !plan.Next.IsZero() {
 		f.Next = &plan.Next
 	}
@@ -159,7 +164,7 @@ func (s *scheduler) fire(ctx context.Context, sc model.Schedule, now time.Time) 
 	}
 	insts, err := s.t.store.FireSchedule(ctx, sc, f)
 	if err != nil {
-		return false, err
+		return time.Time{}, err
 	}
 	if plan.Skipped > 0 {
 		s.log.Warn("skipped missed fire times", zap.Int64("schedule_id", sc.ID), zap.String("workflow", sc.Project+"/"+sc.Workflow),
@@ -172,7 +177,7 @@ func (s *scheduler) fire(ctx context.Context, sc model.Schedule, now time.Time) 
 	if len(insts) > 0 {
 		s.t.cons.Notify()
 	}
-	return !plan.Next.IsZero() && !plan.Next.After(now), nil
+	return plan.Next, nil
 }
 
 func (s *scheduler) cron(sc model.Schedule) (*schedule.Cron, error) {

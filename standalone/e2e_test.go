@@ -322,6 +322,42 @@ tasks:
 	})
 }
 
+// TestTimeParamsReachTasks: $[...] in workflow, run and task params reach
+// the task resolved against the run's creation time (no schedule: UTC), with
+// the built-in BELUGA_* dates beside them and overridable.
+func TestTimeParamsReachTasks(t *testing.T) {
+	backends(t, func(t *testing.T, db func(*testing.T) string) {
+		e := start(t, db(t))
+		e.apply(`name: timeparams
+params: {day: "$[yyyyMMdd]", prev: "$[yyyy-MM-dd-1]"}
+tasks:
+  - name: show
+    command: echo "day=${day} prev=${prev} hour=${hour} biz=${BELUGA_BIZ_DATE} cur=${BELUGA_CUR_DATE} dt=${BELUGA_DATETIME} at=${BELUGA_SCHEDULE_TIME}"
+    params: {BELUGA_DATETIME: mine}
+`)
+		id := e.run("timeparams", map[string]string{"hour": "h$[HH]"})
+		iv := e.wait(id, 30*time.Second)
+		if iv.State != "succeeded" {
+			t.Fatalf("instance: %+v", iv)
+		}
+		var inst struct {
+			CreatedAt time.Time `json:"created_at"`
+		}
+		e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &inst)
+		at := inst.CreatedAt.UTC()
+		want := fmt.Sprintf("day=%s prev=%s hour=h%s biz=%s cur=%s dt=mine at=%s", at.Format("20060102"),
+			at.AddDate(0, 0, -1).Format("2006-01-02"), at.Format("15"), at.AddDate(0, 0, -1).Format("20060102"),
+			at.Format("20060102"), at.Format(time.RFC3339))
+		var log string
+		e.do("GET", fmt.Sprintf("/api/v1/task-instances/%d/log", iv.task("show").ID), "", http.StatusOK, &log)
+		if !strings.Contains(log, want) {
+			t.Fatalf("log %q lacks %q", log, want)
+		}
+		// A bad expression is refused up front, naming the param.
+		e.do("POST", "/api/v1/projects/demo/workflows/timeparams/runs", `{"params":{"d":"$[yyyyQQ]"}}`, http.StatusBadRequest, nil)
+	})
+}
+
 // TestShutdownMidRunLeavesNoChild stops the whole process while a task and
 // its child are running; both processes must be gone when Stop returns.
 func TestShutdownMidRunLeavesNoChild(t *testing.T) {

@@ -24,17 +24,19 @@ import (
 
 // The wire types, under the names callers of this package use.
 type (
-	Project        = api.Project
-	ApplyResult    = api.ApplyResult
-	Workflow       = api.Workflow
-	Instance       = api.Instance
-	InstanceDetail = api.InstanceDetail
-	InstanceList   = api.InstanceList
-	TaskInstance   = api.TaskInstance
-	RunOptions     = api.RunRequest
-	ActionAccepted = api.ActionAccepted
-	HistoryEntry   = api.HistoryEntry
-	TaskGroup      = api.TaskGroup
+	Project         = api.Project
+	ApplyResult     = api.ApplyResult
+	Workflow        = api.Workflow
+	Instance        = api.Instance
+	InstanceDetail  = api.InstanceDetail
+	InstanceList    = api.InstanceList
+	TaskInstance    = api.TaskInstance
+	RunOptions      = api.RunRequest
+	ActionAccepted  = api.ActionAccepted
+	HistoryEntry    = api.HistoryEntry
+	TaskGroup       = api.TaskGroup
+	Schedule        = api.Schedule
+	ScheduleRequest = api.ScheduleRequest
 )
 
 // ErrUnreachable wraps transport failures: the server could not be reached
@@ -431,4 +433,52 @@ func (c *Client) ResizeTaskGroup(ctx context.Context, name string, capacity int)
 // DeleteTaskGroup deletes a task group.
 func (c *Client) DeleteTaskGroup(ctx context.Context, name string) error {
 	return c.call(ctx, "DELETE", "/api/v1/task-groups/"+esc(name), nil, nil, nil)
+}
+
+func schedulePath(project, workflow string) string {
+	return workflowPath(project, workflow) + "/schedule"
+}
+
+// PutSchedule creates or replaces a workflow's schedule with req (Enabled
+// nil: enabled); created says which. A bad request is an *APIError with
+// Status 400 naming the problem. Schedule.Request gives the request that
+// puts a schedule back as it is, to change one field.
+func (c *Client) PutSchedule(ctx context.Context, project, workflow string, req ScheduleRequest) (s Schedule, created bool, err error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return s, false, fmt.Errorf("encode schedule: %w", err)
+	}
+	path := schedulePath(project, workflow)
+	res, err := c.do(ctx, "PUT", path, nil, "application/json", body)
+	if err != nil {
+		return s, false, err
+	}
+	defer res.Body.Close()
+	if err := json.NewDecoder(res.Body).Decode(&s); err != nil {
+		return s, false, fmt.Errorf("decode the answer to PUT %s: %w", path, err)
+	}
+	return s, res.StatusCode == http.StatusCreated, nil
+}
+
+// GetSchedule returns a workflow's schedule with its next fire times.
+func (c *Client) GetSchedule(ctx context.Context, project, workflow string) (Schedule, error) {
+	var s Schedule
+	err := c.call(ctx, "GET", schedulePath(project, workflow), nil, nil, &s)
+	return s, err
+}
+
+// DeleteSchedule deletes a workflow's schedule; the runs it fired stay.
+func (c *Client) DeleteSchedule(ctx context.Context, project, workflow string) error {
+	return c.call(ctx, "DELETE", schedulePath(project, workflow), nil, nil, nil)
+}
+
+// ListSchedules returns the schedules of a project ("": of all), by id.
+func (c *Client) ListSchedules(ctx context.Context, project string) ([]Schedule, error) {
+	var q url.Values
+	if project != "" {
+		q = url.Values{"project": {project}}
+	}
+	var l api.List[Schedule]
+	err := c.call(ctx, "GET", "/api/v1/schedules", q, nil, &l)
+	return l.Items, err
 }

@@ -259,3 +259,63 @@ func TestClientActionsAndTaskGroups(t *testing.T) {
 		t.Fatalf("delete missing: %v", err)
 	}
 }
+
+func TestClientSchedules(t *testing.T) {
+	t.Parallel()
+	c, _ := setup(t, nil)
+	ctx := context.Background()
+	if _, err := c.CreateProject(ctx, "p", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ApplyWorkflow(ctx, "p", []byte(specYAML)); err != nil {
+		t.Fatal(err)
+	}
+	req := ScheduleRequest{Cron: "0 2 * * *", Timezone: "Asia/Shanghai", StartTime: "2026-01-01T00:00:00Z",
+		Catchup: "all", Priority: "high", WorkerGroup: "gpu", Params: map[string]string{"k": "v"}, By: "ann"}
+	s, created, err := c.PutSchedule(ctx, "p", "etl", req)
+	if err != nil || !created || s.Cron != req.Cron || s.Priority != "high" || s.UpdatedBy != "ann" || !s.Enabled ||
+		s.NextFireTime == nil || s.NextFireTime.Hour() != 18 || len(s.Upcoming) != 5 {
+		t.Fatalf("create %+v %v %v", s, created, err)
+	}
+
+	// Read, change one field, put back: everything else stays.
+	back := s.Request()
+	disabled := false
+	back.Enabled = &disabled
+	got, created, err := c.PutSchedule(ctx, "p", "etl", back)
+	if err != nil || created || got.Enabled || got.NextFireTime != nil || got.Revision != 1 || got.Timezone != s.Timezone ||
+		got.Catchup != "all" || got.Priority != "high" || got.WorkerGroup != "gpu" || got.Params["k"] != "v" ||
+		got.StartTime == nil || !got.StartTime.Equal(s.StartTime.Time) {
+		t.Fatalf("disable %+v %v %v", got, created, err)
+	}
+	if got, err = c.GetSchedule(ctx, "p", "etl"); err != nil || got.Enabled || got.ID != s.ID {
+		t.Fatalf("get %+v %v", got, err)
+	}
+	if l, err := c.ListSchedules(ctx, "p"); err != nil || len(l) != 1 || l[0].ID != s.ID {
+		t.Fatalf("list p %+v %v", l, err)
+	}
+	if l, err := c.ListSchedules(ctx, ""); err != nil || len(l) != 1 {
+		t.Fatalf("list all %+v %v", l, err)
+	}
+	if l, err := c.ListSchedules(ctx, "other"); err != nil || len(l) != 0 {
+		t.Fatalf("list other %+v %v", l, err)
+	}
+
+	var ae *APIError
+	if _, _, err := c.PutSchedule(ctx, "p", "etl", ScheduleRequest{Cron: "0 0 2 * * * *"}); !errors.As(err, &ae) ||
+		ae.Status != http.StatusBadRequest || !strings.Contains(ae.Message, "found 7") {
+		t.Fatalf("bad cron: %v", err)
+	}
+	if _, _, err := c.PutSchedule(ctx, "p", "nope", ScheduleRequest{Cron: "@daily"}); !errors.As(err, &ae) || ae.Status != http.StatusNotFound {
+		t.Fatalf("missing workflow: %v", err)
+	}
+	if err := c.DeleteSchedule(ctx, "p", "etl"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetSchedule(ctx, "p", "etl"); !errors.As(err, &ae) || ae.Status != http.StatusNotFound {
+		t.Fatalf("get deleted: %v", err)
+	}
+	if err := c.DeleteSchedule(ctx, "p", "etl"); !errors.As(err, &ae) || ae.Status != http.StatusNotFound {
+		t.Fatalf("delete deleted: %v", err)
+	}
+}

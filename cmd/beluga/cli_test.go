@@ -506,3 +506,84 @@ func TestTaskGroupCommands(t *testing.T) {
 	e.want(1, []string{"task-group", "delete", "db"}, "not found")
 	e.want(2, []string{"task-group", "frob"}, `unknown command "frob"`)
 }
+
+func TestScheduleCommands(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.want(0, []string{"project", "create", "p"})
+	e.want(0, []string{"workflow", "apply", "-p", "p", "-f", e.file("etl.yaml", etl)})
+	s := func(args ...string) []string { return append(append([]string{"schedule"}, args...), "-p", "p") }
+	set := func(args ...string) []string { return s(append([]string{"set", "nightly_etl"}, args...)...) }
+
+	// Bad input exits 2 naming the problem and stores nothing.
+	e.want(2, set(), "--cron EXPR is required")
+	e.want(2, []string{"schedule", "set", "nightly_etl", "--cron", "@daily"}, "--project is required")
+	e.want(2, s("set", "--cron", "@daily"), "needs NAME")
+	e.want(2, set("--cron", "0 0 2 * * * *"), "found 7")
+	e.want(2, set("--cron", "CRON_TZ=Asia/Shanghai 0 2 * * *"), "give the zone in timezone")
+	e.want(2, set("--cron", "@daily", "--timezone", "Mars/Base"), `timezone "Mars/Base"`)
+	e.want(2, set("--cron", "@daily", "--start", "yesterday"), `--start "yesterday": use an RFC 3339 time`)
+	e.want(2, set("--cron", "@daily", "--start", "2026-02-01T00:00:00Z", "--end", "2026-01-01T00:00:00Z"), "must be after start_time")
+	e.want(2, set("--cron", "@daily", "--catchup", "sometimes"), `catchup "sometimes"`)
+	e.want(2, set("--cron", "@daily", "--priority", "urgent"), `priority "urgent"`)
+	e.want(2, set("--cron", "@daily", "--param", "novalue"), "use NAME=VALUE")
+	e.want(2, set("--cron", "@daily", "--param", "1x=a"), "environment variable")
+	e.want(1, s("set", "nope", "--cron", "@daily"), `workflow "nope"`)
+	e.want(2, []string{"schedule", "frob"}, `unknown command "frob"`)
+	if out := e.want(0, []string{"schedule", "list"}, "PROJECT"); strings.Count(out, "\n") != 1 {
+		t.Fatalf("rejected schedules were stored:\n%s", out)
+	}
+
+	// 02:00 in Shanghai is 18:00 UTC.
+	e.want(0, set("--cron", "0 2 * * *", "--timezone", "Asia/Shanghai", "--param", "bizdate=x", "--priority", "high",
+		"--worker-group", "gpu", "--catchup", "all", "--by", "ann"),
+		"schedule of p/nightly_etl created; next fire ", " 18:00:00 UTC (", " 02:00:00 CST)")
+	out := e.want(0, s("show", "nightly_etl"), "SCHEDULE", "p/nightly_etl", "0 2 * * *", "Asia/Shanghai", "bizdate=x",
+		"high", "gpu", "all", "by ann", "UPCOMING (UTC)", "IN Asia/Shanghai")
+	if n := len(regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\d 18:00:00\s+\d{4}-\d\d-\d\d 02:00:00 CST$`).FindAllString(out, -1)); n != 5 {
+		t.Fatalf("%d upcoming rows, want 5:\n%s", n, out)
+	}
+	var sc api.Schedule
+	if err := json.Unmarshal([]byte(e.want(0, s("-o", "json", "show", "nightly_etl"))), &sc); err != nil ||
+		len(sc.Upcoming) != 5 || sc.Priority != "high" || sc.NextFireTime == nil {
+		t.Fatalf("json show %+v %v", sc, err)
+	}
+
+	// disable and enable keep the rest of the schedule.
+	e.want(0, s("disable", "nightly_etl"), "schedule of p/nightly_etl disabled")
+	e.want(0, s("disable", "nightly_etl"), "schedule of p/nightly_etl already disabled")
+	out = e.want(0, s("show", "nightly_etl"), "gpu", "bizdate=x")
+	if !regexp.MustCompile(`enabled\s+false`).MatchString(out) || strings.Contains(out, "UPCOMING") {
+		t.Fatalf("disabled show:\n%s", out)
+	}
+	e.want(0, s("enable", "nightly_etl"), "schedule of p/nightly_etl enabled; next fire ", "CST)")
+	if err := json.Unmarshal([]byte(e.want(0, s("-o", "json", "show", "nightly_etl"))), &sc); err != nil ||
+		!sc.Enabled || sc.WorkerGroup != "gpu" || sc.Catchup != "all" || sc.Params["bizdate"] != "x" || sc.Revision != 2 {
+		t.Fatalf("after enable %+v %v", sc, err)
+	}
+	e.want(1, s("enable", "nope"), "not found")
+
+	// set replaces the whole schedule.
+	e.want(0, set("--cron", "@hourly", "--disabled"), "schedule of p/nightly_etl replaced; disabled")
+	e.want(0, s("show", "nightly_etl"), "@hourly", "(the workflow's)", "latest")
+
+	// list: every project, or one.
+	e.want(0, []string{"project", "create", "q"})
+	e.want(0, []string{"workflow", "apply", "-p", "q", "-f", filepath.Join(e.dir, "etl.yaml")})
+	e.want(0, []string{"schedule", "set", "nightly_etl", "-p", "q", "--cron", "30 6 * * 1-5"}, "created")
+	out = e.want(0, []string{"schedule", "list"}, "PROJECT", "WORKFLOW", "NEXT FIRE (UTC)", "30 6 * * 1-5", "@hourly")
+	if !regexp.MustCompile(`q\s+nightly_etl\s+30 6 \* \* 1-5\s+UTC\s+true\s+\d{4}-`).MatchString(out) {
+		t.Fatalf("list:\n%s", out)
+	}
+	if out := e.want(0, []string{"schedule", "list", "-p", "q"}); strings.Contains(out, "@hourly") || strings.Count(out, "\n") != 2 {
+		t.Fatalf("list -p q:\n%s", out)
+	}
+	var list api.List[api.Schedule]
+	if err := json.Unmarshal([]byte(e.want(0, []string{"-o", "json", "schedule", "list"})), &list); err != nil || len(list.Items) != 2 {
+		t.Fatalf("json list %+v %v", list, err)
+	}
+
+	e.want(0, s("delete", "nightly_etl"), "schedule of p/nightly_etl deleted")
+	e.want(1, s("delete", "nightly_etl"), "not found")
+	e.want(1, s("show", "nightly_etl"), `schedule of workflow "nightly_etl" in project "p": not found`)
+}

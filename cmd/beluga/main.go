@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	_ "time/tzdata" // schedule time zones work on hosts without a zone database
 
 	"github.com/beluga-scheduler/beluga/worker"
 )

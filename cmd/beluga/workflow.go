@@ -19,13 +19,7 @@ import (
 
 func workflowCommand(a *app) *cobra.Command {
 	var project string
-	// need returns the project every workflow verb works in.
-	need := func() (string, error) {
-		if project == "" {
-			return "", usagef("--project is required (or set BELUGA_PROJECT)")
-		}
-		return project, nil
-	}
+	need := needProject(&project)
 	g := group("workflow", "Manage and run workflows",
 		applyCommand(a, need), workflowListCommand(a, need), workflowGetCommand(a, need),
 		versionsCommand(a, need), deleteCommand(a, need), runCommand(a, need))
@@ -33,7 +27,34 @@ func workflowCommand(a *app) *cobra.Command {
 	return g
 }
 
+// projectFunc returns the project a verb works in, or a usage error.
 type projectFunc func() (string, error)
+
+// needProject is the projectFunc of a --project flag bound to project.
+func needProject(project *string) projectFunc {
+	return func() (string, error) {
+		if *project == "" {
+			return "", usagef("--project is required (or set BELUGA_PROJECT)")
+		}
+		return *project, nil
+	}
+}
+
+// parseParams reads repeated --param NAME=VALUE flags; none is nil.
+func parseParams(flags []string) (map[string]string, error) {
+	var out map[string]string
+	for _, p := range flags {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return nil, usagef("--param %q: use NAME=VALUE", p)
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = v
+	}
+	return out, nil
+}
 
 func applyCommand(a *app, need projectFunc) *cobra.Command {
 	var file, name string
@@ -253,16 +274,8 @@ func runCommand(a *app, need projectFunc) *cobra.Command {
 			if opts.Version < 0 {
 				return usagef("--version must be positive")
 			}
-			opts.Params = nil
-			for _, p := range params {
-				k, v, ok := strings.Cut(p, "=")
-				if !ok || k == "" {
-					return usagef("--param %q: use NAME=VALUE", p)
-				}
-				if opts.Params == nil {
-					opts.Params = map[string]string{}
-				}
-				opts.Params[k] = v
+			if opts.Params, err = parseParams(params); err != nil {
+				return err
 			}
 			c := a.client()
 			inst, err := c.Run(cmd.Context(), project, argv[0], opts)

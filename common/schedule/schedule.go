@@ -69,10 +69,14 @@ func Parse(expr, tz string) (*Cron, error) {
 	return c, nil
 }
 
-// Location resolves a zone name; "" is UTC.
+// Location resolves a zone name; "" is UTC. "Local" is refused: it would
+// mean each master's own zone.
 func Location(tz string) (*time.Location, error) {
 	if tz == "" {
 		return time.UTC, nil
+	}
+	if tz == "Local" {
+		return nil, fmt.Errorf("timezone %q depends on the host; name an IANA zone such as Europe/Berlin", tz)
 	}
 	loc, err := time.LoadLocation(tz)
 	if err != nil {

@@ -100,6 +100,10 @@ tasks:
     timeout_strategy: warn
     retries: 100
 `,
+		"time params": `name: w
+params: {d: "$[yyyy-MM-dd-1]", h: "dt=$[yyyyMMdd]/hr=$[HH-1/24]", m: "$[month_last_day(yyyyMMdd,-1)]", plain: "a]b$"}
+tasks: [{name: a, command: x, params: {w: "$[week_first_day(yyyyMMdd,0)]"}}]
+`,
 		"name of 128 characters": "name: " + strings.Repeat("n", 128) + "\ntasks: [{name: a, command: x}]\n",
 	}
 	for name, in := range tests {
@@ -201,6 +205,10 @@ func TestParseRejects(t *testing.T) {
 			[]string{`workflow: timeout_strategy "stop" needs a timeout`}},
 		{"bad workflow param", y("name: w", "params: {1st: a, ok_1: b, a-b: c}", "tasks: [{name: a, command: x}]"),
 			[]string{`workflow: param "1st"`, `workflow: param "a-b"`, "environment variable name"}},
+		{"bad workflow time param", y("name: w", `params: {bizdate: "$[yyyyQQ]", ok: "$[yyyyMMdd-1]", day: "x$[yyyyMMdd"}`, "tasks: [{name: a, command: x}]"),
+			[]string{`workflow: param "bizdate": $[yyyyQQ]: unknown pattern "QQ"`, `workflow: param "day": $[yyyyMMdd: unterminated`}},
+		{"bad workflow time function", y("name: w", `params: {m: "$[add_months(yyyyMMdd)]"}`, "tasks: [{name: a, command: x}]"),
+			[]string{`workflow: param "m": $[add_months(yyyyMMdd)]: add_months: write add_months(FORMAT,N)`}},
 		{"bad worker group", y("name: w", "worker_group: a/b", "tasks: [{name: a, command: x}]"),
 			[]string{`workflow: worker_group "a/b"`}},
 
@@ -233,6 +241,8 @@ func TestParseRejects(t *testing.T) {
 		{"too many retries", y(head + "  - {name: a, command: x, retries: 101}"), []string{`task "a": retries 101 out of range`}},
 		{"bad task param", y(head + "  - {name: a, command: x, params: {\"\": v, \"x y\": v}}"),
 			[]string{`task "a": param ""`, `task "a": param "x y"`}},
+		{"bad task time param", y(head + `  - {name: a, command: x, params: {hour: "$[yyyyMMddHH-1/12]"}}`),
+			[]string{`task "a": param "hour": $[yyyyMMddHH-1/12]: offset "-1/12"`}},
 		{"bad task worker group", y(head + "  - {name: a, command: x, worker_group: \"..\"}"),
 			[]string{`task "a": worker_group ".."`}},
 	}

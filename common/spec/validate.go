@@ -8,6 +8,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/dag"
 	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/params"
 )
 
 // Task types. Only shell exists; the type field is there so others can come.
@@ -272,19 +273,25 @@ func (v *validator) workerGroup(label, g string) {
 	}
 }
 
-func (v *validator) params(label string, params map[string]string) {
-	if len(params) == 0 {
+func (v *validator) params(label string, ps map[string]string) {
+	if len(ps) == 0 {
 		return
 	}
-	var bad []string
-	for k := range params {
+	var bad, badValue []string
+	for k, val := range ps {
 		if !validEnvName(k) {
 			bad = append(bad, k)
+		} else if params.Check(val) != nil {
+			badValue = append(badValue, k)
 		}
 	}
 	slices.Sort(bad) // map order would make the message change between runs
 	for _, k := range bad {
 		v.addf("%s: param %q: a param name must be a valid environment variable name ([A-Za-z_][A-Za-z0-9_]*)", label, k)
+	}
+	slices.Sort(badValue)
+	for _, k := range badValue {
+		v.addf("%s: param %q: %v", label, k, params.Check(ps[k]))
 	}
 }
 

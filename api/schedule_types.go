@@ -1,0 +1,95 @@
+package api
+
+import (
+	"time"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/schedule"
+)
+
+// upcomingCount is how many fire times a schedule answer lists.
+const upcomingCount = 5
+
+// ScheduleRequest is the body of PUT .../workflows/{name}/schedule; it
+// replaces the whole schedule. Times are strings so a bad one is a 400
+// naming its field.
+type ScheduleRequest struct {
+	Cron        string            `json:"cron"`
+	Timezone    string            `json:"timezone,omitempty"`   // IANA name; "" is UTC
+	StartTime   string            `json:"start_time,omitempty"` // RFC 3339; "" is open
+	EndTime     string            `json:"end_time,omitempty"`
+	Catchup     string            `json:"catchup,omitempty"`  // latest (default), all or none
+	Priority    string            `json:"priority,omitempty"` // "": the workflow's
+	WorkerGroup string            `json:"worker_group,omitempty"`
+	Params      map[string]string `json:"params,omitempty"`
+	Enabled     *bool             `json:"enabled,omitempty"` // nil: true
+	// By is who is recorded as updated_by; default the X-Beluga-User
+	// header, else "api".
+	By string `json:"by,omitempty"`
+}
+
+// Schedule is a workflow's cron schedule. NextFireTime is the next time the
+// master will fire (null when disabled or nothing is left in the window);
+// Upcoming lists the next fire times from now.
+type Schedule struct {
+	ID           int64             `json:"id"`
+	Project      string            `json:"project"`
+	Workflow     string            `json:"workflow"`
+	Cron         string            `json:"cron"`
+	Timezone     string            `json:"timezone"`
+	StartTime    *Time             `json:"start_time"`
+	EndTime      *Time             `json:"end_time"`
+	Catchup      string            `json:"catchup"`
+	Priority     string            `json:"priority,omitempty"` // omitted: the workflow's
+	WorkerGroup  string            `json:"worker_group"`
+	Params       map[string]string `json:"params"`
+	Enabled      bool              `json:"enabled"`
+	NextFireTime *Time             `json:"next_fire_time"`
+	LastFireTime *Time             `json:"last_fire_time"`
+	Note         string            `json:"note"`
+	Revision     int64             `json:"revision"`
+	UpdatedBy    string            `json:"updated_by"`
+	CreatedAt    Time              `json:"created_at"`
+	UpdatedAt    Time              `json:"updated_at"`
+	Upcoming     []Time            `json:"upcoming"`
+}
+
+func fromSchedule(s model.Schedule, now time.Time) Schedule {
+	params := s.Params
+	if params == nil {
+		params = map[string]string{}
+	}
+	out := Schedule{ID: s.ID, Project: s.Project, Workflow: s.Workflow, Cron: s.Cron, Timezone: s.Timezone,
+		StartTime: timePtr(s.StartTime), EndTime: timePtr(s.EndTime), Catchup: s.Catchup,
+		WorkerGroup: s.WorkerGroup, Params: params, Enabled: s.Enabled, NextFireTime: timePtr(s.NextFireTime),
+		LastFireTime: timePtr(s.LastFireTime), Note: s.Note, Revision: s.Revision, UpdatedBy: s.UpdatedBy,
+		CreatedAt: timeOf(s.CreatedAt), UpdatedAt: timeOf(s.UpdatedAt), Upcoming: []Time{}}
+	if s.Priority != nil {
+		out.Priority = s.Priority.String()
+	}
+	if !s.Enabled {
+		return out
+	}
+	// Stored cron was checked when written; one that no longer parses (a
+	// zone gone from the tz database) just lists nothing.
+	if c, err := schedule.Parse(s.Cron, s.Timezone); err == nil {
+		for _, t := range c.Upcoming(now, schedule.Window{Start: s.StartTime, End: s.EndTime}, upcomingCount) {
+			out.Upcoming = append(out.Upcoming, timeOf(t))
+		}
+	}
+	return out
+}
+
+// Request is the body that PUTs s back as it is, for read-modify-write.
+func (s Schedule) Request() ScheduleRequest {
+	enabled := s.Enabled
+	req := ScheduleRequest{Cron: s.Cron, Timezone: s.Timezone, Catchup: s.Catchup, Priority: s.Priority,
+		WorkerGroup: s.WorkerGroup, Params: s.Params, Enabled: &enabled}
+	if s.StartTime != nil {
+		req.StartTime = s.StartTime.UTC().Format(time.RFC3339Nano)
+	}
+	if s.EndTime != nil {
+		req.EndTime = s.EndTime.UTC().Format(time.RFC3339Nano)
+	}
+	return req
+}

@@ -1,0 +1,221 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/params"
+	"github.com/beluga-scheduler/beluga/common/schedule"
+	"github.com/beluga-scheduler/beluga/common/store"
+)
+
+// Limits of the schedule table's columns (sql/*/0005_schedule.sql), so a
+// long value is a 400 here, not a database error.
+const (
+	maxCronLen     = 255
+	maxTimezoneLen = 64
+	maxParamsBytes = 65535 // params_json is a TEXT column
+)
+
+const cronForms = "use 5 fields (minute hour day-of-month month day-of-week), 6 with leading seconds, " +
+	"or a descriptor such as @daily, @hourly or @every 1h"
+
+func schedulePath(project, workflow string) string {
+	return "/api/v1/projects/" + project + "/workflows/" + workflow + "/schedule"
+}
+
+func (h *handlers) putSchedule(w http.ResponseWriter, r *http.Request) error {
+	project, name, err := projectAndName(r)
+	if err != nil {
+		return err
+	}
+	var req ScheduleRequest
+	if err := decodeJSON(r, &req, false); err != nil {
+		return err
+	}
+	sc, c, err := checkSchedule(req)
+	if err != nil {
+		return err
+	}
+	if sc.UpdatedBy, err = requestedBy(r, req.By); err != nil {
+		return err
+	}
+	sc.Project, sc.Workflow = project, name
+	if sc.Enabled {
+		from := time.Now()
+		// A replaced schedule must not plan a time it already fired (a
+		// master whose clock runs ahead of ours may have fired "now"): the
+		// run exists and the fire would be refused over and over.
+		old, err := h.Store.GetSchedule(r.Context(), project, name)
+		switch {
+		case err == nil && old.LastFireTime != nil && !old.LastFireTime.Before(from):
+			from = old.LastFireTime.Add(time.Nanosecond)
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+		if t := c.First(from, schedule.Window{Start: sc.StartTime, End: sc.EndTime}); !t.IsZero() {
+			sc.NextFireTime = &t
+		}
+	}
+	out, created, err := h.Store.PutSchedule(r.Context(), sc)
+	if err != nil {
+		return storeError(err)
+	}
+	if h.Notify != nil {
+		h.Notify()
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+		w.Header().Set("Location", schedulePath(out.Project, out.Workflow))
+	}
+	writeJSON(w, status, fromSchedule(out, time.Now()))
+	return nil
+}
+
+// checkSchedule turns a request into the schedule to store (without its
+// project, workflow and who), with its parsed cron. Every problem is named
+// in one 400.
+func checkSchedule(req ScheduleRequest) (model.Schedule, *schedule.Cron, error) {
+	var bad []string
+	sc := model.Schedule{Cron: strings.TrimSpace(req.Cron), Timezone: req.Timezone, Catchup: req.Catchup,
+		WorkerGroup: req.WorkerGroup, Params: req.Params, Enabled: req.Enabled == nil || *req.Enabled}
+
+	// The zone is checked first (the cron is read in it) but reported after the cron.
+	var tzProblem string
+	switch {
+	case len(req.Timezone) > maxTimezoneLen:
+		tzProblem = fmt.Sprintf("timezone is longer than %d characters", maxTimezoneLen)
+	default:
+		if _, err := schedule.Location(req.Timezone); err != nil {
+			tzProblem = err.Error()
+		}
+	}
+	var c *schedule.Cron
+	switch {
+	case sc.Cron == "":
+		bad = append(bad, "cron is required: "+cronForms)
+	case utf8.RuneCountInString(sc.Cron) > maxCronLen:
+		bad = append(bad, fmt.Sprintf("cron is longer than %d characters", maxCronLen))
+	case tzProblem == "":
+		var err error
+		if c, err = schedule.Parse(sc.Cron, req.Timezone); err != nil {
+			bad = append(bad, err.Error()) // names the cron
+		}
+	}
+	if tzProblem != "" {
+		bad = append(bad, tzProblem)
+	}
+
+	var err error
+	if sc.StartTime, err = optionalTime("start_time", req.StartTime); err != nil {
+		bad = append(bad, err.Error())
+	}
+	if sc.EndTime, err = optionalTime("end_time", req.EndTime); err != nil {
+		bad = append(bad, err.Error())
+	}
+	if sc.StartTime != nil && sc.EndTime != nil && !sc.EndTime.After(*sc.StartTime) {
+		bad = append(bad, fmt.Sprintf("end_time %s must be after start_time %s", req.EndTime, req.StartTime))
+	}
+
+	if sc.Catchup == "" {
+		sc.Catchup = schedule.CatchupLatest
+	} else if !schedule.ValidCatchup(sc.Catchup) {
+		bad = append(bad, fmt.Sprintf("catchup %q is not valid: use latest (the default), all or none", req.Catchup))
+	}
+	if req.Priority != "" {
+		if p, ok := model.ParsePriority(req.Priority); ok {
+			sc.Priority = &p
+		} else {
+			bad = append(bad, fmt.Sprintf("priority %q is not valid: use highest, high, medium, low or lowest, or leave it out for the workflow's", req.Priority))
+		}
+	}
+	if req.WorkerGroup != "" && !validName(req.WorkerGroup) {
+		bad = append(bad, fmt.Sprintf("worker_group %q is not valid: %s", req.WorkerGroup, nameRule))
+	}
+	var names []string
+	for k := range req.Params {
+		if !validEnvName(k) {
+			names = append(names, strconv.Quote(k))
+		}
+	}
+	if len(names) > 0 {
+		slices.Sort(names)
+		bad = append(bad, fmt.Sprintf("params: %s: a param name must be a valid environment variable name ([A-Za-z_][A-Za-z0-9_]*)", strings.Join(names, ", ")))
+	} else if err := params.CheckAll(req.Params); err != nil {
+		bad = append(bad, err.Error()) // names the param; a bad $[...] would fail every run it fires
+	} else if b, _ := json.Marshal(req.Params); len(req.Params) > 0 && len(b) > maxParamsBytes {
+		bad = append(bad, fmt.Sprintf("params take %d bytes as JSON; the limit is %d", len(b), maxParamsBytes))
+	}
+	if len(bad) > 0 {
+		return model.Schedule{}, nil, badRequest("%s", strings.Join(bad, "; "))
+	}
+	return sc, c, nil
+}
+
+// optionalTime parses an RFC 3339 field; "" is nil.
+func optionalTime(field, s string) (*time.Time, error) {
+	if s == "" {
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return nil, fmt.Errorf("%s %q is not an RFC 3339 time such as 2026-12-01T00:00:00Z", field, s)
+	}
+	t = t.UTC()
+	return &t, nil
+}
+
+func (h *handlers) getSchedule(w http.ResponseWriter, r *http.Request) error {
+	project, name, err := projectAndName(r)
+	if err != nil {
+		return err
+	}
+	sc, err := h.Store.GetSchedule(r.Context(), project, name)
+	if err != nil {
+		return storeError(err)
+	}
+	writeJSON(w, http.StatusOK, fromSchedule(sc, time.Now()))
+	return nil
+}
+
+func (h *handlers) deleteSchedule(w http.ResponseWriter, r *http.Request) error {
+	project, name, err := projectAndName(r)
+	if err != nil {
+		return err
+	}
+	if err := h.Store.DeleteSchedule(r.Context(), project, name); err != nil {
+		return storeError(err)
+	}
+	if h.Notify != nil {
+		h.Notify() // the master drops it from its plan sooner
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (h *handlers) listSchedules(w http.ResponseWriter, r *http.Request) error {
+	project := r.URL.Query().Get("project")
+	if project != "" && !validName(project) {
+		return badRequest("query parameter project: %q is not a valid name: %s", project, nameRule)
+	}
+	scs, err := h.Store.ListSchedules(r.Context(), project)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	out := List[Schedule]{Items: make([]Schedule, len(scs))}
+	for i, sc := range scs {
+		out.Items[i] = fromSchedule(sc, now)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
