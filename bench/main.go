@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,7 +20,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/api"
 	"github.com/beluga-scheduler/beluga/bench/benchkit"
+	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
 )
@@ -128,5 +131,43 @@ func benchBackend(backend, bin, shell string, slots, triggers int) error {
 		trig = append(trig, ts[0].StartTime.Sub(t0))
 	}
 	fmt.Printf("trigger (run request -> first task running) over %d runs: p50 %v p99 %v\n", triggers, benchkit.Pct(trig, 50), benchkit.Pct(trig, 99))
+	return benchCron(p, 10)
+}
+
+// benchCron puts a per-second schedule on the one-task workflow for n fires
+// and prints how late each run is: from its schedule time to the instance
+// being written, and to its task running.
+func benchCron(p *benchkit.Target, n int) error {
+	ctx := context.Background()
+	on, off := true, false
+	if _, _, err := p.API.PutSchedule(ctx, p.Project, "one", api.ScheduleRequest{Cron: "* * * * * *", Enabled: &on}); err != nil {
+		return err
+	}
+	var insts []model.WorkflowInstance
+	for deadline := time.Now().Add(time.Minute); len(insts) < n; time.Sleep(100 * time.Millisecond) { // polling the DB
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cron: %d of %d runs within a minute", len(insts), n)
+		}
+		all, _, err := p.Store.ListWorkflowInstances(ctx, store.InstanceFilter{Project: p.Project, Workflow: "one",
+			State: model.WorkflowSucceeded})
+		if err != nil {
+			return err
+		}
+		insts = slices.DeleteFunc(all, func(in model.WorkflowInstance) bool { return in.ScheduleID == 0 })
+	}
+	if _, _, err := p.API.PutSchedule(ctx, p.Project, "one", api.ScheduleRequest{Cron: "* * * * * *", Enabled: &off}); err != nil {
+		return err
+	}
+	var written, running []time.Duration
+	for _, in := range insts[:n] {
+		ts, err := p.Tasks(in.ID)
+		if err != nil || len(ts) != 1 || ts[0].StartTime == nil {
+			return fmt.Errorf("cron run %d: %v %+v", in.ID, err, ts)
+		}
+		written = append(written, in.CreatedAt.Sub(*in.ScheduleTime))
+		running = append(running, ts[0].StartTime.Sub(*in.ScheduleTime))
+	}
+	fmt.Printf("cron fire over %d runs of a per-second schedule: schedule time -> run written p50 %v p99 %v, -> task running p50 %v p99 %v\n",
+		n, benchkit.Pct(written, 50), benchkit.Pct(written, 99), benchkit.Pct(running, 50), benchkit.Pct(running, 99))
 	return nil
 }
