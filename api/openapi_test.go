@@ -1,6 +1,7 @@
 package api
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -93,4 +94,93 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		}
 	}
 	walk(all)
+}
+
+// TestOpenAPISchemasMatchTypes fails when a wire type has a JSON field its
+// schema in openapi.yaml does not describe, or the schema describes one the
+// type does not have.
+func TestOpenAPISchemasMatchTypes(t *testing.T) {
+	t.Parallel()
+	var doc struct {
+		Components struct {
+			Schemas map[string]schemaDoc `yaml:"schemas"`
+		} `yaml:"components"`
+	}
+	if err := yaml.Unmarshal(openAPIDoc, &doc); err != nil {
+		t.Fatalf("openapi.yaml: %v", err)
+	}
+	for name, v := range map[string]any{
+		"CreateProjectRequest": CreateProjectRequest{}, "Project": Project{}, "ApplyResult": ApplyResult{},
+		"Workflow": Workflow{}, "RunRequest": RunRequest{}, "Instance": Instance{}, "InstanceDetail": InstanceDetail{},
+		"HistoryEntry": HistoryEntry{}, "ActionAccepted": ActionAccepted{}, "CreateTaskGroupRequest": CreateTaskGroupRequest{},
+		"ResizeTaskGroupRequest": ResizeTaskGroupRequest{}, "TaskGroup": TaskGroup{}, "InstanceList": InstanceList{},
+		"TaskInstance": TaskInstance{}, "ScheduleRequest": ScheduleRequest{}, "Schedule": Schedule{}, "Health": Health{},
+	} {
+		s, ok := doc.Components.Schemas[name]
+		if !ok {
+			t.Errorf("schema %s is not in openapi.yaml", name)
+			continue
+		}
+		documented := s.props(doc.Components.Schemas)
+		fields := jsonFields(reflect.TypeOf(v))
+		for _, f := range fields {
+			if !documented[f] {
+				t.Errorf("schema %s lacks property %q of the wire type", name, f)
+			}
+		}
+		for p := range documented {
+			if !slices.Contains(fields, p) {
+				t.Errorf("schema %s describes %q, which the wire type does not have", name, p)
+			}
+		}
+	}
+}
+
+type schemaDoc struct {
+	Properties map[string]any `yaml:"properties"`
+	AllOf      []struct {
+		Ref        string         `yaml:"$ref"`
+		Properties map[string]any `yaml:"properties"`
+	} `yaml:"allOf"`
+}
+
+// props is the set of property names of s, following allOf references.
+func (s schemaDoc) props(all map[string]schemaDoc) map[string]bool {
+	out := map[string]bool{}
+	for p := range s.Properties {
+		out[p] = true
+	}
+	for _, part := range s.AllOf {
+		for p := range part.Properties {
+			out[p] = true
+		}
+		if ref, ok := strings.CutPrefix(part.Ref, "#/components/schemas/"); ok {
+			for p := range all[ref].props(all) {
+				out[p] = true
+			}
+		}
+	}
+	return out
+}
+
+// jsonFields lists the JSON names of a struct's fields, embedded ones inlined.
+func jsonFields(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" || !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			out = append(out, jsonFields(f.Type)...)
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out = append(out, name)
+	}
+	return out
 }
