@@ -72,6 +72,21 @@ func instanceCommand(a *app) *cobra.Command {
 	return group("instance", "Inspect and control workflow instances", append([]*cobra.Command{list, show}, instanceActionCommands(a)...)...)
 }
 
+// trigger says how a run began: by hand, or by a schedule for which time.
+func trigger(in api.Instance) string {
+	s := in.CommandType
+	if in.ScheduleID != 0 {
+		s += fmt.Sprintf(" by schedule %d", in.ScheduleID)
+	}
+	if in.ScheduleTime != nil {
+		s += " for " + when(in.ScheduleTime) + " UTC"
+	}
+	if in.DryRun {
+		s += " (dry run)"
+	}
+	return s
+}
+
 func (a *app) printInstance(d api.InstanceDetail) error {
 	kv := newTable(a.stdout, "INSTANCE", strconv.FormatInt(d.ID, 10))
 	kv.row("workflow", fmt.Sprintf("%s/%s version %d", d.Project, d.Workflow, d.Version))
@@ -81,6 +96,7 @@ func (a *app) printInstance(d api.InstanceDetail) error {
 	kv.row("worker group", d.WorkerGroup)
 	kv.row("master", d.Host)
 	kv.row("run times", strconv.Itoa(d.RunTimes))
+	kv.row("trigger", trigger(d.Instance))
 	kv.row("params", params(d.Params))
 	kv.row("created", when(&d.CreatedAt))
 	kv.row("started", when(d.StartTime))

@@ -74,7 +74,7 @@ func (s *Store) PutSchedule(ctx context.Context, sc model.Schedule) (out model.S
 		if n == 0 {
 			return fmt.Errorf("workflow %q in project %q: %w", sc.Workflow, sc.Project, ErrNotFound)
 		}
-		now := time.Now().UTC()
+		now := time.Now().UTC().Truncate(time.Microsecond) // as stored, so the answer equals a later read
 		r := scheduleRow{ProjectID: p.ID, ProjectName: p.Name, WorkflowName: sc.Workflow, Cron: sc.Cron,
 			Timezone: sc.Timezone, StartTime: utc(sc.StartTime), EndTime: utc(sc.EndTime), Catchup: sc.Catchup,
 			WorkerGroup: sc.WorkerGroup, Enabled: sc.Enabled, NextFireTime: utc(sc.NextFireTime),
@@ -192,7 +192,8 @@ func (s *Store) FireSchedule(ctx context.Context, sc model.Schedule, f Firing) (
 		if f.Note != "" {
 			up["note"] = f.Note
 		}
-		res := tx.Model(&scheduleRow{}).Where("id = ? AND revision = ? AND enabled = ?", sc.ID, sc.Revision, true).Updates(up)
+		// UpdateColumns: a fire is not an edit, updated_at stays.
+		res := tx.Model(&scheduleRow{}).Where("id = ? AND revision = ? AND enabled = ?", sc.ID, sc.Revision, true).UpdateColumns(up)
 		if res.Error != nil {
 			return fmt.Errorf("advance schedule %d: %w", sc.ID, res.Error)
 		}

@@ -46,7 +46,7 @@ func TestScheduleFiresOnce(t *testing.T) {
 			t.Fatalf("second fire from the same read: %v", err)
 		}
 		got, _ := s.GetSchedule(ctx, "demo", "diamond")
-		if got.Revision != 1 || !got.NextFireTime.Equal(t1) || !got.LastFireTime.Equal(t0) {
+		if got.Revision != 1 || !got.NextFireTime.Equal(t1) || !got.LastFireTime.Equal(t0) || !got.UpdatedAt.Equal(sc.UpdatedAt) {
 			t.Fatalf("after fire: %+v", got)
 		}
 		// An edit moves the revision: a fire planned before it is refused.
