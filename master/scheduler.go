@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"go.uber.org/zap"
@@ -17,13 +18,16 @@ import (
 // woke it, for schedules written by an api process that could not nudge.
 const cronReload = 10 * time.Second
 
-// scheduler is the cron scheduler of a term. It fires each due schedule by
-// writing its runs and moving its next fire time in one fenced transaction
-// (store.FireSchedule), then wakes the command consumer, which starts the
-// runs like any other. Its state is only its copy of the armed schedules,
-// reread after every pass, when woken (a schedule was written) and every
-// cronReload; the next fire time lives in the DB, so a new leader goes on
-// where the old one stopped and applies the catch-up policy to what was
+// scheduler is the cron scheduler of a term: it writes the runs nobody asks
+// for one by one. It fires each due schedule by writing its runs and moving
+// its next fire time in one fenced transaction (store.FireSchedule), and
+// keeps each running backfill's runs submitted up to its parallelism
+// (store.SubmitBackfill); then it wakes the command consumer, which starts
+// the runs like any other. Its state is only its copy of the armed
+// schedules and running backfills, reread after every pass, when woken (a
+// schedule or backfill was written, a backfill run ended) and every
+// cronReload; the cursors live in the DB, so a new leader goes on where the
+// old one stopped, and for schedules applies the catch-up policy to what was
 // missed in between.
 type scheduler struct {
 	t      *term
@@ -35,7 +39,7 @@ type scheduler struct {
 
 	crons   map[string]*schedule.Cron // parsed expressions by cron and zone
 	broken  map[int64]int64           // schedule id -> revision whose cron did not parse (logged once)
-	failing map[int64]bool            // schedules whose last fire failed (logged once per streak)
+	failing map[string]bool           // schedules and backfills whose last write failed (logged once per streak)
 }
 
 func newScheduler(t *term, clock Clock) *scheduler {
@@ -43,7 +47,7 @@ func newScheduler(t *term, clock Clock) *scheduler {
 		clock = realClock{}
 	}
 	return &scheduler{t: t, log: t.log.Named("cron"), clock: clock, wake: make(chan struct{}, 1),
-		crons: map[string]*schedule.Cron{}, broken: map[int64]int64{}, failing: map[int64]bool{}}
+		crons: map[string]*schedule.Cron{}, broken: map[int64]int64{}, failing: map[string]bool{}}
 }
 
 // Notify makes the scheduler reread the schedules now.
@@ -94,9 +98,19 @@ func (s *scheduler) run(ctx context.Context) {
 	}
 }
 
-// pass fires every due schedule once and returns how long to wait before
-// the next pass (0: go again now).
+// pass fires every due schedule once, tops up every running backfill, and
+// returns how long to wait before the next pass (0: go again now).
 func (s *scheduler) pass(ctx context.Context) (time.Duration, error) {
+	wait, err := s.schedules(ctx)
+	if err != nil {
+		return 0, err
+	}
+	bw, err := s.backfills(ctx)
+	return min(wait, bw), err
+}
+
+// schedules fires every due schedule once.
+func (s *scheduler) schedules(ctx context.Context) (time.Duration, error) {
 	scheds, err := s.t.store.ArmedSchedules(ctx)
 	if err != nil {
 		return 0, err
@@ -120,14 +134,10 @@ func (s *scheduler) pass(ctx context.Context) (time.Duration, error) {
 		case errors.Is(err, store.ErrFenced) || ctx.Err() != nil:
 			return 0, err
 		case err != nil: // this schedule only; the others go on
-			if !s.failing[sc.ID] {
-				s.failing[sc.ID] = true
-				s.log.Error("firing schedule failed; will retry", zap.Int64("schedule_id", sc.ID),
-					zap.String("workflow", sc.Project+"/"+sc.Workflow), zap.Error(err))
-			}
+			s.failed("schedule", sc.ID, sc.Project+"/"+sc.Workflow, err)
 			wait = min(wait, time.Second)
 		default:
-			delete(s.failing, sc.ID)
+			delete(s.failing, "schedule"+strconv.FormatInt(sc.ID, 10))
 			if !after.IsZero() {
 				wait = min(wait, max(after.Sub(now), 0))
 			}
@@ -201,4 +211,75 @@ func catchupName(p string) string {
 		return schedule.CatchupLatest
 	}
 	return p
+}
+
+// failed logs the first failure of a streak of one schedule or backfill.
+func (s *scheduler) failed(kind string, id int64, workflow string, err error) {
+	key := kind + strconv.FormatInt(id, 10)
+	if !s.failing[key] {
+		s.failing[key] = true
+		s.log.Error(kind+" write failed; will retry", zap.Int64(kind+"_id", id), zap.String("workflow", workflow), zap.Error(err))
+	}
+}
+
+// backfills submits the next times of each running backfill while it has
+// fewer than its parallelism unfinished runs, and ends the backfills that
+// are through (done) or hit a failure under on_failure stop (failed).
+func (s *scheduler) backfills(ctx context.Context) (time.Duration, error) {
+	bfs, err := s.t.store.ListBackfills(ctx, store.BackfillFilter{State: model.BackfillRunning, Limit: 10000})
+	if err != nil {
+		return 0, err
+	}
+	wait := cronReload
+	for _, b := range bfs {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		err := s.backfill(ctx, b)
+		switch {
+		case errors.Is(err, store.ErrBackfillMoved):
+			wait = min(wait, 20*time.Millisecond)
+		case errors.Is(err, store.ErrFenced) || ctx.Err() != nil:
+			return 0, err
+		case err != nil:
+			s.failed("backfill", b.ID, b.Project+"/"+b.Workflow, err)
+			wait = min(wait, time.Second)
+		default:
+			delete(s.failing, "backfill"+strconv.FormatInt(b.ID, 10))
+		}
+	}
+	return wait, nil
+}
+
+func (s *scheduler) backfill(ctx context.Context, b model.Backfill) error {
+	log := s.log.With(zap.Int64("backfill_id", b.ID), zap.String("workflow", b.Project+"/"+b.Workflow))
+	switch {
+	case b.Failed > 0 && b.OnFailure == model.BackfillStop:
+		reason := fmt.Sprintf("%d run(s) failed; %d of %d times were not submitted (on_failure stop)", b.Failed, len(b.Times)-b.Submitted, len(b.Times))
+		if err := s.t.store.EndBackfill(ctx, b, model.BackfillFailed, reason); err != nil {
+			return err
+		}
+		log.Warn("backfill failed", zap.String("reason", reason))
+		return nil
+	case b.Submitted == len(b.Times) && b.Unfinished == 0:
+		reason := fmt.Sprintf("%d succeeded, %d failed", b.Succeeded, b.Failed)
+		if err := s.t.store.EndBackfill(ctx, b, model.BackfillDone, reason); err != nil {
+			return err
+		}
+		log.Info("backfill done", zap.Int("succeeded", b.Succeeded), zap.Int("failed", b.Failed))
+		return nil
+	}
+	n := min(b.Parallelism-b.Unfinished, len(b.Times)-b.Submitted)
+	if n <= 0 {
+		return nil
+	}
+	insts, err := s.t.store.SubmitBackfill(ctx, b, n)
+	if err != nil {
+		return err
+	}
+	for _, inst := range insts {
+		log.Info("backfill run submitted", zap.Time("schedule_time", *inst.ScheduleTime), zap.Int64("workflow_instance_id", inst.ID))
+	}
+	s.t.cons.Notify()
+	return nil
 }

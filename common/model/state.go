@@ -130,6 +130,24 @@ type CommandType string
 const (
 	CommandStart     CommandType = "start"
 	CommandScheduled CommandType = "scheduled" // fired by a cron schedule
+	CommandBackfill  CommandType = "backfill"  // one schedule time of a backfill
+)
+
+// BackfillState is the state of a backfill.
+type BackfillState string
+
+// Backfill states. Only running backfills submit runs.
+const (
+	BackfillRunning BackfillState = "running" // submitting its times, or waiting for its runs
+	BackfillDone    BackfillState = "done"    // every time submitted and every run finished
+	BackfillFailed  BackfillState = "failed"  // a run failed under on_failure stop: no more submitted
+	BackfillStopped BackfillState = "stopped" // an operator stopped it: no more submitted
+)
+
+// Backfill failure policies.
+const (
+	BackfillContinue = "continue" // a failed run does not hold the others back (default)
+	BackfillStop     = "stop"     // a failed run stops the backfill
 )
 
 // DefaultWorkerGroup is the group of a worker or task that names none.

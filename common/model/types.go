@@ -43,6 +43,7 @@ type WorkflowInstance struct {
 	DryRun       bool              `json:"dry_run,omitempty"`     // tasks recorded as succeeded, not run
 	Reason       string            `json:"reason,omitempty"`
 	ScheduleID   int64             `json:"schedule_id,omitempty"` // 0: not fired by a schedule
+	BackfillID   int64             `json:"backfill_id,omitempty"` // 0: not part of a backfill
 	Timezone     string            `json:"timezone,omitempty"`    // zone of time params; "" is UTC
 	ScheduleTime *time.Time        `json:"schedule_time,omitempty"`
 	StartTime    *time.Time        `json:"start_time,omitempty"`
@@ -96,4 +97,34 @@ type Schedule struct {
 	UpdatedBy    string            `json:"updated_by,omitempty"`
 	CreatedAt    time.Time         `json:"created_at"`
 	UpdatedAt    time.Time         `json:"updated_at"`
+}
+
+// Backfill runs a workflow once per schedule time of a past range, in order,
+// with at most Parallelism runs unfinished at a time.
+type Backfill struct {
+	ID          int64             `json:"id"`
+	ProjectID   int64             `json:"project_id"`
+	Project     string            `json:"project"`
+	Workflow    string            `json:"workflow"`
+	Cron        string            `json:"cron"`
+	Timezone    string            `json:"timezone"`
+	Start       time.Time         `json:"start"`
+	End         time.Time         `json:"end"`
+	Times       []time.Time       `json:"times"` // the schedule times, in submission order
+	Submitted   int               `json:"submitted"`
+	Parallelism int               `json:"parallelism"`
+	OnFailure   string            `json:"on_failure"`
+	Priority    *Priority         `json:"-"`
+	WorkerGroup string            `json:"worker_group,omitempty"`
+	Params      map[string]string `json:"params,omitempty"`
+	DryRun      bool              `json:"dry_run,omitempty"`
+	State       BackfillState     `json:"state"`
+	Reason      string            `json:"reason,omitempty"`
+	Revision    int64             `json:"revision"`
+	RequestedBy string            `json:"requested_by,omitempty"`
+	CreatedAt   time.Time         `json:"created_at"`
+	EndAt       *time.Time        `json:"end_at,omitempty"`
+	// Read with the runs: how many are unfinished, succeeded, failed
+	// (failed, stopped or paused) so far.
+	Unfinished, Succeeded, Failed int
 }

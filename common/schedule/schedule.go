@@ -174,3 +174,15 @@ func (c *Cron) Upcoming(now time.Time, w Window, n int) []time.Time {
 func ValidCatchup(p string) bool {
 	return p == "" || p == CatchupLatest || p == CatchupAll || p == CatchupNone
 }
+
+// Between lists the fire times in [start, end], oldest first, at most limit
+// of them; more says there were more.
+func (c *Cron) Between(start, end time.Time, limit int) (times []time.Time, more bool) {
+	for t := c.First(start, Window{End: &end}); !t.IsZero() && !t.After(end); t = c.Next(t) {
+		if len(times) == limit {
+			return times, true
+		}
+		times = append(times, t)
+	}
+	return times, false
+}

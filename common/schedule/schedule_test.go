@@ -145,3 +145,18 @@ func TestDueWalksLongOutagesInPasses(t *testing.T) {
 		t.Fatalf("skipped %d + fired %d != every second of the outage", skipped, len(fired))
 	}
 }
+
+func TestBetween(t *testing.T) {
+	c := mustParse(t, "0 2 * * *", "Asia/Shanghai") // 18:00 UTC the day before
+	got, more := c.Between(at("2026-11-01T00:00:00Z"), at("2026-11-03T18:00:00Z"), 10)
+	if more || len(got) != 3 || !got[0].Equal(at("2026-11-01T18:00:00Z")) || !got[2].Equal(at("2026-11-03T18:00:00Z")) {
+		t.Fatalf("between: %v more %v (both ends count)", got, more)
+	}
+	got, more = c.Between(at("2026-11-01T00:00:00Z"), at("2026-12-31T00:00:00Z"), 5)
+	if !more || len(got) != 5 {
+		t.Fatalf("capped: %d more %v", len(got), more)
+	}
+	if got, _ := c.Between(at("2026-11-01T19:00:00Z"), at("2026-11-01T20:00:00Z"), 5); len(got) != 0 {
+		t.Fatalf("empty range: %v", got)
+	}
+}

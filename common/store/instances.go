@@ -23,8 +23,10 @@ type RunRequest struct {
 	StartNodes  []string // run only these tasks and, by Scope, their upstream or downstream
 	Scope       string   // only (default), upstream or downstream; used with StartNodes
 	DryRun      bool     // record tasks as succeeded without running them
-	// Set by the cron scheduler: the schedule and the time it fires for.
+	// Set by the cron scheduler and backfills: the schedule or backfill and
+	// the time the run is for.
 	ScheduleID   int64
+	BackfillID   int64
 	ScheduleTime *time.Time
 	Timezone     string // IANA zone the run's time params are read in; "" is UTC
 }
@@ -65,6 +67,9 @@ func insertRun(tx *gorm.DB, req RunRequest, now time.Time) (model.WorkflowInstan
 	}
 	if req.ScheduleID != 0 {
 		r.ScheduleID = &req.ScheduleID
+	}
+	if req.BackfillID != 0 {
+		r.BackfillID = &req.BackfillID
 	}
 	if req.Priority != nil {
 		r.Priority = int(*req.Priority)

@@ -98,6 +98,7 @@ type workflowInstanceRow struct {
 	DryRun               bool
 	Reason               string
 	ScheduleID           *int64
+	BackfillID           *int64
 	Timezone             string
 	ScheduleTime         *time.Time
 	StartTime            *time.Time
@@ -113,7 +114,7 @@ func (r workflowInstanceRow) model() model.WorkflowInstance {
 		State: model.WorkflowState(r.State), CommandType: model.CommandType(r.CommandType),
 		Host: r.Host, Epoch: r.Epoch, Priority: model.Priority(r.Priority), WorkerGroup: r.WorkerGroup,
 		RunTimes: r.RunTimes, Scope: r.Scope, DryRun: r.DryRun, Reason: r.Reason, ScheduleTime: utc(r.ScheduleTime),
-		ScheduleID: deref(r.ScheduleID), Timezone: r.Timezone,
+		ScheduleID: deref(r.ScheduleID), BackfillID: deref(r.BackfillID), Timezone: r.Timezone,
 		StartTime: utc(r.StartTime), EndTime: utc(r.EndTime), CreatedAt: r.CreatedAt.UTC()}
 	if r.StartNodes != nil && *r.StartNodes != "" {
 		_ = json.Unmarshal([]byte(*r.StartNodes), &w.StartNodes) // written by us from a slice

@@ -167,6 +167,13 @@ func (s *Store) DeleteWorkflow(ctx context.Context, project, name string) error 
 		if live > 0 {
 			return fmt.Errorf("workflow %q has %d unfinished instance(s); stop them first: %w", name, live, ErrConflict)
 		}
+		if err := tx.Model(&backfillRow{}).Where("project_id = ? AND workflow_name = ? AND state = ?", p.ID, name, model.BackfillRunning).
+			Count(&live).Error; err != nil {
+			return fmt.Errorf("count backfills of %q: %w", name, err)
+		}
+		if live > 0 {
+			return fmt.Errorf("workflow %q has %d running backfill(s); stop them first: %w", name, live, ErrConflict)
+		}
 		if err := tx.Where("project_id = ? AND workflow_name = ?", p.ID, name).Delete(&scheduleRow{}).Error; err != nil {
 			return fmt.Errorf("delete schedule of %q: %w", name, err)
 		}
