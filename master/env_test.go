@@ -2,6 +2,7 @@ package master_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -119,4 +120,28 @@ func (c *cell) tasks(id int64) []model.TaskInstance {
 		c.t.Fatal(err)
 	}
 	return ts
+}
+
+// fillWorker runs a blocker workflow whose two tasks take both places the
+// master gives a worker of capacity 1 (see addWorkerCap(2, 1)) until the
+// files gate+".1" and gate+".2" appear.
+func (c *cell) fillWorker() (gate string, blocker model.WorkflowInstance) {
+	c.t.Helper()
+	gate = filepath.Join(c.dir, "gate")
+	c.apply(fmt.Sprintf(`name: blocker
+tasks:
+  - {name: b1, command: "while [ ! -f %[1]s.1 ]; do sleep 0.01; done"}
+  - {name: b2, command: "while [ ! -f %[1]s.2 ]; do sleep 0.01; done"}
+`, gate))
+	blocker = c.run("blocker", model.PriorityMedium)
+	waitFor(c.t, "worker full", func() bool {
+		n := 0
+		for _, tk := range c.tasks(blocker.ID) {
+			if tk.State == model.TaskDispatched || tk.State == model.TaskRunning {
+				n++
+			}
+		}
+		return n == 2
+	})
+	return gate, blocker
 }

@@ -41,24 +41,9 @@ tasks:
 func TestPriorityUnderContention(t *testing.T) {
 	c := newCell(t, master.Config{})
 	c.addWorkerCap(2, 1) // capacity 1: the master keeps at most 2 in flight on it; both run
-	gate := filepath.Join(c.dir, "gate")
-	c.apply(fmt.Sprintf(`name: blocker
-tasks:
-  - {name: b1, command: "while [ ! -f %[1]s.1 ]; do sleep 0.01; done"}
-  - {name: b2, command: "while [ ! -f %[1]s.2 ]; do sleep 0.01; done"}
-`, gate))
 	c.apply("name: low\ntasks:\n  - {name: l, command: \"true\"}\n")
 	c.apply("name: high\ntasks:\n  - {name: h, command: \"true\"}\n")
-	blk := c.run("blocker", model.PriorityMedium)
-	waitFor(t, "worker full", func() bool {
-		n := 0
-		for _, tk := range c.tasks(blk.ID) {
-			if tk.State == model.TaskDispatched || tk.State == model.TaskRunning {
-				n++
-			}
-		}
-		return n == 2
-	})
+	gate, blk := c.fillWorker()
 	low := c.run("low", model.PriorityLow)
 	waitFor(t, "low task queued", func() bool { return len(c.tasks(low.ID)) == 1 })
 	high := c.run("high", model.PriorityHigh)

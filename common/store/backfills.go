@@ -205,36 +205,17 @@ func (s *Store) SubmitBackfill(ctx context.Context, b model.Backfill, n int) ([]
 	if n <= 0 {
 		return nil, nil
 	}
+	w := timedRuns{table: &backfillRow{}, what: fmt.Sprintf("backfill %d", b.ID), where: "state = ?", whereArg: model.BackfillRunning,
+		id: b.ID, rev: b.Revision, up: map[string]any{"submitted": b.Submitted + n}, moved: ErrBackfillMoved,
+		times: b.Times[b.Submitted : b.Submitted+n],
+		run: RunRequest{Project: b.Project, Workflow: b.Workflow, Params: b.Params, Priority: b.Priority, WorkerGroup: b.WorkerGroup,
+			CommandType: model.CommandBackfill, DryRun: b.DryRun, BackfillID: b.ID, Timezone: b.Timezone}}
 	var out []model.WorkflowInstance
-	err := s.tx(ctx, func(tx *gorm.DB) error {
-		res := tx.Model(&backfillRow{}).Where("id = ? AND revision = ? AND state = ?", b.ID, b.Revision, model.BackfillRunning).
-			UpdateColumns(map[string]any{"submitted": b.Submitted + n, "revision": b.Revision + 1})
-		if res.Error != nil {
-			return fmt.Errorf("advance backfill %d: %w", b.ID, res.Error)
-		}
-		if res.RowsAffected == 0 {
-			return fmt.Errorf("backfill %d at revision %d: %w", b.ID, b.Revision, ErrBackfillMoved)
-		}
-		now := time.Now().UTC()
-		for _, t := range b.Times[b.Submitted : b.Submitted+n] {
-			at := t
-			inst, err := insertRun(tx, RunRequest{Project: b.Project, Workflow: b.Workflow, Params: b.Params,
-				Priority: b.Priority, WorkerGroup: b.WorkerGroup, CommandType: model.CommandBackfill, DryRun: b.DryRun,
-				BackfillID: b.ID, ScheduleTime: &at, Timezone: b.Timezone}, now)
-			if err != nil {
-				if isUniqueViolation(err) {
-					return fmt.Errorf("backfill %d already ran %s: %w", b.ID, at.Format(time.RFC3339), ErrBackfillMoved)
-				}
-				return fmt.Errorf("backfill %d run for %s: %w", b.ID, at.Format(time.RFC3339), err)
-			}
-			out = append(out, inst)
-		}
-		return nil
+	err := s.tx(ctx, func(tx *gorm.DB) (err error) {
+		out, err = w.write(tx)
+		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, err
 }
 
 // EndBackfill moves a running backfill read at b.Revision to state (done

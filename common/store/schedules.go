@@ -183,41 +183,21 @@ type Firing struct {
 // schedule is still at sc.Revision and enabled. So a schedule time starts
 // once however masters come and go; a lost race is ErrScheduleMoved.
 func (s *Store) FireSchedule(ctx context.Context, sc model.Schedule, f Firing) ([]model.WorkflowInstance, error) {
-	var out []model.WorkflowInstance
-	err := s.tx(ctx, func(tx *gorm.DB) error {
-		up := map[string]any{"next_fire_time": utc(f.Next), "revision": sc.Revision + 1}
-		if len(f.Times) > 0 {
-			up["last_fire_time"] = f.Times[len(f.Times)-1].UTC()
-		}
-		if f.Note != "" {
-			up["note"] = f.Note
-		}
-		// UpdateColumns: a fire is not an edit, updated_at stays.
-		res := tx.Model(&scheduleRow{}).Where("id = ? AND revision = ? AND enabled = ?", sc.ID, sc.Revision, true).UpdateColumns(up)
-		if res.Error != nil {
-			return fmt.Errorf("advance schedule %d: %w", sc.ID, res.Error)
-		}
-		if res.RowsAffected == 0 {
-			return fmt.Errorf("schedule %d at revision %d: %w", sc.ID, sc.Revision, ErrScheduleMoved)
-		}
-		now := time.Now().UTC()
-		for _, t := range f.Times {
-			at := t.UTC()
-			inst, err := insertRun(tx, RunRequest{Project: sc.Project, Workflow: sc.Workflow, Params: sc.Params,
-				Priority: sc.Priority, WorkerGroup: sc.WorkerGroup, CommandType: model.CommandScheduled,
-				ScheduleID: sc.ID, ScheduleTime: &at, Timezone: sc.Timezone}, now)
-			if err != nil {
-				if isUniqueViolation(err) {
-					return fmt.Errorf("schedule %d already fired for %s: %w", sc.ID, at.Format(time.RFC3339), ErrScheduleMoved)
-				}
-				return fmt.Errorf("fire schedule %d for %s: %w", sc.ID, at.Format(time.RFC3339), err)
-			}
-			out = append(out, inst)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	up := map[string]any{"next_fire_time": utc(f.Next)}
+	if len(f.Times) > 0 {
+		up["last_fire_time"] = f.Times[len(f.Times)-1].UTC()
 	}
-	return out, nil
+	if f.Note != "" {
+		up["note"] = f.Note
+	}
+	w := timedRuns{table: &scheduleRow{}, what: fmt.Sprintf("schedule %d", sc.ID), where: "enabled = ?", whereArg: true,
+		id: sc.ID, rev: sc.Revision, up: up, moved: ErrScheduleMoved, times: f.Times,
+		run: RunRequest{Project: sc.Project, Workflow: sc.Workflow, Params: sc.Params, Priority: sc.Priority,
+			WorkerGroup: sc.WorkerGroup, CommandType: model.CommandScheduled, ScheduleID: sc.ID, Timezone: sc.Timezone}}
+	var out []model.WorkflowInstance
+	err := s.tx(ctx, func(tx *gorm.DB) (err error) {
+		out, err = w.write(tx)
+		return err
+	})
+	return out, err
 }

@@ -1,0 +1,54 @@
+package store
+
+import (
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+)
+
+// timedRuns is what schedules and backfills write in one transaction: move
+// their row on from the revision it was read at, then one run per time.
+type timedRuns struct {
+	table    any    // row type: &scheduleRow{} or &backfillRow{}
+	what     string // "schedule 3", for errors
+	where    string // extra condition on the row ("enabled = ?")
+	whereArg any
+	id, rev  int64
+	up       map[string]any // columns to set; the revision is added
+	moved    error          // ErrScheduleMoved or ErrBackfillMoved
+	run      RunRequest     // every field but ScheduleTime
+	times    []time.Time
+}
+
+// write applies w in tx. A row no longer at its revision, or a time that
+// already has its run (the unique index), is w.moved with nothing written.
+func (w timedRuns) write(tx *gorm.DB) ([]model.WorkflowInstance, error) {
+	w.up["revision"] = w.rev + 1
+	// UpdateColumns: moving a cursor is not an edit, updated_at stays.
+	res := tx.Model(w.table).Where("id = ? AND revision = ? AND "+w.where, w.id, w.rev, w.whereArg).UpdateColumns(w.up)
+	if res.Error != nil {
+		return nil, fmt.Errorf("advance %s: %w", w.what, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return nil, fmt.Errorf("%s at revision %d: %w", w.what, w.rev, w.moved)
+	}
+	now := time.Now().UTC()
+	out := make([]model.WorkflowInstance, 0, len(w.times))
+	for _, t := range w.times {
+		at := t.UTC()
+		req := w.run
+		req.ScheduleTime = &at
+		inst, err := insertRun(tx, req, now)
+		if err != nil {
+			if isUniqueViolation(err) {
+				return nil, fmt.Errorf("%s already has its run for %s: %w", w.what, at.Format(time.RFC3339), w.moved)
+			}
+			return nil, fmt.Errorf("%s: run for %s: %w", w.what, at.Format(time.RFC3339), err)
+		}
+		out = append(out, inst)
+	}
+	return out, nil
+}
