@@ -46,7 +46,7 @@ func each(t *testing.T, f func(t *testing.T, s *store.Store)) {
 	}
 }
 
-func mustSpec(t *testing.T, y string) *spec.Workflow {
+func mustSpec(t testing.TB, y string) *spec.Workflow {
 	t.Helper()
 	w, err := spec.Parse([]byte(y))
 	if err != nil {
