@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/api/ui"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
@@ -76,6 +77,10 @@ var routes = []route{
 	{"GET", "/api/v1/projects/{project}/workflows/{name}/schedule", (*handlers).getSchedule},
 	{"DELETE", "/api/v1/projects/{project}/workflows/{name}/schedule", (*handlers).deleteSchedule},
 	{"GET", "/api/v1/schedules", (*handlers).listSchedules},
+	{"POST", "/api/v1/projects/{project}/workflows/{name}/backfill", (*handlers).startBackfill},
+	{"GET", "/api/v1/backfills", (*handlers).listBackfills},
+	{"GET", "/api/v1/backfills/{id}", (*handlers).getBackfill},
+	{"POST", "/api/v1/backfills/{id}/actions", (*handlers).backfillAction},
 
 	{"GET", "/api/v1/instances", (*handlers).listInstances},
 	{"GET", "/api/v1/instances/{id}", (*handlers).getInstance},
@@ -93,8 +98,9 @@ var routes = []route{
 	{"GET", "/api/v1/cluster", (*handlers).cluster},
 }
 
-// NewHandler returns the API with its middleware. Unknown paths get a JSON
-// 404 and known paths with the wrong method a JSON 405 with Allow.
+// NewHandler returns the API with its middleware, and the web UI at "/".
+// Unknown paths get a JSON 404 and known paths with the wrong method a JSON
+// 405 with Allow.
 func NewHandler(d Deps) http.Handler {
 	log := d.Log
 	if log == nil {
@@ -127,9 +133,15 @@ func NewHandler(d Deps) http.Handler {
 				"method "+r.Method+" is not allowed on "+r.URL.Path+"; allowed: "+allow)
 		})
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	notFound := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusNotFound, CodeNotFound, "no such route: "+r.Method+" "+r.URL.Path)
 	})
+	// The web UI is not part of the REST API, so it stays out of the route
+	// table (and openapi.yaml); /api/... never reaches it.
+	app := ui.Handler(notFound)
+	mux.Handle("GET /{$}", app)
+	mux.Handle("GET "+ui.AssetPrefix, app)
+	mux.Handle("/", notFound)
 	return chain(mux, log)
 }
 

@@ -526,8 +526,10 @@ func TestRouting(t *testing.T) {
 	if !strings.Contains(e.Message, "/api/v1/nope") {
 		t.Fatalf("message %q", e.Message)
 	}
-	b.get("/").wantError(t, http.StatusNotFound, CodeNotFound)
 	b.get("/api/v1/projects/").wantError(t, http.StatusNotFound, CodeNotFound)
+	b.get("/api/").wantError(t, http.StatusNotFound, CodeNotFound)
+	b.get("/ui/nope.js").wantError(t, http.StatusNotFound, CodeNotFound)
+	b.do("POST", "/", "", nil).wantError(t, http.StatusNotFound, CodeNotFound)
 
 	r := b.do("DELETE", "/api/v1/projects", "", nil)
 	r.wantError(t, http.StatusMethodNotAllowed, CodeMethodNotAllowed)

@@ -46,7 +46,11 @@ func (h *handlers) listInstances(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f.Limit, f.Offset = int(limit), int(offset)
+	backfill, err := queryInt(r, "backfill", 0, 0, math.MaxInt64)
+	if err != nil {
+		return err
+	}
+	f.Limit, f.Offset, f.Backfill = int(limit), int(offset), backfill
 	items, total, err := h.Store.ListWorkflowInstances(r.Context(), f)
 	if err != nil {
 		return err

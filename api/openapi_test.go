@@ -115,6 +115,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"HistoryEntry": HistoryEntry{}, "ActionAccepted": ActionAccepted{}, "CreateTaskGroupRequest": CreateTaskGroupRequest{},
 		"ResizeTaskGroupRequest": ResizeTaskGroupRequest{}, "TaskGroup": TaskGroup{}, "InstanceList": InstanceList{},
 		"TaskInstance": TaskInstance{}, "ScheduleRequest": ScheduleRequest{}, "Schedule": Schedule{}, "Health": Health{},
+		"BackfillRequest": BackfillRequest{}, "Backfill": Backfill{}, "BackfillProgress": BackfillProgress{},
+		"BackfillActionRequest": ActionRequest{}, "InstanceActionRequest": ActionRequest{}, "TaskActionRequest": ActionRequest{},
 	} {
 		s, ok := doc.Components.Schemas[name]
 		if !ok {

@@ -17,8 +17,9 @@ import (
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
-// Limits of the schedule table's columns (sql/*/0005_schedule.sql), so a
-// long value is a 400 here, not a database error.
+// Limits of the schedule and backfill tables' columns
+// (sql/*/0005_schedule.sql, 0006_backfill.sql), so a long value is a 400
+// here, not a database error.
 const (
 	maxCronLen     = 255
 	maxTimezoneLen = 64
@@ -85,35 +86,9 @@ func (h *handlers) putSchedule(w http.ResponseWriter, r *http.Request) error {
 // project, workflow and who), with its parsed cron. Every problem is named
 // in one 400.
 func checkSchedule(req ScheduleRequest) (model.Schedule, *schedule.Cron, error) {
-	var bad []string
 	sc := model.Schedule{Cron: strings.TrimSpace(req.Cron), Timezone: req.Timezone, Catchup: req.Catchup,
 		WorkerGroup: req.WorkerGroup, Params: req.Params, Enabled: req.Enabled == nil || *req.Enabled}
-
-	// The zone is checked first (the cron is read in it) but reported after the cron.
-	var tzProblem string
-	switch {
-	case len(req.Timezone) > maxTimezoneLen:
-		tzProblem = fmt.Sprintf("timezone is longer than %d characters", maxTimezoneLen)
-	default:
-		if _, err := schedule.Location(req.Timezone); err != nil {
-			tzProblem = err.Error()
-		}
-	}
-	var c *schedule.Cron
-	switch {
-	case sc.Cron == "":
-		bad = append(bad, "cron is required: "+cronForms)
-	case utf8.RuneCountInString(sc.Cron) > maxCronLen:
-		bad = append(bad, fmt.Sprintf("cron is longer than %d characters", maxCronLen))
-	case tzProblem == "":
-		var err error
-		if c, err = schedule.Parse(sc.Cron, req.Timezone); err != nil {
-			bad = append(bad, err.Error()) // names the cron
-		}
-	}
-	if tzProblem != "" {
-		bad = append(bad, tzProblem)
-	}
+	c, bad := checkCron(sc.Cron, req.Timezone)
 
 	var err error
 	if sc.StartTime, err = optionalTime("start_time", req.StartTime); err != nil {
@@ -131,18 +106,61 @@ func checkSchedule(req ScheduleRequest) (model.Schedule, *schedule.Cron, error) 
 	} else if !schedule.ValidCatchup(sc.Catchup) {
 		bad = append(bad, fmt.Sprintf("catchup %q is not valid: use latest (the default), all or none", req.Catchup))
 	}
-	if req.Priority != "" {
-		if p, ok := model.ParsePriority(req.Priority); ok {
-			sc.Priority = &p
-		} else {
-			bad = append(bad, fmt.Sprintf("priority %q is not valid: use highest, high, medium, low or lowest, or leave it out for the workflow's", req.Priority))
+	bad = append(bad, checkRunOverrides(req.Priority, req.WorkerGroup, req.Params, &sc.Priority)...)
+	if len(bad) > 0 {
+		return model.Schedule{}, nil, badRequest("%s", strings.Join(bad, "; "))
+	}
+	return sc, c, nil
+}
+
+// checkCron parses expr in the zone tz and names every problem with either.
+func checkCron(expr, tz string) (*schedule.Cron, []string) {
+	var bad []string
+	// The zone is checked first (the cron is read in it) but reported after the cron.
+	var tzProblem string
+	switch {
+	case len(tz) > maxTimezoneLen:
+		tzProblem = fmt.Sprintf("timezone is longer than %d characters", maxTimezoneLen)
+	default:
+		if _, err := schedule.Location(tz); err != nil {
+			tzProblem = err.Error()
 		}
 	}
-	if req.WorkerGroup != "" && !validName(req.WorkerGroup) {
-		bad = append(bad, fmt.Sprintf("worker_group %q is not valid: %s", req.WorkerGroup, nameRule))
+	var c *schedule.Cron
+	switch {
+	case expr == "":
+		bad = append(bad, "cron is required: "+cronForms)
+	case utf8.RuneCountInString(expr) > maxCronLen:
+		bad = append(bad, fmt.Sprintf("cron is longer than %d characters", maxCronLen))
+	case tzProblem == "":
+		var err error
+		if c, err = schedule.Parse(expr, tz); err != nil {
+			bad = append(bad, err.Error()) // names the cron
+		}
+	}
+	if tzProblem != "" {
+		bad = append(bad, tzProblem)
+	}
+	return c, bad
+}
+
+// checkRunOverrides checks the priority, worker group and params that a
+// schedule or backfill sets on its runs over the workflow's, sets
+// *priority, and names every problem.
+func checkRunOverrides(priority, workerGroup string, ps map[string]string, out **model.Priority) []string {
+	var bad []string
+	if priority != "" {
+		if p, ok := model.ParsePriority(priority); ok {
+			*out = &p
+		} else {
+			bad = append(bad, fmt.Sprintf("priority %q is not valid: use highest, high, medium, low or lowest, or leave it out for the workflow's", priority))
+		}
+	}
+	if workerGroup != "" && !validName(workerGroup) {
+		bad = append(bad, fmt.Sprintf("worker_group %q is not valid: %s", workerGroup, nameRule))
 	}
 	var names []string
-	for k := range req.Params {
+	for k := range ps {
 		if !validEnvName(k) {
 			names = append(names, strconv.Quote(k))
 		}
@@ -150,15 +168,12 @@ func checkSchedule(req ScheduleRequest) (model.Schedule, *schedule.Cron, error) 
 	if len(names) > 0 {
 		slices.Sort(names)
 		bad = append(bad, fmt.Sprintf("params: %s: a param name must be a valid environment variable name ([A-Za-z_][A-Za-z0-9_]*)", strings.Join(names, ", ")))
-	} else if err := params.CheckAll(req.Params); err != nil {
-		bad = append(bad, err.Error()) // names the param; a bad $[...] would fail every run it fires
-	} else if b, _ := json.Marshal(req.Params); len(req.Params) > 0 && len(b) > maxParamsBytes {
+	} else if err := params.CheckAll(ps); err != nil {
+		bad = append(bad, err.Error()) // names the param; a bad $[...] would fail every run
+	} else if b, _ := json.Marshal(ps); len(ps) > 0 && len(b) > maxParamsBytes {
 		bad = append(bad, fmt.Sprintf("params take %d bytes as JSON; the limit is %d", len(b), maxParamsBytes))
 	}
-	if len(bad) > 0 {
-		return model.Schedule{}, nil, badRequest("%s", strings.Join(bad, "; "))
-	}
-	return sc, c, nil
+	return bad
 }
 
 // optionalTime parses an RFC 3339 field; "" is nil.

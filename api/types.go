@@ -167,7 +167,8 @@ type Instance struct {
 	Scope        string            `json:"scope,omitempty"`
 	DryRun       bool              `json:"dry_run"`
 	ScheduleID   int64             `json:"schedule_id,omitempty"` // the schedule that fired it; 0: none
-	Timezone     string            `json:"timezone,omitempty"`    // the zone of its schedule; "": UTC
+	BackfillID   int64             `json:"backfill_id,omitempty"` // the backfill it runs a time of; 0: none
+	Timezone     string            `json:"timezone,omitempty"`    // the zone of its schedule or backfill; "": UTC
 	ScheduleTime *Time             `json:"schedule_time"`
 	StartTime    *Time             `json:"start_time"`
 	EndTime      *Time             `json:"end_time"`
@@ -183,7 +184,7 @@ func fromInstance(w model.WorkflowInstance) Instance {
 		State: string(w.State), CommandType: string(w.CommandType), Priority: w.Priority.String(),
 		WorkerGroup: w.WorkerGroup, Host: w.Host, RunTimes: w.RunTimes, Reason: w.Reason,
 		Params: params, StartNodes: w.StartNodes, Scope: w.Scope, DryRun: w.DryRun, ScheduleID: w.ScheduleID,
-		Timezone: w.Timezone, ScheduleTime: timePtr(w.ScheduleTime), StartTime: timePtr(w.StartTime),
+		BackfillID: w.BackfillID, Timezone: w.Timezone, ScheduleTime: timePtr(w.ScheduleTime), StartTime: timePtr(w.StartTime),
 		EndTime: timePtr(w.EndTime), CreatedAt: timeOf(w.CreatedAt)}
 }
 

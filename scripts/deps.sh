@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs on a Debian machine when it is missing:
 # MariaDB server binaries (tests start a private mariadbd unless
-# BELUGA_TEST_MYSQL_DSN is set) and ZooKeeper (cluster tests start a private
-# server). Needs root or sudo for apt-get; prints what it does.
+# BELUGA_TEST_MYSQL_DSN is set), ZooKeeper (cluster tests start a private
+# server) and Chromium (the web UI's browser tests drive it headless).
+# Needs root or sudo for apt-get; prints what it does.
 set -euo pipefail
 
 need=()
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
 [ -f /usr/share/java/zookeeper.jar ] || need+=(zookeeper)
 command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
+[ -x /usr/bin/chromium ] || need+=(chromium)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

@@ -37,6 +37,8 @@ type (
 	TaskGroup       = api.TaskGroup
 	Schedule        = api.Schedule
 	ScheduleRequest = api.ScheduleRequest
+	Backfill        = api.Backfill
+	BackfillRequest = api.BackfillRequest
 )
 
 // ErrUnreachable wraps transport failures: the server could not be reached
@@ -294,6 +296,7 @@ type InstanceFilter struct {
 	Project  string
 	Workflow string
 	State    string
+	Backfill int64 // runs of this backfill
 	Limit    int
 	Offset   int
 }
@@ -311,6 +314,9 @@ func (c *Client) ListInstances(ctx context.Context, f InstanceFilter) (InstanceL
 	}
 	if f.Offset != 0 {
 		q.Set("offset", strconv.Itoa(f.Offset))
+	}
+	if f.Backfill != 0 {
+		q.Set("backfill", strconv.FormatInt(f.Backfill, 10))
 	}
 	var l InstanceList
 	err := c.call(ctx, "GET", "/api/v1/instances", q, nil, &l)
@@ -481,4 +487,50 @@ func (c *Client) ListSchedules(ctx context.Context, project string) ([]Schedule,
 	var l api.List[Schedule]
 	err := c.call(ctx, "GET", "/api/v1/schedules", q, nil, &l)
 	return l.Items, err
+}
+
+// StartBackfill asks for a backfill of a workflow: one run per schedule
+// time of req's range, submitted by the master. A bad request is an
+// *APIError with Status 400 naming every problem.
+func (c *Client) StartBackfill(ctx context.Context, project, workflow string, req BackfillRequest) (Backfill, error) {
+	var b Backfill
+	err := c.call(ctx, "POST", workflowPath(project, workflow)+"/backfill", nil, req, &b)
+	return b, err
+}
+
+// GetBackfill returns a backfill with its progress and times.
+func (c *Client) GetBackfill(ctx context.Context, id int64) (Backfill, error) {
+	var b Backfill
+	err := c.call(ctx, "GET", "/api/v1/backfills/"+strconv.FormatInt(id, 10), nil, nil, &b)
+	return b, err
+}
+
+// BackfillFilter selects backfills; empty fields match all.
+type BackfillFilter struct {
+	Project  string
+	Workflow string
+	State    string // running, done, failed or stopped
+}
+
+// ListBackfills returns backfills, newest first.
+func (c *Client) ListBackfills(ctx context.Context, f BackfillFilter) ([]Backfill, error) {
+	q := url.Values{}
+	for k, v := range map[string]string{"project": f.Project, "workflow": f.Workflow, "state": f.State} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	var l api.List[Backfill]
+	err := c.call(ctx, "GET", "/api/v1/backfills", q, nil, &l)
+	return l.Items, err
+}
+
+// StopBackfill stops a running backfill: no more of its times are
+// submitted; its runs go on. by names the operator ("" lets the server
+// choose). One that is not running is an *APIError with Status 409.
+func (c *Client) StopBackfill(ctx context.Context, id int64, by string) (Backfill, error) {
+	var b Backfill
+	err := c.call(ctx, "POST", "/api/v1/backfills/"+strconv.FormatInt(id, 10)+"/actions", nil,
+		api.ActionRequest{Action: "stop", By: by}, &b)
+	return b, err
 }

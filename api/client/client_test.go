@@ -319,3 +319,51 @@ func TestClientSchedules(t *testing.T) {
 		t.Fatalf("delete deleted: %v", err)
 	}
 }
+
+func TestClientBackfills(t *testing.T) {
+	t.Parallel()
+	c, _ := setup(t, nil)
+	ctx := context.Background()
+	if _, err := c.CreateProject(ctx, "p", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ApplyWorkflow(ctx, "p", []byte(specYAML)); err != nil {
+		t.Fatal(err)
+	}
+	two := 2
+	req := BackfillRequest{Start: "2026-11-01T00:00:00Z", End: "2026-11-03T00:00:00Z", Cron: "@daily", Parallelism: &two,
+		Order: "desc", OnFailure: "stop", Priority: "low", Params: map[string]string{"k": "v"}, By: "ann"}
+	b, err := c.StartBackfill(ctx, "p", "etl", req)
+	if err != nil || b.ID == 0 || b.Total != 3 || b.Parallelism != 2 || b.OnFailure != "stop" || b.Priority != "low" ||
+		b.RequestedBy != "ann" || b.State != "running" || !b.Times[0].After(b.Times[2].Time) {
+		t.Fatalf("start %+v %v", b, err)
+	}
+	if got, err := c.GetBackfill(ctx, b.ID); err != nil || got.ID != b.ID || len(got.Times) != 3 || got.Params["k"] != "v" {
+		t.Fatalf("get %+v %v", got, err)
+	}
+	if l, err := c.ListBackfills(ctx, BackfillFilter{Project: "p", Workflow: "etl", State: "running"}); err != nil || len(l) != 1 {
+		t.Fatalf("list %+v %v", l, err)
+	}
+	if l, err := c.ListBackfills(ctx, BackfillFilter{State: "done"}); err != nil || len(l) != 0 {
+		t.Fatalf("list done %+v %v", l, err)
+	}
+	got, err := c.StopBackfill(ctx, b.ID, "bo")
+	if err != nil || got.State != "stopped" || !strings.Contains(got.Reason, "bo") {
+		t.Fatalf("stop %+v %v", got, err)
+	}
+
+	var ae *APIError
+	if _, err := c.StopBackfill(ctx, b.ID, ""); !errors.As(err, &ae) || ae.Status != http.StatusConflict || !strings.Contains(ae.Message, "stopped") {
+		t.Fatalf("second stop: %v", err)
+	}
+	if _, err := c.StartBackfill(ctx, "p", "etl", BackfillRequest{Start: "2026-11-01T00:00:00Z", End: "2026-11-03T00:00:00Z"}); !errors.As(err, &ae) ||
+		ae.Status != http.StatusBadRequest || !strings.Contains(ae.Message, "give a cron or set a schedule") {
+		t.Fatalf("no cron: %v", err)
+	}
+	if _, err := c.GetBackfill(ctx, 999); !errors.As(err, &ae) || ae.Status != http.StatusNotFound {
+		t.Fatalf("get missing: %v", err)
+	}
+	if _, err := c.ListBackfills(ctx, BackfillFilter{State: "paused"}); !errors.As(err, &ae) || ae.Status != http.StatusBadRequest {
+		t.Fatalf("bad state: %v", err)
+	}
+}

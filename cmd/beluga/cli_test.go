@@ -587,3 +587,101 @@ func TestScheduleCommands(t *testing.T) {
 	e.want(1, s("delete", "nightly_etl"), "not found")
 	e.want(1, s("show", "nightly_etl"), `schedule of workflow "nightly_etl" in project "p": not found`)
 }
+
+func TestBackfillCommands(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	e.want(0, []string{"project", "create", "p"})
+	e.want(0, []string{"workflow", "apply", "-p", "p", "-f", e.file("etl.yaml", etl)})
+	bf := func(args ...string) []string { return append(append([]string{"backfill"}, args...), "-p", "p") }
+	start := func(args ...string) []string { return bf(append([]string{"start", "nightly_etl"}, args...)...) }
+	nov := []string{"--from", "2026-11-01", "--to", "2026-11-30"}
+
+	// Bad input exits 2 naming the problem and stores nothing.
+	e.want(2, start("--cron", "@daily"), "--from and --to are required")
+	e.want(2, []string{"backfill", "start", "nightly_etl", "--from", "2026-11-01", "--to", "2026-11-02", "--cron", "@daily"}, "--project is required")
+	e.want(2, bf("start", "--from", "2026-11-01", "--to", "2026-11-02"), "needs NAME")
+	e.want(2, start("--from", "Nov 1", "--to", "2026-11-30", "--cron", "@daily"), `--from "Nov 1": use a date such as 2026-11-01`)
+	e.want(2, start("--from", "2026-11-01", "--to", "2026-11-31", "--cron", "@daily"), `--to "2026-11-31"`)
+	e.want(2, start(append(nov, "--cron", "@daily", "--timezone", "Mars/Base")...), `timezone "Mars/Base"`)
+	e.want(2, start(nov...), "give a cron or set a schedule")
+	e.want(2, start(append(nov, "--cron", "@daily", "--parallelism", "0")...), "parallelism 0 is not valid")
+	e.want(2, start(append(nov, "--cron", "@daily", "--order", "random")...), `order "random"`)
+	e.want(2, start(append(nov, "--cron", "@daily", "--on-failure", "retry")...), `on_failure "retry"`)
+	e.want(2, start(append(nov, "--cron", "@daily", "--param", "novalue")...), "use NAME=VALUE")
+	e.want(2, start("--from", "2026-01-01", "--to", "2026-03-31", "--cron", "@hourly"), "has 2160 schedule times", "at most 1000 runs per backfill; narrow the range")
+	e.want(2, start("--from", "2026-11-02", "--to", "2026-11-01", "--cron", "@daily"), "end 2026-11-01T23:59:59Z is before start 2026-11-02T00:00:00Z")
+	e.want(1, bf("start", "nope", "--from", "2026-11-01", "--to", "2026-11-02", "--cron", "@daily"), `workflow "nope"`)
+	e.want(2, []string{"backfill", "frob"}, `unknown command "frob"`)
+	if out := e.want(0, []string{"backfill", "list"}, "ID", "STATE", "SUBMITTED"); strings.Count(out, "\n") != 1 {
+		t.Fatalf("rejected backfills were stored:\n%s", out)
+	}
+
+	// Dates are read in the cron's zone; --to includes its whole day.
+	e.want(0, start(append(nov, "--cron", "0 2 * * *", "--timezone", "Asia/Shanghai", "--by", "ann")...),
+		"backfill 1 of p/nightly_etl started: 30 run(s), 1 at a time, first 2026-10-31 18:00:00 UTC (2026-11-01 02:00:00 CST), "+
+			"last 2026-11-29 18:00:00 UTC (2026-11-30 02:00:00 CST)")
+	// Without --cron: the schedule's cron and zone, for the dates too.
+	e.want(0, []string{"schedule", "set", "nightly_etl", "-p", "p", "--cron", "0 2 * * *", "--timezone", "Asia/Shanghai"})
+	e.want(0, start("--from", "2026-11-01", "--to", "2026-11-03", "--order", "desc", "--parallelism", "2", "--on-failure", "stop",
+		"--priority", "high", "--param", "bizdate=$[yyyyMMdd]"),
+		"backfill 2 of p/nightly_etl started: 3 run(s), 2 at a time, first 2026-11-02 18:00:00 UTC (2026-11-03 02:00:00 CST), "+
+			"last 2026-10-31 18:00:00 UTC (2026-11-01 02:00:00 CST)")
+	var b api.Backfill
+	if err := json.Unmarshal([]byte(e.want(0, start("-o", "json", "--from", "2026-11-01T00:00:00Z", "--to", "2026-11-01T23:59:59Z",
+		"--cron", "@hourly", "--dry-run"))), &b); err != nil || b.ID != 3 || b.Total != 24 || !b.DryRun || b.Timezone != "" {
+		t.Fatalf("json start %+v %v", b, err)
+	}
+
+	// The master submits two times of backfill 2: show lists their runs.
+	m, err := e.store.GetBackfill(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	insts, err := e.store.SubmitBackfill(ctx, m, 2)
+	if err != nil || len(insts) != 2 {
+		t.Fatalf("submit %v %v", insts, err)
+	}
+	out := e.want(0, []string{"backfill", "show", "2"}, "BACKFILL", "p/nightly_etl", "0 2 * * *", "Asia/Shanghai",
+		"2 of 3 submitted: 0 succeeded, 0 failed, 2 unfinished", "stop", "high", "bizdate=$[yyyyMMdd]",
+		"SCHEDULE TIME (UTC)", "IN Asia/Shanghai", "INSTANCE")
+	for i, want := range []string{
+		`1\s+2026-11-02 18:00:00\s+2026-11-03 02:00:00 CST\s+` + itoa(insts[0].ID) + `\s+submitted`,
+		`2\s+2026-11-01 18:00:00\s+2026-11-02 02:00:00 CST\s+` + itoa(insts[1].ID) + `\s+submitted`,
+		`3\s+2026-10-31 18:00:00\s+2026-11-01 02:00:00 CST\s+-\s+not submitted`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Fatalf("show: time %d does not match %q:\n%s", i+1, want, out)
+		}
+	}
+	e.want(0, []string{"instance", "show", itoa(insts[0].ID)}, "backfill by backfill 2 for 2026-11-02 18:00:00 UTC")
+	if err := json.Unmarshal([]byte(e.want(0, []string{"-o", "json", "backfill", "show", "2"})), &b); err != nil ||
+		b.Submitted != 2 || len(b.Times) != 3 || b.Progress.Unfinished != 2 {
+		t.Fatalf("json show %+v %v", b, err)
+	}
+
+	// list: every project, one, by workflow and state.
+	out = e.want(0, []string{"backfill", "list"}, "CREATED (UTC)")
+	if !regexp.MustCompile(`(?m)^2\s+p\s+nightly_etl\s+running\s+2/3\s+0\s+0\s+2\s+\d{4}-`).MatchString(out) || strings.Count(out, "\n") != 4 {
+		t.Fatalf("list:\n%s", out)
+	}
+	e.want(0, []string{"backfill", "list", "-p", "p", "--workflow", "nightly_etl", "--state", "running"}, "2/3", "0/30", "ann")
+	e.want(2, []string{"backfill", "list", "--state", "paused"}, `"paused" is not a backfill state`)
+	var list api.List[api.Backfill]
+	if err := json.Unmarshal([]byte(e.want(0, []string{"-o", "json", "backfill", "list", "-p", "p"})), &list); err != nil || len(list.Items) != 3 {
+		t.Fatalf("json list %+v %v", list, err)
+	}
+
+	// stop: once; then it is not running.
+	e.want(0, []string{"backfill", "stop", "2", "--by", "bo"}, "backfill 2 stopped: 2 of 3 time(s) were submitted; its 2 unfinished run(s) go on")
+	e.want(1, []string{"backfill", "stop", "2"}, "backfill 2 is stopped, not running")
+	e.want(0, []string{"backfill", "show", "2"}, "stopped by bo after 2 of 3")
+	if out := e.want(0, []string{"backfill", "list", "--state", "stopped"}); strings.Count(out, "\n") != 2 {
+		t.Fatalf("list stopped:\n%s", out)
+	}
+	e.want(1, []string{"backfill", "stop", "999"}, "backfill 999: not found")
+	e.want(1, []string{"backfill", "show", "999"}, "backfill 999: not found")
+	e.want(2, []string{"backfill", "stop", "x"}, "positive number")
+	e.want(2, []string{"backfill", "show"}, "needs ID")
+}

@@ -72,11 +72,15 @@ func instanceCommand(a *app) *cobra.Command {
 	return group("instance", "Inspect and control workflow instances", append([]*cobra.Command{list, show}, instanceActionCommands(a)...)...)
 }
 
-// trigger says how a run began: by hand, or by a schedule for which time.
+// trigger says how a run began: by hand, or by a schedule or backfill for
+// which time.
 func trigger(in api.Instance) string {
 	s := in.CommandType
 	if in.ScheduleID != 0 {
 		s += fmt.Sprintf(" by schedule %d", in.ScheduleID)
+	}
+	if in.BackfillID != 0 {
+		s += fmt.Sprintf(" by backfill %d", in.BackfillID)
 	}
 	if in.ScheduleTime != nil {
 		s += " for " + when(in.ScheduleTime) + " UTC"

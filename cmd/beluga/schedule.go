@@ -254,18 +254,9 @@ func nextFire(s api.Schedule) string {
 	return "next fire " + inZone(s.NextFireTime, zoneOf(s))
 }
 
-// zoneOf loads a schedule's zone for display; nil when this machine does
-// not know it (the times are then shown in UTC only).
-func zoneOf(s api.Schedule) *time.Location {
-	if s.Timezone == "" {
-		return nil
-	}
-	loc, err := time.LoadLocation(s.Timezone)
-	if err != nil {
-		return nil
-	}
-	return loc
-}
+// zoneOf loads a schedule's zone for display; nil for UTC or when this
+// machine does not know it (the times are then shown in UTC only).
+func zoneOf(s api.Schedule) *time.Location { return zoneNamed(s.Timezone) }
 
 // inZone formats a time in UTC and, when loc is set, in loc too.
 func inZone(t *api.Time, loc *time.Location) string {

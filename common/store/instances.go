@@ -166,7 +166,8 @@ type InstanceFilter struct {
 	Project  string
 	Workflow string
 	State    model.WorkflowState
-	Limit    int // default 50, at most 1000
+	Backfill int64 // runs of this backfill; 0: any
+	Limit    int   // default 50, at most 1000
 	Offset   int
 }
 
@@ -181,6 +182,9 @@ func (s *Store) ListWorkflowInstances(ctx context.Context, f InstanceFilter) ([]
 	}
 	if f.State != "" {
 		q = q.Where("state = ?", string(f.State))
+	}
+	if f.Backfill != 0 {
+		q = q.Where("backfill_id = ?", f.Backfill)
 	}
 	var total int64
 	if err := q.Count(&total).Error; err != nil {

@@ -75,3 +75,61 @@ func TestScheduleSurvivesLeaderKill(t *testing.T) {
 		times[len(times)-1].Format(time.TimeOnly), killed.Format(time.TimeOnly))
 	c.AssertNoStuckRows(t)
 }
+
+// TestBackfillSurvivesLeaderKill: a serial backfill of six days is half
+// way through when the active master is killed -9. The standby goes on
+// from the backfill's cursor: every day runs exactly once, one at a time,
+// in order, and the backfill ends done.
+func TestBackfillSurvivesLeaderKill(t *testing.T) {
+	c := clustertest.New(t, clustertest.Options{Masters: 2, Workers: 1, SessionTimeout: sessionTimeout})
+	marks := t.TempDir()
+	c.Apply(t, spec.Workflow{Name: "day", Tasks: []spec.Task{task(marks, "t", sleep(700*time.Millisecond))}})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	first := time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)
+	var times []time.Time
+	for i := range 6 {
+		times = append(times, first.AddDate(0, 0, i))
+	}
+	req, err := c.Client.StartBackfill(ctx, c.Project, "day", api.BackfillRequest{Start: "2026-11-01T00:00:00Z",
+		End: "2026-11-06T23:59:59Z", Cron: "0 2 * * *"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := model.Backfill{ID: req.ID}
+	progress := func() model.Backfill {
+		got, err := c.Store.GetBackfill(ctx, b.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	c.Eventually(t, finishWithin, "two days done", func() bool { return progress().Succeeded >= 2 })
+	old := c.Leader()
+	old.Kill9()
+	lead := c.WaitLeader(t, failoverWithin, old)
+	t.Logf("%s leads after the kill of %s at %d of 6 days", lead.Name, old.Name, progress().Succeeded)
+	c.Eventually(t, 2*finishWithin, "backfill done", func() bool { return progress().State != model.BackfillRunning })
+	b = progress()
+	if b.State != model.BackfillDone || b.Succeeded != 6 || b.Submitted != 6 {
+		t.Fatalf("backfill %s: %d submitted, %d succeeded (%s)", b.State, b.Submitted, b.Succeeded, b.Reason)
+	}
+	insts, _, err := c.Store.ListWorkflowInstances(ctx, store.InstanceFilter{Project: c.Project, Workflow: "day"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(insts, func(i, j int) bool { return insts[i].ID < insts[j].ID })
+	if len(insts) != 6 {
+		t.Fatalf("%d runs for 6 days", len(insts))
+	}
+	for i, in := range insts {
+		if !in.ScheduleTime.Equal(times[i]) {
+			t.Fatalf("run %d is for %v, want %v", i, in.ScheduleTime, times[i])
+		}
+		if i > 0 && in.CreatedAt.Before(*insts[i-1].EndTime) {
+			t.Fatalf("day %d was submitted at %v, before day %d ended at %v", i, in.CreatedAt, i-1, insts[i-1].EndTime)
+		}
+		c.AssertRanOnce(t, in.ID, marks)
+	}
+	c.AssertNoStuckRows(t)
+}

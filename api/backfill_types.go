@@ -1,0 +1,81 @@
+package api
+
+import "github.com/beluga-scheduler/beluga/common/model"
+
+// BackfillRequest is the body of POST .../workflows/{name}/backfill. Times
+// are strings so a bad one is a 400 naming its field.
+type BackfillRequest struct {
+	Start string `json:"start"` // RFC 3339; the range of schedule times, both ends included
+	End   string `json:"end"`
+	// Cron and Timezone say which times of the range run; no cron takes
+	// both from the workflow's schedule.
+	Cron        string            `json:"cron,omitempty"`
+	Timezone    string            `json:"timezone,omitempty"`    // IANA name; "" is UTC; only with Cron
+	Parallelism *int              `json:"parallelism,omitempty"` // runs unfinished at a time, 1..100; nil: 1
+	Order       string            `json:"order,omitempty"`       // asc (default, oldest first) or desc
+	OnFailure   string            `json:"on_failure,omitempty"`  // continue (default) or stop
+	Priority    string            `json:"priority,omitempty"`    // "": the workflow's
+	WorkerGroup string            `json:"worker_group,omitempty"`
+	Params      map[string]string `json:"params,omitempty"`
+	DryRun      bool              `json:"dry_run,omitempty"`
+	// By is who is recorded as requested_by; default the X-Beluga-User
+	// header, else "api".
+	By string `json:"by,omitempty"`
+}
+
+// Backfill runs a workflow once per schedule time of a past range. Times
+// lists the schedule times in the order they are submitted; the first
+// Submitted of them have runs.
+type Backfill struct {
+	ID          int64             `json:"id"`
+	Project     string            `json:"project"`
+	Workflow    string            `json:"workflow"`
+	Cron        string            `json:"cron"`
+	Timezone    string            `json:"timezone"`
+	Start       Time              `json:"start"`
+	End         Time              `json:"end"`
+	Total       int               `json:"total"`
+	Submitted   int               `json:"submitted"`
+	Parallelism int               `json:"parallelism"`
+	OnFailure   string            `json:"on_failure"`
+	Priority    string            `json:"priority,omitempty"` // omitted: the workflow's
+	WorkerGroup string            `json:"worker_group"`
+	Params      map[string]string `json:"params"`
+	DryRun      bool              `json:"dry_run"`
+	State       string            `json:"state"`
+	Reason      string            `json:"reason"`
+	RequestedBy string            `json:"requested_by"`
+	CreatedAt   Time              `json:"created_at"`
+	EndAt       *Time             `json:"end_at"`
+	Progress    BackfillProgress  `json:"progress"`
+	Times       []Time            `json:"times"`
+}
+
+// BackfillProgress counts a backfill's submitted runs by outcome; failed
+// includes stopped and paused runs. Total minus submitted are not run yet.
+type BackfillProgress struct {
+	Unfinished int `json:"unfinished"`
+	Succeeded  int `json:"succeeded"`
+	Failed     int `json:"failed"`
+}
+
+func fromBackfill(b model.Backfill) Backfill {
+	params := b.Params
+	if params == nil {
+		params = map[string]string{}
+	}
+	out := Backfill{ID: b.ID, Project: b.Project, Workflow: b.Workflow, Cron: b.Cron, Timezone: b.Timezone,
+		Start: timeOf(b.Start), End: timeOf(b.End), Total: len(b.Times), Submitted: b.Submitted,
+		Parallelism: b.Parallelism, OnFailure: b.OnFailure, WorkerGroup: b.WorkerGroup, Params: params,
+		DryRun: b.DryRun, State: string(b.State), Reason: b.Reason, RequestedBy: b.RequestedBy,
+		CreatedAt: timeOf(b.CreatedAt), EndAt: timePtr(b.EndAt),
+		Progress: BackfillProgress{Unfinished: b.Unfinished, Succeeded: b.Succeeded, Failed: b.Failed},
+		Times:    make([]Time, len(b.Times))}
+	if b.Priority != nil {
+		out.Priority = b.Priority.String()
+	}
+	for i, t := range b.Times {
+		out.Times[i] = timeOf(t)
+	}
+	return out
+}

@@ -1,0 +1,258 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/schedule"
+	"github.com/beluga-scheduler/beluga/common/store"
+)
+
+const (
+	// maxBackfillRuns bounds the schedule times of one backfill: its times
+	// are stored in its row and each becomes a run.
+	maxBackfillRuns        = 1000
+	maxBackfillParallelism = 100
+	// countCap bounds how far a range over the limit is counted to say how
+	// many times it holds (a per-second cron over a year is 31 million).
+	countCap = 100_000
+)
+
+var backfillStates = []model.BackfillState{model.BackfillRunning, model.BackfillDone, model.BackfillFailed, model.BackfillStopped}
+
+func backfillPath(id int64) string { return "/api/v1/backfills/" + strconv.FormatInt(id, 10) }
+
+func (h *handlers) startBackfill(w http.ResponseWriter, r *http.Request) error {
+	project, name, err := projectAndName(r)
+	if err != nil {
+		return err
+	}
+	var req BackfillRequest
+	if err := decodeJSON(r, &req, false); err != nil {
+		return err
+	}
+	// Without a cron the workflow's schedule gives it, with its zone.
+	var sc *model.Schedule
+	if strings.TrimSpace(req.Cron) == "" {
+		if _, err := h.Store.GetWorkflow(r.Context(), project, name, 0); err != nil {
+			return storeError(err)
+		}
+		s, err := h.Store.GetSchedule(r.Context(), project, name)
+		switch {
+		case err == nil:
+			sc = &s
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+	}
+	b, err := checkBackfill(req, sc)
+	if err != nil {
+		return err
+	}
+	if b.RequestedBy, err = requestedBy(r, req.By); err != nil {
+		return err
+	}
+	b.Project, b.Workflow = project, name
+	out, err := h.Store.CreateBackfill(r.Context(), b)
+	if err != nil {
+		return storeError(err)
+	}
+	if h.Notify != nil {
+		h.Notify()
+	}
+	w.Header().Set("Location", backfillPath(out.ID))
+	writeJSON(w, http.StatusCreated, fromBackfill(out))
+	return nil
+}
+
+// checkBackfill turns a request into the backfill to store (without its
+// project, workflow and who), its times listed in submission order. sc is
+// the workflow's schedule when the request has no cron (nil: none). Every
+// problem is named in one 400.
+func checkBackfill(req BackfillRequest, sc *model.Schedule) (model.Backfill, error) {
+	b := model.Backfill{Cron: strings.TrimSpace(req.Cron), Timezone: req.Timezone, Parallelism: 1,
+		OnFailure: req.OnFailure, WorkerGroup: req.WorkerGroup, Params: req.Params, DryRun: req.DryRun}
+	var bad []string
+
+	start, startErr := requiredTime("start", req.Start)
+	end, endErr := requiredTime("end", req.End)
+	for _, err := range []error{startErr, endErr} {
+		if err != nil {
+			bad = append(bad, err.Error())
+		}
+	}
+	rangeOK := startErr == nil && endErr == nil
+	if rangeOK && end.Before(start) {
+		bad = append(bad, fmt.Sprintf("end %s is before start %s (the range includes both)", req.End, req.Start))
+		rangeOK = false
+	}
+	b.Start, b.End = start, end
+
+	var c *schedule.Cron
+	switch {
+	case b.Cron == "" && req.Timezone != "":
+		bad = append(bad, fmt.Sprintf("timezone %q needs a cron; without one the schedule's cron and timezone are used", req.Timezone))
+	case b.Cron == "" && sc == nil:
+		bad = append(bad, "give a cron or set a schedule: the workflow has no schedule to take the cron from")
+	case b.Cron == "":
+		b.Cron, b.Timezone = sc.Cron, sc.Timezone
+		var err error
+		if c, err = schedule.Parse(sc.Cron, sc.Timezone); err != nil {
+			bad = append(bad, "the schedule's "+err.Error()+"; give a cron")
+		}
+	default:
+		var problems []string
+		c, problems = checkCron(b.Cron, req.Timezone)
+		bad = append(bad, problems...)
+	}
+
+	if p := req.Parallelism; p != nil {
+		if *p < 1 || *p > maxBackfillParallelism {
+			bad = append(bad, fmt.Sprintf("parallelism %d is not valid: use 1 (the default, one run at a time) to %d", *p, maxBackfillParallelism))
+		}
+		b.Parallelism = *p
+	}
+	if req.Order != "" && req.Order != "asc" && req.Order != "desc" {
+		bad = append(bad, fmt.Sprintf("order %q is not valid: use asc (the default, oldest first) or desc (newest first)", req.Order))
+	}
+	switch req.OnFailure {
+	case "":
+		b.OnFailure = model.BackfillContinue
+	case model.BackfillContinue, model.BackfillStop:
+	default:
+		bad = append(bad, fmt.Sprintf("on_failure %q is not valid: use continue (the default) or stop (a failed run stops submitting the rest)", req.OnFailure))
+	}
+	bad = append(bad, checkRunOverrides(req.Priority, req.WorkerGroup, req.Params, &b.Priority)...)
+
+	if c != nil && rangeOK {
+		// Times still to come are the schedule's to fire, not a backfill's:
+		// the range ends now at the latest.
+		future := ""
+		if now := time.Now(); end.After(now) {
+			end, future = now, " (times after now are left to the schedule)"
+		}
+		var more bool
+		b.Times, more = c.Between(start, end, maxBackfillRuns)
+		what := fmt.Sprintf("cron %q (%s)", b.Cron, zoneName(b.Timezone))
+		switch {
+		case more:
+			bad = append(bad, fmt.Sprintf("%s has %s schedule times from %s to %s: at most %d runs per backfill; narrow the range",
+				what, countTimes(c, b.Times[len(b.Times)-1], end), req.Start, req.End, maxBackfillRuns))
+		case len(b.Times) == 0:
+			bad = append(bad, fmt.Sprintf("%s has no schedule time from %s to %s%s", what, req.Start, req.End, future))
+		}
+	}
+	if len(bad) > 0 {
+		return model.Backfill{}, badRequest("%s", strings.Join(bad, "; "))
+	}
+	if req.Order == "desc" {
+		slices.Reverse(b.Times)
+	}
+	return b, nil
+}
+
+// countTimes says how many schedule times there are up to end, the first
+// maxBackfillRuns of which end at last; "more than N" past countCap.
+func countTimes(c *schedule.Cron, last, end time.Time) string {
+	n := maxBackfillRuns
+	for t := c.Next(last); !t.IsZero() && !t.After(end); t = c.Next(t) {
+		if n++; n == countCap {
+			return fmt.Sprintf("more than %d", countCap)
+		}
+	}
+	return strconv.Itoa(n)
+}
+
+// requiredTime parses a required RFC 3339 field.
+func requiredTime(field, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, fmt.Errorf("%s is required: an RFC 3339 time such as 2026-11-01T00:00:00Z", field)
+	}
+	t, err := optionalTime(field, s)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return *t, nil
+}
+
+func zoneName(tz string) string {
+	if tz == "" {
+		return "UTC"
+	}
+	return tz
+}
+
+func (h *handlers) listBackfills(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	f := store.BackfillFilter{Project: q.Get("project"), Workflow: q.Get("workflow"), State: model.BackfillState(q.Get("state"))}
+	for _, p := range [][2]string{{"project", f.Project}, {"workflow", f.Workflow}} {
+		if p[1] != "" && !validName(p[1]) {
+			return badRequest("query parameter %s: %q is not a valid name: %s", p[0], p[1], nameRule)
+		}
+	}
+	if f.State != "" && !slices.Contains(backfillStates, f.State) {
+		return badRequest("query parameter state: %q is not a backfill state; use running, done, failed or stopped", f.State)
+	}
+	bs, err := h.Store.ListBackfills(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	out := List[Backfill]{Items: make([]Backfill, len(bs))}
+	for i, b := range bs {
+		out.Items[i] = fromBackfill(b)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *handlers) getBackfill(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	b, err := h.Store.GetBackfill(r.Context(), id)
+	if err != nil {
+		return storeError(err)
+	}
+	writeJSON(w, http.StatusOK, fromBackfill(b))
+	return nil
+}
+
+// backfillAction stops a running backfill: no more of its times are
+// submitted; the runs already submitted go on.
+func (h *handlers) backfillAction(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var req ActionRequest
+	if err := decodeJSON(r, &req, false); err != nil {
+		return err
+	}
+	switch req.Action {
+	case "stop":
+	case "":
+		return badRequest("action is required; the action on a backfill is stop")
+	default:
+		return badRequest("action %s is not valid; the action on a backfill is stop", strconv.Quote(req.Action))
+	}
+	by, err := requestedBy(r, req.By)
+	if err != nil {
+		return err
+	}
+	b, err := h.Store.StopBackfill(r.Context(), id, by)
+	if err != nil {
+		return storeError(err)
+	}
+	if h.Notify != nil {
+		h.Notify() // the master drops it from its plan sooner
+	}
+	writeJSON(w, http.StatusOK, fromBackfill(b))
+	return nil
+}

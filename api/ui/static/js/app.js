@@ -1,0 +1,150 @@
+// Beluga web UI: a hash router over a few pages. Each page gets the main
+// element and a Page that owns its timers and requests; navigating away
+// closes the Page, which stops its polls and aborts what is in flight.
+
+import {describe, isAbort, setUser, user} from './api.js';
+import {clearFlashes, flash, formDialog, h, replace, unflash} from './dom.js';
+import * as instances from './instances.js';
+import * as instance from './instance.js';
+import * as workflows from './workflows.js';
+import * as workflow from './workflow.js';
+import * as editor from './editor.js';
+import * as schedules from './schedules.js';
+import * as cluster from './cluster.js';
+
+// Refresh is how often visible pages poll the API.
+export const REFRESH_MS = 2000;
+
+const routes = [
+  [/^\/instances$/, 'instances', instances.render],
+  [/^\/instances\/(\d+)$/, 'instances', instance.render],
+  [/^\/workflows$/, 'workflows', workflows.render],
+  [/^\/workflows\/([^/]+)$/, 'workflows', workflows.render],
+  [/^\/workflows\/([^/]+)\/([^/]+)$/, 'workflows', workflow.render],
+  [/^\/edit\/([^/]+)$/, 'workflows', editor.render],
+  [/^\/edit\/([^/]+)\/([^/]+)$/, 'workflows', editor.render],
+  [/^\/schedules$/, 'schedules', schedules.render],
+  [/^\/cluster$/, 'cluster', cluster.render],
+];
+
+let pollSeq = 0;
+
+// Page is the life of one rendered route.
+class Page {
+  constructor() {
+    this.alive = true;
+    this.ctrl = new AbortController();
+    this.polls = new Set();
+  }
+
+  get signal() { return this.ctrl.signal; }
+
+  // poll runs fn now and then every ms while the tab is visible, never two
+  // at once. A failure shows once (replacing the last one) and clears on
+  // the next success. It returns a function that runs fn again now.
+  poll(fn, ms = REFRESH_MS) {
+    const key = 'poll' + (++pollSeq);
+    const p = {timer: 0, running: false, again: false};
+    const tick = async () => {
+      clearTimeout(p.timer);
+      if (!this.alive) return;
+      if (p.running) {
+        p.again = true;
+        return;
+      }
+      if (document.visibilityState === 'visible') {
+        p.running = true;
+        try {
+          await fn();
+          unflash(key);
+        } catch (e) {
+          if (!isAbort(e) && this.alive) flash(describe(e), 'error', key);
+        } finally {
+          p.running = false;
+        }
+      }
+      if (!this.alive) return;
+      if (p.again) {
+        p.again = false;
+        tick();
+        return;
+      }
+      p.timer = setTimeout(tick, ms);
+    };
+    p.tick = tick;
+    this.polls.add(p);
+    tick();
+    return tick;
+  }
+
+  wake() {
+    for (const p of this.polls) p.tick();
+  }
+
+  close() {
+    this.alive = false;
+    this.ctrl.abort();
+    for (const p of this.polls) clearTimeout(p.timer);
+    this.polls.clear();
+  }
+}
+
+let current = null;
+
+function parseHash() {
+  const raw = location.hash.replace(/^#/, '') || '/instances';
+  const q = raw.indexOf('?');
+  const path = q < 0 ? raw : raw.slice(0, q);
+  const query = new URLSearchParams(q < 0 ? '' : raw.slice(q + 1));
+  return {path, query};
+}
+
+function route() {
+  if (current) current.close();
+  clearFlashes();
+  const main = document.getElementById('main');
+  const {path, query} = parseHash();
+  const page = new Page();
+  current = page;
+  for (const [re, nav, render] of routes) {
+    const m = path.match(re);
+    if (!m) continue;
+    let args;
+    try {
+      args = m.slice(1).map((x) => (x === undefined ? undefined : decodeURIComponent(x)));
+    } catch {
+      break;
+    }
+    for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('active', a.dataset.nav === nav);
+    replace(main);
+    try {
+      render(main, page, args, query);
+    } catch (e) {
+      flash('This page failed to render: ' + describe(e));
+      throw e;
+    }
+    return;
+  }
+  replace(main, h('h1', {}, 'Not found'), h('p', {}, 'There is no page at ', h('code', {}, path), '. ',
+    h('a', {href: '#/instances'}, 'Go to instances'), '.'));
+}
+
+function showUser() {
+  document.getElementById('user').textContent = 'acting as ' + user();
+}
+
+document.getElementById('user').addEventListener('click', async () => {
+  const v = await formDialog('Your name', [{name: 'user', label: 'Recorded with your actions (empty: ui)', value: user()}], 'Save');
+  if (v) {
+    setUser(v.user.trim());
+    showUser();
+  }
+});
+
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'visible' && current) current.wake();
+});
+
+window.addEventListener('hashchange', route);
+showUser();
+route();

@@ -1,0 +1,416 @@
+package standalone_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	_ "time/tzdata" // the schedule scenario uses a named zone
+
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// chromiumPath is Debian's Chromium, which scripts/deps.sh installs.
+const chromiumPath = "/usr/bin/chromium"
+
+// browser is one headless Chromium tab on the UI of a standalone Beluga.
+type browser struct {
+	t    *testing.T
+	ctx  context.Context
+	base string
+	mu   sync.Mutex
+	errs []string // uncaught exceptions and CSP violations, reported at the end
+	done bool     // the test is over: no more logging
+}
+
+func newBrowser(t *testing.T, base string) *browser {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Fatalf("the web UI tests need Chromium at %s (%v): run scripts/deps.sh (or apt-get install chromium)", chromiumPath, err)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 1000),
+	}
+	for _, f := range []string{"headless", "no-sandbox", "disable-gpu", "disable-quic", "no-first-run",
+		"disable-background-networking", "disable-component-update", "disable-sync", "no-default-browser-check"} {
+		opts = append(opts, chromedp.Flag(f, true))
+	}
+	b := &browser{t: t, base: base}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithErrorf(b.logf), chromedp.WithLogf(b.logf))
+	b.ctx = ctx
+	t.Cleanup(func() {
+		cancelTab()
+		cancelAlloc()
+		b.mu.Lock()
+		b.done = true
+		b.mu.Unlock()
+	})
+	chromedp.ListenTarget(ctx, func(ev any) {
+		switch e := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			msg := e.ExceptionDetails.Text
+			if e.ExceptionDetails.Exception != nil {
+				msg += " " + e.ExceptionDetails.Exception.Description
+			}
+			b.fail("uncaught exception: " + msg)
+		case *cdplog.EventEntryAdded:
+			if strings.Contains(e.Entry.Text, "Content Security Policy") {
+				b.fail("CSP violation: " + e.Entry.Text)
+			}
+		}
+	})
+	start := time.Now()
+	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/")); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	t.Logf("Chromium up in %v", time.Since(start).Round(time.Millisecond))
+	t.Cleanup(func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		for _, e := range b.errs {
+			t.Error(e)
+		}
+	})
+	return b
+}
+
+// logf takes chromedp's own messages. This chromedp does not know some
+// events of a newer Chromium (the top layer of <dialog>); it ignores them,
+// and so do we.
+func (b *browser) logf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if strings.Contains(msg, "unhandled node event") {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.done {
+		b.t.Log("chromedp: " + msg)
+	}
+}
+
+func (b *browser) fail(msg string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.errs = append(b.errs, msg)
+}
+
+// step runs one scenario with its own deadline on the shared tab.
+func (b *browser) step(t *testing.T, timeout time.Duration, f func(s *session)) {
+	ctx, cancel := context.WithTimeout(b.ctx, timeout)
+	defer cancel()
+	s := &session{t: t, ctx: ctx, b: b}
+	defer func() {
+		if t.Failed() {
+			s.dump()
+		}
+	}()
+	f(s)
+}
+
+type session struct {
+	t   *testing.T
+	ctx context.Context
+	b   *browser
+}
+
+func (s *session) run(what string, actions ...chromedp.Action) {
+	s.t.Helper()
+	if err := chromedp.Run(s.ctx, actions...); err != nil {
+		s.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func (s *session) open(hash string) {
+	s.t.Helper()
+	s.run("open "+hash, chromedp.Navigate(s.b.base+"/"+hash))
+}
+
+// until polls a JavaScript condition until it is true or the scenario's
+// deadline passes.
+func (s *session) until(what, expr string) {
+	s.t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var ok bool
+		err := chromedp.Run(s.ctx, chromedp.Evaluate(expr, &ok))
+		if err == nil && ok {
+			return
+		}
+		select {
+		case <-s.ctx.Done():
+			s.t.Fatalf("waiting for %s: %v (last error: %v)", what, s.ctx.Err(), err)
+		case <-tick.C:
+		}
+	}
+}
+
+func (s *session) eval(expr string, out any) {
+	s.t.Helper()
+	s.run("evaluate "+expr, chromedp.Evaluate(expr, out))
+}
+
+func (s *session) text(sel string) string {
+	s.t.Helper()
+	var v string
+	s.run("text of "+sel, chromedp.Text(sel, &v, chromedp.ByQuery))
+	return v
+}
+
+// dump logs what the page shows (and saves a screenshot when
+// BELUGA_UI_SCREENSHOTS names a directory), for a failed scenario.
+func (s *session) dump() {
+	ctx, cancel := context.WithTimeout(s.b.ctx, 5*time.Second)
+	defer cancel()
+	var loc, body string
+	var shot []byte
+	_ = chromedp.Run(ctx, chromedp.Location(&loc), chromedp.Evaluate(`document.body.innerText`, &body),
+		chromedp.CaptureScreenshot(&shot))
+	s.t.Logf("page %s shows:\n%s", loc, body)
+	if dir := os.Getenv("BELUGA_UI_SCREENSHOTS"); dir != "" && len(shot) > 0 {
+		name := filepath.Join(dir, strings.ReplaceAll(s.t.Name(), "/", "_")+".png")
+		if err := os.WriteFile(name, shot, 0o644); err == nil {
+			s.t.Logf("screenshot: %s", name)
+		}
+	}
+}
+
+func js(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// TestWebUI drives the web UI in headless Chromium against a real
+// standalone Beluga: authoring and running a workflow, a refused spec,
+// stopping a run, a schedule, and the cluster page. One browser serves
+// every scenario, in order; later ones use what earlier ones made.
+func TestWebUI(t *testing.T) {
+	e := start(t, "")
+	b := newBrowser(t, e.base)
+
+	const twoTasks = `description: two tasks from the UI
+params:
+  GREETING: hello
+tasks:
+  - name: first
+    command: 'echo "first says ${GREETING}: it''s \"quoted\" # not a comment"'
+  - name: second
+    depends_on: [first]
+    retries: 1
+    retry_interval: 1s
+    command: |
+      echo second-line-1
+      echo "second done"
+`
+
+	t.Run("author and run", func(t *testing.T) {
+		b.step(t, 30*time.Second, func(s *session) {
+			// Create a project from the workflows page.
+			s.open("#/workflows")
+			s.until("the project picker", `location.hash === '#/workflows/demo' && !!document.querySelector('#create-project')`)
+			s.run("create project",
+				chromedp.Click(`details.panel summary`, chromedp.ByQuery),
+				chromedp.SendKeys(`#create-project input[name=name]`, "webui", chromedp.ByQuery),
+				chromedp.Click(`#create-project button[type=submit]`, chromedp.ByQuery))
+			s.until("the new project's page", `location.hash === '#/workflows/webui' && !!document.querySelector('#new-workflow')`)
+
+			// Apply a two-task workflow from the editor.
+			s.run("open the editor", chromedp.Click(`#new-workflow`, chromedp.ByQuery))
+			s.until("the editor", `!!document.querySelector('#spec') && document.querySelector('#spec').value.includes('tasks:')`)
+			s.run("write the spec",
+				chromedp.SetValue(`#wf-name`, "etl2", chromedp.ByQuery),
+				chromedp.SetValue(`#spec`, twoTasks, chromedp.ByQuery),
+				chromedp.Click(`#save-spec`, chromedp.ByQuery))
+			s.until("the workflow page", `location.hash === '#/workflows/webui/etl2' && !!document.querySelector('#run-form')`)
+			if got := s.text(`.flash.ok`); !strings.Contains(got, "etl2 version 1 saved") {
+				t.Fatalf("flash after save: %q", got)
+			}
+			var nodes []string
+			s.eval(`[...document.querySelectorAll('svg.dag .node')].map(n => n.dataset.task)`, &nodes)
+			if strings.Join(nodes, ",") != "first,second" {
+				t.Fatalf("DAG preview nodes %v", nodes)
+			}
+
+			// The editor's YAML of the stored spec applies back unchanged.
+			s.run("edit", chromedp.Click(`#edit-workflow`, chromedp.ByQuery))
+			s.until("the stored spec in the editor", `!!document.querySelector('#spec') && !document.querySelector('#spec').disabled && document.querySelector('#spec').value.includes('second done')`)
+			s.run("save unchanged", chromedp.Click(`#save-spec`, chromedp.ByQuery))
+			s.until("the no-change message", `location.hash === '#/workflows/webui/etl2' && [...document.querySelectorAll('.flash.ok')].some(f => f.textContent.includes('No change') && f.textContent.includes('version 1'))`)
+
+			// Run it with a param from the Run form and land on the instance.
+			s.until("the run form", `!!document.querySelector('#run-form .kvrow .v')`)
+			s.run("run",
+				chromedp.SetValue(`#run-form .kvrow .v`, "bonjour", chromedp.ByQuery),
+				chromedp.Click(`#run-submit`, chromedp.ByQuery))
+			s.until("the instance page", `/^#\/instances\/\d+$/.test(location.hash)`)
+			s.until("the instance to succeed", `document.querySelector('h1 .badge')?.textContent === 'succeeded'`)
+			s.until("both tasks green in the DAG", `(() => {
+				const n = [...document.querySelectorAll('svg.dag .node')];
+				return n.length === 2 && n.every(x => x.dataset.state === 'succeeded' && x.classList.contains('st-succeeded'));
+			})()`)
+			var edges int
+			s.eval(`document.querySelectorAll('svg.dag path.edge[data-from=first][data-to=second]').length`, &edges)
+			if edges != 1 {
+				t.Fatalf("DAG has %d first->second edges", edges)
+			}
+
+			// Clicking a node shows its log.
+			s.run("open first's log", chromedp.Click(`svg.dag .node[data-task=first]`, chromedp.ByQuery))
+			s.until("first's log", `document.querySelector('pre.log')?.textContent.includes('first says bonjour: it\'s "quoted" # not a comment') && document.querySelector('.logstatus')?.textContent.includes('end of log')`)
+			s.run("open second's log", chromedp.Click(`tr[data-task=second] button[data-log]`, chromedp.ByQuery))
+			s.until("second's log", `document.querySelector('pre.log')?.textContent === 'second-line-1\nsecond done\n'`)
+
+			// The instances list shows the run.
+			s.open("#/instances?project=webui")
+			s.until("the run in the list", `[...document.querySelectorAll('tbody tr[data-id]')].some(r => r.textContent.includes('webui/etl2') && r.querySelector('.badge')?.textContent === 'succeeded')`)
+		})
+	})
+
+	t.Run("bad spec is refused", func(t *testing.T) {
+		const cyclic = "tasks:\n  - name: a\n    command: echo a\n    depends_on: [b]\n  - name: b\n    command: echo b\n    depends_on: [a]\n"
+		// What the API says, to compare with what the UI shows.
+		req, _ := http.NewRequest("PUT", e.base+"/api/v1/projects/webui/workflows/cyclic", strings.NewReader(cyclic))
+		req.Header.Set("Content-Type", "application/yaml")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct{ Error struct{ Message string } }
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body.Error.Message, "cycle") {
+			t.Fatalf("API: %d %q", resp.StatusCode, body.Error.Message)
+		}
+		b.step(t, 15*time.Second, func(s *session) {
+			s.open("#/edit/webui")
+			s.until("the editor", `!!document.querySelector('#spec')`)
+			s.run("save a cycle",
+				chromedp.SetValue(`#wf-name`, "cyclic", chromedp.ByQuery),
+				chromedp.SetValue(`#spec`, cyclic, chromedp.ByQuery),
+				chromedp.Click(`#save-spec`, chromedp.ByQuery))
+			s.until("the API's error", `!document.querySelector('#spec-error').hidden`)
+			if got := s.text(`#spec-error`); !strings.Contains(got, body.Error.Message) {
+				t.Fatalf("editor shows %q; the API said %q", got, body.Error.Message)
+			}
+			var hash string
+			s.eval(`location.hash`, &hash)
+			if hash != "#/edit/webui" {
+				t.Fatalf("left the editor for %s", hash)
+			}
+		})
+		e.do("GET", "/api/v1/projects/webui/workflows/cyclic", "", http.StatusNotFound, nil)
+	})
+
+	t.Run("stop a long task", func(t *testing.T) {
+		e.do("PUT", "/api/v1/projects/webui/workflows/sleeper", "tasks:\n  - name: nap\n    command: echo napping; sleep 120\n", http.StatusCreated, nil)
+		b.step(t, 30*time.Second, func(s *session) {
+			s.open("#/workflows/webui/sleeper")
+			s.until("the run form", `!!document.querySelector('#run-submit')`)
+			s.run("run", chromedp.Click(`#run-submit`, chromedp.ByQuery))
+			s.until("the instance page", `/^#\/instances\/\d+$/.test(location.hash)`)
+			s.until("the task running", `document.querySelector('svg.dag .node[data-task=nap]')?.dataset.state === 'running'`)
+			s.run("open the log", chromedp.Click(`svg.dag .node[data-task=nap]`, chromedp.ByQuery))
+			s.until("the running task's log", `document.querySelector('pre.log')?.textContent.includes('napping') && document.querySelector('.logstatus')?.textContent.includes('following')`)
+
+			s.run("stop", chromedp.Click(`.actions button[data-action=stop]`, chromedp.ByQuery))
+			s.until("the confirm dialog", `!!document.querySelector('dialog[open] button.ok')`)
+			s.run("confirm", chromedp.Click(`dialog[open] button.ok`, chromedp.ByQuery))
+			s.until("the instance stopped", `document.querySelector('h1 .badge')?.textContent === 'stopped'`)
+			s.until("the task killed", `document.querySelector('tr[data-task=nap]')?.dataset.state === 'killed' && document.querySelector('svg.dag .node[data-task=nap]')?.dataset.state === 'killed'`)
+			s.until("the stop in the history", `[...document.querySelectorAll('table.history td')].some(td => td.textContent === 'stop')`)
+			s.until("the log's end", `document.querySelector('.logstatus')?.textContent.includes('end of log')`)
+
+			// An action the state does not allow shows the API's 409 message.
+			s.run("pause a stopped instance", chromedp.Click(`.actions button[data-action=pause]`, chromedp.ByQuery))
+			s.until("the confirm dialog", `!!document.querySelector('dialog[open] button.ok')`)
+			s.run("confirm", chromedp.Click(`dialog[open] button.ok`, chromedp.ByQuery))
+			s.until("the conflict message", `[...document.querySelectorAll('.flash.error')].some(f => f.textContent.includes('stopped') && f.textContent.includes('HTTP 409'))`)
+		})
+	})
+
+	t.Run("schedule", func(t *testing.T) {
+		b.step(t, 20*time.Second, func(s *session) {
+			s.open("#/workflows/webui/etl2")
+			s.until("the schedule panel", `!!document.querySelector('#schedule-set')`)
+			s.run("open the form", chromedp.Click(`#schedule-set`, chromedp.ByQuery))
+			s.until("the schedule form", `!!document.querySelector('#schedule-cron')`)
+			s.run("a bad cron",
+				chromedp.SetValue(`#schedule-cron`, "61 * * * *", chromedp.ByQuery),
+				chromedp.Click(`#schedule-save`, chromedp.ByQuery))
+			s.until("the cron error", `!document.querySelector('#schedule-error').hidden && document.querySelector('#schedule-error').textContent.includes('61')`)
+			s.run("a good cron",
+				chromedp.SetValue(`#schedule-cron`, "30 2 * * *", chromedp.ByQuery),
+				chromedp.SetValue(`#schedule-tz`, "Europe/Berlin", chromedp.ByQuery),
+				chromedp.Click(`#schedule-save`, chromedp.ByQuery))
+			s.until("the next fire time and upcoming times", `!!document.querySelector('#schedule-panel .next-fire time') && document.querySelectorAll('#schedule-panel ol.upcoming li time').length === 5`)
+
+			var sc struct {
+				NextFireTime time.Time   `json:"next_fire_time"`
+				Upcoming     []time.Time `json:"upcoming"`
+			}
+			e.do("GET", "/api/v1/projects/webui/workflows/etl2/schedule", "", http.StatusOK, &sc)
+			var shown []string
+			s.eval(`[...document.querySelectorAll('#schedule-panel ol.upcoming time')].map(t => t.getAttribute('datetime'))`, &shown)
+			var next string
+			s.eval(`document.querySelector('#schedule-panel .next-fire time').getAttribute('datetime')`, &next)
+			if nt, err := time.Parse(time.RFC3339, next); err != nil || !nt.Equal(sc.NextFireTime) {
+				t.Fatalf("next fire shown %q, API %v", next, sc.NextFireTime)
+			}
+			berlin, _ := time.LoadLocation("Europe/Berlin")
+			for i, v := range shown {
+				at, err := time.Parse(time.RFC3339, v)
+				if err != nil || !at.Equal(sc.Upcoming[i]) {
+					t.Fatalf("upcoming[%d] shown %q, API %v", i, v, sc.Upcoming[i])
+				}
+				if l := at.In(berlin); l.Hour() != 2 || l.Minute() != 30 {
+					t.Fatalf("upcoming[%d] = %v is not 02:30 in Berlin", i, l)
+				}
+			}
+
+			s.run("disable", chromedp.Click(`#schedule-toggle`, chromedp.ByQuery))
+			s.until("disabled", `document.querySelector('#schedule-panel .badge')?.textContent === 'disabled' && !document.querySelector('#schedule-panel ol.upcoming')`)
+			s.open("#/schedules")
+			s.until("the schedules list", `[...document.querySelectorAll('tr[data-workflow="webui/etl2"] td')].some(td => td.textContent === '30 2 * * *')`)
+		})
+	})
+
+	t.Run("cluster", func(t *testing.T) {
+		var c struct {
+			Workers []struct{ Address string } `json:"workers"`
+			Leader  string                     `json:"leader"`
+		}
+		e.do("GET", "/api/v1/cluster", "", http.StatusOK, &c)
+		if len(c.Workers) != 1 {
+			t.Fatalf("cluster: %+v", c)
+		}
+		b.step(t, 15*time.Second, func(s *session) {
+			s.open("#/cluster")
+			s.until("the worker", fmt.Sprintf(`!!document.querySelector('tr[data-worker=%s]')`, js(c.Workers[0].Address)))
+			s.until("the leader", fmt.Sprintf(`[...document.querySelectorAll('table.masters tr')].some(r => r.textContent.includes(%s) && r.textContent.includes('leader'))`, js(c.Leader)))
+
+			s.run("create a task group",
+				chromedp.SetValue(`#group-name`, "etl_slots", chromedp.ByQuery),
+				chromedp.SetValue(`#group-capacity`, "2", chromedp.ByQuery),
+				chromedp.Click(`#create-group button[type=submit]`, chromedp.ByQuery))
+			s.until("the group", `document.querySelector('tr[data-group=etl_slots] .meterbox')?.textContent.trim() === '0 / 2'`)
+			s.run("resize", chromedp.Click(`tr[data-group=etl_slots] button`, chromedp.ByQuery))
+			s.until("the resize dialog", `!!document.querySelector('dialog[open] input[name=capacity]')`)
+			s.run("enter 5",
+				chromedp.SetValue(`dialog[open] input[name=capacity]`, "5", chromedp.ByQuery),
+				chromedp.Click(`dialog[open] button.ok`, chromedp.ByQuery))
+			s.until("the new capacity", `document.querySelector('tr[data-group=etl_slots] .meterbox')?.textContent.trim() === '0 / 5'`)
+		})
+	})
+}
