@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -187,6 +188,13 @@ func (s *session) dump() {
 	}
 }
 
+// with is e reporting to the subtest t.
+func (e *env) with(t *testing.T) *env {
+	c := *e
+	c.t = t
+	return &c
+}
+
 func js(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
@@ -279,6 +287,7 @@ tasks:
 	})
 
 	t.Run("bad spec is refused", func(t *testing.T) {
+		e := e.with(t)
 		const cyclic = "tasks:\n  - name: a\n    command: echo a\n    depends_on: [b]\n  - name: b\n    command: echo b\n    depends_on: [a]\n"
 		// What the API says, to compare with what the UI shows.
 		req, _ := http.NewRequest("PUT", e.base+"/api/v1/projects/webui/workflows/cyclic", strings.NewReader(cyclic))
@@ -314,6 +323,7 @@ tasks:
 	})
 
 	t.Run("stop a long task", func(t *testing.T) {
+		e := e.with(t)
 		e.do("PUT", "/api/v1/projects/webui/workflows/sleeper", "tasks:\n  - name: nap\n    command: echo napping; sleep 120\n", http.StatusCreated, nil)
 		b.step(t, 30*time.Second, func(s *session) {
 			s.open("#/workflows/webui/sleeper")
@@ -341,6 +351,7 @@ tasks:
 	})
 
 	t.Run("schedule", func(t *testing.T) {
+		e := e.with(t)
 		b.step(t, 20*time.Second, func(s *session) {
 			s.open("#/workflows/webui/etl2")
 			s.until("the schedule panel", `!!document.querySelector('#schedule-set')`)
@@ -386,7 +397,52 @@ tasks:
 		})
 	})
 
+	t.Run("yaml round trip", func(t *testing.T) {
+		e := e.with(t)
+		// The editor shows a stored spec as YAML; applied unchanged, that
+		// YAML must be the same spec, whatever the strings hold.
+		tricky := []string{"  leading spaces\nsecond", "ends with two newlines\n\n", "no newline at end\nline2",
+			"has\ttab\nand trailing space \n", "middle\n\nempty line\n", "blank line\n   \nafter", "\nstarts with newline",
+			"windows\r\nline", "yes", "null", "~", "1.5", "0x1F", "2026-01-01", "12:30", "- dash", "#hash", ": colon",
+			"a: b", "'single'", `"double"`, "[x]", "{y}", "@at", "`tick`", "%pct", "!bang", "&anchor", "*alias", "|pipe",
+			">gt", "ünïcödé ✓", "trailing space ", " leading", "a #b", "tab\tinside", "\tfirst tab\nsecond", "x\n\n\n",
+			"echo $[yyyyMMdd-1] ${x}"}
+		var tasks []map[string]any
+		for i, c := range tricky {
+			tasks = append(tasks, map[string]any{"name": fmt.Sprintf("t%02d", i), "command": c, "description": c})
+		}
+		spec := map[string]any{"description": "multi\nline: description\n", "params": map[string]string{"on": "off", "N1": "123", "Y": "yes", "E": ""},
+			"tasks": tasks}
+		body, _ := json.Marshal(spec)
+		var applied struct{ Version int }
+		e.do("PUT", "/api/v1/projects/demo/workflows/tricky", string(body), http.StatusCreated, &applied)
+		var stored struct{ Spec json.RawMessage }
+		e.do("GET", "/api/v1/projects/demo/workflows/tricky", "", http.StatusOK, &stored)
+		b.step(t, 10*time.Second, func(s *session) {
+			var yaml string
+			s.run("toYAML", chromedp.Evaluate(`import('/ui/js/yaml.js').then(m => m.toYAML(`+string(stored.Spec)+`))`, &yaml,
+				func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+			var again struct {
+				Created bool
+				Version int
+			}
+			req, _ := http.NewRequest("PUT", e.base+"/api/v1/projects/demo/workflows/tricky", strings.NewReader(yaml))
+			req.Header.Set("Content-Type", "application/yaml")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			answer, _ := io.ReadAll(resp.Body)
+			_ = json.Unmarshal(answer, &again)
+			if resp.StatusCode != http.StatusOK || again.Created || again.Version != applied.Version {
+				t.Fatalf("the YAML of the stored spec applied as %d %s (want 200, unchanged):\n%s", resp.StatusCode, answer, yaml)
+			}
+		})
+	})
+
 	t.Run("cluster", func(t *testing.T) {
+		e := e.with(t)
 		var c struct {
 			Workers []struct{ Address string } `json:"workers"`
 			Leader  string                     `json:"leader"`

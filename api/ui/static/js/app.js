@@ -145,6 +145,11 @@ document.addEventListener('visibilitychange', () => {
   if (document.visibilityState === 'visible' && current) current.wake();
 });
 
+// A safety net: a failure no handler caught is still shown.
+window.addEventListener('unhandledrejection', (e) => {
+  if (!isAbort(e.reason)) flash('Unexpected error: ' + describe(e.reason));
+});
+
 window.addEventListener('hashchange', route);
 showUser();
 route();

@@ -83,6 +83,7 @@ export function duration(start, end) {
   if (!(ms >= 0)) return '';
   if (ms < 10000) return (ms / 1000).toFixed(1) + 's';
   const sec = Math.floor(ms / 1000);
+  if (sec < 60) return sec + 's';
   const d = Math.floor(sec / 86400), hh = Math.floor(sec / 3600) % 24, m = Math.floor(sec / 60) % 60, ss = sec % 60;
   if (d) return `${d}d ${pad(hh)}h`;
   if (hh) return `${hh}h ${pad(m)}m`;

@@ -175,7 +175,7 @@ export function render(main, page, [idText]) {
     h('h2', {}, 'History'), histT.table);
 
   async function act(action, label, text) {
-    if (!await confirmDialog(`${label} instance #${id}?`, text, label)) return;
+    if (!await confirmDialog(`${label} instance #${id}?`, text, label, action === 'stop')) return;
     try {
       const r = await api('POST', `/api/v1/instances/${id}/actions`, {json: {action, by: user()}});
       flash(`${action} requested (command ${r.command_id}); the instance is ${r.state}.`, 'ok');
@@ -187,7 +187,7 @@ export function render(main, page, [idText]) {
   }
 
   async function taskAct(t, action, label, text) {
-    if (!await confirmDialog(`${label} task ${t.name}?`, text, label)) return;
+    if (!await confirmDialog(`${label} task ${t.name}?`, text, label, action === 'kill')) return;
     try {
       const r = await api('POST', `/api/v1/task-instances/${t.id}/actions`, {json: {action, by: user()}});
       flash(`${action} of task ${t.name} requested (command ${r.command_id}).`, 'ok');

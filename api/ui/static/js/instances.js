@@ -10,7 +10,8 @@ const LIMIT = 50;
 // trigger says how a run began: by hand, by a schedule for a time, a backfill.
 export function trigger(in_) {
   const out = [h('span', {}, in_.command_type)];
-  if (in_.schedule_id) out.push(h('span', {class: 'muted'}, ` #${in_.schedule_id}`));
+  if (in_.schedule_id) out.push(h('span', {class: 'muted', title: 'the schedule that fired it'}, ` #${in_.schedule_id}`));
+  if (in_.backfill_id) out.push(h('span', {class: 'muted', title: 'the backfill it runs a time of'}, ` #${in_.backfill_id}`));
   if (in_.schedule_time) out.push(' for ', timeEl(in_.schedule_time, in_.timezone));
   if (in_.dry_run) out.push(h('span', {class: 'tag'}, 'dry run'));
   return out;

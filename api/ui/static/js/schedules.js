@@ -2,7 +2,7 @@
 // (show, set, enable/disable, delete).
 
 import {api, describe, get, user} from './api.js';
-import {PRIORITIES, confirmDialog, emptyRow, enc, flash, h, kv, kvEditor, link, paramsText, replace, select,
+import {PRIORITIES, confirmDialog, emptyRow, enc, flash, go, h, kv, kvEditor, link, paramsText, replace, select,
   table, timeEl, workflowHref} from './dom.js';
 
 const CRON_HELP = '5 fields (minute hour day-of-month month day-of-week), 6 with leading seconds, ' +
@@ -179,8 +179,14 @@ export function schedulePanel(page, project, workflow, spec) {
 export function render(main, page, _args, query) {
   const project = query.get('project') || '';
   const {table: t, tbody} = table(['Workflow', 'Cron', 'Timezone', 'Status', 'Catch-up', 'Next fire', 'Last fire', 'Updated', '']);
+  const picker = select('project', [['', 'all projects']], project);
+  if (project) picker.append(h('option', {value: project, selected: true}, project));
+  picker.addEventListener('change', () => go('#/schedules' + (picker.value ? `?project=${enc(picker.value)}` : '')));
+  get('/api/v1/projects', {signal: page.signal}).then((r) => {
+    for (const p of r.items) if (p.name !== project) picker.append(h('option', {value: p.name}, p.name));
+  }).catch((e) => page.alive && flash('projects: ' + describe(e)));
   replace(main, h('div', {class: 'titlebar'}, h('h1', {}, 'Schedules'),
-    project ? h('span', {}, `project ${project} · `, link('#/schedules', 'all projects')) : null), t);
+    h('form', {class: 'filters', on: {submit: (e) => e.preventDefault()}}, picker)), t);
 
   const refresh = page.poll(async () => {
     const list = await get('/api/v1/schedules' + (project ? `?project=${enc(project)}` : ''), {signal: page.signal});

@@ -23,11 +23,12 @@ function scalar(v) {
   if (v === null || v === undefined) return 'null';
   if (typeof v === 'string') return plain(v) ? v : quote(v);
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  return quote(JSON.stringify(v));
+  return JSON.stringify(v); // JSON is YAML flow syntax
 }
 
-// block returns the lines of a literal block for a multi-line string, or
-// null when the string must be quoted instead.
+// block returns the lines of a literal block for a multi-line string
+// indented two more than its key, or null when the string must be
+// quoted instead.
 function block(s, indent) {
   if (!s.includes('\n') || /[\u0000-\u0008\u000b-\u001f\u007f\u0085\u2028\u2029\ufeff]/.test(s)) return null;
   let body = s, chomp = '-';
@@ -38,8 +39,9 @@ function block(s, indent) {
   if (body === '') return null;
   const lines = s.slice(0, chomp === '+' ? s.length - 1 : body.length).split('\n');
   const pad = ' '.repeat(indent);
-  // A first line starting with a space would set the indentation; say it.
-  const ind = /^[ \t]/.test(lines[0]) ? String(indent) : '';
+  // A first line starting with a space would set the indentation; say it
+  // (relative to the key's indentation).
+  const ind = /^[ \t]/.test(lines[0]) ? '2' : '';
   // A line of only blanks reads back as an empty line (or sets the indentation).
   if (lines.some((l, i) => (i === 0 || l !== '') && /^\s*$/.test(l))) return null;
   return {head: '|' + ind + chomp, lines: lines.map((l) => (l === '' ? '' : pad + l))};
@@ -70,7 +72,7 @@ function emitObject(obj, indent, out) {
       }
     } else if (Array.isArray(v)) {
       if (!v.length) out.push(key + ' []');
-      else if (v.every((x) => !isObj(x) && !Array.isArray(x) && !(typeof x === 'string' && x.includes('\n')))) {
+      else if (v.every((x) => !isObj(x) && !Array.isArray(x))) {
         out.push(key + ' [' + v.map(scalar).join(', ') + ']');
       } else {
         out.push(key);
@@ -82,9 +84,7 @@ function emitObject(obj, indent, out) {
             sub[0] = pad + '  - ' + sub[0].slice(indent + 4);
             out.push(...sub);
           } else {
-            const b = typeof item === 'string' && block(item, indent + 4);
-            if (b) out.push(pad + '  - ' + b.head, ...b.lines);
-            else out.push(pad + '  - ' + scalar(item));
+            out.push(pad + '  - ' + scalar(item)); // multi-line items are quoted
           }
         }
       }
