@@ -72,44 +72,22 @@ func (s *Store) CreateBackfill(ctx context.Context, b model.Backfill) (model.Bac
 	}
 	var out model.Backfill
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		p, err := getProject(tx, b.Project)
+		p, err := workflowProject(tx, b.Project, b.Workflow)
 		if err != nil {
 			return err
-		}
-		var n int64
-		if err := tx.Model(&workflowDefinitionRow{}).Where("project_id = ? AND name = ?", p.ID, b.Workflow).Count(&n).Error; err != nil {
-			return fmt.Errorf("find workflow %q: %w", b.Workflow, err)
-		}
-		if n == 0 {
-			return fmt.Errorf("workflow %q in project %q: %w", b.Workflow, b.Project, ErrNotFound)
 		}
 		times := make([]time.Time, len(b.Times))
 		for i, t := range b.Times {
 			times[i] = t.UTC()
 		}
-		tj, err := json.Marshal(times)
-		if err != nil {
-			return fmt.Errorf("encode times: %w", err)
-		}
 		r := backfillRow{ProjectID: p.ID, ProjectName: p.Name, WorkflowName: b.Workflow, Cron: b.Cron, Timezone: b.Timezone,
-			StartTime: b.Start.UTC(), EndTime: b.End.UTC(), TimesJSON: string(tj), Total: len(times),
+			StartTime: b.Start.UTC(), EndTime: b.End.UTC(), TimesJSON: *jsonText(times, len(times)), Total: len(times),
 			Parallelism: max(b.Parallelism, 1), OnFailure: b.OnFailure, WorkerGroup: b.WorkerGroup, DryRun: b.DryRun,
 			State: string(model.BackfillRunning), RequestedBy: b.RequestedBy, CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
 		if r.OnFailure == "" {
 			r.OnFailure = model.BackfillContinue
 		}
-		if b.Priority != nil {
-			v := int(*b.Priority)
-			r.Priority = &v
-		}
-		if len(b.Params) > 0 {
-			pj, err := json.Marshal(b.Params)
-			if err != nil {
-				return fmt.Errorf("encode params: %w", err)
-			}
-			ps := string(pj)
-			r.ParamsJSON = &ps
-		}
+		r.Priority, r.ParamsJSON = priorityCol(b.Priority), jsonText(b.Params, len(b.Params))
 		if err := tx.Create(&r).Error; err != nil {
 			return fmt.Errorf("insert backfill: %w", err)
 		}

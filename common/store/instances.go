@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -78,22 +77,7 @@ func insertRun(tx *gorm.DB, req RunRequest, now time.Time) (model.WorkflowInstan
 		r.WorkerGroup = req.WorkerGroup
 	}
 	r.Scope, r.DryRun = req.Scope, req.DryRun
-	if len(req.StartNodes) > 0 {
-		b, err := json.Marshal(req.StartNodes)
-		if err != nil {
-			return model.WorkflowInstance{}, fmt.Errorf("encode start nodes: %w", err)
-		}
-		sn := string(b)
-		r.StartNodes = &sn
-	}
-	if len(req.Params) > 0 {
-		b, err := json.Marshal(req.Params)
-		if err != nil {
-			return model.WorkflowInstance{}, fmt.Errorf("encode params: %w", err)
-		}
-		ps := string(b)
-		r.ParamsJSON = &ps
-	}
+	r.StartNodes, r.ParamsJSON = jsonText(req.StartNodes, len(req.StartNodes)), jsonText(req.Params, len(req.Params))
 	if err := tx.Create(&r).Error; err != nil {
 		return model.WorkflowInstance{}, fmt.Errorf("insert workflow instance: %w", err)
 	}

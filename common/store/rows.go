@@ -2,7 +2,10 @@ package store
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
+
+	"gorm.io/gorm"
 
 	"github.com/beluga-scheduler/beluga/common/model"
 )
@@ -179,4 +182,41 @@ func deref(p *int64) int64 {
 		return 0
 	}
 	return *p
+}
+
+// jsonText encodes v for a nullable TEXT column; empty slices and maps are
+// NULL. Our values (maps and slices of strings and times) always encode.
+func jsonText[T any](v T, n int) *string {
+	if n == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(v)
+	s := string(b)
+	return &s
+}
+
+// priorityCol is a nullable priority column: nil follows the workflow.
+func priorityCol(p *model.Priority) *int {
+	if p == nil {
+		return nil
+	}
+	v := int(*p)
+	return &v
+}
+
+// workflowProject reads the project of a workflow that must exist (any
+// version): schedules and backfills name workflows, not versions.
+func workflowProject(tx *gorm.DB, project, workflow string) (projectRow, error) {
+	p, err := getProject(tx, project)
+	if err != nil {
+		return p, err
+	}
+	var n int64
+	if err := tx.Model(&workflowDefinitionRow{}).Where("project_id = ? AND name = ?", p.ID, workflow).Count(&n).Error; err != nil {
+		return p, fmt.Errorf("find workflow %q: %w", workflow, err)
+	}
+	if n == 0 {
+		return p, fmt.Errorf("workflow %q in project %q: %w", workflow, project, ErrNotFound)
+	}
+	return p, nil
 }

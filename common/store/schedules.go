@@ -63,34 +63,16 @@ func (r scheduleRow) model() model.Schedule {
 // whether it was created.
 func (s *Store) PutSchedule(ctx context.Context, sc model.Schedule) (out model.Schedule, created bool, err error) {
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		p, err := getProject(tx, sc.Project)
+		p, err := workflowProject(tx, sc.Project, sc.Workflow)
 		if err != nil {
 			return err
-		}
-		var n int64
-		if err := tx.Model(&workflowDefinitionRow{}).Where("project_id = ? AND name = ?", p.ID, sc.Workflow).Count(&n).Error; err != nil {
-			return fmt.Errorf("find workflow %q: %w", sc.Workflow, err)
-		}
-		if n == 0 {
-			return fmt.Errorf("workflow %q in project %q: %w", sc.Workflow, sc.Project, ErrNotFound)
 		}
 		now := time.Now().UTC().Truncate(time.Microsecond) // as stored, so the answer equals a later read
 		r := scheduleRow{ProjectID: p.ID, ProjectName: p.Name, WorkflowName: sc.Workflow, Cron: sc.Cron,
 			Timezone: sc.Timezone, StartTime: utc(sc.StartTime), EndTime: utc(sc.EndTime), Catchup: sc.Catchup,
 			WorkerGroup: sc.WorkerGroup, Enabled: sc.Enabled, NextFireTime: utc(sc.NextFireTime),
-			UpdatedBy: sc.UpdatedBy, CreatedAt: now, UpdatedAt: now}
-		if sc.Priority != nil {
-			v := int(*sc.Priority)
-			r.Priority = &v
-		}
-		if len(sc.Params) > 0 {
-			b, err := json.Marshal(sc.Params)
-			if err != nil {
-				return fmt.Errorf("encode params: %w", err)
-			}
-			ps := string(b)
-			r.ParamsJSON = &ps
-		}
+			UpdatedBy: sc.UpdatedBy, CreatedAt: now, UpdatedAt: now, Priority: priorityCol(sc.Priority),
+			ParamsJSON: jsonText(sc.Params, len(sc.Params))}
 		var old scheduleRow
 		err = tx.Where("project_id = ? AND workflow_name = ?", p.ID, sc.Workflow).Take(&old).Error
 		switch {
