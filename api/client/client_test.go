@@ -27,6 +27,18 @@ func (l logData) ReadLog(_ context.Context, _ model.TaskInstance, offset, limit 
 	return l[offset:min(offset+limit, int64(len(l)))], nil
 }
 
+// withWorkflow creates project p holding the etl workflow of specYAML.
+func withWorkflow(t *testing.T, c *Client) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := c.CreateProject(ctx, "p", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ApplyWorkflow(ctx, "p", []byte(specYAML)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func setup(t *testing.T, logs api.LogReader) (*Client, *store.Store) {
 	t.Helper()
 	ctx := context.Background()
@@ -200,12 +212,7 @@ func TestClientActionsAndTaskGroups(t *testing.T) {
 	t.Parallel()
 	c, st := setup(t, nil)
 	ctx := context.Background()
-	if _, err := c.CreateProject(ctx, "p", ""); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.ApplyWorkflow(ctx, "p", []byte(specYAML)); err != nil {
-		t.Fatal(err)
-	}
+	withWorkflow(t, c)
 	inst, err := c.Run(ctx, "p", "etl", RunOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -264,12 +271,7 @@ func TestClientSchedules(t *testing.T) {
 	t.Parallel()
 	c, _ := setup(t, nil)
 	ctx := context.Background()
-	if _, err := c.CreateProject(ctx, "p", ""); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.ApplyWorkflow(ctx, "p", []byte(specYAML)); err != nil {
-		t.Fatal(err)
-	}
+	withWorkflow(t, c)
 	req := ScheduleRequest{Cron: "0 2 * * *", Timezone: "Asia/Shanghai", StartTime: "2026-01-01T00:00:00Z",
 		Catchup: "all", Priority: "high", WorkerGroup: "gpu", Params: map[string]string{"k": "v"}, By: "ann"}
 	s, created, err := c.PutSchedule(ctx, "p", "etl", req)
@@ -324,12 +326,7 @@ func TestClientBackfills(t *testing.T) {
 	t.Parallel()
 	c, _ := setup(t, nil)
 	ctx := context.Background()
-	if _, err := c.CreateProject(ctx, "p", ""); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.ApplyWorkflow(ctx, "p", []byte(specYAML)); err != nil {
-		t.Fatal(err)
-	}
+	withWorkflow(t, c)
 	two := 2
 	req := BackfillRequest{Start: "2026-11-01T00:00:00Z", End: "2026-11-03T00:00:00Z", Cron: "@daily", Parallelism: &two,
 		Order: "desc", OnFailure: "stop", Priority: "low", Params: map[string]string{"k": "v"}, By: "ann"}
