@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/failpoint"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/schedule"
 	"github.com/beluga-scheduler/beluga/common/store"
@@ -172,10 +173,12 @@ func (s *scheduler) fire(ctx context.Context, sc model.Schedule, now time.Time) 
 		f.Note = fmt.Sprintf("%s: skipped %d missed fire time(s) from %s (catchup %s)",
 			now.Format(time.RFC3339), plan.Skipped, sc.NextFireTime.Format(time.RFC3339), catchupName(sc.Catchup))
 	}
+	failpoint.Hit(failpoint.BeforeFireSchedule)
 	insts, err := s.t.store.FireSchedule(ctx, sc, f)
 	if err != nil {
 		return time.Time{}, err
 	}
+	failpoint.Hit(failpoint.AfterFireSchedule)
 	if plan.Skipped > 0 {
 		s.log.Warn("skipped missed fire times", zap.Int64("schedule_id", sc.ID), zap.String("workflow", sc.Project+"/"+sc.Workflow),
 			zap.Int("skipped", plan.Skipped), zap.String("catchup", catchupName(sc.Catchup)))

@@ -14,7 +14,8 @@ import (
 	"syscall"
 )
 
-// The crash points of seed 000, in dispatch order.
+// The crash points of seed 000, in dispatch order, and of the cron
+// scheduler.
 const (
 	// BeforeRecordDispatch: a worker is chosen, nothing written yet.
 	BeforeRecordDispatch = "before-record-dispatch"
@@ -24,6 +25,12 @@ const (
 	BeforePersistAck = "before-persist-ack"
 	// BeforeDBAckResult: a result is persisted, not yet DB-acked.
 	BeforeDBAckResult = "before-dback-result"
+
+	// BeforeFireSchedule: a schedule's fire is planned, nothing written.
+	BeforeFireSchedule = "before-fire-schedule"
+	// AfterFireSchedule: its runs and next fire time are written, the
+	// command consumer not yet woken.
+	AfterFireSchedule = "after-fire-schedule"
 )
 
 type point struct {

@@ -3,10 +3,12 @@ package cluster
 import (
 	"context"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/beluga-scheduler/beluga/api"
+	"github.com/beluga-scheduler/beluga/common/failpoint"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/common/store"
@@ -132,4 +134,60 @@ func TestBackfillSurvivesLeaderKill(t *testing.T) {
 		c.AssertRanOnce(t, in.ID, marks)
 	}
 	c.AssertNoStuckRows(t)
+}
+
+// TestScheduleCrashPoints kills the leader inside its first fire of a
+// per-second schedule: before anything is written (the standby fires that
+// time itself), and after the run and the next fire time are written but
+// before the run is started (the standby starts it and does not fire the
+// time again). Either way every second from the first run to the last has
+// exactly one run, each executed once.
+func TestScheduleCrashPoints(t *testing.T) {
+	for _, point := range []string{failpoint.BeforeFireSchedule, failpoint.AfterFireSchedule} {
+		t.Run(point, func(t *testing.T) {
+			c := clustertest.New(t, clustertest.Options{Masters: 2, Workers: 1, SessionTimeout: sessionTimeout,
+				Env: map[string][]string{"master-1": {"BELUGA_FAILPOINT=" + point}}})
+			marks := t.TempDir()
+			c.Apply(t, spec.Workflow{Name: "tick", Tasks: []spec.Task{task(marks, "t", "")}})
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			on, off := true, false
+			req := api.ScheduleRequest{Cron: "* * * * * *", Catchup: "all", Enabled: &on}
+			if _, _, err := c.Client.PutSchedule(ctx, c.Project, "tick", req); err != nil {
+				t.Fatal(err)
+			}
+			crashed := c.Masters[0]
+			if err := crashed.Wait(failoverWithin); err == nil || !strings.Contains(crashed.Log(), "failpoint "+point+": killing") {
+				t.Fatalf("%s did not die at %s (%v):\n%s", crashed.Name, point, err, crashed.LogTail(30))
+			}
+			c.WaitLeader(t, failoverWithin, crashed)
+			runs := func() []model.WorkflowInstance {
+				insts, _, err := c.Store.ListWorkflowInstances(ctx, store.InstanceFilter{Project: c.Project, Workflow: "tick", Limit: 1000})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return insts
+			}
+			c.Eventually(t, finishWithin, "three runs", func() bool { return len(runs()) >= 3 })
+			req.Enabled = &off
+			if _, _, err := c.Client.PutSchedule(ctx, c.Project, "tick", req); err != nil {
+				t.Fatal(err)
+			}
+			var times []time.Time
+			for _, in := range runs() {
+				if in = c.WaitFinished(t, in.ID, finishWithin); in.State != model.WorkflowSucceeded {
+					t.Fatalf("run %d ended %s", in.ID, in.State)
+				}
+				c.AssertRanOnce(t, in.ID, marks)
+				times = append(times, *in.ScheduleTime)
+			}
+			sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
+			for i := 1; i < len(times); i++ {
+				if times[i].Sub(times[i-1]) != time.Second {
+					t.Fatalf("schedule times %v then %v: a second was missed or doubled", times[i-1], times[i])
+				}
+			}
+			c.AssertNoStuckRows(t)
+		})
+	}
 }
