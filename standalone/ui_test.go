@@ -202,7 +202,7 @@ func js(v any) string {
 
 // TestWebUI drives the web UI in headless Chromium against a real
 // standalone Beluga: authoring and running a workflow, a refused spec,
-// stopping a run, a schedule, and the cluster page. One browser serves
+// stopping a run, a schedule, a backfill, and the cluster page. One browser serves
 // every scenario, in order; later ones use what earlier ones made.
 func TestWebUI(t *testing.T) {
 	e := start(t, "")
@@ -394,6 +394,98 @@ tasks:
 			s.until("disabled", `document.querySelector('#schedule-panel .badge')?.textContent === 'disabled' && !document.querySelector('#schedule-panel ol.upcoming')`)
 			s.open("#/schedules")
 			s.until("the schedules list", `[...document.querySelectorAll('tr[data-workflow="webui/etl2"] td')].some(td => td.textContent === '30 2 * * *')`)
+		})
+	})
+
+	t.Run("backfill", func(t *testing.T) {
+		e := e.with(t)
+		e.do("PUT", "/api/v1/projects/demo/workflows/days", "tasks:\n  - name: day\n    command: echo day=$BELUGA_CUR_DATE\n", http.StatusCreated, nil)
+		type backfill struct {
+			ID    int64    `json:"id"`
+			State string   `json:"state"`
+			Times []string `json:"times"`
+		}
+		var list struct{ Items []backfill }
+		b.step(t, 20*time.Second, func(s *session) {
+			s.open("#/workflows/demo/days")
+			s.until("the backfill form, told there is no schedule", `document.querySelector('#backfill-cron')?.placeholder.includes('no schedule')`)
+			// 01:00 UTC four days ago to 03:00 UTC two days ago holds three
+			// 02:00 UTC times; the form reads them in the browser's zone.
+			var r struct{ From, To, FromSent, ToSent string }
+			s.run("the range in the browser's zone", chromedp.Evaluate(`import('/ui/js/dom.js').then(m => {
+				const n = new Date();
+				const at = (days, hour) => m.localInput(new Date(Date.UTC(n.getUTCFullYear(), n.getUTCMonth(), n.getUTCDate() - days, hour)));
+				const from = at(4, 1), to = at(2, 3);
+				return {From: from, To: to, FromSent: m.rfc3339Local(from), ToSent: m.rfc3339Local(to)};
+			})`, &r, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+
+			// End before start: the API's message, and no backfill.
+			s.run("a reversed range",
+				chromedp.SetValue(`#backfill-from`, r.To, chromedp.ByQuery),
+				chromedp.SetValue(`#backfill-to`, r.From, chromedp.ByQuery),
+				chromedp.SetValue(`#backfill-cron`, "0 2 * * *", chromedp.ByQuery),
+				chromedp.SetValue(`#backfill-tz`, "UTC", chromedp.ByQuery),
+				chromedp.SetValue(`#backfill-parallelism`, "1", chromedp.ByQuery),
+				chromedp.Click(`#backfill-submit`, chromedp.ByQuery))
+			s.until("the range error", `!document.querySelector('#backfill-error').hidden`)
+			var apiErr struct{ Error struct{ Message string } }
+			e.do("POST", "/api/v1/projects/demo/workflows/days/backfill", fmt.Sprintf(`{"start":%s,"end":%s,"cron":"0 2 * * *","timezone":"UTC","parallelism":1}`,
+				js(r.ToSent), js(r.FromSent)), http.StatusBadRequest, &apiErr)
+			if got := s.text(`#backfill-error`); !strings.Contains(apiErr.Error.Message, "is before start") || !strings.Contains(got, apiErr.Error.Message) {
+				t.Fatalf("form shows %q; the API said %q", got, apiErr.Error.Message)
+			}
+			if e.do("GET", "/api/v1/backfills?project=demo&workflow=days", "", http.StatusOK, &list); len(list.Items) != 0 {
+				t.Fatalf("a refused backfill was created: %+v", list.Items)
+			}
+
+			s.run("the three days",
+				chromedp.SetValue(`#backfill-from`, r.From, chromedp.ByQuery),
+				chromedp.SetValue(`#backfill-to`, r.To, chromedp.ByQuery),
+				chromedp.Click(`#backfill-submit`, chromedp.ByQuery))
+			s.until("the backfill page", `/^#\/backfills\/\d+$/.test(location.hash)`)
+			s.until("done, 3 succeeded, 3 runs", `document.querySelector('h1 .badge')?.textContent === 'done' &&
+				document.querySelector('.head .n-succeeded')?.textContent === '3 succeeded' &&
+				[...document.querySelectorAll('table.times tbody tr')].filter(r => r.dataset.state === 'succeeded' && r.querySelector('a[href^="#/instances/"]')).length === 3`)
+
+			// The rows are the API's times in order, each with its run.
+			if e.do("GET", "/api/v1/backfills?project=demo&workflow=days", "", http.StatusOK, &list); len(list.Items) != 1 || list.Items[0].State != "done" {
+				t.Fatalf("backfills: %+v", list.Items)
+			}
+			bf := list.Items[0]
+			var runs struct {
+				Items []struct {
+					ID           int64  `json:"id"`
+					ScheduleTime string `json:"schedule_time"`
+				}
+			}
+			e.do("GET", fmt.Sprintf("/api/v1/instances?backfill=%d", bf.ID), "", http.StatusOK, &runs)
+			runOf := map[string]string{}
+			for _, in := range runs.Items {
+				runOf[in.ScheduleTime] = fmt.Sprint(in.ID)
+			}
+			var rows [][2]string
+			s.eval(`[...document.querySelectorAll('table.times tbody tr')].map(r => [r.dataset.time, r.dataset.instance])`, &rows)
+			if len(rows) != 3 || len(bf.Times) != 3 {
+				t.Fatalf("rows %v, times %v", rows, bf.Times)
+			}
+			for i, row := range rows {
+				at, err := time.Parse(time.RFC3339, row[0])
+				if row[0] != bf.Times[i] || err != nil || at.UTC().Hour() != 2 || row[1] != runOf[row[0]] {
+					t.Fatalf("row %d = %v; the API's time %s has run %s", i, row, bf.Times[i], runOf[bf.Times[i]])
+				}
+			}
+
+			// Stopping a finished backfill shows the API's 409.
+			s.run("stop", chromedp.Click(`#backfill-stop`, chromedp.ByQuery))
+			s.until("the confirm dialog", `!!document.querySelector('dialog[open] button.ok')`)
+			s.run("confirm", chromedp.Click(`dialog[open] button.ok`, chromedp.ByQuery))
+			s.until("the conflict message", `[...document.querySelectorAll('.flash.error')].some(f => f.textContent.includes('not running') && f.textContent.includes('HTTP 409'))`)
+
+			// The list shows it, and the instances link to it.
+			s.open("#/backfills?project=demo")
+			s.until("the backfill in the list", fmt.Sprintf(`document.querySelector('tr[data-id="%d"]')?.dataset.state === 'done'`, bf.ID))
+			s.open("#/instances?project=demo&workflow=days")
+			s.until("the runs linking to it", fmt.Sprintf(`document.querySelectorAll('a[href="#/backfills/%d"]').length === 3`, bf.ID))
 		})
 	})
 

@@ -10,6 +10,7 @@ import * as workflows from './workflows.js';
 import * as workflow from './workflow.js';
 import * as editor from './editor.js';
 import * as schedules from './schedules.js';
+import * as backfills from './backfills.js';
 import * as cluster from './cluster.js';
 
 // Refresh is how often visible pages poll the API.
@@ -24,6 +25,8 @@ const routes = [
   [/^\/edit\/([^/]+)$/, 'workflows', editor.render],
   [/^\/edit\/([^/]+)\/([^/]+)$/, 'workflows', editor.render],
   [/^\/schedules$/, 'schedules', schedules.render],
+  [/^\/backfills$/, 'backfills', backfills.render],
+  [/^\/backfills\/(\d+)$/, 'backfills', backfills.renderOne],
   [/^\/cluster$/, 'cluster', cluster.render],
 ];
 

@@ -64,6 +64,24 @@ export function localTime(iso) {
     `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
+// localInput is a Date as a datetime-local input value, in the browser's zone.
+export function localInput(d) {
+  if (!d || Number.isNaN(d.getTime())) return '';
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+// rfc3339Local reads a datetime-local value in the browser's zone and
+// writes it as RFC 3339 with that zone's offset (Z for UTC), so an API
+// message quoting it reads as typed; '' for empty, null for invalid.
+export function rfc3339Local(v) {
+  if (!v) return '';
+  const d = new Date(v);
+  if (Number.isNaN(d.getTime())) return null;
+  const off = -d.getTimezoneOffset();
+  const zone = off === 0 ? 'Z' : `${off < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(off) / 60))}:${pad(Math.abs(off) % 60)}`;
+  return `${localInput(d)}:${pad(d.getSeconds())}${zone}`;
+}
+
 // timeEl shows a time in local time with UTC (and an extra zone) on hover.
 export function timeEl(iso, zone) {
   if (!iso) return h('span', {class: 'muted'}, '–');

@@ -11,7 +11,7 @@ const LIMIT = 50;
 export function trigger(in_) {
   const out = [h('span', {}, in_.command_type)];
   if (in_.schedule_id) out.push(h('span', {class: 'muted', title: 'the schedule that fired it'}, ` #${in_.schedule_id}`));
-  if (in_.backfill_id) out.push(h('span', {class: 'muted', title: 'the backfill it runs a time of'}, ` #${in_.backfill_id}`));
+  if (in_.backfill_id) out.push(' ', link(`#/backfills/${in_.backfill_id}`, `#${in_.backfill_id}`, {title: 'the backfill it runs a time of'}));
   if (in_.schedule_time) out.push(' for ', timeEl(in_.schedule_time, in_.timezone));
   if (in_.dry_run) out.push(h('span', {class: 'tag'}, 'dry run'));
   return out;

@@ -2,8 +2,8 @@
 // (show, set, enable/disable, delete).
 
 import {api, describe, get, user} from './api.js';
-import {PRIORITIES, confirmDialog, emptyRow, enc, flash, go, h, kv, kvEditor, link, paramsText, replace, select,
-  table, timeEl, workflowHref} from './dom.js';
+import {PRIORITIES, confirmDialog, emptyRow, enc, flash, go, h, kv, kvEditor, link, localInput, paramsText, replace,
+  select, table, timeEl, workflowHref} from './dom.js';
 
 const CRON_HELP = '5 fields (minute hour day-of-month month day-of-week), 6 with leading seconds, ' +
   'or @daily, @hourly, @every 1h';
@@ -32,17 +32,16 @@ function enabledBadge(sc) {
 
 // localInput turns an RFC 3339 time into a datetime-local value, and back.
 function toLocalInput(iso) {
-  if (!iso) return '';
-  const d = new Date(iso);
-  const p = (n) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+  return iso ? localInput(new Date(iso)) : '';
 }
 
 function fromLocalInput(v) {
   return v ? new Date(v).toISOString() : '';
 }
 
-export function schedulePanel(page, project, workflow, spec) {
+// schedulePanel shows and edits a workflow's schedule; onChange (optional)
+// is told each schedule shown (null: none), for the panels that default to it.
+export function schedulePanel(page, project, workflow, spec, onChange) {
   const body = h('div');
   const box = h('section', {class: 'panel', id: 'schedule-panel'}, h('h2', {}, 'Schedule'), body);
   let editing = false;
@@ -51,6 +50,7 @@ export function schedulePanel(page, project, workflow, spec) {
   function view(sc) {
     current = sc;
     editing = false;
+    if (onChange) onChange(sc);
     if (!sc) {
       replace(body, h('p', {class: 'muted'}, 'Not scheduled: it runs only when started by hand.'),
         h('button', {type: 'button', id: 'schedule-set', on: {click: () => edit(null)}}, 'Set schedule'));

@@ -1,10 +1,11 @@
 // Workflow: one workflow's DAG and spec, its versions, a form to run it,
-// its schedule, and edit/delete.
+// its schedule, a form to backfill it, and edit/delete.
 
 import {api, describe, get} from './api.js';
 import {PRIORITIES, confirmDialog, enc, flash, go, h, kvEditor, link, replace, select, table, timeEl,
   workflowHref} from './dom.js';
 import {drawDag} from './dag.js';
+import {backfillPanel} from './backfills.js';
 import {schedulePanel} from './schedules.js';
 import {toYAML} from './yaml.js';
 
@@ -56,11 +57,13 @@ function show(main, page, project, name, wf, versions) {
     h('td', {}, v.version === wf.version ? h('span', {class: 'muted'}, 'shown') : link(`${workflowHref(project, name)}?version=${v.version}`, 'show')))));
 
   const tasks = spec.tasks || [];
+  const backfill = backfillPanel(project, name, spec);
   replace(main,
     h('div', {class: 'titlebar'},
       h('h1', {}, link(`#/workflows/${enc(project)}`, project), ' / ', name, h('span', {class: 'muted'}, ` v${wf.version}`)),
       h('div', {class: 'actions'},
         link(`#/instances?project=${enc(project)}&workflow=${enc(name)}`, 'Instances', {class: 'button'}),
+        link(`#/backfills?project=${enc(project)}&workflow=${enc(name)}`, 'Backfills', {class: 'button'}),
         link(`#/edit/${enc(project)}/${enc(name)}`, 'Edit', {class: 'button', id: 'edit-workflow'}),
         h('button', {type: 'button', class: 'danger', id: 'delete-workflow', on: {click: del}}, 'Delete'))),
     wf.version !== latest ? h('p', {class: 'note'}, `Showing version ${wf.version}; the latest is `,
@@ -78,7 +81,8 @@ function show(main, page, project, name, wf, versions) {
         h('h2', {}, 'Versions'), vt.table),
       h('div', {class: 'col side'},
         runForm(project, name, spec, versions, wf.version === latest ? 0 : wf.version),
-        schedulePanel(page, project, name, spec))));
+        schedulePanel(page, project, name, spec, backfill.setSchedule),
+        backfill.el)));
 }
 
 function runForm(project, name, spec, versions, version) {
