@@ -13,6 +13,10 @@ import (
 
 const (
 	pollEvery = 100 * time.Millisecond
+	// pollShare: the pause after a poll is at least this many times the
+	// poll's own duration, so following costs the server at most ~1/10 of
+	// the time.
+	pollShare = 9
 	// pollPatience is how long follow keeps polling through transport
 	// errors and 5xx answers (an api restart, a busy database) before it
 	// gives up.
@@ -32,13 +36,14 @@ type taskEvent struct {
 
 // follow polls an instance until it is finished, printing each task state
 // change, then the final state. The error carries the exit code: nil only
-// when the run succeeded.
+// when the run succeeded. Each poll reads every task of the instance, so
+// the pause between polls grows with what a poll costs (pollShare): a
+// thousand-task run is followed without taking the server's CPU.
 func (a *app) follow(ctx context.Context, c *client.Client, id int64) error {
 	seen := map[int64]string{} // task instance id -> last printed state
-	ticker := time.NewTicker(pollEvery)
-	defer ticker.Stop()
 	lastOK := time.Now()
 	for {
+		polled := time.Now()
 		d, err := c.GetInstance(ctx, id)
 		switch {
 		case err == nil:
@@ -54,10 +59,12 @@ func (a *app) follow(ctx context.Context, c *client.Client, id int64) error {
 		default:
 			return err
 		}
+		t := time.NewTimer(max(pollEvery, pollShare*time.Since(polled)))
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return ctx.Err()
-		case <-ticker.C:
+		case <-t.C:
 		}
 	}
 }
