@@ -61,7 +61,22 @@ func (r scheduleRow) model() model.Schedule {
 // with the fields of sc (the caller has validated them and computed
 // NextFireTime). The workflow must exist. It returns the stored schedule and
 // whether it was created.
+//
+// A replace is conditional on the revision it read, like a fire: a fire
+// committing in between makes it read again (never undo the fire), and the
+// revision it writes moves on, so a fire planned from the old row is
+// refused. The fire's own columns (last fire time, note) are not written.
 func (s *Store) PutSchedule(ctx context.Context, sc model.Schedule) (out model.Schedule, created bool, err error) {
+	for range 5 {
+		out, created, err = s.putSchedule(ctx, sc)
+		if !errors.Is(err, ErrScheduleMoved) {
+			return out, created, err
+		}
+	}
+	return out, created, fmt.Errorf("schedule of %q keeps changing; try again: %w", sc.Workflow, ErrConflict)
+}
+
+func (s *Store) putSchedule(ctx context.Context, sc model.Schedule) (out model.Schedule, created bool, err error) {
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		p, err := workflowProject(tx, sc.Project, sc.Workflow)
 		if err != nil {
@@ -87,10 +102,16 @@ func (s *Store) PutSchedule(ctx context.Context, sc model.Schedule) (out model.S
 		case err != nil:
 			return fmt.Errorf("read schedule: %w", err)
 		default:
-			// The revision moves on, so a fire planned from the old row is refused.
-			r.ID, r.CreatedAt, r.LastFireTime, r.Revision = old.ID, old.CreatedAt, old.LastFireTime, old.Revision+1
-			if err := tx.Select("*").Save(&r).Error; err != nil {
-				return fmt.Errorf("update schedule: %w", err)
+			r.ID, r.CreatedAt, r.LastFireTime, r.Note, r.Revision = old.ID, old.CreatedAt, old.LastFireTime, old.Note, old.Revision+1
+			res := tx.Model(&scheduleRow{}).Where("id = ? AND revision = ?", old.ID, old.Revision).UpdateColumns(map[string]any{
+				"cron": r.Cron, "timezone": r.Timezone, "start_time": r.StartTime, "end_time": r.EndTime, "catchup": r.Catchup,
+				"priority": r.Priority, "worker_group": r.WorkerGroup, "params_json": r.ParamsJSON, "enabled": r.Enabled,
+				"next_fire_time": r.NextFireTime, "updated_by": r.UpdatedBy, "updated_at": r.UpdatedAt, "revision": r.Revision})
+			if res.Error != nil {
+				return fmt.Errorf("update schedule: %w", res.Error)
+			}
+			if res.RowsAffected == 0 {
+				return ErrScheduleMoved
 			}
 		}
 		out = r.model()

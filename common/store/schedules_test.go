@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -58,10 +59,12 @@ func TestScheduleFiresOnce(t *testing.T) {
 		if _, err := term.FireSchedule(ctx, got, store.Firing{Times: []time.Time{t1}}); !errors.Is(err, store.ErrScheduleMoved) {
 			t.Fatalf("fire planned before an edit: %v", err)
 		}
-		// The same schedule time cannot be written twice, even by a fire
-		// from a fresh read that asks for it again.
-		if _, err := term.FireSchedule(ctx, edited, store.Firing{Times: []time.Time{t0}, Next: &t1}); !errors.Is(err, store.ErrScheduleMoved) {
-			t.Fatalf("fire of a time already run: %v", err)
+		// The same schedule time is not written twice, even by a fire from a
+		// fresh read that asks for it again: it is passed over and the
+		// schedule moves on, so it cannot get stuck on that time.
+		again, err := term.FireSchedule(ctx, edited, store.Firing{Times: []time.Time{t0}, Next: &t1})
+		if moved, _ := s.GetSchedule(ctx, "demo", "diamond"); err != nil || len(again) != 0 || moved.Revision != edited.Revision+1 {
+			t.Fatalf("fire of a time already run: %v %v, revision %d", again, err, moved.Revision)
 		}
 		if err := s.BeginTerm(ctx, 4, "m2"); err != nil {
 			t.Fatal(err)
@@ -105,6 +108,86 @@ func TestScheduleFiresOnce(t *testing.T) {
 		}
 		if _, err := s.GetSchedule(ctx, "demo", "diamond"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("schedule after its workflow was deleted: %v", err)
+		}
+	})
+}
+
+// TestScheduleEditsRacingFires: editors replace a schedule while it fires.
+// An edit never undoes a fire (the last fire time only moves forward, every
+// fired time keeps its one run), and a time an edit asks for again is
+// passed over, not a stuck cursor.
+func TestScheduleEditsRacingFires(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		s.CreateProject(ctx, "demo", "")
+		s.PutWorkflow(ctx, "demo", mustSpec(t, diamond))
+		t0 := time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
+		if _, _, err := s.PutSchedule(ctx, model.Schedule{Project: "demo", Workflow: "diamond", Cron: "* * * * * *",
+			Enabled: true, NextFireTime: &t0}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.BeginTerm(ctx, 1, "m"); err != nil {
+			t.Fatal(err)
+		}
+		term := s.Term(1)
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					cur, err := s.GetSchedule(ctx, "demo", "diamond")
+					if err == nil {
+						cur.UpdatedBy = "editor"
+						_, _, err = s.PutSchedule(ctx, cur)
+					}
+					if err != nil && !errors.Is(err, store.ErrConflict) {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		var last time.Time
+		runs := 0
+		for runs < 10 && !t.Failed() {
+			cur, err := s.GetSchedule(ctx, "demo", "diamond")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cur.LastFireTime != nil && cur.LastFireTime.Before(last) {
+				t.Fatalf("last fire went back from %v to %v", last, cur.LastFireTime)
+			}
+			at := *cur.NextFireTime
+			next := at.Add(time.Second)
+			insts, err := term.FireSchedule(ctx, cur, store.Firing{Times: []time.Time{at}, Next: &next})
+			if errors.Is(err, store.ErrScheduleMoved) {
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs += len(insts)
+			last = at
+		}
+		close(stop)
+		wg.Wait()
+		all, n, _ := s.ListWorkflowInstances(ctx, store.InstanceFilter{Project: "demo", Limit: 1000})
+		seen := map[time.Time]bool{}
+		for _, in := range all {
+			if seen[*in.ScheduleTime] {
+				t.Fatalf("time %v ran twice", in.ScheduleTime)
+			}
+			seen[*in.ScheduleTime] = true
+		}
+		if n != int64(runs) {
+			t.Fatalf("%d instances for %d fired runs", n, runs)
 		}
 	})
 }

@@ -23,8 +23,10 @@ type timedRuns struct {
 	times    []time.Time
 }
 
-// write applies w in tx. A row no longer at its revision, or a time that
-// already has its run (the unique index), is w.moved with nothing written.
+// write applies w in tx. A row no longer at its revision is w.moved with
+// nothing written. A time that already has its run (the unique index) is
+// left as it is, so the row still moves past it: whatever let it be asked
+// for again, it runs once and the cursor cannot get stuck on it.
 func (w timedRuns) write(tx *gorm.DB) ([]model.WorkflowInstance, error) {
 	w.up["revision"] = w.rev + 1
 	// UpdateColumns: moving a cursor is not an edit, updated_at stays.
@@ -42,10 +44,12 @@ func (w timedRuns) write(tx *gorm.DB) ([]model.WorkflowInstance, error) {
 		req := w.run
 		req.ScheduleTime = &at
 		inst, err := insertRun(tx, req, now)
+		if isUniqueViolation(err) {
+			// MySQL and SQLite undo the failed statement only: nothing of this time
+			// was written (the instance insert comes first), the transaction goes on.
+			continue
+		}
 		if err != nil {
-			if isUniqueViolation(err) {
-				return nil, fmt.Errorf("%s already has its run for %s: %w", w.what, at.Format(time.RFC3339), w.moved)
-			}
 			return nil, fmt.Errorf("%s: run for %s: %w", w.what, at.Format(time.RFC3339), err)
 		}
 		out = append(out, inst)
