@@ -124,7 +124,7 @@ type Backfill struct {
 	RequestedBy string            `json:"requested_by,omitempty"`
 	CreatedAt   time.Time         `json:"created_at"`
 	EndAt       *time.Time        `json:"end_at,omitempty"`
-	// Read with the runs: how many are unfinished, succeeded, failed
-	// (failed, stopped or paused) so far.
+	// Read with the runs: how many are unfinished (paused ones too: they
+	// can be resumed), succeeded, failed (failed or stopped) so far.
 	Unfinished, Succeeded, Failed int
 }

@@ -40,6 +40,7 @@ type Cron struct {
 	expr  string
 	loc   *time.Location
 	sched cron.Schedule
+	wall  bool // fields read on loc's wall clock; false for @every (elapsed time)
 }
 
 // Parse reads expr in the zone tz (an IANA name; "" means UTC).
@@ -59,10 +60,12 @@ func Parse(expr, tz string) (*Cron, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cron %q: %v", expr, err)
 	}
-	if sp, ok := s.(*cron.SpecSchedule); ok {
-		sp.Location = loc
-	}
 	c := &Cron{expr: e, loc: loc, sched: s}
+	if sp, ok := s.(*cron.SpecSchedule); ok {
+		// Evaluated on wall-clock values written as UTC (no daylight saving
+		// there), then placed in loc by Next.
+		sp.Location, c.wall = time.UTC, true
+	}
 	if c.Next(time.Now()).IsZero() {
 		return nil, fmt.Errorf("cron %q never fires", expr)
 	}
@@ -86,12 +89,41 @@ func Location(tz string) (*time.Location, error) {
 }
 
 // Next is the first fire time strictly after t, in UTC; zero when none.
+//
+// The fields of a cron are read on the zone's wall clock, and each wall
+// time fires once: when clocks go back, a wall time that happens twice
+// fires at its first instant only (a nightly batch for a date runs once,
+// and its $[...] params would be the same both times); when clocks jump
+// forward over a wall time, it fires right after the jump, at the wall
+// time plus the jump, instead of being skipped for the day. @every counts
+// elapsed time.
 func (c *Cron) Next(t time.Time) time.Time {
-	n := c.sched.Next(t.In(c.loc))
-	if n.IsZero() {
-		return n
+	if !c.wall {
+		n := c.sched.Next(t)
+		if n.IsZero() {
+			return n
+		}
+		return n.UTC()
 	}
-	return n.UTC()
+	w := wallClock(t.In(c.loc))
+	for range 1000 { // each step is a later wall time; one of the next two is after t
+		if w = c.sched.Next(w); w.IsZero() {
+			return w
+		}
+		n := time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), 0, c.loc)
+		if got := wallClock(n.In(c.loc)); got.Before(w) { // w is in a gap: move past the jump
+			n = n.Add(w.Sub(got))
+		}
+		if n.After(t) {
+			return n.UTC()
+		}
+	}
+	return time.Time{}
+}
+
+// wallClock is t's wall-clock reading written as a UTC time.
+func wallClock(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
 }
 
 // Window limits a schedule to [Start, End]; nil ends are open.
@@ -100,11 +132,18 @@ type Window struct {
 }
 
 // First is the first fire time at or after from within w; zero when none.
+// For @every it is from itself (to the second): the interval counts from
+// there.
 func (c *Cron) First(from time.Time, w Window) time.Time {
 	if w.Start != nil && w.Start.After(from) {
 		from = *w.Start
 	}
-	n := c.Next(from.Add(-time.Nanosecond))
+	var n time.Time
+	if c.wall {
+		n = c.Next(from.Add(-time.Nanosecond))
+	} else {
+		n = from.Add(time.Second - time.Nanosecond).Truncate(time.Second).UTC()
+	}
 	if n.IsZero() || (w.End != nil && n.After(*w.End)) {
 		return time.Time{}
 	}

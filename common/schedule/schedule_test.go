@@ -160,3 +160,64 @@ func TestBetween(t *testing.T) {
 		t.Fatalf("empty range: %v", got)
 	}
 }
+
+// firesOn lists the fire times whose wall date in loc is day, walking from
+// two days before.
+func firesOn(t *testing.T, c *Cron, loc *time.Location, day string) []time.Time {
+	t.Helper()
+	d, err := time.ParseInLocation("2006-01-02", day, loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []time.Time
+	for n := c.Next(d.AddDate(0, 0, -2)); n.In(loc).Before(d.AddDate(0, 0, 2)); n = c.Next(n) {
+		if n.In(loc).Format("2006-01-02") == day {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func TestDaylightSaving(t *testing.T) {
+	ny, _ := time.LoadLocation("America/New_York")
+	// 2026-03-08: 02:00 EST jumps to 03:00 EDT; 2026-11-01: 02:00 EDT falls back to 01:00 EST.
+	spring := firesOn(t, mustParse(t, "30 2 * * *", "America/New_York"), ny, "2026-03-08")
+	if len(spring) != 1 || !spring[0].Equal(at("2026-03-08T07:30:00Z")) { // 03:30 EDT: right after the jump
+		t.Fatalf("02:30 on the day it does not exist: %v", spring)
+	}
+	fall := firesOn(t, mustParse(t, "30 1 * * *", "America/New_York"), ny, "2026-11-01")
+	if len(fall) != 1 {
+		t.Fatalf("01:30 on the day it happens twice fired %d times: %v", len(fall), fall)
+	}
+	hourly := firesOn(t, mustParse(t, "0 * * * *", "America/New_York"), ny, "2026-11-01")
+	walls := map[string]bool{}
+	for _, f := range hourly {
+		w := f.In(ny).Format("15:04")
+		if walls[w] {
+			t.Fatalf("wall time %s fired twice on the fall-back day", w)
+		}
+		walls[w] = true
+	}
+	if len(hourly) != 24 {
+		t.Fatalf("hourly on a 25-hour day: %d fires, want one per wall hour (24)", len(hourly))
+	}
+	if n := len(firesOn(t, mustParse(t, "0 * * * *", "America/New_York"), ny, "2026-03-08")); n != 23 {
+		t.Fatalf("hourly on a 23-hour day: %d fires, want 23", n)
+	}
+	// Midnight does not exist in Santiago on 2026-09-06 (00:00 jumps to 01:00).
+	scl, _ := time.LoadLocation("America/Santiago")
+	if got := firesOn(t, mustParse(t, "@daily", "America/Santiago"), scl, "2026-09-06"); len(got) != 1 {
+		t.Fatalf("@daily in Santiago on the day midnight is skipped: %v", got)
+	}
+}
+
+func TestEveryCountsFromTheStart(t *testing.T) {
+	c := mustParse(t, "@every 1h", "")
+	got, _ := c.Between(at("2026-11-01T00:00:00Z"), at("2026-11-01T04:00:00Z"), 10)
+	if len(got) != 5 || !got[0].Equal(at("2026-11-01T00:00:00Z")) || !got[4].Equal(at("2026-11-01T04:00:00Z")) {
+		t.Fatalf("@every 1h over four hours, both ends included: %v", got)
+	}
+	if f := c.First(at("2026-11-01T00:00:00.2Z"), Window{}); !f.Equal(at("2026-11-01T00:00:01Z")) {
+		t.Fatalf("first from a fraction of a second: %v", f)
+	}
+}

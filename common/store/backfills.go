@@ -165,7 +165,7 @@ func (s *Store) withProgress(ctx context.Context, rows []backfillRow) ([]model.B
 		switch model.WorkflowState(c.State) {
 		case model.WorkflowSucceeded:
 			b.Succeeded += c.N
-		case model.WorkflowFailed, model.WorkflowStopped, model.WorkflowPaused:
+		case model.WorkflowFailed, model.WorkflowStopped:
 			b.Failed += c.N
 		default:
 			b.Unfinished += c.N
