@@ -49,7 +49,7 @@ func insertRun(tx *gorm.DB, req RunRequest, now time.Time) (model.WorkflowInstan
 	if err != nil {
 		return model.WorkflowInstance{}, err
 	}
-	q := tx.Omit("spec_json").Where("project_id = ? AND name = ?", p.ID, req.Workflow)
+	q := lockingRead(tx).Omit("spec_json").Where("project_id = ? AND name = ?", p.ID, req.Workflow)
 	if req.Version > 0 {
 		q = q.Where("version = ?", req.Version)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/beluga-scheduler/beluga/common/model"
 )
@@ -212,11 +213,23 @@ func workflowProject(tx *gorm.DB, project, workflow string) (projectRow, error) 
 		return p, err
 	}
 	var n int64
-	if err := tx.Model(&workflowDefinitionRow{}).Where("project_id = ? AND name = ?", p.ID, workflow).Count(&n).Error; err != nil {
+	if err := lockingRead(tx).Model(&workflowDefinitionRow{}).Where("project_id = ? AND name = ?", p.ID, workflow).Count(&n).Error; err != nil {
 		return p, fmt.Errorf("find workflow %q: %w", workflow, err)
 	}
 	if n == 0 {
 		return p, fmt.Errorf("workflow %q in project %q: %w", workflow, project, ErrNotFound)
 	}
 	return p, nil
+}
+
+// lockingRead makes a read in tx see, and lock until commit, the latest
+// committed rows on MySQL, where a plain read sees the transaction's
+// snapshot: what a concurrent DeleteWorkflow checks and what it deletes
+// are then ordered with the writes that depend on them. SQLite
+// transactions are serialized (BEGIN IMMEDIATE) and need nothing.
+func lockingRead(tx *gorm.DB) *gorm.DB {
+	if tx.Dialector.Name() == "mysql" {
+		return tx.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate})
+	}
+	return tx
 }

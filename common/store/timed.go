@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -28,6 +29,13 @@ type timedRuns struct {
 // left as it is, so the row still moves past it: whatever let it be asked
 // for again, it runs once and the cursor cannot get stuck on it.
 func (w timedRuns) write(tx *gorm.DB) ([]model.WorkflowInstance, error) {
+	// The workflow's definitions are locked before the row, the order every
+	// writer keeps (see DeleteWorkflow).
+	if _, err := workflowProject(tx, w.run.Project, w.run.Workflow); errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("%s: %v: %w", w.what, err, w.moved)
+	} else if err != nil {
+		return nil, err
+	}
 	w.up["revision"] = w.rev + 1
 	// UpdateColumns: moving a cursor is not an edit, updated_at stays.
 	res := tx.Model(w.table).Where("id = ? AND revision = ? AND "+w.where, w.id, w.rev, w.whereArg).UpdateColumns(w.up)

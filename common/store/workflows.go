@@ -142,9 +142,13 @@ func (s *Store) ListWorkflowVersions(ctx context.Context, project, name string) 
 	return defs(rows, p.Name), nil
 }
 
-// DeleteWorkflow removes every version of a workflow. It refuses with
-// ErrConflict while an instance of it is unfinished, since a runner or a
-// later recovery still needs the definition.
+// DeleteWorkflow removes every version of a workflow and its schedule. It
+// refuses with ErrConflict while an instance of it is unfinished, since a
+// runner or a later recovery still needs the definition, or while a
+// backfill of it runs. Its definitions are locked first (lockingRead), as
+// every run, fire, schedule edit and backfill does before anything else, so
+// one that commits meanwhile is either seen here or waits and finds the
+// workflow gone, and the common lock order leaves no deadlock.
 func (s *Store) DeleteWorkflow(ctx context.Context, project, name string) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		p, err := getProject(tx, project)
@@ -152,30 +156,30 @@ func (s *Store) DeleteWorkflow(ctx context.Context, project, name string) error 
 			return err
 		}
 		var ids []int64
-		if err := tx.Model(&workflowDefinitionRow{}).Where("project_id = ? AND name = ?", p.ID, name).
+		if err := lockingRead(tx).Model(&workflowDefinitionRow{}).Where("project_id = ? AND name = ?", p.ID, name).
 			Pluck("id", &ids).Error; err != nil {
 			return fmt.Errorf("find workflow %q: %w", name, err)
 		}
 		if len(ids) == 0 {
 			return fmt.Errorf("workflow %q in project %q: %w", name, project, ErrNotFound)
 		}
+		if err := tx.Where("project_id = ? AND workflow_name = ?", p.ID, name).Delete(&scheduleRow{}).Error; err != nil {
+			return fmt.Errorf("delete schedule of %q: %w", name, err)
+		}
 		var live int64
-		if err := tx.Model(&workflowInstanceRow{}).Where("workflow_definition_id IN ? AND state NOT IN ?", ids, finishedWorkflowStates()).
+		if err := lockingRead(tx).Model(&workflowInstanceRow{}).Where("workflow_definition_id IN ? AND state NOT IN ?", ids, finishedWorkflowStates()).
 			Count(&live).Error; err != nil {
 			return fmt.Errorf("count instances of %q: %w", name, err)
 		}
 		if live > 0 {
 			return fmt.Errorf("workflow %q has %d unfinished instance(s); stop them first: %w", name, live, ErrConflict)
 		}
-		if err := tx.Model(&backfillRow{}).Where("project_id = ? AND workflow_name = ? AND state = ?", p.ID, name, model.BackfillRunning).
+		if err := lockingRead(tx).Model(&backfillRow{}).Where("project_id = ? AND workflow_name = ? AND state = ?", p.ID, name, model.BackfillRunning).
 			Count(&live).Error; err != nil {
 			return fmt.Errorf("count backfills of %q: %w", name, err)
 		}
 		if live > 0 {
 			return fmt.Errorf("workflow %q has %d running backfill(s); stop them first: %w", name, live, ErrConflict)
-		}
-		if err := tx.Where("project_id = ? AND workflow_name = ?", p.ID, name).Delete(&scheduleRow{}).Error; err != nil {
-			return fmt.Errorf("delete schedule of %q: %w", name, err)
 		}
 		for _, del := range []struct {
 			m     any
