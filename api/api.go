@@ -41,6 +41,14 @@ type Deps struct {
 	// Ready says whether /healthz answers 200 (nil: always ready).
 	Ready func() bool
 	Log   *zap.Logger
+	// Listen is the address the server listens on. On a loopback address
+	// (or "") only loopback Host names are answered, against DNS
+	// rebinding; on any other address every Host is, unless AllowedHosts
+	// lists some.
+	Listen string
+	// AllowedHosts are the further Host names answered (api.allowed_hosts;
+	// "*": any). Loopback names are always answered.
+	AllowedHosts []string
 }
 
 //go:embed openapi.yaml
@@ -142,7 +150,7 @@ func NewHandler(d Deps) http.Handler {
 	mux.Handle("GET /{$}", app)
 	mux.Handle("GET "+ui.AssetPrefix, app)
 	mux.Handle("/", notFound)
-	return chain(mux, log)
+	return chain(mux, log, newHostPolicy(d.Listen, d.AllowedHosts))
 }
 
 func (h *handlers) bind(f func(*handlers, http.ResponseWriter, *http.Request) error) http.Handler {

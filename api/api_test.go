@@ -107,7 +107,7 @@ func TestApplyWorkflowVersions(t *testing.T) {
 
 	// The same spec again, and the same meaning in JSON with other key order
 	// and defaults spelled out: no new version.
-	b.putSpec("p", "nightly_etl", "", etlYAML).want(t, http.StatusOK).json(t, &res)
+	b.putSpec("p", "nightly_etl", "application/yaml", etlYAML).want(t, http.StatusOK).json(t, &res)
 	if res.Created || res.Version != 1 || res.SpecHash != hash {
 		t.Fatalf("identical apply %+v", res)
 	}
@@ -128,7 +128,7 @@ func TestApplyWorkflowVersions(t *testing.T) {
 
 	// Name left out: taken from the path, in YAML and in JSON.
 	noName := strings.Replace(etlYAML, "name: nightly_etl\n", "", 1)
-	b.putSpec("p", "other", "", noName).want(t, http.StatusCreated).json(t, &res)
+	b.putSpec("p", "other", "application/yaml", noName).want(t, http.StatusCreated).json(t, &res)
 	if res.Name != "other" || res.Version != 1 {
 		t.Fatalf("nameless YAML %+v", res)
 	}
@@ -138,11 +138,11 @@ func TestApplyWorkflowVersions(t *testing.T) {
 		t.Fatalf("nameless JSON %+v", res)
 	}
 	// Nameless YAML without a final newline, and with a document end marker.
-	b.putSpec("p", "nl", "", "tasks:\n  - name: a\n    command: |\n      echo a").want(t, http.StatusCreated)
-	b.putSpec("p", "docend", "", "tasks:\n  - name: a\n    command: true\n...\n").want(t, http.StatusCreated)
+	b.putSpec("p", "nl", "application/yaml", "tasks:\n  - name: a\n    command: |\n      echo a").want(t, http.StatusCreated)
+	b.putSpec("p", "docend", "application/yaml", "tasks:\n  - name: a\n    command: true\n...\n").want(t, http.StatusCreated)
 
 	// Errors in a nameless spec still name the user's line.
-	e := b.putSpec("p", "w", "", "# a comment\ntasks:\n  - name: a\n    comand: x\n").wantError(t, http.StatusBadRequest, CodeBadRequest)
+	e := b.putSpec("p", "w", "application/yaml", "# a comment\ntasks:\n  - name: a\n    comand: x\n").wantError(t, http.StatusBadRequest, CodeBadRequest)
 	if !strings.Contains(e.Message, "line 4") {
 		t.Fatalf("message %q does not name line 4", e.Message)
 	}
@@ -164,19 +164,25 @@ func TestApplyWorkflowRejects(t *testing.T) {
 		status         int
 		code, want     string
 	}{
-		{"unknown field", "", etlYAML + "owner: me\n", 400, CodeBadRequest, "owner"},
+		{"unknown field", "application/yaml", etlYAML + "owner: me\n", 400, CodeBadRequest, "owner"},
 		{"unknown field json", "application/json", `{"name":"w","tasks":[{"name":"a","command":"x","bogus":1}]}`, 400, CodeBadRequest, "bogus"},
-		{"cycle", "", "name: w\ntasks:\n  - {name: a, command: x, depends_on: [b]}\n  - {name: b, command: x, depends_on: [a]}\n", 400, CodeBadRequest, "cycle"},
-		{"dangling dependency", "", "name: w\ntasks:\n  - {name: a, command: x, depends_on: [zz]}\n", 400, CodeBadRequest, `"zz"`},
-		{"duplicate task", "", "name: w\ntasks:\n  - {name: a, command: x}\n  - {name: a, command: y}\n", 400, CodeBadRequest, "duplicate"},
-		{"no tasks", "", "name: w\ntasks: []\n", 400, CodeBadRequest, "no tasks"},
-		{"bad yaml", "", "name: w\ntasks: [\n", 400, CodeBadRequest, "line"},
+		{"cycle", "application/yaml", "name: w\ntasks:\n  - {name: a, command: x, depends_on: [b]}\n  - {name: b, command: x, depends_on: [a]}\n", 400, CodeBadRequest, "cycle"},
+		{"dangling dependency", "application/yaml", "name: w\ntasks:\n  - {name: a, command: x, depends_on: [zz]}\n", 400, CodeBadRequest, `"zz"`},
+		{"duplicate task", "application/yaml", "name: w\ntasks:\n  - {name: a, command: x}\n  - {name: a, command: y}\n", 400, CodeBadRequest, "duplicate"},
+		{"no tasks", "application/yaml", "name: w\ntasks: []\n", 400, CodeBadRequest, "no tasks"},
+		{"bad yaml", "application/yaml", "name: w\ntasks: [\n", 400, CodeBadRequest, "line"},
 		{"bad json", "application/json", `{"name":"w",`, 400, CodeBadRequest, "invalid workflow spec"},
 		{"empty", "", "", 400, CodeBadRequest, "empty"},
-		{"name mismatch", "", strings.Replace(etlYAML, "nightly_etl", "other", 1), 400, CodeBadRequest, "must match"},
+		{"name mismatch", "application/yaml", strings.Replace(etlYAML, "nightly_etl", "other", 1), 400, CodeBadRequest, "must match"},
 		{"json type with yaml body", "application/json", etlYAML, 400, CodeBadRequest, "not a JSON object"},
 		{"unsupported media type", "application/xml", etlYAML, 415, CodeUnsupportedMedia, "application/xml"},
-		{"spec over the spec limit", "", etlYAML + "# " + strings.Repeat("x", spec.MaxSpecBytes) + "\n", 413, CodePayloadTooLarge, "limit"},
+		// The types a page of another site may send without asking, and none.
+		{"text/plain", "text/plain", etlYAML, 415, CodeUnsupportedMedia, "application/yaml"},
+		{"form", "application/x-www-form-urlencoded", etlYAML, 415, CodeUnsupportedMedia, "application/json or application/yaml"},
+		{"multipart", "multipart/form-data; boundary=x", etlYAML, 415, CodeUnsupportedMedia, "multipart/form-data"},
+		{"no Content-Type", "", etlYAML, 415, CodeUnsupportedMedia, "no Content-Type"},
+		{"bad Content-Type", "yaml;;", etlYAML, 415, CodeUnsupportedMedia, "bad Content-Type"},
+		{"spec over the spec limit", "application/yaml", etlYAML + "# " + strings.Repeat("x", spec.MaxSpecBytes) + "\n", 413, CodePayloadTooLarge, "limit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			name := "w"
@@ -189,8 +195,8 @@ func TestApplyWorkflowRejects(t *testing.T) {
 			}
 		})
 	}
-	b.putSpec("nope", "nightly_etl", "", etlYAML).wantError(t, http.StatusNotFound, CodeNotFound)
-	b.putSpec("p", "bad%20name", "", etlYAML).wantError(t, http.StatusBadRequest, CodeBadRequest)
+	b.putSpec("nope", "nightly_etl", "application/yaml", etlYAML).wantError(t, http.StatusNotFound, CodeNotFound)
+	b.putSpec("p", "bad%20name", "application/yaml", etlYAML).wantError(t, http.StatusBadRequest, CodeBadRequest)
 
 	var list List[Workflow]
 	b.get("/api/v1/projects/p/workflows").want(t, http.StatusOK).json(t, &list)
@@ -206,7 +212,7 @@ func TestBodyLimit(t *testing.T) {
 	big := strings.Repeat("#", MaxBodyBytes+1)
 
 	// Content-Length over the limit: refused before reading.
-	e := b.putSpec("p", "w", "", big).wantError(t, http.StatusRequestEntityTooLarge, CodePayloadTooLarge)
+	e := b.putSpec("p", "w", "application/yaml", big).wantError(t, http.StatusRequestEntityTooLarge, CodePayloadTooLarge)
 	if !strings.Contains(e.Message, "limit") {
 		t.Fatalf("message %q", e.Message)
 	}
@@ -235,8 +241,8 @@ func TestWorkflowReads(t *testing.T) {
 	t.Parallel()
 	b := setup(t, options{})
 	b.mustWorkflow("p")
-	b.putSpec("p", "nightly_etl", "", strings.Replace(etlYAML, "echo load", "echo v2", 1)).want(t, http.StatusCreated)
-	b.putSpec("p", "adhoc", "", "tasks:\n  - {name: a, command: x}\n").want(t, http.StatusCreated)
+	b.putSpec("p", "nightly_etl", "application/yaml", strings.Replace(etlYAML, "echo load", "echo v2", 1)).want(t, http.StatusCreated)
+	b.putSpec("p", "adhoc", "application/yaml", "tasks:\n  - {name: a, command: x}\n").want(t, http.StatusCreated)
 
 	var wf Workflow
 	b.get("/api/v1/projects/p/workflows/nightly_etl").want(t, http.StatusOK).json(t, &wf)
@@ -299,7 +305,7 @@ func TestRun(t *testing.T) {
 	t.Parallel()
 	b := setup(t, options{})
 	b.mustWorkflow("p")
-	b.putSpec("p", "nightly_etl", "", strings.Replace(etlYAML, "echo load", "echo v2", 1)).want(t, http.StatusCreated)
+	b.putSpec("p", "nightly_etl", "application/yaml", strings.Replace(etlYAML, "echo load", "echo v2", 1)).want(t, http.StatusCreated)
 
 	r := b.do("POST", "/api/v1/projects/p/workflows/nightly_etl/runs", "", nil).want(t, http.StatusCreated)
 	var inst Instance

@@ -25,7 +25,8 @@ type BackfillRequest struct {
 
 // Backfill runs a workflow once per schedule time of a past range. Times
 // lists the schedule times in the order they are submitted; the first
-// Submitted of them have runs.
+// Submitted of them have runs. Lists leave Times out (up to 1000 per
+// backfill, and the UI polls the list).
 type Backfill struct {
 	ID          int64             `json:"id"`
 	Project     string            `json:"project"`
@@ -48,7 +49,7 @@ type Backfill struct {
 	CreatedAt   Time              `json:"created_at"`
 	EndAt       *Time             `json:"end_at"`
 	Progress    BackfillProgress  `json:"progress"`
-	Times       []Time            `json:"times"`
+	Times       []Time            `json:"times,omitempty"`
 }
 
 // BackfillProgress counts a backfill's submitted runs by outcome; failed
@@ -59,7 +60,8 @@ type BackfillProgress struct {
 	Failed     int `json:"failed"`
 }
 
-func fromBackfill(b model.Backfill) Backfill {
+// fromBackfill is b on the wire; withTimes adds its schedule times.
+func fromBackfill(b model.Backfill, withTimes bool) Backfill {
 	params := b.Params
 	if params == nil {
 		params = map[string]string{}
@@ -69,13 +71,15 @@ func fromBackfill(b model.Backfill) Backfill {
 		Parallelism: b.Parallelism, OnFailure: b.OnFailure, WorkerGroup: b.WorkerGroup, Params: params,
 		DryRun: b.DryRun, State: string(b.State), Reason: b.Reason, RequestedBy: b.RequestedBy,
 		CreatedAt: timeOf(b.CreatedAt), EndAt: timePtr(b.EndAt),
-		Progress: BackfillProgress{Unfinished: b.Unfinished, Succeeded: b.Succeeded, Failed: b.Failed},
-		Times:    make([]Time, len(b.Times))}
+		Progress: BackfillProgress{Unfinished: b.Unfinished, Succeeded: b.Succeeded, Failed: b.Failed}}
 	if b.Priority != nil {
 		out.Priority = b.Priority.String()
 	}
-	for i, t := range b.Times {
-		out.Times[i] = timeOf(t)
+	if withTimes {
+		out.Times = make([]Time, len(b.Times))
+		for i, t := range b.Times {
+			out.Times[i] = timeOf(t)
+		}
 	}
 	return out
 }

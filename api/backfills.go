@@ -67,7 +67,7 @@ func (h *handlers) startBackfill(w http.ResponseWriter, r *http.Request) error {
 		h.Notify()
 	}
 	w.Header().Set("Location", backfillPath(out.ID))
-	writeJSON(w, http.StatusCreated, fromBackfill(out))
+	writeJSON(w, http.StatusCreated, fromBackfill(out, true))
 	return nil
 }
 
@@ -205,7 +205,7 @@ func (h *handlers) listBackfills(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := List[Backfill]{Items: make([]Backfill, len(bs))}
 	for i, b := range bs {
-		out.Items[i] = fromBackfill(b)
+		out.Items[i] = fromBackfill(b, false)
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
@@ -220,7 +220,7 @@ func (h *handlers) getBackfill(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return storeError(err)
 	}
-	writeJSON(w, http.StatusOK, fromBackfill(b))
+	writeJSON(w, http.StatusOK, fromBackfill(b, true))
 	return nil
 }
 
@@ -253,6 +253,6 @@ func (h *handlers) backfillAction(w http.ResponseWriter, r *http.Request) error 
 	if h.Notify != nil {
 		h.Notify() // the master drops it from its plan sooner
 	}
-	writeJSON(w, http.StatusOK, fromBackfill(b))
+	writeJSON(w, http.StatusOK, fromBackfill(b, true))
 	return nil
 }

@@ -31,9 +31,11 @@ type bundle struct {
 }
 
 type options struct {
-	logs    LogReader
-	cluster func(ctx context.Context) (any, error)
-	ready   func() bool
+	logs         LogReader
+	cluster      func(ctx context.Context) (any, error)
+	ready        func() bool
+	listen       string // Deps.Listen; "" is taken as loopback
+	allowedHosts []string
 }
 
 func setup(t *testing.T, o options) *bundle {
@@ -51,7 +53,7 @@ func setup(t *testing.T, o options) *bundle {
 	}
 	b := &bundle{t: t, store: st, logs: logs}
 	h := NewHandler(Deps{Store: st, Notify: func() { b.notified.Add(1) }, Logs: o.logs,
-		Cluster: o.cluster, Ready: o.ready, Log: log})
+		Cluster: o.cluster, Ready: o.ready, Log: log, Listen: o.listen, AllowedHosts: o.allowedHosts})
 	b.srv = httptest.NewServer(h)
 	t.Cleanup(b.srv.Close)
 	return b

@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -19,14 +22,19 @@ import (
 const MaxBodyBytes = spec.MaxSpecBytes + 64<<10
 
 // chain wraps the router in the middleware, outermost first: the request id
-// comes first so every later log line carries it; the access log sits outside
-// panic recovery so it records the 500 recovery writes; the body limit and
-// auth run only for requests that are logged and protected.
-func chain(next http.Handler, log *zap.Logger) http.Handler {
+// comes first so every later log line carries it, nosniff next so every
+// answer has it; the access log sits outside panic recovery so it records
+// the 500 recovery writes; the Host and cross-site checks run before
+// anything reads a body, and the body limit and auth only for requests
+// that passed them.
+func chain(next http.Handler, log *zap.Logger, hosts hostPolicy) http.Handler {
 	next = authenticate(next)
 	next = limitBody(next)
+	next = refuseCrossSite(next)
+	next = checkHost(next, hosts)
 	next = recoverPanics(next, log)
 	next = accessLog(next, log)
+	next = noSniff(next)
 	return withRequestID(next)
 }
 
@@ -167,3 +175,168 @@ func limitBody(next http.Handler) http.Handler {
 // model": users, tokens). It runs after the body limit and before routing;
 // /healthz must stay open to probes. Today every request passes.
 func authenticate(next http.Handler) http.Handler { return next }
+
+// noSniff keeps browsers from reading an answer as anything but its
+// declared type: a task log is text/plain with whatever the task printed,
+// served on the UI's origin, and must never run as HTML or script.
+func noSniff(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// AllowedHostsHelp says where the allowed Host names are set.
+const AllowedHostsHelp = "api.allowed_hosts (flag --allowed-hosts, env BELUGA_API_ALLOWED_HOSTS)"
+
+// hostPolicy is which Host headers the API answers. It is the defence
+// against DNS rebinding: a page whose name an attacker points at 127.0.0.1
+// is same-origin with the API in the browser's eyes, so only the Host
+// header tells its requests apart.
+type hostPolicy struct {
+	listen   string
+	loopback bool            // listening on a loopback address
+	any      bool            // answer every Host
+	allowed  map[string]bool // further names, lower case, without port
+}
+
+// newHostPolicy answers loopback names always; other names only when
+// listed, or when the server listens beyond loopback and lists none
+// (there the operator chose the names it is reached by). An empty listen
+// is taken as loopback, the strict case.
+func newHostPolicy(listen string, allowed []string) hostPolicy {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		host = listen
+	}
+	p := hostPolicy{listen: listen, loopback: listen == "" || isLoopbackHost(host), allowed: map[string]bool{}}
+	for _, a := range allowed {
+		if a == "*" {
+			p.any = true
+		}
+		h, _ := splitHost(a)
+		p.allowed[h] = true
+	}
+	p.any = p.any || (!p.loopback && len(allowed) == 0)
+	return p
+}
+
+// CheckAllowedHosts names the entries of api.allowed_hosts that are not a
+// host name or IP (with an optional port) or "*".
+func CheckAllowedHosts(hosts []string) error {
+	var bad []string
+	for _, h := range hosts {
+		name, _ := splitHost(h)
+		if h != "*" && (name == "" || strings.ContainsAny(h, "/@?#* \t")) {
+			bad = append(bad, fmt.Sprintf("%q", h))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%s: %s: want host names or IPs such as beluga.example.com or 10.0.0.5, or *",
+			AllowedHostsHelp, strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+func (p hostPolicy) allows(hostHeader string) bool {
+	if p.any || hostHeader == "" { // no Host at all is HTTP/1.0, never a browser
+		return true
+	}
+	h, _ := splitHost(hostHeader)
+	return isLoopbackHost(h) || p.allowed[h]
+}
+
+func (p hostPolicy) refusal(hostHeader string) string {
+	if p.loopback {
+		where := "a loopback address"
+		if p.listen != "" {
+			where = "the loopback address " + p.listen
+		}
+		return fmt.Sprintf("Host %q is not allowed: this server listens on %s and answers only "+
+			"localhost, 127.0.0.1 or [::1] (a guard against DNS rebinding); to reach it under another name, list that name in %s",
+			hostHeader, where, AllowedHostsHelp)
+	}
+	return fmt.Sprintf("Host %q is not allowed: it is not in %s; add it there to reach this server under that name",
+		hostHeader, AllowedHostsHelp)
+}
+
+// checkHost refuses requests for a Host the policy does not answer.
+// GET /healthz stays open: probes address a pod or machine by its IP.
+func checkHost(next http.Handler, p hostPolicy) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !p.allows(r.Host) && !(r.URL.Path == "/healthz" && (r.Method == http.MethodGet || r.Method == http.MethodHead)) {
+			writeError(w, r, http.StatusForbidden, CodeForbidden, p.refusal(r.Host))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// refuseCrossSite refuses changes a browser sends on behalf of another
+// site (a form post or a no-cors fetch from any page the operator opens):
+// Sec-Fetch-Site says so in current browsers, and an Origin other than the
+// Host says so in every browser that sends Origin. Reads stay open; tools
+// such as curl and the CLI send neither header.
+func refuseCrossSite(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+		default:
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+			writeError(w, r, http.StatusForbidden, CodeForbidden, "cross-site request refused: the browser says a page of another site "+
+				"sent this "+r.Method+" (Sec-Fetch-Site: cross-site); change Beluga from its own web UI, the CLI or the API directly")
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" && !sameHost(o, r.Host) {
+			writeError(w, r, http.StatusForbidden, CodeForbidden, fmt.Sprintf("cross-origin request refused: Origin %q is not "+
+				"the Host %q this %s was sent to; change Beluga from its own web UI, the CLI or the API directly "+
+				"(behind a proxy, pass the original Host header on)", o, r.Host, r.Method))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// sameHost says whether origin (scheme://host[:port]) names the host and
+// port of the Host header; a missing port is the scheme's default on both
+// sides (the browser reached the Host with the origin's scheme).
+func sameHost(origin, hostHeader string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false // "null" (a sandboxed or file: page) included
+	}
+	def := map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	oh, op := splitHost(u.Host)
+	hh, hp := splitHost(hostHeader)
+	if op == "" {
+		op = def
+	}
+	if hp == "" {
+		hp = def
+	}
+	return oh == hh && op == hp
+}
+
+// splitHost splits "host[:port]" ("[v6]:port" too) into the lower-case
+// host without a trailing dot or brackets, and the port.
+func splitHost(s string) (host, port string) {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		host, port = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"), ""
+	}
+	return strings.TrimSuffix(strings.ToLower(host), "."), port
+}
+
+// isLoopbackHost says whether host (without port) is localhost or a
+// loopback IP.
+func isLoopbackHost(host string) bool {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -95,9 +96,30 @@ func readBody(r *http.Request) ([]byte, error) {
 	return b, nil
 }
 
-// decodeJSON decodes a JSON object body strictly into v: unknown fields,
-// trailing data and wrong types are 400s naming the field. An empty body
-// leaves v alone when optional.
+func unsupportedMedia(format string, args ...any) *httpError {
+	return &httpError{http.StatusUnsupportedMediaType, CodeUnsupportedMedia, fmt.Sprintf(format, args...)}
+}
+
+// bodyType is the media type (lower case, no parameters) a request body
+// declares. A body must declare one: the types a browser may send from any
+// site without asking (text/plain, forms) are then refused by every caller
+// of bodyType, which names the types it accepts in expected.
+func bodyType(r *http.Request, expected string) (string, error) {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return "", unsupportedMedia("the request body has no Content-Type; send it as %s", expected)
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return "", unsupportedMedia("bad Content-Type %q; send the body as %s", ct, expected)
+	}
+	return mt, nil
+}
+
+// decodeJSON decodes a JSON object body strictly into v: a body not
+// declared application/json is a 415; unknown fields, trailing data and
+// wrong types are 400s naming the field. An empty body leaves v alone when
+// optional.
 func decodeJSON(r *http.Request, v any, optional bool) error {
 	b, err := readBody(r)
 	if err != nil {
@@ -108,6 +130,13 @@ func decodeJSON(r *http.Request, v any, optional bool) error {
 			return nil
 		}
 		return badRequest("request body is empty; a JSON object is required")
+	}
+	mt, err := bodyType(r, "application/json")
+	if err != nil {
+		return err
+	}
+	if mt != "application/json" {
+		return unsupportedMedia("Content-Type %s is not supported; send the body as application/json", mt)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()

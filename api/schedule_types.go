@@ -30,7 +30,8 @@ type ScheduleRequest struct {
 
 // Schedule is a workflow's cron schedule. NextFireTime is the next time the
 // master will fire (null when disabled or nothing is left in the window);
-// Upcoming lists the next fire times from now.
+// Upcoming lists the fire times from NextFireTime on, the ones that will
+// fire (the first may be past while the master catches up).
 type Schedule struct {
 	ID           int64             `json:"id"`
 	Project      string            `json:"project"`
@@ -54,7 +55,7 @@ type Schedule struct {
 	Upcoming     []Time            `json:"upcoming"`
 }
 
-func fromSchedule(s model.Schedule, now time.Time) Schedule {
+func fromSchedule(s model.Schedule) Schedule {
 	params := s.Params
 	if params == nil {
 		params = map[string]string{}
@@ -67,15 +68,20 @@ func fromSchedule(s model.Schedule, now time.Time) Schedule {
 	if s.Priority != nil {
 		out.Priority = s.Priority.String()
 	}
-	if !s.Enabled {
-		return out
+	if !s.Enabled || s.NextFireTime == nil {
+		return out // the master fires nothing
 	}
 	// Stored cron was checked when written; one that no longer parses (a
-	// zone gone from the tz database) just lists nothing.
-	if c, err := schedule.Parse(s.Cron, s.Timezone); err == nil {
-		for _, t := range c.Upcoming(now, schedule.Window{Start: s.StartTime, End: s.EndTime}, upcomingCount) {
-			out.Upcoming = append(out.Upcoming, timeOf(t))
+	// zone gone from the tz database) cannot fire: it lists nothing.
+	c, err := schedule.Parse(s.Cron, s.Timezone)
+	if err != nil {
+		return out
+	}
+	for t := *s.NextFireTime; !t.IsZero() && len(out.Upcoming) < upcomingCount; t = c.Next(t) {
+		if s.EndTime != nil && t.After(*s.EndTime) {
+			break
 		}
+		out.Upcoming = append(out.Upcoming, timeOf(t))
 	}
 	return out
 }

@@ -78,7 +78,7 @@ func (h *handlers) putSchedule(w http.ResponseWriter, r *http.Request) error {
 		status = http.StatusCreated
 		w.Header().Set("Location", schedulePath(out.Project, out.Workflow))
 	}
-	writeJSON(w, status, fromSchedule(out, time.Now()))
+	writeJSON(w, status, fromSchedule(out))
 	return nil
 }
 
@@ -198,7 +198,7 @@ func (h *handlers) getSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return storeError(err)
 	}
-	writeJSON(w, http.StatusOK, fromSchedule(sc, time.Now()))
+	writeJSON(w, http.StatusOK, fromSchedule(sc))
 	return nil
 }
 
@@ -226,10 +226,9 @@ func (h *handlers) listSchedules(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	now := time.Now()
 	out := List[Schedule]{Items: make([]Schedule, len(scs))}
 	for i, sc := range scs {
-		out.Items[i] = fromSchedule(sc, now)
+		out.Items[i] = fromSchedule(sc)
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
@@ -118,7 +119,7 @@ func TestSchedules(t *testing.T) {
 	b.get("/api/v1/schedules?project=a%20b").wantError(t, http.StatusBadRequest, CodeBadRequest)
 
 	// 404s: no schedule, no workflow, no project.
-	b.putSpec("p", "other", "", etlYAML[len("name: nightly_etl\n"):]).want(t, http.StatusCreated)
+	b.putSpec("p", "other", "application/yaml", etlYAML[len("name: nightly_etl\n"):]).want(t, http.StatusCreated)
 	for _, tc := range []struct{ method, path, body, want string }{
 		{"GET", "/api/v1/projects/p/workflows/other/schedule", "", `schedule of workflow "other"`},
 		{"DELETE", "/api/v1/projects/p/workflows/other/schedule", "", `schedule of workflow "other"`},
@@ -145,6 +146,60 @@ func TestSchedules(t *testing.T) {
 	b.get("/api/v1/schedules").want(t, http.StatusOK).json(t, &list)
 	if len(list.Items) != 0 {
 		t.Fatalf("schedules left %+v", list.Items)
+	}
+}
+
+// TestScheduleUpcomingFromNextFire: upcoming starts at the stored next fire
+// time, even a past one the master is still catching up on, and goes on
+// with the cron's times inside the window; nothing when nothing will fire.
+func TestScheduleUpcomingFromNextFire(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, options{})
+	b.mustWorkflow("p")
+	b.send("PUT", schedPath, `{"cron":"0 * * * *"}`).want(t, http.StatusCreated)
+	sc, err := b.store.GetSchedule(ctx, "p", "nightly_etl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	behind := time.Date(2020, 1, 1, 5, 0, 0, 0, time.UTC) // a master that fell behind
+	sc.NextFireTime = &behind
+	if _, _, err := b.store.PutSchedule(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	var got Schedule
+	b.get(schedPath).want(t, http.StatusOK).json(t, &got)
+	if got.NextFireTime == nil || !got.NextFireTime.Equal(behind) || len(got.Upcoming) != upcomingCount {
+		t.Fatalf("next %v, upcoming %v", got.NextFireTime, got.Upcoming)
+	}
+	for i, u := range got.Upcoming {
+		if want := behind.Add(time.Duration(i) * time.Hour); !u.Equal(want) {
+			t.Fatalf("upcoming[%d] = %v, want %v", i, u, want)
+		}
+	}
+
+	hour := func(h int) *time.Time { t := behind.Add(time.Duration(h) * time.Hour); return &t }
+	for _, tc := range []struct {
+		name string
+		sc   model.Schedule
+		want []*time.Time
+	}{
+		{"window end", model.Schedule{Cron: "0 * * * *", Enabled: true, NextFireTime: hour(0), EndTime: hour(2)}, []*time.Time{hour(0), hour(1), hour(2)}},
+		{"zone", model.Schedule{Cron: "0 2 * * *", Timezone: "Asia/Shanghai", Enabled: true, NextFireTime: hour(13)}, // 18:00 UTC
+			[]*time.Time{hour(13), hour(37), hour(61), hour(85), hour(109)}},
+		{"disabled", model.Schedule{Cron: "0 * * * *", Enabled: false, NextFireTime: hour(0)}, nil},
+		{"nothing left", model.Schedule{Cron: "0 * * * *", Enabled: true}, nil},
+		{"cron that no longer parses", model.Schedule{Cron: "0 * * * *", Timezone: "Nowhere/Gone", Enabled: true, NextFireTime: hour(0)}, nil},
+	} {
+		out := fromSchedule(tc.sc)
+		if len(out.Upcoming) != len(tc.want) {
+			t.Fatalf("%s: upcoming %v, want %v", tc.name, out.Upcoming, tc.want)
+		}
+		for i, w := range tc.want {
+			if !out.Upcoming[i].Equal(*w) {
+				t.Fatalf("%s: upcoming[%d] = %v, want %v", tc.name, i, out.Upcoming[i], *w)
+			}
+		}
 	}
 }
 

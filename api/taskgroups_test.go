@@ -134,13 +134,13 @@ func TestSpecTaskGroup(t *testing.T) {
 	t.Parallel()
 	b := setup(t, options{})
 	b.mustProject("p")
-	b.putSpec("p", "w", "", "tasks:\n  - {name: a, command: x, task_group: later}\n").want(t, http.StatusCreated)
+	b.putSpec("p", "w", "application/yaml", "tasks:\n  - {name: a, command: x, task_group: later}\n").want(t, http.StatusCreated)
 	var wf Workflow
 	b.get("/api/v1/projects/p/workflows/w").want(t, http.StatusOK).json(t, &wf)
 	if !strings.Contains(string(wf.Spec), `"task_group":"later"`) {
 		t.Fatalf("spec %s", wf.Spec)
 	}
-	e := b.putSpec("p", "w", "", "tasks:\n  - {name: a, command: x, task_group: \"a b\"}\n  - {name: b, command: x, task_group: \"..\"}\n").
+	e := b.putSpec("p", "w", "application/yaml", "tasks:\n  - {name: a, command: x, task_group: \"a b\"}\n  - {name: b, command: x, task_group: \"..\"}\n").
 		wantError(t, http.StatusBadRequest, CodeBadRequest)
 	if !strings.Contains(e.Message, `task "a": task_group "a b" is not valid`) || !strings.Contains(e.Message, `task "b": task_group ".."`) {
 		t.Fatalf("message %q", e.Message)

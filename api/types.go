@@ -63,6 +63,7 @@ type ErrorDetail struct {
 // Error codes.
 const (
 	CodeBadRequest       = "bad_request"
+	CodeForbidden        = "forbidden"
 	CodeNotFound         = "not_found"
 	CodeMethodNotAllowed = "method_not_allowed"
 	CodeConflict         = "conflict"

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"mime"
 	"net/http"
 	"reflect"
 	"slices"
@@ -31,13 +30,15 @@ func (h *handlers) applyWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	isJSON, err := specMediaType(r.Header.Get("Content-Type"))
-	if err != nil {
-		return err
-	}
 	body, err := readBody(r)
 	if err != nil {
 		return err
+	}
+	isJSON := false
+	if len(bytes.TrimSpace(body)) > 0 { // an empty one gets spec.Parse's message
+		if isJSON, err = specMediaType(r); err != nil {
+			return err
+		}
 	}
 	if isJSON && !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n\xef\xbb\xbf"), []byte("{")) {
 		return badRequest("Content-Type is JSON but the body is not a JSON object")
@@ -76,26 +77,23 @@ func (h *handlers) applyWorkflow(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// specMediaType accepts the JSON and YAML media types and the generic ones
-// curl and editors send; isJSON is true when the client declared JSON.
-func specMediaType(ct string) (isJSON bool, err error) {
-	if ct == "" {
-		return false, nil
-	}
-	mt, _, perr := mime.ParseMediaType(ct)
-	if perr != nil {
-		return false, &httpError{http.StatusUnsupportedMediaType, CodeUnsupportedMedia, "bad Content-Type " + strconv.Quote(ct)}
+// specMediaType accepts the JSON and YAML media types; isJSON is true when
+// the client declared JSON. text/plain and forms are refused like every
+// type a page of another site could send without asking.
+func specMediaType(r *http.Request) (isJSON bool, err error) {
+	const expected = "application/json or application/yaml"
+	mt, err := bodyType(r, expected)
+	if err != nil {
+		return false, err
 	}
 	switch {
 	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
 		return true, nil
 	case mt == "application/yaml" || mt == "application/x-yaml" || mt == "text/yaml" || mt == "text/x-yaml" ||
-		strings.HasSuffix(mt, "+yaml") || mt == "text/plain" || mt == "application/octet-stream" ||
-		mt == "application/x-www-form-urlencoded": // curl --data's default
+		strings.HasSuffix(mt, "+yaml"):
 		return false, nil
 	}
-	return false, &httpError{http.StatusUnsupportedMediaType, CodeUnsupportedMedia,
-		"Content-Type " + mt + " is not supported; send the spec as application/json or application/yaml"}
+	return false, unsupportedMedia("Content-Type %s is not supported; send the spec as %s", mt, expected)
 }
 
 // withName returns the spec with "name: <name>" added when the top-level

@@ -62,6 +62,14 @@ func (e *env) do(method, path, body string, want int, out any) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	// Bodies must say what they are: JSON, or a YAML workflow spec.
+	if body != "" {
+		ct := "application/json"
+		if !strings.HasPrefix(strings.TrimSpace(body), "{") {
+			ct = "application/yaml"
+		}
+		req.Header.Set("Content-Type", ct)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		e.t.Fatal(err)
@@ -457,5 +465,36 @@ func waitFile(t *testing.T, path string) {
 			t.Fatalf("%s never appeared", path)
 		}
 		time.Sleep(10 * time.Millisecond) // waiting for a file a task writes
+	}
+}
+
+// TestAPIHostCheck: the API of a standalone on a loopback address answers
+// loopback names and the configured api.allowed_hosts only (DNS rebinding).
+func TestAPIHostCheck(t *testing.T) {
+	c := config.Defaults()
+	c.DataDir, c.API.Listen, c.API.AllowedHosts = t.TempDir(), "127.0.0.1:0", []string{"beluga.example.com"}
+	sa, err := standalone.Start(context.Background(), c, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sa.Stop)
+	for host, want := range map[string]int{"": http.StatusOK, "localhost:1": http.StatusOK, "beluga.example.com": http.StatusOK,
+		"evil.example": http.StatusForbidden} {
+		req, err := http.NewRequest("GET", "http://"+sa.API.Addr()+"/api/v1/projects", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want || (want == http.StatusForbidden && !strings.Contains(string(b), "allowed_hosts")) {
+			t.Fatalf("Host %q: %d %s, want %d", host, resp.StatusCode, b, want)
+		}
 	}
 }

@@ -72,7 +72,8 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger) (_ *Standalone
 		return nil, err
 	}
 	h := api.NewHandler(api.Deps{Store: sa.Store, Notify: sa.Master.Notify, Logs: LogFetcher(sa.logs),
-		Cluster: api.ClusterView(sa.Store, reg, reg), Ready: sa.isReady, Log: log})
+		Cluster: api.ClusterView(sa.Store, reg, reg), Ready: sa.isReady, Log: log,
+		Listen: c.API.Listen, AllowedHosts: c.API.AllowedHosts})
 	sa.API = api.NewServer(c.API.Listen, h, log)
 	if err = sa.API.Start(ctx); err != nil {
 		return nil, err

@@ -390,6 +390,28 @@ tasks:
 				}
 			}
 
+			// A window with seconds keeps them through an edit saved as it is.
+			var win struct {
+				Revision  int64     `json:"revision"`
+				StartTime time.Time `json:"start_time"`
+				EndTime   time.Time `json:"end_time"`
+			}
+			e.do("PUT", "/api/v1/projects/webui/workflows/etl2/schedule", `{"cron":"30 2 * * *","timezone":"Europe/Berlin",
+				"start_time":"2099-01-02T03:04:05Z","end_time":"2099-03-04T05:06:07Z"}`, http.StatusOK, &win)
+			rev := win.Revision
+			s.open("#/schedules") // away and back: the page reads the schedule again
+			s.open("#/workflows/webui/etl2")
+			s.until("the window", fmt.Sprintf(`document.querySelector('#schedule-panel')?.textContent.includes('revision %d')`, rev))
+			s.run("edit", chromedp.Click(`#schedule-edit`, chromedp.ByQuery))
+			s.until("the form with seconds", `/:05$/.test(document.querySelector('#schedule-start')?.value) && /:07$/.test(document.querySelector('#schedule-end')?.value)`)
+			s.run("save unchanged", chromedp.Click(`#schedule-save`, chromedp.ByQuery))
+			s.until("saved", fmt.Sprintf(`!document.querySelector('#schedule-form') && document.querySelector('#schedule-panel')?.textContent.includes('revision %d')`, rev+1))
+			e.do("GET", "/api/v1/projects/webui/workflows/etl2/schedule", "", http.StatusOK, &win)
+			if win.Revision != rev+1 || !win.StartTime.Equal(time.Date(2099, 1, 2, 3, 4, 5, 0, time.UTC)) ||
+				!win.EndTime.Equal(time.Date(2099, 3, 4, 5, 6, 7, 0, time.UTC)) {
+				t.Fatalf("after an unchanged edit: %+v", win)
+			}
+
 			s.run("disable", chromedp.Click(`#schedule-toggle`, chromedp.ByQuery))
 			s.until("disabled", `document.querySelector('#schedule-panel .badge')?.textContent === 'disabled' && !document.querySelector('#schedule-panel ol.upcoming')`)
 			s.open("#/schedules")
@@ -409,13 +431,13 @@ tasks:
 		b.step(t, 20*time.Second, func(s *session) {
 			s.open("#/workflows/demo/days")
 			s.until("the backfill form, told there is no schedule", `document.querySelector('#backfill-cron')?.placeholder.includes('no schedule')`)
-			// 01:00 UTC four days ago to 03:00 UTC two days ago holds three
+			// 01:00:30 UTC four days ago to 03:00 UTC two days ago holds three
 			// 02:00 UTC times; the form reads them in the browser's zone.
 			var r struct{ From, To, FromSent, ToSent string }
 			s.run("the range in the browser's zone", chromedp.Evaluate(`import('/ui/js/dom.js').then(m => {
 				const n = new Date();
-				const at = (days, hour) => m.localInput(new Date(Date.UTC(n.getUTCFullYear(), n.getUTCMonth(), n.getUTCDate() - days, hour)));
-				const from = at(4, 1), to = at(2, 3);
+				const at = (days, hour, sec) => m.localInput(new Date(Date.UTC(n.getUTCFullYear(), n.getUTCMonth(), n.getUTCDate() - days, hour, 0, sec)));
+				const from = at(4, 1, 30), to = at(2, 3, 0); // the form takes seconds
 				return {From: from, To: to, FromSent: m.rfc3339Local(from), ToSent: m.rfc3339Local(to)};
 			})`, &r, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
 
@@ -448,10 +470,12 @@ tasks:
 				[...document.querySelectorAll('table.times tbody tr')].filter(r => r.dataset.state === 'succeeded' && r.querySelector('a[href^="#/instances/"]')).length === 3`)
 
 			// The rows are the API's times in order, each with its run.
-			if e.do("GET", "/api/v1/backfills?project=demo&workflow=days", "", http.StatusOK, &list); len(list.Items) != 1 || list.Items[0].State != "done" {
-				t.Fatalf("backfills: %+v", list.Items)
+			if e.do("GET", "/api/v1/backfills?project=demo&workflow=days", "", http.StatusOK, &list); len(list.Items) != 1 || list.Items[0].State != "done" ||
+				len(list.Items[0].Times) != 0 {
+				t.Fatalf("backfills (a list leaves times out): %+v", list.Items)
 			}
-			bf := list.Items[0]
+			var bf backfill
+			e.do("GET", fmt.Sprintf("/api/v1/backfills/%d", list.Items[0].ID), "", http.StatusOK, &bf)
 			var runs struct {
 				Items []struct {
 					ID           int64  `json:"id"`

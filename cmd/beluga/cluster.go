@@ -162,12 +162,16 @@ func apiCommand() *cobra.Command {
 	s := newSettings(cmd)
 	zkFlags(s)
 	s.str("listen", "REST API address (default 127.0.0.1:12345)", func(c *config.Config, v string) { c.API.Listen = v })
+	allowedHostsFlag(s)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, log, err := s.load()
 		if err != nil {
 			return err
 		}
 		defer log.Sync() //nolint:errcheck // stderr
+		if err := api.CheckAllowedHosts(c.API.AllowedHosts); err != nil {
+			return usageError{err}
+		}
 		ctx := cmd.Context()
 		st, z, closeAll, err := openCluster(ctx, c, log, false)
 		if err != nil {
@@ -188,7 +192,8 @@ func apiCommand() *cobra.Command {
 			}
 		}
 		h := api.NewHandler(api.Deps{Store: st, Notify: nudge, Logs: standalone.LogFetcher(rc),
-			Cluster: api.ClusterView(st, z, z), Ready: func() bool { return true }, Log: log})
+			Cluster: api.ClusterView(st, z, z), Ready: func() bool { return true }, Log: log,
+			Listen: c.API.Listen, AllowedHosts: c.API.AllowedHosts})
 		srv := api.NewServer(c.API.Listen, h, log)
 		if err := srv.Start(ctx); err != nil {
 			return err

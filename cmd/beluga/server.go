@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/api"
 	"github.com/beluga-scheduler/beluga/common/config"
 	"github.com/beluga-scheduler/beluga/common/logging"
 	"github.com/beluga-scheduler/beluga/common/store"
@@ -86,6 +87,13 @@ func (s *settings) load() (config.Config, *zap.Logger, error) {
 	return c, log, nil
 }
 
+// allowedHostsFlag adds --allowed-hosts, shared by api and standalone.
+func allowedHostsFlag(s *settings) {
+	s.str("allowed-hosts", "Host names the API answers besides loopback ones, comma-separated (* any; default: "+
+		"none on a loopback --listen, any elsewhere)",
+		func(c *config.Config, v string) { c.API.AllowedHosts = splitList(v) })
+}
+
 // usageError marks errors in what the user gave (exit code 2).
 type usageError struct{ error }
 
@@ -99,6 +107,7 @@ func standaloneCommand() *cobra.Command {
 	}
 	s := newSettings(cmd)
 	s.str("listen", "REST API and UI address (default 127.0.0.1:12345)", func(c *config.Config, v string) { c.API.Listen = v })
+	allowedHostsFlag(s)
 	s.str("data-dir", "directory for the SQLite file, task logs and work dirs (default ./beluga-data)",
 		func(c *config.Config, v string) { c.DataDir = v })
 	s.int("slots", "tasks the worker runs at once (default 2 x CPUs)", func(c *config.Config, v int) { c.Worker.Slots = v })
@@ -118,6 +127,9 @@ func standaloneCommand() *cobra.Command {
 		}
 		if _, _, err := net.SplitHostPort(c.API.Listen); err != nil {
 			return usageError{fmt.Errorf("--listen %q: %w", c.API.Listen, err)}
+		}
+		if err := api.CheckAllowedHosts(c.API.AllowedHosts); err != nil {
+			return usageError{err}
 		}
 		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 		defer stop()

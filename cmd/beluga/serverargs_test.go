@@ -23,6 +23,8 @@ func TestServerCommandsRefuseBadSettings(t *testing.T) {
 		{[]string{"standalone", "--data-dir", dir, "--listen", "nonsense"}, "nonsense"},
 		{[]string{"standalone", "--data-dir", dir, "--db", "postgres://x/y"}, "mysql:// or sqlite://"},
 		{[]string{"standalone", "--data-dir", dir, "--slots", "x"}, "invalid argument"},
+		{[]string{"standalone", "--data-dir", dir, "--allowed-hosts", "ok.example,http://beluga.example.com/"}, `"http://beluga.example.com/"`},
+		{[]string{"api", "--zk", "127.0.0.1:1", "--db", "sqlite://" + dir + "/b.db", "--allowed-hosts", "*.example.com"}, "api.allowed_hosts"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(tc.args, &out, &errb)

@@ -35,6 +35,10 @@ type LogConfig struct {
 // APIConfig is the REST server.
 type APIConfig struct {
 	Listen string `yaml:"listen" env:"BELUGA_API_LISTEN"`
+	// AllowedHosts are further Host names the API answers (env: comma
+	// separated; "*": any). Listening on loopback, it answers only
+	// loopback names without them; elsewhere any name when none is listed.
+	AllowedHosts []string `yaml:"allowed_hosts" env:"BELUGA_API_ALLOWED_HOSTS"`
 }
 
 // MasterConfig is the scheduler.

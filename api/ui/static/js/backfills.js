@@ -189,8 +189,8 @@ export function renderOne(main, page, [idText]) {
 // zone a backfill without a cron takes.
 export function backfillPanel(project, name, spec) {
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'local time';
-  const from = h('input', {type: 'datetime-local', name: 'start', id: 'backfill-from', required: true});
-  const to = h('input', {type: 'datetime-local', name: 'end', id: 'backfill-to', required: true});
+  const from = h('input', {type: 'datetime-local', step: 1, name: 'start', id: 'backfill-from', required: true});
+  const to = h('input', {type: 'datetime-local', step: 1, name: 'end', id: 'backfill-to', required: true});
   const sent = h('p', {class: 'hint', id: 'backfill-sent'});
   // The placeholders say whether the schedule's cron applies once it is known.
   const cron = h('input', {name: 'cron', id: 'backfill-cron', spellcheck: 'false', placeholder: 'e.g. 0 2 * * *'});

@@ -64,10 +64,18 @@ export function localTime(iso) {
     `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
-// localInput is a Date as a datetime-local input value, in the browser's zone.
+// localMinute is a Date as YYYY-MM-DDTHH:MM in the browser's zone.
+function localMinute(d) {
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+// localInput is a Date as a datetime-local input value, in the browser's
+// zone, to the second (inputs showing it take step: 1, so a schedule's
+// window keeps its seconds through an edit). Zero seconds are left out, as
+// the browser itself writes the value.
 export function localInput(d) {
   if (!d || Number.isNaN(d.getTime())) return '';
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  return localMinute(d) + (d.getSeconds() ? `:${pad(d.getSeconds())}` : '');
 }
 
 // rfc3339Local reads a datetime-local value in the browser's zone and
@@ -79,7 +87,7 @@ export function rfc3339Local(v) {
   if (Number.isNaN(d.getTime())) return null;
   const off = -d.getTimezoneOffset();
   const zone = off === 0 ? 'Z' : `${off < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(off) / 60))}:${pad(Math.abs(off) % 60)}`;
-  return `${localInput(d)}:${pad(d.getSeconds())}${zone}`;
+  return `${localMinute(d)}:${pad(d.getSeconds())}${zone}`;
 }
 
 // timeEl shows a time in local time with UTC (and an extra zone) on hover.

@@ -104,8 +104,10 @@ export function schedulePanel(page, project, workflow, spec, onChange) {
       spellcheck: 'false', title: CRON_HELP});
     const tz = h('input', {name: 'timezone', id: 'schedule-tz', value: sc ? sc.timezone : '', spellcheck: 'false',
       placeholder: `UTC (yours: ${zone})`});
-    const start = h('input', {type: 'datetime-local', name: 'start_time', value: toLocalInput(sc && sc.start_time)});
-    const end = h('input', {type: 'datetime-local', name: 'end_time', value: toLocalInput(sc && sc.end_time)});
+    const start = h('input', {type: 'datetime-local', step: 1, name: 'start_time', id: 'schedule-start',
+      value: toLocalInput(sc && sc.start_time)});
+    const end = h('input', {type: 'datetime-local', step: 1, name: 'end_time', id: 'schedule-end',
+      value: toLocalInput(sc && sc.end_time)});
     const catchup = select('catchup', [['latest', 'latest: one run for the newest missed time'], ['all', 'all missed times'], ['none', 'none: skip missed times']],
       sc ? sc.catchup : 'latest');
     const prio = select('priority', [['', `workflow's (${spec.priority || 'medium'})`], ...PRIORITIES], sc ? sc.priority || '' : '');
