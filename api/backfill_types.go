@@ -67,7 +67,7 @@ func fromBackfill(b model.Backfill, withTimes bool) Backfill {
 		params = map[string]string{}
 	}
 	out := Backfill{ID: b.ID, Project: b.Project, Workflow: b.Workflow, Cron: b.Cron, Timezone: b.Timezone,
-		Start: timeOf(b.Start), End: timeOf(b.End), Total: len(b.Times), Submitted: b.Submitted,
+		Start: timeOf(b.Start), End: timeOf(b.End), Total: b.Total, Submitted: b.Submitted,
 		Parallelism: b.Parallelism, OnFailure: b.OnFailure, WorkerGroup: b.WorkerGroup, Params: params,
 		DryRun: b.DryRun, State: string(b.State), Reason: b.Reason, RequestedBy: b.RequestedBy,
 		CreatedAt: timeOf(b.CreatedAt), EndAt: timePtr(b.EndAt),

@@ -190,7 +190,7 @@ func zoneName(tz string) string {
 
 func (h *handlers) listBackfills(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	f := store.BackfillFilter{Project: q.Get("project"), Workflow: q.Get("workflow"), State: model.BackfillState(q.Get("state"))}
+	f := store.BackfillFilter{Project: q.Get("project"), Workflow: q.Get("workflow"), State: model.BackfillState(q.Get("state")), NoTimes: true}
 	for _, p := range [][2]string{{"project", f.Project}, {"workflow", f.Workflow}} {
 		if p[1] != "" && !validName(p[1]) {
 			return badRequest("query parameter %s: %q is not a valid name: %s", p[0], p[1], nameRule)

@@ -111,6 +111,7 @@ type Backfill struct {
 	Start       time.Time         `json:"start"`
 	End         time.Time         `json:"end"`
 	Times       []time.Time       `json:"times"` // the schedule times, in submission order
+	Total       int               `json:"total"` // len(Times), also when Times was not read
 	Submitted   int               `json:"submitted"`
 	Parallelism int               `json:"parallelism"`
 	OnFailure   string            `json:"on_failure"`

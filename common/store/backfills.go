@@ -46,11 +46,13 @@ func (backfillRow) TableName() string { return "backfill" }
 
 func (r backfillRow) model() model.Backfill {
 	b := model.Backfill{ID: r.ID, ProjectID: r.ProjectID, Project: r.ProjectName, Workflow: r.WorkflowName,
-		Cron: r.Cron, Timezone: r.Timezone, Start: r.StartTime.UTC(), End: r.EndTime.UTC(), Submitted: r.Submitted,
+		Cron: r.Cron, Timezone: r.Timezone, Start: r.StartTime.UTC(), End: r.EndTime.UTC(), Total: r.Total, Submitted: r.Submitted,
 		Parallelism: r.Parallelism, OnFailure: r.OnFailure, WorkerGroup: r.WorkerGroup, DryRun: r.DryRun,
 		State: model.BackfillState(r.State), Reason: r.Reason, Revision: r.Revision, RequestedBy: r.RequestedBy,
 		CreatedAt: r.CreatedAt.UTC(), EndAt: utc(r.EndAt)}
-	_ = json.Unmarshal([]byte(r.TimesJSON), &b.Times) // written by us from a slice
+	if r.TimesJSON != "" {
+		_ = json.Unmarshal([]byte(r.TimesJSON), &b.Times) // written by us from a slice
+	}
 	for i := range b.Times {
 		b.Times[i] = b.Times[i].UTC()
 	}
@@ -102,7 +104,8 @@ type BackfillFilter struct {
 	Project  string
 	Workflow string
 	State    model.BackfillState
-	Limit    int // default 200
+	Limit    int  // default 200
+	NoTimes  bool // leave Times empty (lists): they take most of a row
 }
 
 // ListBackfills returns backfills newest first with their runs' progress.
@@ -111,6 +114,9 @@ func (s *Store) ListBackfills(ctx context.Context, f BackfillFilter) ([]model.Ba
 		f.Limit = 200
 	}
 	q := s.db.WithContext(ctx).Order("id DESC").Limit(f.Limit)
+	if f.NoTimes {
+		q = q.Omit("times_json")
+	}
 	if f.Project != "" {
 		q = q.Where("project_name = ?", f.Project)
 	}

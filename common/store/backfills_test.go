@@ -79,8 +79,12 @@ func TestBackfillSubmitsEachTimeOnce(t *testing.T) {
 			t.Fatalf("end after stop: %v", err)
 		}
 		list, err := s.ListBackfills(ctx, store.BackfillFilter{Project: "demo", State: model.BackfillStopped})
-		if err != nil || len(list) != 1 || list[0].Submitted != 2 {
+		if err != nil || len(list) != 1 || list[0].Submitted != 2 || len(list[0].Times) != 3 {
 			t.Fatalf("list: %+v %v", list, err)
+		}
+		short, err := s.ListBackfills(ctx, store.BackfillFilter{Project: "demo", NoTimes: true})
+		if err != nil || len(short) != 1 || short[0].Times != nil || short[0].Total != 3 {
+			t.Fatalf("list without times: %+v %v", short, err)
 		}
 		if _, err := s.GetBackfill(ctx, 999); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("missing: %v", err)
