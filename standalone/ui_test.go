@@ -14,7 +14,9 @@ import (
 	"time"
 	_ "time/tzdata" // the schedule scenario uses a named zone
 
+	"github.com/chromedp/cdproto/input"
 	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -30,6 +32,10 @@ type browser struct {
 	mu   sync.Mutex
 	errs []string // uncaught exceptions and CSP violations, reported at the end
 	done bool     // the test is over: no more logging
+	// dialogs takes the JavaScript dialogs (confirm, beforeunload) while a
+	// scenario answers them itself; when nil they are accepted, as by a
+	// user who meant to leave a page with unsaved input.
+	dialogs chan *page.EventJavascriptDialogOpening
 }
 
 func newBrowser(t *testing.T, base string) *browser {
@@ -69,6 +75,21 @@ func newBrowser(t *testing.T, base string) *browser {
 			if strings.Contains(e.Entry.Text, "Content Security Policy") {
 				b.fail("CSP violation: " + e.Entry.Text)
 			}
+		case *page.EventJavascriptDialogOpening:
+			b.mu.Lock()
+			ch := b.dialogs
+			b.mu.Unlock()
+			if ch != nil {
+				select {
+				case ch <- e:
+				default:
+					b.fail(fmt.Sprintf("an unexpected second %s dialog: %q", e.Type, e.Message))
+				}
+				return
+			}
+			b.logf("accepting a %s dialog: %q", e.Type, e.Message)
+			// Not from the listener itself: a command waits for this goroutine.
+			go func() { _ = chromedp.Run(ctx, page.HandleJavaScriptDialog(true)) }()
 		}
 	})
 	start := time.Now()
@@ -161,6 +182,45 @@ func (s *session) until(what, expr string) {
 func (s *session) eval(expr string, out any) {
 	s.t.Helper()
 	s.run("evaluate "+expr, chromedp.Evaluate(expr, out))
+}
+
+// takeDialogs makes this scenario answer the page's JavaScript dialogs,
+// until it ends.
+func (s *session) takeDialogs() <-chan *page.EventJavascriptDialogOpening {
+	ch := make(chan *page.EventJavascriptDialogOpening, 1)
+	s.b.mu.Lock()
+	s.b.dialogs = ch
+	s.b.mu.Unlock()
+	s.t.Cleanup(func() {
+		s.b.mu.Lock()
+		s.b.dialogs = nil
+		s.b.mu.Unlock()
+	})
+	return ch
+}
+
+// dialog waits for the page's next JavaScript dialog and answers it.
+func (s *session) dialog(ch <-chan *page.EventJavascriptDialogOpening, accept bool) *page.EventJavascriptDialogOpening {
+	s.t.Helper()
+	select {
+	case e := <-ch:
+		s.run("answer the dialog", page.HandleJavaScriptDialog(accept))
+		return e
+	case <-s.ctx.Done():
+		s.t.Fatalf("waiting for a dialog: %v", s.ctx.Err())
+		return nil
+	}
+}
+
+// refreshed wakes the page's polls, as a tab coming back into view does,
+// and waits until the element sel has been patched once more: a refresh
+// without the 2 s wait for the next one.
+func (s *session) refreshed(sel string) {
+	s.t.Helper()
+	var n int
+	s.eval(fmt.Sprintf(`Number(document.querySelector(%s).dataset.refreshed) || 0`, js(sel)), &n)
+	s.eval(`document.dispatchEvent(new Event('visibilitychange'))`, nil)
+	s.until("a refresh of "+sel, fmt.Sprintf(`Number(document.querySelector(%s)?.dataset.refreshed) > %d`, js(sel), n))
 }
 
 func (s *session) text(sel string) string {
@@ -322,6 +382,53 @@ tasks:
 		e.do("GET", "/api/v1/projects/webui/workflows/cyclic", "", http.StatusNotFound, nil)
 	})
 
+	t.Run("editor warns before leaving", func(t *testing.T) {
+		b.step(t, 15*time.Second, func(s *session) {
+			s.open("#/edit/webui/etl2")
+			s.until("the stored spec", `!!document.querySelector('#spec') && !document.querySelector('#spec').disabled && document.querySelector('#spec').value.includes('second done')`)
+			dialogs := s.takeDialogs()
+			s.run("type", chromedp.SendKeys(`#spec`, "# not saved yet\n", chromedp.ByQuery))
+			var typed string
+			s.eval(`document.querySelector('#spec').belugaMark = 'kept'; document.querySelector('#spec').value`, &typed)
+			if !strings.Contains(typed, "# not saved yet") {
+				t.Fatalf("typed into the editor, which holds %q", typed)
+			}
+			var asks bool
+			s.eval(`(() => { const e = new Event('beforeunload', {cancelable: true}); window.dispatchEvent(e); return e.defaultPrevented; })()`, &asks)
+			if !asks {
+				t.Fatal("closing the tab with unsaved text would not ask")
+			}
+
+			// Staying keeps the address, the editor and its text.
+			s.run("leave for instances", chromedp.Click(`#nav a[data-nav=instances]`, chromedp.ByQuery))
+			if d := s.dialog(dialogs, false); d.Type != page.DialogTypeConfirm || !strings.Contains(d.Message, "not saved") {
+				t.Fatalf("dialog %s %q", d.Type, d.Message)
+			}
+			var stay struct {
+				Hash, Text string
+				Kept       bool
+			}
+			s.eval(`({Hash: location.hash, Text: document.querySelector('#spec').value, Kept: document.querySelector('#spec').belugaMark === 'kept'})`, &stay)
+			if stay.Hash != "#/edit/webui/etl2" || stay.Text != typed || !stay.Kept {
+				t.Fatalf("after staying: %+v", stay)
+			}
+
+			// Leaving when the user says so.
+			s.run("leave again", chromedp.Click(`#nav a[data-nav=instances]`, chromedp.ByQuery))
+			s.dialog(dialogs, true)
+			s.until("the instances page", `location.hash === '#/instances' && !!document.querySelector('table.grid tbody')`)
+
+			// Nothing typed: no question.
+			s.open("#/edit/webui/etl2")
+			s.until("the stored spec", `!!document.querySelector('#spec') && !document.querySelector('#spec').disabled`)
+			s.run("leave untouched", chromedp.Click(`#nav a[data-nav=instances]`, chromedp.ByQuery))
+			s.until("the instances page", `location.hash === '#/instances'`)
+			if len(dialogs) != 0 {
+				t.Fatalf("asked before leaving an untouched editor: %q", (<-dialogs).Message)
+			}
+		})
+	})
+
 	t.Run("stop a long task", func(t *testing.T) {
 		e := e.with(t)
 		e.do("PUT", "/api/v1/projects/webui/workflows/sleeper", "tasks:\n  - name: nap\n    command: echo napping; sleep 120\n", http.StatusCreated, nil)
@@ -333,12 +440,20 @@ tasks:
 			s.until("the task running", `document.querySelector('svg.dag .node[data-task=nap]')?.dataset.state === 'running'`)
 			s.run("open the log", chromedp.Click(`svg.dag .node[data-task=nap]`, chromedp.ByQuery))
 			s.until("the running task's log", `document.querySelector('pre.log')?.textContent.includes('napping') && document.querySelector('.logstatus')?.textContent.includes('following')`)
+			// The refreshes update the DAG and the task's row in place.
+			s.eval(`for (const el of [document.querySelector('svg.dag'), document.querySelector('svg.dag .node[data-task=nap]'),
+				document.querySelector('tr[data-task=nap]')]) el.belugaMark = 'kept'`, nil)
 
 			s.run("stop", chromedp.Click(`.actions button[data-action=stop]`, chromedp.ByQuery))
 			s.until("the confirm dialog", `!!document.querySelector('dialog[open] button.ok')`)
 			s.run("confirm", chromedp.Click(`dialog[open] button.ok`, chromedp.ByQuery))
 			s.until("the instance stopped", `document.querySelector('h1 .badge')?.textContent === 'stopped'`)
 			s.until("the task killed", `document.querySelector('tr[data-task=nap]')?.dataset.state === 'killed' && document.querySelector('svg.dag .node[data-task=nap]')?.dataset.state === 'killed'`)
+			var kept []bool
+			s.eval(`['svg.dag', 'svg.dag .node[data-task=nap]', 'tr[data-task=nap]'].map(q => document.querySelector(q).belugaMark === 'kept')`, &kept)
+			if fmt.Sprint(kept) != "[true true true]" {
+				t.Fatalf("the DAG, its node and the task's row kept through the refreshes: %v", kept)
+			}
 			s.until("the stop in the history", `[...document.querySelectorAll('table.history td')].some(td => td.textContent === 'stop')`)
 			s.until("the log's end", `document.querySelector('.logstatus')?.textContent.includes('end of log')`)
 
@@ -347,6 +462,77 @@ tasks:
 			s.until("the confirm dialog", `!!document.querySelector('dialog[open] button.ok')`)
 			s.run("confirm", chromedp.Click(`dialog[open] button.ok`, chromedp.ByQuery))
 			s.until("the conflict message", `[...document.querySelectorAll('.flash.error')].some(f => f.textContent.includes('stopped') && f.textContent.includes('HTTP 409'))`)
+		})
+	})
+
+	t.Run("refresh keeps rows", func(t *testing.T) {
+		b.step(t, 15*time.Second, func(s *session) {
+			s.open("#/instances?project=webui")
+			s.until("the runs", `document.querySelectorAll('table.grid tbody tr[data-key]').length > 0`)
+			var id string
+			s.eval(`(() => {
+				const r = document.querySelector('table.grid tbody tr[data-key]');
+				r.belugaMark = 'kept';
+				r.querySelector('a').belugaMark = 'kept';
+				getSelection().selectAllChildren(r.cells[1]);
+				return r.dataset.key;
+			})()`, &id)
+			s.refreshed("table.grid tbody")
+			s.refreshed("table.grid tbody")
+			var kept struct {
+				Row, Link bool
+				Selection string
+			}
+			s.eval(fmt.Sprintf(`(() => {
+				const r = document.querySelector('tr[data-key="%s"]');
+				return {Row: r?.belugaMark === 'kept', Link: r?.querySelector('a').belugaMark === 'kept', Selection: getSelection().toString()};
+			})()`, id), &kept)
+			if !kept.Row || !kept.Link || !strings.HasPrefix(kept.Selection, "webui/") {
+				t.Fatalf("after two refreshes: %+v", kept)
+			}
+
+			// A click whose press and release straddle a refresh still
+			// lands on the row's link.
+			var at struct{ X, Y float64 }
+			s.eval(fmt.Sprintf(`(() => {
+				const a = document.querySelector('tr[data-key="%s"] a');
+				a.scrollIntoView({block: 'center'});
+				const r = a.getBoundingClientRect();
+				return {X: r.x + r.width / 2, Y: r.y + r.height / 2};
+			})()`, id), &at)
+			s.run("press", chromedp.MouseEvent(input.MousePressed, at.X, at.Y, chromedp.ButtonLeft, chromedp.ClickCount(1)))
+			s.refreshed("table.grid tbody")
+			s.run("release", chromedp.MouseEvent(input.MouseReleased, at.X, at.Y, chromedp.ButtonLeft, chromedp.ClickCount(1)))
+			s.until("the run's page", fmt.Sprintf(`location.hash === '#/instances/%s'`, id))
+		})
+	})
+
+	t.Run("patch", func(t *testing.T) {
+		b.step(t, 10*time.Second, func(s *session) {
+			var got struct {
+				Keys, Text, Clicked, Refreshed string
+				Kept, Empty                    bool
+			}
+			s.run("patch rows", chromedp.Evaluate(`import('/ui/js/dom.js').then(({h, patch}) => {
+				const tb = h('tbody');
+				let clicked = '';
+				const row = (id, text) => h('tr', {key: id}, h('td', {}, text),
+					h('td', {}, h('button', {on: {click: () => { clicked += text + ';'; }}}, 'go')));
+				patch(tb, [1, 2, 3].map((i) => row(i, 'v' + i)));
+				const [r1, , r3] = tb.children;
+				const text1 = r1.cells[0].firstChild;
+				patch(tb, [row(4, 'new'), row(1, 'v1'), row(3, 'changed')]);
+				r3.querySelector('button').click();
+				const out = {Keys: [...tb.children].map((r) => r.dataset.key).join(','), Text: r3.cells[0].textContent,
+					Clicked: clicked, Refreshed: tb.dataset.refreshed,
+					Kept: tb.children[1] === r1 && tb.children[2] === r3 && r1.cells[0].firstChild === text1};
+				patch(tb, h('tr', {class: 'empty'}, h('td', {}, 'none')));
+				out.Empty = tb.children.length === 1 && tb.firstChild.className === 'empty';
+				return out;
+			})`, &got, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+			if got.Keys != "4,1,3" || !got.Kept || got.Text != "changed" || got.Clicked != "changed;" || got.Refreshed != "2" || !got.Empty {
+				t.Fatalf("patch: %+v", got)
+			}
 		})
 	})
 

@@ -38,6 +38,9 @@ class Page {
     this.alive = true;
     this.ctrl = new AbortController();
     this.polls = new Set();
+    // confirmLeave, set by a page holding unsaved input, returns the
+    // question to ask before leaving it, or '' when nothing would be lost.
+    this.confirmLeave = null;
   }
 
   get signal() { return this.ctrl.signal; }
@@ -93,6 +96,7 @@ class Page {
 }
 
 let current = null;
+let shownURL = location.href; // the address of the page shown
 
 function parseHash() {
   const raw = location.hash.replace(/^#/, '') || '/instances';
@@ -103,6 +107,7 @@ function parseHash() {
 }
 
 function route() {
+  shownURL = location.href;
   if (current) current.close();
   clearFlashes();
   const main = document.getElementById('main');
@@ -153,6 +158,16 @@ window.addEventListener('unhandledrejection', (e) => {
   if (!isAbort(e.reason)) flash('Unexpected error: ' + describe(e.reason));
 });
 
-window.addEventListener('hashchange', route);
+// A page with unsaved input is left only when the user says so; staying
+// puts its address back without a history entry or a new hashchange (the
+// entry the navigation made now holds this page's address too).
+window.addEventListener('hashchange', () => {
+  const ask = current && current.confirmLeave ? current.confirmLeave() : '';
+  if (ask && !window.confirm(ask)) {
+    history.replaceState(history.state, '', shownURL);
+    return;
+  }
+  route();
+});
 showUser();
 route();

@@ -4,7 +4,7 @@
 
 import {api, describe, get, user} from './api.js';
 import {PRIORITIES, badge, confirmDialog, duration, emptyRow, enc, flash, go, h, kv, kvEditor, link, paramsText,
-  replace, rfc3339Local, s, select, table, timeEl, workflowHref} from './dom.js';
+  patch, replace, rfc3339Local, s, select, table, timeEl, workflowHref} from './dom.js';
 
 const STATES = ['running', 'done', 'failed', 'stopped'];
 
@@ -86,7 +86,7 @@ export function render(main, page, _args, query) {
     for (const k of ['project', 'workflow', 'state']) if (f[k]) q.set(k, f[k]);
     const list = await get('/api/v1/backfills' + (q.toString() ? '?' + q : ''), {signal: page.signal});
     if (!page.alive) return;
-    replace(tbody, list.items.length ? list.items.map((b) => h('tr', {dataset: {id: b.id, state: b.state}},
+    patch(tbody, list.items.length ? list.items.map((b) => h('tr', {key: b.id, dataset: {id: b.id, state: b.state}},
       h('td', {}, link(backfillHref(b.id), `#${b.id}`)),
       h('td', {}, link(workflowHref(b.project, b.workflow), `${b.project}/${b.workflow}`)),
       h('td', {}, badge(b.state), b.dry_run ? h('span', {class: 'tag'}, 'dry run') : null),
@@ -129,11 +129,11 @@ export function renderOne(main, page, [idText]) {
   }
 
   function show(b, runs) {
-    replace(title, `Backfill #${b.id} `, badge(b.state));
+    patch(title, `Backfill #${b.id} `, badge(b.state));
     stop.classList.toggle('dim', b.state !== 'running');
     const many = b.times.length > 1;
     const desc = many && new Date(b.times[0]) > new Date(b.times[b.times.length - 1]);
-    replace(head, kv([
+    patch(head, kv([
       ['Workflow', link(workflowHref(b.project, b.workflow), `${b.project}/${b.workflow}`)],
       ['State', badge(b.state)],
       ['Progress', progress(b)],
@@ -159,10 +159,10 @@ export function renderOne(main, page, [idText]) {
       const k = new Date(r.schedule_time).getTime();
       if (!byTime.has(k) || r.id < byTime.get(k).id) byTime.set(k, r);
     }
-    replace(tt.tbody, b.times.length ? b.times.map((t, i) => {
+    patch(tt.tbody, b.times.length ? b.times.map((t, i) => {
       const r = byTime.get(new Date(t).getTime());
       const none = i < b.submitted ? 'submitted; its run is not found' : 'not submitted';
-      return h('tr', {class: !r && 'pending', dataset: {time: t, instance: r ? r.id : '', state: r ? r.state : ''}},
+      return h('tr', {key: t, class: !r && 'pending', dataset: {time: t, instance: r ? r.id : '', state: r ? r.state : ''}},
         h('td', {class: 'num'}, String(i + 1)),
         h('td', {}, timeEl(t, b.timezone)),
         h('td', {}, r ? link(`#/instances/${r.id}`, `#${r.id}`) : h('span', {class: 'muted'}, none)),

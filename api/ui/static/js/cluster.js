@@ -2,7 +2,7 @@
 // groups (the concurrency limits shared across workflows).
 
 import {api, describe, get} from './api.js';
-import {confirmDialog, emptyRow, flash, formDialog, h, replace, table, timeEl} from './dom.js';
+import {confirmDialog, emptyRow, flash, formDialog, h, patch, replace, table, timeEl} from './dom.js';
 
 function pct(v) {
   return `${Math.round(v * 10) / 10}%`;
@@ -48,12 +48,12 @@ export function render(main, page) {
     const c = await get('/api/v1/cluster', {signal: page.signal});
     if (!page.alive) return;
     leader.textContent = c.leader ? `leader: ${c.leader}` : 'no leader elected';
-    replace(mt.tbody, c.masters.length ? c.masters.map((m) => h('tr', {class: m.role === 'active' ? 'leader' : ''},
+    patch(mt.tbody, c.masters.length ? c.masters.map((m) => h('tr', {key: m.address, class: m.role === 'active' ? 'leader' : ''},
       h('td', {}, m.address, m.address === c.leader ? h('span', {class: 'tag leader'}, 'leader') : null),
       h('td', {}, h('span', {class: ['badge', m.role === 'active' ? 'st-running' : 'st-none']}, m.role)),
       h('td', {class: 'num'}, m.epoch ? String(m.epoch) : ''),
       h('td', {}, timeEl(m.since)))) : emptyRow(4, 'No master is registered.'));
-    replace(wt.tbody, c.workers.length ? c.workers.map((w) => h('tr', {dataset: {worker: w.address}},
+    patch(wt.tbody, c.workers.length ? c.workers.map((w) => h('tr', {key: w.address, dataset: {worker: w.address}},
       h('td', {}, w.address),
       h('td', {}, (w.groups || []).join(', ')),
       h('td', {}, meter(w.running, w.capacity)),
@@ -67,7 +67,7 @@ export function render(main, page) {
   const refreshGroups = page.poll(async () => {
     const r = await get('/api/v1/task-groups', {signal: page.signal});
     if (!page.alive) return;
-    replace(gt.tbody, r.items.length ? r.items.map((g) => h('tr', {dataset: {group: g.name}},
+    patch(gt.tbody, r.items.length ? r.items.map((g) => h('tr', {key: g.name, dataset: {group: g.name}},
       h('td', {}, g.name),
       h('td', {}, meter(g.in_use, g.capacity)),
       h('td', {}, g.description),

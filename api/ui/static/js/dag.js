@@ -66,7 +66,9 @@ function clip(text, max) {
 }
 
 // drawDag returns the SVG. info(name) gives {state, label, title} for a
-// node; onClick(name) is called when a node is clicked.
+// node; onClick(name) is called when a node is clicked. Nodes and edges
+// carry keys, so a page that redraws with patch keeps the SVG and only
+// changes the states and labels while the graph's shape stays the same.
 export function drawDag(tasks, info, onClick, selected) {
   const g = layout(tasks);
   const svg = s('svg', {class: 'dag', width: g.width, height: g.height, viewBox: `0 0 ${g.width} ${g.height}`,
@@ -77,22 +79,19 @@ export function drawDag(tasks, info, onClick, selected) {
     const a = g.nodes.get(from), b = g.nodes.get(to);
     const x1 = a.x + W, y1 = a.y + H / 2, x2 = b.x - 2, y2 = b.y + H / 2, mx = (x1 + x2) / 2;
     svg.append(s('path', {class: 'edge', d: `M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2},${y2}`,
-      'marker-end': 'url(#dag-arrow)', dataset: {from, to}}));
+      'marker-end': 'url(#dag-arrow)', key: `edge:${from}>${to}`, dataset: {from, to}}));
   }
   for (const t of tasks) {
     const p = g.nodes.get(t.name);
     const i = info(t.name);
-    const node = s('g', {class: ['node', 'st-' + (i.state || 'none'), t.name === selected && 'selected'],
+    const node = s('g', {key: 'node:' + t.name, class: ['node', 'st-' + (i.state || 'none'), t.name === selected && 'selected'],
       transform: `translate(${p.x},${p.y})`, tabindex: onClick ? 0 : null,
-      dataset: {task: t.name, state: i.state || ''}},
+      dataset: {task: t.name, state: i.state || ''},
+      on: onClick && {click: () => onClick(t.name), keydown: (e) => { if (e.key === 'Enter') onClick(t.name); }}},
     s('title', {}, i.title || t.name),
     s('rect', {width: W, height: H, rx: 5}),
     s('text', {x: 9, y: 17, class: 'name'}, clip(t.name, 22)),
     s('text', {x: 9, y: 33, class: 'sub'}, clip(i.label || '', 26)));
-    if (onClick) {
-      node.addEventListener('click', () => onClick(t.name));
-      node.addEventListener('keydown', (e) => { if (e.key === 'Enter') onClick(t.name); });
-    }
     svg.append(node);
   }
   return svg;

@@ -19,7 +19,11 @@ function setProps(el, props) {
     if (v === null || v === undefined || v === false) continue;
     if (k === 'class') el.setAttribute('class', Array.isArray(v) ? v.filter(Boolean).join(' ') : v);
     else if (k === 'text') el.textContent = String(v);
-    else if (k === 'on') for (const [ev, fn] of Object.entries(v)) el.addEventListener(ev, fn);
+    else if (k === 'key') el.setAttribute('data-key', String(v));
+    else if (k === 'on') {
+      for (const [ev, fn] of Object.entries(v)) el.addEventListener(ev, fn);
+      el._on = v; // patch moves these to the element it keeps
+    }
     else if (k === 'dataset') Object.assign(el.dataset, v);
     else if (PROPS.has(k)) el[k] = v;
     else el.setAttribute(k, v === true ? '' : String(v));
@@ -48,6 +52,85 @@ export function s(tag, props, ...children) {
 export function replace(el, ...children) {
   el.replaceChildren();
   append(el, children);
+  return el;
+}
+
+// ---- in-place updates ----
+
+// Attributes the user changes (a <details> opened) or patch itself keeps.
+const OWN_ATTRS = new Set(['open', 'data-refreshed']);
+
+function keyOf(n) {
+  return n.nodeType === Node.ELEMENT_NODE ? n.getAttribute('data-key') : null;
+}
+
+function sameKind(a, b) {
+  return a.nodeType === b.nodeType && a.nodeName === b.nodeName && a.namespaceURI === b.namespaceURI;
+}
+
+// morph makes the kept node a look like the fresh node b.
+function morph(a, b) {
+  if (a.nodeType !== Node.ELEMENT_NODE) {
+    if (a.nodeValue !== b.nodeValue) a.nodeValue = b.nodeValue;
+    return;
+  }
+  // A control the user is in is theirs until they leave it.
+  if (a === document.activeElement && a.matches('input, select, textarea')) return;
+  for (const {name, value} of b.attributes) if (a.getAttribute(name) !== value) a.setAttribute(name, value);
+  for (const {name} of [...a.attributes]) if (!b.hasAttribute(name) && !OWN_ATTRS.has(name)) a.removeAttribute(name);
+  if (a._on !== b._on) {
+    for (const [ev, fn] of Object.entries(a._on || {})) a.removeEventListener(ev, fn);
+    for (const [ev, fn] of Object.entries(b._on || {})) a.addEventListener(ev, fn);
+    a._on = b._on;
+  }
+  morphChildren(a, [...b.childNodes]);
+}
+
+function morphChildren(el, fresh) {
+  // Drop the keyed children that are gone first, so the rest need no moves.
+  const keys = new Set(fresh.map(keyOf).filter((k) => k !== null));
+  const byKey = new Map();
+  for (const n of [...el.childNodes]) {
+    const k = keyOf(n);
+    if (k === null) continue;
+    if (keys.has(k) && !byKey.has(k)) byKey.set(k, n);
+    else n.remove();
+  }
+  let ref = el.firstChild; // everything before ref is placed
+  for (const f of fresh) {
+    const k = keyOf(f);
+    const m = k !== null ? byKey.get(k) : ref && keyOf(ref) === null ? ref : null;
+    byKey.delete(k);
+    if (!m || !sameKind(m, f)) {
+      el.insertBefore(f, ref);
+      continue;
+    }
+    if (m === ref) ref = ref.nextSibling;
+    else el.insertBefore(m, ref);
+    morph(m, f);
+  }
+  while (ref) {
+    const next = ref.nextSibling;
+    ref.remove();
+    ref = next;
+  }
+}
+
+// patch is replace for what a poll refreshes: it turns el's children into
+// the given ones but keeps each node that is still there, changing only
+// the text and attributes that differ, so a refresh does not lose the
+// element under the pointer, the text selection or the focus. A child with
+// a key (h's key prop) takes the place of the old child with that key,
+// wherever it was, so rows keep their elements as others come and go;
+// other children match the old child in their place when of the same tag.
+// A kept element also takes the fresh one's listeners (those set with h's
+// on). Form controls keep the value the user gave them. el.dataset.refreshed
+// counts the patches, so a test can tell a refresh has landed.
+export function patch(el, ...children) {
+  const frag = document.createDocumentFragment();
+  append(frag, children);
+  morphChildren(el, [...frag.childNodes]);
+  el.dataset.refreshed = String((Number(el.dataset.refreshed) || 0) + 1);
   return el;
 }
 

@@ -45,6 +45,19 @@ export function render(main, page, [project, name]) {
   const saveBtn = h('button', {type: 'submit', class: 'primary', id: 'save-spec'}, existing ? 'Save new version' : 'Create workflow');
   const info = h('p', {class: 'muted'});
 
+  // What was loaded (null until then); leaving with other text asks first,
+  // on a hash change here and on closing or reloading the tab.
+  let baseline = null;
+  let saved = false;
+  const dirty = () => !saved && baseline !== null && (area.value !== baseline || nameInput.value !== (name || ''));
+  page.confirmLeave = () => (dirty() ? 'Leave the editor? Your changes to the spec are not saved.' : '');
+  window.addEventListener('beforeunload', (e) => {
+    if (dirty()) {
+      e.preventDefault();
+      e.returnValue = ''; // older browsers ask only when this is set
+    }
+  }, {signal: page.signal});
+
   const showFormat = () => {
     format.textContent = area.value.trim().startsWith('{') ? 'JSON' : 'YAML';
   };
@@ -76,12 +89,14 @@ export function render(main, page, [project, name]) {
     get(`/api/v1/projects/${enc(project)}/workflows/${enc(name)}`, {signal: page.signal}).then((w) => {
       if (!page.alive) return;
       area.value = toYAML(w.spec);
+      baseline = area.value;
       area.disabled = false;
       info.textContent = `Editing version ${w.version}. Saving a changed spec stores version ${w.version + 1}; the running instances keep their version.`;
       showFormat();
     }).catch((e) => page.alive && flash(`${project}/${name}: ${describe(e)}`));
   } else {
     area.value = TEMPLATE;
+    baseline = area.value;
     showFormat();
   }
 
@@ -100,6 +115,7 @@ export function render(main, page, [project, name]) {
     try {
       const r = await api('PUT', `/api/v1/projects/${enc(project)}/workflows/${enc(wf)}`,
         {body: text, contentType: isJSON ? 'application/json' : 'application/yaml'});
+      saved = true;
       go(workflowHref(project, r.name),
         r.created ? `${r.name} version ${r.version} saved.` : `No change: the spec is identical to ${r.name} version ${r.version}.`);
     } catch (err) {

@@ -2,7 +2,7 @@
 // a task's log (followed while the task runs) and the run's history.
 
 import {api, describe, get, readLog, user} from './api.js';
-import {badge, confirmDialog, duration, emptyRow, enc, flash, h, kv, link, paramsText, replace, table,
+import {badge, confirmDialog, duration, emptyRow, enc, flash, h, kv, link, paramsText, patch, replace, table,
   taskFinished, timeEl, workflowFinished, workflowHref} from './dom.js';
 import {drawDag} from './dag.js';
 import {trigger} from './instances.js';
@@ -230,14 +230,14 @@ export function render(main, page, [idText]) {
       return {state: t.state, label: `${t.state}${t.attempt > 1 ? ' · #' + t.attempt : ''}${d}`,
         title: `${name}: ${t.state}, attempt ${t.attempt}, task instance ${t.id}${t.host ? ' on ' + t.host : ''}`};
     };
-    replace(dagBox, tasks.length ? drawDag(tasks, info, select, selected) : h('p', {class: 'muted'}, 'No tasks.'));
+    patch(dagBox, tasks.length ? drawDag(tasks, info, select, selected) : h('p', {class: 'muted'}, 'No tasks.'));
   }
 
   function renderAll(d) {
-    replace(title, `Instance #${d.id} `, badge(d.state));
+    patch(title, `Instance #${d.id} `, badge(d.state));
     const scope = d.start_nodes && d.start_nodes.length
       ? [d.start_nodes.join(', '), h('span', {class: 'muted'}, ` (scope ${d.scope || 'only'})`)] : null;
-    replace(head, kv([
+    patch(head, kv([
       ['Workflow', [link(workflowHref(d.project, d.workflow), `${d.project}/${d.workflow}`), ` version ${d.version}`]],
       ['State', [badge(d.state), d.reason ? h('span', {class: 'reason'}, ' ' + d.reason) : null]],
       ['Trigger', trigger(d)],
@@ -257,7 +257,7 @@ export function render(main, page, [idText]) {
 
     const byId = new Map(d.tasks.map((t) => [t.id, t]));
     const tasks = [...d.tasks].sort((a, b) => a.id - b.id);
-    replace(tasksT.tbody, tasks.length ? tasks.map((t) => h('tr', {class: [t.superseded && 'superseded', log.id === t.id && 'current'],
+    patch(tasksT.tbody, tasks.length ? tasks.map((t) => h('tr', {key: t.id, class: [t.superseded && 'superseded', log.id === t.id && 'current'],
       dataset: {id: t.id, task: t.name, state: t.state}},
     h('td', {class: 'num'}, String(t.id)),
     h('td', {}, t.name, t.task_group ? h('span', {class: 'tag', title: 'task group'}, t.task_group) : null),
@@ -275,9 +275,10 @@ export function render(main, page, [idText]) {
         h('button', {type: 'button', class: 'small', dataset: {action},
           on: {click: () => taskAct(t, action, label, text(t))}}, label))))) : emptyRow(11, 'No task has been submitted yet.'));
 
-    replace(histT.tbody, d.history.length ? [...d.history].reverse().map((e) => {
+    // History only grows: an entry's place from the oldest is its key.
+    patch(histT.tbody, d.history.length ? d.history.map((e, i) => [e, i]).reverse().map(([e, i]) => {
       const t = e.task_instance_id ? byId.get(e.task_instance_id) : null;
-      return h('tr', {},
+      return h('tr', {key: i},
         h('td', {}, timeEl(e.at)),
         h('td', {}, e.action),
         h('td', {}, e.by),

@@ -2,7 +2,7 @@
 // state, a page at a time, refreshed while visible.
 
 import {describe, get} from './api.js';
-import {WORKFLOW_STATES, badge, duration, emptyRow, enc, flash, go, h, link, replace, select, table,
+import {WORKFLOW_STATES, badge, duration, emptyRow, enc, flash, go, h, link, patch, replace, select, table,
   timeEl, workflowHref} from './dom.js';
 
 const LIMIT = 50;
@@ -64,7 +64,7 @@ export function render(main, page, _args, query) {
     for (const k of ['project', 'workflow', 'state']) if (f[k]) q.set(k, f[k]);
     const list = await get('/api/v1/instances?' + q, {signal: page.signal});
     if (!page.alive) return;
-    replace(tbody, list.items.length ? list.items.map((i) => h('tr', {dataset: {id: i.id}},
+    patch(tbody, list.items.length ? list.items.map((i) => h('tr', {key: i.id, dataset: {id: i.id}},
       h('td', {}, link(`#/instances/${i.id}`, `#${i.id}`)),
       h('td', {}, link(workflowHref(i.project, i.workflow), `${i.project}/${i.workflow}`)),
       h('td', {class: 'num'}, `v${i.version}`),
@@ -75,7 +75,7 @@ export function render(main, page, _args, query) {
       h('td', {}, i.host))) : emptyRow(8, 'No instances match.'));
     const from = list.total ? list.offset + 1 : 0;
     const to = list.offset + list.items.length;
-    replace(pager,
+    patch(pager,
       h('span', {}, `${from}–${to} of ${list.total}`),
       f.offset > 0 ? link(hrefWith({offset: Math.max(0, f.offset - LIMIT)}), '‹ newer') : h('span', {class: 'muted'}, '‹ newer'),
       to < list.total ? link(hrefWith({offset: f.offset + LIMIT}), 'older ›') : h('span', {class: 'muted'}, 'older ›'));

@@ -2,7 +2,7 @@
 // (show, set, enable/disable, delete).
 
 import {api, describe, get, user} from './api.js';
-import {PRIORITIES, confirmDialog, emptyRow, enc, flash, go, h, kv, kvEditor, link, localInput, paramsText, replace,
+import {PRIORITIES, confirmDialog, emptyRow, enc, flash, go, h, kv, kvEditor, link, localInput, paramsText, patch, replace,
   select, table, timeEl, workflowHref} from './dom.js';
 
 const CRON_HELP = '5 fields (minute hour day-of-month month day-of-week), 6 with leading seconds, ' +
@@ -52,11 +52,11 @@ export function schedulePanel(page, project, workflow, spec, onChange) {
     editing = false;
     if (onChange) onChange(sc);
     if (!sc) {
-      replace(body, h('p', {class: 'muted'}, 'Not scheduled: it runs only when started by hand.'),
+      patch(body, h('p', {class: 'muted'}, 'Not scheduled: it runs only when started by hand.'),
         h('button', {type: 'button', id: 'schedule-set', on: {click: () => edit(null)}}, 'Set schedule'));
       return;
     }
-    replace(body, kv([
+    patch(body, kv([
       ['Cron', h('code', {class: 'cron'}, sc.cron)],
       ['Timezone', sc.timezone || 'UTC'],
       ['Status', enabledBadge(sc)],
@@ -193,7 +193,7 @@ export function render(main, page, _args, query) {
   const refresh = page.poll(async () => {
     const list = await get('/api/v1/schedules' + (project ? `?project=${enc(project)}` : ''), {signal: page.signal});
     if (!page.alive) return;
-    replace(tbody, list.items.length ? list.items.map((sc) => h('tr', {dataset: {workflow: `${sc.project}/${sc.workflow}`}},
+    patch(tbody, list.items.length ? list.items.map((sc) => h('tr', {key: `${sc.project}/${sc.workflow}`, dataset: {workflow: `${sc.project}/${sc.workflow}`}},
       h('td', {}, link(workflowHref(sc.project, sc.workflow), `${sc.project}/${sc.workflow}`)),
       h('td', {}, h('code', {}, sc.cron)),
       h('td', {}, sc.timezone || 'UTC'),
