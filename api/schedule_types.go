@@ -26,6 +26,9 @@ type ScheduleRequest struct {
 	// By is who is recorded as updated_by; default the X-Beluga-User
 	// header, else "api".
 	By string `json:"by,omitempty"`
+	// Version is the schedule's version as read (0: none existed): when
+	// set, an edit made since is refused with 409 instead of overwritten.
+	Version *int64 `json:"version,omitempty"`
 }
 
 // Schedule is a workflow's cron schedule. NextFireTime is the next time the
@@ -49,6 +52,7 @@ type Schedule struct {
 	LastFireTime *Time             `json:"last_fire_time"`
 	Note         string            `json:"note"`
 	Revision     int64             `json:"revision"`
+	Version      int64             `json:"version"`
 	UpdatedBy    string            `json:"updated_by"`
 	CreatedAt    Time              `json:"created_at"`
 	UpdatedAt    Time              `json:"updated_at"`
@@ -63,7 +67,7 @@ func fromSchedule(s model.Schedule) Schedule {
 	out := Schedule{ID: s.ID, Project: s.Project, Workflow: s.Workflow, Cron: s.Cron, Timezone: s.Timezone,
 		StartTime: timePtr(s.StartTime), EndTime: timePtr(s.EndTime), Catchup: s.Catchup,
 		WorkerGroup: s.WorkerGroup, Params: params, Enabled: s.Enabled, NextFireTime: timePtr(s.NextFireTime),
-		LastFireTime: timePtr(s.LastFireTime), Note: s.Note, Revision: s.Revision, UpdatedBy: s.UpdatedBy,
+		LastFireTime: timePtr(s.LastFireTime), Note: s.Note, Revision: s.Revision, Version: s.Version, UpdatedBy: s.UpdatedBy,
 		CreatedAt: timeOf(s.CreatedAt), UpdatedAt: timeOf(s.UpdatedAt), Upcoming: []Time{}}
 	if s.Priority != nil {
 		out.Priority = s.Priority.String()
@@ -88,9 +92,9 @@ func fromSchedule(s model.Schedule) Schedule {
 
 // Request is the body that PUTs s back as it is, for read-modify-write.
 func (s Schedule) Request() ScheduleRequest {
-	enabled := s.Enabled
+	enabled, version := s.Enabled, s.Version
 	req := ScheduleRequest{Cron: s.Cron, Timezone: s.Timezone, Catchup: s.Catchup, Priority: s.Priority,
-		WorkerGroup: s.WorkerGroup, Params: s.Params, Enabled: &enabled}
+		WorkerGroup: s.WorkerGroup, Params: s.Params, Enabled: &enabled, Version: &version}
 	if s.StartTime != nil {
 		req.StartTime = s.StartTime.UTC().Format(time.RFC3339Nano)
 	}

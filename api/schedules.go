@@ -66,7 +66,7 @@ func (h *handlers) putSchedule(w http.ResponseWriter, r *http.Request) error {
 			sc.NextFireTime = &t
 		}
 	}
-	out, created, err := h.Store.PutSchedule(r.Context(), sc)
+	out, created, err := h.Store.PutSchedule(r.Context(), sc, req.Version)
 	if err != nil {
 		return storeError(err)
 	}

@@ -164,7 +164,7 @@ func TestScheduleUpcomingFromNextFire(t *testing.T) {
 	}
 	behind := time.Date(2020, 1, 1, 5, 0, 0, 0, time.UTC) // a master that fell behind
 	sc.NextFireTime = &behind
-	if _, _, err := b.store.PutSchedule(ctx, sc); err != nil {
+	if _, _, err := b.store.PutSchedule(ctx, sc, nil); err != nil {
 		t.Fatal(err)
 	}
 	var got Schedule
@@ -305,5 +305,27 @@ func TestScheduledRun(t *testing.T) {
 	b.send("PUT", schedPath, body).want(t, http.StatusOK).json(t, &got)
 	if got.NextFireTime == nil || !got.NextFireTime.Equal(next) || !got.LastFireTime.Equal(fired) {
 		t.Fatalf("replaced after a fire: next %v, want %v", got.NextFireTime, next)
+	}
+}
+
+// TestScheduleStaleEditIsRefused: a PUT that sends the version it read is
+// refused with 409 once another edit landed, and changes nothing.
+func TestScheduleStaleEditIsRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	b.mustWorkflow("p")
+	var sc Schedule
+	b.send("PUT", schedPath, `{"cron":"0 2 * * *","version":0}`).want(t, http.StatusCreated).json(t, &sc)
+	b.send("PUT", schedPath, `{"cron":"0 3 * * *","version":0,"by":"ann"}`).want(t, http.StatusOK).json(t, &sc)
+	if sc.Version != 1 || sc.Cron != "0 3 * * *" {
+		t.Fatalf("after one edit: %+v", sc)
+	}
+	e := b.send("PUT", schedPath, `{"cron":"0 4 * * *","version":0,"by":"bob"}`).wantError(t, http.StatusConflict, CodeConflict)
+	if !strings.Contains(e.Message, "version 1") || !strings.Contains(e.Message, "ann") {
+		t.Fatalf("message %q", e.Message)
+	}
+	b.get(schedPath).want(t, http.StatusOK).json(t, &sc)
+	if sc.Cron != "0 3 * * *" || sc.Version != 1 {
+		t.Fatalf("the stale edit changed the schedule: %+v", sc)
 	}
 }

@@ -21,7 +21,7 @@ func (c *cell) putSchedule(sc model.Schedule, next time.Time) model.Schedule {
 	if !next.IsZero() {
 		sc.NextFireTime = &next
 	}
-	out, _, err := c.st.PutSchedule(c.ctx, sc)
+	out, _, err := c.st.PutSchedule(c.ctx, sc, nil)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestScheduleFiresEachTimeOnce(t *testing.T) {
 		Params: map[string]string{"x": "from-schedule"}}, cr.First(time.Now(), schedule.Window{}))
 	waitFor(t, "three runs", func() bool { return len(c.scheduled("tick")) >= 3 })
 	sc.Enabled, sc.NextFireTime = false, nil
-	if _, _, err := c.st.PutSchedule(c.ctx, sc); err != nil {
+	if _, _, err := c.st.PutSchedule(c.ctx, sc, nil); err != nil {
 		t.Fatal(err)
 	}
 	// Fires are conditional on the revision the disabling put moved on: none

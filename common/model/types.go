@@ -94,6 +94,7 @@ type Schedule struct {
 	LastFireTime *time.Time        `json:"last_fire_time,omitempty"`
 	Note         string            `json:"note,omitempty"` // what the last pass skipped, if anything
 	Revision     int64             `json:"revision"`       // moves on at every edit and fire
+	Version      int64             `json:"version"`        // moves on at every edit only
 	UpdatedBy    string            `json:"updated_by,omitempty"`
 	CreatedAt    time.Time         `json:"created_at"`
 	UpdatedAt    time.Time         `json:"updated_at"`

@@ -34,6 +34,7 @@ type scheduleRow struct {
 	LastFireTime *time.Time
 	Note         string
 	Revision     int64
+	Version      int64
 	UpdatedBy    string
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
@@ -45,7 +46,7 @@ func (r scheduleRow) model() model.Schedule {
 	s := model.Schedule{ID: r.ID, ProjectID: r.ProjectID, Project: r.ProjectName, Workflow: r.WorkflowName,
 		Cron: r.Cron, Timezone: r.Timezone, StartTime: utc(r.StartTime), EndTime: utc(r.EndTime),
 		Catchup: r.Catchup, WorkerGroup: r.WorkerGroup, Enabled: r.Enabled, NextFireTime: utc(r.NextFireTime),
-		LastFireTime: utc(r.LastFireTime), Note: r.Note, Revision: r.Revision, UpdatedBy: r.UpdatedBy,
+		LastFireTime: utc(r.LastFireTime), Note: r.Note, Revision: r.Revision, Version: r.Version, UpdatedBy: r.UpdatedBy,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	if r.Priority != nil {
 		p := model.Priority(*r.Priority)
@@ -66,9 +67,12 @@ func (r scheduleRow) model() model.Schedule {
 // committing in between makes it read again (never undo the fire), and the
 // revision it writes moves on, so a fire planned from the old row is
 // refused. The fire's own columns (last fire time, note) are not written.
-func (s *Store) PutSchedule(ctx context.Context, sc model.Schedule) (out model.Schedule, created bool, err error) {
+//
+// ifVersion, when set, is the version of the schedule the caller read
+// (0: there was none): an edit made since is ErrConflict, not overwritten.
+func (s *Store) PutSchedule(ctx context.Context, sc model.Schedule, ifVersion *int64) (out model.Schedule, created bool, err error) {
 	for range 5 {
-		out, created, err = s.putSchedule(ctx, sc)
+		out, created, err = s.putSchedule(ctx, sc, ifVersion)
 		if !errors.Is(err, ErrScheduleMoved) {
 			return out, created, err
 		}
@@ -76,7 +80,7 @@ func (s *Store) PutSchedule(ctx context.Context, sc model.Schedule) (out model.S
 	return out, created, fmt.Errorf("schedule of %q keeps changing; try again: %w", sc.Workflow, ErrConflict)
 }
 
-func (s *Store) putSchedule(ctx context.Context, sc model.Schedule) (out model.Schedule, created bool, err error) {
+func (s *Store) putSchedule(ctx context.Context, sc model.Schedule, ifVersion *int64) (out model.Schedule, created bool, err error) {
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		p, err := workflowProject(tx, sc.Project, sc.Workflow)
 		if err != nil {
@@ -90,6 +94,12 @@ func (s *Store) putSchedule(ctx context.Context, sc model.Schedule) (out model.S
 			ParamsJSON: jsonText(sc.Params, len(sc.Params))}
 		var old scheduleRow
 		err = tx.Where("project_id = ? AND workflow_name = ?", p.ID, sc.Workflow).Take(&old).Error
+		if err == nil || errors.Is(err, gorm.ErrRecordNotFound) {
+			if ifVersion != nil && *ifVersion != old.Version { // old is zero when there is none
+				return fmt.Errorf("the schedule of %q is at version %d (edited at %s by %s), not %d as read: read it again: %w",
+					sc.Workflow, old.Version, old.UpdatedAt.UTC().Format(time.RFC3339), old.UpdatedBy, *ifVersion, ErrConflict)
+			}
+		}
 		switch {
 		case errors.Is(err, gorm.ErrRecordNotFound):
 			created = true
@@ -102,11 +112,12 @@ func (s *Store) putSchedule(ctx context.Context, sc model.Schedule) (out model.S
 		case err != nil:
 			return fmt.Errorf("read schedule: %w", err)
 		default:
-			r.ID, r.CreatedAt, r.LastFireTime, r.Note, r.Revision = old.ID, old.CreatedAt, old.LastFireTime, old.Note, old.Revision+1
+			r.ID, r.CreatedAt, r.LastFireTime, r.Note, r.Revision, r.Version = old.ID, old.CreatedAt, old.LastFireTime, old.Note, old.Revision+1, old.Version+1
 			res := tx.Model(&scheduleRow{}).Where("id = ? AND revision = ?", old.ID, old.Revision).UpdateColumns(map[string]any{
 				"cron": r.Cron, "timezone": r.Timezone, "start_time": r.StartTime, "end_time": r.EndTime, "catchup": r.Catchup,
 				"priority": r.Priority, "worker_group": r.WorkerGroup, "params_json": r.ParamsJSON, "enabled": r.Enabled,
-				"next_fire_time": r.NextFireTime, "updated_by": r.UpdatedBy, "updated_at": r.UpdatedAt, "revision": r.Revision})
+				"next_fire_time": r.NextFireTime, "updated_by": r.UpdatedBy, "updated_at": r.UpdatedAt, "revision": r.Revision,
+				"version": r.Version})
 			if res.Error != nil {
 				return fmt.Errorf("update schedule: %w", res.Error)
 			}

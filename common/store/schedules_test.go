@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,13 +20,13 @@ func TestScheduleFiresOnce(t *testing.T) {
 		ctx := context.Background()
 		s.CreateProject(ctx, "demo", "")
 		s.PutWorkflow(ctx, "demo", mustSpec(t, diamond))
-		if _, _, err := s.PutSchedule(ctx, model.Schedule{Project: "demo", Workflow: "nope", Cron: "@daily"}); !errors.Is(err, store.ErrNotFound) {
+		if _, _, err := s.PutSchedule(ctx, model.Schedule{Project: "demo", Workflow: "nope", Cron: "@daily"}, nil); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("schedule of a missing workflow: %v", err)
 		}
 		t0 := time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
 		high := model.PriorityHigh
 		sc, created, err := s.PutSchedule(ctx, model.Schedule{Project: "demo", Workflow: "diamond", Cron: "0 2 * * *",
-			Timezone: "Europe/Berlin", Priority: &high, Params: map[string]string{"k": "v"}, Enabled: true, NextFireTime: &t0})
+			Timezone: "Europe/Berlin", Priority: &high, Params: map[string]string{"k": "v"}, Enabled: true, NextFireTime: &t0}, nil)
 		if err != nil || !created || sc.Revision != 0 {
 			t.Fatalf("put: %+v %v %v", sc, created, err)
 		}
@@ -52,7 +53,7 @@ func TestScheduleFiresOnce(t *testing.T) {
 		}
 		// An edit moves the revision: a fire planned before it is refused.
 		got.Cron = "0 3 * * *"
-		edited, created, err := s.PutSchedule(ctx, got)
+		edited, created, err := s.PutSchedule(ctx, got, nil)
 		if err != nil || created || edited.Revision != 2 || edited.ID != sc.ID || !edited.LastFireTime.Equal(t0) {
 			t.Fatalf("edit: %+v %v %v", edited, created, err)
 		}
@@ -82,7 +83,7 @@ func TestScheduleFiresOnce(t *testing.T) {
 		}
 		// A disabled schedule is not armed and cannot fire.
 		edited.Enabled, edited.NextFireTime = false, nil
-		off, _, _ := s.PutSchedule(ctx, edited)
+		off, _, _ := s.PutSchedule(ctx, edited, nil)
 		if armed, _ := s.ArmedSchedules(ctx); len(armed) != 0 {
 			t.Fatalf("armed after disable: %+v", armed)
 		}
@@ -99,7 +100,7 @@ func TestScheduleFiresOnce(t *testing.T) {
 			t.Fatalf("second delete: %v", err)
 		}
 		// Deleting the workflow (no unfinished runs) takes its schedule along.
-		s.PutSchedule(ctx, off)
+		s.PutSchedule(ctx, off, nil)
 		if err := s.Term(4).FinishWorkflowInstance(ctx, in.ID, model.WorkflowSucceeded, time.Now(), ""); err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +124,7 @@ func TestScheduleEditsRacingFires(t *testing.T) {
 		s.PutWorkflow(ctx, "demo", mustSpec(t, diamond))
 		t0 := time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
 		if _, _, err := s.PutSchedule(ctx, model.Schedule{Project: "demo", Workflow: "diamond", Cron: "* * * * * *",
-			Enabled: true, NextFireTime: &t0}); err != nil {
+			Enabled: true, NextFireTime: &t0}, nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.BeginTerm(ctx, 1, "m"); err != nil {
@@ -145,7 +146,7 @@ func TestScheduleEditsRacingFires(t *testing.T) {
 					cur, err := s.GetSchedule(ctx, "demo", "diamond")
 					if err == nil {
 						cur.UpdatedBy = "editor"
-						_, _, err = s.PutSchedule(ctx, cur)
+						_, _, err = s.PutSchedule(ctx, cur, nil)
 					}
 					if err != nil && !errors.Is(err, store.ErrConflict) {
 						t.Error(err)
@@ -188,6 +189,45 @@ func TestScheduleEditsRacingFires(t *testing.T) {
 		}
 		if n != int64(runs) {
 			t.Fatalf("%d instances for %d fired runs", n, runs)
+		}
+	})
+}
+
+// TestScheduleVersionRefusesStaleEdits: an edit that names the version it
+// read is refused once another edit landed, and fires do not count as edits.
+func TestScheduleVersionRefusesStaleEdits(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		s.CreateProject(ctx, "demo", "")
+		s.PutWorkflow(ctx, "demo", mustSpec(t, diamond))
+		t0 := time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
+		zero := int64(0)
+		sc, _, err := s.PutSchedule(ctx, model.Schedule{Project: "demo", Workflow: "diamond", Cron: "0 2 * * *",
+			Enabled: true, NextFireTime: &t0}, &zero)
+		if err != nil || sc.Version != 0 {
+			t.Fatalf("create at version 0: %+v %v", sc, err)
+		}
+		if err := s.BeginTerm(ctx, 1, "m"); err != nil {
+			t.Fatal(err)
+		}
+		t1 := t0.Add(24 * time.Hour)
+		if _, err := s.Term(1).FireSchedule(ctx, sc, store.Firing{Times: []time.Time{t0}, Next: &t1}); err != nil {
+			t.Fatal(err)
+		}
+		sc.Enabled, sc.UpdatedBy = false, "ann"
+		ann, _, err := s.PutSchedule(ctx, sc, &zero) // a fire is not an edit: version 0 still holds
+		if err != nil || ann.Version != 1 {
+			t.Fatalf("edit after a fire: %+v %v", ann, err)
+		}
+		sc.Enabled, sc.UpdatedBy = true, "bob"
+		if _, _, err := s.PutSchedule(ctx, sc, &zero); !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "version 1") {
+			t.Fatalf("stale edit: %v", err)
+		}
+		if got, _ := s.GetSchedule(ctx, "demo", "diamond"); got.Enabled || got.UpdatedBy != "ann" {
+			t.Fatalf("the stale edit changed the schedule: %+v", got)
+		}
+		if _, _, err := s.PutSchedule(ctx, sc, nil); err != nil { // no version: last writer wins
+			t.Fatal(err)
 		}
 	})
 }

@@ -17,6 +17,7 @@ CREATE TABLE schedule (
   last_fire_time DATETIME NULL,
   note           VARCHAR(1024) NOT NULL DEFAULT '',
   revision       BIGINT NOT NULL DEFAULT 0,
+  version        BIGINT NOT NULL DEFAULT 0,
   updated_by     VARCHAR(128) NOT NULL DEFAULT '',
   created_at     DATETIME NOT NULL,
   updated_at     DATETIME NOT NULL

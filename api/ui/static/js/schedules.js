@@ -15,7 +15,7 @@ function schedulePath(project, workflow) {
 // requestOf is the body that PUTs sc back as it is (for enable/disable).
 function requestOf(sc) {
   const r = {cron: sc.cron, timezone: sc.timezone, catchup: sc.catchup, worker_group: sc.worker_group,
-    params: sc.params, enabled: sc.enabled, by: user()};
+    params: sc.params, enabled: sc.enabled, by: user(), version: sc.version};
   if (sc.priority) r.priority = sc.priority;
   if (sc.start_time) r.start_time = sc.start_time;
   if (sc.end_time) r.end_time = sc.end_time;
@@ -121,7 +121,7 @@ export function schedulePanel(page, project, workflow, spec, onChange) {
       e.preventDefault();
       err.hidden = true;
       const req = {cron: cron.value.trim(), timezone: tz.value.trim(), catchup: catchup.value, worker_group: group.value.trim(),
-        params: params.get(), enabled: enabled.checked, by: user()};
+        params: params.get(), enabled: enabled.checked, by: user(), version: sc ? sc.version : 0};
       if (prio.value) req.priority = prio.value;
       try {
         if (start.value) req.start_time = fromLocalInput(start.value);
