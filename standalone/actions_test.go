@@ -91,6 +91,7 @@ tasks:
 	id := e.run("pausable", nil)
 	e.waitTask(id, "a", "running")
 	e.act("instance", id, "pause", http.StatusAccepted)
+	e.applied(id, "pause")
 	os.WriteFile(gate, nil, 0o644) // a finishes while pausing
 	iv := e.wait(id, 30*time.Second)
 	if iv.State != "paused" || iv.task("a").State != "succeeded" || iv.task("b").State != "paused" || iv.count("c") != 0 {

@@ -132,6 +132,10 @@ type instanceView struct {
 	State   string     `json:"state"`
 	EndTime *time.Time `json:"end_time"`
 	Tasks   []taskView `json:"tasks"`
+	History []struct {
+		Action string `json:"action"`
+		By     string `json:"by"`
+	} `json:"history"`
 }
 
 func (iv instanceView) task(name string) taskView {
@@ -166,6 +170,27 @@ func (e *env) wait(id int64, within time.Duration) instanceView {
 		}
 		if time.Now().After(deadline) {
 			e.t.Fatalf("instance %d still %s after %v: %+v", id, iv.State, within, iv.Tasks)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the API as a user does
+	}
+}
+
+// applied waits until the master has taken up an operator action on the
+// instance (its runner notes it in the history): an API answer only says
+// the action was queued.
+func (e *env) applied(id int64, action string) {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var iv instanceView
+		e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &iv)
+		for _, h := range iv.History {
+			if h.By == "master" && h.Action == action {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("instance %d: the master did not take up %s: %+v", id, action, iv.History)
 		}
 		time.Sleep(20 * time.Millisecond) // polling the API as a user does
 	}
