@@ -102,12 +102,24 @@ func (r resp) want(t *testing.T, status int) resp {
 
 func (b *bundle) do(method, path, contentType string, body io.Reader) resp {
 	b.t.Helper()
+	return b.request(method, path, "", contentType, body)
+}
+
+// request sends one request with the Host (when not "") and header pairs given.
+func (b *bundle) request(method, path, host, contentType string, body io.Reader, header ...string) resp {
+	b.t.Helper()
 	req, err := http.NewRequest(method, b.srv.URL+path, body)
 	if err != nil {
 		b.t.Fatal(err)
 	}
+	if host != "" {
+		req.Host = host
+	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
 	}
 	res, err := b.srv.Client().Do(req)
 	if err != nil {

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,29 +13,7 @@ import (
 // req sends one request with the Host (when not "") and header pairs given.
 func (b *bundle) req(method, path, host, contentType, body string, header ...string) resp {
 	b.t.Helper()
-	r, err := http.NewRequest(method, b.srv.URL+path, strings.NewReader(body))
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	if host != "" {
-		r.Host = host
-	}
-	if contentType != "" {
-		r.Header.Set("Content-Type", contentType)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		r.Header.Set(header[i], header[i+1])
-	}
-	res, err := b.srv.Client().Do(r)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	data, err := io.ReadAll(res.Body)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	return resp{status: res.StatusCode, header: res.Header, body: data}
+	return b.request(method, path, host, contentType, strings.NewReader(body), header...)
 }
 
 // TestBodyTypes: a body must declare a type the operation takes; the types

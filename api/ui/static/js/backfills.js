@@ -3,6 +3,7 @@
 // workflow page.
 
 import {api, describe, get, user} from './api.js';
+import {fillPickers} from './instances.js';
 import {PRIORITIES, badge, confirmDialog, duration, emptyRow, enc, flash, go, h, kv, kvEditor, link, paramsText,
   patch, replace, rfc3339Local, s, select, table, timeEl, workflowHref} from './dom.js';
 
@@ -72,14 +73,7 @@ export function render(main, page, _args, query) {
     h('p', {class: 'hint'}, 'Start a backfill from a workflow page: it runs the workflow once per schedule time of a past range.'),
     t);
 
-  get('/api/v1/projects', {signal: page.signal}).then((r) => {
-    for (const p of r.items) if (p.name !== f.project) projectSel.append(h('option', {value: p.name}, p.name));
-  }).catch((e) => page.alive && flash('projects: ' + describe(e)));
-  if (f.project) {
-    get(`/api/v1/projects/${enc(f.project)}/workflows`, {signal: page.signal}).then((r) => {
-      for (const w of r.items) if (w.name !== f.workflow) workflowSel.append(h('option', {value: w.name}, w.name));
-    }).catch((e) => page.alive && flash('workflows: ' + describe(e)));
-  }
+  fillPickers(page, f, projectSel, workflowSel);
 
   page.poll(async () => {
     const q = new URLSearchParams();

@@ -7,6 +7,20 @@ import {WORKFLOW_STATES, badge, duration, emptyRow, enc, flash, go, h, link, pat
 
 const LIMIT = 50;
 
+// fillPickers fills the project and workflow filters of a list page once,
+// leaving out the current choice (already the first option); a failure
+// leaves the choice in place and says so.
+export function fillPickers(page, f, projectSel, workflowSel) {
+  get('/api/v1/projects', {signal: page.signal}).then((r) => {
+    for (const p of r.items) if (p.name !== f.project) projectSel.append(h('option', {value: p.name}, p.name));
+  }).catch((e) => page.alive && flash('projects: ' + describe(e)));
+  if (f.project) {
+    get(`/api/v1/projects/${enc(f.project)}/workflows`, {signal: page.signal}).then((r) => {
+      for (const w of r.items) if (w.name !== f.workflow) workflowSel.append(h('option', {value: w.name}, w.name));
+    }).catch((e) => page.alive && flash('workflows: ' + describe(e)));
+  }
+}
+
 // trigger says how a run began: by hand, by a schedule for a time, a backfill.
 export function trigger(in_) {
   const out = [h('span', {}, in_.command_type)];
@@ -49,15 +63,7 @@ export function render(main, page, _args, query) {
         (f.project || f.workflow || f.state) ? link('#/instances', 'clear filters') : null)),
     t, pager);
 
-  // Fill the pickers once; a failure leaves the current choice in place.
-  get('/api/v1/projects', {signal: page.signal}).then((r) => {
-    for (const p of r.items) if (p.name !== f.project) projectSel.append(h('option', {value: p.name}, p.name));
-  }).catch((e) => page.alive && flash('projects: ' + describe(e)));
-  if (f.project) {
-    get(`/api/v1/projects/${enc(f.project)}/workflows`, {signal: page.signal}).then((r) => {
-      for (const w of r.items) if (w.name !== f.workflow) workflowSel.append(h('option', {value: w.name}, w.name));
-    }).catch((e) => page.alive && flash('workflows: ' + describe(e)));
-  }
+  fillPickers(page, f, projectSel, workflowSel);
 
   page.poll(async () => {
     const q = new URLSearchParams({limit: LIMIT, offset: f.offset});
