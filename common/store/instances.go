@@ -36,27 +36,37 @@ type RunRequest struct {
 func (s *Store) CreateRun(ctx context.Context, req RunRequest) (model.WorkflowInstance, error) {
 	var out model.WorkflowInstance
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var err error
-		out, err = insertRun(tx, req, time.Now().UTC())
+		p, def, err := runTarget(tx, req)
+		if err != nil {
+			return err
+		}
+		out, err = insertRun(tx, p, def, req, time.Now().UTC())
 		return err
 	})
 	return out, err
 }
 
-// insertRun writes the instance and its start command of req in tx.
-func insertRun(tx *gorm.DB, req RunRequest, now time.Time) (model.WorkflowInstance, error) {
+// runTarget reads the project and the definition version req runs (the
+// latest when req names none), locking the workflow's definitions
+// (lockingRead): the first thing every writer of runs does.
+func runTarget(tx *gorm.DB, req RunRequest) (projectRow, workflowDefinitionRow, error) {
+	var def workflowDefinitionRow
 	p, err := getProject(tx, req.Project)
 	if err != nil {
-		return model.WorkflowInstance{}, err
+		return p, def, err
 	}
 	q := lockingRead(tx).Omit("spec_json").Where("project_id = ? AND name = ?", p.ID, req.Workflow)
 	if req.Version > 0 {
 		q = q.Where("version = ?", req.Version)
 	}
-	var def workflowDefinitionRow
 	if err := q.Order("version DESC").Take(&def).Error; err != nil {
-		return model.WorkflowInstance{}, notFound(err, fmt.Sprintf("workflow %q in project %q", req.Workflow, req.Project))
+		return p, def, notFound(err, fmt.Sprintf("workflow %q in project %q", req.Workflow, req.Project))
 	}
+	return p, def, nil
+}
+
+// insertRun writes the instance of req for def and its start command in tx.
+func insertRun(tx *gorm.DB, p projectRow, def workflowDefinitionRow, req RunRequest, now time.Time) (model.WorkflowInstance, error) {
 	r := workflowInstanceRow{ProjectID: p.ID, ProjectName: p.Name, WorkflowName: def.Name,
 		WorkflowDefinitionID: def.ID, Version: def.Version, State: string(model.WorkflowSubmitted),
 		CommandType: string(req.CommandType), Priority: def.Priority, WorkerGroup: def.WorkerGroup,

@@ -30,8 +30,9 @@ type timedRuns struct {
 // for again, it runs once and the cursor cannot get stuck on it.
 func (w timedRuns) write(tx *gorm.DB) ([]model.WorkflowInstance, error) {
 	// The workflow's definitions are locked before the row, the order every
-	// writer keeps (see DeleteWorkflow).
-	if _, err := workflowProject(tx, w.run.Project, w.run.Workflow); errors.Is(err, ErrNotFound) {
+	// writer keeps (see DeleteWorkflow); all the times run that version.
+	p, def, err := runTarget(tx, w.run)
+	if errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("%s: %v: %w", w.what, err, w.moved)
 	} else if err != nil {
 		return nil, err
@@ -51,7 +52,7 @@ func (w timedRuns) write(tx *gorm.DB) ([]model.WorkflowInstance, error) {
 		at := t.UTC()
 		req := w.run
 		req.ScheduleTime = &at
-		inst, err := insertRun(tx, req, now)
+		inst, err := insertRun(tx, p, def, req, now)
 		if isUniqueViolation(err) {
 			// MySQL and SQLite undo the failed statement only: nothing of this time
 			// was written (the instance insert comes first), the transaction goes on.
