@@ -320,18 +320,24 @@ func (e *Executor) kill(t *task, why killReason) {
 	}
 	switch t.phase {
 	case phaseQueued:
-		if t.admitted {
-			e.unqueue(t)
-		} else {
-			e.st.awaiting--
-		}
-		t.phase = phaseExited
+		e.neverStart(t)
 		now := time.Now()
 		e.finish(t, -1, time.Time{}, now, "")
 		e.publish()
 	case phaseRunning:
 		e.signal(t)
 	}
+}
+
+// neverStart takes a queued task out of the queue, or out of the wait for
+// admission, for good.
+func (e *Executor) neverStart(t *task) {
+	if t.admitted {
+		e.unqueue(t)
+	} else {
+		e.st.awaiting--
+	}
+	t.phase = phaseExited
 }
 
 func (e *Executor) unqueue(t *task) {
@@ -583,12 +589,7 @@ func (e *Executor) dropAll(reason string) int {
 		t.kill = killLost
 		switch t.phase {
 		case phaseQueued:
-			if t.admitted {
-				e.unqueue(t)
-			} else {
-				e.st.awaiting--
-			}
-			t.phase = phaseExited
+			e.neverStart(t)
 		case phaseRunning:
 			t.signalled = true
 			killGroup(t.pid, syscall.SIGKILL)
