@@ -40,6 +40,14 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 
 func timeOf(t time.Time) Time { return Time{t.UTC()} }
 
+// optionalID is nil for 0 (no such id), else a pointer to id.
+func optionalID(id int64) *int64 {
+	if id == 0 {
+		return nil
+	}
+	return &id
+}
+
 func timePtr(t *time.Time) *Time {
 	if t == nil {
 		return nil
@@ -208,12 +216,8 @@ type HistoryEntry struct {
 }
 
 func fromHistory(e store.HistoryEntry) HistoryEntry {
-	h := HistoryEntry{Action: string(e.Action), By: e.By, At: timeOf(e.At), Detail: e.Detail}
-	if e.TaskInstanceID != 0 {
-		id := e.TaskInstanceID
-		h.TaskInstanceID = &id
-	}
-	return h
+	return HistoryEntry{Action: string(e.Action), By: e.By, At: timeOf(e.At), Detail: e.Detail,
+		TaskInstanceID: optionalID(e.TaskInstanceID)}
 }
 
 // ActionRequest is the body of POST .../instances/{id}/actions and
@@ -235,12 +239,8 @@ type ActionAccepted struct {
 }
 
 func fromActionResult(r store.ActionResult) ActionAccepted {
-	a := ActionAccepted{CommandID: r.CommandID, InstanceID: r.InstanceID, Action: string(r.Action), State: string(r.State)}
-	if r.TaskInstanceID != 0 {
-		id := r.TaskInstanceID
-		a.TaskInstanceID = &id
-	}
-	return a
+	return ActionAccepted{CommandID: r.CommandID, InstanceID: r.InstanceID, Action: string(r.Action), State: string(r.State),
+		TaskInstanceID: optionalID(r.TaskInstanceID)}
 }
 
 // CreateTaskGroupRequest is the body of POST /api/v1/task-groups.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/beluga-scheduler/beluga/api"
+	"github.com/beluga-scheduler/beluga/api/client"
 )
 
 // defaultBy names the operator in the history of an action: BELUGA_USER,
@@ -19,35 +21,37 @@ func defaultBy() string {
 	return os.Getenv("USER")
 }
 
+// actionVerb is one action subcommand: its CLI name, the API's action and help.
+type actionVerb struct{ use, action, short string }
+
 // instanceActionCommands are `beluga instance stop|pause|resume|rerun|recover-failed ID`.
 func instanceActionCommands(a *app) []*cobra.Command {
-	verbs := []struct{ use, action, short string }{
+	return actionCommands(a, "instance ID", (*client.Client).InstanceAction, []actionVerb{
 		{"stop", "stop", "Stop an instance: kill its running tasks and start nothing new"},
 		{"pause", "pause", "Pause an instance: let running tasks finish and start nothing new"},
 		{"resume", "resume", "Resume a paused or stopped instance in place"},
 		{"rerun", "rerun", "Run a finished instance again in place (same id, new attempts)"},
 		{"recover-failed", "recover_failed", "Rerun only the failed and killed tasks of an instance and their downstream"},
-	}
-	var out []*cobra.Command
-	for _, v := range verbs {
-		out = append(out, actionCommand(a, v.use, v.short, "instance ID", func(cmd *cobra.Command, id int64, by string) (api.ActionAccepted, error) {
-			return a.client().InstanceAction(cmd.Context(), id, v.action, by)
-		}))
-	}
-	return out
+	})
 }
 
-// taskActionCommands are `beluga task kill|force-success ID`.
+// taskActionCommands are `beluga task kill|force-success|force-start ID`.
 func taskActionCommands(a *app) []*cobra.Command {
-	verbs := []struct{ use, action, short string }{
+	return actionCommands(a, "task instance ID", (*client.Client).TaskAction, []actionVerb{
 		{"kill", "kill", "Kill a task instance"},
 		{"force-success", "force_success", "Make a failed or killed task count as succeeded, so its downstream may run"},
 		{"force-start", "force_start", "Let a task waiting for a full task group start once without a slot"},
-	}
-	var out []*cobra.Command
+	})
+}
+
+// actionCommands makes one subcommand per verb that sends its action with
+// do (the client's instance or task action call).
+func actionCommands(a *app, what string, do func(*client.Client, context.Context, int64, string, string) (api.ActionAccepted, error),
+	verbs []actionVerb) []*cobra.Command {
+	out := make([]*cobra.Command, 0, len(verbs))
 	for _, v := range verbs {
-		out = append(out, actionCommand(a, v.use, v.short, "task instance ID", func(cmd *cobra.Command, id int64, by string) (api.ActionAccepted, error) {
-			return a.client().TaskAction(cmd.Context(), id, v.action, by)
+		out = append(out, actionCommand(a, v.use, v.short, what, func(cmd *cobra.Command, id int64, by string) (api.ActionAccepted, error) {
+			return do(a.client(), cmd.Context(), id, v.action, by)
 		}))
 	}
 	return out
