@@ -117,15 +117,7 @@ func (s *Store) ListBackfills(ctx context.Context, f BackfillFilter) ([]model.Ba
 	if f.NoTimes {
 		q = q.Omit("times_json")
 	}
-	if f.Project != "" {
-		q = q.Where("project_name = ?", f.Project)
-	}
-	if f.Workflow != "" {
-		q = q.Where("workflow_name = ?", f.Workflow)
-	}
-	if f.State != "" {
-		q = q.Where("state = ?", string(f.State))
-	}
+	q = filterBy(q, f.Project, f.Workflow, string(f.State))
 	var rows []backfillRow
 	if err := q.Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list backfills: %w", err)

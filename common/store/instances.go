@@ -167,16 +167,7 @@ type InstanceFilter struct {
 
 // ListWorkflowInstances returns instances newest first and the total count.
 func (s *Store) ListWorkflowInstances(ctx context.Context, f InstanceFilter) ([]model.WorkflowInstance, int64, error) {
-	q := s.db.WithContext(ctx).Model(&workflowInstanceRow{})
-	if f.Project != "" {
-		q = q.Where("project_name = ?", f.Project)
-	}
-	if f.Workflow != "" {
-		q = q.Where("workflow_name = ?", f.Workflow)
-	}
-	if f.State != "" {
-		q = q.Where("state = ?", string(f.State))
-	}
+	q := filterBy(s.db.WithContext(ctx).Model(&workflowInstanceRow{}), f.Project, f.Workflow, string(f.State))
 	if f.Backfill != 0 {
 		q = q.Where("backfill_id = ?", f.Backfill)
 	}
@@ -219,4 +210,15 @@ func (s *Store) SetInstanceReason(ctx context.Context, id int64, reason string) 
 	return s.tx(ctx, func(tx *gorm.DB) error {
 		return tx.Exec(`UPDATE workflow_instance SET reason = ? WHERE id = ? AND state = ?`, reason, id, model.WorkflowRunning).Error
 	})
+}
+
+// filterBy narrows a query on a table with project_name, workflow_name and
+// state columns to the values given; "" matches all.
+func filterBy(q *gorm.DB, project, workflow, state string) *gorm.DB {
+	for _, c := range [...][2]string{{"project_name", project}, {"workflow_name", workflow}, {"state", state}} {
+		if c[1] != "" {
+			q = q.Where(c[0]+" = ?", c[1])
+		}
+	}
+	return q
 }
