@@ -171,8 +171,8 @@ func limitBody(next http.Handler) http.Handler {
 	})
 }
 
-// authenticate is where authentication will go (tokens, DESIGN.md "Data
-// model": users, tokens). It runs after the body limit and before routing;
+// authenticate is where authentication will go (tokens; docs/architecture.md,
+// "API"). It runs after the body limit and before routing;
 // /healthz must stay open to probes. Today every request passes.
 func authenticate(next http.Handler) http.Handler { return next }
 

@@ -27,7 +27,7 @@ const (
 
 // dispatcher owns the global priority queue. It pops the most urgent task
 // instances, picks a worker of their group, records the choice in the DB and
-// only then sends the dispatch frame (DESIGN.md step 5). Sends run on their
+// only then sends the dispatch frame (docs/architecture.md, "Lifecycle of a run", step 5). Sends run on their
 // own goroutines so a slow worker never stalls the queue; their outcomes come
 // back through a mailbox to this goroutine, which alone touches the queue.
 type dispatcher struct {
@@ -223,7 +223,7 @@ func (d *dispatcher) dispatchSome(ctx context.Context) (wait time.Duration) {
 	return wait
 }
 
-// Worker selection (DESIGN.md step 5). Workers are skipped while
+// Worker selection (docs/architecture.md, "Dispatch: queue, limits and worker selection"). Workers are skipped while
 // blacklisted after a failed send, while overloaded (CPU or memory at or
 // above overloadPercent in their last heartbeat), or while full: this
 // master has limit = queueFactor x capacity of their tasks in flight

@@ -33,7 +33,7 @@ type taskEvent struct {
 
 // eventService persists worker reports in batches, one transaction per
 // batch, answers each with a DB-ack, and feeds results to their runners
-// (DESIGN.md step 7). Batching is what keeps the DB from being the limit on
+// (docs/architecture.md, "Lifecycle of a run", steps 7-8). Batching is what keeps the DB from being the limit on
 // a wide fan-out. A failed batch is dropped: workers re-send until DB-acked.
 type eventService struct {
 	log     *zap.Logger

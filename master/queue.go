@@ -19,7 +19,7 @@ type taskItem struct {
 	Dispatch           message.Dispatch
 }
 
-// less is the queue order of DESIGN.md step 4: workflow priority, workflow
+// less is the queue order of docs/architecture.md, "Lifecycle of a run", step 4: workflow priority, workflow
 // instance id, task priority, task id, then worker group; lower goes first.
 func less(a, b *taskItem) bool {
 	switch {

@@ -19,7 +19,7 @@ import (
 
 // runner owns one workflow instance: its DAG and the latest attempt of each
 // task. Only its own goroutine touches these fields; it is driven by task
-// events arriving in its mailbox (DESIGN.md step 3).
+// events arriving in its mailbox (docs/architecture.md, "Lifecycle of a run", steps 3 and 9).
 type runner struct {
 	t     *term
 	log   *zap.Logger

@@ -38,7 +38,7 @@ type deadline struct {
 	TaskInstanceID int64
 }
 
-// wheel is the state-wheel goroutine of a term (seed 003): one heap of
+// wheel is the state-wheel goroutine of a term (docs/architecture.md, "Retries and timeouts"): one heap of
 // deadlines for retries and timeouts of every instance, one timer. Runners
 // add deadlines computed from DB times (an attempt's end, a task's start),
 // so after a failover the new leader re-adds the same deadlines from the

@@ -14,7 +14,7 @@ import (
 	"syscall"
 )
 
-// The crash points of seed 000, in dispatch order, and of the cron
+// The crash points of docs/architecture.md "Crash points", in dispatch order, and of the cron
 // scheduler.
 const (
 	// BeforeRecordDispatch: a worker is chosen, nothing written yet.

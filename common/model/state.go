@@ -5,7 +5,7 @@ package model
 // WorkflowState is the state of a workflow instance.
 type WorkflowState string
 
-// Workflow instance states (DESIGN.md "Lifecycle").
+// Workflow instance states (docs/architecture.md, "States").
 const (
 	WorkflowSubmitted  WorkflowState = "submitted"
 	WorkflowRunning    WorkflowState = "running"

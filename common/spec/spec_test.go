@@ -13,7 +13,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/dag"
 )
 
-// designYAML is the example of DESIGN.md "API and workflow spec".
+// designYAML is a full example spec.
 const designYAML = `name: nightly_etl
 params: {bizdate: "$[yyyyMMdd-1]"}
 failure_strategy: end        # or continue

@@ -10,8 +10,8 @@ import (
 	"github.com/beluga-scheduler/beluga/internal/clustertest"
 )
 
-// TestCrashPoints kills the leader at each crash point of dispatch (seed
-// 000): master-1 runs with BELUGA_FAILPOINT and kills itself at the first
+// TestCrashPoints kills the leader at each crash point of dispatch (docs/architecture.md
+// "Crash points"): master-1 runs with BELUGA_FAILPOINT and kills itself at the first
 // hit, master-2 takes over. Every time, a (the first task, where the point
 // is hit) executes exactly once, the instance succeeds and nothing is
 // left stuck. What the new leader finds differs per point:
