@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/failpoint"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	"github.com/beluga-scheduler/beluga/common/store"
@@ -45,6 +46,7 @@ type term struct {
 // consumer, the cron scheduler and the worker watch), and wind them down in reverse when the
 // term is lost, fenced or the master stops.
 func (m *Master) lead(ctx context.Context, lt registry.Term) {
+	failpoint.Hit(failpoint.BeforeBeginTerm)
 	var epoch int64
 	ok := retry(ctx, m.log, "begin leader term", func() error {
 		cur, err := m.store.CurrentTerm(ctx)
@@ -95,6 +97,7 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	}
 	t.cons.Start(t.ctx)
 	t.cron.Start(t.ctx)
+	failpoint.Hit(failpoint.BeforeWorkerWatch)
 	t.watch.Start(t.ctx)
 	t.log.Info("leading", zap.String("master", m.cfg.Host))
 	select {
