@@ -3,11 +3,13 @@ package master
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/failpoint"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	"github.com/beluga-scheduler/beluga/common/store"
@@ -39,40 +41,27 @@ type term struct {
 	fencedCh  chan struct{}
 }
 
-// lead runs one term: record the epoch in the DB (fencing out older
-// terms), start the services in order (task events and dispatcher, so that
-// recovery can queue work and reports can land; recovery; then the command
-// consumer, the cron scheduler and the worker watch), and wind them down in reverse when the
-// term is lost, fenced or the master stops.
+// lead runs one term: record the election's epoch in the DB (fencing out
+// older terms), start the services in order (task events and dispatcher, so
+// that recovery can queue work and reports can land; recovery; then the
+// command consumer, the cron scheduler and the worker watch), and wind them
+// down in reverse when the term is lost, fenced or the master stops.
 func (m *Master) lead(ctx context.Context, lt registry.Term) {
-	var epoch int64
-	ok := retry(ctx, m.log, "begin leader term", func() error {
-		cur, err := m.store.CurrentTerm(ctx)
-		if err != nil {
-			return err
-		}
-		epoch = max(lt.Epoch, cur+1)
-		err = m.store.BeginTerm(ctx, epoch, m.cfg.Host)
-		if errors.Is(err, store.ErrFenced) {
-			return nil // another master began a newer term: checked below
-		}
-		return err
-	})
-	if !ok {
-		return
-	}
-	if cur, err := m.store.CurrentTerm(ctx); err != nil || cur != epoch {
-		m.log.Warn("another master holds a newer term; standing by", zap.Int64("epoch", epoch), zap.Int64("current", cur))
+	tctx, cancel := termContext(ctx, lt.Lost)
+	defer cancel()
+	failpoint.Hit(failpoint.BeforeBeginTerm)
+	epoch := lt.Epoch
+	if !m.beginTerm(tctx, epoch) {
 		return
 	}
 	t := &term{m: m, epoch: epoch, store: m.store.Term(epoch), runners: map[int64]*runner{}, fencedCh: make(chan struct{}),
 		log: m.log.With(zap.Int64("epoch", epoch))}
-	t.ctx, t.cancel = context.WithCancel(ctx)
+	t.ctx, t.cancel = context.WithCancel(tctx)
 	t.disp = newDispatcher(t.log, t.store, m.reg, m.client, m.cfg.Host, epoch, t.fenced)
 	t.disp.selector = m.cfg.Selector
 	t.disp.groups = newTaskGroups(t.store, t.log)
 	t.disp.maxTotal = m.cfg.MaxRunning
-	if held, err := t.store.InFlight(ctx); err == nil {
+	if held, err := t.store.InFlight(t.ctx); err == nil {
 		for _, tk := range held { // what workers hold from earlier terms takes places too
 			t.disp.places.take(tk.ID, tk.Host, tk.TaskGroup)
 		}
@@ -95,6 +84,7 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	}
 	t.cons.Start(t.ctx)
 	t.cron.Start(t.ctx)
+	failpoint.Hit(failpoint.BeforeWorkerWatch)
 	t.watch.Start(t.ctx)
 	t.log.Info("leading", zap.String("master", m.cfg.Host))
 	select {
@@ -105,6 +95,52 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	case <-ctx.Done():
 	}
 	t.stop()
+}
+
+// termContext is the context of a term: it ends with ctx (the master
+// stops) and the moment the election is lost, so that no step of the term,
+// the fence write and its retries included, goes on without leadership.
+func termContext(ctx context.Context, lost <-chan struct{}) (context.Context, context.CancelFunc) {
+	tctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-lost:
+			cancel()
+		case <-tctx.Done():
+		}
+	}()
+	return tctx, cancel
+}
+
+// beginTerm records epoch, the one the election gave, as the current leader
+// term: the fence write. It never records a later epoch of its own making,
+// which could fence out a newer leader; a recorded term that is not older
+// means another master was elected after this one (this master's election
+// is stale), and it stands by.
+func (m *Master) beginTerm(ctx context.Context, epoch int64) bool {
+	if ctx.Err() != nil {
+		m.log.Warn("the term ended (leadership lost or master stopping) before it was recorded", zap.Int64("epoch", epoch))
+		return false
+	}
+	fenced := false
+	ok := retry(ctx, m.log, "begin leader term", func() error {
+		err := m.store.BeginTerm(ctx, epoch, m.cfg.Host)
+		if errors.Is(err, store.ErrFenced) {
+			fenced = true
+			return nil
+		}
+		return err
+	})
+	switch {
+	case !ok:
+		m.log.Warn("the term ended (leadership lost or master stopping) before it was recorded", zap.Int64("epoch", epoch))
+		return false
+	case fenced:
+		m.log.Warn("the recorded leader term is not older than this election's: another master was elected since; standing by",
+			zap.Int64("epoch", epoch))
+		return false
+	}
+	return true
 }
 
 // stop winds the term down in reverse start order; afterwards the master is
@@ -272,14 +308,34 @@ func (w *workerWatch) run(ctx context.Context) {
 	defer close(w.done)
 	changes, unsubscribe := w.t.m.reg.Changes()
 	defer unsubscribe()
-	known := w.snapshot()
 	type loss struct {
 		addr string
 		at   time.Time
 	}
 	var pending []loss
+	// The baseline is what the DB says workers hold, not only who is live:
+	// a worker that died before or during recovery (registered when its
+	// tasks were looked at, gone now) is lost as well.
+	var inFlight []model.TaskInstance
+	if !retry(ctx, w.t.log, "read the hosts of tasks in flight", func() error {
+		var err error
+		inFlight, err = w.t.store.InFlight(ctx)
+		return err
+	}) {
+		return
+	}
+	known := w.snapshot()
+	start := time.Now()
+	for _, addr := range goneHolders(inFlight, known) {
+		w.t.log.Warn("a worker holding tasks is gone; its tasks run elsewhere after the grace period",
+			zap.String("worker", addr), zap.Duration("grace", w.grace))
+		pending = append(pending, loss{addr, start})
+	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	if len(pending) > 0 {
+		timer.Reset(w.grace)
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -317,6 +373,20 @@ func (w *workerWatch) run(ctx context.Context) {
 			timer.Reset(wait)
 		}
 	}
+}
+
+// goneHolders returns, sorted, the hosts that hold tasks in flight by the
+// DB but are not among the live workers.
+func goneHolders(inFlight []model.TaskInstance, live map[string]time.Time) []string {
+	var out []string
+	for _, tk := range inFlight {
+		if _, ok := live[tk.Host]; ok || tk.Host == "" || slices.Contains(out, tk.Host) {
+			continue
+		}
+		out = append(out, tk.Host)
+	}
+	slices.Sort(out)
+	return out
 }
 
 func (w *workerWatch) snapshot() map[string]time.Time {

@@ -55,6 +55,13 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger) (_ *Standalone
 		return nil, err
 	}
 	reg := registry.NewMemory()
+	// The in-process election starts at epoch 1 in every run; the fence
+	// accepts only an epoch above the term recorded by the previous run.
+	cur, err := sa.Store.CurrentTerm(ctx)
+	if err != nil {
+		return nil, err
+	}
+	reg.RaiseEpoch(cur)
 	sel, err := master.ParseSelector(c.Master.Selector)
 	if err != nil {
 		return nil, err

@@ -90,6 +90,15 @@ func (m *Memory) States() (<-chan ConnState, func()) {
 	return ch, func() {}
 }
 
+// RaiseEpoch makes every later term's epoch greater than e: a process that
+// starts over on a DB whose recorded leader term is e (standalone after a
+// restart) is elected with an epoch the fence accepts.
+func (m *Memory) RaiseEpoch(e int64) {
+	m.mu.Lock()
+	m.epoch = max(m.epoch, e)
+	m.mu.Unlock()
+}
+
 // Campaign implements Elector.
 func (m *Memory) Campaign(ctx context.Context, id string) (Term, error) {
 	for {

@@ -26,10 +26,15 @@ func (s *Store) Term(epoch int64) *Store {
 func (s *Store) Epoch() int64 { return s.epoch }
 
 // BeginTerm records epoch as the current leader term. It fails with
-// ErrFenced when the recorded term is not older. On MySQL it waits for
+// ErrFenced when the recorded term is not older: an epoch comes from the
+// election only, and one not above the recorded term is a stale election's.
+// On MySQL it waits for
 // fenced transactions of the old term in flight (they hold a shared lock
 // on the row), so none of them commits after this returns.
 func (s *Store) BeginTerm(ctx context.Context, epoch int64, host string) error {
+	if epoch <= 0 {
+		return fmt.Errorf("begin term %d: a leader term's epoch must be positive", epoch)
+	}
 	res := s.db.WithContext(ctx).Exec(`UPDATE fence SET epoch = ?, host = ?, started_at = ? WHERE id = 1 AND epoch < ?`,
 		epoch, host, time.Now().UTC(), epoch)
 	if res.Error != nil {

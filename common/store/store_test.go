@@ -282,6 +282,16 @@ func TestFencing(t *testing.T) {
 		if err := s.BeginTerm(ctx, 7, "m2"); err != nil {
 			t.Fatal(err)
 		}
+		// A stale election (an older epoch) never takes the fence back.
+		if err := s.BeginTerm(ctx, 6, "m1"); !errors.Is(err, store.ErrFenced) {
+			t.Fatalf("older epoch: %v", err)
+		}
+		if err := s.BeginTerm(ctx, 0, "m1"); err == nil || errors.Is(err, store.ErrFenced) {
+			t.Fatalf("epoch 0: %v, want a refusal naming the epoch", err)
+		}
+		if ti, err := s.CurrentTermInfo(ctx); err != nil || ti.Epoch != 7 || ti.Host != "m2" {
+			t.Fatalf("fence after refused writes: %+v %v", ti, err)
+		}
 		// The old term can no longer claim, write tasks or end instances.
 		if _, err := old.ClaimCommands(ctx, "m1", 5, 1); !errors.Is(err, store.ErrFenced) {
 			t.Fatalf("stale claim: %v", err)

@@ -1,0 +1,150 @@
+package cluster
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/beluga-scheduler/beluga/common/failpoint"
+	"github.com/beluga-scheduler/beluga/common/spec"
+	"github.com/beluga-scheduler/beluga/internal/clustertest"
+)
+
+// TestStaleElectedMasterStandsBy freezes a master between its election and
+// the fence write (failpoint before-begin-term, action stop): master-1 is
+// killed mid-chain, master-2 wins the ZooKeeper election and stops itself
+// before recording its term. Its session expires, the restarted master-1
+// wins a later election, records its term, recovers the chain and runs
+// another. Then master-2 is continued with its old election in hand. It
+// must not record a term (its epoch is older than the recorded one, and
+// its ZooKeeper leadership is gone), recover or dispatch anything: the
+// fence still names master-1's term, master-2 never logs a term start,
+// every dispatch after its wake-up belongs to master-1's term, every task
+// executed once and nothing is left stuck.
+func TestStaleElectedMasterStandsBy(t *testing.T) {
+	c := clustertest.New(t, clustertest.Options{Masters: 2, Workers: 2, SessionTimeout: sessionTimeout,
+		Env: map[string][]string{"master-2": {"BELUGA_FAILPOINT=" + failpoint.BeforeBeginTerm + ":stop"}}})
+	marks := t.TempDir()
+	c.Apply(t, chain(marks, "long", 6, 300*time.Millisecond))
+	c.Apply(t, chain(marks, "short", 3, 100*time.Millisecond))
+	first := c.Run(t, "long")
+	clustertest.WaitExecution(t, marks, first, "t1", finishWithin)
+
+	m1, m2 := c.Masters[0], c.Masters[1]
+	ctx := context.Background()
+	before, err := c.Store.CurrentTermInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1.Kill9()
+	c.Eventually(t, failoverWithin, "master-2 to win the election and freeze before its fence write", func() bool {
+		return strings.Contains(m2.Log(), "failpoint "+failpoint.BeforeBeginTerm+": stopping the process")
+	})
+	if err := m1.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	var term struct {
+		epoch int64
+		host  string
+	}
+	c.Eventually(t, failoverWithin, "the restarted master-1 to record a newer term", func() bool {
+		ti, err := c.Store.CurrentTermInfo(ctx)
+		term.epoch, term.host = ti.Epoch, ti.Host
+		return err == nil && ti.Epoch > before.Epoch && ti.Host == m1.Addr
+	})
+	second := c.Run(t, "short")
+	c.WaitFinished(t, second, finishWithin)
+
+	mark := m2.LogMark()
+	resumed := time.Now()
+	m2.Resume()
+	third := c.Run(t, "short")
+	for _, id := range []int64{first, second, third} {
+		c.WaitFinished(t, id, finishWithin)
+	}
+	c.Eventually(t, failoverWithin, "master-2 to go on from the failpoint", func() bool {
+		return strings.Contains(m2.Log(), "failpoint "+failpoint.BeforeBeginTerm+": continued")
+	})
+	if err := c.WaitReady(failoverWithin); err != nil {
+		t.Fatal(err)
+	}
+	if log := m2.LogSince(mark); strings.Contains(log, "leading: recovering") {
+		t.Fatalf("master-2 began a term with its stale election after the wake-up:\n%s", log)
+	}
+	now, err := c.Store.CurrentTermInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now.Epoch != term.epoch || now.Host != term.host {
+		t.Fatalf("fence is epoch %d of %s, want master-1's epoch %d of %s", now.Epoch, now.Host, term.epoch, term.host)
+	}
+	for _, id := range []int64{first, second, third} {
+		inst := c.Instance(t, id)
+		for name, rows := range c.Tasks(t, id) {
+			for _, r := range rows {
+				if r.DispatchTime != nil && r.DispatchTime.After(resumed) && (inst.Host != m1.Addr || inst.Epoch != term.epoch) {
+					t.Fatalf("task %s of instance %d dispatched at %v, after master-2 woke, for %s in epoch %d",
+						name, id, r.DispatchTime, inst.Host, inst.Epoch)
+				}
+			}
+		}
+		c.AssertRanOnce(t, id, marks)
+	}
+	c.AssertNoStuckRows(t)
+}
+
+// TestWorkerLostDuringRecovery kills -9 the leader mid-run and, as the
+// standby begins its term, the worker running a. The new leader's recovery
+// still sees that worker registered (its session has not expired yet), so
+// it waits for the worker's reports instead of running a again; the worker
+// then leaves the registry before the worker watch starts (failpoint
+// before-worker-watch, action sleep, widens that window). The watch's
+// baseline is the DB's hosts with tasks in flight, so the lost worker's
+// tasks are failed over: each runs again elsewhere exactly once as a new
+// attempt, every other task runs once, nothing is left stuck.
+func TestWorkerLostDuringRecovery(t *testing.T) {
+	c := clustertest.New(t, clustertest.Options{Masters: 2, Workers: 2, SessionTimeout: sessionTimeout,
+		Env: map[string][]string{"master-2": {"BELUGA_FAILPOINT=" + failpoint.BeforeWorkerWatch + ":sleep=5s"}}})
+	marks := t.TempDir()
+	c.Apply(t, spec.Workflow{Name: "pair", Tasks: []spec.Task{
+		task(marks, "a", sleep(8*time.Second)),
+		task(marks, "b", sleep(8*time.Second)),
+		task(marks, "c", sleep(100*time.Millisecond), "a", "b"),
+	}})
+	id := c.Run(t, "pair")
+	ea := clustertest.WaitExecution(t, marks, id, "a", finishWithin)
+	clustertest.WaitExecution(t, marks, id, "b", finishWithin)
+	victimAddr := taskRow(t, c, id, "a", ea.Attempt).Host
+	var victim *clustertest.Process
+	for _, w := range c.Workers {
+		if w.Addr == victimAddr {
+			victim = w
+		}
+	}
+	if victim == nil {
+		t.Fatalf("a runs on %q, not one of the workers", victimAddr)
+	}
+	want := map[string]int{}
+	for name, rows := range c.Tasks(t, id) {
+		if last := rows[len(rows)-1]; last.Host == victim.Addr {
+			want[name] = 2 // its attempt dies with the worker; a new one runs elsewhere
+		}
+	}
+
+	old, standby := c.Masters[0], c.Masters[1]
+	old.Kill9()
+	c.Eventually(t, failoverWithin, "the standby to begin its term", func() bool {
+		return strings.Contains(standby.Log(), "leading: recovering")
+	})
+	victim.Kill9()
+	c.WaitFinished(t, id, finishWithin)
+	c.AssertRuns(t, id, marks, want)
+	for name := range want {
+		rows := c.Tasks(t, id)[name]
+		if len(rows) != 2 || rows[0].Host != victim.Addr || rows[1].Host == victim.Addr {
+			t.Fatalf("%s: want a lost attempt on %s, then one elsewhere: %+v", name, victim.Addr, rows)
+		}
+	}
+	c.AssertNoStuckRows(t)
+}
