@@ -182,7 +182,9 @@ func (r *runner) killOnWorker(ctx context.Context, t *model.TaskInstance) {
 			host = cur.Host
 		}
 	}
+	r.t.kills.Add(1) // on the runner's goroutine, which term.stop waits for before kills.Wait
 	go func() {
+		defer r.t.kills.Done()
 		kctx, cancel := context.WithTimeout(r.t.ctx, queryTimeout)
 		defer cancel()
 		reply, err := r.t.m.client.Request(kctx, host, message.Kill{TaskInstanceID: id})

@@ -11,6 +11,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/internal/startstop"
 )
 
 // term is one leadership term: the scheduling services and the runners of
@@ -34,6 +35,7 @@ type term struct {
 
 	mu      sync.Mutex
 	runners map[int64]*runner
+	kills   sync.WaitGroup // kill requests runners sent (killOnWorker); waited in stop
 
 	fenceOnce sync.Once
 	fencedCh  chan struct{}
@@ -82,9 +84,11 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	t.watch = newWorkerWatch(t, m.cfg.WorkerLossGrace)
 	t.wheel = newWheel(m.cfg.Clock, t.fire)
 	t.cron = newScheduler(t, m.cfg.Clock)
-	t.events.Start(t.ctx)
-	t.disp.Start(t.ctx)
-	t.wheel.Start(t.ctx)
+	if err := startstop.StartAll(t.ctx, t.events, t.disp, t.wheel); err != nil {
+		t.log.Error("start term services", zap.Error(err))
+		t.stop()
+		return
+	}
 	m.mu.Lock()
 	m.cur = t
 	m.mu.Unlock()
@@ -93,9 +97,11 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 		t.stop()
 		return
 	}
-	t.cons.Start(t.ctx)
-	t.cron.Start(t.ctx)
-	t.watch.Start(t.ctx)
+	if err := startstop.StartAll(t.ctx, t.cons, t.cron, t.watch); err != nil {
+		t.log.Error("start term services", zap.Error(err))
+		t.stop()
+		return
+	}
 	t.log.Info("leading", zap.String("master", m.cfg.Host))
 	select {
 	case <-lt.Lost:
@@ -108,7 +114,12 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 }
 
 // stop winds the term down in reverse start order; afterwards the master is
-// a standby and nothing of this term acts.
+// a standby and nothing of this term acts. Order: stop intake (worker watch,
+// cron, command consumer: nothing new starts); cancel the term's context and
+// wait for every runner, then for the kill requests they sent; then the state
+// wheel; then the dispatcher (no new sends; sends in flight end); last the
+// task events, which persist the reports in hand within their timeout. Every
+// service's Stop is safe when it never started (a term that failed early).
 func (t *term) stop() {
 	t.m.mu.Lock()
 	if t.m.cur == t {
@@ -128,6 +139,7 @@ func (t *term) stop() {
 	for _, r := range rs {
 		<-r.done
 	}
+	t.kills.Wait() // each bounded by queryTimeout on the cancelled term context
 	t.wheel.Stop()
 	t.disp.Stop()
 	t.events.Stop()
@@ -246,30 +258,26 @@ func (t *term) forget(r *runner) {
 type workerWatch struct {
 	t      *term
 	grace  time.Duration
-	cancel context.CancelFunc
-	done   chan struct{}
+	life   startstop.Base
 }
 
 func newWorkerWatch(t *term, grace time.Duration) *workerWatch {
-	return &workerWatch{t: t, grace: grace}
+	w := &workerWatch{t: t, grace: grace}
+	w.life.Name, w.life.Log = "worker watch", t.log
+	return w
 }
 
-func (w *workerWatch) Start(ctx context.Context) {
-	ctx, w.cancel = context.WithCancel(ctx)
-	w.done = make(chan struct{})
-	go w.run(ctx)
-}
-
-func (w *workerWatch) Stop() {
-	if w.cancel == nil {
-		return
+func (w *workerWatch) Start(ctx context.Context) error {
+	if _, err := w.life.Begin(ctx); err != nil {
+		return err
 	}
-	w.cancel()
-	<-w.done
+	w.life.Go(w.run)
+	return nil
 }
+
+func (w *workerWatch) Stop() { _ = w.life.Stop(nil) }
 
 func (w *workerWatch) run(ctx context.Context) {
-	defer close(w.done)
 	changes, unsubscribe := w.t.m.reg.Changes()
 	defer unsubscribe()
 	known := w.snapshot()
