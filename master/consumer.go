@@ -16,11 +16,11 @@ const claimBatch = 64
 // Notify when a command is written in this process, and scans on a slow
 // timer as a fallback for commands written elsewhere.
 type consumer struct {
-	t      *term
-	log    *zap.Logger
-	poll   time.Duration
-	wake   chan struct{}
-	life   startstop.Base
+	t    *term
+	log  *zap.Logger
+	poll time.Duration
+	wake chan struct{}
+	life startstop.Base
 }
 
 func newConsumer(t *term, poll time.Duration) *consumer {

@@ -58,9 +58,9 @@ type dispatcher struct {
 	waiting   map[int64]bool  // instances whose reason says they wait for a worker group
 	selector  Selector
 
-	sends  sync.WaitGroup
-	sem    chan struct{}
-	life   startstop.Base
+	sends sync.WaitGroup
+	sem   chan struct{}
+	life  startstop.Base
 }
 
 type sendResult struct {

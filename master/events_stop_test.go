@@ -16,7 +16,7 @@ import (
 type nopPeer struct{}
 
 func (nopPeer) Send(uint64, message.Message) error { return nil }
-func (nopPeer) RemoteAddr() string                  { return "test" }
+func (nopPeer) RemoteAddr() string                 { return "test" }
 
 // TestEventsStopBoundedByHungStore: the task event service holds a batch
 // whose write hangs (its MariaDB is SIGSTOPped); Stop still returns, within

@@ -32,11 +32,11 @@ const cronReload = 10 * time.Second
 // old one stopped, and for schedules applies the catch-up policy to what was
 // missed in between.
 type scheduler struct {
-	t      *term
-	log    *zap.Logger
-	clock  Clock
-	wake   chan struct{}
-	life   startstop.Base
+	t     *term
+	log   *zap.Logger
+	clock Clock
+	wake  chan struct{}
+	life  startstop.Base
 
 	crons   map[string]*schedule.Cron // parsed expressions by cron and zone
 	broken  map[int64]int64           // schedule id -> revision whose cron did not parse (logged once)

@@ -256,9 +256,9 @@ func (t *term) forget(r *runner) {
 // tasks it held, after a grace period in which the worker, if only cut off,
 // has killed them itself.
 type workerWatch struct {
-	t      *term
-	grace  time.Duration
-	life   startstop.Base
+	t     *term
+	grace time.Duration
+	life  startstop.Base
 }
 
 func newWorkerWatch(t *term, grace time.Duration) *workerWatch {

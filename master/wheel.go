@@ -51,9 +51,9 @@ type wheel struct {
 	fire  func(deadline)
 	in    *mailbox[deadline]
 
-	mu     sync.Mutex // guards pending for Len (tests, metrics)
-	queue  deadlineHeap
-	life   startstop.Base
+	mu    sync.Mutex // guards pending for Len (tests, metrics)
+	queue deadlineHeap
+	life  startstop.Base
 }
 
 func newWheel(clock Clock, fire func(deadline)) *wheel {
