@@ -48,19 +48,15 @@ type term struct {
 // term is lost, fenced or the master stops.
 func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	var epoch int64
-	ok := retry(ctx, m.log, "begin leader term", func() error {
+	// Fenced: another master began a newer term; checked below.
+	if leaderWrite(ctx, m.log, "begin leader term", nil, func() error {
 		cur, err := m.store.CurrentTerm(ctx)
 		if err != nil {
 			return err
 		}
 		epoch = max(lt.Epoch, cur+1)
-		err = m.store.BeginTerm(ctx, epoch, m.cfg.Host)
-		if errors.Is(err, store.ErrFenced) {
-			return nil // another master began a newer term: checked below
-		}
-		return err
-	})
-	if !ok {
+		return m.store.BeginTerm(ctx, epoch, m.cfg.Host)
+	}) == abandoned {
 		return
 	}
 	if cur, err := m.store.CurrentTerm(ctx); err != nil || cur != epoch {
@@ -106,8 +102,7 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	select {
 	case <-lt.Lost:
 		t.log.Warn("leadership lost; stopping scheduling")
-	case <-t.fencedCh:
-		t.log.Warn("a newer leader term exists; stopping scheduling and standing by")
+	case <-t.fencedCh: // logged by fenced
 	case <-ctx.Done():
 	}
 	t.stop()
@@ -146,8 +141,14 @@ func (t *term) stop() {
 	t.log.Info("term over")
 }
 
-// fenced is called by any service whose write was refused for a newer term.
-func (t *term) fenced() { t.fenceOnce.Do(func() { close(t.fencedCh) }) }
+// fenced is called by any service whose write was refused for a newer term;
+// the loss is logged here, once per term.
+func (t *term) fenced() {
+	t.fenceOnce.Do(func() {
+		t.log.Warn("lost the leader term: a newer term exists; stopping scheduling and standing by")
+		close(t.fencedCh)
+	})
+}
 
 // checkFenced reports err upward when it says the term is over.
 func (t *term) checkFenced(err error) {
@@ -160,16 +161,11 @@ func (t *term) checkFenced(err error) {
 // which rebuilds its state from the DB before acting.
 func (t *term) recover() bool {
 	var insts []model.WorkflowInstance
-	ok := retry(t.ctx, t.log, "adopt unfinished instances", func() error {
+	if leaderWrite(t.ctx, t.log, "adopt unfinished instances", t.fenced, func() error {
 		var err error
 		insts, err = t.store.AdoptUnfinished(t.ctx, t.m.cfg.Host)
-		if errors.Is(err, store.ErrFenced) {
-			t.fenced()
-			return nil
-		}
 		return err
-	})
-	if !ok {
+	}) != written {
 		return false
 	}
 	for _, inst := range insts {
@@ -341,7 +337,7 @@ func (w *workerWatch) failOver(ctx context.Context, addr string, lostAt time.Tim
 	t := w.t
 	var tasks []model.TaskInstance
 	var changed []int64
-	ok := retry(ctx, t.log, "fail over tasks of a lost worker", func() error {
+	if leaderWrite(ctx, t.log, "fail over tasks of a lost worker", t.fenced, func() error {
 		var err error
 		if tasks, err = t.store.TasksOnHost(ctx, addr); err != nil {
 			return err
@@ -353,13 +349,8 @@ func (w *workerWatch) failOver(ctx context.Context, addr string, lostAt time.Tim
 			}
 		}
 		changed, err = t.store.NeedFaultTolerance(ctx, ids, addr)
-		if errors.Is(err, store.ErrFenced) {
-			t.fenced()
-			return nil
-		}
 		return err
-	})
-	if !ok {
+	}) != written {
 		return
 	}
 	byID := map[int64]model.TaskInstance{}
