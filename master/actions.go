@@ -2,7 +2,6 @@ package master
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -136,13 +135,9 @@ func (r *runner) setStates(ctx context.Context, ts []*model.TaskInstance, from [
 		ids[i] = t.ID
 	}
 	var changed []int64
-	retry(ctx, r.log, "set task states", func() error {
+	leaderWrite(ctx, r.log, "set task states", r.t.fenced, func() error {
 		var err error
 		changed, err = r.t.store.SetTaskStates(ctx, ids, from, to)
-		if errors.Is(err, store.ErrFenced) {
-			r.t.fenced()
-			return nil
-		}
 		return err
 	})
 	for _, id := range changed {
@@ -182,7 +177,9 @@ func (r *runner) killOnWorker(ctx context.Context, t *model.TaskInstance) {
 			host = cur.Host
 		}
 	}
+	r.t.kills.Add(1) // on the runner's goroutine, which term.stop waits for before kills.Wait
 	go func() {
+		defer r.t.kills.Done()
 		kctx, cancel := context.WithTimeout(r.t.ctx, queryTimeout)
 		defer cancel()
 		reply, err := r.t.m.client.Request(kctx, host, message.Kill{TaskInstanceID: id})

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/internal/startstop"
 )
 
 const claimBatch = 64
@@ -14,16 +16,17 @@ const claimBatch = 64
 // Notify when a command is written in this process, and scans on a slow
 // timer as a fallback for commands written elsewhere.
 type consumer struct {
-	t      *term
-	log    *zap.Logger
-	poll   time.Duration
-	wake   chan struct{}
-	cancel context.CancelFunc
-	done   chan struct{}
+	t    *term
+	log  *zap.Logger
+	poll time.Duration
+	wake chan struct{}
+	life startstop.Base
 }
 
 func newConsumer(t *term, poll time.Duration) *consumer {
-	return &consumer{t: t, log: t.log.Named("consumer"), poll: poll, wake: make(chan struct{}, 1)}
+	c := &consumer{t: t, log: t.log.Named("consumer"), poll: poll, wake: make(chan struct{}, 1)}
+	c.life.Name, c.life.Log = "consumer", c.log
+	return c
 }
 
 func (c *consumer) Notify() {
@@ -33,22 +36,17 @@ func (c *consumer) Notify() {
 	}
 }
 
-func (c *consumer) Start(ctx context.Context) {
-	ctx, c.cancel = context.WithCancel(ctx)
-	c.done = make(chan struct{})
-	go c.run(ctx)
+func (c *consumer) Start(ctx context.Context) error {
+	if _, err := c.life.Begin(ctx); err != nil {
+		return err
+	}
+	c.life.Go(c.run)
+	return nil
 }
 
-func (c *consumer) Stop() {
-	if c.cancel == nil {
-		return
-	}
-	c.cancel()
-	<-c.done
-}
+func (c *consumer) Stop() { _ = c.life.Stop(nil) }
 
 func (c *consumer) run(ctx context.Context) {
-	defer close(c.done)
 	t := time.NewTicker(c.poll)
 	defer t.Stop()
 	failing := false

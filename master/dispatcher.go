@@ -14,6 +14,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/failpoint"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/internal/startstop"
 	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
@@ -57,10 +58,9 @@ type dispatcher struct {
 	waiting   map[int64]bool  // instances whose reason says they wait for a worker group
 	selector  Selector
 
-	sends  sync.WaitGroup
-	sem    chan struct{}
-	cancel context.CancelFunc
-	done   chan struct{}
+	sends sync.WaitGroup
+	sem   chan struct{}
+	life  startstop.Base
 }
 
 type sendResult struct {
@@ -80,25 +80,21 @@ func newDispatcher(log *zap.Logger, st *store.Store, reg registry.Registry, clie
 // Submit queues task instances that are written to the DB in state submitted.
 func (d *dispatcher) Submit(items ...*taskItem) { d.inbox.Put(items...) }
 
-func (d *dispatcher) Start(ctx context.Context) {
-	ctx, d.cancel = context.WithCancel(ctx)
-	d.done = make(chan struct{})
-	go d.run(ctx)
+func (d *dispatcher) Start(ctx context.Context) error {
+	d.life.Name, d.life.Log = "dispatcher", d.log
+	if _, err := d.life.Begin(ctx); err != nil {
+		return err
+	}
+	d.life.Go(d.run)
+	return nil
 }
 
-// Stop stops popping, then waits for in-flight sends; their tasks stay in
+// Stop stops popping, then waits for in-flight sends (each bounded by
+// sendTimeout, and cancelled with the loop's context); their tasks stay in
 // the DB as dispatched or submitted for recovery to settle.
-func (d *dispatcher) Stop() {
-	if d.cancel == nil {
-		return
-	}
-	d.cancel()
-	<-d.done
-	d.sends.Wait()
-}
+func (d *dispatcher) Stop() { _ = d.life.Stop(d.sends.Wait) }
 
 func (d *dispatcher) run(ctx context.Context) {
-	defer close(d.done)
 	changes, unsubscribe := d.reg.Changes()
 	defer unsubscribe()
 	var retry *time.Timer

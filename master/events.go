@@ -10,11 +10,16 @@ import (
 	"github.com/beluga-scheduler/beluga/common/failpoint"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/internal/startstop"
 	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
 
 const maxReportBatch = 1000
+
+// persistTimeout bounds one batch's write: Stop waits for the batch in hand,
+// and a hung DB must not make it wait for ever (unacked reports are re-sent).
+const persistTimeout = 5 * time.Second
 
 // report is one worker report waiting to be persisted.
 type report struct {
@@ -42,12 +47,13 @@ type eventService struct {
 	fenced  func()
 	freed   func(taskInstanceID int64) // a task ended: its places are free
 	inbox   *mailbox[report]
-	cancel  context.CancelFunc
-	done    chan struct{}
+	life    startstop.Base
 }
 
 func newEventService(log *zap.Logger, st *store.Store, deliver func(int64, taskEvent), fenced func(), freed func(int64)) *eventService {
-	return &eventService{log: log.Named("task-events"), store: st, deliver: deliver, fenced: fenced, freed: freed, inbox: newMailbox[report]()}
+	e := &eventService{log: log.Named("task-events"), store: st, deliver: deliver, fenced: fenced, freed: freed, inbox: newMailbox[report]()}
+	e.life.Name, e.life.Log = "task events", e.log
+	return e
 }
 
 // Handle takes a report from the transport; it never blocks.
@@ -73,23 +79,19 @@ func resultState(s string) model.TaskState {
 	return model.TaskFailed
 }
 
-func (e *eventService) Start(ctx context.Context) {
-	ctx, e.cancel = context.WithCancel(ctx)
-	e.done = make(chan struct{})
-	go e.run(ctx)
+func (e *eventService) Start(ctx context.Context) error {
+	if _, err := e.life.Begin(ctx); err != nil {
+		return err
+	}
+	e.life.Go(e.run)
+	return nil
 }
 
-// Stop ends the loop after the batch in hand is persisted and acked.
-func (e *eventService) Stop() {
-	if e.cancel == nil {
-		return
-	}
-	e.cancel()
-	<-e.done
-}
+// Stop ends the loop after the batch in hand is persisted and acked, or its
+// write timed out (persistTimeout: a hung DB cannot hold Stop).
+func (e *eventService) Stop() { _ = e.life.Stop(nil) }
 
 func (e *eventService) run(ctx context.Context) {
-	defer close(e.done)
 	for {
 		select {
 		case <-ctx.Done():
@@ -116,8 +118,11 @@ func (e *eventService) apply(batch []report) {
 	if acks {
 		failpoint.Hit(failpoint.BeforePersistAck)
 	}
-	// Not cancelled by Stop: a batch that was read is finished and acked.
-	outcomes, err := e.store.ApplyReports(context.Background(), reps)
+	// Not cancelled by Stop: a batch that was read is finished and acked,
+	// or given up after persistTimeout.
+	ctx, cancel := context.WithTimeout(context.Background(), persistTimeout)
+	outcomes, err := e.store.ApplyReports(ctx, reps)
+	cancel()
 	if errors.Is(err, store.ErrFenced) {
 		// Not acked: the workers re-send to the current leader.
 		e.fenced()

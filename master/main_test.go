@@ -4,11 +4,13 @@ import (
 	"os"
 	"testing"
 
+	"github.com/beluga-scheduler/beluga/internal/leakcheck"
+	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
 	"github.com/beluga-scheduler/beluga/worker"
 )
 
 // TestMain lets this test binary serve as its workers' task guard.
 func TestMain(m *testing.M) {
 	worker.MaybeRunGuard()
-	os.Exit(m.Run())
+	os.Exit(leakcheck.Run(m, mariadbtest.Cleanup))
 }

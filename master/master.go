@@ -14,6 +14,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/registry"
 	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/internal/startstop"
 	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
@@ -61,9 +62,7 @@ type Master struct {
 	cur  *term                 // nil while standby
 	defs map[int64]*definition // parsed definitions, immutable, shared by terms
 
-	cancel   context.CancelFunc
-	done     chan struct{}
-	stopOnce sync.Once
+	life startstop.Base // owns the campaign goroutine
 }
 
 // New builds a master; nothing runs until Start.
@@ -77,13 +76,29 @@ func New(cfg Config, st *store.Store, reg registry.Registry, el registry.Elector
 	if cfg.WorkerLossGrace <= 0 {
 		cfg.WorkerLossGrace = time.Second
 	}
-	return &Master{cfg: cfg, log: log.Named("master"), store: st, reg: reg, elector: el, defs: map[int64]*definition{}}
+	m := &Master{cfg: cfg, log: log.Named("master"), store: st, reg: reg, elector: el, defs: map[int64]*definition{}}
+	m.life.Name, m.life.Log = "master", m.log
+	return m
 }
 
 // Start brings up the transport, announces the master in the registry and
 // starts campaigning. It returns once the transport listens; leadership
-// comes later (IsLeader).
+// comes later (IsLeader). ctx bounds start-up only. A second Start is an
+// error; a failed Start is final (Stop undoes what it began).
 func (m *Master) Start(ctx context.Context) error {
+	if _, err := m.life.Begin(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	if err := m.start(ctx); err != nil {
+		m.Stop()
+		return err
+	}
+	m.life.Go(m.campaign)
+	m.log.Info("master started", zap.String("rpc", m.cfg.Host))
+	return nil
+}
+
+func (m *Master) start(ctx context.Context) error {
 	opts := remote.Options{Log: m.log}
 	m.server = remote.NewServer(m.cfg.Listen, m.handle, opts)
 	m.client = remote.NewClient(m.handle, opts)
@@ -91,7 +106,6 @@ func (m *Master) Start(ctx context.Context) error {
 		return fmt.Errorf("master rpc server: %w", err)
 	}
 	if err := m.client.Start(ctx); err != nil {
-		m.server.Stop()
 		return fmt.Errorf("master rpc client: %w", err)
 	}
 	if m.cfg.Host == "" {
@@ -99,15 +113,8 @@ func (m *Master) Start(ctx context.Context) error {
 	}
 	if err := m.reg.Register(ctx, registry.Node{Role: registry.RoleMaster, Addr: m.cfg.Host,
 		Heartbeat: registry.Heartbeat{StartTime: time.Now().UTC(), Time: time.Now().UTC()}}); err != nil {
-		m.client.Stop()
-		m.server.Stop()
 		return fmt.Errorf("register master: %w", err)
 	}
-	var runCtx context.Context
-	runCtx, m.cancel = context.WithCancel(context.Background())
-	m.done = make(chan struct{})
-	go m.campaign(runCtx)
-	m.log.Info("master started", zap.String("rpc", m.cfg.Host))
 	return nil
 }
 
@@ -143,32 +150,25 @@ func (m *Master) Notify() {
 	}
 }
 
-// Stop ends the campaign (a leader's term is wound down: no new commands,
-// runners stop, dispatches stop, reports in hand are persisted), resigns,
-// leaves the registry, then closes the transport.
-func (m *Master) Stop() { m.stopOnce.Do(m.stop) }
+// Stop shuts the master down and returns once its goroutines have exited.
+// Order: end the campaign (a leader's term is wound down as term.stop says:
+// no new commands, runners stop, dispatches stop, reports in hand are
+// persisted within a timeout), resign; then leave the registry; then close
+// the transport (client, then server). Safe twice and before Start.
+func (m *Master) Stop() { _ = m.life.Stop(m.stopTransport) }
 
-func (m *Master) stop() {
-	if m.cancel != nil {
-		m.cancel()
-		<-m.done
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_ = m.reg.Deregister(ctx, registry.RoleMaster, m.cfg.Host)
-		cancel()
-	}
-	if m.client != nil {
-		m.client.Stop()
-	}
-	if m.server != nil {
-		m.server.Stop()
-	}
+func (m *Master) stopTransport() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	_ = m.reg.Deregister(ctx, registry.RoleMaster, m.cfg.Host)
+	cancel()
+	m.client.Stop()
+	m.server.Stop()
 	m.log.Info("master stopped")
 }
 
 // campaign alternates between standby (campaigning) and leading a term,
 // until ctx ends.
 func (m *Master) campaign(ctx context.Context) {
-	defer close(m.done)
 	defer m.elector.Resign()
 	for ctx.Err() == nil {
 		t, err := m.elector.Campaign(ctx, m.cfg.Host)

@@ -2,7 +2,6 @@ package master
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"go.uber.org/zap"
@@ -107,15 +106,11 @@ func (r *runner) rebuild(ctx context.Context) bool {
 			continue
 		}
 		var changed []int64
-		if !retry(ctx, r.log, "fail over lost tasks", func() error {
+		if leaderWrite(ctx, r.log, "fail over lost tasks", r.t.fenced, func() error {
 			var err error
 			changed, err = r.t.store.NeedFaultTolerance(ctx, lost, host)
-			if errors.Is(err, store.ErrFenced) {
-				r.t.fenced()
-				return nil
-			}
 			return err
-		}) {
+		}) != written {
 			return false
 		}
 		for _, id := range changed {
@@ -129,11 +124,11 @@ func (r *runner) rebuild(ctx context.Context) bool {
 			ids[i] = t.ID
 		}
 		var changed []int64
-		if !retry(ctx, r.log, "resume paused tasks", func() error {
+		if leaderWrite(ctx, r.log, "resume paused tasks", r.t.fenced, func() error {
 			var err error
 			changed, err = r.t.store.SetTaskStates(ctx, ids, []model.TaskState{model.TaskPaused}, model.TaskSubmitted)
 			return err
-		}) {
+		}) != written {
 			return false
 		}
 		for _, t := range unpause {

@@ -2,7 +2,6 @@ package master
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -260,14 +259,9 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 			delete(due, t)
 		}
 	}
-	if !retry(ctx, r.log, "write submitted tasks", func() error {
-		err := r.t.store.InsertAttempts(ctx, prev, tasks)
-		if errors.Is(err, store.ErrFenced) {
-			r.t.fenced()
-			return nil
-		}
-		return err
-	}) || tasks[0].ID == 0 {
+	if leaderWrite(ctx, r.log, "write submitted tasks", r.t.fenced, func() error {
+		return r.t.store.InsertAttempts(ctx, prev, tasks)
+	}) != written {
 		return false
 	}
 	var items []*taskItem
@@ -331,15 +325,11 @@ func (r *runner) onDeadline(ctx context.Context, d deadline) {
 			return
 		}
 		var moved []int64
-		if !retry(ctx, r.log, "submit delayed retry", func() error {
+		if leaderWrite(ctx, r.log, "submit delayed retry", r.t.fenced, func() error {
 			var err error
 			moved, err = r.t.store.SetTaskStates(ctx, []int64{t.ID}, []model.TaskState{model.TaskDelayed}, model.TaskSubmitted)
-			if errors.Is(err, store.ErrFenced) {
-				r.t.fenced()
-				return nil
-			}
 			return err
-		}) || len(moved) == 0 {
+		}) != written || len(moved) == 0 {
 			return
 		}
 		t.State = model.TaskSubmitted
@@ -439,14 +429,10 @@ func (r *runner) finish(ctx context.Context) {
 		}
 	}
 	end := time.Now().UTC()
-	if retry(ctx, r.log, "record instance end", func() error {
-		err := r.t.store.FinishWorkflowInstance(ctx, r.inst.ID, state, end, reason)
-		if errors.Is(err, store.ErrFenced) {
-			r.t.fenced()
-			return nil
-		}
-		return err
-	}) && r.t.ctx.Err() == nil {
+	// Fenced out: not finished here; the term logs once that it lost.
+	if leaderWrite(ctx, r.log, "record instance end", r.t.fenced, func() error {
+		return r.t.store.FinishWorkflowInstance(ctx, r.inst.ID, state, end, reason)
+	}) == written && r.t.ctx.Err() == nil {
 		r.log.Info("workflow instance finished", zap.String("state", string(state)), zap.Int("tasks", len(r.latest)))
 		if r.inst.BackfillID != 0 {
 			r.t.cron.Notify() // its backfill may submit the next time

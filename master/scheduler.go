@@ -13,6 +13,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/schedule"
 	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/internal/startstop"
 )
 
 // cronReload is how often the scheduler rereads the schedules when nothing
@@ -31,12 +32,11 @@ const cronReload = 10 * time.Second
 // old one stopped, and for schedules applies the catch-up policy to what was
 // missed in between.
 type scheduler struct {
-	t      *term
-	log    *zap.Logger
-	clock  Clock
-	wake   chan struct{}
-	cancel context.CancelFunc
-	done   chan struct{}
+	t     *term
+	log   *zap.Logger
+	clock Clock
+	wake  chan struct{}
+	life  startstop.Base
 
 	crons   map[string]*schedule.Cron // parsed expressions by cron and zone
 	broken  map[int64]int64           // schedule id -> revision whose cron did not parse (logged once)
@@ -47,8 +47,10 @@ func newScheduler(t *term, clock Clock) *scheduler {
 	if clock == nil {
 		clock = realClock{}
 	}
-	return &scheduler{t: t, log: t.log.Named("cron"), clock: clock, wake: make(chan struct{}, 1),
+	s := &scheduler{t: t, log: t.log.Named("cron"), clock: clock, wake: make(chan struct{}, 1),
 		crons: map[string]*schedule.Cron{}, broken: map[int64]int64{}, failing: map[string]bool{}}
+	s.life.Name, s.life.Log = "cron", s.log
+	return s
 }
 
 // Notify makes the scheduler reread the schedules now.
@@ -59,22 +61,17 @@ func (s *scheduler) Notify() {
 	}
 }
 
-func (s *scheduler) Start(ctx context.Context) {
-	ctx, s.cancel = context.WithCancel(ctx)
-	s.done = make(chan struct{})
-	go s.run(ctx)
+func (s *scheduler) Start(ctx context.Context) error {
+	if _, err := s.life.Begin(ctx); err != nil {
+		return err
+	}
+	s.life.Go(s.run)
+	return nil
 }
 
-func (s *scheduler) Stop() {
-	if s.cancel == nil {
-		return
-	}
-	s.cancel()
-	<-s.done
-}
+func (s *scheduler) Stop() { _ = s.life.Stop(nil) }
 
 func (s *scheduler) run(ctx context.Context) {
-	defer close(s.done)
 	failing := false
 	for {
 		wait, err := s.pass(ctx)

@@ -13,6 +13,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/internal/startstop"
 )
 
 // term is one leadership term: the scheduling services and the runners of
@@ -36,6 +37,7 @@ type term struct {
 
 	mu      sync.Mutex
 	runners map[int64]*runner
+	kills   sync.WaitGroup // kill requests runners sent (killOnWorker); waited in stop
 
 	fenceOnce sync.Once
 	fencedCh  chan struct{}
@@ -71,9 +73,11 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	t.watch = newWorkerWatch(t, m.cfg.WorkerLossGrace)
 	t.wheel = newWheel(m.cfg.Clock, t.fire)
 	t.cron = newScheduler(t, m.cfg.Clock)
-	t.events.Start(t.ctx)
-	t.disp.Start(t.ctx)
-	t.wheel.Start(t.ctx)
+	if err := startstop.StartAll(t.ctx, t.events, t.disp, t.wheel); err != nil {
+		t.log.Error("start term services", zap.Error(err))
+		t.stop()
+		return
+	}
 	m.mu.Lock()
 	m.cur = t
 	m.mu.Unlock()
@@ -82,16 +86,22 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 		t.stop()
 		return
 	}
-	t.cons.Start(t.ctx)
-	t.cron.Start(t.ctx)
+	if err := startstop.StartAll(t.ctx, t.cons, t.cron); err != nil {
+		t.log.Error("start term services", zap.Error(err))
+		t.stop()
+		return
+	}
 	failpoint.Hit(failpoint.BeforeWorkerWatch)
-	t.watch.Start(t.ctx)
+	if err := startstop.StartAll(t.ctx, t.watch); err != nil {
+		t.log.Error("start term services", zap.Error(err))
+		t.stop()
+		return
+	}
 	t.log.Info("leading", zap.String("master", m.cfg.Host))
 	select {
 	case <-lt.Lost:
 		t.log.Warn("leadership lost; stopping scheduling")
-	case <-t.fencedCh:
-		t.log.Warn("a newer leader term exists; stopping scheduling and standing by")
+	case <-t.fencedCh: // logged by fenced
 	case <-ctx.Done():
 	}
 	t.stop()
@@ -122,20 +132,13 @@ func (m *Master) beginTerm(ctx context.Context, epoch int64) bool {
 		m.log.Warn("the term ended (leadership lost or master stopping) before it was recorded", zap.Int64("epoch", epoch))
 		return false
 	}
-	fenced := false
-	ok := retry(ctx, m.log, "begin leader term", func() error {
-		err := m.store.BeginTerm(ctx, epoch, m.cfg.Host)
-		if errors.Is(err, store.ErrFenced) {
-			fenced = true
-			return nil
-		}
-		return err
-	})
-	switch {
-	case !ok:
+	switch leaderWrite(ctx, m.log, "begin leader term", nil, func() error {
+		return m.store.BeginTerm(ctx, epoch, m.cfg.Host)
+	}) {
+	case abandoned:
 		m.log.Warn("the term ended (leadership lost or master stopping) before it was recorded", zap.Int64("epoch", epoch))
 		return false
-	case fenced:
+	case fencedOut:
 		m.log.Warn("the recorded leader term is not older than this election's: another master was elected since; standing by",
 			zap.Int64("epoch", epoch))
 		return false
@@ -144,7 +147,12 @@ func (m *Master) beginTerm(ctx context.Context, epoch int64) bool {
 }
 
 // stop winds the term down in reverse start order; afterwards the master is
-// a standby and nothing of this term acts.
+// a standby and nothing of this term acts. Order: stop intake (worker watch,
+// cron, command consumer: nothing new starts); cancel the term's context and
+// wait for every runner, then for the kill requests they sent; then the state
+// wheel; then the dispatcher (no new sends; sends in flight end); last the
+// task events, which persist the reports in hand within their timeout. Every
+// service's Stop is safe when it never started (a term that failed early).
 func (t *term) stop() {
 	t.m.mu.Lock()
 	if t.m.cur == t {
@@ -164,14 +172,21 @@ func (t *term) stop() {
 	for _, r := range rs {
 		<-r.done
 	}
+	t.kills.Wait() // each bounded by queryTimeout on the cancelled term context
 	t.wheel.Stop()
 	t.disp.Stop()
 	t.events.Stop()
 	t.log.Info("term over")
 }
 
-// fenced is called by any service whose write was refused for a newer term.
-func (t *term) fenced() { t.fenceOnce.Do(func() { close(t.fencedCh) }) }
+// fenced is called by any service whose write was refused for a newer term;
+// the loss is logged here, once per term.
+func (t *term) fenced() {
+	t.fenceOnce.Do(func() {
+		t.log.Warn("lost the leader term: a newer term exists; stopping scheduling and standing by")
+		close(t.fencedCh)
+	})
+}
 
 // checkFenced reports err upward when it says the term is over.
 func (t *term) checkFenced(err error) {
@@ -184,16 +199,11 @@ func (t *term) checkFenced(err error) {
 // which rebuilds its state from the DB before acting.
 func (t *term) recover() bool {
 	var insts []model.WorkflowInstance
-	ok := retry(t.ctx, t.log, "adopt unfinished instances", func() error {
+	if leaderWrite(t.ctx, t.log, "adopt unfinished instances", t.fenced, func() error {
 		var err error
 		insts, err = t.store.AdoptUnfinished(t.ctx, t.m.cfg.Host)
-		if errors.Is(err, store.ErrFenced) {
-			t.fenced()
-			return nil
-		}
 		return err
-	})
-	if !ok {
+	}) != written {
 		return false
 	}
 	for _, inst := range insts {
@@ -280,32 +290,28 @@ func (t *term) forget(r *runner) {
 // tasks it held, after a grace period in which the worker, if only cut off,
 // has killed them itself.
 type workerWatch struct {
-	t      *term
-	grace  time.Duration
-	cancel context.CancelFunc
-	done   chan struct{}
+	t     *term
+	grace time.Duration
+	life  startstop.Base
 }
 
 func newWorkerWatch(t *term, grace time.Duration) *workerWatch {
-	return &workerWatch{t: t, grace: grace}
+	w := &workerWatch{t: t, grace: grace}
+	w.life.Name, w.life.Log = "worker watch", t.log
+	return w
 }
 
-func (w *workerWatch) Start(ctx context.Context) {
-	ctx, w.cancel = context.WithCancel(ctx)
-	w.done = make(chan struct{})
-	go w.run(ctx)
-}
-
-func (w *workerWatch) Stop() {
-	if w.cancel == nil {
-		return
+func (w *workerWatch) Start(ctx context.Context) error {
+	if _, err := w.life.Begin(ctx); err != nil {
+		return err
 	}
-	w.cancel()
-	<-w.done
+	w.life.Go(w.run)
+	return nil
 }
+
+func (w *workerWatch) Stop() { _ = w.life.Stop(nil) }
 
 func (w *workerWatch) run(ctx context.Context) {
-	defer close(w.done)
 	changes, unsubscribe := w.t.m.reg.Changes()
 	defer unsubscribe()
 	type loss struct {
@@ -403,7 +409,7 @@ func (w *workerWatch) failOver(ctx context.Context, addr string, lostAt time.Tim
 	t := w.t
 	var tasks []model.TaskInstance
 	var changed []int64
-	ok := retry(ctx, t.log, "fail over tasks of a lost worker", func() error {
+	if leaderWrite(ctx, t.log, "fail over tasks of a lost worker", t.fenced, func() error {
 		var err error
 		if tasks, err = t.store.TasksOnHost(ctx, addr); err != nil {
 			return err
@@ -415,13 +421,8 @@ func (w *workerWatch) failOver(ctx context.Context, addr string, lostAt time.Tim
 			}
 		}
 		changed, err = t.store.NeedFaultTolerance(ctx, ids, addr)
-		if errors.Is(err, store.ErrFenced) {
-			t.fenced()
-			return nil
-		}
 		return err
-	})
-	if !ok {
+	}) != written {
 		return
 	}
 	byID := map[int64]model.TaskInstance{}

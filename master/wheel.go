@@ -5,6 +5,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/beluga-scheduler/beluga/internal/startstop"
 )
 
 // Clock is the time source of the state wheel and the cron scheduler;
@@ -49,17 +51,18 @@ type wheel struct {
 	fire  func(deadline)
 	in    *mailbox[deadline]
 
-	mu     sync.Mutex // guards pending for Len (tests, metrics)
-	queue  deadlineHeap
-	cancel context.CancelFunc
-	done   chan struct{}
+	mu    sync.Mutex // guards pending for Len (tests, metrics)
+	queue deadlineHeap
+	life  startstop.Base
 }
 
 func newWheel(clock Clock, fire func(deadline)) *wheel {
 	if clock == nil {
 		clock = realClock{}
 	}
-	return &wheel{clock: clock, fire: fire, in: newMailbox[deadline]()}
+	w := &wheel{clock: clock, fire: fire, in: newMailbox[deadline]()}
+	w.life.Name = "state wheel"
+	return w
 }
 
 // Add schedules d; safe from any goroutine, never blocks.
@@ -72,24 +75,19 @@ func (w *wheel) Len() int {
 	return len(w.queue)
 }
 
-func (w *wheel) Start(ctx context.Context) {
-	ctx, w.cancel = context.WithCancel(ctx)
-	w.done = make(chan struct{})
-	go w.run(ctx)
+func (w *wheel) Start(ctx context.Context) error {
+	if _, err := w.life.Begin(ctx); err != nil {
+		return err
+	}
+	w.life.Go(w.run)
+	return nil
 }
 
 // Stop ends the loop; pending deadlines are dropped (the next term rebuilds
 // them from the DB).
-func (w *wheel) Stop() {
-	if w.cancel == nil {
-		return
-	}
-	w.cancel()
-	<-w.done
-}
+func (w *wheel) Stop() { _ = w.life.Stop(nil) }
 
 func (w *wheel) run(ctx context.Context) {
-	defer close(w.done)
 	for {
 		w.mu.Lock()
 		for _, d := range w.in.Drain() {

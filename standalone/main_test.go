@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
 	"github.com/beluga-scheduler/beluga/worker"
 )
@@ -12,7 +13,5 @@ import (
 // removes the private MariaDB's data at the end.
 func TestMain(m *testing.M) {
 	worker.MaybeRunGuard()
-	code := m.Run()
-	mariadbtest.Cleanup()
-	os.Exit(code)
+	os.Exit(leakcheck.Run(m, mariadbtest.Cleanup))
 }

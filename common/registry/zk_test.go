@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 	"github.com/beluga-scheduler/beluga/internal/zktest"
 )
 
@@ -34,14 +35,14 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if shared != nil {
-		shared.Stop()
-	}
-	if sharedDir != "" {
-		os.RemoveAll(sharedDir)
-	}
-	os.Exit(code)
+	os.Exit(leakcheck.Run(m, func() {
+		if shared != nil {
+			shared.Stop()
+		}
+		if sharedDir != "" {
+			os.RemoveAll(sharedDir)
+		}
+	}))
 }
 
 func sharedZK(t *testing.T) *zktest.Server {

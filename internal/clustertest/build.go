@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
 )
 
@@ -44,10 +45,10 @@ func Build() (string, error) {
 // Main runs the tests of a package that uses the harness and removes the
 // binary Build made. Use it from TestMain: os.Exit(clustertest.Main(m)).
 func Main(m *testing.M) int {
-	code := m.Run()
-	if build.dir != "" {
-		os.RemoveAll(build.dir)
-	}
-	mariadbtest.Cleanup()
-	return code
+	return leakcheck.Run(m, func() {
+		if build.dir != "" {
+			os.RemoveAll(build.dir)
+		}
+		mariadbtest.Cleanup()
+	})
 }

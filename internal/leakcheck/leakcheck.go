@@ -14,9 +14,14 @@ import (
 // Run runs the tests and returns their exit code, or 1 when, after they
 // passed, more goroutines run than before them (waiting up to 5 s for
 // stragglers to finish). Call it from TestMain: os.Exit(leakcheck.Run(m)).
-func Run(m *testing.M) int {
+// cleanup runs after the tests and before the check: it stops what the
+// package's tests share (a test server), whatever their outcome.
+func Run(m *testing.M, cleanup ...func()) int {
 	base := runtime.NumGoroutine()
 	code := m.Run()
+	for _, c := range cleanup {
+		c()
+	}
 	if code != 0 {
 		return code
 	}

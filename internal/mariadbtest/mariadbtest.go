@@ -288,6 +288,23 @@ func (s *Server) Stop() {
 	s.running = false
 }
 
+// Pause stops the server with SIGSTOP: connections stay open and every
+// statement hangs, as on a wedged database host. Resume undoes it; Stop
+// (SIGKILL) works on a paused server too.
+func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server (SIGCONT).
+func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.running {
+		return fmt.Errorf("mariadbd on port %d is not running", s.port)
+	}
+	return syscall.Kill(-s.cmd.Process.Pid, sig)
+}
+
 // Restart kills the server if it runs and starts it again on the same port
 // and data (InnoDB recovers what was committed), then waits until it
 // answers. Clients see their connections broken and reconnect.

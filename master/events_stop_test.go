@@ -1,0 +1,77 @@
+package master
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
+	"github.com/beluga-scheduler/beluga/remote/message"
+)
+
+type nopPeer struct{}
+
+func (nopPeer) Send(uint64, message.Message) error { return nil }
+func (nopPeer) RemoteAddr() string                 { return "test" }
+
+// TestEventsStopBoundedByHungStore: the task event service holds a batch
+// whose write hangs (its MariaDB is SIGSTOPped); Stop still returns, within
+// the persist timeout, and the batch is left for the workers to re-send.
+func TestEventsStopBoundedByHungStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a private MariaDB")
+	}
+	ctx := context.Background()
+	log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
+	db := mariadbtest.Start(t)
+	st, err := store.Open(ctx, db.URL(t), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e := newEventService(log, st, func(int64, taskEvent) {}, func() {}, func(int64) {})
+	if err := db.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Resume() //nolint:errcheck // Stop (SIGKILL) follows in cleanup anyway
+	e.Handle(nopPeer{}, message.Ack{TaskInstanceID: 1, WorkflowInstanceID: 1, Host: "w:1"})
+	if err := e.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The loop drains the inbox and goes straight into the write.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		e.inbox.mu.Lock()
+		n := len(e.inbox.items)
+		e.inbox.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the event service did not take its report")
+		}
+		time.Sleep(5 * time.Millisecond) // polling the inbox with a deadline
+	}
+	stopped := make(chan struct{})
+	began := time.Now()
+	go func() {
+		defer close(stopped)
+		e.Stop()
+	}()
+	bound := persistTimeout + 5*time.Second
+	select {
+	case <-stopped:
+		t.Logf("Stop returned after %s with the DB paused", time.Since(began).Round(time.Millisecond))
+	case <-time.After(bound):
+		db.Resume() //nolint:errcheck // let the write and Stop finish before failing
+		<-stopped
+		t.Fatalf("Stop did not return within %s while the DB hung", bound)
+	}
+}

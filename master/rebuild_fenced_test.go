@@ -1,0 +1,127 @@
+package master
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/registry"
+	"github.com/beluga-scheduler/beluga/common/spec"
+	"github.com/beluga-scheduler/beluga/common/store"
+)
+
+// fencedRunner builds, on a SQLite store, a runner of term 1 for an
+// instance whose one task is paused, after term 2 has begun: every write of
+// term 1 is refused.
+func fencedRunner(t *testing.T, mode store.ActionKind) (*runner, *term, *observer.ObservedLogs) {
+	t.Helper()
+	ctx := context.Background()
+	core, logs := observer.New(zap.InfoLevel)
+	log := zap.New(zapcore.NewTee(core, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)).Core()))
+	st, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "b.db"), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateProject(ctx, "p", ""); err != nil {
+		t.Fatal(err)
+	}
+	wf, err := spec.Parse([]byte("name: w\ntasks:\n  - {name: a, command: \"true\"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.PutWorkflow(ctx, "p", wf); err != nil {
+		t.Fatal(err)
+	}
+	inst, err := st.CreateRun(ctx, store.RunRequest{Project: "p", Workflow: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.BeginTerm(ctx, 1, "old"); err != nil {
+		t.Fatal(err)
+	}
+	old := st.Term(1)
+	now := time.Now().UTC()
+	paused := &model.TaskInstance{WorkflowInstanceID: inst.ID, Name: "a", Type: "shell", State: model.TaskPaused,
+		Attempt: 1, WorkerGroup: model.DefaultWorkerGroup, SubmitTime: &now}
+	if err := old.InsertAttempts(ctx, nil, []*model.TaskInstance{paused}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.BeginTerm(ctx, 2, "new"); err != nil { // the newer leader
+		t.Fatal(err)
+	}
+	wd, err := st.GetDefinition(ctx, inst.DefinitionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := newDefinition(wd.SpecJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := registry.NewMemory()
+	m := &Master{cfg: Config{Host: "old"}, log: log, store: st, reg: reg, elector: reg, defs: map[int64]*definition{}}
+	tm := &term{m: m, epoch: 1, store: old, log: log, runners: map[int64]*runner{}, fencedCh: make(chan struct{})}
+	tm.ctx, tm.cancel = context.WithCancel(ctx)
+	t.Cleanup(tm.cancel)
+	tm.wheel = newWheel(nil, tm.fire)
+	tm.disp = newDispatcher(log, old, reg, nil, "old", 1, tm.fenced)
+	r := newRunner(tm, inst, def, mode)
+	r.graph = def.graph
+	return r, tm, logs
+}
+
+// TestRebuildResumeFenced: a runner resuming a paused instance for a term
+// that a newer one has fenced out (the recover.go "resume paused tasks"
+// site) reports the term fenced and gives up at once, instead of retrying
+// the refused write until its context ends.
+func TestRebuildResumeFenced(t *testing.T) {
+	ctx := context.Background()
+	r, tm, _ := fencedRunner(t, store.ActionResume)
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	began := time.Now()
+	ok := r.rebuild(rctx)
+	took := time.Since(began)
+	select {
+	case <-tm.fencedCh:
+	default:
+		t.Fatalf("the term was not told it is fenced (rebuild returned %v after %s)", ok, took.Round(time.Millisecond))
+	}
+	if ok {
+		t.Fatal("rebuild went on for a fenced term")
+	}
+	if took > 2*time.Second {
+		t.Fatalf("rebuild retried a fenced write for %s", took)
+	}
+}
+
+// TestFinishFencedLogsLostTerm: an instance end refused for a newer term is
+// not logged as finished; the term logs once that it lost its term.
+func TestFinishFencedLogsLostTerm(t *testing.T) {
+	r, tm, logs := fencedRunner(t, "start")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r.finish(ctx)
+	r.finish(ctx) // a second refused write of the same term logs no more
+	select {
+	case <-tm.fencedCh:
+	default:
+		t.Fatal("the term was not told it is fenced")
+	}
+	if n := logs.FilterMessage("workflow instance finished").Len(); n != 0 {
+		t.Fatalf("a fenced-out master logged %d instance(s) finished", n)
+	}
+	if n := logs.FilterMessageSnippet("lost the leader term").Len(); n != 1 {
+		t.Fatalf("lost-term logged %d times, want once", n)
+	}
+}
