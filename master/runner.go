@@ -448,6 +448,7 @@ func (r *runner) finish(ctx context.Context) {
 		return err
 	}) && r.t.ctx.Err() == nil {
 		r.log.Info("workflow instance finished", zap.String("state", string(state)), zap.Int("tasks", len(r.latest)))
+		r.t.cons.Notify() // a queued run may start now
 		if r.inst.BackfillID != 0 {
 			r.t.cron.Notify() // its backfill may submit the next time
 		}
