@@ -23,6 +23,9 @@ type ScheduleRequest struct {
 	WorkerGroup string            `json:"worker_group,omitempty"`
 	Params      map[string]string `json:"params,omitempty"`
 	Enabled     *bool             `json:"enabled,omitempty"` // nil: true
+	// Overlap is what a fire does while a run of the schedule is
+	// unfinished: allow (default), skip, wait or replace.
+	Overlap string `json:"overlap,omitempty"`
 	// By is who is recorded as updated_by; default the X-Beluga-User
 	// header, else "api".
 	By string `json:"by,omitempty"`
@@ -51,12 +54,16 @@ type Schedule struct {
 	NextFireTime *Time             `json:"next_fire_time"`
 	LastFireTime *Time             `json:"last_fire_time"`
 	Note         string            `json:"note"`
-	Revision     int64             `json:"revision"`
-	Version      int64             `json:"version"`
-	UpdatedBy    string            `json:"updated_by"`
-	CreatedAt    Time              `json:"created_at"`
-	UpdatedAt    Time              `json:"updated_at"`
-	Upcoming     []Time            `json:"upcoming"`
+	Overlap      string            `json:"overlap"`
+	SkippedFires int64             `json:"skipped_fires"` // fires not run under overlap skip or replace
+	// LastSkippedTime is the newest schedule time skipped under overlap.
+	LastSkippedTime *Time  `json:"last_skipped_time"`
+	Revision        int64  `json:"revision"`
+	Version         int64  `json:"version"`
+	UpdatedBy       string `json:"updated_by"`
+	CreatedAt       Time   `json:"created_at"`
+	UpdatedAt       Time   `json:"updated_at"`
+	Upcoming        []Time `json:"upcoming"`
 }
 
 func fromSchedule(s model.Schedule) Schedule {
@@ -67,7 +74,8 @@ func fromSchedule(s model.Schedule) Schedule {
 	out := Schedule{ID: s.ID, Project: s.Project, Workflow: s.Workflow, Cron: s.Cron, Timezone: s.Timezone,
 		StartTime: timePtr(s.StartTime), EndTime: timePtr(s.EndTime), Catchup: s.Catchup,
 		WorkerGroup: s.WorkerGroup, Params: params, Enabled: s.Enabled, NextFireTime: timePtr(s.NextFireTime),
-		LastFireTime: timePtr(s.LastFireTime), Note: s.Note, Revision: s.Revision, Version: s.Version, UpdatedBy: s.UpdatedBy,
+		LastFireTime: timePtr(s.LastFireTime), Note: s.Note, Overlap: string(s.Overlap), SkippedFires: s.SkippedFires,
+		LastSkippedTime: timePtr(s.LastSkippedTime), Revision: s.Revision, Version: s.Version, UpdatedBy: s.UpdatedBy,
 		CreatedAt: timeOf(s.CreatedAt), UpdatedAt: timeOf(s.UpdatedAt), Upcoming: []Time{}}
 	if s.Priority != nil {
 		out.Priority = s.Priority.String()
@@ -94,7 +102,7 @@ func fromSchedule(s model.Schedule) Schedule {
 func (s Schedule) Request() ScheduleRequest {
 	enabled, version := s.Enabled, s.Version
 	req := ScheduleRequest{Cron: s.Cron, Timezone: s.Timezone, Catchup: s.Catchup, Priority: s.Priority,
-		WorkerGroup: s.WorkerGroup, Params: s.Params, Enabled: &enabled, Version: &version}
+		WorkerGroup: s.WorkerGroup, Params: s.Params, Enabled: &enabled, Version: &version, Overlap: s.Overlap}
 	if s.StartTime != nil {
 		req.StartTime = s.StartTime.UTC().Format(time.RFC3339Nano)
 	}

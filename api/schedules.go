@@ -106,6 +106,12 @@ func checkSchedule(req ScheduleRequest) (model.Schedule, *schedule.Cron, error) 
 	} else if !schedule.ValidCatchup(sc.Catchup) {
 		bad = append(bad, fmt.Sprintf("catchup %q is not valid: use latest (the default), all or none", req.Catchup))
 	}
+	switch sc.Overlap = model.Overlap(req.Overlap); {
+	case sc.Overlap == "":
+		sc.Overlap = model.OverlapAllow
+	case !sc.Overlap.Valid():
+		bad = append(bad, fmt.Sprintf("overlap %q is not valid: use allow (the default), skip, wait or replace", req.Overlap))
+	}
 	bad = append(bad, checkRunOverrides(req.Priority, req.WorkerGroup, req.Params, &sc.Priority)...)
 	if len(bad) > 0 {
 		return model.Schedule{}, nil, badRequest("%s", strings.Join(bad, "; "))

@@ -240,6 +240,11 @@ func TestScheduleRejects(t *testing.T) {
 		{"trailing data", "", `{"cron":"@daily"} {}`, "data after"},
 		{"empty body", "application/json", ``, "empty"},
 		{"every problem named", "", `{"cron":"","catchup":"x","priority":"y"}`, `cron is required: use 5 fields`},
+		{"bad overlap", "", `{"cron":"@daily","overlap":"queue"}`, `overlap "queue" is not valid: use allow (the default), skip, wait or replace`},
+		{"overlap not a string", "", `{"cron":"@daily","overlap":1}`, `field "overlap"`},
+		{"@every 0s", "", `{"cron":"@every 0s"}`, `@every 0s is below the 1s minimum`},
+		{"@every 1ns", "", `{"cron":"@every 1ns"}`, `@every 1ns is below the 1s minimum`},
+		{"@every -1s", "", `{"cron":"@every -1s"}`, `@every -1s is below the 1s minimum`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ct := tc.contentType
@@ -328,4 +333,47 @@ func TestScheduleStaleEditIsRefused(t *testing.T) {
 	if sc.Cron != "0 3 * * *" || sc.Version != 1 {
 		t.Fatalf("the stale edit changed the schedule: %+v", sc)
 	}
+}
+
+// TestScheduleOverlap: the overlap policy is stored, answered, kept by a
+// read-modify-write, and defaults to allow; skipped fires are answered.
+func TestScheduleOverlap(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	b.mustWorkflow("p")
+	var sc Schedule
+	b.send("PUT", schedPath, `{"cron":"@hourly"}`).want(t, http.StatusCreated).json(t, &sc)
+	if sc.Overlap != "allow" || sc.SkippedFires != 0 || sc.LastSkippedTime != nil {
+		t.Fatalf("default: %+v", sc)
+	}
+	for _, o := range []string{"skip", "wait", "replace", "allow"} {
+		b.send("PUT", schedPath, `{"cron":"@hourly","overlap":"`+o+`"}`).want(t, http.StatusOK).json(t, &sc)
+		var got Schedule
+		b.get(schedPath).want(t, http.StatusOK).json(t, &got)
+		if sc.Overlap != o || got.Overlap != o || got.Request().Overlap != o {
+			t.Fatalf("overlap %s: put %q, get %q", o, sc.Overlap, got.Overlap)
+		}
+	}
+	var raw map[string]any
+	b.get(schedPath).want(t, http.StatusOK).json(t, &raw)
+	if _, ok := raw["last_skipped_time"]; !ok || raw["skipped_fires"] != float64(0) {
+		t.Fatalf("skipped fields: %v", raw)
+	}
+}
+
+// TestMaxActiveRunsIsValidated: max_active_runs in a spec is a positive
+// integer; anything else is a 400 naming it.
+func TestMaxActiveRunsIsValidated(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	b.mustProject("p")
+	const tasks = "tasks:\n  - {name: a, command: \"true\"}\n"
+	for _, v := range []string{"0", "-2", "many"} {
+		e := b.putSpec("p", "capped", "application/yaml", "name: capped\nmax_active_runs: "+v+"\n"+tasks).
+			wantError(t, http.StatusBadRequest, CodeBadRequest)
+		if !strings.Contains(e.Message, "max_active_runs") {
+			t.Fatalf("max_active_runs %s: %q", v, e.Message)
+		}
+	}
+	b.putSpec("p", "capped", "application/yaml", "name: capped\nmax_active_runs: 3\n"+tasks).want(t, http.StatusCreated)
 }

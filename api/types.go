@@ -171,6 +171,7 @@ type Instance struct {
 	Host         string            `json:"host"`
 	RunTimes     int               `json:"run_times"`
 	Reason       string            `json:"reason"`
+	Queued       bool              `json:"queued,omitempty"` // submitted, waiting for its schedule or max_active_runs; reason says which
 	Params       map[string]string `json:"params"`
 	StartNodes   []string          `json:"start_nodes,omitempty"`
 	Scope        string            `json:"scope,omitempty"`
@@ -192,7 +193,7 @@ func fromInstance(w model.WorkflowInstance) Instance {
 	return Instance{ID: w.ID, Project: w.Project, Workflow: w.Workflow, Version: w.Version,
 		State: string(w.State), CommandType: string(w.CommandType), Priority: w.Priority.String(),
 		WorkerGroup: w.WorkerGroup, Host: w.Host, RunTimes: w.RunTimes, Reason: w.Reason,
-		Params: params, StartNodes: w.StartNodes, Scope: w.Scope, DryRun: w.DryRun, ScheduleID: w.ScheduleID,
+		Queued: w.Queued, Params: params, StartNodes: w.StartNodes, Scope: w.Scope, DryRun: w.DryRun, ScheduleID: w.ScheduleID,
 		BackfillID: w.BackfillID, Timezone: w.Timezone, ScheduleTime: timePtr(w.ScheduleTime), StartTime: timePtr(w.StartTime),
 		EndTime: timePtr(w.EndTime), CreatedAt: timeOf(w.CreatedAt)}
 }

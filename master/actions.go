@@ -266,6 +266,7 @@ func (t *term) reopen(a store.Action) {
 				t.checkFenced(err)
 			}
 			t.history(a, string(to)+" before any task started")
+			t.cons.Notify() // a queued run may start now
 			return
 		}
 		t.history(a, "ignored: the instance is not running")

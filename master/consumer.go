@@ -11,8 +11,8 @@ import (
 
 const claimBatch = 64
 
-// consumer turns commands into running workflow instances and hands
-// operator actions to their instances. It is woken by
+// consumer turns commands into running workflow instances, starts queued
+// runs whose turn came, and hands operator actions to their instances. It is woken by
 // Notify when a command is written in this process, and scans on a slow
 // timer as a fallback for commands written elsewhere.
 type consumer struct {
@@ -63,6 +63,23 @@ func (c *consumer) run(ctx context.Context) {
 			}
 			failing = false
 			for _, inst := range insts {
+				if err := c.t.startInstance(inst, false); err != nil {
+					c.log.Error("start workflow instance", zap.Int64("workflow_instance_id", inst.ID), zap.Error(err))
+				}
+			}
+			// Queued runs (schedule overlap wait/replace, max_active_runs)
+			// whose turn came: a run ended, here or under an earlier leader.
+			rel, err := c.t.store.ReleaseQueued(ctx, c.t.m.cfg.Host)
+			if err != nil {
+				c.t.checkFenced(err)
+				if !failing && ctx.Err() == nil {
+					c.log.Error("release queued runs failed; will retry", zap.Error(err))
+				}
+				failing = true
+				break
+			}
+			for _, inst := range rel {
+				c.log.Info("queued run released", zap.Int64("workflow_instance_id", inst.ID), zap.String("workflow", inst.Project+"/"+inst.Workflow))
 				if err := c.t.startInstance(inst, false); err != nil {
 					c.log.Error("start workflow instance", zap.Int64("workflow_instance_id", inst.ID), zap.Error(err))
 				}

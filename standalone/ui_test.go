@@ -550,14 +550,19 @@ tasks:
 			s.run("a good cron",
 				chromedp.SetValue(`#schedule-cron`, "30 2 * * *", chromedp.ByQuery),
 				chromedp.SetValue(`#schedule-tz`, "Europe/Berlin", chromedp.ByQuery),
+				chromedp.SetValue(`#schedule-overlap`, "wait", chromedp.ByQuery),
 				chromedp.Click(`#schedule-save`, chromedp.ByQuery))
 			s.until("the next fire time and upcoming times", `!!document.querySelector('#schedule-panel .next-fire time') && document.querySelectorAll('#schedule-panel ol.upcoming li time').length === 5`)
 
 			var sc struct {
 				NextFireTime time.Time   `json:"next_fire_time"`
 				Upcoming     []time.Time `json:"upcoming"`
+				Overlap      string      `json:"overlap"`
 			}
 			e.do("GET", "/api/v1/projects/webui/workflows/etl2/schedule", "", http.StatusOK, &sc)
+			if sc.Overlap != "wait" {
+				t.Fatalf("overlap saved from the form: %q", sc.Overlap)
+			}
 			var shown []string
 			s.eval(`[...document.querySelectorAll('#schedule-panel ol.upcoming time')].map(t => t.getAttribute('datetime'))`, &shown)
 			var next string

@@ -273,9 +273,9 @@ func TestClientSchedules(t *testing.T) {
 	ctx := context.Background()
 	withWorkflow(t, c)
 	req := ScheduleRequest{Cron: "0 2 * * *", Timezone: "Asia/Shanghai", StartTime: "2026-01-01T00:00:00Z",
-		Catchup: "all", Priority: "high", WorkerGroup: "gpu", Params: map[string]string{"k": "v"}, By: "ann"}
+		Catchup: "all", Priority: "high", WorkerGroup: "gpu", Params: map[string]string{"k": "v"}, By: "ann", Overlap: "wait"}
 	s, created, err := c.PutSchedule(ctx, "p", "etl", req)
-	if err != nil || !created || s.Cron != req.Cron || s.Priority != "high" || s.UpdatedBy != "ann" || !s.Enabled ||
+	if err != nil || !created || s.Cron != req.Cron || s.Overlap != "wait" || s.Priority != "high" || s.UpdatedBy != "ann" || !s.Enabled ||
 		s.NextFireTime == nil || s.NextFireTime.Hour() != 18 || len(s.Upcoming) != 5 {
 		t.Fatalf("create %+v %v %v", s, created, err)
 	}
@@ -286,7 +286,7 @@ func TestClientSchedules(t *testing.T) {
 	back.Enabled = &disabled
 	got, created, err := c.PutSchedule(ctx, "p", "etl", back)
 	if err != nil || created || got.Enabled || got.NextFireTime != nil || got.Revision != 1 || got.Timezone != s.Timezone ||
-		got.Catchup != "all" || got.Priority != "high" || got.WorkerGroup != "gpu" || got.Params["k"] != "v" ||
+		got.Catchup != "all" || got.Overlap != "wait" || got.Priority != "high" || got.WorkerGroup != "gpu" || got.Params["k"] != "v" ||
 		got.StartTime == nil || !got.StartTime.Equal(s.StartTime.Time) {
 		t.Fatalf("disable %+v %v %v", got, created, err)
 	}

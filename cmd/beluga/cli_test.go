@@ -583,6 +583,17 @@ func TestScheduleCommands(t *testing.T) {
 		t.Fatalf("json list %+v %v", list, err)
 	}
 
+	// overlap: set, shown, kept by disable/enable; bad values name the problem.
+	e.want(0, set("--cron", "@hourly", "--overlap", "wait"), "replaced")
+	e.want(0, s("disable", "nightly_etl"), "disabled")
+	e.want(0, s("enable", "nightly_etl"), "enabled")
+	if out := e.want(0, s("show", "nightly_etl")); !regexp.MustCompile(`overlap\s+wait`).MatchString(out) {
+		t.Fatalf("show after --overlap wait:\n%s", out)
+	}
+	e.want(2, set("--cron", "@hourly", "--overlap", "queue"), `overlap "queue" is not valid: use allow (the default), skip, wait or replace`)
+	e.want(2, set("--cron", "@every 0s"), "@every 0s is below the 1s minimum")
+	e.want(0, s("show", "nightly_etl"), "wait")
+
 	e.want(0, s("delete", "nightly_etl"), "schedule of p/nightly_etl deleted")
 	e.want(1, s("delete", "nightly_etl"), "not found")
 	e.want(1, s("show", "nightly_etl"), `schedule of workflow "nightly_etl" in project "p": not found`)

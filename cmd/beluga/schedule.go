@@ -86,6 +86,7 @@ func scheduleSetCommand(a *app, need projectFunc) *cobra.Command {
 	f.StringVar(&start, "start", "", "fire no earlier than this RFC 3339 time")
 	f.StringVar(&endTime, "end", "", "fire no later than this RFC 3339 time")
 	f.StringVar(&req.Catchup, "catchup", "", "missed fire times: latest (default), all or none")
+	f.StringVar(&req.Overlap, "overlap", "", "a fire while a run is unfinished: allow (default), skip, wait or replace")
 	f.StringVar(&req.Priority, "priority", "", "highest, high, medium, low or lowest (default: the workflow's)")
 	f.StringVar(&req.WorkerGroup, "worker-group", "", "worker group (default: the workflow's)")
 	f.StringArrayVar(&params, "param", nil, "run param NAME=VALUE (repeatable)")
@@ -127,6 +128,10 @@ func (a *app) printSchedule(s api.Schedule) error {
 	kv.row("start", inZone(s.StartTime, loc))
 	kv.row("end", inZone(s.EndTime, loc))
 	kv.row("catchup", s.Catchup)
+	kv.row("overlap", s.Overlap)
+	if s.SkippedFires > 0 {
+		kv.row("skipped fires", strconv.FormatInt(s.SkippedFires, 10)+", last for "+inZone(s.LastSkippedTime, loc))
+	}
 	kv.row("priority", orWorkflows(s.Priority))
 	kv.row("worker group", orWorkflows(s.WorkerGroup))
 	kv.row("params", params(s.Params))

@@ -42,13 +42,16 @@ type WorkflowInstance struct {
 	Scope        string            `json:"scope,omitempty"`       // ...with only, upstream or downstream
 	DryRun       bool              `json:"dry_run,omitempty"`     // tasks recorded as succeeded, not run
 	Reason       string            `json:"reason,omitempty"`
-	ScheduleID   int64             `json:"schedule_id,omitempty"` // 0: not fired by a schedule
-	BackfillID   int64             `json:"backfill_id,omitempty"` // 0: not part of a backfill
-	Timezone     string            `json:"timezone,omitempty"`    // zone of time params; "" is UTC
-	ScheduleTime *time.Time        `json:"schedule_time,omitempty"`
-	StartTime    *time.Time        `json:"start_time,omitempty"`
-	EndTime      *time.Time        `json:"end_time,omitempty"`
-	CreatedAt    time.Time         `json:"created_at"`
+	// Queued: submitted but held until its schedule (overlap wait or
+	// replace) or its workflow (max_active_runs) has room; Reason says which.
+	Queued       bool       `json:"queued,omitempty"`
+	ScheduleID   int64      `json:"schedule_id,omitempty"` // 0: not fired by a schedule
+	BackfillID   int64      `json:"backfill_id,omitempty"` // 0: not part of a backfill
+	Timezone     string     `json:"timezone,omitempty"`    // zone of time params; "" is UTC
+	ScheduleTime *time.Time `json:"schedule_time,omitempty"`
+	StartTime    *time.Time `json:"start_time,omitempty"`
+	EndTime      *time.Time `json:"end_time,omitempty"`
+	CreatedAt    time.Time  `json:"created_at"`
 }
 
 // TaskInstance is one attempt of one task of a workflow instance.
@@ -93,11 +96,16 @@ type Schedule struct {
 	NextFireTime *time.Time        `json:"next_fire_time,omitempty"`
 	LastFireTime *time.Time        `json:"last_fire_time,omitempty"`
 	Note         string            `json:"note,omitempty"` // what the last pass skipped, if anything
-	Revision     int64             `json:"revision"`       // moves on at every edit and fire
-	Version      int64             `json:"version"`        // moves on at every edit only
-	UpdatedBy    string            `json:"updated_by,omitempty"`
-	CreatedAt    time.Time         `json:"created_at"`
-	UpdatedAt    time.Time         `json:"updated_at"`
+	Overlap      Overlap           `json:"overlap"`        // what a fire does while a run of the schedule is unfinished
+	SkippedFires int64             `json:"skipped_fires"`  // fires not run under overlap skip or replace
+	// LastSkippedTime is the latest schedule time not run under overlap skip
+	// or replace.
+	LastSkippedTime *time.Time `json:"last_skipped_time,omitempty"`
+	Revision        int64      `json:"revision"` // moves on at every edit and fire
+	Version         int64      `json:"version"`  // moves on at every edit only
+	UpdatedBy       string     `json:"updated_by,omitempty"`
+	CreatedAt       time.Time  `json:"created_at"`
+	UpdatedAt       time.Time  `json:"updated_at"`
 }
 
 // Backfill runs a workflow once per schedule time of a past range, in order,
@@ -130,3 +138,26 @@ type Backfill struct {
 	// can be resumed), succeeded, failed (failed or stopped) so far.
 	Unfinished, Succeeded, Failed int
 }
+
+// Overlap is what a schedule does with a fire while one of its runs is
+// unfinished (submitted, queued, running, pausing or stopping).
+type Overlap string
+
+// Overlap policies.
+const (
+	OverlapAllow   Overlap = "allow"   // run it beside the others (the default)
+	OverlapSkip    Overlap = "skip"    // do not run it; count it as skipped
+	OverlapWait    Overlap = "wait"    // queue it; it runs when the previous runs end, in order
+	OverlapReplace Overlap = "replace" // stop the unfinished runs, then run it
+)
+
+// Overlaps lists the overlap policies.
+func Overlaps() []Overlap { return []Overlap{OverlapAllow, OverlapSkip, OverlapWait, OverlapReplace} }
+
+// Valid reports whether o names a policy ("" is allow).
+func (o Overlap) Valid() bool {
+	return o == "" || o == OverlapAllow || o == OverlapSkip || o == OverlapWait || o == OverlapReplace
+}
+
+// Serial reports whether runs of the schedule run one at a time.
+func (o Overlap) Serial() bool { return o == OverlapWait || o == OverlapReplace }

@@ -56,6 +56,9 @@ func Parse(expr, tz string) (*Cron, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkEvery(e); err != nil {
+		return nil, err
+	}
 	s, err := parser.Parse(e)
 	if err != nil {
 		return nil, fmt.Errorf("cron %q: %v", expr, err)
@@ -70,6 +73,26 @@ func Parse(expr, tz string) (*Cron, error) {
 		return nil, fmt.Errorf("cron %q never fires", expr)
 	}
 	return c, nil
+}
+
+// checkEvery refuses an @every interval the parser would silently change:
+// below one second (rounded up to 1 s) or with a fraction of a second
+// (truncated).
+func checkEvery(e string) error {
+	rest, ok := strings.CutPrefix(e, "@every ")
+	if !ok {
+		return nil
+	}
+	d, err := time.ParseDuration(rest)
+	switch {
+	case err != nil:
+		return fmt.Errorf("cron %q: @every needs a duration such as 30s or 1h: %q is not one", e, rest)
+	case d < time.Second:
+		return fmt.Errorf("cron %q: @every %s is below the 1s minimum", e, rest)
+	case d%time.Second != 0:
+		return fmt.Errorf("cron %q: @every %s is not a whole number of seconds", e, rest)
+	}
+	return nil
 }
 
 // Location resolves a zone name; "" is UTC. "Local" is refused: it would

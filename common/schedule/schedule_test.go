@@ -221,3 +221,23 @@ func TestEveryCountsFromTheStart(t *testing.T) {
 		t.Fatalf("first from a fraction of a second: %v", f)
 	}
 }
+
+// @every below a second (robfig rounds it up to 1 s, silently) or not in
+// whole seconds (truncated, silently) is refused, naming the interval.
+func TestEveryNeedsWholeSecondsOfAtLeastOne(t *testing.T) {
+	for _, expr := range []string{"@every 0s", "@every 1ns", "@every -1s", "@every 999ms", "@every 1500ms", "@every x"} {
+		_, err := Parse(expr, "")
+		if err == nil {
+			t.Errorf("%q accepted", expr)
+			continue
+		}
+		if !strings.Contains(err.Error(), strings.TrimPrefix(expr, "@every ")) || !strings.Contains(err.Error(), "@every") {
+			t.Errorf("%q: error does not name the interval: %v", expr, err)
+		}
+	}
+	for _, expr := range []string{"@every 1s", "@every 90s", "@every 1h30m"} {
+		if _, err := Parse(expr, ""); err != nil {
+			t.Errorf("%q refused: %v", expr, err)
+		}
+	}
+}

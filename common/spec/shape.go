@@ -26,7 +26,7 @@ func shapeOf(t reflect.Type, what string) *shape {
 	switch {
 	case t == reflect.TypeFor[Duration]():
 		return &shape{duration: true}
-	case t.Kind() == reflect.Int:
+	case t.Kind() == reflect.Int, t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Int:
 		return &shape{integer: true}
 	case t.Kind() == reflect.Struct:
 		s := &shape{what: what, fields: map[string]*shape{}}

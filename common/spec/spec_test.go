@@ -380,6 +380,7 @@ func TestCanonicalChangeOfMeaningChangesHash(t *testing.T) {
 		"workflow timeout st": func(w *Workflow) { w.TimeoutStrategy = TimeoutStop },
 		"workflow priority":   func(w *Workflow) { w.Priority = "low" },
 		"workflow group":      func(w *Workflow) { w.WorkerGroup = "gpu" },
+		"max active runs":     func(w *Workflow) { n := 2; w.MaxActiveRuns = &n },
 		"command":             func(w *Workflow) { w.Tasks[1].Command = "echo load " },
 		"dependency removed":  func(w *Workflow) { w.Tasks[1].DependsOn = nil },
 		"task order":          func(w *Workflow) { w.Tasks[0], w.Tasks[1] = w.Tasks[1], w.Tasks[0] },
@@ -623,4 +624,24 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("hash changed on round trip")
 		}
 	})
+}
+
+// max_active_runs is a positive integer or absent; anything else is a
+// problem naming the field.
+func TestMaxActiveRuns(t *testing.T) {
+	t.Parallel()
+	const body = "tasks: [{name: a, command: x}]\n"
+	w, err := Parse([]byte("name: w\nmax_active_runs: 2\n" + body))
+	if err != nil || w.MaxActiveRuns == nil || *w.MaxActiveRuns != 2 {
+		t.Fatalf("max_active_runs: 2: %v, %+v", err, w)
+	}
+	if w, err := Parse([]byte("name: w\n" + body)); err != nil || w.MaxActiveRuns != nil {
+		t.Fatalf("absent: %v, %+v", err, w)
+	}
+	for _, v := range []string{"0", "-1", "two", "1.5", "2000000"} {
+		_, err := Parse([]byte("name: w\nmax_active_runs: " + v + "\n" + body))
+		if err == nil || !strings.Contains(err.Error(), "max_active_runs") {
+			t.Errorf("max_active_runs: %s: want an error naming the field, got %v", v, err)
+		}
+	}
 }

@@ -20,7 +20,11 @@ type Workflow struct {
 	TimeoutStrategy string            `json:"timeout_strategy,omitempty" yaml:"timeout_strategy,omitempty"`
 	Priority        string            `json:"priority,omitempty" yaml:"priority,omitempty"`
 	WorkerGroup     string            `json:"worker_group,omitempty" yaml:"worker_group,omitempty"`
-	Tasks           []Task            `json:"tasks" yaml:"tasks"`
+	// MaxActiveRuns bounds the started, unfinished runs of the workflow,
+	// whatever started them; beyond it new runs wait, queued in order. nil:
+	// no bound.
+	MaxActiveRuns *int   `json:"max_active_runs,omitempty" yaml:"max_active_runs,omitempty"`
+	Tasks         []Task `json:"tasks" yaml:"tasks"`
 }
 
 // Task is one node of a workflow spec.

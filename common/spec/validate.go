@@ -25,9 +25,11 @@ const (
 )
 
 const (
-	maxNameLen  = 128
-	maxRetries  = 100
-	maxProblems = 20
+	maxNameLen = 128
+	maxRetries = 100
+	// maxActiveRuns is far above any useful bound; it keeps the column an INT.
+	maxActiveRuns = 1_000_000
+	maxProblems   = 20
 )
 
 // ValidationError lists what is wrong with a spec, in the order found: parse
@@ -130,6 +132,9 @@ func (v *validator) workflow(w *Workflow) {
 		v.addf("workflow: failure_strategy %q: use end or continue", w.FailureStrategy)
 	}
 	v.timeout("workflow", w.Timeout, w.TimeoutStrategy, "use warn or stop", TimeoutWarn, TimeoutStop)
+	if w.MaxActiveRuns != nil && (*w.MaxActiveRuns < 1 || *w.MaxActiveRuns > maxActiveRuns) {
+		v.addf("workflow: max_active_runs %d: must be a positive integer of at most %d (omit it for no limit)", *w.MaxActiveRuns, maxActiveRuns)
+	}
 	v.workerGroup("workflow", w.WorkerGroup)
 	switch {
 	case len(w.Tasks) == 0:

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -28,6 +29,10 @@ type RunRequest struct {
 	BackfillID   int64
 	ScheduleTime *time.Time
 	Timezone     string // IANA zone the run's time params are read in; "" is UTC
+	// Queued writes the instance held, without a start command, until
+	// ReleaseQueued finds room for it; QueueReason says what it waits for.
+	Queued      bool
+	QueueReason string
 }
 
 // CreateRun writes a workflow instance in state submitted and the command
@@ -88,8 +93,12 @@ func insertRun(tx *gorm.DB, p projectRow, def workflowDefinitionRow, req RunRequ
 	}
 	r.Scope, r.DryRun = req.Scope, req.DryRun
 	r.StartNodes, r.ParamsJSON = jsonText(req.StartNodes, len(req.StartNodes)), jsonText(req.Params, len(req.Params))
+	r.Queued, r.Reason = req.Queued, req.QueueReason
 	if err := tx.Create(&r).Error; err != nil {
 		return model.WorkflowInstance{}, fmt.Errorf("insert workflow instance: %w", err)
+	}
+	if r.Queued {
+		return r.model(), nil
 	}
 	c := commandRow{Type: r.CommandType, WorkflowInstanceID: r.ID, CreatedAt: now}
 	if err := tx.Create(&c).Error; err != nil {
@@ -101,7 +110,9 @@ func insertRun(tx *gorm.DB, p projectRow, def workflowDefinitionRow, req RunRequ
 // ClaimCommands consumes up to limit start commands, oldest first. Each
 // command is deleted in the same transaction that moves its instance to
 // running and records the owning master and epoch, so a command is consumed
-// once even when two masters race for it. Operator action commands are left
+// once even when two masters race for it. An instance whose workflow is at
+// its max_active_runs (or has runs queued) is queued instead, for
+// ReleaseQueued. Operator action commands are left
 // for ClaimActions.
 func (s *Store) ClaimCommands(ctx context.Context, host string, epoch int64, limit int) ([]model.WorkflowInstance, error) {
 	db := s.db.WithContext(ctx)
@@ -120,6 +131,22 @@ func (s *Store) ClaimCommands(ctx context.Context, host string, epoch int64, lim
 			}
 			if del.RowsAffected == 0 {
 				return nil // another master took it
+			}
+			var cur workflowInstanceRow
+			err := tx.Select("id, project_id, workflow_name, state").Where("id = ? AND state = ?", c.WorkflowInstanceID, model.WorkflowSubmitted).
+				Take(&cur).Error
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return nil // instance gone or not submitted: drop the stale command
+			} else if err != nil {
+				return fmt.Errorf("read instance %d: %w", c.WorkflowInstanceID, err)
+			}
+			hold, why, err := holdForLimit(tx, wfKey{cur.ProjectID, cur.WorkflowName})
+			if err != nil {
+				return err
+			}
+			if hold { // over max_active_runs: ReleaseQueued starts it in its turn
+				return tx.Model(&workflowInstanceRow{}).Where("id = ?", cur.ID).
+					UpdateColumns(map[string]any{"queued": true, "reason": clip(why, 1024)}).Error
 			}
 			now := time.Now().UTC()
 			up := tx.Model(&workflowInstanceRow{}).Where("id = ? AND state = ?", c.WorkflowInstanceID, model.WorkflowSubmitted).

@@ -39,6 +39,7 @@ type workflowDefinitionRow struct {
 	WorkerGroup     string
 	TimeoutMs       int64
 	TaskCount       int
+	MaxActiveRuns   int
 	CreatedAt       time.Time
 }
 
@@ -101,6 +102,7 @@ type workflowInstanceRow struct {
 	Scope                string
 	DryRun               bool
 	Reason               string
+	Queued               bool
 	ScheduleID           *int64
 	BackfillID           *int64
 	Timezone             string
@@ -117,7 +119,7 @@ func (r workflowInstanceRow) model() model.WorkflowInstance {
 		Workflow: r.WorkflowName, DefinitionID: r.WorkflowDefinitionID, Version: r.Version,
 		State: model.WorkflowState(r.State), CommandType: model.CommandType(r.CommandType),
 		Host: r.Host, Epoch: r.Epoch, Priority: model.Priority(r.Priority), WorkerGroup: r.WorkerGroup,
-		RunTimes: r.RunTimes, Scope: r.Scope, DryRun: r.DryRun, Reason: r.Reason, ScheduleTime: utc(r.ScheduleTime),
+		RunTimes: r.RunTimes, Scope: r.Scope, DryRun: r.DryRun, Reason: r.Reason, Queued: r.Queued, ScheduleTime: utc(r.ScheduleTime),
 		ScheduleID: deref(r.ScheduleID), BackfillID: deref(r.BackfillID), Timezone: r.Timezone,
 		StartTime: utc(r.StartTime), EndTime: utc(r.EndTime), CreatedAt: r.CreatedAt.UTC()}
 	if r.StartNodes != nil && *r.StartNodes != "" {

@@ -17,27 +17,30 @@ import (
 var ErrScheduleMoved = errors.New("schedule changed since it was read")
 
 type scheduleRow struct {
-	ID           int64
-	ProjectID    int64
-	ProjectName  string
-	WorkflowName string
-	Cron         string
-	Timezone     string
-	StartTime    *time.Time
-	EndTime      *time.Time
-	Catchup      string
-	Priority     *int
-	WorkerGroup  string
-	ParamsJSON   *string `gorm:"column:params_json"`
-	Enabled      bool
-	NextFireTime *time.Time
-	LastFireTime *time.Time
-	Note         string
-	Revision     int64
-	Version      int64
-	UpdatedBy    string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	ID              int64
+	ProjectID       int64
+	ProjectName     string
+	WorkflowName    string
+	Cron            string
+	Timezone        string
+	StartTime       *time.Time
+	EndTime         *time.Time
+	Catchup         string
+	Priority        *int
+	WorkerGroup     string
+	ParamsJSON      *string `gorm:"column:params_json"`
+	Enabled         bool
+	NextFireTime    *time.Time
+	LastFireTime    *time.Time
+	Note            string
+	Overlap         string
+	SkippedFires    int64
+	LastSkippedTime *time.Time
+	Revision        int64
+	Version         int64
+	UpdatedBy       string
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
 }
 
 func (scheduleRow) TableName() string { return "schedule" }
@@ -46,7 +49,8 @@ func (r scheduleRow) model() model.Schedule {
 	s := model.Schedule{ID: r.ID, ProjectID: r.ProjectID, Project: r.ProjectName, Workflow: r.WorkflowName,
 		Cron: r.Cron, Timezone: r.Timezone, StartTime: utc(r.StartTime), EndTime: utc(r.EndTime),
 		Catchup: r.Catchup, WorkerGroup: r.WorkerGroup, Enabled: r.Enabled, NextFireTime: utc(r.NextFireTime),
-		LastFireTime: utc(r.LastFireTime), Note: r.Note, Revision: r.Revision, Version: r.Version, UpdatedBy: r.UpdatedBy,
+		LastFireTime: utc(r.LastFireTime), Note: r.Note, Overlap: model.Overlap(r.Overlap), SkippedFires: r.SkippedFires,
+		LastSkippedTime: utc(r.LastSkippedTime), Revision: r.Revision, Version: r.Version, UpdatedBy: r.UpdatedBy,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	if r.Priority != nil {
 		p := model.Priority(*r.Priority)
@@ -91,7 +95,10 @@ func (s *Store) putSchedule(ctx context.Context, sc model.Schedule, ifVersion *i
 			Timezone: sc.Timezone, StartTime: utc(sc.StartTime), EndTime: utc(sc.EndTime), Catchup: sc.Catchup,
 			WorkerGroup: sc.WorkerGroup, Enabled: sc.Enabled, NextFireTime: utc(sc.NextFireTime),
 			UpdatedBy: sc.UpdatedBy, CreatedAt: now, UpdatedAt: now, Priority: priorityCol(sc.Priority),
-			ParamsJSON: jsonText(sc.Params, len(sc.Params))}
+			ParamsJSON: jsonText(sc.Params, len(sc.Params)), Overlap: string(sc.Overlap)}
+		if r.Overlap == "" {
+			r.Overlap = string(model.OverlapAllow)
+		}
 		var old scheduleRow
 		err = tx.Where("project_id = ? AND workflow_name = ?", p.ID, sc.Workflow).Take(&old).Error
 		if err == nil || errors.Is(err, gorm.ErrRecordNotFound) {
@@ -113,11 +120,12 @@ func (s *Store) putSchedule(ctx context.Context, sc model.Schedule, ifVersion *i
 			return fmt.Errorf("read schedule: %w", err)
 		default:
 			r.ID, r.CreatedAt, r.LastFireTime, r.Note, r.Revision, r.Version = old.ID, old.CreatedAt, old.LastFireTime, old.Note, old.Revision+1, old.Version+1
+			r.SkippedFires, r.LastSkippedTime = old.SkippedFires, old.LastSkippedTime
 			res := tx.Model(&scheduleRow{}).Where("id = ? AND revision = ?", old.ID, old.Revision).UpdateColumns(map[string]any{
 				"cron": r.Cron, "timezone": r.Timezone, "start_time": r.StartTime, "end_time": r.EndTime, "catchup": r.Catchup,
 				"priority": r.Priority, "worker_group": r.WorkerGroup, "params_json": r.ParamsJSON, "enabled": r.Enabled,
 				"next_fire_time": r.NextFireTime, "updated_by": r.UpdatedBy, "updated_at": r.UpdatedAt, "revision": r.Revision,
-				"version": r.Version})
+				"version": r.Version, "overlap": r.Overlap})
 			if res.Error != nil {
 				return fmt.Errorf("update schedule: %w", res.Error)
 			}
@@ -193,7 +201,9 @@ type Firing struct {
 
 // FireSchedule writes one run per fire time of f (instance and start
 // command, with the schedule's priority, worker group and params) and moves
-// the schedule to f.Next, in one fenced transaction that applies only if the
+// the schedule to f.Next, applying the schedule's overlap policy to the
+// runs it finds unfinished (skip, queue, or stop them for replace), in one
+// fenced transaction that applies only if the
 // schedule is still at sc.Revision and enabled. So a schedule time starts
 // once however masters come and go; a lost race is ErrScheduleMoved.
 func (s *Store) FireSchedule(ctx context.Context, sc model.Schedule, f Firing) ([]model.WorkflowInstance, error) {
@@ -207,7 +217,9 @@ func (s *Store) FireSchedule(ctx context.Context, sc model.Schedule, f Firing) (
 	w := timedRuns{table: &scheduleRow{}, what: fmt.Sprintf("schedule %d", sc.ID), where: "enabled = ?", whereArg: true,
 		id: sc.ID, rev: sc.Revision, up: up, moved: ErrScheduleMoved, times: f.Times,
 		run: RunRequest{Project: sc.Project, Workflow: sc.Workflow, Params: sc.Params, Priority: sc.Priority,
-			WorkerGroup: sc.WorkerGroup, CommandType: model.CommandScheduled, ScheduleID: sc.ID, Timezone: sc.Timezone}}
+			WorkerGroup: sc.WorkerGroup, CommandType: model.CommandScheduled, ScheduleID: sc.ID, Timezone: sc.Timezone},
+		gate:        overlapGate(sc, time.Now().UTC()),
+		queueReason: fmt.Sprintf("queued: schedule %d (overlap %s) runs one at a time; waits for the previous run to end", sc.ID, sc.Overlap)}
 	var out []model.WorkflowInstance
 	err := s.tx(ctx, func(tx *gorm.DB) (err error) {
 		out, err = w.write(tx)

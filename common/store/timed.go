@@ -22,6 +22,11 @@ type timedRuns struct {
 	moved    error          // ErrScheduleMoved or ErrBackfillMoved
 	run      RunRequest     // every field but ScheduleTime
 	times    []time.Time
+	// gate decides each time in the transaction, after the row moved on
+	// (a schedule's overlap policy); nil runs them all.
+	gate func(tx *gorm.DB, times []time.Time) ([]fireAction, error)
+	// queueReason is the reason of a time the gate queues.
+	queueReason string
 }
 
 // write applies w in tx. A row no longer at its revision is w.moved with
@@ -46,12 +51,24 @@ func (w timedRuns) write(tx *gorm.DB) ([]model.WorkflowInstance, error) {
 	if res.RowsAffected == 0 {
 		return nil, fmt.Errorf("%s at revision %d: %w", w.what, w.rev, w.moved)
 	}
+	plan := make([]fireAction, len(w.times))
+	if w.gate != nil {
+		if plan, err = w.gate(tx, w.times); err != nil {
+			return nil, err
+		}
+	}
 	now := time.Now().UTC()
 	out := make([]model.WorkflowInstance, 0, len(w.times))
-	for _, t := range w.times {
+	for i, t := range w.times {
+		if plan[i] == fireSkip {
+			continue
+		}
 		at := t.UTC()
 		req := w.run
 		req.ScheduleTime = &at
+		if plan[i] == fireQueue {
+			req.Queued, req.QueueReason = true, w.queueReason
+		}
 		inst, err := insertRun(tx, p, def, req, now)
 		if isUniqueViolation(err) {
 			// MySQL and SQLite undo the failed statement only: nothing of this time

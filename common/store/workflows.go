@@ -38,6 +38,9 @@ func (s *Store) PutWorkflow(ctx context.Context, project string, w *spec.Workflo
 			SpecJSON: string(canon), SpecHash: hash, Description: w.Description,
 			FailureStrategy: w.FailureStrategy, Priority: int(prio), WorkerGroup: w.WorkerGroup,
 			TimeoutMs: w.Timeout.D().Milliseconds(), TaskCount: len(w.Tasks), CreatedAt: time.Now().UTC()}
+		if w.MaxActiveRuns != nil {
+			r.MaxActiveRuns = *w.MaxActiveRuns
+		}
 		if err := tx.Create(&r).Error; err != nil {
 			if isUniqueViolation(err) {
 				return fmt.Errorf("workflow %q changed concurrently, retry: %w", w.Name, ErrConflict)

@@ -14,7 +14,7 @@ function schedulePath(project, workflow) {
 
 // requestOf is the body that PUTs sc back as it is (for enable/disable).
 function requestOf(sc) {
-  const r = {cron: sc.cron, timezone: sc.timezone, catchup: sc.catchup, worker_group: sc.worker_group,
+  const r = {cron: sc.cron, timezone: sc.timezone, catchup: sc.catchup, overlap: sc.overlap, worker_group: sc.worker_group,
     params: sc.params, enabled: sc.enabled, by: user(), version: sc.version};
   if (sc.priority) r.priority = sc.priority;
   if (sc.start_time) r.start_time = sc.start_time;
@@ -65,6 +65,8 @@ export function schedulePanel(page, project, workflow, spec, onChange) {
         : h('span', {class: 'muted'}, sc.enabled ? 'none left in the window' : 'none while disabled')],
       ['Last fire', timeEl(sc.last_fire_time, sc.timezone)],
       ['Catch-up', sc.catchup],
+      ['Overlap', sc.skipped_fires ? [sc.overlap, ` (${sc.skipped_fires} fire(s) skipped, the last for `, timeEl(sc.last_skipped_time, sc.timezone), ')']
+        : sc.overlap],
       ['Priority', sc.priority || `workflow's (${spec.priority || 'medium'})`],
       ['Worker group', sc.worker_group || h('span', {class: 'muted'}, "workflow's")],
       ['Params', paramsText(sc.params)],
@@ -110,6 +112,9 @@ export function schedulePanel(page, project, workflow, spec, onChange) {
       value: toLocalInput(sc && sc.end_time)});
     const catchup = select('catchup', [['latest', 'latest: one run for the newest missed time'], ['all', 'all missed times'], ['none', 'none: skip missed times']],
       sc ? sc.catchup : 'latest');
+    const overlap = select('overlap', [['allow', 'allow: runs may overlap'], ['skip', 'skip: no fire while a run is unfinished'],
+      ['wait', 'wait: queue the fire until the previous run ends'], ['replace', 'replace: stop the unfinished run, then run']],
+      sc ? sc.overlap || 'allow' : 'allow', {id: 'schedule-overlap'});
     const prio = select('priority', [['', `workflow's (${spec.priority || 'medium'})`], ...PRIORITIES], sc ? sc.priority || '' : '');
     const group = h('input', {name: 'worker_group', value: sc ? sc.worker_group : '', placeholder: spec.worker_group || 'default', spellcheck: 'false'});
     const params = kvEditor(sc ? sc.params : {});
@@ -120,8 +125,8 @@ export function schedulePanel(page, project, workflow, spec, onChange) {
     async function submit(e) {
       e.preventDefault();
       err.hidden = true;
-      const req = {cron: cron.value.trim(), timezone: tz.value.trim(), catchup: catchup.value, worker_group: group.value.trim(),
-        params: params.get(), enabled: enabled.checked, by: user(), version: sc ? sc.version : 0};
+      const req = {cron: cron.value.trim(), timezone: tz.value.trim(), catchup: catchup.value, overlap: overlap.value,
+        worker_group: group.value.trim(), params: params.get(), enabled: enabled.checked, by: user(), version: sc ? sc.version : 0};
       if (prio.value) req.priority = prio.value;
       try {
         if (start.value) req.start_time = fromLocalInput(start.value);
@@ -149,6 +154,7 @@ export function schedulePanel(page, project, workflow, spec, onChange) {
       h('p', {class: 'hint'}, CRON_HELP),
       h('label', {class: 'field'}, h('span', {}, 'Timezone'), tz),
       h('label', {class: 'field'}, h('span', {}, 'Catch-up'), catchup),
+      h('label', {class: 'field'}, h('span', {}, 'Overlap'), overlap),
       h('label', {class: 'field'}, h('span', {}, 'Priority'), prio),
       h('label', {class: 'field'}, h('span', {}, 'Worker group'), group),
       h('div', {class: 'field'}, h('span', {}, 'Params'), params.el),

@@ -1,0 +1,326 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+)
+
+// A schedule's overlap policy is applied in its fire transaction, so it
+// holds across leader changes: the transaction reads the schedule's
+// unfinished runs (locking them) and decides each due time. Queued runs
+// (overlap wait and replace, and runs over their workflow's
+// max_active_runs) are instances in state submitted with queued set and no
+// start command; ReleaseQueued, called by the active master whenever a run
+// may have ended, starts those that have room, oldest first.
+
+// fireAction is what a fire does with one due time.
+type fireAction int
+
+const (
+	fireRun   fireAction = iota // write the run and its start command
+	fireQueue                   // write the run queued: it starts when the schedule has room
+	fireSkip                    // write nothing; count the time as skipped
+)
+
+// overlapPlan decides the n due times of one fire (oldest first) of a
+// schedule under policy o; busy says a run of the schedule is unfinished.
+// Each time after the first overlaps the one before it. Under replace only
+// the newest time runs: the older ones would be stopped before they began.
+func overlapPlan(o model.Overlap, busy bool, n int) []fireAction {
+	out := make([]fireAction, n)
+	for i := range out {
+		switch o {
+		case model.OverlapSkip:
+			if busy || i > 0 {
+				out[i] = fireSkip
+			}
+		case model.OverlapWait:
+			if busy || i > 0 {
+				out[i] = fireQueue
+			}
+		case model.OverlapReplace:
+			switch {
+			case i < n-1:
+				out[i] = fireSkip
+			case busy:
+				out[i] = fireQueue
+			}
+		}
+	}
+	return out
+}
+
+// unfinishedStates are the states of a run that counts against overlap.
+func unfinishedStates() []string {
+	return []string{string(model.WorkflowSubmitted), string(model.WorkflowRunning),
+		string(model.WorkflowReadyPause), string(model.WorkflowReadyStop)}
+}
+
+// activeStates are the states of a started run: what max_active_runs counts.
+func activeStates() []string {
+	return []string{string(model.WorkflowRunning), string(model.WorkflowReadyPause), string(model.WorkflowReadyStop)}
+}
+
+// overlapGate returns the timedRuns gate of a fire of sc: it applies the
+// overlap policy in the fire transaction, stops what replace replaces and
+// records skipped times on the schedule row.
+func overlapGate(sc model.Schedule, now time.Time) func(tx *gorm.DB, times []time.Time) ([]fireAction, error) {
+	return func(tx *gorm.DB, times []time.Time) ([]fireAction, error) {
+		o := sc.Overlap
+		if o == "" || o == model.OverlapAllow || len(times) == 0 {
+			return make([]fireAction, len(times)), nil
+		}
+		var busy []workflowInstanceRow
+		if err := lockingRead(tx).Select("id, state").Where("schedule_id = ? AND state IN ?", sc.ID, unfinishedStates()).
+			Order("id").Find(&busy).Error; err != nil {
+			return nil, fmt.Errorf("read unfinished runs of schedule %d: %w", sc.ID, err)
+		}
+		plan := overlapPlan(o, len(busy) > 0, len(times))
+		ids := make([]string, len(busy))
+		for i, b := range busy {
+			ids[i] = fmt.Sprint(b.ID)
+		}
+		if o == model.OverlapReplace && len(busy) > 0 {
+			if err := stopForReplace(tx, sc, busy, now); err != nil {
+				return nil, err
+			}
+		}
+		var skipped []time.Time
+		for i, a := range plan {
+			if a == fireSkip {
+				skipped = append(skipped, times[i])
+			}
+		}
+		if len(skipped) == 0 {
+			return plan, nil
+		}
+		last := skipped[len(skipped)-1].UTC()
+		why := "run(s) " + strings.Join(ids, ", ") + " unfinished"
+		if len(busy) == 0 {
+			why = "it overlaps the next time of the same fire"
+		}
+		note := fmt.Sprintf("%s: skipped %d fire(s), the last for %s (overlap %s: %s)", now.Format(time.RFC3339),
+			len(skipped), last.Format(time.RFC3339), o, why)
+		if err := tx.Model(&scheduleRow{}).Where("id = ?", sc.ID).UpdateColumns(map[string]any{
+			"skipped_fires": gorm.Expr("skipped_fires + ?", len(skipped)), "last_skipped_time": last,
+			"note": clip(note, 1024)}).Error; err != nil {
+			return nil, fmt.Errorf("record skipped fires of schedule %d: %w", sc.ID, err)
+		}
+		return plan, nil
+	}
+}
+
+// stopForReplace asks the master to stop the unfinished runs of sc, as an
+// operator's stop would: each moves to ready_stop (a queued one leaves the
+// queue) with a stop command and a history line.
+func stopForReplace(tx *gorm.DB, sc model.Schedule, busy []workflowInstanceRow, now time.Time) error {
+	by := fmt.Sprintf("schedule %d", sc.ID)
+	for _, b := range busy {
+		if b.State == string(model.WorkflowReadyStop) {
+			continue // already stopping
+		}
+		res := tx.Model(&workflowInstanceRow{}).Where("id = ? AND state = ?", b.ID, b.State).
+			UpdateColumns(map[string]any{"state": string(model.WorkflowReadyStop), "queued": false})
+		if res.Error != nil {
+			return fmt.Errorf("stop run %d of schedule %d: %w", b.ID, sc.ID, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			continue
+		}
+		cmd := actionCommandRow{Type: commandTypeAction, WorkflowInstanceID: b.ID, Action: string(ActionStop), RequestedBy: by, CreatedAt: now}
+		if err := tx.Create(&cmd).Error; err != nil {
+			return fmt.Errorf("insert stop command: %w", err)
+		}
+		h := historyRow{WorkflowInstanceID: b.ID, Action: string(ActionStop), RequestedBy: by, At: now,
+			Detail: "requested: a newer fire replaces it (overlap replace); instance " + b.State + " -> ready_stop"}
+		if err := tx.Create(&h).Error; err != nil {
+			return fmt.Errorf("insert history: %w", err)
+		}
+	}
+	return nil
+}
+
+// wfKey names a workflow by its project id and name.
+type wfKey struct {
+	project int64
+	name    string
+}
+
+// queuedRun is a queued instance as release sees it.
+type queuedRun struct {
+	id       int64
+	schedule int64 // 0: not a schedule's
+	wf       wfKey
+}
+
+// room is what release reads: which serial schedules have a run that is
+// not queued and unfinished, the started runs of each workflow and each
+// workflow's max_active_runs (0: none).
+type room struct {
+	serial map[int64]bool // schedules under overlap wait or replace
+	busy   map[int64]bool
+	active map[wfKey]int
+	limit  map[wfKey]int
+}
+
+// releasable picks the queued runs (oldest first) that may start now: a
+// serial schedule runs one at a time in order, and a workflow keeps within
+// its max_active_runs. It updates r as it goes.
+func releasable(q []queuedRun, r room) []int64 {
+	var out []int64
+	for _, run := range q {
+		serial := run.schedule != 0 && r.serial[run.schedule]
+		if serial && r.busy[run.schedule] {
+			continue
+		}
+		if n := r.limit[run.wf]; n > 0 && r.active[run.wf] >= n {
+			if serial {
+				r.busy[run.schedule] = true // a later time of the schedule waits behind this one
+			}
+			continue
+		}
+		out = append(out, run.id)
+		r.active[run.wf]++
+		if serial {
+			r.busy[run.schedule] = true
+		}
+	}
+	return out
+}
+
+// maxReleaseScan bounds the queued runs one release looks at.
+const maxReleaseScan = 1000
+
+// ReleaseQueued starts the queued runs that have room, oldest first, in
+// one fenced transaction: each moves to running, owned by host at this
+// view's epoch, like a claimed command. It returns them for the master to
+// run.
+func (s *Store) ReleaseQueued(ctx context.Context, host string) ([]model.WorkflowInstance, error) {
+	var out []model.WorkflowInstance
+	err := s.tx(ctx, func(tx *gorm.DB) error {
+		out = nil
+		var rows []workflowInstanceRow
+		if err := tx.Where("queued = ? AND state = ?", true, model.WorkflowSubmitted).Order("id").Limit(maxReleaseScan).
+			Find(&rows).Error; err != nil {
+			return fmt.Errorf("read queued runs: %w", err)
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		r := room{serial: map[int64]bool{}, busy: map[int64]bool{}, active: map[wfKey]int{}, limit: map[wfKey]int{}}
+		q := make([]queuedRun, len(rows))
+		var scheds []int64
+		for i, row := range rows {
+			q[i] = queuedRun{id: row.ID, schedule: deref(row.ScheduleID), wf: wfKey{row.ProjectID, row.WorkflowName}}
+			if q[i].schedule != 0 {
+				scheds = append(scheds, q[i].schedule)
+			}
+			if _, seen := r.limit[q[i].wf]; !seen {
+				n, err := workflowLimit(tx, q[i].wf)
+				if err != nil {
+					return err
+				}
+				r.limit[q[i].wf] = n
+				if n > 0 {
+					if r.active[q[i].wf], err = activeRuns(tx, q[i].wf); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if len(scheds) > 0 {
+			var ss []scheduleRow
+			if err := tx.Select("id, overlap").Where("id IN ? AND overlap IN ?", scheds,
+				[]string{string(model.OverlapWait), string(model.OverlapReplace)}).Find(&ss).Error; err != nil {
+				return fmt.Errorf("read overlap of schedules: %w", err)
+			}
+			var serial []int64
+			for _, sc := range ss {
+				r.serial[sc.ID] = true
+				serial = append(serial, sc.ID)
+			}
+			if len(serial) > 0 {
+				var busy []int64
+				if err := tx.Model(&workflowInstanceRow{}).Distinct("schedule_id").
+					Where("schedule_id IN ? AND state IN ? AND queued = ?", serial, unfinishedStates(), false).
+					Pluck("schedule_id", &busy).Error; err != nil {
+					return fmt.Errorf("read unfinished runs of schedules: %w", err)
+				}
+				for _, id := range busy {
+					r.busy[id] = true
+				}
+			}
+		}
+		now := time.Now().UTC()
+		for _, id := range releasable(q, r) {
+			up := tx.Model(&workflowInstanceRow{}).Where("id = ? AND queued = ? AND state = ?", id, true, model.WorkflowSubmitted).
+				Updates(map[string]any{"state": string(model.WorkflowRunning), "queued": false, "reason": "",
+					"host": host, "epoch": s.epoch, "start_time": now})
+			if up.Error != nil {
+				return fmt.Errorf("release run %d: %w", id, up.Error)
+			}
+			if up.RowsAffected == 0 {
+				continue
+			}
+			var inst workflowInstanceRow
+			if err := tx.Take(&inst, id).Error; err != nil {
+				return fmt.Errorf("read run %d: %w", id, err)
+			}
+			out = append(out, inst.model())
+		}
+		return nil
+	})
+	return out, err
+}
+
+// workflowLimit is the max_active_runs of a workflow's latest version (0: none).
+func workflowLimit(tx *gorm.DB, wf wfKey) (int, error) {
+	var n []int
+	if err := tx.Model(&workflowDefinitionRow{}).Where("project_id = ? AND name = ?", wf.project, wf.name).
+		Order("version DESC").Limit(1).Pluck("max_active_runs", &n).Error; err != nil {
+		return 0, fmt.Errorf("read max_active_runs of %q: %w", wf.name, err)
+	}
+	if len(n) == 0 {
+		return 0, nil
+	}
+	return n[0], nil
+}
+
+// activeRuns counts the started, unfinished runs of a workflow.
+func activeRuns(tx *gorm.DB, wf wfKey) (int, error) {
+	var n int64
+	if err := tx.Model(&workflowInstanceRow{}).Where("project_id = ? AND workflow_name = ? AND state IN ?",
+		wf.project, wf.name, activeStates()).Count(&n).Error; err != nil {
+		return 0, fmt.Errorf("count active runs of %q: %w", wf.name, err)
+	}
+	return int(n), nil
+}
+
+// holdForLimit reports whether a run of wf about to start must queue
+// instead: its workflow is at max_active_runs, or runs queued before it
+// wait (they go first). The reason says which.
+func holdForLimit(tx *gorm.DB, wf wfKey) (bool, string, error) {
+	n, err := workflowLimit(tx, wf)
+	if err != nil || n == 0 {
+		return false, "", err
+	}
+	active, err := activeRuns(tx, wf)
+	if err != nil {
+		return false, "", err
+	}
+	var queued int64
+	if err := tx.Model(&workflowInstanceRow{}).Where("project_id = ? AND workflow_name = ? AND queued = ? AND state = ?",
+		wf.project, wf.name, true, model.WorkflowSubmitted).Count(&queued).Error; err != nil {
+		return false, "", fmt.Errorf("count queued runs of %q: %w", wf.name, err)
+	}
+	if active < n && queued == 0 {
+		return false, "", nil
+	}
+	return true, fmt.Sprintf("queued: workflow %s has %d of max_active_runs %d running, %d queued before", wf.name, active, n, queued), nil
+}
