@@ -38,6 +38,9 @@ type dispatcher struct {
 	self   string // master address for worker reports
 	epoch  int64
 	fenced func() // a write was refused for a newer term
+	// failed reports a task failed on addr without running (its dispatch
+	// was refused as invalid), through the result path.
+	failed func(it *taskItem, addr, why string)
 
 	inbox   *mailbox[*taskItem]
 	results *mailbox[sendResult]
@@ -418,6 +421,11 @@ func (d *dispatcher) handleResult(ctx context.Context, r sendResult) {
 	if ctx.Err() != nil {
 		return
 	}
+	var ref refusedErr
+	if errors.As(r.err, &ref) && ref.invalid {
+		d.handleInvalid(ctx, r, ref.reason)
+		return
+	}
 	reset, err := d.store.ResetDispatch(ctx, r.item.TaskInstanceID, r.addr)
 	if errors.Is(err, store.ErrFenced) {
 		d.fenced()
@@ -434,8 +442,25 @@ func (d *dispatcher) handleResult(ctx context.Context, r sendResult) {
 		zap.Int64("task_instance_id", r.item.TaskInstanceID), zap.Error(r.err))
 	d.blacklist[r.addr] = time.Now().Add(blacklistFor)
 	d.places.release(r.item.TaskInstanceID)
-	d.client.Forget(r.addr)
+	if errors.Is(r.err, context.DeadlineExceeded) {
+		// The connection may be hung: redial next time. Only then: the
+		// connection carries other dispatches, which a close would fail.
+		d.client.Forget(r.addr)
+	}
 	d.queue.Push(r.item)
+}
+
+// handleInvalid fails a task whose dispatch the worker refused as one that
+// can run nowhere, with the worker's reason on its instance. The failure
+// goes through the result path like a worker's (the runner's retries and
+// failure strategy apply; the instance's reason gives why) and frees its
+// places there. The worker and its connection are left alone: they are fine.
+func (d *dispatcher) handleInvalid(ctx context.Context, r sendResult, reason string) {
+	d.log.Warn("worker refused dispatch as invalid; failing the task", zap.String("worker", r.addr),
+		zap.Int64("task_instance_id", r.item.TaskInstanceID), zap.String("reason", reason))
+	if d.failed != nil {
+		d.failed(r.item, r.addr, fmt.Sprintf("worker %s refused its dispatch: %s", r.addr, reason))
+	}
 }
 
 func (d *dispatcher) parkAs(key string, it *taskItem) {
@@ -475,13 +500,16 @@ func (d *dispatcher) unparkTop(n int, groups map[string]int) {
 	}
 }
 
-type refusedErr struct{ reason string }
+type refusedErr struct {
+	reason  string
+	invalid bool // the dispatch itself: fail the task
+}
 
 func (e refusedErr) Error() string { return "worker refused dispatch: " + e.reason }
 
 func refusedError(reply message.Message) error {
 	if r, ok := reply.(message.DispatchReply); ok {
-		return refusedErr{r.Reason}
+		return refusedErr{r.Reason, r.Invalid}
 	}
-	return refusedErr{"unexpected reply"}
+	return refusedErr{"unexpected reply", false}
 }
