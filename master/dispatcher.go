@@ -20,7 +20,7 @@ import (
 
 const (
 	dispatchBatch    = 256             // items marked dispatched per transaction
-	maxInflightSends = 64              // concurrent dispatch requests
+	maxSendsPerWorker = 32             // dispatch requests in flight to one worker
 	sendTimeout      = 5 * time.Second // one dispatch request
 	blacklistFor     = 3 * time.Second // a worker that failed a send is skipped this long
 )
@@ -58,10 +58,10 @@ type dispatcher struct {
 	maxTotal  int             // platform cap on tasks in flight (0: none)
 	forced    map[int64]bool  // task instances let through a full task group
 	waiting   map[int64]bool  // instances whose reason says they wait for a worker group
+	sending   map[string]int  // dispatch requests in flight per worker
 	selector  Selector
 
 	sends  sync.WaitGroup
-	sem    chan struct{}
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -77,7 +77,7 @@ func newDispatcher(log *zap.Logger, st *store.Store, reg registry.Registry, clie
 		inbox: newMailbox[*taskItem](), results: newMailbox[sendResult](), freed: newMailbox[int64](), forces: newMailbox[int64](),
 		places: newPlaces(), waiting: map[int64]bool{}, forced: map[int64]bool{}, selector: SelectRoundRobin,
 		parked: map[string]*taskQueue{}, rr: map[string]int{}, blacklist: map[string]time.Time{}, warned: map[string]bool{},
-		sem: make(chan struct{}, maxInflightSends)}
+		sending: map[string]int{}}
 }
 
 // Submit queues task instances that are written to the DB in state submitted.
@@ -110,8 +110,20 @@ func (d *dispatcher) run(ctx context.Context) {
 		for _, it := range d.inbox.Drain() {
 			d.queue.Push(it)
 		}
+		sent := 0 // send places freed at workers that had none left
 		for _, r := range d.results.Drain() {
-			d.handleResult(ctx, r)
+			if d.sending[r.addr] >= maxSendsPerWorker {
+				sent++
+			}
+			if d.sending[r.addr]--; d.sending[r.addr] <= 0 {
+				delete(d.sending, r.addr)
+			}
+			if r.err != nil {
+				d.handleResult(ctx, r)
+			}
+		}
+		if sent > 0 {
+			d.unparkTop(sent, nil)
 		}
 		freed, freedGroups := 0, map[string]int{}
 		for _, id := range d.freed.Drain() {
@@ -227,7 +239,8 @@ func (d *dispatcher) dispatchSome(ctx context.Context) (wait time.Duration) {
 }
 
 // Worker selection (DESIGN.md step 5). Workers are skipped while
-// blacklisted after a failed send, while overloaded (CPU or memory at or
+// blacklisted after a failed send, while maxSendsPerWorker dispatch
+// requests to them are unanswered, while overloaded (CPU or memory at or
 // above overloadPercent in their last heartbeat), or while full: this
 // master has limit = queueFactor x capacity of their tasks in flight
 // (dispatched and not finished), so that under contention tasks wait in the
@@ -287,6 +300,9 @@ func (d *dispatcher) pick(group string, now time.Time) (addr string, retryIn tim
 				continue
 			}
 			delete(d.blacklist, n.Addr)
+		}
+		if d.sending[n.Addr] >= maxSendsPerWorker {
+			continue // its requests are slow to answer: it may be hung
 		}
 		hb := n.Heartbeat
 		if hb.CPU >= overloadPercent || hb.Memory >= overloadPercent {
@@ -386,19 +402,18 @@ func (d *dispatcher) park(ctx context.Context, key, why string, it *taskItem) {
 	}
 }
 
+// send starts the dispatch request on its own goroutine and never waits:
+// the requests in flight to a worker are bounded by pick (maxSendsPerWorker),
+// so a hung worker holds only its own sends, not the queue. Every outcome
+// comes back through results, which frees the send place.
 func (d *dispatcher) send(ctx context.Context, it *taskItem, addr string) {
-	select {
-	case d.sem <- struct{}{}:
-	case <-ctx.Done():
-		return
-	}
 	msg := it.Dispatch
 	msg.MasterAddr = d.self
 	msg.Epoch = d.epoch
+	d.sending[addr]++
 	d.sends.Add(1)
 	go func() {
 		defer d.sends.Done()
-		defer func() { <-d.sem }()
 		sctx, cancel := context.WithTimeout(ctx, sendTimeout)
 		defer cancel()
 		reply, err := d.client.Request(sctx, addr, msg)
@@ -407,9 +422,7 @@ func (d *dispatcher) send(ctx context.Context, it *taskItem, addr string) {
 				err = refusedError(reply)
 			}
 		}
-		if err != nil {
-			d.results.Put(sendResult{item: it, addr: addr, err: err})
-		}
+		d.results.Put(sendResult{item: it, addr: addr, err: err})
 	}()
 }
 
