@@ -19,10 +19,10 @@ import (
 )
 
 const (
-	dispatchBatch    = 256             // items marked dispatched per transaction
-	maxSendsPerWorker = 32             // dispatch requests in flight to one worker
-	sendTimeout      = 5 * time.Second // one dispatch request
-	blacklistFor     = 3 * time.Second // a worker that failed a send is skipped this long
+	dispatchBatch     = 256             // items marked dispatched per transaction
+	maxSendsPerWorker = 32              // dispatch requests in flight to one worker
+	sendTimeout       = 5 * time.Second // one dispatch request
+	blacklistFor      = 3 * time.Second // a worker that failed a send is skipped this long
 )
 
 // dispatcher owns the global priority queue. It pops the most urgent task
