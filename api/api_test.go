@@ -321,7 +321,7 @@ func TestRun(t *testing.T) {
 		t.Fatalf("notify called %d times", b.notified.Load())
 	}
 
-	inst = b.mustRun("p", `{"params":{"bizdate":"20260102","_x1":"y"},"version":1,"priority":"high","worker_group":"gpu"}`)
+	inst = b.mustRun("p", `{"params":{"bizdate":"20260102","_x1":"y","multi":"a\tb\r\nc"},"version":1,"priority":"high","worker_group":"gpu"}`)
 	if inst.Version != 1 || inst.Priority != "high" || inst.WorkerGroup != "gpu" || inst.Params["bizdate"] != "20260102" {
 		t.Fatalf("run with options %+v", inst)
 	}
@@ -338,6 +338,10 @@ func TestRun(t *testing.T) {
 		{"bad time param", "nightly_etl", `{"params":{"ok":"$[yyyyMMdd]","bizdate":"$[yyyyQQ-1]"}}`, 400, CodeBadRequest,
 			`param "bizdate": $[yyyyQQ-1]: unknown pattern "QQ"`},
 		{"param not a string", "nightly_etl", `{"params":{"a":1}}`, 400, CodeBadRequest, "params"},
+		{"NUL in a param", "nightly_etl", `{"params":{"ok":"a\tb\nc\r","P":"x\u0000y"}}`, 400, CodeBadRequest,
+			`param "P": control character U+0000 at byte 1`},
+		{"escape in a param", "nightly_etl", `{"params":{"P":"\u001b[31m"}}`, 400, CodeBadRequest, `param "P": control character U+001B`},
+		{"DEL in a param", "nightly_etl", `{"params":{"P":"a\u007f"}}`, 400, CodeBadRequest, `param "P": control character U+007F`},
 		{"bad priority", "nightly_etl", `{"priority":"urgent"}`, 400, CodeBadRequest, "urgent"},
 		{"bad worker group", "nightly_etl", `{"worker_group":"a/b"}`, 400, CodeBadRequest, "worker_group"},
 		{"negative version", "nightly_etl", `{"version":-1}`, 400, CodeBadRequest, "version"},

@@ -20,10 +20,10 @@ import (
 )
 
 const (
-	dispatchBatch    = 256             // items marked dispatched per transaction
-	maxInflightSends = 64              // concurrent dispatch requests
-	sendTimeout      = 5 * time.Second // one dispatch request
-	blacklistFor     = 3 * time.Second // a worker that failed a send is skipped this long
+	dispatchBatch     = 256             // items marked dispatched per transaction
+	maxSendsPerWorker = 32              // dispatch requests in flight to one worker
+	sendTimeout       = 5 * time.Second // one dispatch request
+	blacklistFor      = 3 * time.Second // a worker that failed a send is skipped this long
 )
 
 // dispatcher owns the global priority queue. It pops the most urgent task
@@ -39,6 +39,9 @@ type dispatcher struct {
 	self   string // master address for worker reports
 	epoch  int64
 	fenced func() // a write was refused for a newer term
+	// failed reports a task failed on addr without running (its dispatch
+	// was refused as invalid), through the result path.
+	failed func(it *taskItem, addr, why string)
 
 	inbox   *mailbox[*taskItem]
 	results *mailbox[sendResult]
@@ -56,10 +59,10 @@ type dispatcher struct {
 	maxTotal  int             // platform cap on tasks in flight (0: none)
 	forced    map[int64]bool  // task instances let through a full task group
 	waiting   map[int64]bool  // instances whose reason says they wait for a worker group
+	sending   map[string]int  // dispatch requests in flight per worker
 	selector  Selector
 
 	sends sync.WaitGroup
-	sem   chan struct{}
 	life  startstop.Base
 }
 
@@ -74,7 +77,7 @@ func newDispatcher(log *zap.Logger, st *store.Store, reg registry.Registry, clie
 		inbox: newMailbox[*taskItem](), results: newMailbox[sendResult](), freed: newMailbox[int64](), forces: newMailbox[int64](),
 		places: newPlaces(), waiting: map[int64]bool{}, forced: map[int64]bool{}, selector: SelectRoundRobin,
 		parked: map[string]*taskQueue{}, rr: map[string]int{}, blacklist: map[string]time.Time{}, warned: map[string]bool{},
-		sem: make(chan struct{}, maxInflightSends)}
+		sending: map[string]int{}}
 }
 
 // Submit queues task instances that are written to the DB in state submitted.
@@ -103,8 +106,20 @@ func (d *dispatcher) run(ctx context.Context) {
 		for _, it := range d.inbox.Drain() {
 			d.queue.Push(it)
 		}
+		sent := 0 // send places freed at workers that had none left
 		for _, r := range d.results.Drain() {
-			d.handleResult(ctx, r)
+			if d.sending[r.addr] >= maxSendsPerWorker {
+				sent++
+			}
+			if d.sending[r.addr]--; d.sending[r.addr] <= 0 {
+				delete(d.sending, r.addr)
+			}
+			if r.err != nil {
+				d.handleResult(ctx, r)
+			}
+		}
+		if sent > 0 {
+			d.unparkTop(sent, nil)
 		}
 		freed, freedGroups := 0, map[string]int{}
 		for _, id := range d.freed.Drain() {
@@ -219,8 +234,9 @@ func (d *dispatcher) dispatchSome(ctx context.Context) (wait time.Duration) {
 	return wait
 }
 
-// Worker selection (docs/architecture.md, "Dispatch: queue, limits and worker selection"). Workers are skipped while
-// blacklisted after a failed send, while overloaded (CPU or memory at or
+// Worker selection (docs/architecture.md, "Dispatch: queue, limits and worker selection").
+// Workers are skipped while blacklisted after a failed send, while
+// maxSendsPerWorker dispatch requests to them are unanswered, while overloaded (CPU or memory at or
 // above overloadPercent in their last heartbeat), or while full: this
 // master has limit = queueFactor x capacity of their tasks in flight
 // (dispatched and not finished), so that under contention tasks wait in the
@@ -280,6 +296,9 @@ func (d *dispatcher) pick(group string, now time.Time) (addr string, retryIn tim
 				continue
 			}
 			delete(d.blacklist, n.Addr)
+		}
+		if d.sending[n.Addr] >= maxSendsPerWorker {
+			continue // its requests are slow to answer: it may be hung
 		}
 		hb := n.Heartbeat
 		if hb.CPU >= overloadPercent || hb.Memory >= overloadPercent {
@@ -379,19 +398,18 @@ func (d *dispatcher) park(ctx context.Context, key, why string, it *taskItem) {
 	}
 }
 
+// send starts the dispatch request on its own goroutine and never waits:
+// the requests in flight to a worker are bounded by pick (maxSendsPerWorker),
+// so a hung worker holds only its own sends, not the queue. Every outcome
+// comes back through results, which frees the send place.
 func (d *dispatcher) send(ctx context.Context, it *taskItem, addr string) {
-	select {
-	case d.sem <- struct{}{}:
-	case <-ctx.Done():
-		return
-	}
 	msg := it.Dispatch
 	msg.MasterAddr = d.self
 	msg.Epoch = d.epoch
+	d.sending[addr]++
 	d.sends.Add(1)
 	go func() {
 		defer d.sends.Done()
-		defer func() { <-d.sem }()
 		sctx, cancel := context.WithTimeout(ctx, sendTimeout)
 		defer cancel()
 		reply, err := d.client.Request(sctx, addr, msg)
@@ -400,9 +418,7 @@ func (d *dispatcher) send(ctx context.Context, it *taskItem, addr string) {
 				err = refusedError(reply)
 			}
 		}
-		if err != nil {
-			d.results.Put(sendResult{item: it, addr: addr, err: err})
-		}
+		d.results.Put(sendResult{item: it, addr: addr, err: err})
 	}()
 }
 
@@ -412,6 +428,11 @@ func (d *dispatcher) send(ctx context.Context, it *taskItem, addr string) {
 // runs once.
 func (d *dispatcher) handleResult(ctx context.Context, r sendResult) {
 	if ctx.Err() != nil {
+		return
+	}
+	var ref refusedErr
+	if errors.As(r.err, &ref) && ref.invalid {
+		d.handleInvalid(ctx, r, ref.reason)
 		return
 	}
 	reset, err := d.store.ResetDispatch(ctx, r.item.TaskInstanceID, r.addr)
@@ -430,8 +451,25 @@ func (d *dispatcher) handleResult(ctx context.Context, r sendResult) {
 		zap.Int64("task_instance_id", r.item.TaskInstanceID), zap.Error(r.err))
 	d.blacklist[r.addr] = time.Now().Add(blacklistFor)
 	d.places.release(r.item.TaskInstanceID)
-	d.client.Forget(r.addr)
+	if errors.Is(r.err, context.DeadlineExceeded) {
+		// The connection may be hung: redial next time. Only then: the
+		// connection carries other dispatches, which a close would fail.
+		d.client.Forget(r.addr)
+	}
 	d.queue.Push(r.item)
+}
+
+// handleInvalid fails a task whose dispatch the worker refused as one that
+// can run nowhere, with the worker's reason on its instance. The failure
+// goes through the result path like a worker's (the runner's retries and
+// failure strategy apply; the instance's reason gives why) and frees its
+// places there. The worker and its connection are left alone: they are fine.
+func (d *dispatcher) handleInvalid(ctx context.Context, r sendResult, reason string) {
+	d.log.Warn("worker refused dispatch as invalid; failing the task", zap.String("worker", r.addr),
+		zap.Int64("task_instance_id", r.item.TaskInstanceID), zap.String("reason", reason))
+	if d.failed != nil {
+		d.failed(r.item, r.addr, fmt.Sprintf("worker %s refused its dispatch: %s", r.addr, reason))
+	}
 }
 
 func (d *dispatcher) parkAs(key string, it *taskItem) {
@@ -471,13 +509,16 @@ func (d *dispatcher) unparkTop(n int, groups map[string]int) {
 	}
 }
 
-type refusedErr struct{ reason string }
+type refusedErr struct {
+	reason  string
+	invalid bool // the dispatch itself: fail the task
+}
 
 func (e refusedErr) Error() string { return "worker refused dispatch: " + e.reason }
 
 func refusedError(reply message.Message) error {
 	if r, ok := reply.(message.DispatchReply); ok {
-		return refusedErr{r.Reason}
+		return refusedErr{r.Reason, r.Invalid}
 	}
-	return refusedErr{"unexpected reply"}
+	return refusedErr{"unexpected reply", false}
 }

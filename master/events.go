@@ -26,6 +26,7 @@ type report struct {
 	peer       remote.Peer
 	workflowID int64
 	rep        store.Report
+	why        string // a failure the master made itself: why
 }
 
 // taskEvent tells a runner that one of its task instances changed state.
@@ -34,6 +35,7 @@ type taskEvent struct {
 	State          model.TaskState
 	StartTime      time.Time // running and results
 	EndTime        time.Time // results
+	Why            string    // a failed result: why, when the worker did not run it
 }
 
 // eventService persists worker reports in batches, one transaction per
@@ -60,16 +62,30 @@ func newEventService(log *zap.Logger, st *store.Store, deliver func(int64, taskE
 func (e *eventService) Handle(p remote.Peer, m message.Message) {
 	switch v := m.(type) {
 	case message.Ack:
-		e.inbox.Put(report{p, v.WorkflowInstanceID, store.Report{ID: v.TaskInstanceID, Kind: store.ReportAck,
+		e.inbox.Put(report{peer: p, workflowID: v.WorkflowInstanceID, rep: store.Report{ID: v.TaskInstanceID, Kind: store.ReportAck,
 			Host: v.Host, LogPath: v.LogPath}})
 	case message.Running:
-		e.inbox.Put(report{p, v.WorkflowInstanceID, store.Report{ID: v.TaskInstanceID, Kind: store.ReportRunning,
+		e.inbox.Put(report{peer: p, workflowID: v.WorkflowInstanceID, rep: store.Report{ID: v.TaskInstanceID, Kind: store.ReportRunning,
 			Host: v.Host, PID: v.PID, StartTime: v.StartTime}})
 	case message.Result:
-		e.inbox.Put(report{p, v.WorkflowInstanceID, store.Report{ID: v.TaskInstanceID, Kind: store.ReportResult,
+		e.inbox.Put(report{peer: p, workflowID: v.WorkflowInstanceID, rep: store.Report{ID: v.TaskInstanceID, Kind: store.ReportResult,
 			Host: v.Host, State: resultState(v.State), ExitCode: v.ExitCode, StartTime: v.StartTime, EndTime: v.EndTime}})
 	}
 }
+
+// Failed feeds the failure of a task that never started on host (its
+// dispatch was refused as invalid) into the batch, as the worker's result
+// would be: persisted if host still holds it, then delivered to its runner.
+func (e *eventService) Failed(workflowID, taskInstanceID int64, host, why string) {
+	e.inbox.Put(report{noPeer{}, workflowID, store.Report{ID: taskInstanceID, Kind: store.ReportResult,
+		Host: host, State: model.TaskFailed, ExitCode: -1, EndTime: time.Now()}, why})
+}
+
+// noPeer takes the DB-ack of a report the master made itself.
+type noPeer struct{}
+
+func (noPeer) Send(uint64, message.Message) error { return nil }
+func (noPeer) RemoteAddr() string                 { return "" }
 
 func resultState(s string) model.TaskState {
 	switch model.TaskState(s) {
@@ -151,7 +167,7 @@ func (e *eventService) apply(batch []report) {
 		switch r.rep.Kind {
 		case store.ReportResult:
 			e.freed(r.rep.ID)
-			e.deliver(r.workflowID, taskEvent{TaskInstanceID: r.rep.ID, State: r.rep.State, StartTime: r.rep.StartTime, EndTime: r.rep.EndTime})
+			e.deliver(r.workflowID, taskEvent{TaskInstanceID: r.rep.ID, State: r.rep.State, StartTime: r.rep.StartTime, EndTime: r.rep.EndTime, Why: r.why})
 		case store.ReportRunning:
 			e.deliver(r.workflowID, taskEvent{TaskInstanceID: r.rep.ID, State: model.TaskRunning, StartTime: r.rep.StartTime})
 		}

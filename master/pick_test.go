@@ -52,6 +52,21 @@ func TestPickStrategies(t *testing.T) {
 			t.Fatalf("group with no worker: %q none=%v", got, none)
 		}
 	})
+	t.Run("a worker with maxSendsPerWorker sends unanswered is skipped, not waited for", func(t *testing.T) {
+		d := pickEnv(t, SelectRoundRobin,
+			registry.Node{Addr: "hung", Heartbeat: hb(0, 0, 100)},
+			registry.Node{Addr: "ok", Heartbeat: hb(0, 0, 100)})
+		d.sending["hung"] = maxSendsPerWorker
+		for i := 0; i < 3; i++ {
+			if got, _, none := d.pick("default", now); got != "ok" || none {
+				t.Fatalf("pick %d: %q none=%v, want ok", i, got, none)
+			}
+		}
+		d.sending["ok"] = maxSendsPerWorker
+		if got, wait, none := d.pick("default", now); got != "" || wait != 0 || none {
+			t.Fatalf("both at the bound: %q %v none=%v, want a wait for a send to end", got, wait, none)
+		}
+	})
 	t.Run("lower_weight takes the least loaded", func(t *testing.T) {
 		d := pickEnv(t, SelectLowerWeight,
 			registry.Node{Addr: "busy", Heartbeat: hb(80, 50, 4)},

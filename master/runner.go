@@ -35,10 +35,11 @@ type runner struct {
 	retries   []string                       // failed attempts with retries left
 	active    int                            // submitted and not finished
 	failed    []string
-	halted    bool             // failure strategy end: submit nothing more
-	halt      store.ActionKind // pause or stop requested: nothing new runs
-	prevOf    map[string]int64 // rerun: the attempt a new submission supersedes
-	nextOf    map[string]int   // rerun: the attempt number a new submission gets
+	whyFailed map[string]string // failed tasks the worker did not run: why
+	halted    bool              // failure strategy end: submit nothing more
+	halt      store.ActionKind  // pause or stop requested: nothing new runs
+	prevOf    map[string]int64  // rerun: the attempt a new submission supersedes
+	nextOf    map[string]int    // rerun: the attempt number a new submission gets
 
 	events    *mailbox[taskEvent]
 	deadlines *mailbox[deadline]
@@ -179,6 +180,12 @@ func (r *runner) onTask(ev taskEvent) {
 		return
 	}
 	r.failed = append(r.failed, name)
+	if ev.Why != "" {
+		if r.whyFailed == nil {
+			r.whyFailed = map[string]string{}
+		}
+		r.whyFailed[name] = ev.Why
+	}
 	if r.def.wf.FailureStrategy != string(model.FailureContinue) {
 		r.halted = true
 		r.pending = r.pending[:0]
@@ -426,6 +433,9 @@ func (r *runner) finish(ctx context.Context) {
 		state, reason = model.WorkflowFailed, fmt.Sprintf("task %s failed", r.failed[0])
 		if len(r.failed) > 1 {
 			reason = fmt.Sprintf("tasks %v failed", r.failed)
+		}
+		if why := r.whyFailed[r.failed[0]]; why != "" {
+			reason += fmt.Sprintf(" (%s: %s)", r.failed[0], why)
 		}
 	}
 	end := time.Now().UTC()

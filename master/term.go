@@ -69,6 +69,9 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 		}
 	}
 	t.events = newEventService(t.log, t.store, t.deliver, t.fenced, t.disp.Finished)
+	t.disp.failed = func(it *taskItem, addr, why string) {
+		t.events.Failed(it.WorkflowInstanceID, it.TaskInstanceID, addr, why)
+	}
 	t.cons = newConsumer(t, m.cfg.PollInterval)
 	t.watch = newWorkerWatch(t, m.cfg.WorkerLossGrace)
 	t.wheel = newWheel(m.cfg.Clock, t.fire)

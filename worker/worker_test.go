@@ -543,19 +543,55 @@ func TestTakenBackBeforeAdmissionNeverRuns(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{})
 	b.master.takeBackTask(1)
-	d := b.dispatchMsg(1, "echo ran")
+	d := b.dispatchMsg(1, "echo ran >> count")
 	b.mustDispatch(t, d)
 	waitFor(t, "the task dropped", func() bool {
-		r := b.dispatch(t, d)
-		return !r.Accepted && strings.Contains(r.Reason, "taken over")
+		s := b.w.Stats()
+		return b.master.count(1, message.TypeAck) > 0 && s.Running == 0 && s.Queued == 0
 	})
-	if s := b.w.Stats(); s.Running != 0 || s.Queued != 0 {
-		t.Fatalf("stats = %+v, want nothing running or queued", s)
-	}
 	if n := len(b.master.reports(1)) - b.master.count(1, message.TypeAck); n != 0 {
 		t.Fatalf("a task taken back sent %d reports besides its ack", n)
 	}
 	if _, err := os.Stat(filepath.Join(b.dir, "logs", "3", "1.log")); !os.IsNotExist(err) {
 		t.Fatalf("a task taken back started: %v", err)
+	}
+
+	// The master gives the task here again (its retry found no other
+	// worker): a new assignment, accepted, run once after its ack persists.
+	b.master.mu.Lock()
+	delete(b.master.takeBack, 1)
+	b.master.mu.Unlock()
+	if r := b.dispatch(t, d); !r.Accepted {
+		t.Fatalf("dispatch of a task taken back earlier refused: %+v", r)
+	}
+	waitReport[message.Result](t, b.master, 1)
+	out, err := os.ReadFile(filepath.Join(b.dir, "work", "3", "1", "count"))
+	if err != nil || string(out) != "ran\n" {
+		t.Fatalf("count file %q (%v), want one run", out, err)
+	}
+}
+
+// TestConnectionResetKeepsLiveDispatches: the master's connection to the
+// worker breaks (the master closes it, as after a failed send) while
+// dispatches on it run; they still run to their results, and dispatches on
+// a new connection are accepted.
+func TestConnectionResetKeepsLiveDispatches(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{Slots: 4})
+	for id := int64(1); id <= 3; id++ {
+		b.mustDispatch(t, b.dispatchMsg(id, "sleep 0.3"))
+	}
+	for id := int64(1); id <= 3; id++ {
+		waitReport[message.Running](t, b.master, id)
+	}
+	b.rpc.Forget(b.w.Addr())
+	b.mustDispatch(t, b.dispatchMsg(4, "true"))
+	for id := int64(1); id <= 4; id++ {
+		if r := waitReport[message.Result](t, b.master, id); r.State != "succeeded" {
+			t.Fatalf("task %d after the reset: %+v", id, r)
+		}
+	}
+	if r := b.dispatch(t, b.dispatchMsg(2, "true")); !r.Accepted || !strings.Contains(r.Reason, "duplicate") {
+		t.Fatalf("re-dispatch of a live task after the reset: %+v, want accepted as a duplicate", r)
 	}
 }

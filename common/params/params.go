@@ -74,13 +74,29 @@ func Builtins(base time.Time) map[string]string {
 }
 
 // Check validates every $[...] expression in value; the error names the
-// expression and what is wrong with it.
+// expression and what is wrong with it. Control characters other than tab,
+// newline and carriage return are refused: params reach tasks as
+// environment variables, which cannot hold a NUL, and an escape sequence in
+// a value is never what a user meant.
 func Check(value string) error {
+	if err := checkControl(value); err != nil {
+		return err
+	}
 	if !strings.Contains(value, "$[") {
 		return nil
 	}
 	_, err := expand(value, time.Time{}, false)
 	return err
+}
+
+func checkControl(value string) error {
+	for i := 0; i < len(value); i++ {
+		c := value[i]
+		if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f {
+			return fmt.Errorf("control character U+%04X at byte %d (only tab, newline and carriage return are allowed)", c, i)
+		}
+	}
+	return nil
 }
 
 // CheckAll checks the values of a param map, as a spec or a run request

@@ -204,6 +204,28 @@ func TestCheckRejects(t *testing.T) {
 	}
 }
 
+func TestCheckControlCharacters(t *testing.T) {
+	for _, ok := range []string{"", "a\tb", "line1\nline2\r\n", "caf\u00e9 $[yyyy]"} {
+		if err := Check(ok); err != nil {
+			t.Errorf("Check(%q) = %v, want nil", ok, err)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{"x\x00y", "control character U+0000 at byte 1"},
+		{"\x1b[31m", "control character U+001B at byte 0"},
+		{"ab\x7f", "control character U+007F at byte 2"},
+		{"$[yyyy]\x01", "control character U+0001 at byte 7"},
+	} {
+		if err := Check(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Check(%q) = %v, want it to contain %q", c.in, err, c.want)
+		}
+	}
+	err := CheckAll(map[string]string{"a": "fine", "P": "x\x00"})
+	if err == nil || !strings.HasPrefix(err.Error(), `param "P": control character U+0000`) {
+		t.Fatalf("CheckAll: %v", err)
+	}
+}
+
 func TestCheckAll(t *testing.T) {
 	if err := CheckAll(nil); err != nil {
 		t.Fatal(err)

@@ -245,6 +245,12 @@ func TestParseRejects(t *testing.T) {
 			[]string{`task "a": param "hour": $[yyyyMMddHH-1/12]: offset "-1/12"`}},
 		{"bad task worker group", y(head + "  - {name: a, command: x, worker_group: \"..\"}"),
 			[]string{`task "a": worker_group ".."`}},
+		{"NUL in a command", y(head + "  - {name: a, command: \"echo a\\0b\"}"),
+			[]string{`task "a": command holds a NUL byte`}},
+		{"control character in a task param", y(head + "  - {name: a, command: x, params: {P: \"a\\eb\"}}"),
+			[]string{`task "a": param "P": control character U+001B at byte 1`}},
+		{"NUL in a workflow param", y("name: w", "params: {P: \"\\0\"}", "tasks: [{name: a, command: x}]"),
+			[]string{`workflow: param "P": control character U+0000 at byte 0`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -206,6 +206,8 @@ func (v *validator) task(i int, t *Task) {
 	case "", TypeShell:
 		if strings.TrimSpace(t.Command) == "" {
 			v.addf("%s: command is required for type shell", label())
+		} else if i := strings.IndexByte(t.Command, 0); i >= 0 {
+			v.addf("%s: command holds a NUL byte (at byte %d): no shell can run it", label(), i)
 		}
 	default:
 		v.addf("%s: unknown type %q (supported: shell)", label(), t.Type)

@@ -63,6 +63,11 @@ type DispatchReply struct {
 	TaskInstanceID int64  `json:"task_instance_id"`
 	Accepted       bool   `json:"accepted"`
 	Reason         string `json:"reason,omitempty"`
+	// Invalid marks a refusal of the dispatch itself (it could run on no
+	// worker: a NUL byte in its command, an unknown task type): the master
+	// fails the task. Other refusals are about the worker's state (starting,
+	// stopping, session in doubt): the master tries again later.
+	Invalid bool `json:"invalid,omitempty"`
 }
 
 // Ack says a worker has the task and where its log goes.

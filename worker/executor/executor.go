@@ -308,7 +308,7 @@ func (e *Executor) call(f func()) bool {
 // (for a task awaiting admission, its ack) are re-sent at once.
 func (e *Executor) Dispatch(d message.Dispatch) message.DispatchReply {
 	if err := validate(d); err != nil {
-		return refuse(d.TaskInstanceID, err.Error())
+		return message.DispatchReply{TaskInstanceID: d.TaskInstanceID, Reason: err.Error(), Invalid: true}
 	}
 	reply := refuse(d.TaskInstanceID, "worker is not running")
 	e.call(func() { reply = e.dispatch(d) })

@@ -123,13 +123,17 @@ func (e *Executor) dispatch(d message.Dispatch) message.DispatchReply {
 	if addr == "" {
 		return refuse(d.TaskInstanceID, "dispatch has no master_addr and no master is known")
 	}
-	if t := st.tasks[d.TaskInstanceID]; t != nil {
-		switch t.kill {
-		case killDropped:
-			return refuse(d.TaskInstanceID, "task was taken over by another worker")
-		case killLost:
-			return refuse(d.TaskInstanceID, "task was dropped when this worker lost its registry session")
+	if t := st.tasks[d.TaskInstanceID]; t != nil && t.kill.dropped() {
+		// The master took the task back (a send it saw fail, a session lost)
+		// and now gives it here again: a new assignment, which runs only if
+		// the master persists its ack, like any other. Refusing it would
+		// strand the task for as long as this worker remembers the id.
+		if t.phase != phaseExited {
+			return refuse(d.TaskInstanceID, "task was dropped here and its process is still being killed; try again")
 		}
+		delete(st.tasks, d.TaskInstanceID)
+	}
+	if t := st.tasks[d.TaskInstanceID]; t != nil {
 		// Accepted so the master does not send it elsewhere, but not run
 		// again; what the master has not persisted yet goes out now (for a
 		// task awaiting admission, that is its ack).
@@ -543,7 +547,9 @@ func (e *Executor) settle(t *task) {
 		st.memory = append(st.memory, t.d.TaskInstanceID)
 		return
 	}
-	delete(st.tasks, st.memory[st.memHead])
+	if old := st.tasks[st.memory[st.memHead]]; old != nil && old.done {
+		delete(st.tasks, st.memory[st.memHead]) // not a live re-dispatch of the same id
+	}
 	st.memory[st.memHead] = t.d.TaskInstanceID
 	st.memHead = (st.memHead + 1) % len(st.memory)
 }

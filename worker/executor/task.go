@@ -31,8 +31,9 @@ const (
 // silent kills produce no further reports.
 func (r killReason) silent() bool { return r == killDropped || r == killStopping || r == killLost }
 
-// dropped tasks are forgotten: nothing of theirs is sent again, and a
-// dispatch of the same id is refused.
+// dropped tasks are forgotten: nothing of theirs is sent again. A later
+// dispatch of the same id is a new assignment by the master and is accepted
+// once the dropped process is gone (its ack decides where it runs).
 func (r killReason) dropped() bool { return r == killDropped || r == killLost }
 
 // Report kinds, in the order they are produced; index into task.reports.

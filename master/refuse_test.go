@@ -1,0 +1,68 @@
+package master_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/master"
+)
+
+// TestRefusedDispatchWedgesNothing: a run whose param holds a NUL byte
+// (written past the API's checks) is dispatched beside six 4-task runs on one
+// worker. The worker refuses that one dispatch; the task fails with the
+// worker's reason and every other run still finishes.
+func TestRefusedDispatchWedgesNothing(t *testing.T) {
+	c := newCell(t, master.Config{})
+	c.addWorker(4)
+	c.apply("name: bad\ntasks:\n  - {name: only, command: 'echo \"$P\"'}\n")
+	var b strings.Builder
+	b.WriteString("name: good\ntasks:\n")
+	for i := 0; i < 4; i++ {
+		fmt.Fprintf(&b, "  - {name: t%d, command: \"sleep 0.05\"}\n", i)
+	}
+	c.apply(b.String())
+	var good []model.WorkflowInstance
+	for i := 0; i < 3; i++ {
+		good = append(good, c.run("good", model.PriorityMedium))
+	}
+	prio := model.PriorityHigh
+	bad, err := c.st.CreateRun(c.ctx, store.RunRequest{Project: "p", Workflow: "bad", Priority: &prio,
+		Params: map[string]string{"P": "x\x00y"}, CommandType: model.CommandStart})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.m.Notify()
+	for i := 0; i < 3; i++ {
+		good = append(good, c.run("good", model.PriorityMedium))
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for _, inst := range append([]model.WorkflowInstance{bad}, good...) {
+		for !c.instance(inst.ID).State.Finished() {
+			if time.Now().After(deadline) {
+				t.Fatalf("instance %d (%s) still %s after 20 s; tasks %+v", inst.ID, inst.Workflow,
+					c.instance(inst.ID).State, c.tasks(inst.ID))
+			}
+			time.Sleep(20 * time.Millisecond) // polling the DB
+		}
+	}
+	for _, inst := range good {
+		if got := c.instance(inst.ID); got.State != model.WorkflowSucceeded {
+			t.Fatalf("good run %d: %s, tasks %+v", inst.ID, got.State, c.tasks(inst.ID))
+		}
+	}
+	got := c.instance(bad.ID)
+	if got.State != model.WorkflowFailed {
+		t.Fatalf("bad run: %s, want failed", got.State)
+	}
+	tasks := c.tasks(bad.ID)
+	if len(tasks) != 1 || tasks[0].State != model.TaskFailed {
+		t.Fatalf("bad run's tasks: %+v, want one failed", tasks)
+	}
+	if !strings.Contains(got.Reason, "NUL") {
+		t.Fatalf("bad run's reason %q does not give the worker's refusal", got.Reason)
+	}
+}
