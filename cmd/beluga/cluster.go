@@ -136,6 +136,11 @@ func workerCommand() *cobra.Command {
 		if err != nil {
 			return usageError{err}
 		}
+		lock, err := lockDataDir(c.DataDir) // before any wait on ZooKeeper
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
 		z, err := openZK(ctx, c, log)
 		if err != nil {
 			return err
