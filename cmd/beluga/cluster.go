@@ -196,7 +196,7 @@ func apiCommand() *cobra.Command {
 				_ = rc.Send(sctx, leader, wire.Nudge{})
 			}
 		}
-		h := api.NewHandler(api.Deps{Store: st, Notify: nudge, Logs: standalone.LogFetcher(rc),
+		h := api.NewHandler(api.Deps{Store: st, Notify: nudge, Logs: standalone.LogFetcher(rc, z),
 			Cluster: api.ClusterView(st, z, z), Ready: func() bool { return true }, Log: log,
 			Listen: c.API.Listen, AllowedHosts: c.API.AllowedHosts})
 		srv := api.NewServer(c.API.Listen, h, log)
