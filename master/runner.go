@@ -171,7 +171,7 @@ func (r *runner) onTask(ev taskEvent) {
 		}
 		return
 	}
-	if ev.State == model.TaskFailed && t.Attempt <= r.def.tasks[name].Retries && r.halt != store.ActionStop {
+	if ev.State == model.TaskFailed && retriesLeft(t, r.def.tasks[name].Retries) && r.halt != store.ActionStop {
 		// Retries left: the next attempt is written at once (delayed) and
 		// submitted by the state wheel when the interval has passed (while
 		// pausing, it is written paused). A killed or stopped task is never
@@ -192,6 +192,13 @@ func (r *runner) onTask(ev taskEvent) {
 	}
 	// Under continue, nothing downstream of the failure becomes ready, while
 	// independent branches go on.
+}
+
+// retriesLeft reports whether failed attempt t may be retried: its budget
+// of retries counts from the attempt that began it (the first, or the one a
+// rerun or recover_failed started), as recorded on the row.
+func retriesLeft(t *model.TaskInstance, retries int) bool {
+	return t.Attempt-max(t.RetryBase, 1) < retries
 }
 
 func (r *runner) succeeded(name string) bool {
@@ -232,17 +239,17 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 			delete(r.nextOf, name)
 			delete(r.prevOf, name)
 		}
-		tasks = append(tasks, r.newAttempt(name, attempt, now))
+		tasks = append(tasks, r.newAttempt(name, attempt, attempt, now)) // a new budget
 	}
 	for _, name := range r.again {
 		old := r.latest[name]
 		prev = append(prev, old.ID)
-		tasks = append(tasks, r.newAttempt(name, old.Attempt+1, now))
+		tasks = append(tasks, r.newAttempt(name, old.Attempt+1, old.RetryBase, now))
 	}
 	for _, name := range r.retries {
 		old := r.latest[name]
 		prev = append(prev, old.ID)
-		t := r.newAttempt(name, old.Attempt+1, now)
+		t := r.newAttempt(name, old.Attempt+1, old.RetryBase, now)
 		if at := retryAt(old, r.def.tasks[name].RetryInterval.D()); at.After(now) {
 			t.State = model.TaskDelayed
 			due[t] = at
@@ -365,11 +372,13 @@ func (r *runner) watchTimeout(t *model.TaskInstance) {
 	}
 }
 
-func (r *runner) newAttempt(name string, attempt int, now time.Time) *model.TaskInstance {
+// newAttempt builds attempt number attempt of task name, in the retry
+// budget that attempt base began.
+func (r *runner) newAttempt(name string, attempt, base int, now time.Time) *model.TaskInstance {
 	ts := r.def.tasks[name]
 	prio, _ := model.ParsePriority(ts.Priority)
 	return &model.TaskInstance{WorkflowInstanceID: r.inst.ID, Name: name, Type: ts.Type,
-		State: model.TaskSubmitted, Attempt: attempt, Priority: prio, WorkerGroup: r.group(ts), TaskGroup: ts.TaskGroup, SubmitTime: &now}
+		State: model.TaskSubmitted, Attempt: attempt, RetryBase: base, Priority: prio, WorkerGroup: r.group(ts), TaskGroup: ts.TaskGroup, SubmitTime: &now}
 }
 
 func (r *runner) group(ts *spec.Task) string {

@@ -78,7 +78,7 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger) (_ *Standalone
 	if err = sa.logs.Start(ctx); err != nil {
 		return nil, err
 	}
-	h := api.NewHandler(api.Deps{Store: sa.Store, Notify: sa.Master.Notify, Logs: LogFetcher(sa.logs),
+	h := api.NewHandler(api.Deps{Store: sa.Store, Notify: sa.Master.Notify, Logs: LogFetcher(sa.logs, reg),
 		Cluster: api.ClusterView(sa.Store, reg, reg), Ready: sa.isReady, Log: log,
 		Listen: c.API.Listen, AllowedHosts: c.API.AllowedHosts})
 	sa.API = api.NewServer(c.API.Listen, h, log)
@@ -122,26 +122,6 @@ func (sa *Standalone) stop() {
 	if sa.Store != nil {
 		sa.Store.Close()
 	}
-}
-
-// LogFetcher reads task logs from the worker that ran the task, over c.
-func LogFetcher(c *remote.Client) api.LogReader { return logFetcher{c} }
-
-type logFetcher struct{ c *remote.Client }
-
-func (f logFetcher) ReadLog(ctx context.Context, t model.TaskInstance, offset, limit int64) ([]byte, error) {
-	if t.Host == "" {
-		return nil, fmt.Errorf("task instance %d has not reached a worker yet", t.ID)
-	}
-	reply, err := f.c.Request(ctx, t.Host, message.LogRequest{TaskInstanceID: t.ID, LogPath: t.LogPath, Offset: offset, Limit: limit})
-	if err != nil {
-		return nil, fmt.Errorf("read log of task instance %d from %s: %w", t.ID, t.Host, err)
-	}
-	r, ok := reply.(message.LogResponse)
-	if !ok {
-		return nil, fmt.Errorf("read log of task instance %d: unexpected reply %T", t.ID, reply)
-	}
-	return r.Data, nil
 }
 
 // NewWorker builds (and so checks) a worker with the settings of c;

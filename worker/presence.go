@@ -210,6 +210,7 @@ func (b *beat) register(ctx context.Context) error {
 		Role:   registry.RoleWorker,
 		Addr:   p.addr,
 		Groups: p.w.Groups(),
+		LogDir: p.w.LogDir(),
 		Heartbeat: registry.Heartbeat{
 			CPU:       u.CPU,
 			Memory:    u.Memory,

@@ -269,6 +269,11 @@ func (w *Worker) Host() string {
 // same address, knowing none of the old one's tasks) from the same one.
 func (w *Worker) StartTime() time.Time { return w.born }
 
+// LogDir is the absolute directory of this worker's task logs. It is
+// announced in the registry so that a log stays readable from whichever
+// worker serves this data dir now, whatever address ran the task.
+func (w *Worker) LogDir() string { return w.logDir }
+
 // Groups are the worker groups this worker serves.
 func (w *Worker) Groups() []string { return append([]string(nil), w.cfg.Groups...) }
 

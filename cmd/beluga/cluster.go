@@ -136,6 +136,11 @@ func workerCommand() *cobra.Command {
 		if err != nil {
 			return usageError{err}
 		}
+		lock, err := lockDataDir(c.DataDir) // before any wait on ZooKeeper
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
 		z, err := openZK(ctx, c, log)
 		if err != nil {
 			return err
@@ -191,7 +196,7 @@ func apiCommand() *cobra.Command {
 				_ = rc.Send(sctx, leader, wire.Nudge{})
 			}
 		}
-		h := api.NewHandler(api.Deps{Store: st, Notify: nudge, Logs: standalone.LogFetcher(rc),
+		h := api.NewHandler(api.Deps{Store: st, Notify: nudge, Logs: standalone.LogFetcher(rc, z),
 			Cluster: api.ClusterView(st, z, z), Ready: func() bool { return true }, Log: log,
 			Listen: c.API.Listen, AllowedHosts: c.API.AllowedHosts})
 		srv := api.NewServer(c.API.Listen, h, log)

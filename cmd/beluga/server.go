@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/api"
 	"github.com/beluga-scheduler/beluga/common/config"
+	"github.com/beluga-scheduler/beluga/common/dirlock"
 	"github.com/beluga-scheduler/beluga/common/logging"
 	"github.com/beluga-scheduler/beluga/common/store"
 	bmaster "github.com/beluga-scheduler/beluga/master"
@@ -131,6 +133,11 @@ func standaloneCommand() *cobra.Command {
 		if err := api.CheckAllowedHosts(c.API.AllowedHosts); err != nil {
 			return usageError{err}
 		}
+		lock, err := lockDataDir(c.DataDir)
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
 		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		startPprof(log)
@@ -181,4 +188,15 @@ func dbCommand() *cobra.Command {
 	}
 	db.AddCommand(mig)
 	return db
+}
+
+// lockDataDir takes the data dir for this process (common/dirlock); a dir
+// another live process holds is refused with exit 2, naming the holder.
+func lockDataDir(dir string) (*dirlock.Lock, error) {
+	l, err := dirlock.Acquire(dir)
+	var held *dirlock.HeldError
+	if errors.As(err, &held) {
+		return nil, &exitError{code: exitUsage, msg: err.Error()}
+	}
+	return l, err
 }

@@ -62,6 +62,7 @@ type TaskInstance struct {
 	Type               string     `json:"type"`
 	State              TaskState  `json:"state"`
 	Attempt            int        `json:"attempt"`
+	RetryBase          int        `json:"-"` // the attempt that began the current retry budget (1, or where a rerun or recovery started)
 	Superseded         bool       `json:"superseded,omitempty"`
 	DryRun             bool       `json:"dry_run,omitempty"`
 	Host               string     `json:"host,omitempty"`

@@ -36,6 +36,7 @@ type Node struct {
 	Role      Role      `json:"role"`
 	Addr      string    `json:"addr"`
 	Groups    []string  `json:"groups,omitempty"`
+	LogDir    string    `json:"log_dir,omitempty"` // a worker's task log directory, on its host
 	Heartbeat Heartbeat `json:"heartbeat"`
 }
 

@@ -138,6 +138,7 @@ type taskInstanceRow struct {
 	Type               string
 	State              string
 	Attempt            int
+	RetryBase          int
 	Superseded         bool
 	DryRun             bool
 	Host               string
@@ -157,7 +158,7 @@ func (taskInstanceRow) TableName() string { return "task_instance" }
 
 func (r taskInstanceRow) model() model.TaskInstance {
 	return model.TaskInstance{ID: r.ID, WorkflowInstanceID: r.WorkflowInstanceID, Name: r.Name,
-		Type: r.Type, State: model.TaskState(r.State), Attempt: r.Attempt, Superseded: r.Superseded,
+		Type: r.Type, State: model.TaskState(r.State), Attempt: r.Attempt, RetryBase: r.RetryBase, Superseded: r.Superseded,
 		DryRun: r.DryRun, Host: r.Host, PID: r.PID, LogPath: r.LogPath, ExitCode: r.ExitCode,
 		Priority: model.Priority(r.Priority), WorkerGroup: r.WorkerGroup, TaskGroup: r.TaskGroup,
 		SubmitTime: utc(r.SubmitTime), DispatchTime: utc(r.DispatchTime),
@@ -166,7 +167,7 @@ func (r taskInstanceRow) model() model.TaskInstance {
 
 func taskRowFrom(t *model.TaskInstance) taskInstanceRow {
 	return taskInstanceRow{ID: t.ID, WorkflowInstanceID: t.WorkflowInstanceID, Name: t.Name,
-		Type: t.Type, State: string(t.State), Attempt: t.Attempt, Superseded: t.Superseded,
+		Type: t.Type, State: string(t.State), Attempt: t.Attempt, RetryBase: t.RetryBase, Superseded: t.Superseded,
 		DryRun: t.DryRun, Host: t.Host, PID: t.PID, LogPath: t.LogPath, ExitCode: t.ExitCode,
 		Priority: int(t.Priority), WorkerGroup: t.WorkerGroup, TaskGroup: t.TaskGroup, SubmitTime: t.SubmitTime,
 		DispatchTime: t.DispatchTime, StartTime: t.StartTime, EndTime: t.EndTime}

@@ -223,6 +223,26 @@ func waitThreads(pid int, stopped bool) {
 	}
 }
 
+// MoveTo makes the process listen on addr from its next start on (a
+// worker restarted on another port). It does not restart it.
+func (p *Process) MoveTo(addr string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := 0; i+1 < len(p.args); i++ {
+		if p.args[i] == "--listen" {
+			p.args[i+1] = addr
+		}
+	}
+	p.Addr = addr
+}
+
+// Args are the command-line arguments the process starts with.
+func (p *Process) Args() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.args...)
+}
+
 // Restart stops the process if it runs (gracefully, see Stop) and starts
 // it again with the same flags, address and directory. It does not wait
 // for the process to serve: use Cluster.WaitReady or a condition.

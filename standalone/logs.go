@@ -1,0 +1,88 @@
+package standalone
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+
+	"github.com/beluga-scheduler/beluga/api"
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/registry"
+	"github.com/beluga-scheduler/beluga/remote"
+	"github.com/beluga-scheduler/beluga/remote/message"
+)
+
+// LogFetcher reads task logs over c from the worker that serves the task's
+// log file now: a live worker in reg on the task's host whose log directory
+// holds the file (the same data dir, after any restart on any port), else
+// the worker address recorded on the task.
+func LogFetcher(c *remote.Client, reg registry.Registry) api.LogReader { return logFetcher{c, reg} }
+
+type logFetcher struct {
+	c   *remote.Client
+	reg registry.Registry
+}
+
+func (f logFetcher) ReadLog(ctx context.Context, t model.TaskInstance, offset, limit int64) ([]byte, error) {
+	if t.Host == "" {
+		return nil, fmt.Errorf("task instance %d has not reached a worker yet", t.ID)
+	}
+	var errs []error
+	for _, addr := range logServers(t, f.reg.Nodes(registry.RoleWorker)) {
+		data, err := f.readFrom(ctx, addr, t, offset, limit)
+		if err == nil {
+			return data, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+func (f logFetcher) readFrom(ctx context.Context, addr string, t model.TaskInstance, offset, limit int64) ([]byte, error) {
+	reply, err := f.c.Request(ctx, addr, message.LogRequest{TaskInstanceID: t.ID, LogPath: t.LogPath, Offset: offset, Limit: limit})
+	if err != nil {
+		return nil, fmt.Errorf("read log of task instance %d from %s: %w", t.ID, addr, err)
+	}
+	switch r := reply.(type) {
+	case message.LogResponse:
+		return r.Data, nil
+	case message.Error:
+		return nil, fmt.Errorf("read log of task instance %d from %s: %s: %s", t.ID, addr, r.Code, r.Message)
+	}
+	return nil, fmt.Errorf("read log of task instance %d from %s: unexpected reply %T", t.ID, addr, reply)
+}
+
+// logServers lists the workers to ask for t's log, best first: the live
+// workers on the host that ran t whose log directory holds t's log file,
+// then the address recorded on t (a worker that does not announce its log
+// directory, or a log path not recorded).
+func logServers(t model.TaskInstance, workers []registry.Node) []string {
+	host := hostOf(t.Host)
+	var out []string
+	for _, w := range workers {
+		if t.LogPath != "" && w.LogDir != "" && hostOf(w.Addr) == host && inside(w.LogDir, t.LogPath) {
+			out = append(out, w.Addr)
+		}
+	}
+	for _, a := range out {
+		if a == t.Host {
+			return out
+		}
+	}
+	return append(out, t.Host)
+}
+
+func hostOf(addr string) string {
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		return h
+	}
+	return addr
+}
+
+func inside(dir, path string) bool {
+	rel, err := filepath.Rel(dir, filepath.Clean(path))
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}

@@ -1,0 +1,62 @@
+package standalone_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/beluga-scheduler/beluga/common/config"
+	"github.com/beluga-scheduler/beluga/standalone"
+)
+
+// TestLogsSurviveRestart: a task's log stays readable after standalone is
+// stopped and started again on the same data dir, when its worker now
+// listens on another port than the one recorded on the task.
+func TestLogsSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	startAt := func() *env {
+		c := config.Defaults()
+		c.DataDir, c.API.Listen = dir, "127.0.0.1:0" // the worker's port is random too
+		sa, err := standalone.Start(context.Background(), c, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(sa.Stop)
+		return &env{t: t, sa: sa, base: "http://" + sa.API.Addr(), dir: dir}
+	}
+	e := startAt()
+	e.do("POST", "/api/v1/projects", `{"name":"demo"}`, http.StatusCreated, nil)
+	e.apply(`name: talk
+tasks:
+  - {name: say, command: "echo hello from before"}
+`)
+	iv := e.wait(e.run("talk", nil), 30*time.Second)
+	tk := iv.task("say")
+	logOf := func(e *env) (int, string) {
+		resp, err := http.Get(fmt.Sprintf("%s/api/v1/task-instances/%d/log", e.base, tk.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := logOf(e); code != http.StatusOK || body != "hello from before\n" {
+		t.Fatalf("log before the restart: %d %q", code, body)
+	}
+	e.sa.Stop()
+
+	e = startAt()
+	if e.sa.Worker.Host() == tk.Host {
+		t.Fatalf("the worker came back on the same address %s: the test needs another port", tk.Host)
+	}
+	if code, body := logOf(e); code != http.StatusOK || body != "hello from before\n" {
+		t.Fatalf("log after the restart (task ran on %s, worker now on %s): %d %q", tk.Host, e.sa.Worker.Host(), code, body)
+	}
+}
