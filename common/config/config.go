@@ -62,6 +62,11 @@ type WorkerConfig struct {
 	Groups []string `yaml:"groups" env:"BELUGA_WORKER_GROUPS"`
 	Slots  int      `yaml:"slots" env:"BELUGA_WORKER_SLOTS"`
 	Shell  string   `yaml:"shell" env:"BELUGA_WORKER_SHELL"`
+	// EnvPassthrough names variables of the worker's environment its tasks
+	// see besides PATH, HOME, LANG, TZ and USER.
+	EnvPassthrough []string `yaml:"env_passthrough" env:"BELUGA_WORKER_ENV_PASSTHROUGH"`
+	// MaxLogBytes caps each task log; 0: 1 GiB.
+	MaxLogBytes int `yaml:"max_log_bytes" env:"BELUGA_WORKER_MAX_LOG_BYTES"`
 }
 
 // ZKConfig is the ZooKeeper registry of a cluster.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -159,7 +160,7 @@ func groupAlive(pgid int) bool {
 	return false
 }
 
-// taskEnv is the worker's environment overlaid with the dispatch's params and
+// taskEnv is the worker's allowed environment (allowedEnv) overlaid with the dispatch's params and
 // the BELUGA_* variables; a name appears once, the overlay winning.
 func (e *Executor) taskEnv(d message.Dispatch) []string {
 	over := make(map[string]string, len(d.Env)+4)
@@ -181,4 +182,25 @@ func (e *Executor) taskEnv(d message.Dispatch) []string {
 		env = append(env, k+"="+v)
 	}
 	return env
+}
+
+// taskEnvNames are the worker's variables every task sees. Nothing else of
+// the worker's environment reaches a task unless passed through by name:
+// the worker's own environment holds its secrets (BELUGA_DB, cloud keys).
+var taskEnvNames = []string{"PATH", "HOME", "LANG", "TZ", "USER"}
+
+// allowedEnv keeps the entries of environ named in taskEnvNames or in
+// passthrough, in environ's order.
+func allowedEnv(environ, passthrough []string) []string {
+	var out []string
+	for _, kv := range environ {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			continue
+		}
+		if slices.Contains(taskEnvNames, name) || slices.Contains(passthrough, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
