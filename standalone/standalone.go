@@ -126,15 +126,27 @@ func (f logFetcher) ReadLog(ctx context.Context, t model.TaskInstance, offset, l
 	if t.Host == "" {
 		return nil, fmt.Errorf("task instance %d has not reached a worker yet", t.ID)
 	}
-	reply, err := f.c.Request(ctx, t.Host, message.LogRequest{TaskInstanceID: t.ID, LogPath: t.LogPath, Offset: offset, Limit: limit})
-	if err != nil {
-		return nil, fmt.Errorf("read log of task instance %d from %s: %w", t.ID, t.Host, err)
+	// A worker answers at most its window (worker.MaxLogChunk) per request:
+	// read windows until limit or the end of the log.
+	var out []byte
+	for {
+		reply, err := f.c.Request(ctx, t.Host, message.LogRequest{TaskInstanceID: t.ID, LogPath: t.LogPath,
+			Offset: offset + int64(len(out)), Limit: limit - int64(len(out))})
+		if err != nil {
+			return nil, fmt.Errorf("read log of task instance %d from %s: %w", t.ID, t.Host, err)
+		}
+		r, ok := reply.(message.LogResponse)
+		if !ok {
+			return nil, fmt.Errorf("read log of task instance %d: unexpected reply %T", t.ID, reply)
+		}
+		if out == nil && (r.EOF || int64(len(r.Data)) >= limit) {
+			return r.Data, nil // one window: no copy
+		}
+		out = append(out, r.Data...)
+		if r.EOF || len(r.Data) == 0 || int64(len(out)) >= limit {
+			return out, nil
+		}
 	}
-	r, ok := reply.(message.LogResponse)
-	if !ok {
-		return nil, fmt.Errorf("read log of task instance %d: unexpected reply %T", t.ID, reply)
-	}
-	return r.Data, nil
 }
 
 // NewWorker builds (and so checks) a worker with the settings of c;
