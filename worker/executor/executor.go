@@ -88,6 +88,7 @@ type Executor struct {
 	cfg       Config
 	shellPath string
 	baseEnv   []string
+	scopeID   int64 // this executor's number in its tasks' scopes
 	logDir    string
 	workDir   string
 	log       *zap.Logger
@@ -130,10 +131,14 @@ func New(cfg Config, sender Sender, log *zap.Logger) (*Executor, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := becomeSubreaper(); err != nil {
+		log.Warn("not a child subreaper: processes that leave a task's group can outlive it", zap.Error(err))
+	}
 	e := &Executor{
 		cfg:        cfg,
 		shellPath:  shellPath,
 		baseEnv:    allowedEnv(os.Environ(), cfg.EnvPassthrough),
+		scopeID:    executors.Add(1),
 		logDir:     LogDir(cfg.DataDir),
 		workDir:    filepath.Join(cfg.DataDir, "work"),
 		log:        log,

@@ -52,7 +52,7 @@ type launch struct {
 // calls LockOSThread, so the thread lives as long as the worker process.
 func (e *Executor) runProcess(l launch) {
 	defer e.waiters.Done()
-	p, err := e.startProcess(l)
+	p, out, err := e.startProcess(l)
 	at := time.Now()
 	if err != nil {
 		e.procCh <- procEvent{id: l.id, kind: evStartFailed, at: at, err: err}
@@ -64,7 +64,14 @@ func (e *Executor) runProcess(l launch) {
 		g.Add(p.Pid)
 	}
 	e.procCh <- procEvent{id: l.id, kind: evStarted, pid: p.Pid, at: at}
+	// Nothing the task started outlives it (see leftovers.go): its group
+	// dies while the shell's pid is still reserved, then its orphans.
+	if waitExited(p.Pid) == nil {
+		killGroup(p.Pid, syscall.SIGKILL)
+	}
 	ps, err := p.Wait()
+	killOrphans(scopeOf(l.env))
+	out.finish()
 	ev := procEvent{id: l.id, kind: evExited, at: time.Now(), code: -1, err: err}
 	if err == nil {
 		ev.code = exitCode(ps)
@@ -72,7 +79,24 @@ func (e *Executor) runProcess(l launch) {
 	e.procCh <- ev
 }
 
-func (e *Executor) startProcess(l launch) (*os.Process, error) {
+// logCopy is the goroutine that moves a task's output from its pipe into
+// its log, up to the cap (copyCapped).
+type logCopy struct {
+	r    *os.File
+	done chan struct{}
+}
+
+// finish waits for the copy to drain, at most logDrainGrace.
+func (c *logCopy) finish() {
+	select {
+	case <-c.done:
+	case <-time.After(logDrainGrace):
+		_ = c.r.SetReadDeadline(time.Now())
+		<-c.done
+	}
+}
+
+func (e *Executor) startProcess(l launch) (*os.Process, *logCopy, error) {
 	// One task at a time creates its directories and log: creations in one
 	// directory from many threads while tasks fork cost several times more
 	// CPU in the kernel than the same creations in a row (measured with the
@@ -81,22 +105,38 @@ func (e *Executor) startProcess(l launch) (*os.Process, error) {
 	f, err := e.prepareFS(l)
 	e.fsMu.Unlock()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer f.Close() // the child has its own copy
+	// Output goes through a pipe, so that the log can be capped: stdout and
+	// stderr share it, which keeps their lines interleaved.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("log pipe: %w", err)
+	}
 	p, err := os.StartProcess(e.shellPath, l.argv, &os.ProcAttr{
 		Dir:   l.dir,
 		Env:   l.env,
-		Files: []*os.File{e.devNull, f, f},
+		Files: []*os.File{e.devNull, pw, pw},
 		Sys: &syscall.SysProcAttr{
 			Setpgid:   true, // the task and its children form one killable group
 			Pdeathsig: syscall.SIGKILL,
 		},
 	})
+	pw.Close() // the child has its own copy
 	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", l.argv[0], err)
+		pr.Close()
+		f.Close()
+		return nil, nil, fmt.Errorf("start %s: %w", l.argv[0], err)
 	}
-	return p, nil
+	c := &logCopy{r: pr, done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		defer f.Close()
+		defer pr.Close()
+		_ = copyCapped(f, pr, e.cfg.MaxLogBytes) // an error: the log lost output, the task runs on
+	}()
+	return p, c, nil
 }
 
 // prepareFS creates the task's work dir and opens its log file.
@@ -111,8 +151,6 @@ func (e *Executor) prepareFS(l launch) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(l.logPath), 0o755); err != nil {
 		return nil, fmt.Errorf("create log dir: %w", err)
 	}
-	// The child writes stdout and stderr straight into this file: no copying
-	// goroutine, no fsync; one shared offset keeps their lines interleaved.
 	f, err := e.spares.openLog(l.logPath)
 	if err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
@@ -171,6 +209,7 @@ func (e *Executor) taskEnv(d message.Dispatch) []string {
 	over["BELUGA_WORKFLOW_INSTANCE_ID"] = strconv.FormatInt(d.WorkflowInstanceID, 10)
 	over["BELUGA_TASK_NAME"] = d.Name
 	over["BELUGA_ATTEMPT"] = strconv.Itoa(d.Attempt)
+	over[scopeEnv] = e.taskScope(d.TaskInstanceID, d.Attempt)
 	env := make([]string, 0, len(e.baseEnv)+len(over))
 	for _, kv := range e.baseEnv {
 		name, _, _ := strings.Cut(kv, "=")
