@@ -113,6 +113,10 @@ func hasEnv(pid int, kv string) bool {
 	return false
 }
 
+// shells holds the pids of this process's task shells (of every executor
+// in it) from their start to their reaping: sweeps skip them.
+var shells sync.Map
+
 // killOrphans kills and reaps the children of this process (orphans
 // adopted as subreaper) that belong to scope, and then the ones that their
 // deaths orphan in turn. A task's own shell is reaped already.
@@ -124,21 +128,65 @@ func killOrphans(scope string) {
 	for range 8 { // each round kills a generation; deeper trees are rare
 		found := false
 		for _, pid := range children() {
-			if !hasEnv(pid, kv) {
+			if _, shell := shells.Load(pid); shell || !hasEnv(pid, kv) {
 				continue
 			}
 			found = true
 			_ = syscall.Kill(-pid, syscall.SIGKILL) // its group, when it leads one
 			_ = syscall.Kill(pid, syscall.SIGKILL)
-			var ws syscall.WaitStatus
-			for {
-				_, err := syscall.Wait4(pid, &ws, 0, nil)
-				if !errors.Is(err, syscall.EINTR) {
-					break
-				}
-			}
+			wait4(pid, 0)
 		}
 		if !found {
+			return
+		}
+	}
+}
+
+// reapGroup waits, at most logDrainGrace, until process group pgid (its
+// leader reaped, the rest SIGKILLed) is empty, reaping the members that
+// died as this process's adopted children: as subreaper it must, or they
+// would stay zombies. Members of a running task's group that exit on their
+// own after their parent are reaped here too, when that task ends.
+func reapGroup(pgid int) {
+	deadline := time.Now().Add(logDrainGrace)
+	for {
+		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		reaped := false
+		for _, pid := range children() {
+			if zombieIn(pid, pgid) {
+				wait4(pid, syscall.WNOHANG)
+				reaped = true
+			}
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		if !reaped {
+			time.Sleep(time.Millisecond) // members still dying
+		}
+	}
+}
+
+// zombieIn reports whether pid is a zombie of process group pgid.
+func zombieIn(pid, pgid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return false
+	}
+	f := strings.Fields(string(b[i+1:])) // state ppid pgrp ...
+	return len(f) >= 3 && f[0] == "Z" && f[2] == strconv.Itoa(pgid)
+}
+
+func wait4(pid, options int) {
+	var ws syscall.WaitStatus
+	for {
+		if _, err := syscall.Wait4(pid, &ws, options, nil); !errors.Is(err, syscall.EINTR) {
 			return
 		}
 	}

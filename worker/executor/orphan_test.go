@@ -65,3 +65,24 @@ func TestLogIsCapped(t *testing.T) {
 		t.Fatalf("log of %d bytes does not end with the marker at the cap: ...%q", len(log), log[max(0, len(log)-200):])
 	}
 }
+
+// TestAdoptedOrphansAreReaped: as child subreaper the worker adopts a
+// task's double-forked children; those that exit on their own are reaped by
+// the task's end, not left as zombies.
+func TestAdoptedOrphansAreReaped(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	b.mustDispatch(t, dispatch(1, "(sleep 0.1 & echo $! > orphan); sleep 0.5"))
+	if res := b.waitResult(t, 1); res.State != "succeeded" {
+		t.Fatalf("result %+v", res)
+	}
+	raw, err := os.ReadFile(filepath.Join(b.dir, "work", "7", "1", "orphan"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := strings.TrimSpace(string(raw))
+	if _, err := os.Stat("/proc/" + pid); err == nil {
+		st, _ := os.ReadFile("/proc/" + pid + "/stat")
+		t.Fatalf("the task's orphan %s is still in the process table: %s", pid, st)
+	}
+}

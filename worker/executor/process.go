@@ -66,11 +66,16 @@ func (e *Executor) runProcess(l launch) {
 	e.procCh <- procEvent{id: l.id, kind: evStarted, pid: p.Pid, at: at}
 	// Nothing the task started outlives it (see leftovers.go): its group
 	// dies while the shell's pid is still reserved, then its orphans.
-	if waitExited(p.Pid) == nil {
+	exited := waitExited(p.Pid) == nil
+	if exited {
 		killGroup(p.Pid, syscall.SIGKILL)
 	}
 	ps, err := p.Wait()
+	shells.Delete(p.Pid)
 	killOrphans(scopeOf(l.env))
+	if exited {
+		reapGroup(p.Pid)
+	}
 	out.finish()
 	ev := procEvent{id: l.id, kind: evExited, at: time.Now(), code: -1, err: err}
 	if err == nil {
@@ -129,6 +134,7 @@ func (e *Executor) startProcess(l launch) (*os.Process, *logCopy, error) {
 		f.Close()
 		return nil, nil, fmt.Errorf("start %s: %w", l.argv[0], err)
 	}
+	shells.Store(p.Pid, struct{}{})
 	c := &logCopy{r: pr, done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
