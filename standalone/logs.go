@@ -42,17 +42,32 @@ func (f logFetcher) ReadLog(ctx context.Context, t model.TaskInstance, offset, l
 }
 
 func (f logFetcher) readFrom(ctx context.Context, addr string, t model.TaskInstance, offset, limit int64) ([]byte, error) {
-	reply, err := f.c.Request(ctx, addr, message.LogRequest{TaskInstanceID: t.ID, LogPath: t.LogPath, Offset: offset, Limit: limit})
-	if err != nil {
-		return nil, fmt.Errorf("read log of task instance %d from %s: %w", t.ID, addr, err)
+	// A worker answers at most its window (worker.MaxLogChunk) per request:
+	// read windows until limit or the end of the log.
+	var out []byte
+	for {
+		reply, err := f.c.Request(ctx, addr, message.LogRequest{TaskInstanceID: t.ID, LogPath: t.LogPath,
+			Offset: offset + int64(len(out)), Limit: limit - int64(len(out))})
+		if err != nil {
+			return nil, fmt.Errorf("read log of task instance %d from %s: %w", t.ID, addr, err)
+		}
+		var r message.LogResponse
+		switch m := reply.(type) {
+		case message.LogResponse:
+			r = m
+		case message.Error:
+			return nil, fmt.Errorf("read log of task instance %d from %s: %s: %s", t.ID, addr, m.Code, m.Message)
+		default:
+			return nil, fmt.Errorf("read log of task instance %d from %s: unexpected reply %T", t.ID, addr, reply)
+		}
+		if out == nil && (r.EOF || int64(len(r.Data)) >= limit) {
+			return r.Data, nil // one window: no copy
+		}
+		out = append(out, r.Data...)
+		if r.EOF || len(r.Data) == 0 || int64(len(out)) >= limit {
+			return out, nil
+		}
 	}
-	switch r := reply.(type) {
-	case message.LogResponse:
-		return r.Data, nil
-	case message.Error:
-		return nil, fmt.Errorf("read log of task instance %d from %s: %s: %s", t.ID, addr, r.Code, r.Message)
-	}
-	return nil, fmt.Errorf("read log of task instance %d from %s: unexpected reply %T", t.ID, addr, reply)
 }
 
 // logServers lists the workers to ask for t's log, best first: the live

@@ -81,12 +81,12 @@ func (w *Worker) serveLog(ex *executor.Executor, m message.LogRequest) message.M
 		if !ok {
 			return message.Error{Code: codeNotFound, Message: fmt.Sprintf("task %d is not known to this worker; give its log_path", m.TaskInstanceID)}
 		}
-	} else if err := insideDir(w.logDir, path); err != nil {
+	} else if err := ownLog(m.TaskInstanceID, path); err != nil {
 		return message.Error{Code: codeBadRequest, Message: err.Error()}
 	}
-	data, eof, err := readLog(path, m.Offset, m.Limit)
+	data, eof, err := readLog(w.logDir, path, m.Offset, m.Limit)
 	switch {
-	case errors.Is(err, errBadRange):
+	case errors.Is(err, errBadRange), errors.Is(err, errNotLog):
 		return message.Error{Code: codeBadRequest, Message: err.Error()}
 	case errors.Is(err, fs.ErrNotExist):
 		return message.Error{Code: codeNotFound, Message: fmt.Sprintf("log %s does not exist", path)}

@@ -47,6 +47,11 @@ type Config struct {
 	// GuardOff runs without: a worker killed with SIGKILL then leaves its
 	// tasks' children running (their shells still die).
 	TaskGuard string
+	// EnvPassthrough names the worker's environment variables tasks see
+	// besides PATH, HOME, LANG, TZ and USER.
+	EnvPassthrough []string
+	// MaxLogBytes caps a task's log; default 1 GiB.
+	MaxLogBytes int64
 }
 
 // TaskGuard modes.
@@ -123,6 +128,8 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 		DataDir:        cfg.DataDir,
 		ResendInterval: cfg.ResendInterval,
 		KillGrace:      cfg.KillGrace,
+		EnvPassthrough: cfg.EnvPassthrough,
+		MaxLogBytes:    cfg.MaxLogBytes,
 	}.WithDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)

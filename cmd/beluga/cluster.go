@@ -94,7 +94,9 @@ func masterCommand() *cobra.Command {
 		}
 		defer log.Sync() //nolint:errcheck // stderr
 		ctx := cmd.Context()
-		startPprof(log)
+		if err := startPprof(log); err != nil {
+			return usageError{err}
+		}
 		st, z, closeAll, err := openCluster(ctx, c, log, true)
 		if err != nil {
 			return err

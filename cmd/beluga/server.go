@@ -69,6 +69,8 @@ func newSettings(cmd *cobra.Command) *settings {
 	s.flags.StringVar(&s.configFile, "config", "", "YAML config file (flags and BELUGA_* variables override it)")
 	s.str("db", "database URL: sqlite:///path/file.db or mysql://user:pass@host:3306/db (env BELUGA_DB)",
 		func(c *config.Config, v string) { c.DB = v })
+	s.str("db-file", "file holding the database URL, which keeps its password out of ps (env BELUGA_DB_FILE)",
+		func(c *config.Config, v string) { c.DBFile = v })
 	s.str("log-level", "debug, info, warn or error", func(c *config.Config, v string) { c.Log.Level = v })
 	s.str("log-format", "console or json", func(c *config.Config, v string) { c.Log.Format = v })
 	return s
@@ -82,9 +84,16 @@ func (s *settings) load() (config.Config, *zap.Logger, error) {
 	for _, a := range s.apply {
 		a(&c)
 	}
+	if err := c.ReadDBFile(); err != nil {
+		return c, nil, usageError{err}
+	}
 	log, err := logging.New(logging.Options{Level: c.Log.Level, Format: c.Log.Format})
 	if err != nil {
 		return c, nil, usageError{err}
+	}
+	if s.flags.Changed("db") && store.RedactURL(c.DB) != c.DB {
+		log.Warn("the --db URL holds a password, which ps shows to every user of this host; use --db-file or BELUGA_DB instead",
+			zap.String("db", store.RedactURL(c.DB)))
 	}
 	return c, log, nil
 }
@@ -140,7 +149,9 @@ func standaloneCommand() *cobra.Command {
 		defer lock.Release()
 		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		startPprof(log)
+		if err := startPprof(log); err != nil {
+			return usageError{err}
+		}
 		sa, err := standalone.Start(ctx, c, log)
 		if err != nil {
 			return err

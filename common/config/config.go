@@ -17,7 +17,10 @@ import (
 
 // Config is every setting of every process role.
 type Config struct {
-	DB      string       `yaml:"db" env:"BELUGA_DB"`
+	DB string `yaml:"db" env:"BELUGA_DB"`
+	// DBFile names a file holding the database URL: a password in it is not
+	// on a command line, where ps shows it. ReadDBFile reads it into DB.
+	DBFile  string       `yaml:"db_file" env:"BELUGA_DB_FILE"`
 	DataDir string       `yaml:"data_dir" env:"BELUGA_DATA_DIR"`
 	Log     LogConfig    `yaml:"log"`
 	API     APIConfig    `yaml:"api"`
@@ -59,6 +62,11 @@ type WorkerConfig struct {
 	Groups []string `yaml:"groups" env:"BELUGA_WORKER_GROUPS"`
 	Slots  int      `yaml:"slots" env:"BELUGA_WORKER_SLOTS"`
 	Shell  string   `yaml:"shell" env:"BELUGA_WORKER_SHELL"`
+	// EnvPassthrough names variables of the worker's environment its tasks
+	// see besides PATH, HOME, LANG, TZ and USER.
+	EnvPassthrough []string `yaml:"env_passthrough" env:"BELUGA_WORKER_ENV_PASSTHROUGH"`
+	// MaxLogBytes caps each task log; 0: 1 GiB.
+	MaxLogBytes int `yaml:"max_log_bytes" env:"BELUGA_WORKER_MAX_LOG_BYTES"`
 }
 
 // ZKConfig is the ZooKeeper registry of a cluster.
@@ -152,6 +160,26 @@ func setValue(fv reflect.Value, raw string) error {
 		fv.Set(reflect.ValueOf(out))
 	default:
 		return fmt.Errorf("unsupported setting type %s", fv.Type())
+	}
+	return nil
+}
+
+// ReadDBFile sets DB from the file DBFile names, if it names one: the URL is
+// the file's text without surrounding blanks. Giving both is an error.
+func (c *Config) ReadDBFile() error {
+	if c.DBFile == "" {
+		return nil
+	}
+	if c.DB != "" {
+		return fmt.Errorf("db (%s) and db_file (%s) are both set; set one, not both", "--db, BELUGA_DB", "--db-file, BELUGA_DB_FILE")
+	}
+	b, err := os.ReadFile(c.DBFile)
+	if err != nil {
+		return fmt.Errorf("db_file: %w", err)
+	}
+	c.DB = strings.TrimSpace(string(b))
+	if c.DB == "" {
+		return fmt.Errorf("db_file %s is empty; it must hold the database URL", c.DBFile)
 	}
 	return nil
 }

@@ -29,7 +29,17 @@ func Parse(data []byte) (*Workflow, error) {
 	if len(data) > MaxSpecBytes {
 		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(data), MaxSpecBytes)
 	}
-	return parse(data)
+	w, err := parse(data)
+	if err != nil {
+		return nil, err
+	}
+	// Parsed, a spec is no larger than written unless YAML aliases repeat
+	// parts of it, and checkAliases bounds those; this holds it whatever the
+	// decoder did.
+	if n := w.contentSize(); n > MaxSpecBytes {
+		return nil, invalid(fmt.Sprintf("the spec holds %d bytes once parsed, the limit is %d", n, MaxSpecBytes))
+	}
+	return w, nil
 }
 
 // ParseStored is Parse without the size limit, for a spec read back from
@@ -128,6 +138,9 @@ func decodeYAML(data []byte) (*Workflow, []string) {
 		}
 	}
 	if len(doc.Content) > 0 {
+		if problem := checkAliases(doc.Content[0], MaxSpecBytes); problem != "" {
+			return nil, []string{problem}
+		}
 		if problems := checkYAML(doc.Content[0]); len(problems) > 0 {
 			return nil, problems
 		}
@@ -150,4 +163,27 @@ func decodeYAML(data []byte) (*Workflow, []string) {
 func lineAt(data []byte, off int64) int {
 	off = min(max(off, 0), int64(len(data)))
 	return 1 + bytes.Count(data[:off], []byte("\n"))
+}
+
+// contentSize is the number of bytes of text the spec holds.
+func (w *Workflow) contentSize() int {
+	n := len(w.Name) + len(w.Description) + len(w.FailureStrategy) + len(w.TimeoutStrategy) +
+		len(w.Priority) + len(w.WorkerGroup) + mapSize(w.Params)
+	for i := range w.Tasks {
+		t := &w.Tasks[i]
+		n += len(t.Name) + len(t.Description) + len(t.Type) + len(t.Command) + mapSize(t.Params) +
+			len(t.TimeoutStrategy) + len(t.Priority) + len(t.WorkerGroup) + len(t.TaskGroup)
+		for _, d := range t.DependsOn {
+			n += len(d)
+		}
+	}
+	return n
+}
+
+func mapSize(m map[string]string) int {
+	n := 0
+	for k, v := range m {
+		n += len(k) + len(v)
+	}
+	return n
 }

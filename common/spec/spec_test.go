@@ -613,6 +613,9 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(designJSON))
 	f.Add([]byte(`{"name":"w","tasks":[{"name":"a","command":"x","depends_on":["a"]}]}`))
 	f.Add([]byte("name: w\ntasks:\n  - {name: a, command: x, timeout: 1m}\n---\n"))
+	f.Add([]byte("name: w\ntasks:\n  - &a {name: a, command: x}\n  - {<<: *a, name: b}\n"))
+	f.Add([]byte("name: &n w\ntasks: &t\n  - {name: *n, command: x, depends_on: *t}\n"))
+	f.Add(deepBomb())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w, err := Parse(data)
 		if err != nil {

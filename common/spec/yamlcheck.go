@@ -88,3 +88,53 @@ func (c *yamlChecker) mapping(n *yaml.Node, sh *shape, path *fieldPath) {
 		c.node(v, f, path.field(k.Value))
 	}
 }
+
+// aliasSize measures a YAML document as it would be with every alias
+// replaced by the node it names, without building that expansion: a scalar
+// counts its value's length plus one, a collection one plus its contents.
+// Each anchored node is measured once and remembered, so a billion-laughs
+// document costs a walk of the nodes it writes, not of what they expand to.
+type aliasSize struct {
+	memo    map[*yaml.Node]int
+	aliases int
+}
+
+// sizeLimit bounds every sum so that it cannot overflow.
+const sizeLimit = 1 << 40
+
+func (a *aliasSize) of(n *yaml.Node) int {
+	if n.Kind == yaml.AliasNode {
+		a.aliases++
+		if n.Alias == nil {
+			return 1
+		}
+		if s, ok := a.memo[n.Alias]; ok {
+			return s
+		}
+		// An alias inside its own anchor's node would never end: measure it
+		// as over every limit while it is being measured.
+		a.memo[n.Alias] = sizeLimit
+		s := a.of(n.Alias)
+		a.memo[n.Alias] = s
+		return s
+	}
+	s := 1 + len(n.Value)
+	for _, c := range n.Content {
+		s = min(s+a.of(c), sizeLimit)
+	}
+	return s
+}
+
+// checkAliases refuses a document whose aliases expand it past limit bytes:
+// yaml.v3 would build the expansion (or, decoding into strings, share it
+// until the spec is stored as its canonical form, written out in full).
+func checkAliases(root *yaml.Node, limit int) string {
+	a := &aliasSize{memo: map[*yaml.Node]int{}}
+	size := a.of(root)
+	if a.aliases == 0 || size <= limit {
+		// Without aliases the document is as written, and the body limit
+		// bounded that already.
+		return ""
+	}
+	return fmt.Sprintf("YAML aliases expand the spec past %d bytes, the limit (%d aliases); write the repeated values out or use fewer aliases", limit, a.aliases)
+}

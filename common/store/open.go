@@ -42,16 +42,23 @@ func (s *Store) Dialect() string { return s.dialect }
 // ParseURL turns a database URL into a gorm dialector name and driver DSN.
 // Accepted: mysql://user:pass@host:port/db?opts and sqlite:///abs/path.db or
 // sqlite://relative/path.db.
+// Errors name the URL with its password redacted.
 func ParseURL(raw string) (dialect, dsn string, err error) {
+	dialect, dsn, err = parseURL(raw)
+	return dialect, dsn, redactErr(err, raw)
+}
+
+func parseURL(raw string) (dialect, dsn string, err error) {
+	shown := RedactURL(raw)
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", "", fmt.Errorf("database url %q: %w", raw, err)
+		return "", "", fmt.Errorf("database url %q: %s", shown, urlParseProblem(err))
 	}
 	switch u.Scheme {
 	case "sqlite", "sqlite3":
 		p := u.Host + u.Path
 		if p == "" {
-			return "", "", fmt.Errorf("database url %q: sqlite needs a file path, e.g. sqlite:///var/lib/beluga/beluga.db", raw)
+			return "", "", fmt.Errorf("database url %q: sqlite needs a file path, e.g. sqlite:///var/lib/beluga/beluga.db", shown)
 		}
 		q := "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(0)&_txlock=immediate"
 		return "sqlite", filepath.Clean(p) + "?" + q, nil
@@ -66,7 +73,7 @@ func ParseURL(raw string) (dialect, dsn string, err error) {
 		c.Passwd, _ = u.User.Password()
 		c.DBName = strings.TrimPrefix(u.Path, "/")
 		if c.DBName == "" {
-			return "", "", fmt.Errorf("database url %q: mysql needs a database name, e.g. mysql://root@127.0.0.1:3306/beluga", raw)
+			return "", "", fmt.Errorf("database url %q: mysql needs a database name, e.g. mysql://root@127.0.0.1:3306/beluga", shown)
 		}
 		c.ParseTime = true
 		c.Loc = time.UTC
@@ -80,12 +87,18 @@ func ParseURL(raw string) (dialect, dsn string, err error) {
 		}
 		return "mysql", c.FormatDSN(), nil
 	}
-	return "", "", fmt.Errorf("database url %q: scheme must be mysql:// or sqlite://", raw)
+	return "", "", fmt.Errorf("database url %q: scheme must be mysql:// or sqlite://", shown)
 }
 
-// Open connects to the database at url. It does not migrate.
+// Open connects to the database at url. It does not migrate. Errors carry
+// no password.
 func Open(ctx context.Context, rawURL string, log *zap.Logger) (*Store, error) {
-	dialect, dsn, err := ParseURL(rawURL)
+	s, err := open(ctx, rawURL, log)
+	return s, redactErr(err, rawURL)
+}
+
+func open(ctx context.Context, rawURL string, log *zap.Logger) (*Store, error) {
+	dialect, dsn, err := parseURL(rawURL)
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,12 @@ type Config struct {
 	DataDir        string        // work dirs and logs live under it; default <tmp>/beluga-worker
 	ResendInterval time.Duration // re-send period of un-DB-acked reports; default 1s
 	KillGrace      time.Duration // SIGTERM to SIGKILL delay; default 2s
+	// EnvPassthrough names the worker's environment variables tasks see
+	// besides PATH, HOME, LANG, TZ and USER (see allowedEnv).
+	EnvPassthrough []string
+	// MaxLogBytes caps a task's log file; past it the output is discarded
+	// after a marker line. Default 1 GiB.
+	MaxLogBytes int64
 	// Remembered is how many finished tasks are remembered for duplicate
 	// detection and log look-up after their reports are DB-acked; default 10000.
 	Remembered int
@@ -82,6 +88,7 @@ type Executor struct {
 	cfg       Config
 	shellPath string
 	baseEnv   []string
+	scopeID   int64 // this executor's number in its tasks' scopes
 	logDir    string
 	workDir   string
 	log       *zap.Logger
@@ -124,10 +131,14 @@ func New(cfg Config, sender Sender, log *zap.Logger) (*Executor, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := becomeSubreaper(); err != nil {
+		log.Warn("not a child subreaper: processes that leave a task's group can outlive it", zap.Error(err))
+	}
 	e := &Executor{
 		cfg:        cfg,
 		shellPath:  shellPath,
-		baseEnv:    os.Environ(),
+		baseEnv:    allowedEnv(os.Environ(), cfg.EnvPassthrough),
+		scopeID:    executors.Add(1),
 		logDir:     LogDir(cfg.DataDir),
 		workDir:    filepath.Join(cfg.DataDir, "work"),
 		log:        log,
@@ -143,6 +154,9 @@ func New(cfg Config, sender Sender, log *zap.Logger) (*Executor, error) {
 	e.st.init(cfg)
 	return e, nil
 }
+
+// DefaultMaxLogBytes caps a task's log when Config.MaxLogBytes is 0.
+const DefaultMaxLogBytes = 1 << 30
 
 // LogDir is the directory under dataDir holding every task log.
 func LogDir(dataDir string) string { return filepath.Join(dataDir, "logs") }
@@ -192,6 +206,12 @@ func (c Config) normalize() (Config, string, error) {
 	}
 	if c.Remembered == 0 {
 		c.Remembered = 10000
+	}
+	if c.MaxLogBytes < 0 {
+		return c, "", fmt.Errorf("executor: config MaxLogBytes %d is negative", c.MaxLogBytes)
+	}
+	if c.MaxLogBytes == 0 {
+		c.MaxLogBytes = DefaultMaxLogBytes
 	}
 	return c, shellPath, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -51,7 +52,7 @@ type launch struct {
 // calls LockOSThread, so the thread lives as long as the worker process.
 func (e *Executor) runProcess(l launch) {
 	defer e.waiters.Done()
-	p, err := e.startProcess(l)
+	p, out, err := e.startProcess(l)
 	at := time.Now()
 	if err != nil {
 		e.procCh <- procEvent{id: l.id, kind: evStartFailed, at: at, err: err}
@@ -63,7 +64,19 @@ func (e *Executor) runProcess(l launch) {
 		g.Add(p.Pid)
 	}
 	e.procCh <- procEvent{id: l.id, kind: evStarted, pid: p.Pid, at: at}
+	// Nothing the task started outlives it (see leftovers.go): its group
+	// dies while the shell's pid is still reserved, then its orphans.
+	exited := waitExited(p.Pid) == nil
+	if exited {
+		killGroup(p.Pid, syscall.SIGKILL)
+	}
 	ps, err := p.Wait()
+	shells.Delete(p.Pid)
+	killOrphans(scopeOf(l.env))
+	if exited {
+		reapGroup(p.Pid)
+	}
+	out.finish()
 	ev := procEvent{id: l.id, kind: evExited, at: time.Now(), code: -1, err: err}
 	if err == nil {
 		ev.code = exitCode(ps)
@@ -71,7 +84,24 @@ func (e *Executor) runProcess(l launch) {
 	e.procCh <- ev
 }
 
-func (e *Executor) startProcess(l launch) (*os.Process, error) {
+// logCopy is the goroutine that moves a task's output from its pipe into
+// its log, up to the cap (copyCapped).
+type logCopy struct {
+	r    *os.File
+	done chan struct{}
+}
+
+// finish waits for the copy to drain, at most logDrainGrace.
+func (c *logCopy) finish() {
+	select {
+	case <-c.done:
+	case <-time.After(logDrainGrace):
+		_ = c.r.SetReadDeadline(time.Now())
+		<-c.done
+	}
+}
+
+func (e *Executor) startProcess(l launch) (*os.Process, *logCopy, error) {
 	// One task at a time creates its directories and log: creations in one
 	// directory from many threads while tasks fork cost several times more
 	// CPU in the kernel than the same creations in a row (measured with the
@@ -80,22 +110,39 @@ func (e *Executor) startProcess(l launch) (*os.Process, error) {
 	f, err := e.prepareFS(l)
 	e.fsMu.Unlock()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer f.Close() // the child has its own copy
+	// Output goes through a pipe, so that the log can be capped: stdout and
+	// stderr share it, which keeps their lines interleaved.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("log pipe: %w", err)
+	}
 	p, err := os.StartProcess(e.shellPath, l.argv, &os.ProcAttr{
 		Dir:   l.dir,
 		Env:   l.env,
-		Files: []*os.File{e.devNull, f, f},
+		Files: []*os.File{e.devNull, pw, pw},
 		Sys: &syscall.SysProcAttr{
 			Setpgid:   true, // the task and its children form one killable group
 			Pdeathsig: syscall.SIGKILL,
 		},
 	})
+	pw.Close() // the child has its own copy
 	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", l.argv[0], err)
+		pr.Close()
+		f.Close()
+		return nil, nil, fmt.Errorf("start %s: %w", l.argv[0], err)
 	}
-	return p, nil
+	shells.Store(p.Pid, struct{}{})
+	c := &logCopy{r: pr, done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		defer f.Close()
+		defer pr.Close()
+		_ = copyCapped(f, pr, e.cfg.MaxLogBytes) // an error: the log lost output, the task runs on
+	}()
+	return p, c, nil
 }
 
 // prepareFS creates the task's work dir and opens its log file.
@@ -110,8 +157,6 @@ func (e *Executor) prepareFS(l launch) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(l.logPath), 0o755); err != nil {
 		return nil, fmt.Errorf("create log dir: %w", err)
 	}
-	// The child writes stdout and stderr straight into this file: no copying
-	// goroutine, no fsync; one shared offset keeps their lines interleaved.
 	f, err := e.spares.openLog(l.logPath)
 	if err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
@@ -159,7 +204,7 @@ func groupAlive(pgid int) bool {
 	return false
 }
 
-// taskEnv is the worker's environment overlaid with the dispatch's params and
+// taskEnv is the worker's allowed environment (allowedEnv) overlaid with the dispatch's params and
 // the BELUGA_* variables; a name appears once, the overlay winning.
 func (e *Executor) taskEnv(d message.Dispatch) []string {
 	over := make(map[string]string, len(d.Env)+4)
@@ -170,6 +215,7 @@ func (e *Executor) taskEnv(d message.Dispatch) []string {
 	over["BELUGA_WORKFLOW_INSTANCE_ID"] = strconv.FormatInt(d.WorkflowInstanceID, 10)
 	over["BELUGA_TASK_NAME"] = d.Name
 	over["BELUGA_ATTEMPT"] = strconv.Itoa(d.Attempt)
+	over[scopeEnv] = e.taskScope(d.TaskInstanceID, d.Attempt)
 	env := make([]string, 0, len(e.baseEnv)+len(over))
 	for _, kv := range e.baseEnv {
 		name, _, _ := strings.Cut(kv, "=")
@@ -181,4 +227,25 @@ func (e *Executor) taskEnv(d message.Dispatch) []string {
 		env = append(env, k+"="+v)
 	}
 	return env
+}
+
+// taskEnvNames are the worker's variables every task sees. Nothing else of
+// the worker's environment reaches a task unless passed through by name:
+// the worker's own environment holds its secrets (BELUGA_DB, cloud keys).
+var taskEnvNames = []string{"PATH", "HOME", "LANG", "TZ", "USER"}
+
+// allowedEnv keeps the entries of environ named in taskEnvNames or in
+// passthrough, in environ's order.
+func allowedEnv(environ, passthrough []string) []string {
+	var out []string
+	for _, kv := range environ {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			continue
+		}
+		if slices.Contains(taskEnvNames, name) || slices.Contains(passthrough, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

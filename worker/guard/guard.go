@@ -20,14 +20,18 @@
 // waking an idle Go process twice per task cost about 0.2 ms of CPU per
 // task (measured); the guard now sleeps until the worker dies.
 //
-// What it does not cover: a process that leaves its task's group (setsid,
-// setpgid) escapes, as it escapes Kill already (only cgroups would hold
-// it); and a group is registered just after its shell was exec'd, so a
+// A process that leaves its task's group (setsid, setpgid) is found by the
+// scope variable every task process inherits (BELUGA_TASK_SCOPE, starting
+// with the worker's pid): once the groups are killed, the guard scans /proc
+// for the worker's scopes and kills those too. What it does not cover: a
+// process that also cleared its environment (only a cgroup would hold it);
+// and a group is registered just after its shell was exec'd, so a
 // worker killed in that microsecond leaves what the shell forked in it
 // (the shell itself still dies by Pdeathsig).
 package guard
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -37,6 +41,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -72,7 +78,18 @@ func MaybeRun() {
 		signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 		// syscall.Exit, not os.Exit: nothing to flush, and a race-enabled
 		// build would sleep a second in its exit hook.
-		syscall.Exit(serve(os.Stdin, os.NewFile(fdTable, "table"), os.NewFile(fdReady, "ready"), os.Stderr))
+		worker := os.Getppid() // before the worker dies, after which this is init's or a subreaper's pid
+		code := serve(os.Stdin, os.NewFile(fdTable, "table"), os.NewFile(fdReady, "ready"), os.Stderr)
+		// Only when the worker died: a worker that stops in order has
+		// killed its tasks, and another worker of its process (tests) may
+		// run tasks of the same scope prefix.
+		if !workerDying(worker) {
+			syscall.Exit(code)
+		}
+		if n := killScoped(worker); n > 0 {
+			fmt.Fprintf(os.Stderr, "beluga task guard: killed %d task process(es) outside their groups\n", n)
+		}
+		syscall.Exit(code)
 	}
 	hooked.Store(true)
 }
@@ -429,4 +446,81 @@ func (g *Guard) Stop() {
 		g.unmap()
 		g.mu.Unlock()
 	})
+}
+
+// scopeEnv is the executor's task scope variable (worker/executor): its
+// value starts with the worker's pid and a dot.
+const scopeEnv = "BELUGA_TASK_SCOPE"
+
+// killScoped SIGKILLs every process whose environment gives it a task scope
+// of worker, with its group, and returns how many it killed. It scans again
+// while it finds some: a process forking meanwhile leaves children.
+func killScoped(worker int) int {
+	prefix := []byte(scopeEnv + "=" + strconv.Itoa(worker) + ".")
+	killed := 0
+	for range 8 {
+		found := 0
+		entries, err := os.ReadDir("/proc")
+		if err != nil {
+			return killed
+		}
+		for _, en := range entries {
+			pid, err := strconv.Atoi(en.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			env, err := os.ReadFile("/proc/" + en.Name() + "/environ")
+			if err != nil || !hasPrefixEntry(env, prefix) {
+				continue
+			}
+			_ = syscall.Kill(-pid, syscall.SIGKILL) // its group, when it leads one
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				found++
+			}
+		}
+		if found == 0 {
+			break
+		}
+		killed += found
+	}
+	return killed
+}
+
+// hasPrefixEntry reports whether a NUL-separated environment block has an
+// entry starting with prefix.
+func hasPrefixEntry(env, prefix []byte) bool {
+	for len(env) > 0 {
+		entry, rest, _ := bytes.Cut(env, []byte{0})
+		if bytes.HasPrefix(entry, prefix) {
+			return true
+		}
+		env = rest
+	}
+	return false
+}
+
+// workerDying reports whether process worker, this guard's parent when it
+// started, is gone or exiting. Its descriptors (the pipe) close during its
+// exit, after the kernel flags it PF_EXITING and before it stops being
+// this guard's parent, so the flag tells a death from an orderly Stop.
+func workerDying(worker int) bool {
+	if os.Getppid() != worker {
+		return true
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(worker) + "/stat")
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return true
+	}
+	// After the command name: state ppid pgrp session tty_nr tpgid flags ...
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 7 || f[0] == "Z" || f[0] == "X" {
+		return true
+	}
+	flags, err := strconv.ParseUint(f[6], 10, 64)
+	const pfExiting = 0x4
+	return err != nil || flags&pfExiting != 0
 }

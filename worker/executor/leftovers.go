@@ -1,0 +1,226 @@
+package executor
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// What a task leaves behind when its shell exits: processes that outlive it
+// and output past the log cap. Both are dealt with in the task's waiter
+// goroutine, before its end is reported.
+//
+// Processes: the task's group is SIGKILLed when its shell has exited (the
+// shell is waited for without being reaped first, so that its pid, the
+// group's id, cannot be reused meanwhile). A process that left the group
+// (setsid, setpgid) is found through the child subreaper: the worker
+// process is one (PR_SET_CHILD_SUBREAPER), so a task's orphans become its
+// children rather than init's, and the ones whose environment carries the
+// task's scope variable are killed and reaped. A process that clears its
+// environment or is started by something outside the task escapes; only a
+// cgroup per task would hold it.
+
+// scopeEnv names each task process's scope:
+// "<worker pid>.<executor>.<task>.<attempt>" (several executors can share a
+// process, in tests). The guard kills the processes whose scope starts with
+// its worker's pid.
+const scopeEnv = "BELUGA_TASK_SCOPE"
+
+// executors numbers the executors of this process, for scopes.
+var executors atomic.Int64
+
+// logDrainGrace bounds the wait for a task's output once its processes are
+// gone; a descendant that escaped still holds the pipe, and loses it then.
+const logDrainGrace = 2 * time.Second
+
+func (e *Executor) taskScope(id int64, attempt int) string {
+	return strconv.Itoa(os.Getpid()) + "." + strconv.FormatInt(e.scopeID, 10) + "." +
+		strconv.FormatInt(id, 10) + "." + strconv.Itoa(attempt)
+}
+
+// scopeOf returns the scope in a task's environment ("" when none).
+func scopeOf(env []string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, scopeEnv+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+var subreaperOnce sync.Once
+
+// becomeSubreaper makes this process the reaper of its descendants' orphans.
+func becomeSubreaper() error {
+	var err error
+	subreaperOnce.Do(func() { err = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })
+	return err
+}
+
+// waitExited blocks until pid has exited without reaping it (WNOWAIT).
+func waitExited(pid int) error {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
+
+// children lists this process's children, from every thread's list.
+func children() []int {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+// hasEnv reports whether pid's initial environment holds kv exactly.
+func hasEnv(pid int, kv string) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	for _, e := range bytes.Split(b, []byte{0}) {
+		if string(e) == kv {
+			return true
+		}
+	}
+	return false
+}
+
+// shells holds the pids of this process's task shells (of every executor
+// in it) from their start to their reaping: sweeps skip them.
+var shells sync.Map
+
+// killOrphans kills and reaps the children of this process (orphans
+// adopted as subreaper) that belong to scope, and then the ones that their
+// deaths orphan in turn. A task's own shell is reaped already.
+func killOrphans(scope string) {
+	if scope == "" {
+		return
+	}
+	kv := scopeEnv + "=" + scope
+	for range 8 { // each round kills a generation; deeper trees are rare
+		found := false
+		for _, pid := range children() {
+			if _, shell := shells.Load(pid); shell || !hasEnv(pid, kv) {
+				continue
+			}
+			found = true
+			_ = syscall.Kill(-pid, syscall.SIGKILL) // its group, when it leads one
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			wait4(pid, 0)
+		}
+		if !found {
+			return
+		}
+	}
+}
+
+// reapGroup waits, at most logDrainGrace, until process group pgid (its
+// leader reaped, the rest SIGKILLed) is empty, reaping the members that
+// died as this process's adopted children: as subreaper it must, or they
+// would stay zombies. Members of a running task's group that exit on their
+// own after their parent are reaped here too, when that task ends.
+func reapGroup(pgid int) {
+	deadline := time.Now().Add(logDrainGrace)
+	for {
+		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		reaped := false
+		for _, pid := range children() {
+			if zombieIn(pid, pgid) {
+				wait4(pid, syscall.WNOHANG)
+				reaped = true
+			}
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		if !reaped {
+			time.Sleep(time.Millisecond) // members still dying
+		}
+	}
+}
+
+// zombieIn reports whether pid is a zombie of process group pgid.
+func zombieIn(pid, pgid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return false
+	}
+	f := strings.Fields(string(b[i+1:])) // state ppid pgrp ...
+	return len(f) >= 3 && f[0] == "Z" && f[2] == strconv.Itoa(pgid)
+}
+
+func wait4(pid, options int) {
+	var ws syscall.WaitStatus
+	for {
+		if _, err := syscall.Wait4(pid, &ws, options, nil); !errors.Is(err, syscall.EINTR) {
+			return
+		}
+	}
+}
+
+// logMarker ends a log cut at its cap.
+func logMarker(limit int64) string {
+	return fmt.Sprintf("\n[beluga: log truncated at %d bytes (worker.max_log_bytes); further output dropped]\n", limit)
+}
+
+// copyCapped copies src into the log dst until dst holds limit bytes, then
+// writes the marker once and drops the rest, reading on so that the task
+// never blocks on a full pipe. A log at its cap already (an earlier
+// attempt's) gets nothing more.
+func copyCapped(dst *os.File, src io.Reader, limit int64) error {
+	fi, err := dst.Stat()
+	if err != nil {
+		return err
+	}
+	if room := limit - fi.Size(); room > 0 {
+		if _, err := io.CopyN(dst, src, room); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		var one [1]byte
+		if n, _ := io.ReadFull(src, one[:]); n == 0 {
+			return nil // exactly at the cap
+		}
+		if _, err := dst.WriteString(logMarker(limit)); err != nil {
+			return err
+		}
+	}
+	_, err = io.Copy(io.Discard, src)
+	return err
+}
