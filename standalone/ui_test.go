@@ -457,8 +457,11 @@ tasks:
 			s.until("the stop in the history", `[...document.querySelectorAll('table.history td')].some(td => td.textContent === 'stop')`)
 			s.until("the log's end", `document.querySelector('.logstatus')?.textContent.includes('end of log')`)
 
-			// An action the state does not allow shows the API's 409 message.
-			s.run("pause a stopped instance", chromedp.Click(`.actions button[data-action=pause]`, chromedp.ByQuery))
+			// An action the state does not allow is disabled with its reason;
+			// one that a page shown before the state changed still sends shows
+			// the API's 409 message.
+			s.until("pause disabled", `document.querySelector('.actions button[data-action=pause]').disabled && document.querySelector('.actions button[data-action=pause]').title.includes('stopped')`)
+			s.eval(`(b => { b.disabled = false; b.click(); })(document.querySelector('.actions button[data-action=pause]'))`, nil)
 			s.until("the confirm dialog", `!!document.querySelector('dialog[open] button.ok')`)
 			s.run("confirm", chromedp.Click(`dialog[open] button.ok`, chromedp.ByQuery))
 			s.until("the conflict message", `[...document.querySelectorAll('.flash.error')].some(f => f.textContent.includes('stopped') && f.textContent.includes('HTTP 409'))`)
@@ -690,8 +693,10 @@ tasks:
 				}
 			}
 
-			// Stopping a finished backfill shows the API's 409.
-			s.run("stop", chromedp.Click(`#backfill-stop`, chromedp.ByQuery))
+			// Stop is disabled on a finished backfill; sent from a page shown
+			// before it finished, it shows the API's 409.
+			s.until("stop disabled", `document.querySelector('#backfill-stop').disabled && document.querySelector('#backfill-stop').title.includes('done')`)
+			s.eval(`(b => { b.disabled = false; b.click(); })(document.querySelector('#backfill-stop'))`, nil)
 			s.until("the confirm dialog", `!!document.querySelector('dialog[open] button.ok')`)
 			s.run("confirm", chromedp.Click(`dialog[open] button.ok`, chromedp.ByQuery))
 			s.until("the conflict message", `[...document.querySelectorAll('.flash.error')].some(f => f.textContent.includes('not running') && f.textContent.includes('HTTP 409'))`)

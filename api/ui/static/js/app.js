@@ -3,7 +3,7 @@
 // closes the Page, which stops its polls and aborts what is in flight.
 
 import {describe, isAbort, setUser, user} from './api.js';
-import {clearFlashes, flash, formDialog, h, replace, unflash} from './dom.js';
+import {STOP_POLL, clearFlashes, flash, formDialog, h, replace, unflash} from './dom.js';
 import * as instances from './instances.js';
 import * as instance from './instance.js';
 import * as workflows from './workflows.js';
@@ -47,10 +47,13 @@ class Page {
 
   // poll runs fn now and then every ms while the tab is visible, never two
   // at once. A failure shows once (replacing the last one) and clears on
-  // the next success. It returns a function that runs fn again now.
+  // the next success. fn returning STOP_POLL, or failing with a 404 (what
+  // it reads is gone: asking again cannot help), stops the poll, wakes
+  // included. It returns a function that runs fn again now, restarting a
+  // stopped poll.
   poll(fn, ms = REFRESH_MS) {
     const key = 'poll' + (++pollSeq);
-    const p = {timer: 0, running: false, again: false};
+    const p = {timer: 0, running: false, again: false, stopped: false};
     const tick = async () => {
       clearTimeout(p.timer);
       if (!this.alive) return;
@@ -61,15 +64,17 @@ class Page {
       if (document.visibilityState === 'visible') {
         p.running = true;
         try {
-          await fn();
+          p.stopped = (await fn()) === STOP_POLL;
           unflash(key);
         } catch (e) {
           if (!isAbort(e) && this.alive) flash(describe(e), 'error', key);
+          p.stopped = !!e && e.status === 404;
         } finally {
           p.running = false;
         }
       }
       if (!this.alive) return;
+      if (p.stopped && !p.again) return;
       if (p.again) {
         p.again = false;
         tick();
@@ -80,11 +85,16 @@ class Page {
     p.tick = tick;
     this.polls.add(p);
     tick();
-    return tick;
+    return () => {
+      p.stopped = false;
+      tick();
+    };
   }
 
+  // wake refreshes now what polls on (a tab back in view); one already
+  // asking needs no second request.
   wake() {
-    for (const p of this.polls) p.tick();
+    for (const p of this.polls) if (!p.stopped && !p.running) p.tick();
   }
 
   close() {

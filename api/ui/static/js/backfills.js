@@ -4,7 +4,7 @@
 
 import {api, describe, get, user} from './api.js';
 import {fillPickers} from './instances.js';
-import {PRIORITIES, badge, confirmDialog, duration, emptyRow, enc, flash, go, h, kv, kvEditor, link, paramsText,
+import {PRIORITIES, allow, badge, confirmDialog, duration, emptyRow, enc, flash, go, h, kv, kvEditor, link, paramsText,
   patch, replace, rfc3339Local, s, select, table, timeEl, workflowHref} from './dom.js';
 
 const STATES = ['running', 'done', 'failed', 'stopped'];
@@ -99,7 +99,7 @@ export function renderOne(main, page, [idText]) {
   let keepUntil = 0; // poll a finished backfill until then (a stop was just sent)
 
   const title = h('h1', {}, `Backfill #${id}`);
-  const stop = h('button', {type: 'button', class: 'danger', id: 'backfill-stop', on: {click: () => stopIt()}}, 'Stop');
+  const stop = h('button', {type: 'button', class: 'danger', id: 'backfill-stop', disabled: true, title: 'loading the backfill…', on: {click: () => stopIt()}}, 'Stop');
   const head = h('div', {class: 'head'});
   const tt = table(['#', 'Schedule time', 'Run', 'State', 'Started', 'Duration'], 'times');
   replace(main,
@@ -124,7 +124,7 @@ export function renderOne(main, page, [idText]) {
 
   function show(b, runs) {
     patch(title, `Backfill #${b.id} `, badge(b.state));
-    stop.classList.toggle('dim', b.state !== 'running');
+    allow(stop, b.state === 'running' ? '' : `Stop is not possible while the backfill is ${b.state}; only a running backfill can be stopped.`);
     const many = b.times.length > 1;
     const desc = many && new Date(b.times[0]) > new Date(b.times[b.times.length - 1]);
     patch(head, kv([

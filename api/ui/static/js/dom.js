@@ -267,6 +267,26 @@ export function emptyRow(cols, text) {
 
 // ---- flash messages ----
 
+// STOP_POLL, returned by a page's poll function, stops that poll until
+// the page calls its refresh function again (see Page.poll in app.js).
+export const STOP_POLL = Symbol('stop polling');
+
+// allow enables button, or disables it (the attribute, so it cannot be
+// clicked) with why: shown on hover (title) and read out by screen readers
+// (aria-describedby, a visually hidden note after the button).
+let whySeq = 0;
+export function allow(button, why) {
+  button.disabled = !!why;
+  button.title = why || '';
+  if (!button.belugaWhy && button.parentNode) {
+    button.belugaWhy = h('span', {class: 'sr-only', id: 'why-' + (++whySeq)});
+    button.after(button.belugaWhy);
+  }
+  if (button.belugaWhy) button.belugaWhy.textContent = why || '';
+  if (why && button.belugaWhy) button.setAttribute('aria-describedby', button.belugaWhy.id);
+  else button.removeAttribute('aria-describedby');
+}
+
 const flashes = new Map();
 
 // flash shows a message under the nav. Errors stay until dismissed (or the

@@ -2,7 +2,7 @@
 // a task's log (followed while the task runs) and the run's history.
 
 import {api, describe, get, readLog, user} from './api.js';
-import {badge, confirmDialog, duration, emptyRow, enc, flash, h, kv, link, paramsText, patch, replace, table,
+import {STOP_POLL, allow, badge, confirmDialog, duration, emptyRow, enc, flash, h, kv, link, paramsText, patch, replace, table,
   taskFinished, timeEl, workflowFinished, workflowHref} from './dom.js';
 import {drawDag} from './dag.js';
 import {trigger} from './instances.js';
@@ -162,7 +162,7 @@ export function render(main, page, [idText]) {
   const log = logViewer(page);
 
   for (const [action, label, text, fits] of INSTANCE_ACTIONS) {
-    actions.append(h('button', {type: 'button', dataset: {action, fits: fits.join(' ')},
+    actions.append(h('button', {type: 'button', disabled: true, title: 'loading the instance…', dataset: {action, fits: fits.join(' ')},
       on: {click: () => act(action, label, text)}}, label));
   }
 
@@ -253,7 +253,10 @@ export function render(main, page, [idText]) {
       ['Ended', timeEl(d.end_time)],
       ['Duration', duration(d.start_time, d.end_time)],
     ]));
-    for (const b of actions.children) b.classList.toggle('dim', !b.dataset.fits.split(' ').includes(d.state));
+    for (const b of actions.querySelectorAll('button[data-action]')) {
+      const fits = b.dataset.fits.split(' ');
+      allow(b, fits.includes(d.state) ? '' : `${b.textContent} is not possible while the instance is ${d.state}; it needs ${fits.join(' or ')}.`);
+    }
 
     const byId = new Map(d.tasks.map((t) => [t.id, t]));
     const tasks = [...d.tasks].sort((a, b) => a.id - b.id);
@@ -291,7 +294,16 @@ export function render(main, page, [idText]) {
 
   const refresh = page.poll(async () => {
     if (detail && workflowFinished(detail.state) && Date.now() > keepUntil) return;
-    const d = await get(`/api/v1/instances/${id}`, {signal: page.signal});
+    let d;
+    try {
+      d = await get(`/api/v1/instances/${id}`, {signal: page.signal});
+    } catch (e) {
+      if (e.status !== 404 || !page.alive) throw e;
+      // Gone, or never was: say so once, and stop asking.
+      replace(main, h('h1', {}, `Instance #${id} not found`), h('p', {class: 'muted'}, describe(e)),
+        h('p', {}, link('#/instances', 'Go to instances'), '.'));
+      return STOP_POLL;
+    }
     if (!page.alive) return;
     if (!spec || (spec instanceof Error && spec.status !== 404)) {
       try {

@@ -2,7 +2,7 @@
 // (show, set, enable/disable, delete).
 
 import {api, describe, get, user} from './api.js';
-import {PRIORITIES, confirmDialog, emptyRow, enc, flash, go, h, kv, kvEditor, link, localInput, paramsText, patch, replace,
+import {PRIORITIES, STOP_POLL, confirmDialog, emptyRow, enc, flash, go, h, kv, kvEditor, link, localInput, paramsText, patch, replace,
   select, table, timeEl, workflowHref} from './dom.js';
 
 const CRON_HELP = '5 fields (minute hour day-of-month month day-of-week), 6 with leading seconds, ' +
@@ -47,10 +47,12 @@ export function schedulePanel(page, project, workflow, spec, onChange) {
   let editing = false;
   let current = null; // the schedule shown, or null for none
 
+  let follow = () => {}; // set below: restarts the poll once a schedule is shown
   function view(sc) {
     current = sc;
     editing = false;
     if (onChange) onChange(sc);
+    if (sc) follow();
     if (!sc) {
       patch(body, h('p', {class: 'muted'}, 'Not scheduled: it runs only when started by hand.'),
         h('button', {type: 'button', id: 'schedule-set', on: {click: () => edit(null)}}, 'Set schedule'));
@@ -167,9 +169,12 @@ export function schedulePanel(page, project, workflow, spec, onChange) {
     cron.focus();
   }
 
-  // Next fire and upcoming move with time: refresh while only shown.
+  // Next fire and upcoming move with time: refresh while only shown. No
+  // schedule (a 404) is an answer, not an error, and nothing moves then:
+  // the poll stops until this panel shows a schedule again.
   let loaded = false;
-  page.poll(async () => {
+  let following = true;
+  const refresh = page.poll(async () => {
     if (editing) return;
     let sc = null;
     try {
@@ -180,7 +185,15 @@ export function schedulePanel(page, project, workflow, spec, onChange) {
     if (!page.alive || editing) return;
     if (!loaded || JSON.stringify(sc) !== JSON.stringify(current)) view(sc);
     loaded = true;
+    following = sc !== null;
+    return following ? undefined : STOP_POLL;
   }, 10000);
+  follow = () => {
+    if (!following) {
+      following = true;
+      refresh();
+    }
+  };
   return box;
 }
 
