@@ -223,7 +223,7 @@ func (s *Store) ListWorkflowInstances(ctx context.Context, f InstanceFilter) ([]
 func (s *Store) FinishWorkflowInstance(ctx context.Context, id int64, state model.WorkflowState, end time.Time, reason string) error {
 	err := s.tx(ctx, func(tx *gorm.DB) error {
 		return tx.Model(&workflowInstanceRow{}).Where("id = ?", id).
-			Updates(map[string]any{"state": string(state), "end_time": end.UTC(), "reason": reason}).Error
+			Updates(map[string]any{"state": string(state), "end_time": end.UTC(), "reason": reason, "queued": false}).Error
 	})
 	if err != nil {
 		return fmt.Errorf("finish instance %d as %s: %w", id, state, err)

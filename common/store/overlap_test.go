@@ -153,6 +153,17 @@ func TestOverlapWaitQueuesInOrder(t *testing.T) {
 		same(t, "release while the second runs", f.release())
 		f.finish(b[0].ID, model.WorkflowSucceeded)
 		same(t, "release after the second ended", f.release(), c[0].ID)
+		// A queued run stopped by an operator leaves the queue.
+		d := f.fire()[0]
+		if _, err := s.RequestAction(f.ctx, store.ActionRequest{InstanceID: d.ID, Action: store.ActionStop, By: "ann"}); err != nil {
+			t.Fatal(err)
+		}
+		f.finish(c[0].ID, model.WorkflowSucceeded)
+		same(t, "release of a stopping run", f.release())
+		f.finish(d.ID, model.WorkflowStopped)
+		if got, _ := s.GetWorkflowInstance(f.ctx, d.ID); got.Queued || got.State != model.WorkflowStopped {
+			t.Fatalf("stopped queued run: %+v", got)
+		}
 		sc, _ := s.GetSchedule(f.ctx, "demo", "diamond")
 		if sc.SkippedFires != 0 {
 			t.Fatalf("wait skipped: %+v", sc)
