@@ -156,7 +156,8 @@ func (s *Store) ReopenInstance(ctx context.Context, id int64, from []model.Workf
 }
 
 // SetTaskStates moves task instances that are in one of from to state to
-// (end time now for final states), returning the ids it changed.
+// (end time now for final states, unless one is recorded), returning the ids
+// it changed.
 func (s *Store) SetTaskStates(ctx context.Context, ids []int64, from []model.TaskState, to model.TaskState) ([]int64, error) {
 	fs := make([]string, len(from))
 	for i, f := range from {
@@ -169,7 +170,9 @@ func (s *Store) SetTaskStates(ctx context.Context, ids []int64, from []model.Tas
 		for _, id := range ids {
 			fields := map[string]any{"state": string(to)}
 			if to.Finished() {
-				fields["end_time"] = now
+				// An end already recorded stays: a task force-succeeded
+				// after it failed keeps its own run's duration.
+				fields["end_time"] = gorm.Expr("COALESCE(end_time, ?)", now)
 			}
 			res := tx.Model(&taskInstanceRow{}).Where("id = ? AND state IN ?", id, fs).Updates(fields)
 			if res.Error != nil {
