@@ -145,7 +145,8 @@ func NewWorker(c config.Config, log *zap.Logger) (*worker.Worker, error) {
 		groups = []string{model.DefaultWorkerGroup}
 	}
 	w, err := worker.New(worker.Config{Listen: c.Worker.Listen, Host: c.Worker.Host, Groups: groups,
-		Slots: c.Worker.Slots, Shell: c.Worker.Shell, DataDir: filepath.Join(c.DataDir, "worker")}, log)
+		Slots: c.Worker.Slots, Shell: c.Worker.Shell, DataDir: filepath.Join(c.DataDir, "worker"),
+		MaxCPUPercent: c.Worker.MaxCPUPercent, MaxMemoryPercent: c.Worker.MaxMemoryPercent}, log)
 	if err != nil {
 		return nil, fmt.Errorf("worker settings: %w", err)
 	}

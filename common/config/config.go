@@ -59,6 +59,10 @@ type WorkerConfig struct {
 	Groups []string `yaml:"groups" env:"BELUGA_WORKER_GROUPS"`
 	Slots  int      `yaml:"slots" env:"BELUGA_WORKER_SLOTS"`
 	Shell  string   `yaml:"shell" env:"BELUGA_WORKER_SHELL"`
+	// MaxCPUPercent and MaxMemoryPercent: the worker takes no tasks while
+	// the host is at or above them, until 10 points below; 0 (default): off.
+	MaxCPUPercent    int `yaml:"max_cpu_percent" env:"BELUGA_WORKER_MAX_CPU_PERCENT"`
+	MaxMemoryPercent int `yaml:"max_memory_percent" env:"BELUGA_WORKER_MAX_MEMORY_PERCENT"`
 }
 
 // ZKConfig is the ZooKeeper registry of a cluster.
