@@ -495,6 +495,9 @@ func (d *dispatcher) handleResult(ctx context.Context, r sendResult) {
 func (d *dispatcher) handleInvalid(ctx context.Context, r sendResult, reason string) {
 	d.log.Warn("worker refused dispatch as invalid; failing the task", zap.String("worker", r.addr),
 		zap.Int64("task_instance_id", r.item.TaskInstanceID), zap.String("reason", reason))
+	// Freed now: the result may not apply (the task was killed meanwhile),
+	// and then no Finished follows.
+	d.places.release(r.item.TaskInstanceID)
 	if d.failed != nil {
 		d.failed(r.item, r.addr, fmt.Sprintf("worker %s refused its dispatch: %s", r.addr, reason))
 	}
