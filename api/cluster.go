@@ -18,15 +18,18 @@ type ClusterMaster struct {
 
 // ClusterWorker is one worker in GET /api/v1/cluster.
 type ClusterWorker struct {
-	Address       string   `json:"address"`
-	Groups        []string `json:"groups"`
-	Running       int      `json:"running"`
-	Capacity      int      `json:"capacity"`
-	CPU           float64  `json:"cpu"`
-	Memory        float64  `json:"memory"`
-	Load          float64  `json:"load"`
-	StartTime     *Time    `json:"start_time,omitempty"`
-	LastHeartbeat *Time    `json:"last_heartbeat,omitempty"`
+	Address  string   `json:"address"`
+	Groups   []string `json:"groups"`
+	Running  int      `json:"running"`
+	Capacity int      `json:"capacity"`
+	CPU      float64  `json:"cpu"`
+	Memory   float64  `json:"memory"`
+	Load     float64  `json:"load"`
+	// Overloaded: over the worker's own thresholds; it gets no tasks.
+	Overloaded     bool   `json:"overloaded"`
+	OverloadReason string `json:"overload_reason,omitempty"`
+	StartTime      *Time  `json:"start_time,omitempty"`
+	LastHeartbeat  *Time  `json:"last_heartbeat,omitempty"`
 }
 
 // Cluster is the body of GET /api/v1/cluster.
@@ -63,6 +66,7 @@ func ClusterView(st *store.Store, reg registry.Registry, el registry.Elector) fu
 			hb := n.Heartbeat
 			c.Workers = append(c.Workers, ClusterWorker{Address: n.Addr, Groups: n.Groups, Running: hb.Running,
 				Capacity: hb.Capacity, CPU: hb.CPU, Memory: hb.Memory, Load: hb.Load,
+				Overloaded: hb.Overloaded, OverloadReason: hb.OverloadReason,
 				StartTime: optTime(hb.StartTime), LastHeartbeat: optTime(hb.Time)})
 		}
 		return c, nil

@@ -53,13 +53,13 @@ type dispatcher struct {
 	parked    map[string]*taskQueue // waiting for a worker of a group, or for a limit; each in priority order
 	rr        map[string]int
 	blacklist map[string]time.Time
-	warned    map[string]bool // groups already logged as waiting for a worker
-	places    *places         // tasks in flight per worker, task group and in total
-	groups    *taskGroups     // task group capacities
-	maxTotal  int             // platform cap on tasks in flight (0: none)
-	forced    map[int64]bool  // task instances let through a full task group
-	waiting   map[int64]bool  // instances whose reason says they wait for a worker group
-	sending   map[string]int  // dispatch requests in flight per worker
+	warned    map[string]bool  // groups already logged as waiting for a worker
+	places    *places          // tasks in flight per worker, task group and in total
+	groups    *taskGroups      // task group capacities
+	maxTotal  int              // platform cap on tasks in flight (0: none)
+	forced    map[int64]bool   // task instances let through a full task group
+	waiting   map[int64]string // instances whose reason says why they wait: that reason
+	sending   map[string]int   // dispatch requests in flight per worker
 	selector  Selector
 
 	sends sync.WaitGroup
@@ -75,7 +75,7 @@ type sendResult struct {
 func newDispatcher(log *zap.Logger, st *store.Store, reg registry.Registry, client *remote.Client, self string, epoch int64, fenced func()) *dispatcher {
 	return &dispatcher{log: log.Named("dispatcher"), store: st, reg: reg, client: client, self: self, epoch: epoch, fenced: fenced,
 		inbox: newMailbox[*taskItem](), results: newMailbox[sendResult](), freed: newMailbox[int64](), forces: newMailbox[int64](),
-		places: newPlaces(), waiting: map[int64]bool{}, forced: map[int64]bool{}, selector: SelectRoundRobin,
+		places: newPlaces(), waiting: map[int64]string{}, forced: map[int64]bool{}, selector: SelectRoundRobin,
 		parked: map[string]*taskQueue{}, rr: map[string]int{}, blacklist: map[string]time.Time{}, warned: map[string]bool{},
 		sending: map[string]int{}}
 }
@@ -181,18 +181,20 @@ func (d *dispatcher) dispatchSome(ctx context.Context) (wait time.Duration) {
 			d.park(ctx, key, why, it)
 			continue
 		}
-		addr, retryIn, none := d.pick(it.Group, now)
+		addr, retryIn, none, busy := d.pick(it.Group, now)
 		if addr == "" {
 			if retryIn > 0 && (wait == 0 || retryIn < wait) {
 				wait = retryIn
 			}
 			if none {
 				d.waitingForGroup(ctx, it)
+			} else {
+				d.noteWaiting(ctx, it.WorkflowInstanceID, busy.reason(it.Group))
 			}
 			d.parkAs("group:"+it.Group, it)
 			continue
 		}
-		if d.waiting[it.WorkflowInstanceID] {
+		if d.waiting[it.WorkflowInstanceID] != "" {
 			delete(d.waiting, it.WorkflowInstanceID)
 			d.setReason(ctx, it.WorkflowInstanceID, "")
 		}
@@ -234,10 +236,11 @@ func (d *dispatcher) dispatchSome(ctx context.Context) (wait time.Duration) {
 	return wait
 }
 
-// Worker selection (docs/architecture.md, "Dispatch: queue, limits and worker selection").
-// Workers are skipped while blacklisted after a failed send, while
-// maxSendsPerWorker dispatch requests to them are unanswered, while overloaded (CPU or memory at or
-// above overloadPercent in their last heartbeat), or while full: this
+// Worker selection (docs/architecture.md, "Dispatch: queue, limits and worker
+// selection"). Workers are skipped while blacklisted after a failed send,
+// while maxSendsPerWorker dispatch requests to them are unanswered, while
+// overloaded (their last heartbeat says so: each worker decides with its own
+// thresholds, off by default), or while full: this
 // master has limit = queueFactor x capacity of their tasks in flight
 // (dispatched and not finished), so that under contention tasks wait in the
 // priority queue, in priority order, instead of in a worker's FIFO. Among
@@ -246,10 +249,7 @@ func (d *dispatcher) dispatchSome(ctx context.Context) (wait time.Duration) {
 //   - random: uniformly;
 //   - lower_weight: the lowest weight =
 //     0.35 x CPU% + 0.25 x memory% + 0.40 x (100 x in flight / limit).
-const (
-	overloadPercent = 95.0
-	queueFactor     = 2
-)
+const queueFactor = 2
 
 // Selector names a worker selection strategy.
 type Selector string
@@ -274,8 +274,9 @@ func ParseSelector(s string) (Selector, error) {
 
 // pick chooses a worker of group. It returns "" and the time until a
 // blacklisted worker is usable again when none is usable now (0: wait for
-// a registry change or a finished task).
-func (d *dispatcher) pick(group string, now time.Time) (addr string, retryIn time.Duration, none bool) {
+// a registry change or a finished task), and then why the group's workers
+// are busy (none: there is no worker in the group).
+func (d *dispatcher) pick(group string, now time.Time) (addr string, retryIn time.Duration, none bool, busy busyWorkers) {
 	type cand struct {
 		addr   string
 		weight float64
@@ -293,21 +294,25 @@ func (d *dispatcher) pick(group string, now time.Time) (addr string, retryIn tim
 				if left := until.Sub(now); soonest == 0 || left < soonest {
 					soonest = left
 				}
+				busy.failing++
 				continue
 			}
 			delete(d.blacklist, n.Addr)
 		}
 		if d.sending[n.Addr] >= maxSendsPerWorker {
-			continue // its requests are slow to answer: it may be hung
+			busy.sending++ // its requests are slow to answer: it may be hung
+			continue
 		}
 		hb := n.Heartbeat
-		if hb.CPU >= overloadPercent || hb.Memory >= overloadPercent {
+		if hb.Overloaded {
+			busy.overloaded++
 			continue
 		}
 		load := 0.0
 		if hb.Capacity > 0 {
 			limit := queueFactor * hb.Capacity
 			if d.places.worker[n.Addr] >= limit {
+				busy.full++
 				continue
 			}
 			load = 100 * float64(d.places.worker[n.Addr]) / float64(limit)
@@ -315,11 +320,11 @@ func (d *dispatcher) pick(group string, now time.Time) (addr string, retryIn tim
 		live = append(live, cand{n.Addr, 0.35*hb.CPU + 0.25*hb.Memory + 0.40*load})
 	}
 	if len(live) == 0 {
-		return "", soonest, none
+		return "", soonest, none, busy
 	}
 	switch d.selector {
 	case SelectRandom:
-		return live[rand.IntN(len(live))].addr, 0, false
+		return live[rand.IntN(len(live))].addr, 0, false, busy
 	case SelectLowerWeight:
 		best := live[0]
 		for _, c := range live[1:] {
@@ -327,11 +332,28 @@ func (d *dispatcher) pick(group string, now time.Time) (addr string, retryIn tim
 				best = c
 			}
 		}
-		return best.addr, 0, false
+		return best.addr, 0, false, busy
 	}
 	i := d.rr[group] % len(live)
 	d.rr[group] = i + 1
-	return live[i].addr, 0, false
+	return live[i].addr, 0, false, busy
+}
+
+// busyWorkers counts why the workers of a group cannot take a task now.
+type busyWorkers struct{ overloaded, full, sending, failing int }
+
+// reason is the instance reason for a task waiting on such workers.
+func (b busyWorkers) reason(group string) string {
+	var parts []string
+	for _, p := range []struct {
+		n    int
+		what string
+	}{{b.overloaded, "overloaded"}, {b.full, "full"}, {b.sending, "not answering dispatches"}, {b.failing, "retried after a failed dispatch"}} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
+		}
+	}
+	return fmt.Sprintf("waiting for a worker in group %q: every worker is busy (%s)", group, strings.Join(parts, ", "))
 }
 
 // waitingForGroup logs once per group, and records once per instance (its
@@ -342,9 +364,14 @@ func (d *dispatcher) waitingForGroup(ctx context.Context, it *taskItem) {
 		d.log.Warn("no worker in group; its tasks wait until one joins",
 			zap.String("group", it.Group), zap.Int64("task_instance_id", it.TaskInstanceID))
 	}
-	if !d.waiting[it.WorkflowInstanceID] {
-		d.waiting[it.WorkflowInstanceID] = true
-		d.setReason(ctx, it.WorkflowInstanceID, fmt.Sprintf("waiting for a worker in group %q (none registered)", it.Group))
+	d.noteWaiting(ctx, it.WorkflowInstanceID, fmt.Sprintf("waiting for a worker in group %q (none registered)", it.Group))
+}
+
+// noteWaiting records why an instance's task waits, when that changed.
+func (d *dispatcher) noteWaiting(ctx context.Context, id int64, why string) {
+	if d.waiting[id] != why {
+		d.waiting[id] = why
+		d.setReason(ctx, id, why)
 	}
 }
 
@@ -392,10 +419,7 @@ func (d *dispatcher) admit(ctx context.Context, it *taskItem) (key, why string) 
 // goes back to the queue, in priority order, when places free up.
 func (d *dispatcher) park(ctx context.Context, key, why string, it *taskItem) {
 	d.parkAs(key, it)
-	if !d.waiting[it.WorkflowInstanceID] {
-		d.waiting[it.WorkflowInstanceID] = true
-		d.setReason(ctx, it.WorkflowInstanceID, why)
-	}
+	d.noteWaiting(ctx, it.WorkflowInstanceID, why)
 }
 
 // send starts the dispatch request on its own goroutine and never waits:
@@ -467,6 +491,9 @@ func (d *dispatcher) handleResult(ctx context.Context, r sendResult) {
 func (d *dispatcher) handleInvalid(ctx context.Context, r sendResult, reason string) {
 	d.log.Warn("worker refused dispatch as invalid; failing the task", zap.String("worker", r.addr),
 		zap.Int64("task_instance_id", r.item.TaskInstanceID), zap.String("reason", reason))
+	// Freed now: the result may not apply (the task was killed meanwhile),
+	// and then no Finished follows.
+	d.places.release(r.item.TaskInstanceID)
 	if d.failed != nil {
 		d.failed(r.item, r.addr, fmt.Sprintf("worker %s refused its dispatch: %s", r.addr, reason))
 	}

@@ -34,21 +34,25 @@ func TestPickStrategies(t *testing.T) {
 		d := pickEnv(t, SelectRoundRobin,
 			registry.Node{Addr: "a", Heartbeat: hb(10, 10, 2)},
 			registry.Node{Addr: "b", Heartbeat: hb(10, 10, 2)},
-			registry.Node{Addr: "c", Heartbeat: hb(99, 10, 2)}, // overloaded
+			registry.Node{Addr: "c", Heartbeat: registry.Heartbeat{CPU: 50, Capacity: 2, Overloaded: true}},
+			registry.Node{Addr: "hot", Heartbeat: hb(100, 100, 2)}, // busy host, but under no limit of its own
 			registry.Node{Addr: "d", Heartbeat: hb(10, 10, 1)},
 			registry.Node{Addr: "e", Heartbeat: hb(10, 10, 2), Groups: []string{"gpu"}})
 		d.places.take(1, "d", "")
 		d.places.take(2, "d", "") // d full: 2 x capacity 1
 		d.blacklist["b"] = now.Add(time.Second)
-		for i := 0; i < 3; i++ {
-			if got, _, _ := d.pick("default", now); got != "a" {
-				t.Fatalf("pick %d: %q, want a (b blacklisted, c overloaded, d full)", i, got)
-			}
+		seen := map[string]int{}
+		for i := 0; i < 4; i++ {
+			got, _, _, _ := d.pick("default", now)
+			seen[got]++
 		}
-		if got, wait, none := d.pick("default", now.Add(2*time.Second)); got == "" || wait != 0 || none {
+		if seen["a"] != 2 || seen["hot"] != 2 {
+			t.Fatalf("picks %v, want a and hot in turn (b blacklisted, c overloaded, d full)", seen)
+		}
+		if got, wait, none, _ := d.pick("default", now.Add(2*time.Second)); got == "" || wait != 0 || none {
 			t.Fatalf("after the blacklist: %q %v %v", got, wait, none)
 		}
-		if got, _, none := d.pick("etl", now); got != "" || !none {
+		if got, _, none, _ := d.pick("etl", now); got != "" || !none {
 			t.Fatalf("group with no worker: %q none=%v", got, none)
 		}
 	})
@@ -58,13 +62,28 @@ func TestPickStrategies(t *testing.T) {
 			registry.Node{Addr: "ok", Heartbeat: hb(0, 0, 100)})
 		d.sending["hung"] = maxSendsPerWorker
 		for i := 0; i < 3; i++ {
-			if got, _, none := d.pick("default", now); got != "ok" || none {
+			if got, _, none, _ := d.pick("default", now); got != "ok" || none {
 				t.Fatalf("pick %d: %q none=%v, want ok", i, got, none)
 			}
 		}
 		d.sending["ok"] = maxSendsPerWorker
-		if got, wait, none := d.pick("default", now); got != "" || wait != 0 || none {
+		if got, wait, none, _ := d.pick("default", now); got != "" || wait != 0 || none {
 			t.Fatalf("both at the bound: %q %v none=%v, want a wait for a send to end", got, wait, none)
+		}
+	})
+	t.Run("every worker busy: the reason says how", func(t *testing.T) {
+		d := pickEnv(t, SelectRoundRobin,
+			registry.Node{Addr: "o1", Heartbeat: registry.Heartbeat{Capacity: 2, Overloaded: true}},
+			registry.Node{Addr: "o2", Heartbeat: registry.Heartbeat{Capacity: 2, Overloaded: true}},
+			registry.Node{Addr: "f", Heartbeat: hb(0, 0, 1)})
+		d.places.take(1, "f", "")
+		d.places.take(2, "f", "")
+		got, _, none, busy := d.pick("default", now)
+		if got != "" || none {
+			t.Fatalf("pick %q none=%v, want no worker", got, none)
+		}
+		if want := `waiting for a worker in group "default": every worker is busy (2 overloaded, 1 full)`; busy.reason("default") != want {
+			t.Fatalf("reason %q, want %q", busy.reason("default"), want)
 		}
 	})
 	t.Run("lower_weight takes the least loaded", func(t *testing.T) {
@@ -75,7 +94,7 @@ func TestPickStrategies(t *testing.T) {
 		for i := int64(0); i < 6; i++ {
 			d.places.take(i, "full-ish", "")
 		}
-		if got, _, _ := d.pick("default", now); got != "idle" {
+		if got, _, _, _ := d.pick("default", now); got != "idle" {
 			t.Fatalf("lower_weight picked %q", got)
 		}
 	})
@@ -85,7 +104,7 @@ func TestPickStrategies(t *testing.T) {
 			registry.Node{Addr: "b", Heartbeat: hb(0, 0, 0)})
 		seen := map[string]bool{}
 		for i := 0; i < 200; i++ {
-			got, _, _ := d.pick("default", now)
+			got, _, _, _ := d.pick("default", now)
 			seen[got] = true
 		}
 		if !seen["a"] || !seen["b"] || len(seen) != 2 {

@@ -14,11 +14,13 @@ import (
 // TestRefusedDispatchWedgesNothing: a run whose param holds a NUL byte
 // (written past the API's checks) is dispatched beside six 4-task runs on one
 // worker. The worker refuses that one dispatch; the task fails with the
-// worker's reason and every other run still finishes.
+// worker's reason (and is retried, as any failure) and every other run still
+// finishes. Before, the master closed the connection the other dispatches
+// shared, the worker dropped those it had acked, and refused them for good.
 func TestRefusedDispatchWedgesNothing(t *testing.T) {
 	c := newCell(t, master.Config{})
 	c.addWorker(4)
-	c.apply("name: bad\ntasks:\n  - {name: only, command: 'echo \"$P\"'}\n")
+	c.apply("name: bad\ntasks:\n  - {name: only, command: 'echo \"$P\"', retries: 1}\n")
 	var b strings.Builder
 	b.WriteString("name: good\ntasks:\n")
 	for i := 0; i < 4; i++ {
@@ -59,8 +61,9 @@ func TestRefusedDispatchWedgesNothing(t *testing.T) {
 		t.Fatalf("bad run: %s, want failed", got.State)
 	}
 	tasks := c.tasks(bad.ID)
-	if len(tasks) != 1 || tasks[0].State != model.TaskFailed {
-		t.Fatalf("bad run's tasks: %+v, want one failed", tasks)
+	// A task failure like any other: its retry ran (and was refused too).
+	if len(tasks) != 2 || tasks[0].State != model.TaskFailed || tasks[1].State != model.TaskFailed || tasks[1].Attempt != 2 {
+		t.Fatalf("bad run's tasks: %+v, want attempts 1 and 2 failed", tasks)
 	}
 	if !strings.Contains(got.Reason, "NUL") {
 		t.Fatalf("bad run's reason %q does not give the worker's refusal", got.Reason)

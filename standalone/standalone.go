@@ -133,7 +133,8 @@ func NewWorker(c config.Config, log *zap.Logger) (*worker.Worker, error) {
 	}
 	w, err := worker.New(worker.Config{Listen: c.Worker.Listen, Host: c.Worker.Host, Groups: groups,
 		Slots: c.Worker.Slots, Shell: c.Worker.Shell, DataDir: filepath.Join(c.DataDir, "worker"),
-		EnvPassthrough: c.Worker.EnvPassthrough, MaxLogBytes: int64(c.Worker.MaxLogBytes)}, log)
+		EnvPassthrough: c.Worker.EnvPassthrough, MaxLogBytes: int64(c.Worker.MaxLogBytes),
+		MaxCPUPercent: c.Worker.MaxCPUPercent, MaxMemoryPercent: c.Worker.MaxMemoryPercent}, log)
 	if err != nil {
 		return nil, fmt.Errorf("worker settings: %w", err)
 	}

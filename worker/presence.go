@@ -22,6 +22,8 @@ type PresenceOptions struct {
 	// ZKConfig.SessionTimeout); default 5s. A connection suspended for a
 	// third of it drops the worker's tasks (see Presence).
 	SessionTimeout time.Duration
+
+	procDir string // host figures come from here; "" is /proc (tests)
 }
 
 // Presence keeps a started Worker in the registry and in step with the
@@ -113,7 +115,8 @@ func (p *Presence) Start(ctx context.Context) error {
 	changes, cancelChanges := p.reg.Changes()
 	states, cancelStates := p.states.States()
 	unsubscribe := func() { cancelChanges(); cancelStates() }
-	b := &beat{p: p, start: p.w.StartTime(), sampler: sysload.NewSampler("")}
+	b := &beat{p: p, start: p.w.StartTime(), sampler: sysload.NewSampler(p.opts.procDir),
+		limits: overloadLimits{cpu: float64(p.w.cfg.MaxCPUPercent), memory: float64(p.w.cfg.MaxMemoryPercent)}}
 	if err := b.register(ctx); err != nil {
 		unsubscribe()
 		return fmt.Errorf("worker: register in the registry: %w", err)
@@ -163,6 +166,8 @@ type beat struct {
 	sampler *sysload.Sampler
 	failing bool // registering fails: logged once, and again on recovery
 	noLoad  bool // /proc unreadable: logged once
+	limits  overloadLimits
+	over    bool // overloaded in the last heartbeat
 }
 
 // heartbeat registers the worker every Interval, and at once as a new
@@ -206,19 +211,30 @@ func (b *beat) register(ctx context.Context) error {
 		p.log.Warn("host load not readable; heartbeats carry zeros for it", zap.Error(err))
 	}
 	st := p.w.Stats()
+	over, why := b.limits.decide(b.over, u.CPU, u.Memory)
+	if over != b.over {
+		if over {
+			p.log.Warn("overloaded: masters dispatch nothing here until the host is below the limits", zap.String("why", why))
+		} else {
+			p.log.Info("no longer overloaded", zap.Float64("cpu", u.CPU), zap.Float64("memory", u.Memory))
+		}
+		b.over = over
+	}
 	return p.reg.Register(ctx, registry.Node{
 		Role:   registry.RoleWorker,
 		Addr:   p.addr,
 		Groups: p.w.Groups(),
 		LogDir: p.w.LogDir(),
 		Heartbeat: registry.Heartbeat{
-			CPU:       u.CPU,
-			Memory:    u.Memory,
-			Load:      u.Load,
-			Running:   st.Running,
-			Capacity:  st.Capacity,
-			StartTime: b.start,
-			Time:      time.Now().UTC(),
+			CPU:            u.CPU,
+			Memory:         u.Memory,
+			Load:           u.Load,
+			Running:        st.Running,
+			Capacity:       st.Capacity,
+			Overloaded:     over,
+			OverloadReason: why,
+			StartTime:      b.start,
+			Time:           time.Now().UTC(),
 		},
 	})
 }

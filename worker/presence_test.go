@@ -2,6 +2,9 @@ package worker
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -302,5 +305,63 @@ func TestPresenceDeregistersOnStop(t *testing.T) {
 			t.Fatal("worker registered after Stop")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestPresenceReportsOverload: with MaxMemoryPercent 90, heartbeats mark
+// the worker overloaded once the host's memory use reaches 90 %, keep it so
+// at 85 % (inside the 10-point band), and clear it at 75 %. The host
+// figures come from a /proc of the test's.
+func TestPresenceReportsOverload(t *testing.T) {
+	t.Parallel()
+	proc := t.TempDir()
+	use := func(percent int) {
+		t.Helper()
+		meminfo := fmt.Sprintf("MemTotal: 1000000 kB\nMemFree: 0 kB\nMemAvailable: %d kB\n", (100-percent)*10000)
+		for name, data := range map[string]string{"stat": "cpu  1 0 0 1 0 0 0 0 0 0\n", "loadavg": "0.10 0.10 0.10 1/1 1\n", "meminfo": meminfo} {
+			if err := os.WriteFile(filepath.Join(proc, name+".tmp"), []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(filepath.Join(proc, name+".tmp"), filepath.Join(proc, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	use(50)
+	b := setup(t, Config{MaxMemoryPercent: 90})
+	reg := registry.NewMemory()
+	startPresence(t, b.w, reg, reg, PresenceOptions{Interval: 20 * time.Millisecond, procDir: proc})
+	heartbeat := func(memory float64) registry.Heartbeat {
+		t.Helper()
+		var hb registry.Heartbeat
+		waitFor(t, fmt.Sprintf("a heartbeat at %.0f %% memory", memory), func() bool {
+			hb = mustNode(t, reg, b.w.Host()).Heartbeat
+			return hb.Memory == memory
+		})
+		return hb
+	}
+	if hb := heartbeat(50); hb.Overloaded {
+		t.Fatalf("overloaded at 50 %%: %+v", hb)
+	}
+	use(90)
+	if hb := heartbeat(90); !hb.Overloaded || !strings.Contains(hb.OverloadReason, "memory 90% >= max 90%") {
+		t.Fatalf("at 90 %%: %+v, want overloaded naming memory", hb)
+	}
+	use(85)
+	if hb := heartbeat(85); !hb.Overloaded {
+		t.Fatalf("at 85 %% after 90 %%: %+v, want still overloaded (leaves below 80 %%)", hb)
+	}
+	use(75)
+	if hb := heartbeat(75); hb.Overloaded || hb.OverloadReason != "" {
+		t.Fatalf("at 75 %%: %+v, want no longer overloaded", hb)
+	}
+}
+
+func TestOverloadSettingsChecked(t *testing.T) {
+	t.Parallel()
+	for _, cfg := range []Config{{Listen: "127.0.0.1:0", MaxCPUPercent: -1}, {Listen: "127.0.0.1:0", MaxMemoryPercent: 101}} {
+		if _, err := New(cfg, nil); err == nil || !strings.Contains(err.Error(), "want 0 (off) to 100") {
+			t.Errorf("New(%+v) = %v, want a range error", cfg, err)
+		}
 	}
 }

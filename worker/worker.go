@@ -52,6 +52,12 @@ type Config struct {
 	EnvPassthrough []string
 	// MaxLogBytes caps a task's log; default 1 GiB.
 	MaxLogBytes int64
+	// MaxCPUPercent and MaxMemoryPercent make the worker report itself
+	// overloaded in its heartbeats (masters then dispatch nothing to it)
+	// while the host's CPU or memory use is at or above them, until it is
+	// 10 points below (see overloadLimits.decide); 0 (default) is off.
+	MaxCPUPercent    int
+	MaxMemoryPercent int
 }
 
 // TaskGuard modes.
@@ -113,6 +119,14 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 	for _, g := range cfg.Groups {
 		if g == "" {
 			return nil, errors.New("worker: config Groups holds an empty name")
+		}
+	}
+	for _, l := range []struct {
+		name string
+		v    int
+	}{{"MaxCPUPercent", cfg.MaxCPUPercent}, {"MaxMemoryPercent", cfg.MaxMemoryPercent}} {
+		if l.v < 0 || l.v > 100 {
+			return nil, fmt.Errorf("worker: config %s %d: want 0 (off) to 100", l.name, l.v)
 		}
 	}
 	switch cfg.TaskGuard {

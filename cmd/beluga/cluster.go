@@ -126,6 +126,7 @@ func workerCommand() *cobra.Command {
 	s.str("group", "worker groups, comma-separated (default: default)", func(c *config.Config, v string) { c.Worker.Groups = splitList(v) })
 	s.int("slots", "tasks run at once (default 2 x CPUs)", func(c *config.Config, v int) { c.Worker.Slots = v })
 	s.str("shell", "shell that runs shell tasks: bash or sh", func(c *config.Config, v string) { c.Worker.Shell = v })
+	overloadFlags(s)
 	s.str("data-dir", "directory for task logs and work dirs (default ./beluga-data)", func(c *config.Config, v string) { c.DataDir = v })
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, log, err := s.load()

@@ -105,6 +105,14 @@ func allowedHostsFlag(s *settings) {
 		func(c *config.Config, v string) { c.API.AllowedHosts = splitList(v) })
 }
 
+// overloadFlags adds the worker's overload thresholds, shared by worker and standalone.
+func overloadFlags(s *settings) {
+	s.int("max-cpu-percent", "take no tasks while host CPU use is at or above this, until 10 points below (0: off, the default)",
+		func(c *config.Config, v int) { c.Worker.MaxCPUPercent = v })
+	s.int("max-memory-percent", "take no tasks while host memory use is at or above this, until 10 points below (0: off, the default)",
+		func(c *config.Config, v int) { c.Worker.MaxMemoryPercent = v })
+}
+
 // usageError marks errors in what the user gave (exit code 2).
 type usageError struct{ error }
 
@@ -123,6 +131,7 @@ func standaloneCommand() *cobra.Command {
 		func(c *config.Config, v string) { c.DataDir = v })
 	s.int("slots", "tasks the worker runs at once (default 2 x CPUs)", func(c *config.Config, v int) { c.Worker.Slots = v })
 	s.str("shell", "shell that runs shell tasks: bash or sh", func(c *config.Config, v string) { c.Worker.Shell = v })
+	overloadFlags(s)
 	masterFlags(s)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, log, err := s.load()

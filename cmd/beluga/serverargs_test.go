@@ -17,6 +17,8 @@ func TestServerCommandsRefuseBadSettings(t *testing.T) {
 	}{
 		{[]string{"worker", "--zk", "127.0.0.1:1", "--slots", "-3"}, "Slots -3"},
 		{[]string{"worker", "--zk", "127.0.0.1:1", "--shell", "zsh"}, "zsh"},
+		{[]string{"worker", "--zk", "127.0.0.1:1", "--max-cpu-percent", "150"}, "MaxCPUPercent 150: want 0 (off) to 100"},
+		{[]string{"worker", "--zk", "127.0.0.1:1", "--max-memory-percent", "-1"}, "MaxMemoryPercent -1"},
 		{[]string{"master", "--zk", "127.0.0.1:1"}, "--db is required"},
 		{[]string{"master", "--zk", "127.0.0.1:1", "--db", "postgres://x/y"}, "mysql:// or sqlite://"},
 		{[]string{"master", "--zk", "127.0.0.1:1", "--db", "sqlite://" + dir + "/b.db", "--selector", "fastest"}, "fastest"},

@@ -67,6 +67,10 @@ type WorkerConfig struct {
 	EnvPassthrough []string `yaml:"env_passthrough" env:"BELUGA_WORKER_ENV_PASSTHROUGH"`
 	// MaxLogBytes caps each task log; 0: 1 GiB.
 	MaxLogBytes int `yaml:"max_log_bytes" env:"BELUGA_WORKER_MAX_LOG_BYTES"`
+	// MaxCPUPercent and MaxMemoryPercent: the worker takes no tasks while
+	// the host is at or above them, until 10 points below; 0 (default): off.
+	MaxCPUPercent    int `yaml:"max_cpu_percent" env:"BELUGA_WORKER_MAX_CPU_PERCENT"`
+	MaxMemoryPercent int `yaml:"max_memory_percent" env:"BELUGA_WORKER_MAX_MEMORY_PERCENT"`
 }
 
 // ZKConfig is the ZooKeeper registry of a cluster.

@@ -36,3 +36,25 @@ func TestAllowedHosts(t *testing.T) {
 		t.Fatalf("env: %+v %v", c.API, err)
 	}
 }
+
+func TestOverloadSettings(t *testing.T) {
+	t.Parallel()
+	c, err := Load("", func(string) (string, bool) { return "", false })
+	if err != nil || c.Worker.MaxCPUPercent != 0 || c.Worker.MaxMemoryPercent != 0 {
+		t.Fatalf("defaults: %+v %v, want overload protection off", c.Worker, err)
+	}
+	file := filepath.Join(t.TempDir(), "beluga.yaml")
+	if err := os.WriteFile(file, []byte("worker:\n  max_cpu_percent: 90\n  max_memory_percent: 80\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := func(k string) (string, bool) {
+		if k == "BELUGA_WORKER_MAX_CPU_PERCENT" {
+			return "70", true
+		}
+		return "", false
+	}
+	c, err = Load(file, env)
+	if err != nil || c.Worker.MaxCPUPercent != 70 || c.Worker.MaxMemoryPercent != 80 {
+		t.Fatalf("file and env: %+v %v, want cpu 70 (env), memory 80 (file)", c.Worker, err)
+	}
+}

@@ -22,13 +22,17 @@ const (
 
 // Heartbeat is the load a node reports, refreshed every few seconds.
 type Heartbeat struct {
-	CPU       float64   `json:"cpu"`
-	Memory    float64   `json:"memory"`
-	Load      float64   `json:"load"`
-	Running   int       `json:"running"`
-	Capacity  int       `json:"capacity"`
-	StartTime time.Time `json:"start_time"`
-	Time      time.Time `json:"time"`
+	CPU      float64 `json:"cpu"`
+	Memory   float64 `json:"memory"`
+	Load     float64 `json:"load"`
+	Running  int     `json:"running"`
+	Capacity int     `json:"capacity"`
+	// Overloaded: the worker's host is over the worker's own overload
+	// thresholds (off by default); masters dispatch nothing to it.
+	Overloaded     bool      `json:"overloaded,omitempty"`
+	OverloadReason string    `json:"overload_reason,omitempty"`
+	StartTime      time.Time `json:"start_time"`
+	Time           time.Time `json:"time"`
 }
 
 // Node is one registered process.

@@ -54,7 +54,7 @@ export function render(main, page) {
       h('td', {class: 'num'}, m.epoch ? String(m.epoch) : ''),
       h('td', {}, timeEl(m.since)))) : emptyRow(4, 'No master is registered.'));
     patch(wt.tbody, c.workers.length ? c.workers.map((w) => h('tr', {key: w.address, dataset: {worker: w.address}},
-      h('td', {}, w.address),
+      h('td', {}, w.address, w.overloaded ? h('span', {class: 'tag overloaded', title: w.overload_reason || ''}, 'overloaded') : null),
       h('td', {}, (w.groups || []).join(', ')),
       h('td', {}, meter(w.running, w.capacity)),
       h('td', {class: 'num'}, pct(w.cpu)),
