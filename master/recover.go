@@ -175,7 +175,9 @@ func (r *runner) rebuild(ctx context.Context) bool {
 // lostOn returns the ids among ts that host no longer holds: all of them
 // when host is gone from the registry, else those its answer leaves out.
 // When a live worker cannot be asked, nothing is declared lost: if it is
-// really dead, the worker watch fails its tasks over when it leaves.
+// really dead, the worker watch fails its tasks over when it leaves, also
+// when it left before the watch started (the watch's baseline is every host
+// the DB says holds tasks).
 func (r *runner) lostOn(ctx context.Context, host string, ts []*model.TaskInstance) []int64 {
 	ids := make([]int64, len(ts))
 	for i, t := range ts {

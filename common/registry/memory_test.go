@@ -72,3 +72,19 @@ func TestMemoryStates(t *testing.T) {
 		t.Fatalf("first state %v, want connected", s)
 	}
 }
+
+func TestMemoryRaiseEpoch(t *testing.T) {
+	m := NewMemory()
+	m.RaiseEpoch(7)
+	ctx := context.Background()
+	t1, err := m.Campaign(ctx, "a")
+	if err != nil || t1.Epoch != 8 {
+		t.Fatalf("first term after RaiseEpoch(7): %+v %v, want epoch 8", t1, err)
+	}
+	m.Resign()
+	m.RaiseEpoch(3) // never lowers
+	t2, err := m.Campaign(ctx, "a")
+	if err != nil || t2.Epoch != 9 {
+		t.Fatalf("next term: %+v %v, want epoch 9", t2, err)
+	}
+}

@@ -53,6 +53,10 @@ type Options struct {
 	// ("master-1", "worker-2", "api") from their first start on, e.g.
 	// BELUGA_FAILPOINT. Process.SetEnv changes it for later restarts.
 	Env map[string][]string
+	// Args gives extra flags to named processes, after the common ones (the
+	// later of two equal flags wins), e.g. a longer --zk-session-timeout
+	// for the workers.
+	Args map[string][]string
 	// PrivateDB runs a mariadbd of the cluster's own (Cluster.MariaDB, which
 	// can be restarted) instead of a database on the shared test server.
 	PrivateDB bool
@@ -249,7 +253,7 @@ func (c *Cluster) makeProcesses(bin string) error {
 		p := &Process{Name: name, Role: role, Addr: fmt.Sprintf("127.0.0.1:%d", port),
 			Dir: filepath.Join(c.Dir, name), bin: bin, env: o.Env[name]}
 		p.LogPath = filepath.Join(p.Dir, name+".log")
-		p.args = append(append([]string{string(role), "--listen", p.Addr}, args...), common...)
+		p.args = append(append(append([]string{string(role), "--listen", p.Addr}, args...), common...), o.Args[name]...)
 		return p, os.MkdirAll(p.Dir, 0o755)
 	}
 	if c.API, err = newProc("api", RoleAPI, ports[0], "--db", c.DBURL); err != nil {
@@ -274,9 +278,11 @@ func (c *Cluster) makeProcesses(bin string) error {
 		}
 		c.Workers = append(c.Workers, p)
 	}
-	for name := range o.Env {
-		if !slices.ContainsFunc(c.Processes(), func(p *Process) bool { return p.Name == name }) {
-			return fmt.Errorf("Options.Env names %q, not a process of this cluster (master-N, worker-N, api)", name)
+	for field, m := range map[string]map[string][]string{"Env": o.Env, "Args": o.Args} {
+		for name := range m {
+			if !slices.ContainsFunc(c.Processes(), func(p *Process) bool { return p.Name == name }) {
+				return fmt.Errorf("Options.%s names %q, not a process of this cluster (master-N, worker-N, api)", field, name)
+			}
 		}
 	}
 	return nil

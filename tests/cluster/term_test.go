@@ -72,6 +72,9 @@ func TestStaleElectedMasterStandsBy(t *testing.T) {
 	if log := m2.LogSince(mark); strings.Contains(log, "leading: recovering") {
 		t.Fatalf("master-2 began a term with its stale election after the wake-up:\n%s", log)
 	}
+	if log := m2.Log(); !strings.Contains(log, "before it was recorded") && !strings.Contains(log, "the recorded leader term is not older") {
+		t.Fatalf("master-2 does not say why it stood by:\n%s", m2.LogTail(20))
+	}
 	now, err := c.Store.CurrentTermInfo(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -94,57 +97,84 @@ func TestStaleElectedMasterStandsBy(t *testing.T) {
 	c.AssertNoStuckRows(t)
 }
 
-// TestWorkerLostDuringRecovery kills -9 the leader mid-run and, as the
-// standby begins its term, the worker running a. The new leader's recovery
-// still sees that worker registered (its session has not expired yet), so
-// it waits for the worker's reports instead of running a again; the worker
-// then leaves the registry before the worker watch starts (failpoint
-// before-worker-watch, action sleep, widens that window). The watch's
-// baseline is the DB's hosts with tasks in flight, so the lost worker's
-// tasks are failed over: each runs again elsewhere exactly once as a new
-// attempt, every other task runs once, nothing is left stuck.
+// TestWorkerLostDuringRecovery kills -9 the leader and the worker running
+// a mid-run, in two orders. The new leader's recovery still sees that
+// worker registered (its session has not expired yet), so it waits for the
+// worker's reports instead of running a again; the worker then leaves the
+// registry before the worker watch starts (failpoint before-worker-watch,
+// action sleep, holds that window open). The watch's baseline is the DB's
+// hosts with tasks in flight, so the lost worker's tasks are failed over:
+// each runs again elsewhere exactly once as a new attempt, every other task
+// runs once, nothing is left stuck.
+//   - together: both are killed at the same instant; the workers' sessions
+//     last 4 s, the masters' 2 s, so the worker leaves during recovery.
+//   - as the standby takes over: the worker is killed when the standby
+//     begins its term.
 func TestWorkerLostDuringRecovery(t *testing.T) {
-	c := clustertest.New(t, clustertest.Options{Masters: 2, Workers: 2, SessionTimeout: sessionTimeout,
-		Env: map[string][]string{"master-2": {"BELUGA_FAILPOINT=" + failpoint.BeforeWorkerWatch + ":sleep=5s"}}})
-	marks := t.TempDir()
-	c.Apply(t, spec.Workflow{Name: "pair", Tasks: []spec.Task{
-		task(marks, "a", sleep(8*time.Second)),
-		task(marks, "b", sleep(8*time.Second)),
-		task(marks, "c", sleep(100*time.Millisecond), "a", "b"),
-	}})
-	id := c.Run(t, "pair")
-	ea := clustertest.WaitExecution(t, marks, id, "a", finishWithin)
-	clustertest.WaitExecution(t, marks, id, "b", finishWithin)
-	victimAddr := taskRow(t, c, id, "a", ea.Attempt).Host
-	var victim *clustertest.Process
-	for _, w := range c.Workers {
-		if w.Addr == victimAddr {
-			victim = w
-		}
-	}
-	if victim == nil {
-		t.Fatalf("a runs on %q, not one of the workers", victimAddr)
-	}
-	want := map[string]int{}
-	for name, rows := range c.Tasks(t, id) {
-		if last := rows[len(rows)-1]; last.Host == victim.Addr {
-			want[name] = 2 // its attempt dies with the worker; a new one runs elsewhere
-		}
-	}
+	for _, tc := range []struct {
+		name     string
+		together bool
+	}{
+		{"together", true},
+		{"as the standby takes over", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := clustertest.Options{Masters: 2, Workers: 2, SessionTimeout: sessionTimeout,
+				Env: map[string][]string{"master-2": {"BELUGA_FAILPOINT=" + failpoint.BeforeWorkerWatch + ":sleep=5s"}}}
+			if tc.together {
+				longer := []string{"--zk-session-timeout", (2 * sessionTimeout).String()}
+				o.Args = map[string][]string{"worker-1": longer, "worker-2": longer}
+			}
+			c := clustertest.New(t, o)
+			marks := t.TempDir()
+			c.Apply(t, spec.Workflow{Name: "pair", Tasks: []spec.Task{
+				task(marks, "a", sleep(8*time.Second)),
+				task(marks, "b", sleep(8*time.Second)),
+				task(marks, "c", sleep(100*time.Millisecond), "a", "b"),
+			}})
+			id := c.Run(t, "pair")
+			ea := clustertest.WaitExecution(t, marks, id, "a", finishWithin)
+			clustertest.WaitExecution(t, marks, id, "b", finishWithin)
+			victimAddr := taskRow(t, c, id, "a", ea.Attempt).Host
+			var victim *clustertest.Process
+			for _, w := range c.Workers {
+				if w.Addr == victimAddr {
+					victim = w
+				}
+			}
+			if victim == nil {
+				t.Fatalf("a runs on %q, not one of the workers", victimAddr)
+			}
+			want := map[string]int{}
+			for name, rows := range c.Tasks(t, id) {
+				if last := rows[len(rows)-1]; last.Host == victim.Addr {
+					want[name] = 2 // its attempt dies with the worker; a new one runs elsewhere
+				}
+			}
 
-	old, standby := c.Masters[0], c.Masters[1]
-	old.Kill9()
-	c.Eventually(t, failoverWithin, "the standby to begin its term", func() bool {
-		return strings.Contains(standby.Log(), "leading: recovering")
-	})
-	victim.Kill9()
-	c.WaitFinished(t, id, finishWithin)
-	c.AssertRuns(t, id, marks, want)
-	for name := range want {
-		rows := c.Tasks(t, id)[name]
-		if len(rows) != 2 || rows[0].Host != victim.Addr || rows[1].Host == victim.Addr {
-			t.Fatalf("%s: want a lost attempt on %s, then one elsewhere: %+v", name, victim.Addr, rows)
-		}
+			old, standby := c.Masters[0], c.Masters[1]
+			if tc.together {
+				victim.Kill9()
+				old.Kill9()
+			} else {
+				old.Kill9()
+				c.Eventually(t, failoverWithin, "the standby to begin its term", func() bool {
+					return strings.Contains(standby.Log(), "leading: recovering")
+				})
+				victim.Kill9()
+			}
+			c.WaitFinished(t, id, finishWithin)
+			c.AssertRuns(t, id, marks, want)
+			for name := range want {
+				rows := c.Tasks(t, id)[name]
+				if len(rows) != 2 || rows[0].Host != victim.Addr || rows[1].Host == victim.Addr {
+					t.Fatalf("%s: want a lost attempt on %s, then one elsewhere: %+v", name, victim.Addr, rows)
+				}
+			}
+			if !strings.Contains(standby.Log(), "a worker holding tasks is gone") {
+				t.Logf("the worker left after the watch started:\n%s", standby.LogTail(20))
+			}
+			c.AssertNoStuckRows(t)
+		})
 	}
-	c.AssertNoStuckRows(t)
 }
