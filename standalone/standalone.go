@@ -36,9 +36,20 @@ type Standalone struct {
 	once     sync.Once
 }
 
+// Option adjusts a Standalone beyond its config. Options serve tests; none
+// is a user setting.
+type Option func(*options)
+
+type options struct{ procDir string }
+
+// WithProcDir makes the worker read its host's CPU, memory and load from
+// dir (stat, meminfo and loadavg as in /proc) instead of /proc, so that a
+// test controls what the worker's overload protection sees.
+func WithProcDir(dir string) Option { return func(o *options) { o.procDir = dir } }
+
 // Start brings the parts up in dependency order: storage, master
 // (so reports have somewhere to land), worker, then the API that lets work in.
-func Start(ctx context.Context, c config.Config, log *zap.Logger) (_ *Standalone, err error) {
+func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option) (_ *Standalone, err error) {
 	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
@@ -71,7 +82,7 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger) (_ *Standalone
 	if err = sa.Master.Start(ctx); err != nil {
 		return nil, err
 	}
-	if sa.Worker, sa.presence, err = StartWorker(ctx, c, reg, reg, reg, log); err != nil {
+	if sa.Worker, sa.presence, err = StartWorker(ctx, c, reg, reg, reg, log, opts...); err != nil {
 		return nil, err
 	}
 	sa.logs = remote.NewClient(func(remote.Peer, uint64, message.Message) {}, remote.Options{Log: log})
@@ -146,12 +157,12 @@ func NewWorker(c config.Config, log *zap.Logger) (*worker.Worker, error) {
 // registry session is lost). Stop the worker before the presence: a worker
 // that leaves the registry first has its dying tasks run elsewhere.
 func StartWorker(ctx context.Context, c config.Config, reg registry.Registry, el registry.Elector,
-	states registry.StateWatcher, log *zap.Logger) (*worker.Worker, *worker.Presence, error) {
+	states registry.StateWatcher, log *zap.Logger, opts ...Option) (*worker.Worker, *worker.Presence, error) {
 	w, err := NewWorker(c, log)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := Announce(ctx, w, c, reg, el, states, log)
+	p, err := Announce(ctx, w, c, reg, el, states, log, opts...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -160,11 +171,15 @@ func StartWorker(ctx context.Context, c config.Config, reg registry.Registry, el
 
 // Announce starts a built worker and its presence in reg.
 func Announce(ctx context.Context, w *worker.Worker, c config.Config, reg registry.Registry, el registry.Elector,
-	states registry.StateWatcher, log *zap.Logger) (*worker.Presence, error) {
+	states registry.StateWatcher, log *zap.Logger, opts ...Option) (*worker.Presence, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if err := w.Start(ctx); err != nil {
 		return nil, err
 	}
-	p := worker.NewPresence(w, reg, el, states, worker.PresenceOptions{SessionTimeout: c.ZK.SessionTimeout}, log)
+	p := worker.NewPresence(w, reg, el, states, worker.PresenceOptions{SessionTimeout: c.ZK.SessionTimeout, ProcDir: o.procDir}, log)
 	if err := p.Start(ctx); err != nil {
 		w.Stop()
 		return nil, err

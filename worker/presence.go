@@ -23,7 +23,10 @@ type PresenceOptions struct {
 	// third of it drops the worker's tasks (see Presence).
 	SessionTimeout time.Duration
 
-	procDir string // host figures come from here; "" is /proc (tests)
+	// ProcDir is where host CPU, memory and load are read (stat, meminfo,
+	// loadavg); "" is /proc. Only tests set it, to control what overload
+	// protection sees; it is no user setting.
+	ProcDir string
 }
 
 // Presence keeps a started Worker in the registry and in step with the
@@ -115,7 +118,7 @@ func (p *Presence) Start(ctx context.Context) error {
 	changes, cancelChanges := p.reg.Changes()
 	states, cancelStates := p.states.States()
 	unsubscribe := func() { cancelChanges(); cancelStates() }
-	b := &beat{p: p, start: p.w.StartTime(), sampler: sysload.NewSampler(p.opts.procDir),
+	b := &beat{p: p, start: p.w.StartTime(), sampler: sysload.NewSampler(p.opts.ProcDir),
 		limits: overloadLimits{cpu: float64(p.w.cfg.MaxCPUPercent), memory: float64(p.w.cfg.MaxMemoryPercent)}}
 	if err := b.register(ctx); err != nil {
 		unsubscribe()

@@ -330,7 +330,7 @@ func TestPresenceReportsOverload(t *testing.T) {
 	use(50)
 	b := setup(t, Config{MaxMemoryPercent: 90})
 	reg := registry.NewMemory()
-	startPresence(t, b.w, reg, reg, PresenceOptions{Interval: 20 * time.Millisecond, procDir: proc})
+	startPresence(t, b.w, reg, reg, PresenceOptions{Interval: 20 * time.Millisecond, ProcDir: proc})
 	heartbeat := func(memory float64) registry.Heartbeat {
 		t.Helper()
 		var hb registry.Heartbeat
