@@ -54,13 +54,13 @@ func NewServer(listen string, h http.Handler, log *zap.Logger) *Server {
 // connections when it returns. ctx bounds start-up only. A second Start is
 // an error; so is a Start after Stop or after a failed Start.
 func (s *Server) Start(ctx context.Context) error {
-	if _, err := s.life.Begin(context.WithoutCancel(ctx)); err != nil {
-		return err
-	}
+	return s.life.StartWith(context.WithoutCancel(ctx), func() error { return s.start(ctx) }, nil)
+}
+
+func (s *Server) start(ctx context.Context) error {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", s.listen)
 	if err != nil {
-		s.Stop()
 		return fmt.Errorf("api server: listen on %s: %w", s.listen, err)
 	}
 	s.mu.Lock()
