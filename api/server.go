@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/internal/startstop"
 )
 
 // ShutdownTimeout bounds how long Stop waits for requests in flight.
@@ -21,12 +23,9 @@ type Server struct {
 	srv    *http.Server
 	log    *zap.Logger
 
-	mu      sync.Mutex
-	ln      net.Listener
-	started bool
-	stopped bool
-	done    chan struct{} // closed when the Serve goroutine has returned
-	halted  chan struct{} // closed when the first Stop has finished
+	life startstop.Base // owns the serve and shutdown goroutines
+	mu   sync.Mutex
+	ln   net.Listener
 }
 
 // NewServer prepares a server for listen (host:port; ":0" picks a port).
@@ -35,10 +34,9 @@ func NewServer(listen string, h http.Handler, log *zap.Logger) *Server {
 		log = zap.NewNop()
 	}
 	log = log.Named("api")
-	return &Server{
+	s := &Server{
 		listen: listen,
 		log:    log,
-		halted: make(chan struct{}),
 		srv: &http.Server{
 			Handler:           h,
 			ReadHeaderTimeout: 10 * time.Second,
@@ -48,33 +46,47 @@ func NewServer(listen string, h http.Handler, log *zap.Logger) *Server {
 			ErrorLog:          zap.NewStdLog(log.Named("http")),
 		},
 	}
+	s.life.Name, s.life.Log = "api server", log
+	return s
 }
 
 // Start listens and serves in the background; the address accepts
-// connections when it returns.
+// connections when it returns. ctx bounds start-up only. A second Start is
+// an error; so is a Start after Stop or after a failed Start.
 func (s *Server) Start(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stopped {
-		return errors.New("api server: start after stop")
-	}
-	if s.started {
-		return errors.New("api server: already started")
-	}
+	return s.life.StartWith(context.WithoutCancel(ctx), func() error { return s.start(ctx) }, nil)
+}
+
+func (s *Server) start(ctx context.Context) error {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", s.listen)
 	if err != nil {
 		return fmt.Errorf("api server: listen on %s: %w", s.listen, err)
 	}
-	s.ln, s.started, s.done = ln, true, make(chan struct{})
-	go func() {
-		defer close(s.done)
+	s.mu.Lock()
+	s.ln = ln
+	s.mu.Unlock()
+	s.life.Go(func(context.Context) {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("serve failed", zap.String("addr", ln.Addr().String()), zap.Error(err))
 		}
-	}()
+	})
+	s.life.Go(s.shutdown)
 	s.log.Info("listening", zap.String("addr", ln.Addr().String()))
 	return nil
+}
+
+// shutdown waits for Stop, then closes the listener first (no new requests),
+// lets requests in flight finish for up to ShutdownTimeout, then closes what
+// is left; Serve returns meanwhile.
+func (s *Server) shutdown(ctx context.Context) {
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	defer cancel()
+	if err := s.srv.Shutdown(sctx); err != nil {
+		s.log.Warn("graceful shutdown timed out; closing connections", zap.Error(err))
+		_ = s.srv.Close()
+	}
 }
 
 // Addr is the address listened on ("" before Start).
@@ -87,29 +99,7 @@ func (s *Server) Addr() string {
 	return s.ln.Addr().String()
 }
 
-// Stop closes the listener first (no new requests), lets requests in flight
-// finish for up to ShutdownTimeout, then closes what is left, and returns
-// after the serve goroutine exited. Safe twice and before Start; a second
-// call waits for the first to finish.
-func (s *Server) Stop() {
-	s.mu.Lock()
-	if s.stopped {
-		s.mu.Unlock()
-		<-s.halted
-		return
-	}
-	s.stopped = true
-	started := s.started
-	s.mu.Unlock()
-	defer close(s.halted)
-	if !started {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
-	defer cancel()
-	if err := s.srv.Shutdown(ctx); err != nil {
-		s.log.Warn("graceful shutdown timed out; closing connections", zap.Error(err))
-		_ = s.srv.Close()
-	}
-	<-s.done
-}
+// Stop shuts the server down (see shutdown) and returns after the serve
+// goroutine exited. Safe twice and before Start; a second call waits for the
+// first to finish.
+func (s *Server) Stop() { _ = s.life.Stop(nil) }

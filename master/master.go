@@ -86,16 +86,7 @@ func New(cfg Config, st *store.Store, reg registry.Registry, el registry.Elector
 // comes later (IsLeader). ctx bounds start-up only. A second Start is an
 // error; a failed Start is final (Stop undoes what it began).
 func (m *Master) Start(ctx context.Context) error {
-	if _, err := m.life.Begin(context.WithoutCancel(ctx)); err != nil {
-		return err
-	}
-	if err := m.start(ctx); err != nil {
-		m.Stop()
-		return err
-	}
-	m.life.Go(m.campaign)
-	m.log.Info("master started", zap.String("rpc", m.cfg.Host))
-	return nil
+	return m.life.StartWith(context.WithoutCancel(ctx), func() error { return m.start(ctx) }, m.stopTransport)
 }
 
 func (m *Master) start(ctx context.Context) error {
@@ -115,6 +106,8 @@ func (m *Master) start(ctx context.Context) error {
 		Heartbeat: registry.Heartbeat{StartTime: time.Now().UTC(), Time: time.Now().UTC()}}); err != nil {
 		return fmt.Errorf("register master: %w", err)
 	}
+	m.life.Go(m.campaign)
+	m.log.Info("master started", zap.String("rpc", m.cfg.Host))
 	return nil
 }
 

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/common/registry"
+	"github.com/beluga-scheduler/beluga/internal/startstop"
 	"github.com/beluga-scheduler/beluga/worker/sysload"
 )
 
@@ -69,11 +69,8 @@ type Presence struct {
 
 	renew chan struct{} // cap 1, watch -> heartbeat: register as a new incarnation
 
-	life   sync.Mutex // serialises Start and Stop
-	state  int
-	addr   string
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // the heartbeat and watch goroutines
+	life startstop.Base // owns the heartbeat and watch goroutines
+	addr string
 }
 
 // NewPresence returns a presence for w, which must be started before
@@ -90,29 +87,27 @@ func NewPresence(w *Worker, reg registry.Registry, el registry.Elector, states r
 	if o.SessionTimeout <= 0 {
 		o.SessionTimeout = 5 * time.Second
 	}
-	return &Presence{w: w, reg: reg, el: el, states: states, opts: o, log: log.Named("presence"),
+	p := &Presence{w: w, reg: reg, el: el, states: states, opts: o, log: log.Named("presence"),
 		renew: make(chan struct{}, 1)}
+	p.life.Name, p.life.Log = "worker presence", p.log
+	return p
 }
 
 // Start registers the worker, points it at the current leader, and starts
 // heartbeating and watching; the worker is registered when it returns. ctx
 // bounds this first registration only.
 func (p *Presence) Start(ctx context.Context) error {
-	p.life.Lock()
-	defer p.life.Unlock()
-	switch p.state {
-	case stateStarted:
-		return errors.New("worker: presence already started")
-	case stateStopped:
-		return errors.New("worker: presence stopped")
-	}
 	switch {
 	case p.w == nil || p.reg == nil || p.el == nil || p.states == nil:
 		return errors.New("worker: presence needs a worker, a registry, an elector and a state watcher")
 	case p.w.Host() == "":
 		return errors.New("worker: presence: the worker is not started")
 	}
-	p.state = stateStopped // until fully started: a failed Start is final
+	// From here a failed Start is final.
+	return p.life.StartWith(context.WithoutCancel(ctx), func() error { return p.start(ctx) }, nil)
+}
+
+func (p *Presence) start(ctx context.Context) error {
 	p.addr = p.w.Host()
 	// Subscribed before the first look, so no change in between is missed.
 	changes, cancelChanges := p.reg.Changes()
@@ -125,12 +120,8 @@ func (p *Presence) Start(ctx context.Context) error {
 		return fmt.Errorf("worker: register in the registry: %w", err)
 	}
 	leader := p.follow("")
-	runCtx, cancel := context.WithCancel(context.Background())
-	p.cancel = cancel
-	p.wg.Add(2)
-	go p.heartbeat(runCtx, b)
-	go p.watch(runCtx, changes, states, leader, unsubscribe)
-	p.state = stateStarted
+	p.life.Go(func(ctx context.Context) { p.heartbeat(ctx, b) })
+	p.life.Go(func(ctx context.Context) { p.watch(ctx, changes, states, leader, unsubscribe) })
 	p.log.Info("registered", zap.String("addr", p.addr), zap.Strings("groups", p.w.Groups()),
 		zap.Duration("interval", p.opts.Interval), zap.String("master", leader))
 	return nil
@@ -138,17 +129,11 @@ func (p *Presence) Start(ctx context.Context) error {
 
 // Stop ends heartbeating, then deregisters the worker. Order: the
 // goroutines first and waited for, so that no heartbeat can register the
-// node again after Deregister. Safe twice and before Start.
-func (p *Presence) Stop() {
-	p.life.Lock()
-	defer p.life.Unlock()
-	if p.state != stateStarted {
-		p.state = stateStopped
-		return
-	}
-	p.state = stateStopped
-	p.cancel()
-	p.wg.Wait()
+// node again after Deregister (bounded by a timeout). Safe twice and before
+// Start.
+func (p *Presence) Stop() { _ = p.life.Stop(p.deregister) }
+
+func (p *Presence) deregister() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := p.reg.Deregister(ctx, registry.RoleWorker, p.addr); err != nil && !errors.Is(err, registry.ErrStopped) {
@@ -176,7 +161,6 @@ type beat struct {
 // heartbeat registers the worker every Interval, and at once as a new
 // incarnation when the watch goroutine dropped the tasks.
 func (p *Presence) heartbeat(ctx context.Context, b *beat) {
-	defer p.wg.Done()
 	t := time.NewTicker(p.opts.Interval)
 	defer t.Stop()
 	for {
@@ -245,7 +229,6 @@ func (b *beat) register(ctx context.Context) error {
 // watch follows the leader and the connection state.
 func (p *Presence) watch(ctx context.Context, changes <-chan struct{}, states <-chan registry.ConnState,
 	leader string, unsubscribe func()) {
-	defer p.wg.Done()
 	defer unsubscribe()
 	tick := time.NewTicker(p.opts.Interval)
 	defer tick.Stop()

@@ -22,6 +22,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/internal/startstop"
 	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/worker/executor"
 	"github.com/beluga-scheduler/beluga/worker/guard"
@@ -92,18 +93,11 @@ type Worker struct {
 	// registry session is in doubt; see Presence).
 	refusal atomic.Pointer[string]
 
-	life   sync.Mutex // serialises Start and Stop
-	state  int
-	mu     sync.Mutex // guards master and host
-	master string     // SetMaster before Start
+	life   startstop.Base // Start once; Stop once, after a failed Start too
+	mu     sync.Mutex     // guards master and host
+	master string         // SetMaster before Start
 	host   string
 }
-
-const (
-	stateNew = iota
-	stateStarted
-	stateStopped
-)
 
 // New checks cfg and returns a worker; Start runs it.
 func New(cfg Config, log *zap.Logger) (*Worker, error) {
@@ -155,6 +149,7 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 		log:    log.Named("worker"),
 		born:   time.Now().UTC(),
 	}
+	w.life.Name, w.life.Log = "worker", w.log
 	// The default frame limit (16 MiB) carries the largest log chunk (8 MiB,
 	// base64 in JSON) with room to spare.
 	opts := remote.Options{Log: w.log}
@@ -166,21 +161,9 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 // Start starts the client, listens, and starts the executor; the worker
 // accepts dispatches when it returns. ctx bounds start-up only.
 func (w *Worker) Start(ctx context.Context) error {
-	w.life.Lock()
-	defer w.life.Unlock()
-	switch w.state {
-	case stateStarted:
-		return errors.New("worker: already started")
-	case stateStopped:
-		return errors.New("worker: stopped")
-	}
-	w.state = stateStarted
-	if err := w.start(ctx); err != nil {
-		w.state = stateStopped // a half-started transport cannot be restarted
-		w.stop()
-		return err
-	}
-	return nil
+	// A failed start is undone by stop and final: a half-started transport
+	// cannot be restarted.
+	return w.life.StartWith(context.WithoutCancel(ctx), func() error { return w.start(ctx) }, w.stop)
 }
 
 // start order: the client first (the executor reports through it), then the
@@ -253,15 +236,7 @@ func (w *Worker) startGuard(ctx context.Context) error {
 //  4. the server (handlers still running see a stopped executor and return).
 //
 // Safe to call twice and before Start.
-func (w *Worker) Stop() {
-	w.life.Lock()
-	defer w.life.Unlock()
-	if w.state == stateStopped {
-		return
-	}
-	w.state = stateStopped
-	w.stop()
-}
+func (w *Worker) Stop() { _ = w.life.Stop(w.stop) }
 
 func (w *Worker) stop() {
 	if ex := w.exec.Load(); ex != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -17,7 +18,7 @@ import (
 // cleanup runs after the tests and before the check: it stops what the
 // package's tests share (a test server), whatever their outcome.
 func Run(m *testing.M, cleanup ...func()) int {
-	base := runtime.NumGoroutine()
+	base, _ := running()
 	code := m.Run()
 	for _, c := range cleanup {
 		c()
@@ -26,13 +27,51 @@ func Run(m *testing.M, cleanup ...func()) int {
 		return code
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+	n, stacks := running()
+	for n > base && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond) // polling: nothing signals a goroutine's end
+		n, stacks = running()
 	}
-	if n := runtime.NumGoroutine(); n > base {
-		buf := make([]byte, 1<<20)
-		fmt.Fprintf(os.Stderr, "goroutine leak: %d running, %d before tests\n%s\n", n, base, buf[:runtime.Stack(buf, true)])
+	if n > base {
+		fmt.Fprintf(os.Stderr, "goroutine leak: %d running, %d before tests\n%s\n", n, base, stacks)
 		return 1
 	}
 	return 0
+}
+
+// forever are goroutines the runtime starts once and never ends: not leaks.
+var forever = []string{
+	"os/signal.loop", // the first signal.Notify starts it for the process
+}
+
+// running counts the goroutines that are not in forever, and returns all
+// stacks for the report.
+func running() (int, string) {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	all := string(buf)
+	count := 0
+	for _, g := range strings.Split(all, "\n\n") {
+		if !strings.HasPrefix(g, "goroutine ") || ownedByRuntime(g) {
+			continue
+		}
+		count++
+	}
+	return count, all
+}
+
+func ownedByRuntime(stack string) bool {
+	for _, f := range forever {
+		if strings.Contains(stack, f) {
+			return true
+		}
+	}
+	return false
 }

@@ -57,18 +57,21 @@ type Base struct {
 	Log         *zap.Logger
 	StopTimeout time.Duration
 
-	mu     sync.Mutex
-	state  state
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	done   chan struct{} // closed when the first Stop has finished
+	mu      sync.Mutex
+	state   state
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	inStart chan struct{} // closed when StartWith's start returned
+	done    chan struct{} // closed when the first Stop has finished
 }
 
 // Begin marks the part started and returns the context its goroutines run
 // on: ctx's values and cancellation, ended by Stop. Callers that want a part
 // to outlive ctx pass context.WithoutCancel(ctx).
-func (b *Base) Begin(ctx context.Context) (context.Context, error) {
+func (b *Base) Begin(ctx context.Context) (context.Context, error) { return b.begin(ctx, nil) }
+
+func (b *Base) begin(ctx context.Context, inStart chan struct{}) (context.Context, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch b.state {
@@ -78,8 +81,28 @@ func (b *Base) Begin(ctx context.Context) (context.Context, error) {
 		return nil, fmt.Errorf("%s: %w", b.name(), ErrStopped)
 	}
 	b.state = started
+	b.inStart = inStart
 	b.ctx, b.cancel = context.WithCancel(ctx)
 	return b.ctx, nil
+}
+
+// StartWith is Begin, then start (which starts the part's pieces and its
+// goroutines with Go; it uses the caller's ctx for start-up work). A Stop
+// arriving meanwhile waits for start to return, so it never undoes a part
+// half-way through its start. When start fails the part is stopped at once
+// (as Stop(undo): its goroutines waited for, then undo, which must cope with
+// a partial start) and spent; the error is returned.
+func (b *Base) StartWith(ctx context.Context, start func() error, undo func()) error {
+	in := make(chan struct{})
+	if _, err := b.begin(ctx, in); err != nil {
+		return err
+	}
+	err := start()
+	close(in)
+	if err != nil {
+		_ = b.Stop(undo)
+	}
+	return err
 }
 
 // Go runs f on a goroutine the part owns: Stop cancels f's context and waits
@@ -123,11 +146,16 @@ func (b *Base) Stop(after func()) error {
 	done := b.done
 	wasStarted := b.state == started
 	b.state = stopped
-	cancel := b.cancel
+	cancel, in := b.cancel, b.inStart
 	b.mu.Unlock()
 	defer close(done)
 	if !wasStarted {
 		return nil
+	}
+	if in != nil {
+		if err := b.await(in); err != nil {
+			return err // a start that hangs: nothing of it can be undone safely
+		}
 	}
 	cancel()
 	exited := make(chan struct{})

@@ -226,3 +226,60 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond) // polling a condition with a deadline
 	}
 }
+
+// TestStopWaitsForAStartInProgress: a Stop arriving while StartWith's start
+// runs waits for it, so it never stops a part half-way through its start.
+func TestStopWaitsForAStartInProgress(t *testing.T) {
+	var b startstop.Base
+	entered, release := make(chan struct{}), make(chan struct{})
+	var startReturned, afterRan atomic.Bool
+	started := make(chan error, 1)
+	go func() {
+		started <- b.StartWith(context.Background(), func() error {
+			close(entered)
+			<-release
+			startReturned.Store(true)
+			return nil
+		}, nil)
+	}()
+	<-entered
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		_ = b.Stop(func() { afterRan.Store(startReturned.Load()) })
+	}()
+	select {
+	case <-stopped:
+		t.Fatal("Stop returned while Start was still starting")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	<-stopped
+	if err := <-started; err != nil {
+		t.Fatal(err)
+	}
+	if !afterRan.Load() {
+		t.Fatal("Stop's work ran before the start had returned")
+	}
+}
+
+// TestFailedStartWithUndoes: a start that fails is undone once, its
+// goroutines waited for, and the part cannot start again.
+func TestFailedStartWithUndoes(t *testing.T) {
+	var b startstop.Base
+	var undone, exited atomic.Int32
+	err := b.StartWith(context.Background(), func() error {
+		b.Go(func(ctx context.Context) { <-ctx.Done(); exited.Add(1) })
+		return errors.New("bind: address in use")
+	}, func() { undone.Add(1) })
+	if err == nil || exited.Load() != 1 || undone.Load() != 1 {
+		t.Fatalf("StartWith = %v; goroutine exited %d, undo ran %d; want error, 1, 1", err, exited.Load(), undone.Load())
+	}
+	_ = b.Stop(func() { undone.Add(1) })
+	if undone.Load() != 1 {
+		t.Fatal("Stop after a failed start undid it again")
+	}
+	if err := b.StartWith(context.Background(), func() error { return nil }, nil); !errors.Is(err, startstop.ErrStopped) {
+		t.Fatalf("second StartWith = %v, want ErrStopped", err)
+	}
+}
