@@ -183,6 +183,8 @@ func TestApplyWorkflowRejects(t *testing.T) {
 		{"no Content-Type", "", etlYAML, 415, CodeUnsupportedMedia, "no Content-Type"},
 		{"bad Content-Type", "yaml;;", etlYAML, 415, CodeUnsupportedMedia, "bad Content-Type"},
 		{"spec over the spec limit", "application/yaml", etlYAML + "# " + strings.Repeat("x", spec.MaxSpecBytes) + "\n", 413, CodePayloadTooLarge, "limit"},
+		{"alias bomb", "application/yaml", "name: w\nparams:\n  big: &s \"" + strings.Repeat("x", 100<<10) + "\"\n" +
+			aliasKeys(20) + "tasks:\n  - {name: a, command: x}\n", 400, CodeBadRequest, "YAML aliases expand"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			name := "w"
@@ -657,3 +659,12 @@ func TestStoreErrorMapping(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// aliasKeys is n params naming the anchor s.
+func aliasKeys(n int) string {
+	var sb strings.Builder
+	for i := range n {
+		sb.WriteString("  k" + strconv.Itoa(i) + ": *s\n")
+	}
+	return sb.String()
+}

@@ -58,3 +58,32 @@ func TestOverloadSettings(t *testing.T) {
 		t.Fatalf("file and env: %+v %v, want cpu 70 (env), memory 80 (file)", c.Worker, err)
 	}
 }
+
+func TestDBFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	url := filepath.Join(dir, "db-url")
+	if err := os.WriteFile(url, []byte("  mysql://root:pw@db/beluga\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "beluga.yaml")
+	if err := os.WriteFile(file, []byte("db_file: "+url+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	noEnv := func(string) (string, bool) { return "", false }
+	c, err := Load(file, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ReadDBFile(); err != nil || c.DB != "mysql://root:pw@db/beluga" {
+		t.Fatalf("db %q, %v", c.DB, err)
+	}
+	c.DBFile = filepath.Join(dir, "empty")
+	if err := os.WriteFile(c.DBFile, []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.DB = ""
+	if err := c.ReadDBFile(); err == nil {
+		t.Fatal("an empty db_file was accepted")
+	}
+}
