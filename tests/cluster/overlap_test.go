@@ -56,6 +56,14 @@ func newOverlapRig(t *testing.T, overlap model.Overlap) *overlapRig {
 		t.Fatalf("schedule overlap %q, want %q", sc.Overlap, overlap)
 	}
 	r.sc = sc
+	t.Cleanup(func() {
+		// On failure, the workers' last heartbeats (CPU, memory) show whether
+		// dispatch was holding tasks back from an overloaded worker.
+		if t.Failed() {
+			view, err := c.Client.Cluster(context.Background())
+			t.Logf("cluster view: %s (%v)", view, err)
+		}
+	})
 	return r
 }
 
@@ -183,6 +191,9 @@ func TestOverlapWaitSurvivesLeaderKill(t *testing.T) {
 				queued++
 			}
 		}
+		if s := started(insts); len(s) > 1 {
+			t.Fatalf("runs %v started at once under overlap wait", s)
+		}
 		return len(started(insts)) == 1 && queued >= 2
 	})
 	first := started(r.runs(t))[0]
@@ -232,7 +243,11 @@ func TestOverlapSkipSurvivesLeaderKill(t *testing.T) {
 	r := newOverlapRig(t, model.OverlapSkip)
 	c := r.c
 	c.Eventually(t, finishWithin, "a run started and two fires skipped", func() bool {
-		return len(started(r.runs(t))) == 1 && r.schedule(t).SkippedFires >= 2
+		insts := r.runs(t)
+		if len(insts) > 1 {
+			t.Fatalf("%d runs fired under overlap skip while the first holds the gate", len(insts))
+		}
+		return len(started(insts)) == 1 && r.schedule(t).SkippedFires >= 2
 	})
 	first := started(r.runs(t))[0]
 	clustertest.WaitExecution(t, r.marks, first, "t", finishWithin)
