@@ -41,6 +41,8 @@ type Config struct {
 	// Clock drives retries and timeouts (the state wheel) and the cron
 	// scheduler; nil is the real clock. Tests inject their own.
 	Clock Clock
+	// Limits bound what peers may cost the RPC server (zero: defaults).
+	Limits remote.Limits
 }
 
 // maxCachedDefinitions bounds the parsed workflow versions a master keeps.
@@ -91,7 +93,7 @@ func (m *Master) Start(ctx context.Context) error {
 
 func (m *Master) start(ctx context.Context) error {
 	opts := remote.Options{Log: m.log}
-	m.server = remote.NewServer(m.cfg.Listen, m.handle, opts)
+	m.server = remote.NewServer(m.cfg.Listen, m.handle, remote.Options{Log: m.log, Limits: m.cfg.Limits})
 	m.client = remote.NewClient(m.handle, opts)
 	if err := m.server.Start(ctx); err != nil {
 		return fmt.Errorf("master rpc server: %w", err)
@@ -109,6 +111,24 @@ func (m *Master) start(ctx context.Context) error {
 	m.life.Go(m.campaign)
 	m.log.Info("master started", zap.String("rpc", m.cfg.Host))
 	return nil
+}
+
+// Dead is closed when the master's RPC server can no longer serve (see
+// remote.Server.Dead); the process should then exit non-zero.
+// Before Start it is never closed.
+func (m *Master) Dead() <-chan struct{} {
+	if m.server == nil {
+		return nil
+	}
+	return m.server.Dead()
+}
+
+// TransportErr is the RPC server's health: nil while it serves.
+func (m *Master) TransportErr() error {
+	if m.server == nil {
+		return nil
+	}
+	return m.server.Err()
 }
 
 // Addr is the master's RPC address.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/panjf2000/gnet/v2"
 
@@ -26,6 +27,15 @@ type inbound struct {
 type conn struct {
 	gc     gnet.Conn // set in OnOpen, before any other goroutine sees the conn
 	remote string
+	peer   string // server conns: the peer's IP, counted in peerTable
+
+	// Limits (limits.go). in is the frame in progress, owned by the event
+	// loop; the times are unix nanoseconds, read by the sweeper.
+	in           []byte
+	opened       int64 // set in OnOpen
+	lastRecv     atomic.Int64
+	partialSince atomic.Int64 // when the frame in progress began; 0: none
+	authed       atomic.Bool
 
 	// mu orders writes against close: gnet must not be called for a conn the
 	// event loop has let go of (its poller may be gone after engine stop), so

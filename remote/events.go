@@ -2,8 +2,10 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/panjf2000/gnet/v2"
 	"go.uber.org/zap"
@@ -29,8 +31,11 @@ type events struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // one per conn.serve goroutine
 
-	onBoot  func(gnet.Engine) gnet.Action // server: learn the bound address
-	onClose func(*conn)                   // client: drop the conn from the cache
+	onTick  func() (time.Duration, gnet.Action) // server: engine heartbeat
+	onClose func(*conn)                         // client: drop the conn from the cache
+
+	budget budget     // bytes of partial frames held; unlimited unless set
+	peers  *peerTable // server: per-peer counts and the sweeper's conn set
 }
 
 func newEvents(h Handler, o Options, client bool) *events {
@@ -57,11 +62,11 @@ func (g gnetLog) Warnf(f string, a ...any)  { g.s.Warnf(f, a...) }
 func (g gnetLog) Errorf(f string, a ...any) { g.s.Errorf(f, a...) }
 func (g gnetLog) Fatalf(f string, a ...any) { g.s.Fatalf(f, a...) }
 
-func (e *events) OnBoot(eng gnet.Engine) gnet.Action {
-	if e.onBoot != nil {
-		return e.onBoot(eng)
+func (e *events) OnTick() (time.Duration, gnet.Action) {
+	if e.onTick != nil {
+		return e.onTick()
 	}
-	return gnet.None
+	return time.Hour, gnet.None
 }
 
 func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
@@ -72,6 +77,11 @@ func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	}
 	c.gc = gc
 	c.queueLimit = e.queueLimit
+	c.opened = time.Now().UnixNano()
+	c.lastRecv.Store(c.opened)
+	if e.peers != nil {
+		e.peers.add(c)
+	}
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
@@ -87,6 +97,11 @@ func (e *events) OnClose(gc gnet.Conn, err error) gnet.Action {
 		return gnet.None
 	}
 	c.markClosed()
+	e.releaseBuffer(c)
+	if e.peers != nil {
+		e.peers.remove(c)
+		e.peers.release(c.peer)
+	}
 	if e.onClose != nil {
 		e.onClose(c)
 	}
@@ -94,54 +109,75 @@ func (e *events) OnClose(gc gnet.Conn, err error) gnet.Action {
 	return gnet.None
 }
 
-// OnTraffic decodes every complete frame in the inbound buffer. A frame is
-// only peeked once its header says it is complete, so a large body arriving
-// in many reads is not re-copied on each read.
+// OnTraffic takes everything gnet read and decodes the complete frames in
+// it straight from gnet's read buffer. The rest of a frame that is not
+// complete goes to the conn's own buffer (limits.go), so gnet's buffers
+// never grow with what a peer announces, and the partial frame is freed
+// when it completes or the conn closes.
 func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 	c, _ := gc.Context().(*conn)
 	if c == nil {
 		return gnet.Close
 	}
-	for {
-		avail := gc.InboundBuffered()
-		if avail == 0 {
-			return gnet.None
+	c.lastRecv.Store(time.Now().UnixNano())
+	data, err := gc.Next(-1)
+	if err != nil {
+		return e.reject(c, "read", err)
+	}
+	for len(data) > 0 {
+		if len(c.in) == 0 {
+			total, err := frame.Size(data, e.maxBody)
+			if err != nil {
+				return e.reject(c, "bad frame", err)
+			}
+			if total > 0 && len(data) >= total {
+				if a := e.handleFrame(c, data[:total]); a != gnet.None {
+					return a
+				}
+				data = data[total:]
+				continue
+			}
 		}
-		hdr, err := gc.Peek(min(avail, frame.HeaderSize))
-		if err != nil {
-			return e.reject(c, "peek header", err)
-		}
-		total, err := frame.Size(hdr, e.maxBody)
-		if err != nil {
+		n, err := e.buffer(c, data)
+		if errors.Is(err, errBudget) {
+			return e.reject(c, "buffer limit", err)
+		} else if err != nil {
 			return e.reject(c, "bad frame", err)
 		}
-		if total == 0 || avail < total {
-			return gnet.None // wait for the rest
-		}
-		buf, err := gc.Peek(total)
-		if err != nil {
-			return e.reject(c, "peek frame", err)
-		}
-		f, _, err := frame.Decode(buf, e.maxBody)
-		if err != nil {
-			return e.reject(c, "bad frame", err)
-		}
-		// f.Body aliases gnet's buffer, but message.Decode (JSON) copies
-		// everything it keeps, so the body need not be copied first.
-		m, err := message.Decode(f.Type, f.Body)
-		if _, derr := gc.Discard(total); derr != nil && err == nil {
-			err = derr
-		}
-		if err != nil {
-			return e.reject(c, "bad message", err)
-		}
-		if c.deliver(f.RequestID, m) {
-			continue
-		}
-		if !c.enqueue(inbound{reqID: f.RequestID, m: m}) {
-			return e.reject(c, "handler queue full", nil)
+		data = data[n:]
+		if frameComplete(c.in, e.maxBody) {
+			a := e.handleFrame(c, c.in)
+			e.releaseBuffer(c)
+			if a != gnet.None {
+				return a
+			}
 		}
 	}
+	return gnet.None
+}
+
+// handleFrame decodes one whole frame and hands its message on.
+func (e *events) handleFrame(c *conn, buf []byte) gnet.Action {
+	f, _, err := frame.Decode(buf, e.maxBody)
+	if err != nil {
+		return e.reject(c, "bad frame", err)
+	}
+	// f.Body aliases a buffer that is reused, but message.Decode (JSON)
+	// copies everything it keeps.
+	m, err := message.Decode(f.Type, f.Body)
+	if err != nil {
+		return e.reject(c, "bad message", err)
+	}
+	if !c.authed.Load() && !e.authenticated(c, m) {
+		return e.reject(c, "not authenticated", nil)
+	}
+	if c.deliver(f.RequestID, m) {
+		return gnet.None
+	}
+	if !c.enqueue(inbound{reqID: f.RequestID, m: m}) {
+		return e.reject(c, "handler queue full", nil)
+	}
+	return gnet.None
 }
 
 // reject logs why a connection is dropped (its one warning) and closes it.

@@ -36,11 +36,13 @@ type Handler func(p Peer, reqID uint64, m message.Message)
 
 // Options tune a Server or Client. Zero values pick defaults.
 type Options struct {
-	MaxBody     int           // largest frame body sent or accepted; 0 = frame.DefaultMaxBody
+	MaxBody     int           // largest frame body sent or accepted; 0 = frame.DefaultMaxBody; see frame.Limit
 	DialTimeout time.Duration // Client: TCP connect timeout; 0 = 3s
 	// RequestTimeout bounds Client.Request when its ctx has no deadline; 0 = 30s.
 	RequestTimeout time.Duration
 	Log            *zap.Logger // nil = no logging
+
+	Limits Limits // Server: what one peer may hold; see limits.go
 }
 
 func (o Options) withDefaults() Options {
@@ -88,8 +90,8 @@ func encodeFrame(reqID uint64, m message.Message, maxBody int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(body) > maxBody {
-		return nil, fmt.Errorf("encode %T: %d bytes, limit %d: %w", m, len(body), maxBody, frame.ErrTooLarge)
+	if limit := frame.Limit(m.Type(), maxBody); len(body) > limit {
+		return nil, fmt.Errorf("encode %T: %d bytes, limit %d: %w", m, len(body), limit, frame.ErrTooLarge)
 	}
 	buf := make([]byte, 0, frame.HeaderSize+len(body))
 	return frame.Append(buf, frame.Frame{Type: m.Type(), RequestID: reqID, Body: body}), nil

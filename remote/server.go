@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -14,21 +14,39 @@ import (
 )
 
 // Server accepts connections and hands their messages to a Handler.
+//
+// The server accepts in its own goroutine (accept.go) and enrolls each
+// connection into a gnet engine that only does I/O. gnet's own listener
+// ends the whole engine on the first accept error other than EAGAIN (EMFILE
+// included); ours backs off and retries, so running out of descriptors
+// sheds connections instead of killing the listener.
 type Server struct {
-	addr string
-	o    Options
-	ev   *events
-	log  *zap.Logger
+	addr   string
+	o      Options
+	limits Limits
+	ev     *events
+	log    *zap.Logger
+	peers  *peerTable
 
-	mu      sync.Mutex
-	state   int
-	eng     gnet.Engine   // valid once booted is closed
-	bound   string        // actual address, set before booted is closed
-	bootErr error         // set before booted is closed when OnBoot fails
-	booted  chan struct{} // closed by OnBoot
-	runDone chan struct{} // closed when gnet.Run has returned
-	runErr  error         // gnet.Run's result, valid once runDone is closed
+	mu    sync.Mutex
+	state int
+	ln    net.Listener
+	cli   *gnet.Client
+	bound string // actual address, set once listening
 
+	// Health (health.go): the accept loop's current error, the engine's
+	// last tick, and a fatal error once the server can serve nobody.
+	acceptErr  atomic.Pointer[error]
+	acceptErrs atomic.Int64 // accept errors so far
+	lastTick   atomic.Int64 // unix nanoseconds
+	fatalOnce  sync.Once
+	fatalErr   error
+	dead       chan struct{} // closed with fatalErr set
+
+	refusedLog, acceptLog, expiredLog rateLimit
+
+	quit     chan struct{} // closed by Stop: accept loop and sweeper end
+	loops    sync.WaitGroup
 	stopOnce sync.Once
 	stopped  chan struct{}
 }
@@ -40,13 +58,18 @@ func NewServer(addr string, h Handler, o Options) *Server {
 	s := &Server{
 		addr:    addr,
 		o:       o,
+		limits:  o.Limits.withDefaults(),
 		log:     o.Log.Named("remote.server"),
-		booted:  make(chan struct{}),
-		runDone: make(chan struct{}),
+		dead:    make(chan struct{}),
+		quit:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
+	s.refusedLog.every, s.acceptLog.every, s.expiredLog.every = 10*time.Second, 10*time.Second, 10*time.Second
+	s.peers = newPeerTable(s.limits.MaxConnsPerPeer)
 	s.ev = newEvents(h, Options{MaxBody: o.MaxBody, Log: s.log}, false)
-	s.ev.onBoot = s.boot
+	s.ev.peers = s.peers
+	s.ev.budget.limit = int64(s.limits.MaxBuffered)
+	s.ev.onTick = s.tick
 	return s
 }
 
@@ -66,79 +89,47 @@ func (s *Server) Start(ctx context.Context) error {
 	s.state = stateStarted
 	s.mu.Unlock()
 
-	go func() {
-		defer close(s.runDone)
-		s.runErr = gnet.Run(s.ev, "tcp://"+s.addr,
-			gnet.WithMulticore(true),
-			gnet.WithReuseAddr(true), // rebind at once after a restart despite TIME_WAIT
-			gnet.WithTCPKeepAlive(30*time.Second),
-			gnet.WithLogger(gnetLogger(s.log)))
-		if s.runErr == nil && !s.stopping() {
-			// An engine that ends on its own (e.g. accept failing with EMFILE) serves nobody.
-			s.log.Error("gnet engine exited while the server was running", zap.String("addr", s.addr))
-		}
-	}()
-
-	var err error
-	select {
-	case <-s.booted:
-		if err = s.bootErr; err == nil {
-			s.log.Info("listening", zap.String("addr", s.Addr()))
-			return nil
-		}
-	case <-s.runDone:
-		// OnBoot, if it ran, finished before Run returned.
-		switch {
-		case s.bootErr != nil:
-			err = s.bootErr
-		case s.runErr != nil:
-			err = fmt.Errorf("listen %s: %w", s.addr, s.runErr)
-		default:
-			err = fmt.Errorf("listen %s: gnet engine exited during start", s.addr)
-		}
-	case <-ctx.Done():
-		err = ctx.Err()
+	if err := s.start(ctx); err != nil {
+		s.Stop()
+		return err
 	}
-	s.Stop()
-	return err
+	s.log.Info("listening", zap.String("addr", s.Addr()))
+	return nil
+}
+
+func (s *Server) start(ctx context.Context) error {
+	// Go's listeners set SO_REUSEADDR: a restart rebinds despite TIME_WAIT.
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", s.addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", s.addr, err)
+	}
+	cli, err := gnet.NewClient(s.ev,
+		gnet.WithMulticore(true),
+		gnet.WithTCPKeepAlive(30*time.Second),
+		gnet.WithTicker(true),
+		gnet.WithLogger(gnetLogger(s.log)))
+	if err == nil {
+		s.lastTick.Store(time.Now().UnixNano())
+		err = cli.Start()
+	}
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("listen %s: start event loops: %w", s.addr, err)
+	}
+	s.mu.Lock()
+	s.ln, s.cli, s.bound = ln, cli, ln.Addr().String()
+	s.mu.Unlock()
+	s.loops.Add(2)
+	go func() { defer s.loops.Done(); s.acceptLoop(ln, cli) }()
+	go func() { defer s.loops.Done(); s.sweep(s.quit) }()
+	return nil
 }
 
 func (s *Server) stopping() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state == stateStopped
-}
-
-// boot runs in OnBoot, after the listener is bound and before connections are
-// served. It resolves port 0 through a duplicate of the listening socket,
-// since gnet does not expose its listener's address.
-func (s *Server) boot(eng gnet.Engine) gnet.Action {
-	defer close(s.booted)
-	s.eng = eng
-	addr, err := listenerAddr(eng)
-	if err != nil {
-		s.bootErr = fmt.Errorf("listen %s: bound address: %w", s.addr, err)
-		return gnet.Shutdown
-	}
-	s.mu.Lock()
-	s.bound = addr
-	s.mu.Unlock()
-	return gnet.None
-}
-
-func listenerAddr(eng gnet.Engine) (string, error) {
-	fd, err := eng.Dup()
-	if err != nil {
-		return "", err
-	}
-	f := os.NewFile(uintptr(fd), "listener")
-	defer f.Close()
-	ln, err := net.FileListener(f) // dups again; closing it leaves gnet's socket open
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 // Addr is the bound "host:port" once started (port 0 resolved); "" before.
@@ -152,27 +143,26 @@ func (s *Server) Addr() string {
 // engine and all handler goroutines to exit. Safe to call twice, concurrently,
 // or before Start.
 //
-// Shutdown order: refuse new starts; stop the engine (listener closed, every
-// conn closed so writes fail fast with ErrClosed); wait for gnet.Run to
-// return; cancel the handler context so queued messages are dropped; wait
-// for handler goroutines, which at most finish the handler call in progress.
+// Shutdown order: refuse new starts; close the listener and end the accept
+// loop and sweeper; stop the engine (every conn closed so writes fail fast
+// with ErrClosed); cancel the handler context so queued messages are
+// dropped; wait for handler goroutines, which at most finish the handler
+// call in progress.
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
 		s.mu.Lock()
-		prev := s.state
 		s.state = stateStopped
+		ln, cli := s.ln, s.cli
 		s.mu.Unlock()
-		if prev == stateStarted {
-			select {
-			case <-s.booted:
-				// A done ctx makes Engine.Stop trigger the shutdown without its
-				// 500ms polling; waiting on runDone below is the real wait.
-				ctx, cancel := context.WithCancel(context.Background())
-				cancel()
-				_ = s.eng.Stop(ctx)
-			case <-s.runDone:
+		close(s.quit)
+		if ln != nil {
+			ln.Close()
+		}
+		s.loops.Wait()
+		if cli != nil {
+			if err := cli.Stop(); err != nil {
+				s.log.Warn("stopping gnet engine", zap.Error(err))
 			}
-			<-s.runDone
 		}
 		s.ev.cancel()
 		s.ev.wg.Wait()

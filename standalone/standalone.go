@@ -78,7 +78,7 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 		return nil, err
 	}
 	sa.Master = master.New(master.Config{Listen: c.Master.Listen, Host: c.Master.Host, PollInterval: c.Master.PollInterval,
-		Selector: sel, MaxRunning: c.Master.MaxRunning}, sa.Store, reg, reg, log)
+		Selector: sel, MaxRunning: c.Master.MaxRunning, Limits: Limits(c)}, sa.Store, reg, reg, log)
 	if err = sa.Master.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -100,13 +100,21 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 	return sa, nil
 }
 
+// isReady: started, and both RPC servers serve (an exhausted or dead
+// listener makes /healthz fail).
 func (sa *Standalone) isReady() bool {
 	select {
 	case <-sa.ready:
-		return true
+		return sa.Master.TransportErr() == nil && sa.Worker.TransportErr() == nil
 	default:
 		return false
 	}
+}
+
+// Limits are the RPC servers' limits from the settings.
+func Limits(c config.Config) remote.Limits {
+	return remote.Limits{IdleTimeout: c.Remote.IdleTimeout, HandshakeTimeout: c.Remote.HandshakeTimeout,
+		MaxConnsPerPeer: c.Remote.MaxConnsPerPeer}
 }
 
 // Stop shuts down in reverse: API (no new work), master (no new dispatches;
@@ -145,7 +153,7 @@ func NewWorker(c config.Config, log *zap.Logger) (*worker.Worker, error) {
 	w, err := worker.New(worker.Config{Listen: c.Worker.Listen, Host: c.Worker.Host, Groups: groups,
 		Slots: c.Worker.Slots, Shell: c.Worker.Shell, DataDir: filepath.Join(c.DataDir, "worker"),
 		EnvPassthrough: c.Worker.EnvPassthrough, MaxLogBytes: int64(c.Worker.MaxLogBytes),
-		MaxCPUPercent: c.Worker.MaxCPUPercent, MaxMemoryPercent: c.Worker.MaxMemoryPercent}, log)
+		MaxCPUPercent: c.Worker.MaxCPUPercent, MaxMemoryPercent: c.Worker.MaxMemoryPercent, Limits: Limits(c)}, log)
 	if err != nil {
 		return nil, fmt.Errorf("worker settings: %w", err)
 	}

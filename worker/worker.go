@@ -59,6 +59,8 @@ type Config struct {
 	// 10 points below (see overloadLimits.decide); 0 (default) is off.
 	MaxCPUPercent    int
 	MaxMemoryPercent int
+	// Limits bound what peers may cost the RPC server (zero: defaults).
+	Limits remote.Limits
 }
 
 // TaskGuard modes.
@@ -150,11 +152,11 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 		born:   time.Now().UTC(),
 	}
 	w.life.Name, w.life.Log = "worker", w.log
-	// The default frame limit (16 MiB) carries the largest log chunk (8 MiB,
-	// base64 in JSON) with room to spare.
+	// A log window (MaxLogChunk, base64 in JSON) fits the LogResponse
+	// frame limit (frame.MaxLogBody) with room to spare.
 	opts := remote.Options{Log: w.log}
 	w.client = remote.NewClient(w.handle, opts)
-	w.server = remote.NewServer(cfg.Listen, w.handle, opts)
+	w.server = remote.NewServer(cfg.Listen, w.handle, remote.Options{Log: w.log, Limits: cfg.Limits})
 	return w, nil
 }
 
@@ -249,6 +251,13 @@ func (w *Worker) stop() {
 	w.server.Stop()
 	w.log.Info("worker stopped")
 }
+
+// Dead is closed when the worker's RPC server can no longer serve (see
+// remote.Server.Dead); the process should then exit non-zero.
+func (w *Worker) Dead() <-chan struct{} { return w.server.Dead() }
+
+// TransportErr is the RPC server's health: nil while it serves.
+func (w *Worker) TransportErr() error { return w.server.Err() }
 
 // Addr is the bound listen address once started; "" before.
 func (w *Worker) Addr() string { return w.server.Addr() }

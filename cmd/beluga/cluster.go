@@ -103,16 +103,21 @@ func masterCommand() *cobra.Command {
 		}
 		defer closeAll()
 		m := bmaster.New(bmaster.Config{Listen: c.Master.Listen, Host: c.Master.Host, PollInterval: c.Master.PollInterval,
-			Selector: sel, MaxRunning: c.Master.MaxRunning}, st, z, z, log)
+			Selector: sel, MaxRunning: c.Master.MaxRunning, Limits: standalone.Limits(c)}, st, z, z, log)
 		if err := m.Start(ctx); err != nil {
 			return err
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "beluga master on %s\n", m.Addr())
-		<-ctx.Done()
+		var dead error
+		select {
+		case <-ctx.Done():
+		case <-m.Dead(): // exit non-zero: the supervisor restarts the process
+			dead = m.TransportErr()
+		}
 		// Shutdown order: master (resigns, stops scheduling), then the
 		// ZooKeeper session, then the database (closeAll, deferred).
 		m.Stop()
-		return nil
+		return dead
 	}
 	return cmd
 }
@@ -154,13 +159,18 @@ func workerCommand() *cobra.Command {
 			return err
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "beluga worker on %s\n", w.Addr())
-		<-ctx.Done()
+		var dead error
+		select {
+		case <-ctx.Done():
+		case <-w.Dead(): // exit non-zero: the supervisor restarts the process
+			dead = w.TransportErr()
+		}
 		// Shutdown order: stop the worker (kills its tasks and waits for
 		// them), then leave the registry (the master fails them over only
 		// once they are dead), then the ZK session.
 		w.Stop()
 		p.Stop()
-		return nil
+		return dead
 	}
 	return cmd
 }

@@ -166,10 +166,17 @@ func standaloneCommand() *cobra.Command {
 			return err
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "beluga standalone: API and UI on http://%s (data in %s)\n", sa.API.Addr(), c.DataDir)
-		<-ctx.Done()
+		var dead error
+		select { // a dead RPC server: exit non-zero so a supervisor restarts the process
+		case <-ctx.Done():
+		case <-sa.Master.Dead():
+			dead = sa.Master.TransportErr()
+		case <-sa.Worker.Dead():
+			dead = sa.Worker.TransportErr()
+		}
 		log.Info("shutting down")
 		sa.Stop()
-		return nil
+		return dead
 	}
 	return cmd
 }

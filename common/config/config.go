@@ -27,6 +27,19 @@ type Config struct {
 	Master  MasterConfig `yaml:"master"`
 	Worker  WorkerConfig `yaml:"worker"`
 	ZK      ZKConfig     `yaml:"zk"`
+	Remote  RemoteConfig `yaml:"remote"`
+}
+
+// RemoteConfig bounds what peers may cost the cluster ports (masters' and
+// workers' RPC servers); 0 picks the default, a negative value turns a
+// limit off.
+type RemoteConfig struct {
+	// IdleTimeout closes a connection that sent nothing this long (10m).
+	IdleTimeout time.Duration `yaml:"idle_timeout" env:"BELUGA_REMOTE_IDLE_TIMEOUT"`
+	// HandshakeTimeout closes a connection not authenticated this long after it opened (10s).
+	HandshakeTimeout time.Duration `yaml:"handshake_timeout" env:"BELUGA_REMOTE_HANDSHAKE_TIMEOUT"`
+	// MaxConnsPerPeer caps the open connections from one IP address (64).
+	MaxConnsPerPeer int `yaml:"max_conns_per_peer" env:"BELUGA_REMOTE_MAX_CONNS_PER_PEER"`
 }
 
 // LogConfig selects log output.

@@ -22,6 +22,41 @@ const (
 	DefaultMaxBody        = 16 << 20
 )
 
+// Per-type body limits. Only a few message types carry bulk: a log window
+// (1 MiB of log, base64 in JSON), a dispatch (a command and params from a
+// spec of at most 1 MiB, JSON-escaped) and a query's id lists. Everything
+// else is a small control message. A peer announcing more than its type
+// allows is refused at the header, before its body is buffered.
+const (
+	MaxControlBody  = 1 << 20
+	MaxLogBody      = 4 << 20
+	MaxQueryBody    = 4 << 20
+	MaxDispatchBody = 8 << 20
+)
+
+// MaxBodyFor is the largest body a frame of type t may carry.
+func MaxBodyFor(t message.Type) int {
+	switch t {
+	case message.TypeDispatch:
+		return MaxDispatchBody
+	case message.TypeLogResponse:
+		return MaxLogBody
+	case message.TypeQuery, message.TypeQueryReply:
+		return MaxQueryBody
+	default:
+		return MaxControlBody
+	}
+}
+
+// Limit is the body limit of a frame of type t under an overall limit
+// maxBody (<= 0 means DefaultMaxBody): the smaller of the two.
+func Limit(t message.Type, maxBody int) int {
+	if maxBody <= 0 {
+		maxBody = DefaultMaxBody
+	}
+	return min(maxBody, MaxBodyFor(t))
+}
+
 // Decode errors; callers test them with errors.Is. Any of them means the
 // stream is out of sync and the connection should be closed.
 var (
@@ -55,11 +90,9 @@ func Append(dst []byte, f Frame) []byte {
 // size (header plus body) of the frame it announces. n == 0 with a nil error
 // means the header is not complete yet. Header errors are reported as soon as
 // the bytes that show them arrive, so a peer speaking another protocol is
-// rejected without waiting for more data. maxBody <= 0 means DefaultMaxBody.
+// rejected without waiting for more data. The body limit is Limit(type,
+// maxBody).
 func Size(buf []byte, maxBody int) (n int, err error) {
-	if maxBody <= 0 {
-		maxBody = DefaultMaxBody
-	}
 	switch {
 	case len(buf) >= 2:
 		if m := binary.BigEndian.Uint16(buf[0:2]); m != Magic {
@@ -77,6 +110,7 @@ func Size(buf []byte, maxBody int) (n int, err error) {
 		return 0, nil
 	}
 	size := binary.BigEndian.Uint32(buf[12:16])
+	maxBody = Limit(message.Type(buf[3]), maxBody)
 	// Compare as uint64 so a huge length cannot overflow int on 32-bit builds.
 	if uint64(size) > uint64(maxBody) {
 		return 0, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, size, maxBody)

@@ -136,3 +136,42 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestPerTypeLimit: each type is held to its own limit, under the overall one.
+func TestPerTypeLimit(t *testing.T) {
+	t.Parallel()
+	header := func(typ message.Type, size int) []byte {
+		b := Append(nil, Frame{Type: typ})
+		b[12], b[13], b[14], b[15] = byte(size>>24), byte(size>>16), byte(size>>8), byte(size)
+		return b
+	}
+	cases := []struct {
+		typ     message.Type
+		size    int
+		maxBody int
+		ok      bool
+	}{
+		{message.TypePing, MaxControlBody, 0, true},
+		{message.TypePing, MaxControlBody + 1, 0, false},
+		{message.TypeResult, MaxControlBody + 1, 0, false},
+		{message.TypeDispatch, MaxDispatchBody, 0, true},
+		{message.TypeDispatch, MaxDispatchBody + 1, 0, false},
+		{message.TypeDispatch, 16 << 20, 0, false},
+		{message.TypeDispatch, 2000, 1000, false}, // the overall limit still holds
+		{message.TypeLogResponse, MaxLogBody, 0, true},
+		{message.TypeLogResponse, MaxLogBody + 1, 0, false},
+		{message.TypeLogRequest, MaxLogBody, 0, false},
+		{message.TypeQuery, MaxQueryBody, 0, true},
+		{message.TypeQueryReply, MaxQueryBody + 1, 0, false},
+		{200, MaxControlBody + 1, 0, false},
+	}
+	for _, tc := range cases {
+		n, err := Size(header(tc.typ, tc.size), tc.maxBody)
+		if tc.ok && (err != nil || n != HeaderSize+tc.size) {
+			t.Errorf("type %d, %d bytes, limit %d: n=%d err=%v, want accepted", tc.typ, tc.size, tc.maxBody, n, err)
+		}
+		if !tc.ok && !errors.Is(err, ErrTooLarge) {
+			t.Errorf("type %d, %d bytes, limit %d: err=%v, want ErrTooLarge", tc.typ, tc.size, tc.maxBody, err)
+		}
+	}
+}
