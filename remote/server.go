@@ -11,6 +11,8 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/internal/startstop"
 )
 
 // Server accepts connections and hands their messages to a Handler.
@@ -20,17 +22,15 @@ type Server struct {
 	ev   *events
 	log  *zap.Logger
 
+	life startstop.Base // Start once; owns the gnet.Run and stopper goroutines
+
 	mu      sync.Mutex
-	state   int
 	eng     gnet.Engine   // valid once booted is closed
 	bound   string        // actual address, set before booted is closed
 	bootErr error         // set before booted is closed when OnBoot fails
 	booted  chan struct{} // closed by OnBoot
 	runDone chan struct{} // closed when gnet.Run has returned
 	runErr  error         // gnet.Run's result, valid once runDone is closed
-
-	stopOnce sync.Once
-	stopped  chan struct{}
 }
 
 // NewServer returns a server that will listen on addr ("host:port"; port 0
@@ -43,8 +43,8 @@ func NewServer(addr string, h Handler, o Options) *Server {
 		log:     o.Log.Named("remote.server"),
 		booted:  make(chan struct{}),
 		runDone: make(chan struct{}),
-		stopped: make(chan struct{}),
 	}
+	s.life.Name, s.life.Log = "remote server", s.log
 	s.ev = newEvents(h, Options{MaxBody: o.MaxBody, Log: s.log}, false)
 	s.ev.onBoot = s.boot
 	return s
@@ -52,21 +52,18 @@ func NewServer(addr string, h Handler, o Options) *Server {
 
 // Start binds and returns once listening, or returns the bind error. ctx
 // bounds the start-up only; Stop ends the server. A stopped server cannot
-// be started again.
+// be started again (ErrStopped), nor started twice.
 func (s *Server) Start(ctx context.Context) error {
-	s.mu.Lock()
-	switch s.state {
-	case stateStarted:
-		s.mu.Unlock()
-		return errors.New("remote: server already started")
-	case stateStopped:
-		s.mu.Unlock()
+	err := s.life.StartWith(context.WithoutCancel(ctx), func() error { return s.start(ctx) }, nil)
+	if errors.Is(err, startstop.ErrStopped) {
 		return ErrStopped
 	}
-	s.state = stateStarted
-	s.mu.Unlock()
+	return err
+}
 
-	go func() {
+func (s *Server) start(ctx context.Context) error {
+	s.life.Go(s.stopper)
+	s.life.Go(func(context.Context) {
 		defer close(s.runDone)
 		s.runErr = gnet.Run(s.ev, "tcp://"+s.addr,
 			gnet.WithMulticore(true),
@@ -77,7 +74,7 @@ func (s *Server) Start(ctx context.Context) error {
 			// An engine that ends on its own (e.g. accept failing with EMFILE) serves nobody.
 			s.log.Error("gnet engine exited while the server was running", zap.String("addr", s.addr))
 		}
-	}()
+	})
 
 	var err error
 	select {
@@ -99,15 +96,10 @@ func (s *Server) Start(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	s.Stop()
-	return err
+	return err // StartWith stops the server
 }
 
-func (s *Server) stopping() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.state == stateStopped
-}
+func (s *Server) stopping() bool { return !s.life.Running() }
 
 // boot runs in OnBoot, after the listener is bound and before connections are
 // served. It resolves port 0 through a duplicate of the listening socket,
@@ -156,27 +148,20 @@ func (s *Server) Addr() string {
 // conn closed so writes fail fast with ErrClosed); wait for gnet.Run to
 // return; cancel the handler context so queued messages are dropped; wait
 // for handler goroutines, which at most finish the handler call in progress.
-func (s *Server) Stop() {
-	s.stopOnce.Do(func() {
-		s.mu.Lock()
-		prev := s.state
-		s.state = stateStopped
-		s.mu.Unlock()
-		if prev == stateStarted {
-			select {
-			case <-s.booted:
-				// A done ctx makes Engine.Stop trigger the shutdown without its
-				// 500ms polling; waiting on runDone below is the real wait.
-				ctx, cancel := context.WithCancel(context.Background())
-				cancel()
-				_ = s.eng.Stop(ctx)
-			case <-s.runDone:
-			}
-			<-s.runDone
-		}
-		s.ev.cancel()
-		s.ev.wg.Wait()
-		close(s.stopped)
-	})
-	<-s.stopped
+// Stop gives up, logging it, at startstop.DefaultStopTimeout.
+func (s *Server) Stop() { _ = s.life.Stop(nil) }
+
+// stopper does Stop's work, in the order above, once Stop ends ctx.
+func (s *Server) stopper(ctx context.Context) {
+	<-ctx.Done()
+	select {
+	case <-s.booted:
+		// A done ctx makes Engine.Stop trigger the shutdown without its
+		// 500ms polling; waiting on runDone below is the real wait.
+		_ = s.eng.Stop(ctx)
+	case <-s.runDone:
+	}
+	<-s.runDone
+	s.ev.cancel()
+	s.ev.wg.Wait()
 }
