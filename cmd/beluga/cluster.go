@@ -157,7 +157,8 @@ func workerCommand() *cobra.Command {
 		<-ctx.Done()
 		// Shutdown order: stop the worker (kills its tasks and waits for
 		// them), then leave the registry (the master fails them over only
-		// once they are dead), then the ZK session.
+		// once they are dead), then the ZK session and the data-dir lock
+		// (deferred).
 		w.Stop()
 		p.Stop()
 		return nil
@@ -208,6 +209,9 @@ func apiCommand() *cobra.Command {
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "beluga api on http://%s\n", srv.Addr())
 		<-ctx.Done()
+		// Shutdown order: the API server (no new requests; those in flight
+		// finish), then the worker-log client, then the ZooKeeper session and
+		// the database (both deferred, so in reverse).
 		srv.Stop()
 		return nil
 	}

@@ -168,7 +168,7 @@ func standaloneCommand() *cobra.Command {
 		fmt.Fprintf(cmd.OutOrStdout(), "beluga standalone: API and UI on http://%s (data in %s)\n", sa.API.Addr(), c.DataDir)
 		<-ctx.Done()
 		log.Info("shutting down")
-		sa.Stop()
+		sa.Stop() // in the order standalone.Stop states; then the data-dir lock (deferred)
 		return nil
 	}
 	return cmd
