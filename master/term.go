@@ -113,16 +113,20 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 // termContext is the context of a term: it ends with ctx (the master
 // stops) and the moment the election is lost, so that no step of the term,
 // the fence write and its retries included, goes on without leadership.
+// The returned cancel owns the goroutine watching lost: it returns once that
+// goroutine exited.
 func termContext(ctx context.Context, lost <-chan struct{}) (context.Context, context.CancelFunc) {
 	tctx, cancel := context.WithCancel(ctx)
+	exited := make(chan struct{})
 	go func() {
+		defer close(exited)
 		select {
 		case <-lost:
 			cancel()
 		case <-tctx.Done():
 		}
 	}()
-	return tctx, cancel
+	return tctx, func() { cancel(); <-exited }
 }
 
 // beginTerm records epoch, the one the election gave, as the current leader

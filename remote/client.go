@@ -12,6 +12,8 @@ import (
 	"github.com/panjf2000/gnet/v2"
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/internal/startstop"
+
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
 
@@ -23,16 +25,15 @@ type Client struct {
 	log *zap.Logger
 	seq atomic.Uint64 // last request id; ids start at 1, 0 means push
 
+	life startstop.Base // Start once; owns the stopper goroutine
+
 	mu         sync.Mutex
-	state      int
+	state      int // under mu: sends and dials are refused unless stateStarted
 	cli        *gnet.Client
 	conns      map[string]*link
 	dials      sync.WaitGroup // dials in flight; Stop waits before stopping the engine
 	dialCtx    context.Context
 	cancelDial context.CancelFunc
-
-	stopOnce sync.Once
-	stopped  chan struct{}
 }
 
 // link is the cache entry for one address. Callers that find a link still
@@ -48,30 +49,33 @@ type link struct {
 func NewClient(h Handler, o Options) *Client {
 	o = o.withDefaults()
 	c := &Client{
-		o:       o,
-		log:     o.Log.Named("remote.client"),
-		conns:   make(map[string]*link),
-		stopped: make(chan struct{}),
+		o:     o,
+		log:   o.Log.Named("remote.client"),
+		conns: make(map[string]*link),
 	}
+	c.life.Name, c.life.Log = "remote client", c.log
 	c.ev = newEvents(h, Options{MaxBody: o.MaxBody, Log: c.log}, true)
 	c.ev.onClose = c.dropClosed
 	c.dialCtx, c.cancelDial = context.WithCancel(context.Background())
 	return c
 }
 
-// Start starts the client's event loops. A stopped client cannot be started again.
+// Start starts the client's event loops. A stopped client cannot be started
+// again (ErrStopped), nor a client started twice.
 func (c *Client) Start(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch c.state {
-	case stateStarted:
-		return errors.New("remote: client already started")
-	case stateStopped:
+	err := c.life.StartWith(context.WithoutCancel(ctx), c.start, nil)
+	if errors.Is(err, startstop.ErrStopped) {
 		return ErrStopped
 	}
+	return err
+}
+
+func (c *Client) start() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	cli, err := gnet.NewClient(c.ev,
 		gnet.WithMulticore(true),
 		gnet.WithTCPKeepAlive(30*time.Second),
@@ -84,6 +88,7 @@ func (c *Client) Start(ctx context.Context) error {
 	}
 	c.cli = cli
 	c.state = stateStarted
+	c.life.Go(c.stopper)
 	return nil
 }
 
@@ -94,24 +99,23 @@ func (c *Client) Start(ctx context.Context) error {
 // for them, so none registers with a stopping engine; stop the engine (every
 // conn closes, so pending Requests and writes fail with ErrClosed); cancel
 // the handler context and wait for handler goroutines.
-func (c *Client) Stop() {
-	c.stopOnce.Do(func() {
-		c.mu.Lock()
-		prev := c.state
-		c.state = stateStopped
-		c.mu.Unlock()
-		c.cancelDial()
-		c.dials.Wait()
-		if prev == stateStarted {
-			if err := c.cli.Stop(); err != nil {
-				c.log.Warn("stopping gnet client", zap.Error(err))
-			}
-		}
-		c.ev.cancel()
-		c.ev.wg.Wait()
-		close(c.stopped)
-	})
-	<-c.stopped
+//
+// Stop gives up, logging it, at startstop.DefaultStopTimeout.
+func (c *Client) Stop() { _ = c.life.Stop(nil) }
+
+// stopper does Stop's work, in the order above, once Stop ends ctx.
+func (c *Client) stopper(ctx context.Context) {
+	<-ctx.Done()
+	c.mu.Lock()
+	c.state = stateStopped
+	c.mu.Unlock()
+	c.cancelDial()
+	c.dials.Wait()
+	if err := c.cli.Stop(); err != nil {
+		c.log.Warn("stopping gnet client", zap.Error(err))
+	}
+	c.ev.cancel()
+	c.ev.wg.Wait()
 }
 
 // Send pushes m (request id 0) to addr over the cached connection, dialling

@@ -62,7 +62,7 @@ func (s *Server) fail(err error) {
 // the server runs. The sweeper calls it on each of its ticks.
 func (s *Server) checkEngine(now time.Time) {
 	s.mu.Lock()
-	running := s.state == stateStarted && s.cli != nil
+	running := s.cli != nil && !s.stopping()
 	s.mu.Unlock()
 	if running && now.Sub(time.Unix(0, s.lastTick.Load())) > engineTimeout {
 		s.fail(errors.New("gnet event loops stopped"))

@@ -11,6 +11,8 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/internal/startstop"
 )
 
 // Server accepts connections and hands their messages to a Handler.
@@ -28,8 +30,9 @@ type Server struct {
 	log    *zap.Logger
 	peers  *peerTable
 
+	life startstop.Base // Start once; owns the stopper goroutine
+
 	mu    sync.Mutex
-	state int
 	ln    net.Listener
 	cli   *gnet.Client
 	bound string // actual address, set once listening
@@ -45,10 +48,8 @@ type Server struct {
 
 	refusedLog, acceptLog, expiredLog rateLimit
 
-	quit     chan struct{} // closed by Stop: accept loop and sweeper end
-	loops    sync.WaitGroup
-	stopOnce sync.Once
-	stopped  chan struct{}
+	quit  chan struct{}  // closed by the stopper: accept loop and sweeper end
+	loops sync.WaitGroup // accept loop and sweeper, waited for by the stopper
 }
 
 // NewServer returns a server that will listen on addr ("host:port"; port 0
@@ -56,14 +57,14 @@ type Server struct {
 func NewServer(addr string, h Handler, o Options) *Server {
 	o = o.withDefaults()
 	s := &Server{
-		addr:    addr,
-		o:       o,
-		limits:  o.Limits.withDefaults(),
-		log:     o.Log.Named("remote.server"),
-		dead:    make(chan struct{}),
-		quit:    make(chan struct{}),
-		stopped: make(chan struct{}),
+		addr:   addr,
+		o:      o,
+		limits: o.Limits.withDefaults(),
+		log:    o.Log.Named("remote.server"),
+		dead:   make(chan struct{}),
+		quit:   make(chan struct{}),
 	}
+	s.life.Name, s.life.Log = "remote server", s.log
 	s.refusedLog.every, s.acceptLog.every, s.expiredLog.every = 10*time.Second, 10*time.Second, 10*time.Second
 	s.peers = newPeerTable(s.limits.MaxConnsPerPeer)
 	s.ev = newEvents(h, Options{MaxBody: o.MaxBody, Log: s.log}, false)
@@ -75,29 +76,23 @@ func NewServer(addr string, h Handler, o Options) *Server {
 
 // Start binds and returns once listening, or returns the bind error. ctx
 // bounds the start-up only; Stop ends the server. A stopped server cannot
-// be started again.
+// be started again (ErrStopped), nor started twice.
 func (s *Server) Start(ctx context.Context) error {
-	s.mu.Lock()
-	switch s.state {
-	case stateStarted:
-		s.mu.Unlock()
-		return errors.New("remote: server already started")
-	case stateStopped:
-		s.mu.Unlock()
+	err := s.life.StartWith(context.WithoutCancel(ctx), func() error {
+		if err := s.start(ctx); err != nil {
+			return err
+		}
+		s.log.Info("listening", zap.String("addr", s.Addr()))
+		return nil
+	}, nil)
+	if errors.Is(err, startstop.ErrStopped) {
 		return ErrStopped
 	}
-	s.state = stateStarted
-	s.mu.Unlock()
-
-	if err := s.start(ctx); err != nil {
-		s.Stop()
-		return err
-	}
-	s.log.Info("listening", zap.String("addr", s.Addr()))
-	return nil
+	return err
 }
 
 func (s *Server) start(ctx context.Context) error {
+	s.life.Go(s.stopper) // a failed start is wound down by it as well
 	// Go's listeners set SO_REUSEADDR: a restart rebinds despite TIME_WAIT.
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", s.addr)
@@ -126,11 +121,7 @@ func (s *Server) start(ctx context.Context) error {
 	return nil
 }
 
-func (s *Server) stopping() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.state == stateStopped
-}
+func (s *Server) stopping() bool { return !s.life.Running() }
 
 // Addr is the bound "host:port" once started (port 0 resolved); "" before.
 func (s *Server) Addr() string {
@@ -147,26 +138,25 @@ func (s *Server) Addr() string {
 // loop and sweeper; stop the engine (every conn closed so writes fail fast
 // with ErrClosed); cancel the handler context so queued messages are
 // dropped; wait for handler goroutines, which at most finish the handler
-// call in progress.
-func (s *Server) Stop() {
-	s.stopOnce.Do(func() {
-		s.mu.Lock()
-		s.state = stateStopped
-		ln, cli := s.ln, s.cli
-		s.mu.Unlock()
-		close(s.quit)
-		if ln != nil {
-			ln.Close()
+// call in progress. Stop gives up, logging it, at startstop.DefaultStopTimeout.
+func (s *Server) Stop() { _ = s.life.Stop(nil) }
+
+// stopper does Stop's work, in the order above, once Stop ends ctx.
+func (s *Server) stopper(ctx context.Context) {
+	<-ctx.Done()
+	s.mu.Lock()
+	ln, cli := s.ln, s.cli
+	s.mu.Unlock()
+	close(s.quit)
+	if ln != nil {
+		ln.Close()
+	}
+	s.loops.Wait()
+	if cli != nil {
+		if err := cli.Stop(); err != nil {
+			s.log.Warn("stopping gnet engine", zap.Error(err))
 		}
-		s.loops.Wait()
-		if cli != nil {
-			if err := cli.Stop(); err != nil {
-				s.log.Warn("stopping gnet engine", zap.Error(err))
-			}
-		}
-		s.ev.cancel()
-		s.ev.wg.Wait()
-		close(s.stopped)
-	})
-	<-s.stopped
+	}
+	s.ev.cancel()
+	s.ev.wg.Wait()
 }

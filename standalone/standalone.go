@@ -117,9 +117,10 @@ func Limits(c config.Config) remote.Limits {
 		MaxConnsPerPeer: c.Remote.MaxConnsPerPeer}
 }
 
-// Stop shuts down in reverse: API (no new work), master (no new dispatches;
-// reports in hand are persisted), worker (kills its running tasks and waits
-// for them), then storage. Safe on a partly started Standalone.
+// Stop shuts down in reverse: API (no new work), the log client, master (no
+// new dispatches; reports in hand are persisted), worker (kills its running
+// tasks and waits for them), its presence (it leaves the registry only once
+// its tasks are dead), then storage. Safe on a partly started Standalone.
 func (sa *Standalone) Stop() { sa.once.Do(sa.stop) }
 
 func (sa *Standalone) stop() {

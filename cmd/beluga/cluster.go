@@ -167,7 +167,8 @@ func workerCommand() *cobra.Command {
 		}
 		// Shutdown order: stop the worker (kills its tasks and waits for
 		// them), then leave the registry (the master fails them over only
-		// once they are dead), then the ZK session.
+		// once they are dead), then the ZK session and the data-dir lock
+		// (deferred).
 		w.Stop()
 		p.Stop()
 		return dead
@@ -218,6 +219,9 @@ func apiCommand() *cobra.Command {
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "beluga api on http://%s\n", srv.Addr())
 		<-ctx.Done()
+		// Shutdown order: the API server (no new requests; those in flight
+		// finish), then the worker-log client, then the ZooKeeper session and
+		// the database (both deferred, so in reverse).
 		srv.Stop()
 		return nil
 	}

@@ -175,7 +175,7 @@ func standaloneCommand() *cobra.Command {
 			dead = sa.Worker.TransportErr()
 		}
 		log.Info("shutting down")
-		sa.Stop()
+		sa.Stop() // in the order standalone.Stop states; then the data-dir lock (deferred)
 		return dead
 	}
 	return cmd

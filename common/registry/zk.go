@@ -14,6 +14,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/internal/startstop"
 )
 
 // ZKConfig configures the ZooKeeper registry.
@@ -64,12 +66,10 @@ type ZK struct {
 
 	kick chan struct{} // buffered 1: registrations or election clean-up wait for the loop
 
-	lifeMu    sync.Mutex
-	started   bool
-	cancel    context.CancelFunc
-	stopOnce  sync.Once
-	stopping  chan struct{} // closed first in Stop: waiters return ErrStopped
-	loopDone  chan struct{} // closed when the session loop has exited
+	life      startstop.Base // Start once; owns the session loop
+	stopOnce  sync.Once      // Stop's first half (release), before the loop ends
+	stopping  chan struct{}  // closed first in Stop: waiters return ErrStopped
+	loopDone  chan struct{}  // closed when the session loop has exited
 	termWG    sync.WaitGroup
 	stopState bool // under mu: no new term watchers once set
 
@@ -151,6 +151,7 @@ func NewZK(cfg ZKConfig, log *zap.Logger) *ZK {
 		view:       map[Role]map[string]Node{RoleMaster: {}, RoleWorker: {}},
 		changeSubs: map[int]chan struct{}{}, stateSubs: map[int]chan ConnState{},
 	}
+	z.life.Name, z.life.Log = "zookeeper registry", z.log
 	z.servers, z.cfgErr = parseServers(cfg.Servers)
 	if z.cfgErr == nil {
 		z.paths, z.cfgErr = parseRoot(cfg.Root)
@@ -224,25 +225,22 @@ func (z *ZK) Start(ctx context.Context) error {
 	if z.cfgErr != nil {
 		return z.cfgErr
 	}
-	z.lifeMu.Lock()
+	err := z.life.StartWith(context.WithoutCancel(ctx), func() error { return z.start(ctx) }, z.stopped)
+	if errors.Is(err, startstop.ErrStopped) {
+		return ErrStopped
+	}
+	return err
+}
+
+func (z *ZK) start(ctx context.Context) error {
 	select {
 	case <-z.stopping:
-		z.lifeMu.Unlock()
 		return ErrStopped
 	default:
 	}
-	if z.started {
-		z.lifeMu.Unlock()
-		return errors.New("registry: zookeeper registry already started")
-	}
-	z.started = true
-	runCtx, cancel := context.WithCancel(context.Background())
-	z.cancel = cancel
-	z.lifeMu.Unlock()
-
 	z.log.Info("connecting to zookeeper", zap.Strings("servers", z.servers), zap.String("root", z.paths.root),
 		zap.Duration("session_timeout", z.cfg.SessionTimeout))
-	go z.run(runCtx)
+	z.life.Go(z.run)
 	for {
 		cur, changed := z.session()
 		if cur.ready {
@@ -253,7 +251,7 @@ func (z *ZK) Start(ctx context.Context) error {
 		case <-z.stopping:
 			return ErrStopped
 		case <-ctx.Done():
-			z.Stop()
+			z.stopOnce.Do(z.release) // StartWith then ends the loop, as Stop would
 			return fmt.Errorf("registry: no zookeeper session with %s: %w", strings.Join(z.servers, ","), ctx.Err())
 		}
 	}
@@ -264,25 +262,35 @@ func (z *ZK) Start(ctx context.Context) error {
 // znode still exists, so no other master can lead before this one knows it
 // stopped; then the session loop closes the session, which removes this
 // process's ephemeral znodes at once instead of after the session timeout;
-// Stop returns after the loop and the client's goroutines exited. Safe
-// twice and before Start.
+// Stop returns after the loop and the client's goroutines exited, or at
+// startstop's bound (logged). Safe twice and before Start.
 func (z *ZK) Stop() {
-	z.stopOnce.Do(func() {
-		z.mu.Lock()
-		z.stopState = true
-		z.mu.Unlock()
-		z.lifeMu.Lock()
-		close(z.stopping)
-		cancel := z.cancel
-		z.lifeMu.Unlock()
-		z.termWG.Wait()
-		if cancel != nil {
-			cancel()
-			<-z.loopDone
-		}
-		z.log.Info("zookeeper registry stopped")
-	})
+	z.stopOnce.Do(z.release)
+	_ = z.life.Stop(z.stopped)
 }
+
+// release is Stop's first half: no new waiter or term, waiters released,
+// and the term watchers waited for (bounded), all before the loop ends.
+func (z *ZK) release() {
+	z.mu.Lock()
+	z.stopState = true
+	z.mu.Unlock()
+	close(z.stopping)
+	watchers := make(chan struct{})
+	go func() { // ends with the watchers, which return on stopping
+		z.termWG.Wait()
+		close(watchers)
+	}()
+	t := time.NewTimer(startstop.DefaultStopTimeout)
+	defer t.Stop()
+	select {
+	case <-watchers:
+	case <-t.C:
+		z.log.Error("stop: leadership watcher still running at the deadline; closing the session anyway")
+	}
+}
+
+func (z *ZK) stopped() { z.log.Info("zookeeper registry stopped") }
 
 // Register implements Registry. The registration belongs to this process:
 // it is written again after a session expiry, and replaces a znode left at

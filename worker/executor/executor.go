@@ -28,6 +28,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/internal/startstop"
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
 
@@ -98,10 +99,10 @@ type Executor struct {
 	procCh chan procEvent // process waiters -> owner
 	sendCh chan outMsg    // owner -> sender goroutine
 
-	startOnce  sync.Once
-	stopOnce   sync.Once
+	life   startstop.Base  // Start once; owns the owner, sender and refiller goroutines
+	stopCh <-chan struct{} // closed by Stop: the owner begins shutting down; owner goroutine only
+
 	started    atomic.Bool
-	stopCh     chan struct{} // closed by Stop; the owner begins shutting down
 	ownerDone  chan struct{} // closed when the owner goroutine returned
 	senderDone chan struct{}
 	cancelSend context.CancelFunc
@@ -146,10 +147,13 @@ func New(cfg Config, sender Sender, log *zap.Logger) (*Executor, error) {
 		reqCh:      make(chan func()),
 		procCh:     make(chan procEvent, 64),
 		sendCh:     make(chan outMsg),
-		stopCh:     make(chan struct{}),
 		ownerDone:  make(chan struct{}),
 		senderDone: make(chan struct{}),
 	}
+	e.life.Name, e.life.Log = "executor", log
+	// Stop waits for KillGrace, then for killed groups (awaitGroups): the
+	// bound covers both.
+	e.life.StopTimeout = startstop.DefaultStopTimeout + 2*cfg.KillGrace
 	e.spares = newSpares(filepath.Join(cfg.DataDir, ".spare"), min(max(cfg.Slots, 4), 64), log)
 	e.st.init(cfg)
 	return e, nil
@@ -217,28 +221,14 @@ func (c Config) normalize() (Config, string, error) {
 }
 
 // Start creates the data directories and starts the owner and sender
-// goroutines. ctx bounds start-up only; Stop ends the executor.
+// goroutines. ctx bounds start-up only; Stop ends the executor. A second
+// Start is an error; so is a Start after Stop (ErrStopped).
 func (e *Executor) Start(ctx context.Context) error {
-	ran := false
-	var err error
-	e.startOnce.Do(func() {
-		ran = true
-		select {
-		case <-e.stopCh:
-			err = ErrStopped
-		default:
-			err = e.start(ctx)
-		}
-	})
-	if ran {
-		return err
-	}
-	select {
-	case <-e.stopCh:
+	err := e.life.StartWith(context.WithoutCancel(ctx), func() error { return e.start(ctx) }, nil)
+	if errors.Is(err, startstop.ErrStopped) {
 		return ErrStopped
-	default:
-		return errors.New("executor: already started")
 	}
+	return err
 }
 
 func (e *Executor) start(ctx context.Context) error {
@@ -258,13 +248,18 @@ func (e *Executor) start(ctx context.Context) error {
 		return fmt.Errorf("executor: open %s: %w", os.DevNull, err)
 	}
 	e.devNull = devNull
+	// The sender and the refiller run on their own contexts: they stop
+	// after the owner, in the order Stop describes (see shutdown).
 	sendCtx, cancel := context.WithCancel(context.Background())
 	e.cancelSend = cancel
-	go e.sendLoop(sendCtx)
+	e.life.Go(func(context.Context) { e.sendLoop(sendCtx) })
 	spareCtx, cancel := context.WithCancel(context.Background())
 	e.stopSpares = cancel
-	go e.spares.run(spareCtx)
-	go e.loop()
+	e.life.Go(func(context.Context) { e.spares.run(spareCtx) })
+	e.life.Go(func(ctx context.Context) {
+		e.loop(ctx.Done())
+		e.shutdown()
+	})
 	e.started.Store(true)
 	return nil
 }
@@ -284,25 +279,26 @@ func (e *Executor) start(ctx context.Context) error {
 // unfinished tasks. A "killed" result would race that and read as an operator
 // kill, failing the workflow instead of moving the task to another worker.
 // Stop is safe to call twice and before Start.
+//
+// Stop is bounded (by KillGrace plus startstop.DefaultStopTimeout): past
+// that it logs the goroutines still running and returns.
 func (e *Executor) Stop() {
-	e.stopOnce.Do(func() {
-		close(e.stopCh)
-		// A Start racing with Stop either ran fully or never will.
-		e.startOnce.Do(func() {})
-		if !e.started.Load() {
-			return
-		}
-		<-e.ownerDone
-		e.waiters.Wait()
-		e.awaitGroups(e.st.killedAtStop) // the owner is gone: its state is ours now
-		e.cancelSend()
-		<-e.senderDone
-		e.stopSpares()
-		<-e.spares.done
+	_ = e.life.Stop(func() {
 		if err := e.devNull.Close(); err != nil {
 			e.log.Debug("close /dev/null", zap.Error(err))
 		}
 	})
+}
+
+// shutdown is steps 3 and 4 of Stop, on the owner's goroutine once its loop
+// returned: the owner is gone, so its state is ours now.
+func (e *Executor) shutdown() {
+	e.waiters.Wait()
+	e.awaitGroups(e.st.killedAtStop)
+	e.cancelSend()
+	<-e.senderDone
+	e.stopSpares()
+	<-e.spares.done
 }
 
 // call runs f on the owner goroutine and waits for it. It returns false,

@@ -41,10 +41,11 @@ func (s *state) init(cfg Config) {
 	s.timer.Stop()
 }
 
-// loop is the owner goroutine. It returns once Stop was called and every
-// process has been reaped.
-func (e *Executor) loop() {
+// loop is the owner goroutine. It returns once Stop was called (stop is
+// closed) and every process has been reaped.
+func (e *Executor) loop(stop <-chan struct{}) {
 	defer close(e.ownerDone)
+	e.stopCh = stop
 	st := &e.st
 	defer st.timer.Stop()
 	resend := time.NewTicker(e.cfg.ResendInterval)

@@ -50,6 +50,8 @@ import (
 	"unsafe"
 
 	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/internal/startstop"
 	"golang.org/x/sys/unix"
 )
 
@@ -159,14 +161,12 @@ type Guard struct {
 	free    []int       // free entries
 	ctl     *os.File    // write end of the current guard's pipe; nil while none runs
 	proc    *os.Process
-	started bool
-	stopped bool
+	stopped bool // set once Stop began: the watcher replaces no guard process any more
 
-	ctx    context.Context // cancelled by Stop: ends a replacement's start-up or back-off
-	cancel context.CancelFunc
-	done   chan struct{} // closed when the watcher returned
-
-	stopOnce sync.Once
+	// life owns the watcher and the stopper; its context, ended by Stop,
+	// ends a replacement's start-up or back-off.
+	life startstop.Base
+	done chan struct{} // closed when the watcher returned
 }
 
 // New returns a guard whose table first holds capacity groups (it grows
@@ -175,22 +175,23 @@ func New(capacity int, log *zap.Logger) *Guard {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	return &Guard{log: log, slot: map[int]int{}, free: make([]int, 0, max(capacity, 1)),
-		ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	g := &Guard{log: log, slot: map[int]int{}, free: make([]int, 0, max(capacity, 1)), done: make(chan struct{})}
+	// The stopper kills a guard process still there at stopTimeout; the
+	// bound leaves it time to be reaped.
+	g.life.Name, g.life.Log, g.life.StopTimeout = "guard", log, 2*stopTimeout
+	return g
 }
 
 // Start creates the table, starts the guard process and returns once it
-// runs. ctx bounds start-up only.
+// runs. ctx bounds start-up only. A second Start, or one after Stop or after
+// a failed Start, is an error.
 func (g *Guard) Start(ctx context.Context) error {
+	return g.life.StartWith(context.WithoutCancel(ctx), func() error { return g.start(ctx) }, nil)
+}
+
+func (g *Guard) start(ctx context.Context) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	switch {
-	case g.stopped:
-		return errors.New("guard: stopped")
-	case g.started:
-		return errors.New("guard: already started")
-	}
 	if g.exe == "" {
 		if !Available() {
 			return ErrUnavailable
@@ -215,8 +216,9 @@ func (g *Guard) Start(ctx context.Context) error {
 		g.unmap()
 		return err
 	}
-	g.proc, g.ctl, g.started = p, ctl, true
-	go g.watch()
+	g.proc, g.ctl = p, ctl
+	g.life.Go(g.watch)
+	g.life.Go(g.stopper)
 	g.log.Debug("task guard started", zap.Int("pid", p.Pid), zap.Int("capacity", len(g.table)))
 	return nil
 }
@@ -355,7 +357,7 @@ func (g *Guard) Len() int {
 // (killed by someone) is replaced, with back-off, on the same table;
 // meanwhile a death of the worker would leave the tasks' children running,
 // hence the error log.
-func (g *Guard) watch() {
+func (g *Guard) watch(ctx context.Context) {
 	defer close(g.done)
 	for {
 		g.mu.Lock()
@@ -374,7 +376,7 @@ func (g *Guard) watch() {
 		}
 		g.log.Error("task guard process exited; starting another (tasks are not guarded meanwhile)",
 			zap.Stringer("status", st), zap.Error(err))
-		if !g.respawn() {
+		if !g.respawn(ctx) {
 			return
 		}
 	}
@@ -382,10 +384,10 @@ func (g *Guard) watch() {
 
 // respawn starts a new guard process, retrying with back-off until it runs
 // or Stop; false on Stop.
-func (g *Guard) respawn() bool {
+func (g *Guard) respawn(ctx context.Context) bool {
 	delay := 100 * time.Millisecond
 	for {
-		p, ctl, err := spawn(g.ctx, g.exe, g.memfd) // memfd is only closed after the watcher returned
+		p, ctl, err := spawn(ctx, g.exe, g.memfd) // memfd is only closed after the watcher returned
 		if err == nil {
 			g.mu.Lock()
 			if g.stopped {
@@ -402,7 +404,7 @@ func (g *Guard) respawn() bool {
 		g.log.Error("cannot start a task guard; retrying", zap.Duration("in", delay), zap.Error(err))
 		t := time.NewTimer(delay)
 		select {
-		case <-g.ctx.Done():
+		case <-ctx.Done():
 			t.Stop()
 			return false
 		case <-t.C:
@@ -417,35 +419,35 @@ func (g *Guard) respawn() bool {
 // table. A guard that does not exit within a few seconds is killed. Safe
 // twice and before Start.
 func (g *Guard) Stop() {
-	g.stopOnce.Do(func() {
-		g.mu.Lock()
-		g.stopped = true
-		if g.ctl != nil {
-			g.ctl.Close()
-			g.ctl = nil
-		}
-		started := g.started
-		g.mu.Unlock()
-		g.cancel()
-		if !started {
-			return
-		}
-		t := time.NewTimer(stopTimeout)
-		defer t.Stop()
-		select {
-		case <-g.done:
-		case <-t.C:
-			g.mu.Lock()
-			p := g.proc
-			g.mu.Unlock()
-			g.log.Warn("task guard did not exit; killing it", zap.Int("pid", p.Pid))
-			_ = p.Kill()
-			<-g.done
-		}
+	_ = g.life.Stop(func() {
 		g.mu.Lock()
 		g.unmap()
 		g.mu.Unlock()
 	})
+}
+
+// stopper does Stop's work once Stop ends ctx: it closes the pipe, then
+// kills a guard process still running at stopTimeout.
+func (g *Guard) stopper(ctx context.Context) {
+	<-ctx.Done()
+	g.mu.Lock()
+	g.stopped = true
+	if g.ctl != nil {
+		g.ctl.Close()
+		g.ctl = nil
+	}
+	g.mu.Unlock()
+	t := time.NewTimer(stopTimeout)
+	defer t.Stop()
+	select {
+	case <-g.done:
+	case <-t.C:
+		g.mu.Lock()
+		p := g.proc
+		g.mu.Unlock()
+		g.log.Warn("task guard did not exit; killing it", zap.Int("pid", p.Pid))
+		_ = p.Kill()
+	}
 }
 
 // scopeEnv is the executor's task scope variable (worker/executor): its
