@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/panjf2000/gnet/v2"
 
@@ -47,6 +48,14 @@ type conn struct {
 	queueLimit int           // set in OnOpen
 	shut       bool          // no more messages will come
 	wake       chan struct{} // cap 1: queue changed
+
+	// Authentication (auth.go): hs is the handshake in progress (event
+	// loop only); peer is set before authed turns true; authDone (client
+	// conns with auth) is closed then.
+	hs       *handshake
+	peer     Identity
+	authed   atomic.Bool
+	authDone chan struct{}
 }
 
 func newConn(remote string, maxBody int, client bool) *conn {

@@ -29,13 +29,17 @@ type events struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // one per conn.serve goroutine
 
+	auth    *Auth    // nil: connections are not authenticated
+	authLog *rateLog // rate-limits the lines about peers that failed it
+
 	onBoot  func(gnet.Engine) gnet.Action // server: learn the bound address
 	onClose func(*conn)                   // client: drop the conn from the cache
 }
 
 func newEvents(h Handler, o Options, client bool) *events {
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &events{h: h, maxBody: o.MaxBody, log: o.Log, client: client, queueLimit: maxQueued, ctx: ctx, cancel: cancel}
+	e := &events{h: h, maxBody: o.MaxBody, log: o.Log, client: client, queueLimit: maxQueued, ctx: ctx, cancel: cancel,
+		auth: o.Auth, authLog: &rateLog{}}
 	if e.h == nil {
 		e.h = func(p Peer, reqID uint64, m message.Message) {
 			e.log.Debug("no handler: message dropped",
@@ -78,6 +82,9 @@ func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 		c.serve(e.ctx, e.safe(c.remote))
 	}()
 	e.log.Debug("connection open", zap.String("remote", c.remote))
+	if e.auth != nil {
+		return e.beginHandshake(c), gnet.None
+	}
 	return nil, gnet.None
 }
 
@@ -101,6 +108,11 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 	c, _ := gc.Context().(*conn)
 	if c == nil {
 		return gnet.Close
+	}
+	if c.hs != nil { // nothing but the handshake is read before it succeeds
+		if done, act := e.handshakeTraffic(c, gc); !done {
+			return act
+		}
 	}
 	for {
 		avail := gc.InboundBuffered()

@@ -41,6 +41,11 @@ type Options struct {
 	// RequestTimeout bounds Client.Request when its ctx has no deadline; 0 = 30s.
 	RequestTimeout time.Duration
 	Log            *zap.Logger // nil = no logging
+	// Auth, when set, makes every connection authenticate (auth.go) before
+	// any other frame is read. nil leaves the transport open: for tests of
+	// the transport and of single packages only; the beluga binaries
+	// always set it.
+	Auth *Auth
 }
 
 func (o Options) withDefaults() Options {

@@ -45,7 +45,7 @@ func NewServer(addr string, h Handler, o Options) *Server {
 		runDone: make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
-	s.ev = newEvents(h, Options{MaxBody: o.MaxBody, Log: s.log}, false)
+	s.ev = newEvents(h, Options{MaxBody: o.MaxBody, Log: s.log, Auth: o.Auth}, false)
 	s.ev.onBoot = s.boot
 	return s
 }
