@@ -106,6 +106,7 @@ type handshake struct {
 	nonceS []byte
 	peer   Identity
 	timer  *time.Timer
+	logged bool // its failure is logged
 }
 
 var errAuth = errors.New("authentication failed")
@@ -346,7 +347,11 @@ func (hs *handshake) step1(key []byte, f frame.Frame) ([]byte, error) {
 // authFail closes a connection that did not authenticate, with one log line
 // (rate-limited across connections: a flood of attempts cannot flood the log).
 func (e *events) authFail(c *conn, err error) gnet.Action {
-	if c.hs != nil && c.hs.timer != nil {
+	if c.hs != nil {
+		if c.hs.logged {
+			return gnet.Close
+		}
+		c.hs.logged = true
 		c.hs.timer.Stop()
 	}
 	if n, ok := e.authLog.allow(time.Now()); ok {
@@ -360,6 +365,19 @@ func (e *events) authFail(c *conn, err error) gnet.Action {
 		e.log.Warn("closing unauthenticated connection", fields...)
 	}
 	return gnet.Close
+}
+
+// handshakeClosed runs in OnClose: a connection that ends before it
+// authenticated (the peer left on seeing our proof fail, or it timed out)
+// is logged like a refused one, once.
+func (e *events) handshakeClosed(c *conn, err error) {
+	if c.hs == nil || c.hs.logged {
+		return
+	}
+	if err == nil {
+		err = errors.New("closed")
+	}
+	e.authFail(c, fmt.Errorf("%w: connection ended before the handshake completed: %w", errAuth, err))
 }
 
 // rateLog allows a burst of lines, then one per second; it counts what it

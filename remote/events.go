@@ -94,6 +94,7 @@ func (e *events) OnClose(gc gnet.Conn, err error) gnet.Action {
 		return gnet.None
 	}
 	c.markClosed()
+	e.handshakeClosed(c, err)
 	if e.onClose != nil {
 		e.onClose(c)
 	}
