@@ -137,3 +137,10 @@ func (m *Memory) Leader() (string, bool) {
 	defer m.mu.Unlock()
 	return m.leader, m.lost != nil
 }
+
+// LeaderTerm implements TermReader.
+func (m *Memory) LeaderTerm() (string, int64, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.leader, m.epoch, m.lost != nil
+}
