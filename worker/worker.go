@@ -22,6 +22,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/clusterkey"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
 	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/worker/executor"
@@ -59,6 +60,11 @@ type Config struct {
 	// 10 points below (see overloadLimits.decide); 0 (default) is off.
 	MaxCPUPercent    int
 	MaxMemoryPercent int
+	// Secret is the cluster secret. With it, every connection authenticates
+	// (remote/auth.go) and the worker obeys only the registry's leader (see
+	// leader.go). Empty leaves the transport open and unchecked: for
+	// package tests only; the beluga binaries always set it.
+	Secret clusterkey.Secret
 }
 
 // TaskGuard modes.
@@ -92,6 +98,9 @@ type Worker struct {
 	// refusal, when set, is why dispatches are refused for now (the
 	// registry session is in doubt; see Presence).
 	refusal atomic.Pointer[string]
+	// leader is the master the registry names leader and its term's epoch
+	// (set by Presence); with auth on, only it commands this worker.
+	leader leaderView
 
 	life   startstop.Base // Start once; Stop once, after a failed Start too
 	mu     sync.Mutex     // guards master and host
@@ -153,6 +162,10 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 	// The default frame limit (16 MiB) carries the largest log chunk (8 MiB,
 	// base64 in JSON) with room to spare.
 	opts := remote.Options{Log: w.log}
+	if !cfg.Secret.Empty() {
+		opts.Auth = &remote.Auth{Key: cfg.Secret.Key(clusterkey.PurposeHandshake), Role: remote.RoleWorker, ID: w.Host}
+	}
+	w.leader.init()
 	w.client = remote.NewClient(w.handle, opts)
 	w.server = remote.NewServer(cfg.Listen, w.handle, opts)
 	return w, nil

@@ -98,6 +98,10 @@ func (o Options) withDefaults() Options {
 // Cluster is a running Beluga cluster and the services under it.
 type Cluster struct {
 	Dir     string
+	// SecretFile holds the cluster secret every process is started with
+	// (--cluster-secret-file); Secret is its content.
+	SecretFile string
+	Secret     []byte
 	ZK      *zktest.Cluster     // one member unless Options.ZKNodes > 1
 	MariaDB *mariadbtest.Server // Options.PrivateDB only
 	DBURL   string
@@ -248,7 +252,13 @@ func (c *Cluster) makeProcesses(bin string) error {
 	if err != nil {
 		return err
 	}
-	common := []string{"--zk", c.ZK.Addr(), "--zk-session-timeout", o.SessionTimeout.String(), "--log-level", o.LogLevel}
+	c.SecretFile = filepath.Join(c.Dir, "cluster-secret")
+	c.Secret = []byte(fmt.Sprintf("clustertest-secret-%d-%d", os.Getpid(), time.Now().UnixNano()))
+	if err := os.WriteFile(c.SecretFile, c.Secret, 0o600); err != nil {
+		return err
+	}
+	common := []string{"--zk", c.ZK.Addr(), "--zk-session-timeout", o.SessionTimeout.String(), "--log-level", o.LogLevel,
+		"--cluster-secret-file", c.SecretFile}
 	newProc := func(name string, role Role, port int, args ...string) (*Process, error) {
 		p := &Process{Name: name, Role: role, Addr: fmt.Sprintf("127.0.0.1:%d", port),
 			Dir: filepath.Join(c.Dir, name), bin: bin, env: o.Env[name]}
