@@ -97,20 +97,20 @@ func (o Options) withDefaults() Options {
 
 // Cluster is a running Beluga cluster and the services under it.
 type Cluster struct {
-	Dir     string
+	Dir string
 	// SecretFile holds the cluster secret every process is started with
 	// (--cluster-secret-file); Secret is its content.
 	SecretFile string
 	Secret     []byte
-	ZK      *zktest.Cluster     // one member unless Options.ZKNodes > 1
-	MariaDB *mariadbtest.Server // Options.PrivateDB only
-	DBURL   string
-	Store   *store.Store   // the cluster's database, for assertions
-	Client  *client.Client // REST client of the api process
-	API     *Process
-	Masters []*Process // master-1 is the first leader
-	Workers []*Process
-	Project string
+	ZK         *zktest.Cluster     // one member unless Options.ZKNodes > 1
+	MariaDB    *mariadbtest.Server // Options.PrivateDB only
+	DBURL      string
+	Store      *store.Store   // the cluster's database, for assertions
+	Client     *client.Client // REST client of the api process
+	API        *Process
+	Masters    []*Process // master-1 is the first leader
+	Workers    []*Process
+	Project    string
 
 	opts      Options
 	dropDB    func()
