@@ -8,10 +8,12 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/clusterkey"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
@@ -43,6 +45,11 @@ type Config struct {
 	Clock Clock
 	// Limits bound what peers may cost the RPC server (zero: defaults).
 	Limits remote.Limits
+	// Secret is the cluster secret: every connection authenticates
+	// (remote/auth.go), and reports are accepted only from the worker that
+	// proved to be the one they name. Empty leaves the transport open and
+	// unchecked: for package tests only; the beluga binaries always set it.
+	Secret clusterkey.Secret
 }
 
 // maxCachedDefinitions bounds the parsed workflow versions a master keeps.
@@ -59,6 +66,7 @@ type Master struct {
 
 	server *remote.Server
 	client *remote.Client
+	ident  atomic.Pointer[string] // the handshake's identity: cfg.Host once known
 
 	mu   sync.Mutex
 	cur  *term                 // nil while standby
@@ -93,7 +101,15 @@ func (m *Master) Start(ctx context.Context) error {
 
 func (m *Master) start(ctx context.Context) error {
 	opts := remote.Options{Log: m.log}
-	m.server = remote.NewServer(m.cfg.Listen, m.handle, remote.Options{Log: m.log, Limits: m.cfg.Limits})
+	if !m.cfg.Secret.Empty() {
+		opts.Auth = &remote.Auth{Key: m.cfg.Secret.Key(clusterkey.PurposeHandshake), Role: remote.RoleMaster, ID: m.identity}
+	}
+	if m.cfg.Host != "" {
+		m.ident.Store(&m.cfg.Host)
+	}
+	sopts := opts
+	sopts.Limits = m.cfg.Limits
+	m.server = remote.NewServer(m.cfg.Listen, m.handle, sopts)
 	m.client = remote.NewClient(m.handle, opts)
 	if err := m.server.Start(ctx); err != nil {
 		return fmt.Errorf("master rpc server: %w", err)
@@ -103,6 +119,8 @@ func (m *Master) start(ctx context.Context) error {
 	}
 	if m.cfg.Host == "" {
 		m.cfg.Host = m.server.Addr()
+		host := m.cfg.Host
+		m.ident.Store(&host)
 	}
 	if err := m.reg.Register(ctx, registry.Node{Role: registry.RoleMaster, Addr: m.cfg.Host,
 		Heartbeat: registry.Heartbeat{StartTime: time.Now().UTC(), Time: time.Now().UTC()}}); err != nil {
@@ -129,6 +147,14 @@ func (m *Master) TransportErr() error {
 		return nil
 	}
 	return m.server.Err()
+}
+
+// identity is who this master proves to be on the cluster protocol.
+func (m *Master) identity() string {
+	if h := m.ident.Load(); h != nil {
+		return *h
+	}
+	return ""
 }
 
 // Addr is the master's RPC address.
@@ -203,6 +229,11 @@ func (m *Master) campaign(ctx context.Context) {
 func (m *Master) handle(p remote.Peer, reqID uint64, msg message.Message) {
 	switch msg.(type) {
 	case message.Ack, message.Running, message.Result:
+		if why := m.reportRefusal(p, msg); why != "" {
+			m.log.Warn("report refused: only the worker that runs a task reports on it",
+				zap.String("remote", p.RemoteAddr()), zap.String("report", fmt.Sprintf("%T", msg)), zap.String("why", why))
+			return
+		}
 		m.mu.Lock()
 		t := m.cur
 		m.mu.Unlock()

@@ -79,7 +79,7 @@ func (s *Server) admit(nc net.Conn, cli *gnet.Client) error {
 		return nil
 	}
 	c := newConn(nc.RemoteAddr().String(), s.o.MaxBody, false)
-	c.peer = ip
+	c.peerIP = ip
 	// EnrollContext runs OnOpen before it returns and closes nc either way.
 	_, err := cli.EnrollContext(nc, c)
 	if err == nil && c.gc == nil {

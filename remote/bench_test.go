@@ -84,3 +84,56 @@ func BenchmarkPushThroughput(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkHandshake measures connect to first reply: TCP connect, the
+// authentication handshake (or none) and one Ping round trip.
+func BenchmarkHandshake(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		auth func(role string) *Auth
+	}{
+		{"open", func(string) *Auth { return nil }},
+		{"auth", func(role string) *Auth { return testAuth(testKey, role, "127.0.0.1:1") }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			s := startServer(b, "127.0.0.1:0", serve, Options{Auth: tc.auth(RoleWorker)})
+			c := startClient(b, nil, Options{Auth: tc.auth(RoleMaster)})
+			ctx := context.Background()
+			for b.Loop() {
+				if _, err := c.Request(ctx, s.Addr(), message.Ping{}); err != nil {
+					b.Fatal(err)
+				}
+				c.Forget(s.Addr())
+			}
+		})
+	}
+}
+
+// BenchmarkRequestReplyAuth is BenchmarkRequestReply's serial case over an
+// authenticated connection: the per-message cost of auth (none expected:
+// the check is one flag per connection).
+func BenchmarkRequestReplyAuth(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		auth bool
+	}{{"open", false}, {"auth", true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			var so, co Options
+			if tc.auth {
+				so.Auth, co.Auth = testAuth(testKey, RoleWorker, "w:1"), testAuth(testKey, RoleMaster, "m:1")
+			}
+			s := startServer(b, "127.0.0.1:0", serve, so)
+			c := startClient(b, nil, co)
+			ctx := context.Background()
+			m := message.Dispatch{TaskInstanceID: 1, WorkflowInstanceID: 2, Name: "t", TaskType: "shell", Command: "echo hi"}
+			if _, err := c.Request(ctx, s.Addr(), m); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := c.Request(ctx, s.Addr(), m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

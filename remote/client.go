@@ -54,7 +54,7 @@ func NewClient(h Handler, o Options) *Client {
 		conns: make(map[string]*link),
 	}
 	c.life.Name, c.life.Log = "remote client", c.log
-	c.ev = newEvents(h, Options{MaxBody: o.MaxBody, Log: c.log}, true)
+	c.ev = newEvents(h, Options{MaxBody: o.MaxBody, Log: c.log, Auth: o.Auth}, true)
 	c.ev.onClose = c.dropClosed
 	c.dialCtx, c.cancelDial = context.WithCancel(context.Background())
 	return c
@@ -253,9 +253,15 @@ func (c *Client) dial(addr string, l *link) {
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err == nil {
 		cn := newConn(addr, c.o.MaxBody, true)
+		if c.o.Auth != nil {
+			cn.authDone = make(chan struct{})
+		}
 		// EnrollContext hands a duplicate of the socket to gnet and closes nc.
 		if _, err = c.cli.EnrollContext(nc, cn); err == nil && cn.gc == nil {
 			err = ErrClosed // gnet could not register it: OnOpen never ran
+		}
+		if err == nil {
+			err = awaitAuth(ctx, cn)
 		}
 		if err == nil {
 			l.c = cn

@@ -27,7 +27,7 @@ type inbound struct {
 type conn struct {
 	gc     gnet.Conn // set in OnOpen, before any other goroutine sees the conn
 	remote string
-	peer   string // server conns: the peer's IP, counted in peerTable
+	peerIP string // server conns: the peer's IP, counted in peerTable
 
 	// Limits (limits.go). in is the frame in progress, owned by the event
 	// loop; the times are unix nanoseconds, read by the sweeper.
@@ -35,7 +35,6 @@ type conn struct {
 	opened       int64 // set in OnOpen
 	lastRecv     atomic.Int64
 	partialSince atomic.Int64 // when the frame in progress began; 0: none
-	authed       atomic.Bool
 
 	// mu orders writes against close: gnet must not be called for a conn the
 	// event loop has let go of (its poller may be gone after engine stop), so
@@ -57,6 +56,14 @@ type conn struct {
 	queueLimit int           // set in OnOpen
 	shut       bool          // no more messages will come
 	wake       chan struct{} // cap 1: queue changed
+
+	// Authentication (auth.go): hs is the handshake in progress (event
+	// loop only); peer is set before authed turns true; authDone (client
+	// conns with auth) is closed then.
+	hs       *handshake
+	peer     Identity
+	authed   atomic.Bool
+	authDone chan struct{}
 }
 
 func newConn(remote string, maxBody int, client bool) *conn {

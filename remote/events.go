@@ -31,6 +31,9 @@ type events struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // one per conn.serve goroutine
 
+	auth    *Auth    // nil: connections are not authenticated
+	authLog *rateLog // rate-limits the lines about peers that failed it
+
 	onTick  func() (time.Duration, gnet.Action) // server: engine heartbeat
 	onClose func(*conn)                         // client: drop the conn from the cache
 
@@ -40,7 +43,8 @@ type events struct {
 
 func newEvents(h Handler, o Options, client bool) *events {
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &events{h: h, maxBody: o.MaxBody, log: o.Log, client: client, queueLimit: maxQueued, ctx: ctx, cancel: cancel}
+	e := &events{h: h, maxBody: o.MaxBody, log: o.Log, client: client, queueLimit: maxQueued, ctx: ctx, cancel: cancel,
+		auth: o.Auth, authLog: &rateLog{}}
 	if e.h == nil {
 		e.h = func(p Peer, reqID uint64, m message.Message) {
 			e.log.Debug("no handler: message dropped",
@@ -88,6 +92,9 @@ func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 		c.serve(e.ctx, e.safe(c.remote))
 	}()
 	e.log.Debug("connection open", zap.String("remote", c.remote))
+	if e.auth != nil {
+		return e.beginHandshake(c), gnet.None
+	}
 	return nil, gnet.None
 }
 
@@ -100,8 +107,9 @@ func (e *events) OnClose(gc gnet.Conn, err error) gnet.Action {
 	e.releaseBuffer(c)
 	if e.peers != nil {
 		e.peers.remove(c)
-		e.peers.release(c.peer)
+		e.peers.release(c.peerIP)
 	}
+	e.handshakeClosed(c, err)
 	if e.onClose != nil {
 		e.onClose(c)
 	}
@@ -120,6 +128,11 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 		return gnet.Close
 	}
 	c.lastRecv.Store(time.Now().UnixNano())
+	if c.hs != nil { // nothing but the handshake is read before it succeeds
+		if done, act := e.handshakeTraffic(c, gc); !done {
+			return act
+		}
+	}
 	data, err := gc.Next(-1)
 	if err != nil {
 		return e.reject(c, "read", err)

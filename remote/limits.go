@@ -131,7 +131,10 @@ func frameComplete(in []byte, maxBody int) bool {
 // window. A handshake takes this over: it marks the conn with
 // c.authed.Store(true) once the peer proved itself.
 func (e *events) authenticated(c *conn, _ message.Message) bool {
-	c.authed.Store(true)
+	if e.auth != nil {
+		return false // only the handshake (auth.go) authenticates
+	}
+	c.authed.Store(true) // an open transport: any valid frame counts
 	return true
 }
 

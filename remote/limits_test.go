@@ -195,7 +195,7 @@ func TestIdleConnectionClosed(t *testing.T) {
 // TestHandshakeTimeout: a connection that keeps sending but never completes
 // a valid first frame is closed after the handshake timeout, although it is
 // never idle for long.
-func TestHandshakeTimeout(t *testing.T) {
+func TestHandshakeTimeoutLimit(t *testing.T) {
 	t.Parallel()
 	const hs = 300 * time.Millisecond
 	s := startServer(t, "127.0.0.1:0", serve, Options{Limits: Limits{IdleTimeout: time.Minute, HandshakeTimeout: hs}})

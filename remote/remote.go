@@ -43,6 +43,11 @@ type Options struct {
 	Log            *zap.Logger // nil = no logging
 
 	Limits Limits // Server: what one peer may hold; see limits.go
+	// Auth, when set, makes every connection authenticate (auth.go) before
+	// any other frame is read. nil leaves the transport open: for tests of
+	// the transport and of single packages only; the beluga binaries
+	// always set it.
+	Auth *Auth
 }
 
 func (o Options) withDefaults() Options {

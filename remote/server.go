@@ -67,7 +67,7 @@ func NewServer(addr string, h Handler, o Options) *Server {
 	s.life.Name, s.life.Log = "remote server", s.log
 	s.refusedLog.every, s.acceptLog.every, s.expiredLog.every = 10*time.Second, 10*time.Second, 10*time.Second
 	s.peers = newPeerTable(s.limits.MaxConnsPerPeer)
-	s.ev = newEvents(h, Options{MaxBody: o.MaxBody, Log: s.log}, false)
+	s.ev = newEvents(h, Options{MaxBody: o.MaxBody, Log: s.log, Auth: o.Auth}, false)
 	s.ev.peers = s.peers
 	s.ev.budget.limit = int64(s.limits.MaxBuffered)
 	s.ev.onTick = s.tick

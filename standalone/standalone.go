@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/api"
+	"github.com/beluga-scheduler/beluga/common/clusterkey"
 	"github.com/beluga-scheduler/beluga/common/config"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
@@ -65,6 +66,11 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 	if _, err = sa.Store.Migrate(ctx); err != nil {
 		return nil, err
 	}
+	// Standalone is its own cluster: its secret is made once and kept.
+	secret, err := clusterkey.Ensure(SecretPath(c.DataDir))
+	if err != nil {
+		return nil, err
+	}
 	reg := registry.NewMemory()
 	// The in-process election starts at epoch 1 in every run; the fence
 	// accepts only an epoch above the term recorded by the previous run.
@@ -78,14 +84,14 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 		return nil, err
 	}
 	sa.Master = master.New(master.Config{Listen: c.Master.Listen, Host: c.Master.Host, PollInterval: c.Master.PollInterval,
-		Selector: sel, MaxRunning: c.Master.MaxRunning, Limits: Limits(c)}, sa.Store, reg, reg, log)
+		Selector: sel, MaxRunning: c.Master.MaxRunning, Limits: Limits(c), Secret: secret}, sa.Store, reg, reg, log)
 	if err = sa.Master.Start(ctx); err != nil {
 		return nil, err
 	}
-	if sa.Worker, sa.presence, err = StartWorker(ctx, c, reg, reg, reg, log, opts...); err != nil {
+	if sa.Worker, sa.presence, err = StartWorker(ctx, c, secret, reg, reg, reg, log, opts...); err != nil {
 		return nil, err
 	}
-	sa.logs = remote.NewClient(func(remote.Peer, uint64, message.Message) {}, remote.Options{Log: log})
+	sa.logs = remote.NewClient(func(remote.Peer, uint64, message.Message) {}, APIClientOptions(secret, c.API.Listen, log))
 	if err = sa.logs.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -146,7 +152,7 @@ func (sa *Standalone) stop() {
 
 // NewWorker builds (and so checks) a worker with the settings of c;
 // nothing runs yet.
-func NewWorker(c config.Config, log *zap.Logger) (*worker.Worker, error) {
+func NewWorker(c config.Config, secret clusterkey.Secret, log *zap.Logger) (*worker.Worker, error) {
 	groups := c.Worker.Groups
 	if len(groups) == 0 {
 		groups = []string{model.DefaultWorkerGroup}
@@ -154,7 +160,7 @@ func NewWorker(c config.Config, log *zap.Logger) (*worker.Worker, error) {
 	w, err := worker.New(worker.Config{Listen: c.Worker.Listen, Host: c.Worker.Host, Groups: groups,
 		Slots: c.Worker.Slots, Shell: c.Worker.Shell, DataDir: filepath.Join(c.DataDir, "worker"),
 		EnvPassthrough: c.Worker.EnvPassthrough, MaxLogBytes: int64(c.Worker.MaxLogBytes),
-		MaxCPUPercent: c.Worker.MaxCPUPercent, MaxMemoryPercent: c.Worker.MaxMemoryPercent, Limits: Limits(c)}, log)
+		MaxCPUPercent: c.Worker.MaxCPUPercent, MaxMemoryPercent: c.Worker.MaxMemoryPercent, Limits: Limits(c), Secret: secret}, log)
 	if err != nil {
 		return nil, fmt.Errorf("worker settings: %w", err)
 	}
@@ -165,9 +171,9 @@ func NewWorker(c config.Config, log *zap.Logger) (*worker.Worker, error) {
 // reg (heartbeats, following the leader, dropping its tasks when its
 // registry session is lost). Stop the worker before the presence: a worker
 // that leaves the registry first has its dying tasks run elsewhere.
-func StartWorker(ctx context.Context, c config.Config, reg registry.Registry, el registry.Elector,
+func StartWorker(ctx context.Context, c config.Config, secret clusterkey.Secret, reg registry.Registry, el registry.Elector,
 	states registry.StateWatcher, log *zap.Logger, opts ...Option) (*worker.Worker, *worker.Presence, error) {
-	w, err := NewWorker(c, log)
+	w, err := NewWorker(c, secret, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -194,4 +200,15 @@ func Announce(ctx context.Context, w *worker.Worker, c config.Config, reg regist
 		return nil, err
 	}
 	return p, nil
+}
+
+// SecretPath is where standalone keeps its cluster secret.
+func SecretPath(dataDir string) string { return filepath.Join(dataDir, "cluster-secret") }
+
+// APIClientOptions are the transport options of an API server's client
+// (log reads from workers, nudges to the leader): it proves it is the API
+// at listen.
+func APIClientOptions(secret clusterkey.Secret, listen string, log *zap.Logger) remote.Options {
+	return remote.Options{Log: log, Auth: &remote.Auth{Key: secret.Key(clusterkey.PurposeHandshake), Role: remote.RoleAPI,
+		ID: func() string { return listen }}}
 }

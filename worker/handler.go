@@ -19,6 +19,7 @@ const (
 	codeUnavailable = "unavailable"
 	codeIO          = "io_error"
 	codeUnsupported = "unsupported"
+	codeForbidden   = "forbidden"
 )
 
 // handle serves every inbound message, on server connections (from masters
@@ -27,6 +28,14 @@ const (
 // calls are a channel round trip, log reads are capped at 8 MiB.
 func (w *Worker) handle(p remote.Peer, reqID uint64, m message.Message) {
 	ex := w.exec.Load()
+	switch m.(type) {
+	case message.Dispatch, message.Kill, message.DBAck, message.Query:
+		if why := w.authorize(p, m); why != "" {
+			w.refused(p, m, why)
+			w.answerRefused(p, reqID, m, why)
+			return
+		}
+	}
 	var reply message.Message
 	switch m := m.(type) {
 	case message.Dispatch:
@@ -63,6 +72,20 @@ func (w *Worker) handle(p remote.Peer, reqID uint64, m message.Message) {
 	}
 	if reqID == 0 {
 		return // pushes get no reply
+	}
+	if err := p.Send(reqID, reply); err != nil {
+		w.log.Debug("reply not sent", zap.String("peer", p.RemoteAddr()), zap.Error(err))
+	}
+}
+
+// answerRefused answers a command that is not obeyed.
+func (w *Worker) answerRefused(p remote.Peer, reqID uint64, m message.Message, why string) {
+	if reqID == 0 {
+		return
+	}
+	var reply message.Message = message.Error{Code: codeForbidden, Message: why}
+	if d, ok := m.(message.Dispatch); ok {
+		reply = message.DispatchReply{TaskInstanceID: d.TaskInstanceID, Reason: why}
 	}
 	if err := p.Send(reqID, reply); err != nil {
 		w.log.Debug("reply not sent", zap.String("peer", p.RemoteAddr()), zap.Error(err))

@@ -301,6 +301,11 @@ func (p *Presence) drop(reason string) {
 // follow points the worker at the elected master if it changed from prev;
 // it returns the master now followed.
 func (p *Presence) follow(prev string) string {
+	if tr, ok := p.el.(registry.TermReader); ok {
+		if id, epoch, ok := tr.LeaderTerm(); ok && id != "" {
+			p.w.SetLeader(id, epoch)
+		}
+	}
 	id, ok := p.el.Leader()
 	if !ok || id == "" || id == prev {
 		return prev

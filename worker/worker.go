@@ -22,6 +22,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/clusterkey"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
 	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/worker/executor"
@@ -61,6 +62,11 @@ type Config struct {
 	MaxMemoryPercent int
 	// Limits bound what peers may cost the RPC server (zero: defaults).
 	Limits remote.Limits
+	// Secret is the cluster secret. With it, every connection authenticates
+	// (remote/auth.go) and the worker obeys only the registry's leader (see
+	// leader.go). Empty leaves the transport open and unchecked: for
+	// package tests only; the beluga binaries always set it.
+	Secret clusterkey.Secret
 }
 
 // TaskGuard modes.
@@ -94,6 +100,9 @@ type Worker struct {
 	// refusal, when set, is why dispatches are refused for now (the
 	// registry session is in doubt; see Presence).
 	refusal atomic.Pointer[string]
+	// leader is the master the registry names leader and its term's epoch
+	// (set by Presence); with auth on, only it commands this worker.
+	leader leaderView
 
 	life   startstop.Base // Start once; Stop once, after a failed Start too
 	mu     sync.Mutex     // guards master and host
@@ -155,8 +164,14 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 	// A log window (MaxLogChunk, base64 in JSON) fits the LogResponse
 	// frame limit (frame.MaxLogBody) with room to spare.
 	opts := remote.Options{Log: w.log}
+	if !cfg.Secret.Empty() {
+		opts.Auth = &remote.Auth{Key: cfg.Secret.Key(clusterkey.PurposeHandshake), Role: remote.RoleWorker, ID: w.Host}
+	}
+	w.leader.init()
 	w.client = remote.NewClient(w.handle, opts)
-	w.server = remote.NewServer(cfg.Listen, w.handle, remote.Options{Log: w.log, Limits: cfg.Limits})
+	sopts := opts
+	sopts.Limits = cfg.Limits
+	w.server = remote.NewServer(cfg.Listen, w.handle, sopts)
 	return w, nil
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/api"
+	"github.com/beluga-scheduler/beluga/common/clusterkey"
 	"github.com/beluga-scheduler/beluga/common/config"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	"github.com/beluga-scheduler/beluga/common/store"
@@ -27,14 +29,34 @@ func zkFlags(s *settings) {
 		func(c *config.Config, v time.Duration) { c.ZK.SessionTimeout = v })
 }
 
+// clusterSecretFlag adds --cluster-secret-file, which every cluster role needs.
+func clusterSecretFlag(s *settings) {
+	s.str("cluster-secret-file", "file holding the cluster secret (at least 16 bytes) shared by masters, workers and "+
+		"API servers; required (env BELUGA_CLUSTER_SECRET_FILE)", func(c *config.Config, v string) { c.Cluster.SecretFile = v })
+}
+
+// clusterSecret loads the cluster secret; a missing setting or a bad file
+// is a usage error (exit 2) naming the setting.
+func clusterSecret(c config.Config) (clusterkey.Secret, error) {
+	if c.Cluster.SecretFile == "" {
+		return clusterkey.Secret{}, usageError{errors.New("--cluster-secret-file (BELUGA_CLUSTER_SECRET_FILE, config cluster.secret_file) " +
+			"is required: the secret masters, workers and API servers share; make one with e.g. `head -c 32 /dev/urandom | base64 > FILE`")}
+	}
+	sec, err := clusterkey.Load(c.Cluster.SecretFile)
+	if err != nil {
+		return clusterkey.Secret{}, usageError{fmt.Errorf("--cluster-secret-file: %w", err)}
+	}
+	return sec, nil
+}
+
 // openZK connects to ZooKeeper; it retries until ctx ends (ZooKeeper down
 // at start is waited for, with a log line every few tries).
-func openZK(ctx context.Context, c config.Config, log *zap.Logger) (*registry.ZK, error) {
+func openZK(ctx context.Context, c config.Config, secret clusterkey.Secret, log *zap.Logger) (*registry.ZK, error) {
 	if c.ZK.Servers == "" {
 		return nil, usageError{fmt.Errorf("--zk is required (ZooKeeper servers, e.g. 127.0.0.1:2181)")}
 	}
 	z := registry.NewZK(registry.ZKConfig{Servers: strings.Split(c.ZK.Servers, ","), Root: c.ZK.Root,
-		SessionTimeout: c.ZK.SessionTimeout}, log)
+		SessionTimeout: c.ZK.SessionTimeout, Secret: secret}, log)
 	if err := z.Start(ctx); err != nil {
 		return nil, fmt.Errorf("zookeeper %s: %w", c.ZK.Servers, err)
 	}
@@ -63,12 +85,12 @@ func openStore(ctx context.Context, c config.Config, log *zap.Logger, migrate bo
 
 // openCluster opens the database (migrating it for a master) and then the
 // ZooKeeper session of a cluster role; closeAll ends them in reverse.
-func openCluster(ctx context.Context, c config.Config, log *zap.Logger, migrate bool) (*store.Store, *registry.ZK, func(), error) {
+func openCluster(ctx context.Context, c config.Config, secret clusterkey.Secret, log *zap.Logger, migrate bool) (*store.Store, *registry.ZK, func(), error) {
 	st, err := openStore(ctx, c, log, migrate)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	z, err := openZK(ctx, c, log)
+	z, err := openZK(ctx, c, secret, log)
 	if err != nil {
 		st.Close()
 		return nil, nil, nil, err
@@ -80,6 +102,7 @@ func masterCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "master", Short: "Run a master: campaigns for leadership; the leader schedules", Args: cobra.NoArgs}
 	s := newSettings(cmd)
 	zkFlags(s)
+	clusterSecretFlag(s)
 	s.str("listen", "RPC address workers report to (default 127.0.0.1:0)", func(c *config.Config, v string) { c.Master.Listen = v })
 	s.str("host", "address advertised to workers (default: the bound address)", func(c *config.Config, v string) { c.Master.Host = v })
 	masterFlags(s)
@@ -92,18 +115,22 @@ func masterCommand() *cobra.Command {
 		if err != nil {
 			return usageError{err}
 		}
+		secret, err := clusterSecret(c)
+		if err != nil {
+			return err
+		}
 		defer log.Sync() //nolint:errcheck // stderr
 		ctx := cmd.Context()
 		if err := startPprof(log); err != nil {
 			return usageError{err}
 		}
-		st, z, closeAll, err := openCluster(ctx, c, log, true)
+		st, z, closeAll, err := openCluster(ctx, c, secret, log, true)
 		if err != nil {
 			return err
 		}
 		defer closeAll()
 		m := bmaster.New(bmaster.Config{Listen: c.Master.Listen, Host: c.Master.Host, PollInterval: c.Master.PollInterval,
-			Selector: sel, MaxRunning: c.Master.MaxRunning, Limits: standalone.Limits(c)}, st, z, z, log)
+			Selector: sel, MaxRunning: c.Master.MaxRunning, Limits: standalone.Limits(c), Secret: secret}, st, z, z, log)
 		if err := m.Start(ctx); err != nil {
 			return err
 		}
@@ -126,6 +153,7 @@ func workerCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "worker", Short: "Run a worker: registers in ZooKeeper and runs the tasks masters dispatch", Args: cobra.NoArgs}
 	s := newSettings(cmd)
 	zkFlags(s)
+	clusterSecretFlag(s)
 	s.str("listen", "RPC address masters dispatch to (default 127.0.0.1:0)", func(c *config.Config, v string) { c.Worker.Listen = v })
 	s.str("host", "address advertised to masters (default: the bound address)", func(c *config.Config, v string) { c.Worker.Host = v })
 	s.str("group", "worker groups, comma-separated (default: default)", func(c *config.Config, v string) { c.Worker.Groups = splitList(v) })
@@ -140,7 +168,11 @@ func workerCommand() *cobra.Command {
 		}
 		defer log.Sync() //nolint:errcheck // stderr
 		ctx := cmd.Context()
-		w, err := standalone.NewWorker(c, log) // bad settings fail before any wait on ZooKeeper
+		secret, err := clusterSecret(c)
+		if err != nil {
+			return err
+		}
+		w, err := standalone.NewWorker(c, secret, log) // bad settings fail before any wait on ZooKeeper
 		if err != nil {
 			return usageError{err}
 		}
@@ -149,7 +181,7 @@ func workerCommand() *cobra.Command {
 			return err
 		}
 		defer lock.Release()
-		z, err := openZK(ctx, c, log)
+		z, err := openZK(ctx, c, secret, log)
 		if err != nil {
 			return err
 		}
@@ -180,6 +212,7 @@ func apiCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "api", Short: "Run the REST API (stateless; any number of them)", Args: cobra.NoArgs}
 	s := newSettings(cmd)
 	zkFlags(s)
+	clusterSecretFlag(s)
 	s.str("listen", "REST API address (default 127.0.0.1:12345)", func(c *config.Config, v string) { c.API.Listen = v })
 	allowedHostsFlag(s)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -191,13 +224,17 @@ func apiCommand() *cobra.Command {
 		if err := api.CheckAllowedHosts(c.API.AllowedHosts); err != nil {
 			return usageError{err}
 		}
+		secret, err := clusterSecret(c)
+		if err != nil {
+			return err
+		}
 		ctx := cmd.Context()
-		st, z, closeAll, err := openCluster(ctx, c, log, false)
+		st, z, closeAll, err := openCluster(ctx, c, secret, log, false)
 		if err != nil {
 			return err
 		}
 		defer closeAll()
-		rc := remote.NewClient(func(remote.Peer, uint64, wire.Message) {}, remote.Options{Log: log})
+		rc := remote.NewClient(func(remote.Peer, uint64, wire.Message) {}, standalone.APIClientOptions(secret, c.API.Listen, log))
 		if err := rc.Start(ctx); err != nil {
 			return err
 		}

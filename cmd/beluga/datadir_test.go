@@ -124,7 +124,7 @@ func TestDataDirIsExclusive(t *testing.T) {
 	holder := "pid " + strconv.Itoa(first.Process.Pid)
 	for _, args := range [][]string{
 		{"standalone", "--data-dir", dir, "--listen", "127.0.0.1:0"},
-		{"worker", "--data-dir", dir, "--zk", "127.0.0.1:1"},
+		{"worker", "--data-dir", dir, "--zk", "127.0.0.1:1", "--cluster-secret-file", secretFile(t)},
 	} {
 		if msg := refused(t, bin, args...); !strings.Contains(msg, "in use by another process") || !strings.Contains(msg, holder) {
 			t.Fatalf("beluga %s: message %q does not name the holder (%s)", args[0], msg, holder)

@@ -13,16 +13,17 @@ import (
 func TestDBPasswordNeverShows(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "db-url")
+	sec := secretFile(t)
 	for _, tc := range []struct {
 		args []string
 		file string
 		want string
 	}{
-		{args: []string{"master", "--zk", "127.0.0.1:1", "--db", "mysql://root:hunter2%zz@db:3306/beluga"}, want: "invalid URL escape"},
-		{args: []string{"master", "--zk", "127.0.0.1:1", "--db", "mysql://root:hunter2@db:3306"}, want: "needs a database name"},
+		{args: []string{"master", "--zk", "127.0.0.1:1", "--cluster-secret-file", sec, "--db", "mysql://root:hunter2%zz@db:3306/beluga"}, want: "invalid URL escape"},
+		{args: []string{"master", "--zk", "127.0.0.1:1", "--cluster-secret-file", sec, "--db", "mysql://root:hunter2@db:3306"}, want: "needs a database name"},
 		{args: []string{"standalone", "--data-dir", dir, "--db", "postgres://root:hunter2@db/beluga"}, want: "mysql:// or sqlite://"},
 		{args: []string{"db", "migrate", "--db", "mysql://root:hunter2@127.0.0.1:1/beluga?timeout=2s"}, want: "open mysql database"},
-		{args: []string{"master", "--zk", "127.0.0.1:1", "--db-file", file}, file: "mysql://root:hunter2%zz@db/beluga\n", want: "invalid URL escape"},
+		{args: []string{"master", "--zk", "127.0.0.1:1", "--cluster-secret-file", sec, "--db-file", file}, file: "mysql://root:hunter2%zz@db/beluga\n", want: "invalid URL escape"},
 	} {
 		if tc.file != "" {
 			if err := os.WriteFile(file, []byte(tc.file), 0o600); err != nil {

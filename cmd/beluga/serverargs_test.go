@@ -11,22 +11,23 @@ import (
 // starts or waits (the ZooKeeper address here has nothing listening).
 func TestServerCommandsRefuseBadSettings(t *testing.T) {
 	dir := t.TempDir()
+	sec := secretFile(t)
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"worker", "--zk", "127.0.0.1:1", "--slots", "-3"}, "Slots -3"},
-		{[]string{"worker", "--zk", "127.0.0.1:1", "--shell", "zsh"}, "zsh"},
-		{[]string{"worker", "--zk", "127.0.0.1:1", "--max-cpu-percent", "150"}, "MaxCPUPercent 150: want 0 (off) to 100"},
-		{[]string{"worker", "--zk", "127.0.0.1:1", "--max-memory-percent", "-1"}, "MaxMemoryPercent -1"},
-		{[]string{"master", "--zk", "127.0.0.1:1"}, "--db is required"},
-		{[]string{"master", "--zk", "127.0.0.1:1", "--db", "postgres://x/y"}, "mysql:// or sqlite://"},
-		{[]string{"master", "--zk", "127.0.0.1:1", "--db", "sqlite://" + dir + "/b.db", "--selector", "fastest"}, "fastest"},
+		{[]string{"worker", "--zk", "127.0.0.1:1", "--cluster-secret-file", sec, "--slots", "-3"}, "Slots -3"},
+		{[]string{"worker", "--zk", "127.0.0.1:1", "--cluster-secret-file", sec, "--shell", "zsh"}, "zsh"},
+		{[]string{"worker", "--zk", "127.0.0.1:1", "--cluster-secret-file", sec, "--max-cpu-percent", "150"}, "MaxCPUPercent 150: want 0 (off) to 100"},
+		{[]string{"worker", "--zk", "127.0.0.1:1", "--cluster-secret-file", sec, "--max-memory-percent", "-1"}, "MaxMemoryPercent -1"},
+		{[]string{"master", "--zk", "127.0.0.1:1", "--cluster-secret-file", sec}, "--db is required"},
+		{[]string{"master", "--zk", "127.0.0.1:1", "--cluster-secret-file", sec, "--db", "postgres://x/y"}, "mysql:// or sqlite://"},
+		{[]string{"master", "--zk", "127.0.0.1:1", "--cluster-secret-file", sec, "--db", "sqlite://" + dir + "/b.db", "--selector", "fastest"}, "fastest"},
 		{[]string{"standalone", "--data-dir", dir, "--listen", "nonsense"}, "nonsense"},
 		{[]string{"standalone", "--data-dir", dir, "--db", "postgres://x/y"}, "mysql:// or sqlite://"},
 		{[]string{"standalone", "--data-dir", dir, "--slots", "x"}, "invalid argument"},
 		{[]string{"standalone", "--data-dir", dir, "--allowed-hosts", "ok.example,http://beluga.example.com/"}, `"http://beluga.example.com/"`},
-		{[]string{"api", "--zk", "127.0.0.1:1", "--db", "sqlite://" + dir + "/b.db", "--allowed-hosts", "*.example.com"}, "api.allowed_hosts"},
+		{[]string{"api", "--zk", "127.0.0.1:1", "--cluster-secret-file", sec, "--db", "sqlite://" + dir + "/b.db", "--allowed-hosts", "*.example.com"}, "api.allowed_hosts"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(tc.args, &out, &errb)

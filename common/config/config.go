@@ -20,14 +20,15 @@ type Config struct {
 	DB string `yaml:"db" env:"BELUGA_DB"`
 	// DBFile names a file holding the database URL: a password in it is not
 	// on a command line, where ps shows it. ReadDBFile reads it into DB.
-	DBFile  string       `yaml:"db_file" env:"BELUGA_DB_FILE"`
-	DataDir string       `yaml:"data_dir" env:"BELUGA_DATA_DIR"`
-	Log     LogConfig    `yaml:"log"`
-	API     APIConfig    `yaml:"api"`
-	Master  MasterConfig `yaml:"master"`
-	Worker  WorkerConfig `yaml:"worker"`
-	ZK      ZKConfig     `yaml:"zk"`
-	Remote  RemoteConfig `yaml:"remote"`
+	DBFile  string        `yaml:"db_file" env:"BELUGA_DB_FILE"`
+	DataDir string        `yaml:"data_dir" env:"BELUGA_DATA_DIR"`
+	Log     LogConfig     `yaml:"log"`
+	API     APIConfig     `yaml:"api"`
+	Master  MasterConfig  `yaml:"master"`
+	Worker  WorkerConfig  `yaml:"worker"`
+	ZK      ZKConfig      `yaml:"zk"`
+	Cluster ClusterConfig `yaml:"cluster"`
+	Remote  RemoteConfig  `yaml:"remote"`
 }
 
 // RemoteConfig bounds what peers may cost the cluster ports (masters' and
@@ -40,6 +41,15 @@ type RemoteConfig struct {
 	HandshakeTimeout time.Duration `yaml:"handshake_timeout" env:"BELUGA_REMOTE_HANDSHAKE_TIMEOUT"`
 	// MaxConnsPerPeer caps the open connections from one IP address (64).
 	MaxConnsPerPeer int `yaml:"max_conns_per_peer" env:"BELUGA_REMOTE_MAX_CONNS_PER_PEER"`
+}
+
+// ClusterConfig is what members of a cluster share.
+type ClusterConfig struct {
+	// SecretFile holds the cluster secret (at least 16 bytes) that masters,
+	// workers and API servers prove to each other and to ZooKeeper;
+	// required by master, worker and api. Standalone makes its own under
+	// the data dir.
+	SecretFile string `yaml:"secret_file" env:"BELUGA_CLUSTER_SECRET_FILE"`
 }
 
 // LogConfig selects log output.

@@ -108,6 +108,7 @@ func (m *Memory) Campaign(ctx context.Context, id string) (Term, error) {
 			m.leader = id
 			m.lost = make(chan struct{})
 			t := Term{Epoch: m.epoch, Lost: m.lost}
+			m.notifyLocked() // followers of the leader (workers) hear of it at once
 			m.mu.Unlock()
 			return t, nil
 		}
@@ -128,6 +129,7 @@ func (m *Memory) Resign() {
 	if m.lost != nil {
 		close(m.lost)
 		m.lost, m.leader = nil, ""
+		m.notifyLocked()
 	}
 }
 
@@ -136,4 +138,11 @@ func (m *Memory) Leader() (string, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.leader, m.lost != nil
+}
+
+// LeaderTerm implements TermReader.
+func (m *Memory) LeaderTerm() (string, int64, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.leader, m.epoch, m.lost != nil
 }

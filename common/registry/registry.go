@@ -129,6 +129,14 @@ type Elector interface {
 	Leader() (id string, ok bool)
 }
 
+// TermReader is implemented by electors that can say the current leader's
+// epoch (ZK and Memory): workers obey only the leader of the current term.
+type TermReader interface {
+	// LeaderTerm is the current leader's id and the epoch of its term, as
+	// seen from here; ok is false while there is none (or it is unknown).
+	LeaderTerm() (id string, epoch int64, ok bool)
+}
+
 // Errors shared by the implementations.
 var (
 	// ErrStopped: the registry was stopped.

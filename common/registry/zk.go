@@ -2,7 +2,6 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -15,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/clusterkey"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
 )
 
@@ -30,6 +30,10 @@ type ZKConfig struct {
 	// (default 5s). The server clamps it to [2, 20] x tickTime unless its
 	// min/maxSessionTimeout say otherwise. It bounds failover time.
 	SessionTimeout time.Duration
+	// Secret, when set, closes the registry to non-members (zk_auth.go):
+	// digest ACLs on every znode, signed registrations. The beluga
+	// binaries always set it; registry tests may not.
+	Secret clusterkey.Secret
 }
 
 // ZK is the cluster registry on ZooKeeper. Layout under Root:
@@ -79,6 +83,8 @@ type ZK struct {
 	regCond    chan struct{} // closed and replaced when a registration write completes
 	view       map[Role]map[string]Node
 	leaderID   string
+	leaderEp   int64           // epoch of leaderID's term: its election node's sequence + 1
+	ignored    map[string]bool // registrations ignored and logged (zk_auth.go)
 	cur        sessionInfo
 	stateCh    chan struct{} // closed and replaced when cur changes
 	state      ConnState     // last published; 0 before the first session
@@ -149,7 +155,7 @@ func NewZK(cfg ZKConfig, log *zap.Logger) *ZK {
 		kick: make(chan struct{}, 1), stopping: make(chan struct{}), loopDone: make(chan struct{}),
 		reg: map[nodeKey]*regEntry{}, regCond: make(chan struct{}), stateCh: make(chan struct{}),
 		view:       map[Role]map[string]Node{RoleMaster: {}, RoleWorker: {}},
-		changeSubs: map[int]chan struct{}{}, stateSubs: map[int]chan ConnState{},
+		changeSubs: map[int]chan struct{}{}, stateSubs: map[int]chan ConnState{}, ignored: map[string]bool{},
 	}
 	z.life.Name, z.life.Log = "zookeeper registry", z.log
 	z.servers, z.cfgErr = parseServers(cfg.Servers)
@@ -304,7 +310,7 @@ func (z *ZK) Register(ctx context.Context, n Node) error {
 	if err := validName(n.Addr); err != nil {
 		return fmt.Errorf("registry: register %s: address %w", n.Role, err)
 	}
-	data, err := json.Marshal(n)
+	data, err := z.encodeNode(n)
 	if err != nil {
 		return fmt.Errorf("registry: register %s %s: %w", n.Role, n.Addr, err)
 	}

@@ -140,10 +140,10 @@ func (z *ZK) campaign(ctx context.Context, id, token string) (Term, error) {
 		if mine == "" {
 			adopted, err := z.clearOwn(cur, id, token)
 			if err == nil && adopted == "" {
-				adopted, err = cur.conn.Create(dir+"/n_", data, zk.FlagEphemeralSequential, openACL)
+				adopted, err = cur.conn.Create(dir+"/n_", data, zk.FlagEphemeralSequential, z.acl())
 			}
 			if errors.Is(err, zk.ErrNoNode) { // someone deleted the election directory
-				if err = ensurePath(cur.conn, dir); err == nil {
+				if err = ensurePath(cur.conn, dir, z.aclFor); err == nil {
 					continue
 				}
 			}
@@ -226,8 +226,8 @@ func (z *ZK) lead(cur sessionInfo, mine, id string) (Term, bool, error) {
 		return Term{}, false, nil
 	}
 	z.elect.term = t
-	if z.leaderID != id {
-		z.leaderID = id
+	if z.leaderID != id || z.leaderEp != t.epoch {
+		z.leaderID, z.leaderEp = id, t.epoch
 		z.notifyLocked()
 	}
 	z.termWG.Add(1)
@@ -317,6 +317,17 @@ func (z *ZK) Leader() (string, bool) {
 		return "", false
 	}
 	return z.leaderID, true
+}
+
+// LeaderTerm implements TermReader from the in-memory view: the leader and
+// the epoch of its term, read from its election node.
+func (z *ZK) LeaderTerm() (string, int64, bool) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if !z.cur.ready || z.leaderID == "" {
+		return "", 0, false
+	}
+	return z.leaderID, z.leaderEp, true
 }
 
 // clearOwn prepares a campaign: it deletes the nodes this session left

@@ -46,6 +46,7 @@ type session struct {
 	established bool  // the server gave us a session
 	ready       bool  // established, connected and set up
 	announced   bool  // Connected was published for this session
+	authed      bool  // the cluster's digest credentials were added
 	synced      map[nodeKey]uint64
 	versions    map[string]int32 // data version of our registrations as last written
 
@@ -185,6 +186,7 @@ func (s *session) setup() {
 		name string
 		do   func() error
 	}{
+		{"authenticate", s.authenticate},
 		{"create directories", s.ensureDirs},
 		{"write registrations", s.syncOwned},
 		{"clean up election", s.scrubElection},
@@ -251,22 +253,27 @@ func (s *session) ensureDirs() error {
 			return err
 		}
 	}
+	for _, dir := range []string{p.root, p.masters, p.workers, p.election} {
+		if err := s.secureDir(dir); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // ensurePath creates dir and its missing parents as persistent znodes.
-func (s *session) ensurePath(dir string) error { return ensurePath(s.conn, dir) }
+func (s *session) ensurePath(dir string) error { return ensurePath(s.conn, dir, s.z.aclFor) }
 
-func ensurePath(conn *zk.Conn, dir string) error {
+func ensurePath(conn *zk.Conn, dir string, aclFor func(string) []zk.ACL) error {
 	if ok, _, err := conn.Exists(dir); err != nil || ok {
 		return err
 	}
 	if parent := path.Dir(dir); parent != "/" {
-		if err := ensurePath(conn, parent); err != nil {
+		if err := ensurePath(conn, parent, aclFor); err != nil {
 			return err
 		}
 	}
-	if _, err := conn.Create(dir, nil, zk.FlagPersistent, openACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	if _, err := conn.Create(dir, nil, zk.FlagPersistent, aclFor(dir)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
 	return nil
@@ -332,7 +339,7 @@ func (s *session) put(p string, data []byte) error {
 		z.log.Warn("registration was changed or removed by someone else; writing it again", zap.String("path", p))
 	}
 	for range 5 {
-		_, err := s.conn.Create(p, data, zk.FlagEphemeral, openACL)
+		_, err := s.conn.Create(p, data, zk.FlagEphemeral, s.z.acl())
 		switch {
 		case err == nil:
 			s.versions[p] = 0
@@ -488,12 +495,11 @@ func (s *session) read(role Role, addr string) (Node, bool, error) {
 	if err != nil {
 		return Node{}, false, fmt.Errorf("read %s: %w", p, err)
 	}
-	var n Node
-	if err := json.Unmarshal(data, &n); err != nil {
-		s.z.log.Warn("ignoring a registration that is not Node JSON", zap.String("path", p), zap.Error(err))
+	n, err := s.z.decodeNode(role, addr, data)
+	if err != nil {
+		s.z.ignoreNode(p, err)
 		return Node{}, false, nil
 	}
-	n.Role, n.Addr = role, addr // the path is authoritative
 	return n, true, nil
 }
 
@@ -504,7 +510,7 @@ func (s *session) loadLeader() error {
 	if err != nil {
 		return fmt.Errorf("list %s: %w", z.paths.election, err)
 	}
-	id := ""
+	id, epoch := "", int64(0)
 	if sorted := sortBySeq(names); len(sorted) > 0 {
 		data, _, err := s.conn.Get(z.paths.election + "/" + sorted[0])
 		switch {
@@ -514,13 +520,13 @@ func (s *session) loadLeader() error {
 		default:
 			var d electionData
 			if err := json.Unmarshal(data, &d); err == nil {
-				id = d.ID
+				id, epoch = d.ID, seqOf(sorted[0])+1
 			}
 		}
 	}
 	z.mu.Lock()
-	if z.leaderID != id {
-		z.leaderID = id
+	if z.leaderID != id || z.leaderEp != epoch {
+		z.leaderID, z.leaderEp = id, epoch
 		z.notifyLocked()
 	}
 	z.mu.Unlock()

@@ -97,16 +97,20 @@ func (o Options) withDefaults() Options {
 
 // Cluster is a running Beluga cluster and the services under it.
 type Cluster struct {
-	Dir     string
-	ZK      *zktest.Cluster     // one member unless Options.ZKNodes > 1
-	MariaDB *mariadbtest.Server // Options.PrivateDB only
-	DBURL   string
-	Store   *store.Store   // the cluster's database, for assertions
-	Client  *client.Client // REST client of the api process
-	API     *Process
-	Masters []*Process // master-1 is the first leader
-	Workers []*Process
-	Project string
+	Dir string
+	// SecretFile holds the cluster secret every process is started with
+	// (--cluster-secret-file); Secret is its content.
+	SecretFile string
+	Secret     []byte
+	ZK         *zktest.Cluster     // one member unless Options.ZKNodes > 1
+	MariaDB    *mariadbtest.Server // Options.PrivateDB only
+	DBURL      string
+	Store      *store.Store   // the cluster's database, for assertions
+	Client     *client.Client // REST client of the api process
+	API        *Process
+	Masters    []*Process // master-1 is the first leader
+	Workers    []*Process
+	Project    string
 
 	opts      Options
 	dropDB    func()
@@ -248,7 +252,13 @@ func (c *Cluster) makeProcesses(bin string) error {
 	if err != nil {
 		return err
 	}
-	common := []string{"--zk", c.ZK.Addr(), "--zk-session-timeout", o.SessionTimeout.String(), "--log-level", o.LogLevel}
+	c.SecretFile = filepath.Join(c.Dir, "cluster-secret")
+	c.Secret = []byte(fmt.Sprintf("clustertest-secret-%d-%d", os.Getpid(), time.Now().UnixNano()))
+	if err := os.WriteFile(c.SecretFile, c.Secret, 0o600); err != nil {
+		return err
+	}
+	common := []string{"--zk", c.ZK.Addr(), "--zk-session-timeout", o.SessionTimeout.String(), "--log-level", o.LogLevel,
+		"--cluster-secret-file", c.SecretFile}
 	newProc := func(name string, role Role, port int, args ...string) (*Process, error) {
 		p := &Process{Name: name, Role: role, Addr: fmt.Sprintf("127.0.0.1:%d", port),
 			Dir: filepath.Join(c.Dir, name), bin: bin, env: o.Env[name]}
