@@ -15,9 +15,9 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/beluga-scheduler/beluga/common/params"
 	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
-	"github.com/beluga-scheduler/beluga/common/params"
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
 
