@@ -33,9 +33,9 @@ type report struct {
 type taskEvent struct {
 	TaskInstanceID int64
 	State          model.TaskState
-	StartTime      time.Time // running and results
-	EndTime        time.Time // results
-	Why            string    // a failed result: why
+	StartTime      time.Time         // running and results
+	EndTime        time.Time         // results
+	Why            string            // a failed result: why
 	Outputs        map[string]string // a success: what the task exported
 }
 
