@@ -1,9 +1,13 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
+	stdlog "log"
 	"net"
 	"net/http"
 	"sync"
@@ -26,6 +30,7 @@ type Server struct {
 	life startstop.Base // owns the serve and shutdown goroutines
 	mu   sync.Mutex
 	ln   net.Listener
+	tls  bool // UseTLS: serve HTTPS only
 }
 
 // NewServer prepares a server for listen (host:port; ":0" picks a port).
@@ -43,11 +48,19 @@ func NewServer(listen string, h http.Handler, log *zap.Logger) *Server {
 			ReadTimeout:       time.Minute, // a 1 MiB spec on a slow link, not a slowloris
 			IdleTimeout:       2 * time.Minute,
 			MaxHeaderBytes:    64 << 10,
-			ErrorLog:          zap.NewStdLog(log.Named("http")),
+			// A flood of failed TLS handshakes must not flood the log.
+			ErrorLog: stdlog.New(&handshakeLogLimit{w: zap.NewStdLog(log.Named("http")).Writer(), every: 10 * time.Second}, "", 0),
 		},
 	}
 	s.life.Name, s.life.Log = "api server", log
 	return s
+}
+
+// UseTLS makes the server serve HTTPS only, with cfg (before Start). A
+// plain-HTTP request is answered 400 by net/http and reaches no handler.
+func (s *Server) UseTLS(cfg *tls.Config) {
+	s.srv.TLSConfig = cfg
+	s.tls = true
 }
 
 // Start listens and serves in the background; the address accepts
@@ -67,12 +80,16 @@ func (s *Server) start(ctx context.Context) error {
 	s.ln = ln
 	s.mu.Unlock()
 	s.life.Go(func(context.Context) {
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		serve := func() error { return s.srv.Serve(ln) }
+		if s.tls {
+			serve = func() error { return s.srv.ServeTLS(ln, "", "") } // certificates in TLSConfig
+		}
+		if err := serve(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("serve failed", zap.String("addr", ln.Addr().String()), zap.Error(err))
 		}
 	})
 	s.life.Go(s.shutdown)
-	s.log.Info("listening", zap.String("addr", ln.Addr().String()))
+	s.log.Info("listening", zap.String("addr", ln.Addr().String()), zap.Bool("https", s.tls))
 	return nil
 }
 
@@ -103,3 +120,35 @@ func (s *Server) Addr() string {
 // goroutine exited. Safe twice and before Start; a second call waits for the
 // first to finish.
 func (s *Server) Stop() { _ = s.life.Stop(nil) }
+
+// handshakeLogLimit passes net/http's error lines through, except "TLS
+// handshake error" ones: one per interval, with a count of those dropped.
+type handshakeLogLimit struct {
+	w       io.Writer
+	every   time.Duration
+	mu      sync.Mutex
+	last    time.Time
+	dropped int
+}
+
+func (h *handshakeLogLimit) Write(p []byte) (int, error) {
+	n := len(p)
+	if !bytes.Contains(p, []byte("TLS handshake error")) {
+		return h.w.Write(p)
+	}
+	h.mu.Lock()
+	now := time.Now()
+	if !h.last.IsZero() && now.Sub(h.last) < h.every {
+		h.dropped++
+		h.mu.Unlock()
+		return n, nil
+	}
+	h.last, p = now, bytes.TrimRight(p, "\n")
+	if h.dropped > 0 {
+		p = fmt.Appendf(p, " (and %d more since the last such line)", h.dropped)
+		h.dropped = 0
+	}
+	h.mu.Unlock()
+	_, err := h.w.Write(p)
+	return n, err
+}

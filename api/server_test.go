@@ -2,11 +2,15 @@ package api
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/beluga-scheduler/beluga/internal/testcert"
 )
 
 func TestServerLifecycle(t *testing.T) {
@@ -92,5 +96,58 @@ func TestServerLifecycle(t *testing.T) {
 	clash := NewServer(busy.Addr(), mux, nil)
 	if err := clash.Start(ctx); err == nil || !strings.Contains(err.Error(), busy.Addr()) {
 		t.Fatalf("port clash: %v", err)
+	}
+}
+
+// With TLS the API serves HTTPS to a client that trusts the CA, and a
+// plain-HTTP request gets net/http's 400 without reaching a handler.
+func TestServerHTTPS(t *testing.T) {
+	t.Parallel()
+	ca, err := testcert.NewCA("api test CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := ca.KeyPair("api", "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hits atomic.Int64
+	s := NewServer("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		_, _ = io.WriteString(w, "ok")
+	}), nil)
+	s.UseTLS(&tls.Config{Certificates: []tls.Certificate{kp}})
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}
+	defer tr.CloseIdleConnections()
+	res, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Get("https://" + s.Addr() + "/x")
+	if err != nil {
+		t.Fatalf("https with the CA: %v", err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || string(b) != "ok" || res.TLS == nil {
+		t.Fatalf("https answer %d %q (tls %v)", res.StatusCode, b, res.TLS != nil)
+	}
+
+	plain := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{}}
+	res, err = plain.Get("http://" + s.Addr() + "/x")
+	if err == nil {
+		b, _ = io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusBadRequest {
+			t.Fatalf("plain http to the https API: %d %q, want 400", res.StatusCode, b)
+		}
+	}
+	// Without the CA the certificate is not trusted.
+	if _, err := (&http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{}}).Get("https://" + s.Addr() + "/x"); err == nil {
+		t.Fatal("https without the CA succeeded")
+	}
+	if n := hits.Load(); n != 1 {
+		t.Fatalf("handler ran %d times, want 1 (only the https request)", n)
 	}
 }

@@ -45,6 +45,8 @@ type Config struct {
 	Clock Clock
 	// Limits bound what peers may cost the RPC server (zero: defaults).
 	Limits remote.Limits
+	// TLS, when set, runs the RPC server and client over mutual TLS.
+	TLS *remote.TLS
 	// Secret is the cluster secret: every connection authenticates
 	// (remote/auth.go), and reports are accepted only from the worker that
 	// proved to be the one they name. Empty leaves the transport open and
@@ -100,7 +102,7 @@ func (m *Master) Start(ctx context.Context) error {
 }
 
 func (m *Master) start(ctx context.Context) error {
-	opts := remote.Options{Log: m.log}
+	opts := remote.Options{Log: m.log, TLS: m.cfg.TLS}
 	if !m.cfg.Secret.Empty() {
 		opts.Auth = &remote.Auth{Key: m.cfg.Secret.Key(clusterkey.PurposeHandshake), Role: remote.RoleMaster, ID: m.identity}
 	}

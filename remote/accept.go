@@ -67,7 +67,8 @@ func (s *Server) acceptFailed(err error, delay time.Duration) {
 // admit enrolls an accepted connection with the engine, unless its peer is
 // at the per-peer cap. Enrolling duplicates the socket, which fails first
 // when descriptors run out: the connection is then shed and the error
-// returned.
+// returned. With TLS, the handshake runs in a goroutine of its own
+// (admitTLS), which enrolls the connection once it succeeds.
 func (s *Server) admit(nc net.Conn, cli *gnet.Client) error {
 	ip := peerIP(nc.RemoteAddr())
 	if !s.peers.admit(ip) {
@@ -78,7 +79,19 @@ func (s *Server) admit(nc net.Conn, cli *gnet.Client) error {
 		}
 		return nil
 	}
-	c := newConn(nc.RemoteAddr().String(), s.o.MaxBody, false)
+	enroll := func(nc net.Conn, remote, ip string) error { return s.enroll(cli, nc, remote, ip) }
+	if s.tlsCfg != nil {
+		s.hsWG.Add(1)
+		go s.admitTLS(nc, ip, enroll)
+		return nil
+	}
+	return enroll(nc, nc.RemoteAddr().String(), ip)
+}
+
+// enroll hands nc to the engine as the connection from remote (ip counted
+// in the peer table; released here on failure).
+func (s *Server) enroll(cli *gnet.Client, nc net.Conn, remote, ip string) error {
+	c := newConn(remote, s.o.MaxBody, false)
 	c.peerIP = ip
 	// EnrollContext runs OnOpen before it returns and closes nc either way.
 	_, err := cli.EnrollContext(nc, c)

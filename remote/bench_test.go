@@ -91,13 +91,19 @@ func BenchmarkHandshake(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		auth func(role string) *Auth
+		tls  bool
 	}{
-		{"open", func(string) *Auth { return nil }},
-		{"auth", func(role string) *Auth { return testAuth(testKey, role, "127.0.0.1:1") }},
+		{"open", func(string) *Auth { return nil }, false},
+		{"auth", func(role string) *Auth { return testAuth(testKey, role, "127.0.0.1:1") }, false},
+		{"auth+tls", func(role string) *Auth { return testAuth(testKey, role, "127.0.0.1:1") }, true},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			s := startServer(b, "127.0.0.1:0", serve, Options{Auth: tc.auth(RoleWorker)})
-			c := startClient(b, nil, Options{Auth: tc.auth(RoleMaster)})
+			var st, ct *TLS
+			if tc.tls {
+				st, ct = tlsFor(b, nil, nil), tlsFor(b, nil, nil)
+			}
+			s := startServer(b, "127.0.0.1:0", serve, Options{Auth: tc.auth(RoleWorker), TLS: st})
+			c := startClient(b, nil, Options{Auth: tc.auth(RoleMaster), TLS: ct})
 			ctx := context.Background()
 			for b.Loop() {
 				if _, err := c.Request(ctx, s.Addr(), message.Ping{}); err != nil {
@@ -111,16 +117,20 @@ func BenchmarkHandshake(b *testing.B) {
 
 // BenchmarkRequestReplyAuth is BenchmarkRequestReply's serial case over an
 // authenticated connection: the per-message cost of auth (none expected:
-// the check is one flag per connection).
+// the check is one flag per connection), and of TLS on top (the bridge of
+// tls.go: encryption and a local copy each way).
 func BenchmarkRequestReplyAuth(b *testing.B) {
 	for _, tc := range []struct {
-		name string
-		auth bool
-	}{{"open", false}, {"auth", true}} {
+		name      string
+		auth, tls bool
+	}{{"open", false, false}, {"auth", true, false}, {"auth+tls", true, true}} {
 		b.Run(tc.name, func(b *testing.B) {
 			var so, co Options
 			if tc.auth {
 				so.Auth, co.Auth = testAuth(testKey, RoleWorker, "w:1"), testAuth(testKey, RoleMaster, "m:1")
+			}
+			if tc.tls {
+				so.TLS, co.TLS = tlsFor(b, nil, nil), tlsFor(b, nil, nil)
 			}
 			s := startServer(b, "127.0.0.1:0", serve, so)
 			c := startClient(b, nil, co)

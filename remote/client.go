@@ -32,6 +32,7 @@ type Client struct {
 	cli        *gnet.Client
 	conns      map[string]*link
 	dials      sync.WaitGroup // dials in flight; Stop waits before stopping the engine
+	pumps      sync.WaitGroup // TLS bridges' copies (tls.go); they end with the engine's conns
 	dialCtx    context.Context
 	cancelDial context.CancelFunc
 }
@@ -114,6 +115,7 @@ func (c *Client) stopper(ctx context.Context) {
 	if err := c.cli.Stop(); err != nil {
 		c.log.Warn("stopping gnet client", zap.Error(err))
 	}
+	c.pumps.Wait()
 	c.ev.cancel()
 	c.ev.wg.Wait()
 }
@@ -251,6 +253,10 @@ func (c *Client) dial(addr string, l *link) {
 
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", addr)
+	var br *bridge // TLS: the plaintext is nc's, carried by br
+	if err == nil && c.o.TLS != nil {
+		nc, br, err = dialTLS(ctx, c.o.TLS, nc, addr)
+	}
 	if err == nil {
 		cn := newConn(addr, c.o.MaxBody, true)
 		if c.o.Auth != nil {
@@ -259,6 +265,13 @@ func (c *Client) dial(addr string, l *link) {
 		// EnrollContext hands a duplicate of the socket to gnet and closes nc.
 		if _, err = c.cli.EnrollContext(nc, cn); err == nil && cn.gc == nil {
 			err = ErrClosed // gnet could not register it: OnOpen never ran
+		}
+		if br != nil {
+			if err != nil {
+				br.close()
+			} else {
+				br.start(&c.pumps)
+			}
 		}
 		if err == nil {
 			err = awaitAuth(ctx, cn)

@@ -48,6 +48,9 @@ type Options struct {
 	// the transport and of single packages only; the beluga binaries
 	// always set it.
 	Auth *Auth
+	// TLS, when set, runs every connection over mutual TLS (tls.go); a
+	// peer without it is refused. nil: plain TCP.
+	TLS *TLS
 }
 
 func (o Options) withDefaults() Options {

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -50,6 +51,14 @@ type Server struct {
 
 	quit  chan struct{}  // closed by the stopper: accept loop and sweeper end
 	loops sync.WaitGroup // accept loop and sweeper, waited for by the stopper
+
+	// TLS (tls.go): handshakes in flight end with hsCtx and are waited for
+	// before the engine stops; bridges' copies end with their conns.
+	tlsCfg   *tls.Config
+	hsCtx    context.Context
+	hsCancel context.CancelFunc
+	hsWG     sync.WaitGroup
+	pumps    sync.WaitGroup
 }
 
 // NewServer returns a server that will listen on addr ("host:port"; port 0
@@ -71,6 +80,10 @@ func NewServer(addr string, h Handler, o Options) *Server {
 	s.ev.peers = s.peers
 	s.ev.budget.limit = int64(s.limits.MaxBuffered)
 	s.ev.onTick = s.tick
+	s.hsCtx, s.hsCancel = context.WithCancel(context.Background())
+	if o.TLS != nil {
+		s.tlsCfg = o.TLS.serverConfig()
+	}
 	return s
 }
 
@@ -135,7 +148,7 @@ func (s *Server) Addr() string {
 // or before Start.
 //
 // Shutdown order: refuse new starts; close the listener and end the accept
-// loop and sweeper; stop the engine (every conn closed so writes fail fast
+// loop and sweeper; end TLS handshakes in flight; stop the engine (every conn closed so writes fail fast
 // with ErrClosed); cancel the handler context so queued messages are
 // dropped; wait for handler goroutines, which at most finish the handler
 // call in progress. Stop gives up, logging it, at startstop.DefaultStopTimeout.
@@ -148,15 +161,18 @@ func (s *Server) stopper(ctx context.Context) {
 	ln, cli := s.ln, s.cli
 	s.mu.Unlock()
 	close(s.quit)
+	s.hsCancel()
 	if ln != nil {
 		ln.Close()
 	}
 	s.loops.Wait()
+	s.hsWG.Wait() // no TLS conn enrolls with a stopping engine
 	if cli != nil {
 		if err := cli.Stop(); err != nil {
 			s.log.Warn("stopping gnet engine", zap.Error(err))
 		}
 	}
+	s.pumps.Wait() // the engine closed its ends, which ends every bridge
 	s.ev.cancel()
 	s.ev.wg.Wait()
 }

@@ -30,6 +30,7 @@ type env struct {
 	sa   *standalone.Standalone
 	base string
 	dir  string
+	http *http.Client // nil: http.DefaultClient
 }
 
 // backends runs f against the embedded SQLite file and a real MariaDB.
@@ -70,7 +71,11 @@ func (e *env) do(method, path, body string, want int, out any) {
 		}
 		req.Header.Set("Content-Type", ct)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	hc := e.http
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -83,15 +83,19 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 	if err != nil {
 		return nil, err
 	}
+	tl, err := LoadTLS(c)
+	if err != nil {
+		return nil, err
+	}
 	sa.Master = master.New(master.Config{Listen: c.Master.Listen, Host: c.Master.Host, PollInterval: c.Master.PollInterval,
-		Selector: sel, MaxRunning: c.Master.MaxRunning, Limits: Limits(c), Secret: secret}, sa.Store, reg, reg, log)
+		Selector: sel, MaxRunning: c.Master.MaxRunning, Limits: Limits(c), Secret: secret, TLS: tl}, sa.Store, reg, reg, log)
 	if err = sa.Master.Start(ctx); err != nil {
 		return nil, err
 	}
 	if sa.Worker, sa.presence, err = StartWorker(ctx, c, secret, reg, reg, reg, log, opts...); err != nil {
 		return nil, err
 	}
-	sa.logs = remote.NewClient(func(remote.Peer, uint64, message.Message) {}, APIClientOptions(secret, c.API.Listen, log))
+	sa.logs = remote.NewClient(func(remote.Peer, uint64, message.Message) {}, APIClientOptions(secret, tl, c.API.Listen, log))
 	if err = sa.logs.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -99,6 +103,9 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 		Cluster: api.ClusterView(sa.Store, reg, reg), Ready: sa.isReady, Log: log,
 		Listen: c.API.Listen, AllowedHosts: c.API.AllowedHosts})
 	sa.API = api.NewServer(c.API.Listen, h, log)
+	if tl != nil {
+		sa.API.UseTLS(tl.HTTPSConfig())
+	}
 	if err = sa.API.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -115,6 +122,18 @@ func (sa *Standalone) isReady() bool {
 	default:
 		return false
 	}
+}
+
+// LoadTLS reads the TLS files the settings name; nil (and no error) when
+// TLS is off.
+func LoadTLS(c config.Config) (*remote.TLS, error) {
+	if err := c.TLS.Check(); err != nil {
+		return nil, err
+	}
+	if !c.TLS.Enabled() {
+		return nil, nil
+	}
+	return remote.LoadTLS(c.TLS.CertFile, c.TLS.KeyFile, c.TLS.CAFile)
 }
 
 // Limits are the RPC servers' limits from the settings.
@@ -153,6 +172,10 @@ func (sa *Standalone) stop() {
 // NewWorker builds (and so checks) a worker with the settings of c;
 // nothing runs yet.
 func NewWorker(c config.Config, secret clusterkey.Secret, log *zap.Logger) (*worker.Worker, error) {
+	tl, err := LoadTLS(c)
+	if err != nil {
+		return nil, err
+	}
 	groups := c.Worker.Groups
 	if len(groups) == 0 {
 		groups = []string{model.DefaultWorkerGroup}
@@ -160,7 +183,7 @@ func NewWorker(c config.Config, secret clusterkey.Secret, log *zap.Logger) (*wor
 	w, err := worker.New(worker.Config{Listen: c.Worker.Listen, Host: c.Worker.Host, Groups: groups,
 		Slots: c.Worker.Slots, Shell: c.Worker.Shell, Python: c.Worker.Python, DataDir: filepath.Join(c.DataDir, "worker"),
 		EnvPassthrough: c.Worker.EnvPassthrough, MaxLogBytes: int64(c.Worker.MaxLogBytes),
-		MaxCPUPercent: c.Worker.MaxCPUPercent, MaxMemoryPercent: c.Worker.MaxMemoryPercent, Limits: Limits(c), Secret: secret}, log)
+		MaxCPUPercent: c.Worker.MaxCPUPercent, MaxMemoryPercent: c.Worker.MaxMemoryPercent, Limits: Limits(c), Secret: secret, TLS: tl}, log)
 	if err != nil {
 		return nil, fmt.Errorf("worker settings: %w", err)
 	}
@@ -208,7 +231,7 @@ func SecretPath(dataDir string) string { return filepath.Join(dataDir, "cluster-
 // APIClientOptions are the transport options of an API server's client
 // (log reads from workers, nudges to the leader): it proves it is the API
 // at listen.
-func APIClientOptions(secret clusterkey.Secret, listen string, log *zap.Logger) remote.Options {
-	return remote.Options{Log: log, Auth: &remote.Auth{Key: secret.Key(clusterkey.PurposeHandshake), Role: remote.RoleAPI,
+func APIClientOptions(secret clusterkey.Secret, tl *remote.TLS, listen string, log *zap.Logger) remote.Options {
+	return remote.Options{Log: log, TLS: tl, Auth: &remote.Auth{Key: secret.Key(clusterkey.PurposeHandshake), Role: remote.RoleAPI,
 		ID: func() string { return listen }}}
 }

@@ -63,6 +63,8 @@ type Config struct {
 	MaxMemoryPercent int
 	// Limits bound what peers may cost the RPC server (zero: defaults).
 	Limits remote.Limits
+	// TLS, when set, runs the RPC server and client over mutual TLS.
+	TLS *remote.TLS
 	// Secret is the cluster secret. With it, every connection authenticates
 	// (remote/auth.go) and the worker obeys only the registry's leader (see
 	// leader.go). Empty leaves the transport open and unchecked: for
@@ -165,7 +167,7 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 	w.life.Name, w.life.Log = "worker", w.log
 	// A log window (MaxLogChunk, base64 in JSON) fits the LogResponse
 	// frame limit (frame.MaxLogBody) with room to spare.
-	opts := remote.Options{Log: w.log}
+	opts := remote.Options{Log: w.log, TLS: cfg.TLS}
 	if !cfg.Secret.Empty() {
 		opts.Auth = &remote.Auth{Key: cfg.Secret.Key(clusterkey.PurposeHandshake), Role: remote.RoleWorker, ID: w.Host}
 	}

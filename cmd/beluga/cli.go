@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -33,9 +36,32 @@ type app struct {
 	server         string
 	output         string
 	httpClient     *http.Client // nil: client's default
+	serverCA       string       // --server-ca: the CA of an https --server
 }
 
-func (a *app) client() *client.Client { return client.NewClient(a.server, a.httpClient) }
+func (a *app) client() *client.Client {
+	if a.httpClient == nil && a.serverCA != "" {
+		a.httpClient = caClient(a.serverCA)
+	}
+	return client.NewClient(a.server, a.httpClient)
+}
+
+// caClient trusts the CA in file for HTTPS. A file that cannot be read
+// makes every request fail with an error naming it.
+func caClient(file string) *http.Client {
+	pool := x509.NewCertPool()
+	b, err := os.ReadFile(file)
+	if err == nil && !pool.AppendCertsFromPEM(b) {
+		err = fmt.Errorf("no PEM certificate in %s", file)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	if err != nil {
+		err = fmt.Errorf("--server-ca: %w", err)
+		tr.DialTLSContext = func(context.Context, string, string) (net.Conn, error) { return nil, err }
+	}
+	return &http.Client{Transport: tr}
+}
 
 func (a *app) json() bool { return a.output == "json" }
 
@@ -146,6 +172,12 @@ func newRoot(a *app) *cobra.Command {
 		server = defaultServer
 	}
 	root.PersistentFlags().StringVar(&a.server, "server", server, "URL of the Beluga API (env BELUGA_SERVER)")
+	serverCA := os.Getenv("BELUGA_SERVER_CA")
+	if serverCA == "" {
+		serverCA = os.Getenv("BELUGA_TLS_CA_FILE")
+	}
+	root.PersistentFlags().StringVar(&a.serverCA, "server-ca", serverCA,
+		"PEM CA that an https --server's certificate chains to (env BELUGA_SERVER_CA, else BELUGA_TLS_CA_FILE)")
 	root.PersistentFlags().StringVarP(&a.output, "output", "o", "table", "output format: table or json")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(projectCommand(a), workflowCommand(a), scheduleCommand(a), backfillCommand(a), instanceCommand(a), taskCommand(a), taskGroupCommand(a), clusterCommand(a))

@@ -106,6 +106,7 @@ func masterCommand() *cobra.Command {
 	s.str("listen", "RPC address workers report to (default 127.0.0.1:0)", func(c *config.Config, v string) { c.Master.Listen = v })
 	s.str("host", "address advertised to workers (default: the bound address)", func(c *config.Config, v string) { c.Master.Host = v })
 	masterFlags(s)
+	tlsFlags(s)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, log, err := s.load()
 		if err != nil {
@@ -114,6 +115,10 @@ func masterCommand() *cobra.Command {
 		sel, err := bmaster.ParseSelector(c.Master.Selector)
 		if err != nil {
 			return usageError{err}
+		}
+		tl, err := loadTLS(c)
+		if err != nil {
+			return err
 		}
 		secret, err := clusterSecret(c)
 		if err != nil {
@@ -130,7 +135,7 @@ func masterCommand() *cobra.Command {
 		}
 		defer closeAll()
 		m := bmaster.New(bmaster.Config{Listen: c.Master.Listen, Host: c.Master.Host, PollInterval: c.Master.PollInterval,
-			Selector: sel, MaxRunning: c.Master.MaxRunning, Limits: standalone.Limits(c), Secret: secret}, st, z, z, log)
+			Selector: sel, MaxRunning: c.Master.MaxRunning, Limits: standalone.Limits(c), Secret: secret, TLS: tl}, st, z, z, log)
 		if err := m.Start(ctx); err != nil {
 			return err
 		}
@@ -161,6 +166,7 @@ func workerCommand() *cobra.Command {
 	s.str("shell", "shell that runs shell tasks: bash or sh", func(c *config.Config, v string) { c.Worker.Shell = v })
 	overloadFlags(s)
 	s.str("data-dir", "directory for task logs and work dirs (default ./beluga-data)", func(c *config.Config, v string) { c.DataDir = v })
+	tlsFlags(s)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, log, err := s.load()
 		if err != nil {
@@ -215,6 +221,7 @@ func apiCommand() *cobra.Command {
 	clusterSecretFlag(s)
 	s.str("listen", "REST API address (default 127.0.0.1:12345)", func(c *config.Config, v string) { c.API.Listen = v })
 	allowedHostsFlag(s)
+	tlsFlags(s)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, log, err := s.load()
 		if err != nil {
@@ -223,6 +230,10 @@ func apiCommand() *cobra.Command {
 		defer log.Sync() //nolint:errcheck // stderr
 		if err := api.CheckAllowedHosts(c.API.AllowedHosts); err != nil {
 			return usageError{err}
+		}
+		tl, err := loadTLS(c)
+		if err != nil {
+			return err
 		}
 		secret, err := clusterSecret(c)
 		if err != nil {
@@ -234,7 +245,7 @@ func apiCommand() *cobra.Command {
 			return err
 		}
 		defer closeAll()
-		rc := remote.NewClient(func(remote.Peer, uint64, wire.Message) {}, standalone.APIClientOptions(secret, c.API.Listen, log))
+		rc := remote.NewClient(func(remote.Peer, uint64, wire.Message) {}, standalone.APIClientOptions(secret, tl, c.API.Listen, log))
 		if err := rc.Start(ctx); err != nil {
 			return err
 		}
@@ -251,10 +262,13 @@ func apiCommand() *cobra.Command {
 			Cluster: api.ClusterView(st, z, z), Ready: func() bool { return true }, Log: log,
 			Listen: c.API.Listen, AllowedHosts: c.API.AllowedHosts})
 		srv := api.NewServer(c.API.Listen, h, log)
+		if tl != nil {
+			srv.UseTLS(tl.HTTPSConfig())
+		}
 		if err := srv.Start(ctx); err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "beluga api on http://%s\n", srv.Addr())
+		fmt.Fprintf(cmd.OutOrStdout(), "beluga api on %s\n", apiURL(tl, srv.Addr()))
 		<-ctx.Done()
 		// Shutdown order: the API server (no new requests; those in flight
 		// finish), then the worker-log client, then the ZooKeeper session and

@@ -19,6 +19,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/logging"
 	"github.com/beluga-scheduler/beluga/common/store"
 	bmaster "github.com/beluga-scheduler/beluga/master"
+	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/standalone"
 )
 
@@ -113,6 +114,33 @@ func overloadFlags(s *settings) {
 		func(c *config.Config, v int) { c.Worker.MaxMemoryPercent = v })
 }
 
+// tlsFlags adds --tls-cert, --tls-key and --tls-ca, shared by every server command.
+func tlsFlags(s *settings) {
+	s.str("tls-cert", "PEM certificate: with --tls-key and --tls-ca, TLS on the cluster ports (mutual) and the API (HTTPS) "+
+		"(env BELUGA_TLS_CERT_FILE)", func(c *config.Config, v string) { c.TLS.CertFile = v })
+	s.str("tls-key", "PEM key of --tls-cert (env BELUGA_TLS_KEY_FILE)", func(c *config.Config, v string) { c.TLS.KeyFile = v })
+	s.str("tls-ca", "PEM CA certificate that peers' certificates must chain to (env BELUGA_TLS_CA_FILE)",
+		func(c *config.Config, v string) { c.TLS.CAFile = v })
+}
+
+// loadTLS reads the TLS files; a partial setting or a bad file is a usage
+// error (exit 2) naming the setting.
+func loadTLS(c config.Config) (*remote.TLS, error) {
+	tl, err := standalone.LoadTLS(c)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return tl, nil
+}
+
+// apiURL is how the API at addr is reached.
+func apiURL(tl *remote.TLS, addr string) string {
+	if tl != nil {
+		return "https://" + addr
+	}
+	return "http://" + addr
+}
+
 // usageError marks errors in what the user gave (exit code 2).
 type usageError struct{ error }
 
@@ -133,6 +161,7 @@ func standaloneCommand() *cobra.Command {
 	s.str("shell", "shell that runs shell tasks: bash or sh", func(c *config.Config, v string) { c.Worker.Shell = v })
 	overloadFlags(s)
 	masterFlags(s)
+	tlsFlags(s)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, log, err := s.load()
 		if err != nil {
@@ -151,6 +180,10 @@ func standaloneCommand() *cobra.Command {
 		if err := api.CheckAllowedHosts(c.API.AllowedHosts); err != nil {
 			return usageError{err}
 		}
+		tl, err := loadTLS(c)
+		if err != nil {
+			return err
+		}
 		lock, err := lockDataDir(c.DataDir)
 		if err != nil {
 			return err
@@ -165,7 +198,7 @@ func standaloneCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "beluga standalone: API and UI on http://%s (data in %s)\n", sa.API.Addr(), c.DataDir)
+		fmt.Fprintf(cmd.OutOrStdout(), "beluga standalone: API and UI on %s (data in %s)\n", apiURL(tl, sa.API.Addr()), c.DataDir)
 		var dead error
 		select { // a dead RPC server: exit non-zero so a supervisor restarts the process
 		case <-ctx.Done():

@@ -29,6 +29,39 @@ type Config struct {
 	ZK      ZKConfig      `yaml:"zk"`
 	Cluster ClusterConfig `yaml:"cluster"`
 	Remote  RemoteConfig  `yaml:"remote"`
+	TLS     TLSConfig     `yaml:"tls"`
+}
+
+// TLSConfig turns on TLS for the cluster ports (mutual, certificates from
+// CAFile) and the API (HTTPS) when all three files are set.
+type TLSConfig struct {
+	CertFile string `yaml:"cert_file" env:"BELUGA_TLS_CERT_FILE"`
+	KeyFile  string `yaml:"key_file" env:"BELUGA_TLS_KEY_FILE"`
+	CAFile   string `yaml:"ca_file" env:"BELUGA_TLS_CA_FILE"`
+}
+
+// Enabled reports whether any TLS file is set (Check then wants all three).
+func (t TLSConfig) Enabled() bool { return t.CertFile != "" || t.KeyFile != "" || t.CAFile != "" }
+
+// Check wants all three files or none, naming what is missing.
+func (t TLSConfig) Check() error {
+	if !t.Enabled() {
+		return nil
+	}
+	var missing []string
+	for _, f := range []struct{ v, name string }{
+		{t.CertFile, "--tls-cert (BELUGA_TLS_CERT_FILE, tls.cert_file)"},
+		{t.KeyFile, "--tls-key (BELUGA_TLS_KEY_FILE, tls.key_file)"},
+		{t.CAFile, "--tls-ca (BELUGA_TLS_CA_FILE, tls.ca_file)"},
+	} {
+		if f.v == "" {
+			missing = append(missing, f.name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("TLS needs a certificate, its key and the CA; missing %s", strings.Join(missing, " and "))
+	}
+	return nil
 }
 
 // RemoteConfig bounds what peers may cost the cluster ports (masters' and

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -85,5 +86,39 @@ func TestDBFile(t *testing.T) {
 	c.DB = ""
 	if err := c.ReadDBFile(); err == nil {
 		t.Fatal("an empty db_file was accepted")
+	}
+}
+
+func TestTLSSettings(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "beluga.yaml")
+	if err := os.WriteFile(file, []byte("tls:\n  cert_file: /etc/b/node.crt\n  key_file: /etc/b/node.key\n  ca_file: /etc/b/ca.crt\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := func(k string) (string, bool) {
+		if k == "BELUGA_TLS_CA_FILE" {
+			return "/env/ca.crt", true
+		}
+		return "", false
+	}
+	c, err := Load(file, env)
+	want := TLSConfig{CertFile: "/etc/b/node.crt", KeyFile: "/etc/b/node.key", CAFile: "/env/ca.crt"}
+	if err != nil || c.TLS != want || !c.TLS.Enabled() || c.TLS.Check() != nil {
+		t.Fatalf("tls from file and env: %+v %v", c.TLS, err)
+	}
+	for _, tc := range []struct {
+		cfg  TLSConfig
+		want string // "" : valid
+	}{
+		{TLSConfig{}, ""},
+		{want, ""},
+		{TLSConfig{CertFile: "a"}, "missing --tls-key (BELUGA_TLS_KEY_FILE, tls.key_file) and --tls-ca (BELUGA_TLS_CA_FILE, tls.ca_file)"},
+		{TLSConfig{CertFile: "a", KeyFile: "b"}, "missing --tls-ca (BELUGA_TLS_CA_FILE, tls.ca_file)"},
+		{TLSConfig{CAFile: "c"}, "missing --tls-cert"},
+	} {
+		err := tc.cfg.Check()
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("Check(%+v) = %v, want %q", tc.cfg, err, tc.want)
+		}
 	}
 }

@@ -13,6 +13,8 @@ package clustertest
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +37,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/internal/freeport"
 	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
+	"github.com/beluga-scheduler/beluga/internal/testcert"
 	"github.com/beluga-scheduler/beluga/internal/zktest"
 )
 
@@ -68,6 +71,9 @@ type Options struct {
 	Dir string
 	// StartTimeout bounds each wait of the start-up; default 60s.
 	StartTimeout time.Duration
+	// TLS runs every process with a certificate of a CA made for the
+	// cluster (Cluster.TLS): mutual TLS on the cluster ports, HTTPS API.
+	TLS bool
 }
 
 func (o Options) withDefaults() Options {
@@ -111,6 +117,8 @@ type Cluster struct {
 	Masters    []*Process // master-1 is the first leader
 	Workers    []*Process
 	Project    string
+	// TLS holds the certificate files every process gets (Options.TLS).
+	TLS *testcert.Files
 
 	opts      Options
 	dropDB    func()
@@ -175,7 +183,7 @@ func Launch(o Options) (_ *Cluster, err error) {
 	if err := c.API.start(); err != nil {
 		return nil, err
 	}
-	c.Client = client.NewClient("http://"+c.API.Addr, &http.Client{Timeout: 10 * time.Second})
+	c.Client = c.newAPIClient()
 	if err := waitFor(o.StartTimeout, "the api to answer /healthz", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
@@ -203,6 +211,20 @@ func Launch(o Options) (_ *Cluster, err error) {
 		return nil, fmt.Errorf("create project %s: %w", o.Project, err)
 	}
 	return c, nil
+}
+
+// newAPIClient is the REST client of the api process: over HTTPS trusting
+// the cluster's CA with Options.TLS.
+func (c *Cluster) newAPIClient() *client.Client {
+	if c.TLS == nil {
+		return client.NewClient("http://"+c.API.Addr, &http.Client{Timeout: 10 * time.Second})
+	}
+	pool := x509.NewCertPool()
+	if b, err := os.ReadFile(c.TLS.CA); err == nil {
+		pool.AppendCertsFromPEM(b)
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	return client.NewClient("https://"+c.API.Addr, &http.Client{Timeout: 10 * time.Second, Transport: tr})
 }
 
 func (c *Cluster) startZK() error {
@@ -259,6 +281,18 @@ func (c *Cluster) makeProcesses(bin string) error {
 	}
 	common := []string{"--zk", c.ZK.Addr(), "--zk-session-timeout", o.SessionTimeout.String(), "--log-level", o.LogLevel,
 		"--cluster-secret-file", c.SecretFile}
+	if o.TLS {
+		ca, err := testcert.NewCA("clustertest CA")
+		if err != nil {
+			return err
+		}
+		f, err := ca.WriteFiles(c.Dir, "node", "127.0.0.1", "localhost")
+		if err != nil {
+			return err
+		}
+		c.TLS = &f
+		common = append(common, "--tls-cert", f.Cert, "--tls-key", f.Key, "--tls-ca", f.CA)
+	}
 	newProc := func(name string, role Role, port int, args ...string) (*Process, error) {
 		p := &Process{Name: name, Role: role, Addr: fmt.Sprintf("127.0.0.1:%d", port),
 			Dir: filepath.Join(c.Dir, name), bin: bin, env: o.Env[name]}
