@@ -400,8 +400,10 @@ func (r *runner) item(t *model.TaskInstance) *taskItem {
 	}
 	base = params.BaseIn(base, r.inst.Timezone)
 	env := params.Builtins(base) // first, so user params can override them
+	var sec openedSecrets
 	for _, ps := range []map[string]string{r.def.wf.Params, r.inst.Params, ts.Params} {
 		for k, v := range ps {
+			v = sec.open(r.t.m.box, k, v)
 			if rv, err := params.Resolve(v, base); err == nil { // specs stored before validation may not resolve: keep them raw
 				v = rv
 			}
@@ -415,7 +417,8 @@ func (r *runner) item(t *model.TaskInstance) *taskItem {
 		TaskPriority: t.Priority, TaskInstanceID: t.ID, Group: t.WorkerGroup, TaskGroup: t.TaskGroup,
 		Dispatch: message.Dispatch{TaskInstanceID: t.ID, WorkflowInstanceID: r.inst.ID, Name: t.Name,
 			TaskType: t.Type, Command: ts.Command, Env: env, Attempt: t.Attempt,
-			TimeoutMillis: killAfter(ts).Milliseconds()}}
+			TimeoutMillis: killAfter(ts).Milliseconds(), SecretEnv: sec.names},
+		unsendable: sec.problem}
 }
 
 // killAfter is the timeout the worker enforces by killing the task: only

@@ -50,8 +50,11 @@ type Dispatch struct {
 	TaskType           string            `json:"task_type"`
 	Command            string            `json:"command"`
 	Env                map[string]string `json:"env,omitempty"`
-	Attempt            int               `json:"attempt"`
-	TimeoutMillis      int64             `json:"timeout_ms,omitempty"`
+	// SecretEnv names the entries of Env that are secret: the worker masks
+	// their values in the task's log and never logs them.
+	SecretEnv     []string `json:"secret_env,omitempty"`
+	Attempt       int      `json:"attempt"`
+	TimeoutMillis int64    `json:"timeout_ms,omitempty"`
 	// MasterAddr is where the worker sends ack, running and result frames. A
 	// worker that learns of a newer leader sends them there instead.
 	MasterAddr string `json:"master_addr"`

@@ -205,6 +205,7 @@ func (e *Executor) startQueued() {
 			env:     e.taskEnv(t.d),
 			dir:     t.dir,
 			logPath: t.logPath,
+			secrets: secretValues(t.d),
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
@@ -40,6 +41,7 @@ type launch struct {
 	env     []string
 	dir     string
 	logPath string
+	secrets []string // values masked in the log (secretValues)
 }
 
 // runProcess is the one goroutine per task: it creates the work dir and log
@@ -140,7 +142,7 @@ func (e *Executor) startProcess(l launch) (*os.Process, *logCopy, error) {
 		defer close(c.done)
 		defer f.Close()
 		defer pr.Close()
-		_ = copyCapped(f, pr, e.cfg.MaxLogBytes) // an error: the log lost output, the task runs on
+		_ = copyCapped(f, secret.NewMasker(pr, l.secrets), e.cfg.MaxLogBytes) // an error: the log lost output, the task runs on
 	}()
 	return p, c, nil
 }
