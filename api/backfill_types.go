@@ -17,7 +17,9 @@ type BackfillRequest struct {
 	Priority    string            `json:"priority,omitempty"`    // "": the workflow's
 	WorkerGroup string            `json:"worker_group,omitempty"`
 	Params      map[string]string `json:"params,omitempty"`
-	DryRun      bool              `json:"dry_run,omitempty"`
+	// SecretParams names params stored sealed and shown as ***.
+	SecretParams []string `json:"secret_params,omitempty"`
+	DryRun       bool     `json:"dry_run,omitempty"`
 	// By is who is recorded as requested_by; default the X-Beluga-User
 	// header, else "api".
 	By string `json:"by,omitempty"`
@@ -28,28 +30,29 @@ type BackfillRequest struct {
 // Submitted of them have runs. Lists leave Times out (up to 1000 per
 // backfill, and the UI polls the list).
 type Backfill struct {
-	ID          int64             `json:"id"`
-	Project     string            `json:"project"`
-	Workflow    string            `json:"workflow"`
-	Cron        string            `json:"cron"`
-	Timezone    string            `json:"timezone"`
-	Start       Time              `json:"start"`
-	End         Time              `json:"end"`
-	Total       int               `json:"total"`
-	Submitted   int               `json:"submitted"`
-	Parallelism int               `json:"parallelism"`
-	OnFailure   string            `json:"on_failure"`
-	Priority    string            `json:"priority,omitempty"` // omitted: the workflow's
-	WorkerGroup string            `json:"worker_group"`
-	Params      map[string]string `json:"params"`
-	DryRun      bool              `json:"dry_run"`
-	State       string            `json:"state"`
-	Reason      string            `json:"reason"`
-	RequestedBy string            `json:"requested_by"`
-	CreatedAt   Time              `json:"created_at"`
-	EndAt       *Time             `json:"end_at"`
-	Progress    BackfillProgress  `json:"progress"`
-	Times       []Time            `json:"times,omitempty"`
+	ID           int64             `json:"id"`
+	Project      string            `json:"project"`
+	Workflow     string            `json:"workflow"`
+	Cron         string            `json:"cron"`
+	Timezone     string            `json:"timezone"`
+	Start        Time              `json:"start"`
+	End          Time              `json:"end"`
+	Total        int               `json:"total"`
+	Submitted    int               `json:"submitted"`
+	Parallelism  int               `json:"parallelism"`
+	OnFailure    string            `json:"on_failure"`
+	Priority     string            `json:"priority,omitempty"` // omitted: the workflow's
+	WorkerGroup  string            `json:"worker_group"`
+	Params       map[string]string `json:"params"`
+	SecretParams []string          `json:"secret_params,omitempty"`
+	DryRun       bool              `json:"dry_run"`
+	State        string            `json:"state"`
+	Reason       string            `json:"reason"`
+	RequestedBy  string            `json:"requested_by"`
+	CreatedAt    Time              `json:"created_at"`
+	EndAt        *Time             `json:"end_at"`
+	Progress     BackfillProgress  `json:"progress"`
+	Times        []Time            `json:"times,omitempty"`
 }
 
 // BackfillProgress counts a backfill's submitted runs by outcome; failed
@@ -62,11 +65,8 @@ type BackfillProgress struct {
 
 // fromBackfill is b on the wire; withTimes adds its schedule times.
 func fromBackfill(b model.Backfill, withTimes bool) Backfill {
-	params := b.Params
-	if params == nil {
-		params = map[string]string{}
-	}
-	out := Backfill{ID: b.ID, Project: b.Project, Workflow: b.Workflow, Cron: b.Cron, Timezone: b.Timezone,
+	params, secrets := maskedParams(b.Params)
+	out := Backfill{SecretParams: secrets, ID: b.ID, Project: b.Project, Workflow: b.Workflow, Cron: b.Cron, Timezone: b.Timezone,
 		Start: timeOf(b.Start), End: timeOf(b.End), Total: b.Total, Submitted: b.Submitted,
 		Parallelism: b.Parallelism, OnFailure: b.OnFailure, WorkerGroup: b.WorkerGroup, Params: params,
 		DryRun: b.DryRun, State: string(b.State), Reason: b.Reason, RequestedBy: b.RequestedBy,

@@ -77,7 +77,7 @@ func (h *handlers) startBackfill(w http.ResponseWriter, r *http.Request) error {
 // problem is named in one 400.
 func checkBackfill(req BackfillRequest, sc *model.Schedule) (model.Backfill, error) {
 	b := model.Backfill{Cron: strings.TrimSpace(req.Cron), Timezone: req.Timezone, Parallelism: 1,
-		OnFailure: req.OnFailure, WorkerGroup: req.WorkerGroup, Params: req.Params, DryRun: req.DryRun}
+		OnFailure: req.OnFailure, WorkerGroup: req.WorkerGroup, Params: req.Params, SecretParams: req.SecretParams, DryRun: req.DryRun}
 	var bad []string
 
 	start, startErr := requiredTime("start", req.Start)
@@ -129,6 +129,7 @@ func checkBackfill(req BackfillRequest, sc *model.Schedule) (model.Backfill, err
 		bad = append(bad, fmt.Sprintf("on_failure %q is not valid: use continue (the default) or stop (a failed run stops submitting the rest)", req.OnFailure))
 	}
 	bad = append(bad, checkRunOverrides(req.Priority, req.WorkerGroup, req.Params, &b.Priority)...)
+	bad = append(bad, checkSecretParams("secret_params", req.SecretParams, req.Params)...)
 
 	if c != nil && rangeOK {
 		// Times still to come are the schedule's to fire, not a backfill's:

@@ -22,7 +22,10 @@ type ScheduleRequest struct {
 	Priority    string            `json:"priority,omitempty"` // "": the workflow's
 	WorkerGroup string            `json:"worker_group,omitempty"`
 	Params      map[string]string `json:"params,omitempty"`
-	Enabled     *bool             `json:"enabled,omitempty"` // nil: true
+	// SecretParams names params stored sealed and shown as ***. A param
+	// sent back as *** keeps the secret it had.
+	SecretParams []string `json:"secret_params,omitempty"`
+	Enabled      *bool    `json:"enabled,omitempty"` // nil: true
 	// Overlap is what a fire does while a run of the schedule is
 	// unfinished: allow (default), skip, wait or replace.
 	Overlap string `json:"overlap,omitempty"`
@@ -50,6 +53,7 @@ type Schedule struct {
 	Priority     string            `json:"priority,omitempty"` // omitted: the workflow's
 	WorkerGroup  string            `json:"worker_group"`
 	Params       map[string]string `json:"params"`
+	SecretParams []string          `json:"secret_params,omitempty"`
 	Enabled      bool              `json:"enabled"`
 	NextFireTime *Time             `json:"next_fire_time"`
 	LastFireTime *Time             `json:"last_fire_time"`
@@ -67,11 +71,8 @@ type Schedule struct {
 }
 
 func fromSchedule(s model.Schedule) Schedule {
-	params := s.Params
-	if params == nil {
-		params = map[string]string{}
-	}
-	out := Schedule{ID: s.ID, Project: s.Project, Workflow: s.Workflow, Cron: s.Cron, Timezone: s.Timezone,
+	params, secrets := maskedParams(s.Params)
+	out := Schedule{SecretParams: secrets, ID: s.ID, Project: s.Project, Workflow: s.Workflow, Cron: s.Cron, Timezone: s.Timezone,
 		StartTime: timePtr(s.StartTime), EndTime: timePtr(s.EndTime), Catchup: s.Catchup,
 		WorkerGroup: s.WorkerGroup, Params: params, Enabled: s.Enabled, NextFireTime: timePtr(s.NextFireTime),
 		LastFireTime: timePtr(s.LastFireTime), Note: s.Note, Overlap: string(s.Overlap), SkippedFires: s.SkippedFires,
@@ -102,7 +103,7 @@ func fromSchedule(s model.Schedule) Schedule {
 func (s Schedule) Request() ScheduleRequest {
 	enabled, version := s.Enabled, s.Version
 	req := ScheduleRequest{Cron: s.Cron, Timezone: s.Timezone, Catchup: s.Catchup, Priority: s.Priority,
-		WorkerGroup: s.WorkerGroup, Params: s.Params, Enabled: &enabled, Version: &version, Overlap: s.Overlap}
+		WorkerGroup: s.WorkerGroup, Params: s.Params, SecretParams: s.SecretParams, Enabled: &enabled, Version: &version, Overlap: s.Overlap}
 	if s.StartTime != nil {
 		req.StartTime = s.StartTime.UTC().Format(time.RFC3339Nano)
 	}

@@ -87,7 +87,7 @@ func (h *handlers) putSchedule(w http.ResponseWriter, r *http.Request) error {
 // in one 400.
 func checkSchedule(req ScheduleRequest) (model.Schedule, *schedule.Cron, error) {
 	sc := model.Schedule{Cron: strings.TrimSpace(req.Cron), Timezone: req.Timezone, Catchup: req.Catchup,
-		WorkerGroup: req.WorkerGroup, Params: req.Params, Enabled: req.Enabled == nil || *req.Enabled}
+		WorkerGroup: req.WorkerGroup, Params: req.Params, SecretParams: req.SecretParams, Enabled: req.Enabled == nil || *req.Enabled}
 	c, bad := checkCron(sc.Cron, req.Timezone)
 
 	var err error
@@ -113,6 +113,7 @@ func checkSchedule(req ScheduleRequest) (model.Schedule, *schedule.Cron, error) 
 		bad = append(bad, fmt.Sprintf("overlap %q is not valid: use allow (the default), skip, wait or replace", req.Overlap))
 	}
 	bad = append(bad, checkRunOverrides(req.Priority, req.WorkerGroup, req.Params, &sc.Priority)...)
+	bad = append(bad, checkSecretParams("secret_params", req.SecretParams, req.Params)...)
 	if len(bad) > 0 {
 		return model.Schedule{}, nil, badRequest("%s", strings.Join(bad, "; "))
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
@@ -139,7 +140,7 @@ func fromDefinition(d model.WorkflowDefinition, withSpec bool) Workflow {
 	w := Workflow{ID: d.ID, Project: d.Project, Name: d.Name, Version: d.Version,
 		SpecHash: d.SpecHash, CreatedAt: timeOf(d.CreatedAt)}
 	if withSpec && len(d.SpecJSON) > 0 {
-		w.Spec = json.RawMessage(d.SpecJSON)
+		w.Spec = json.RawMessage(secret.MaskJSON(d.SpecJSON))
 	}
 	return w
 }
@@ -147,10 +148,13 @@ func fromDefinition(d model.WorkflowDefinition, withSpec bool) Workflow {
 // RunRequest is the optional body of POST .../workflows/{name}/runs. Zero
 // fields take the workflow's values (version 0: the latest).
 type RunRequest struct {
-	Params      map[string]string `json:"params,omitempty"`
-	Version     int               `json:"version,omitempty"`
-	Priority    string            `json:"priority,omitempty"`
-	WorkerGroup string            `json:"worker_group,omitempty"`
+	Params map[string]string `json:"params,omitempty"`
+	// SecretParams names params whose values are secret (besides those the
+	// workflow marks): stored sealed, shown as ***.
+	SecretParams []string `json:"secret_params,omitempty"`
+	Version      int      `json:"version,omitempty"`
+	Priority     string   `json:"priority,omitempty"`
+	WorkerGroup  string   `json:"worker_group,omitempty"`
 	// StartNodes runs only these tasks and, by Scope (only, upstream or
 	// downstream; default only), their upstream or downstream tasks.
 	StartNodes []string `json:"start_nodes,omitempty"`
@@ -172,8 +176,9 @@ type Instance struct {
 	Host         string            `json:"host"`
 	RunTimes     int               `json:"run_times"`
 	Reason       string            `json:"reason"`
-	Queued       bool              `json:"queued,omitempty"` // submitted, waiting for its schedule or max_active_runs; reason says which
-	Params       map[string]string `json:"params"`
+	Queued       bool              `json:"queued,omitempty"`        // submitted, waiting for its schedule or max_active_runs; reason says which
+	Params       map[string]string `json:"params"`                  // secret values show as ***
+	SecretParams []string          `json:"secret_params,omitempty"` // the params that are secret
 	StartNodes   []string          `json:"start_nodes,omitempty"`
 	Scope        string            `json:"scope,omitempty"`
 	DryRun       bool              `json:"dry_run"`
@@ -187,11 +192,8 @@ type Instance struct {
 }
 
 func fromInstance(w model.WorkflowInstance) Instance {
-	params := w.Params
-	if params == nil {
-		params = map[string]string{}
-	}
-	return Instance{ID: w.ID, Project: w.Project, Workflow: w.Workflow, Version: w.Version,
+	params, secrets := maskedParams(w.Params)
+	return Instance{SecretParams: secrets, ID: w.ID, Project: w.Project, Workflow: w.Workflow, Version: w.Version,
 		State: string(w.State), CommandType: string(w.CommandType), Priority: w.Priority.String(),
 		WorkerGroup: w.WorkerGroup, Host: w.Host, RunTimes: w.RunTimes, Reason: w.Reason,
 		Queued: w.Queued, Params: params, StartNodes: w.StartNodes, Scope: w.Scope, DryRun: w.DryRun, ScheduleID: w.ScheduleID,
@@ -365,5 +367,5 @@ func fromTask(t model.TaskInstance) TaskInstance {
 		ExitCode: t.ExitCode, Priority: t.Priority.String(), WorkerGroup: t.WorkerGroup, TaskGroup: t.TaskGroup, LogPath: t.LogPath,
 		SubmitTime: timePtr(t.SubmitTime), DispatchTime: timePtr(t.DispatchTime),
 		StartTime: timePtr(t.StartTime), EndTime: timePtr(t.EndTime),
-		Params: nonNil(t.Params), Outputs: nonNil(t.Outputs)}
+		Params: nonNil(secret.MaskMap(t.Params)), Outputs: nonNil(t.Outputs)} // sealed values show as ***
 }

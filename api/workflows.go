@@ -61,6 +61,7 @@ func (h *handlers) applyWorkflow(w http.ResponseWriter, r *http.Request) error {
 			bad = append(bad, fmt.Sprintf("task %q: task_group %q is not valid: %s", t.Name, t.TaskGroup, nameRule))
 		}
 	}
+	bad = append(bad, checkSpecNotSealed(wf)...)
 	if len(bad) > 0 {
 		return badRequest("%s", strings.Join(bad, "; "))
 	}
@@ -252,7 +253,10 @@ func (h *handlers) runWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if err := params.CheckAll(req.Params); err != nil {
 		return badRequest("%v", err)
 	}
-	rr := store.RunRequest{Project: project, Workflow: name, Version: req.Version, Params: req.Params,
+	if bad := checkSecretParams("secret_params", req.SecretParams, req.Params); len(bad) > 0 {
+		return badRequest("%s", strings.Join(bad, "; "))
+	}
+	rr := store.RunRequest{Project: project, Workflow: name, Version: req.Version, Params: req.Params, SecretParams: req.SecretParams,
 		WorkerGroup: req.WorkerGroup, CommandType: model.CommandStart}
 	if req.Priority != "" {
 		p, ok := model.ParsePriority(req.Priority)

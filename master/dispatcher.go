@@ -431,6 +431,10 @@ func (d *dispatcher) send(ctx context.Context, it *taskItem, addr string) {
 	msg.MasterAddr = d.self
 	msg.Epoch = d.epoch
 	d.sending[addr]++
+	if it.unsendable != "" { // failed as a worker's refusal of an invalid dispatch is
+		d.results.Put(sendResult{item: it, addr: addr, err: refusedErr{it.unsendable, true}})
+		return
+	}
 	d.sends.Add(1)
 	go func() {
 		defer d.sends.Done()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/clusterkey"
 	"github.com/beluga-scheduler/beluga/common/registry"
+	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
 	"github.com/beluga-scheduler/beluga/remote"
@@ -65,6 +66,7 @@ type Master struct {
 	store   *store.Store
 	reg     registry.Registry
 	elector registry.Elector
+	box     *secret.Box // opens secret params for dispatches
 
 	server *remote.Server
 	client *remote.Client
@@ -89,6 +91,7 @@ func New(cfg Config, st *store.Store, reg registry.Registry, el registry.Elector
 		cfg.WorkerLossGrace = time.Second
 	}
 	m := &Master{cfg: cfg, log: log.Named("master"), store: st, reg: reg, elector: el, defs: map[int64]*definition{}}
+	m.box, _ = secret.NewBox(cfg.Secret) // nil without a secret: sealed params then fail their tasks
 	m.life.Name, m.life.Log = "master", m.log
 	return m
 }

@@ -17,6 +17,9 @@ type taskItem struct {
 	Group              string // worker group
 	TaskGroup          string // concurrency limit shared across workflows ("" for none)
 	Dispatch           message.Dispatch
+	// unsendable says why the task cannot be sent (a secret param that does
+	// not open): the dispatcher fails it as a worker fails an invalid one.
+	unsendable string
 }
 
 // less is the queue order of docs/architecture.md, "Lifecycle of a run", step 4: workflow priority, workflow

@@ -557,8 +557,15 @@ func clipValue(s string) string {
 func (r *runner) item(t *model.TaskInstance) (*taskItem, error) {
 	ts, ty := r.def.tasks[t.Name], r.def.types[t.Name]
 	in := r.inputs(t)
+	// Params are stored (and resolved) with secret values sealed; they are
+	// opened only here, for the dispatch, and named so the worker masks them.
+	var sec openedSecrets
+	for k, v := range in.Params {
+		in.Params[k] = sec.open(r.t.m.box, k, v)
+	}
 	d := message.Dispatch{TaskInstanceID: t.ID, WorkflowInstanceID: r.inst.ID, Name: t.Name,
-		TaskType: t.Type, Env: in.Params, Attempt: t.Attempt, TimeoutMillis: killAfter(ts).Milliseconds()}
+		TaskType: t.Type, Env: in.Params, Attempt: t.Attempt, TimeoutMillis: killAfter(ts).Milliseconds(),
+		SecretEnv: sec.names}
 	if ty.def.Command != nil {
 		d.Command = ty.def.Command(ty.spec)
 	}
@@ -573,7 +580,7 @@ func (r *runner) item(t *model.TaskInstance) (*taskItem, error) {
 	}
 	return &taskItem{WorkflowPriority: r.inst.Priority, WorkflowInstanceID: r.inst.ID,
 		TaskPriority: t.Priority, TaskInstanceID: t.ID, Group: t.WorkerGroup, TaskGroup: t.TaskGroup,
-		Dispatch: d}, nil
+		Dispatch: d, unsendable: sec.problem}, nil
 }
 
 // killAfter is the timeout the worker enforces by killing the task: only

@@ -17,6 +17,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/config"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
+	psecret "github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/master"
 	"github.com/beluga-scheduler/beluga/remote"
@@ -71,6 +72,11 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 	if err != nil {
 		return nil, err
 	}
+	box, err := psecret.NewBox(secret)
+	if err != nil {
+		return nil, err
+	}
+	sa.Store = sa.Store.WithSecrets(box)
 	reg := registry.NewMemory()
 	// The in-process election starts at epoch 1 in every run; the fence
 	// accepts only an epoch above the term recorded by the previous run.

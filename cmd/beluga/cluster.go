@@ -14,6 +14,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/clusterkey"
 	"github.com/beluga-scheduler/beluga/common/config"
 	"github.com/beluga-scheduler/beluga/common/registry"
+	psecret "github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/store"
 	bmaster "github.com/beluga-scheduler/beluga/master"
 	"github.com/beluga-scheduler/beluga/remote"
@@ -90,6 +91,12 @@ func openCluster(ctx context.Context, c config.Config, secret clusterkey.Secret,
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	box, err := psecret.NewBox(secret)
+	if err != nil {
+		st.Close()
+		return nil, nil, nil, err
+	}
+	st = st.WithSecrets(box) // secret params are sealed and opened with the cluster's key
 	z, err := openZK(ctx, c, secret, log)
 	if err != nil {
 		st.Close()

@@ -296,6 +296,7 @@ func runCommand(a *app, need projectFunc) *cobra.Command {
 		},
 	}
 	c.Flags().StringArrayVar(&params, "param", nil, "run param NAME=VALUE (repeatable)")
+	c.Flags().StringSliceVar(&opts.SecretParams, "secret", nil, "mark the --param NAME as secret: stored sealed, shown as *** (repeatable)")
 	c.Flags().IntVar(&opts.Version, "version", 0, "version to run (default: the latest)")
 	c.Flags().StringVar(&opts.Priority, "priority", "", "highest, high, medium, low or lowest (default: the workflow's)")
 	c.Flags().StringVar(&opts.WorkerGroup, "worker-group", "", "worker group (default: the workflow's)")

@@ -31,6 +31,10 @@ const (
 	PurposeHandshake = "beluga transport handshake v1"
 	PurposeZKDigest  = "beluga zookeeper digest v1"
 	PurposeSignature = "beluga registry signature v1"
+	// Secret params (common/secret): the AES-256-GCM key that seals them
+	// at rest, and the HMAC key of their stand-ins in a spec's hash.
+	PurposeParams      = "beluga secret params v1"
+	PurposeParamDigest = "beluga secret param digest v1"
 )
 
 // Secret is the cluster secret. Its String never shows the bytes.

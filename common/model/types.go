@@ -97,6 +97,7 @@ type Schedule struct {
 	Priority     *Priority         `json:"-"`
 	WorkerGroup  string            `json:"worker_group,omitempty"`
 	Params       map[string]string `json:"params,omitempty"`
+	SecretParams []string          `json:"secret_params,omitempty"` // written: params to store sealed; read back, sealed values mark them
 	Enabled      bool              `json:"enabled"`
 	NextFireTime *time.Time        `json:"next_fire_time,omitempty"`
 	LastFireTime *time.Time        `json:"last_fire_time,omitempty"`
@@ -116,29 +117,30 @@ type Schedule struct {
 // Backfill runs a workflow once per schedule time of a past range, in order,
 // with at most Parallelism runs unfinished at a time.
 type Backfill struct {
-	ID          int64             `json:"id"`
-	ProjectID   int64             `json:"project_id"`
-	Project     string            `json:"project"`
-	Workflow    string            `json:"workflow"`
-	Cron        string            `json:"cron"`
-	Timezone    string            `json:"timezone"`
-	Start       time.Time         `json:"start"`
-	End         time.Time         `json:"end"`
-	Times       []time.Time       `json:"times"` // the schedule times, in submission order
-	Total       int               `json:"total"` // len(Times), also when Times was not read
-	Submitted   int               `json:"submitted"`
-	Parallelism int               `json:"parallelism"`
-	OnFailure   string            `json:"on_failure"`
-	Priority    *Priority         `json:"-"`
-	WorkerGroup string            `json:"worker_group,omitempty"`
-	Params      map[string]string `json:"params,omitempty"`
-	DryRun      bool              `json:"dry_run,omitempty"`
-	State       BackfillState     `json:"state"`
-	Reason      string            `json:"reason,omitempty"`
-	Revision    int64             `json:"revision"`
-	RequestedBy string            `json:"requested_by,omitempty"`
-	CreatedAt   time.Time         `json:"created_at"`
-	EndAt       *time.Time        `json:"end_at,omitempty"`
+	ID           int64             `json:"id"`
+	ProjectID    int64             `json:"project_id"`
+	Project      string            `json:"project"`
+	Workflow     string            `json:"workflow"`
+	Cron         string            `json:"cron"`
+	Timezone     string            `json:"timezone"`
+	Start        time.Time         `json:"start"`
+	End          time.Time         `json:"end"`
+	Times        []time.Time       `json:"times"` // the schedule times, in submission order
+	Total        int               `json:"total"` // len(Times), also when Times was not read
+	Submitted    int               `json:"submitted"`
+	Parallelism  int               `json:"parallelism"`
+	OnFailure    string            `json:"on_failure"`
+	Priority     *Priority         `json:"-"`
+	WorkerGroup  string            `json:"worker_group,omitempty"`
+	Params       map[string]string `json:"params,omitempty"`
+	SecretParams []string          `json:"secret_params,omitempty"` // as Schedule's
+	DryRun       bool              `json:"dry_run,omitempty"`
+	State        BackfillState     `json:"state"`
+	Reason       string            `json:"reason,omitempty"`
+	Revision     int64             `json:"revision"`
+	RequestedBy  string            `json:"requested_by,omitempty"`
+	CreatedAt    time.Time         `json:"created_at"`
+	EndAt        *time.Time        `json:"end_at,omitempty"`
 	// Read with the runs: how many are unfinished (paused ones too: they
 	// can be resumed), succeeded, failed (failed or stopped) so far.
 	Unfinished, Succeeded, Failed int

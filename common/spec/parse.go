@@ -224,11 +224,11 @@ func lineAt(data []byte, off int64) int {
 // contentSize is the number of bytes of text the spec holds.
 func (w *Workflow) contentSize() int {
 	n := len(w.Name) + len(w.Description) + len(w.FailureStrategy) + len(w.TimeoutStrategy) +
-		len(w.Priority) + len(w.WorkerGroup) + mapSize(w.Params)
+		len(w.Priority) + len(w.WorkerGroup) + mapSize(w.Params) + listSize(w.SecretParams)
 	for i := range w.Tasks {
 		t := &w.Tasks[i]
 		n += len(t.Name) + len(t.Description) + len(t.Type) + len(t.Command) + mapSize(t.Params) +
-			len(t.TimeoutStrategy) + len(t.Priority) + len(t.WorkerGroup) + len(t.TaskGroup)
+			len(t.TimeoutStrategy) + len(t.Priority) + len(t.WorkerGroup) + len(t.TaskGroup) + listSize(t.SecretParams)
 		for k, v := range t.Fields {
 			n += len(k) + len(v)
 		}
@@ -243,6 +243,14 @@ func mapSize(m map[string]string) int {
 	n := 0
 	for k, v := range m {
 		n += len(k) + len(v)
+	}
+	return n
+}
+
+func listSize(l []string) int {
+	n := 0
+	for _, s := range l {
+		n += len(s)
 	}
 	return n
 }

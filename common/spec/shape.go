@@ -19,6 +19,7 @@ type shape struct {
 	elem     *shape            // element of a list
 	duration bool              // a Duration: a string time.ParseDuration takes
 	integer  bool              // an int: yaml.v3 would truncate 1.5 to 1
+	names    bool              // a list of strings: yaml.v3's error names no field
 }
 
 // workflowShape is derived from the json tags of types.go, so the checkers
@@ -42,6 +43,8 @@ func shapeOf(t reflect.Type, what string) *shape {
 		return &shape{duration: true}
 	case t.Kind() == reflect.Int, t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Int:
 		return &shape{integer: true}
+	case t == reflect.TypeFor[[]string]():
+		return &shape{names: true}
 	case t.Kind() == reflect.Struct:
 		s := &shape{what: what, fields: map[string]*shape{}}
 		for i := range t.NumField() {

@@ -160,7 +160,7 @@ func TestParseRejects(t *testing.T) {
 		{"yaml retries not a number", y(head+"  - name: a", "    command: x", "    retries: two"),
 			[]string{"line 5", `tasks[0].retries: expected an integer, got "two"`}},
 		{"yaml depends_on not a list", y(head+"  - name: a", "    command: x", "    depends_on: b"),
-			[]string{"line 5", "cannot unmarshal !!str `b` into []string"}},
+			[]string{"line 5", "tasks[0].depends_on: expected a list of names"}},
 		{"yaml tasks not a list", y("name: w", "tasks: {a: 1}"),
 			[]string{"line 2", "cannot unmarshal !!map into []a task"}},
 		{"json syntax", "{\n\"name\": \"w\",\n\"tasks\": [}\n", []string{"line 3", "invalid character '}'"}},

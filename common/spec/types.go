@@ -16,14 +16,18 @@ import (
 
 // Workflow is a workflow spec as a user writes it.
 type Workflow struct {
-	Name            string            `json:"name" yaml:"name"`
-	Description     string            `json:"description,omitempty" yaml:"description,omitempty"`
-	Params          map[string]string `json:"params,omitempty" yaml:"params,omitempty"`
-	FailureStrategy string            `json:"failure_strategy,omitempty" yaml:"failure_strategy,omitempty"`
-	Timeout         Duration          `json:"timeout,omitempty" yaml:"timeout,omitempty"`
-	TimeoutStrategy string            `json:"timeout_strategy,omitempty" yaml:"timeout_strategy,omitempty"`
-	Priority        string            `json:"priority,omitempty" yaml:"priority,omitempty"`
-	WorkerGroup     string            `json:"worker_group,omitempty" yaml:"worker_group,omitempty"`
+	Name        string            `json:"name" yaml:"name"`
+	Description string            `json:"description,omitempty" yaml:"description,omitempty"`
+	Params      map[string]string `json:"params,omitempty" yaml:"params,omitempty"`
+	// SecretParams names the params (of the workflow, and the same names
+	// in its tasks) whose values are secret: sealed at rest, masked in
+	// answers and logs (common/secret).
+	SecretParams    []string `json:"secret_params,omitempty" yaml:"secret_params,omitempty"`
+	FailureStrategy string   `json:"failure_strategy,omitempty" yaml:"failure_strategy,omitempty"`
+	Timeout         Duration `json:"timeout,omitempty" yaml:"timeout,omitempty"`
+	TimeoutStrategy string   `json:"timeout_strategy,omitempty" yaml:"timeout_strategy,omitempty"`
+	Priority        string   `json:"priority,omitempty" yaml:"priority,omitempty"`
+	WorkerGroup     string   `json:"worker_group,omitempty" yaml:"worker_group,omitempty"`
 	// MaxActiveRuns bounds the started, unfinished runs of the workflow,
 	// whatever started them; beyond it new runs wait, queued in order. nil:
 	// no bound.
@@ -42,6 +46,7 @@ type Task struct {
 	Command         string            `json:"command,omitempty" yaml:"command,omitempty"`
 	DependsOn       []string          `json:"depends_on,omitempty" yaml:"depends_on,omitempty"`
 	Params          map[string]string `json:"params,omitempty" yaml:"params,omitempty"`
+	SecretParams    []string          `json:"secret_params,omitempty" yaml:"secret_params,omitempty"` // of this task's params
 	Retries         int               `json:"retries,omitempty" yaml:"retries,omitempty"`
 	RetryInterval   Duration          `json:"retry_interval,omitempty" yaml:"retry_interval,omitempty"`
 	Timeout         Duration          `json:"timeout,omitempty" yaml:"timeout,omitempty"`

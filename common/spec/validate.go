@@ -125,6 +125,7 @@ func (v *validator) workflow(w *Workflow) {
 		v.addf("workflow: name %q: %s", w.Name, nameRule)
 	}
 	v.params("workflow", w.Params)
+	v.secretParams("workflow", w.SecretParams, w.Params)
 	if _, ok := model.ParsePriority(w.Priority); !ok {
 		v.addf("workflow: priority %q: %s", w.Priority, priorityRule)
 	}
@@ -232,6 +233,9 @@ func (v *validator) task(i int, t *Task) {
 	if len(t.Params) > 0 {
 		v.params(label(), t.Params)
 	}
+	if len(t.SecretParams) > 0 {
+		v.secretParams(label(), t.SecretParams, t.Params)
+	}
 }
 
 // dependsOn checks the dependency list and appends an edge for each
@@ -304,6 +308,33 @@ func (v *validator) params(label string, ps map[string]string) {
 	for _, k := range badValue {
 		v.addf("%s: param %q: %v", label, k, params.Check(ps[k]))
 	}
+}
+
+// secretParams checks a secret_params list: each entry names a param of
+// the same level, once.
+func (v *validator) secretParams(label string, names []string, ps map[string]string) {
+	for i, n := range names {
+		switch _, ok := ps[n]; {
+		case slices.Contains(names[:i], n):
+			v.addf("%s: secret_params lists %q twice", label, n)
+		case !ok:
+			v.addf("%s: secret_params names %q, which is not one of its params", label, n)
+		}
+	}
+}
+
+// SecretNames is every name a spec marks secret, at any level: a run's or
+// a schedule's param of one of these names is secret too.
+func (w *Workflow) SecretNames() []string {
+	names := slices.Clone(w.SecretParams)
+	for i := range w.Tasks {
+		for _, n := range w.Tasks[i].SecretParams {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
 }
 
 const (

@@ -49,6 +49,17 @@ func (c *yamlChecker) node(n *yaml.Node, sh *shape, path *fieldPath) {
 		c.seen[yamlVisit{n, sh}] = true
 	}
 	switch {
+	case sh.names:
+		if n.Kind != yaml.SequenceNode && n.ShortTag() != "!!null" {
+			c.addf(n.Line, "%s: expected a list of names, such as [a, b]", path)
+			return
+		}
+		for _, item := range n.Content {
+			if item.Kind != yaml.ScalarNode {
+				c.addf(item.Line, "%s: expected a list of names, such as [a, b]", path)
+				return
+			}
+		}
 	case n.Kind == yaml.MappingNode && sh.fields != nil:
 		c.mapping(n, sh, path)
 	case n.Kind == yaml.SequenceNode && sh.elem != nil:

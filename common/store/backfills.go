@@ -89,7 +89,15 @@ func (s *Store) CreateBackfill(ctx context.Context, b model.Backfill) (model.Bac
 		if r.OnFailure == "" {
 			r.OnFailure = model.BackfillContinue
 		}
-		r.Priority, r.ParamsJSON = priorityCol(b.Priority), jsonText(b.Params, len(b.Params))
+		names, err := latestSecrets(tx, p.ID, b.Workflow)
+		if err != nil {
+			return err
+		}
+		ps, err := sealParams(s.box, b.Params, b.SecretParams, names, nil)
+		if err != nil {
+			return fmt.Errorf("backfill params: %w", err)
+		}
+		r.Priority, r.ParamsJSON = priorityCol(b.Priority), jsonText(ps, len(ps))
 		if err := tx.Create(&r).Error; err != nil {
 			return fmt.Errorf("insert backfill: %w", err)
 		}
@@ -182,7 +190,7 @@ func (s *Store) SubmitBackfill(ctx context.Context, b model.Backfill, n int) ([]
 		return nil, nil
 	}
 	w := timedRuns{table: &backfillRow{}, what: fmt.Sprintf("backfill %d", b.ID), where: "state = ?", whereArg: model.BackfillRunning,
-		id: b.ID, rev: b.Revision, up: map[string]any{"submitted": b.Submitted + n}, moved: ErrBackfillMoved,
+		id: b.ID, rev: b.Revision, up: map[string]any{"submitted": b.Submitted + n}, moved: ErrBackfillMoved, box: s.box,
 		times: b.Times[b.Submitted : b.Submitted+n],
 		run: RunRequest{Project: b.Project, Workflow: b.Workflow, Params: b.Params, Priority: b.Priority, WorkerGroup: b.WorkerGroup,
 			CommandType: model.CommandBackfill, DryRun: b.DryRun, BackfillID: b.ID, Timezone: b.Timezone}}

@@ -9,20 +9,24 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/secret"
 )
 
 // RunRequest asks for a new workflow instance.
 type RunRequest struct {
-	Project     string
-	Workflow    string
-	Version     int // 0: latest
-	Params      map[string]string
-	Priority    *model.Priority // nil: the workflow's
-	WorkerGroup string          // "": the workflow's
-	CommandType model.CommandType
-	StartNodes  []string // run only these tasks and, by Scope, their upstream or downstream
-	Scope       string   // only (default), upstream or downstream; used with StartNodes
-	DryRun      bool     // record tasks as succeeded without running them
+	Project  string
+	Workflow string
+	Version  int // 0: latest
+	Params   map[string]string
+	// SecretParams names params that are secret besides those the
+	// workflow's spec marks: they are stored sealed.
+	SecretParams []string
+	Priority     *model.Priority // nil: the workflow's
+	WorkerGroup  string          // "": the workflow's
+	CommandType  model.CommandType
+	StartNodes   []string // run only these tasks and, by Scope, their upstream or downstream
+	Scope        string   // only (default), upstream or downstream; used with StartNodes
+	DryRun       bool     // record tasks as succeeded without running them
 	// Set by the cron scheduler and backfills: the schedule or backfill and
 	// the time the run is for.
 	ScheduleID   int64
@@ -45,7 +49,7 @@ func (s *Store) CreateRun(ctx context.Context, req RunRequest) (model.WorkflowIn
 		if err != nil {
 			return err
 		}
-		out, err = insertRun(tx, p, def, req, time.Now().UTC())
+		out, err = insertRun(tx, s.box, p, def, req, time.Now().UTC())
 		return err
 	})
 	return out, err
@@ -71,7 +75,7 @@ func runTarget(tx *gorm.DB, req RunRequest) (projectRow, workflowDefinitionRow, 
 }
 
 // insertRun writes the instance of req for def and its start command in tx.
-func insertRun(tx *gorm.DB, p projectRow, def workflowDefinitionRow, req RunRequest, now time.Time) (model.WorkflowInstance, error) {
+func insertRun(tx *gorm.DB, box *secret.Box, p projectRow, def workflowDefinitionRow, req RunRequest, now time.Time) (model.WorkflowInstance, error) {
 	r := workflowInstanceRow{ProjectID: p.ID, ProjectName: p.Name, WorkflowName: def.Name,
 		WorkflowDefinitionID: def.ID, Version: def.Version, State: string(model.WorkflowSubmitted),
 		CommandType: string(req.CommandType), Priority: def.Priority, WorkerGroup: def.WorkerGroup,
@@ -92,7 +96,11 @@ func insertRun(tx *gorm.DB, p projectRow, def workflowDefinitionRow, req RunRequ
 		r.WorkerGroup = req.WorkerGroup
 	}
 	r.Scope, r.DryRun = req.Scope, req.DryRun
-	r.StartNodes, r.ParamsJSON = jsonText(req.StartNodes, len(req.StartNodes)), jsonText(req.Params, len(req.Params))
+	ps, err := runParams(tx, box, def, req)
+	if err != nil {
+		return model.WorkflowInstance{}, fmt.Errorf("run params: %w", err)
+	}
+	r.StartNodes, r.ParamsJSON = jsonText(req.StartNodes, len(req.StartNodes)), jsonText(ps, len(ps))
 	r.Queued, r.Reason = req.Queued, req.QueueReason
 	if err := tx.Create(&r).Error; err != nil {
 		return model.WorkflowInstance{}, fmt.Errorf("insert workflow instance: %w", err)

@@ -19,6 +19,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
+	"github.com/beluga-scheduler/beluga/common/secret"
 	schema "github.com/beluga-scheduler/beluga/sql"
 )
 
@@ -33,7 +34,8 @@ type Store struct {
 	db      *gorm.DB
 	dialect string
 	log     *zap.Logger
-	epoch   int64 // leader term of this view; see Term
+	epoch   int64       // leader term of this view; see Term
+	box     *secret.Box // seals secret params; see WithSecrets
 }
 
 // Dialect is "mysql" or "sqlite".

@@ -95,12 +95,21 @@ func (s *Store) putSchedule(ctx context.Context, sc model.Schedule, ifVersion *i
 			Timezone: sc.Timezone, StartTime: utc(sc.StartTime), EndTime: utc(sc.EndTime), Catchup: sc.Catchup,
 			WorkerGroup: sc.WorkerGroup, Enabled: sc.Enabled, NextFireTime: utc(sc.NextFireTime),
 			UpdatedBy: sc.UpdatedBy, CreatedAt: now, UpdatedAt: now, Priority: priorityCol(sc.Priority),
-			ParamsJSON: jsonText(sc.Params, len(sc.Params)), Overlap: string(sc.Overlap)}
+			Overlap: string(sc.Overlap)}
 		if r.Overlap == "" {
 			r.Overlap = string(model.OverlapAllow)
 		}
 		var old scheduleRow
 		err = tx.Where("project_id = ? AND workflow_name = ?", p.ID, sc.Workflow).Take(&old).Error
+		names, nerr := latestSecrets(tx, p.ID, sc.Workflow)
+		if nerr != nil {
+			return nerr
+		}
+		ps, serr := sealParams(s.box, sc.Params, sc.SecretParams, names, old.model().Params)
+		if serr != nil {
+			return fmt.Errorf("schedule params: %w", serr)
+		}
+		r.ParamsJSON = jsonText(ps, len(ps))
 		if err == nil || errors.Is(err, gorm.ErrRecordNotFound) {
 			if ifVersion != nil && *ifVersion != old.Version { // old is zero when there is none
 				return fmt.Errorf("the schedule of %q is at version %d (edited at %s by %s), not %d as read: read it again: %w",
@@ -215,7 +224,7 @@ func (s *Store) FireSchedule(ctx context.Context, sc model.Schedule, f Firing) (
 		up["note"] = f.Note
 	}
 	w := timedRuns{table: &scheduleRow{}, what: fmt.Sprintf("schedule %d", sc.ID), where: "enabled = ?", whereArg: true,
-		id: sc.ID, rev: sc.Revision, up: up, moved: ErrScheduleMoved, times: f.Times,
+		id: sc.ID, rev: sc.Revision, up: up, moved: ErrScheduleMoved, times: f.Times, box: s.box,
 		run: RunRequest{Project: sc.Project, Workflow: sc.Workflow, Params: sc.Params, Priority: sc.Priority,
 			WorkerGroup: sc.WorkerGroup, CommandType: model.CommandScheduled, ScheduleID: sc.ID, Timezone: sc.Timezone},
 		gate:        overlapGate(sc, time.Now().UTC()),

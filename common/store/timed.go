@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/secret"
 )
 
 // timedRuns is what schedules and backfills write in one transaction: move
@@ -21,6 +22,7 @@ type timedRuns struct {
 	up       map[string]any // columns to set; the revision is added
 	moved    error          // ErrScheduleMoved or ErrBackfillMoved
 	run      RunRequest     // every field but ScheduleTime
+	box      *secret.Box    // seals the runs' secret params
 	times    []time.Time
 	// gate decides each time in the transaction, after the row moved on
 	// (a schedule's overlap policy); nil runs them all.
@@ -69,7 +71,7 @@ func (w timedRuns) write(tx *gorm.DB) ([]model.WorkflowInstance, error) {
 		if plan[i] == fireQueue {
 			req.Queued, req.QueueReason = true, w.queueReason
 		}
-		inst, err := insertRun(tx, p, def, req, now)
+		inst, err := insertRun(tx, w.box, p, def, req, now)
 		if isUniqueViolation(err) {
 			// MySQL and SQLite undo the failed statement only: nothing of this time
 			// was written (the instance insert comes first), the transaction goes on.

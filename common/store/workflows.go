@@ -16,6 +16,9 @@ import (
 // differs from the latest version; created is false when it was identical.
 func (s *Store) PutWorkflow(ctx context.Context, project string, w *spec.Workflow) (def model.WorkflowDefinition, created bool, err error) {
 	canon, hash, err := w.Canonical()
+	if err == nil && len(w.SecretNames()) > 0 {
+		canon, hash, err = s.sealSpec(w)
+	}
 	if err != nil {
 		return def, false, fmt.Errorf("workflow %q: %w", w.Name, err)
 	}

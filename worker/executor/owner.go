@@ -202,7 +202,8 @@ func (e *Executor) startQueued() {
 		t.phase = phaseStarting
 		st.live++
 		e.waiters.Add(1)
-		l := launch{id: t.d.TaskInstanceID, env: e.taskEnv(t), dir: t.dir, logPath: t.logPath}
+		l := launch{id: t.d.TaskInstanceID, env: e.taskEnv(t), dir: t.dir, logPath: t.logPath,
+			secrets: secretValues(t.d)}
 		def, _ := tasktype.Lookup(typeOf(t.d)) // validate made sure it is known
 		if def.Run != nil {
 			ctx, cancel := context.WithCancel(context.Background())

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
 )
 
@@ -45,6 +46,7 @@ type launch struct {
 	env     []string
 	dir     string
 	logPath string
+	secrets []string // values masked in the log (secretValues)
 }
 
 // runProcess is the one goroutine per task: it creates the work dir and log
@@ -158,7 +160,9 @@ func (e *Executor) startProcess(l launch) (*os.Process, *logCopy, error) {
 		defer close(c.done)
 		defer f.Close()
 		defer pr.Close()
-		_ = copyCapped(f, io.TeeReader(pr, &c.out), e.cfg.MaxLogBytes) // an error: the log lost output, the task runs on
+		// Secret values are masked before anything reads the stream: the log
+		// and the outputs parser never see them.
+		_ = copyCapped(f, io.TeeReader(secret.NewMasker(pr, l.secrets), &c.out), e.cfg.MaxLogBytes) // an error: the log lost output, the task runs on
 		c.out.close()
 	}()
 	return p, c, nil
