@@ -71,8 +71,24 @@ func fieldErr(field, format string, args ...any) error {
 	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
-// Validate checks c, naming the first field that is wrong.
+// Validate checks c, naming the first field that is wrong; driver
+// parameters are checked by the driver's own parser.
 func (c Config) Validate() error {
+	if err := c.validateFields(); err != nil {
+		return err
+	}
+	switch c.Type {
+	case MySQL:
+		_, err := c.mysqlConfig()
+		return err
+	case Postgres:
+		_, err := c.pgConfig()
+		return err
+	}
+	return nil
+}
+
+func (c Config) validateFields() error {
 	switch c.Type {
 	case MySQL, Postgres:
 		if c.Host == "" {
@@ -189,44 +205,19 @@ func Open(c Config) (*sql.DB, error) {
 	}
 	switch c.Type {
 	case MySQL:
-		q := url.Values{}
-		for k, v := range c.Params {
-			q.Set(k, v)
-		}
-		// Parse only the parameters, so that their checks apply; user and
-		// password are set on the config, never spelled in a DSN.
-		mc, err := gomysql.ParseDSN("/?" + q.Encode())
+		mc, err := c.mysqlConfig()
 		if err != nil {
-			return nil, fieldErr("params", "%s", redact(err, c.Password).Error())
+			return nil, err
 		}
-		mc.Net = "tcp"
-		mc.Addr = hostPort(c.Host, c.Port, 3306)
-		mc.User, mc.Passwd, mc.DBName = c.User, c.Password, c.Database
 		conn, err := gomysql.NewConnector(mc)
 		if err != nil {
 			return nil, redact(fmt.Errorf("mysql datasource: %w", err), c.Password)
 		}
 		return sql.OpenDB(conn), nil
 	case Postgres:
-		u := url.URL{Scheme: "postgres", Host: hostPort(c.Host, c.Port, 5432), Path: "/" + c.Database}
-		q := url.Values{}
-		for k, v := range c.Params {
-			q.Set(k, v)
-		}
-		u.RawQuery = q.Encode()
-		pc, err := pgx.ParseConfig(u.String())
+		pc, err := c.pgConfig()
 		if err != nil {
-			return nil, fieldErr("params", "%s", redact(err, c.Password).Error())
-		}
-		pc.User, pc.Password = c.User, c.Password
-		if c.Database == "" {
-			pc.Database = c.User
-		}
-		// On a cancelled context (a task's timeout or kill) ask the server
-		// to cancel the statement, rather than only dropping the socket
-		// and leaving it running there.
-		pc.BuildContextWatcherHandler = func(conn *pgconn.PgConn) ctxwatch.Handler {
-			return &pgconn.CancelRequestContextWatcherHandler{Conn: conn, DeadlineDelay: 5 * time.Second}
+			return nil, err
 		}
 		return stdlib.OpenDB(*pc), nil
 	default: // SQLite
@@ -243,6 +234,47 @@ func Open(c Config) (*sql.DB, error) {
 		}
 		return db, nil
 	}
+}
+
+func (c Config) mysqlConfig() (*gomysql.Config, error) {
+	q := url.Values{}
+	for k, v := range c.Params {
+		q.Set(k, v)
+	}
+	// Parse only the parameters, so that their checks apply; user and
+	// password are set on the config, never spelled in a DSN.
+	mc, err := gomysql.ParseDSN("/?" + q.Encode())
+	if err != nil {
+		return nil, fieldErr("params", "%s", redact(err, c.Password).Error())
+	}
+	mc.Net = "tcp"
+	mc.Addr = hostPort(c.Host, c.Port, 3306)
+	mc.User, mc.Passwd, mc.DBName = c.User, c.Password, c.Database
+	return mc, nil
+}
+
+func (c Config) pgConfig() (*pgx.ConnConfig, error) {
+	u := url.URL{Scheme: "postgres", Host: hostPort(c.Host, c.Port, 5432), Path: "/" + c.Database}
+	q := url.Values{}
+	for k, v := range c.Params {
+		q.Set(k, v)
+	}
+	u.RawQuery = q.Encode()
+	pc, err := pgx.ParseConfig(u.String())
+	if err != nil {
+		return nil, fieldErr("params", "%s", redact(err, c.Password).Error())
+	}
+	pc.User, pc.Password = c.User, c.Password
+	if c.Database == "" {
+		pc.Database = c.User
+	}
+	// On a cancelled context (a task's timeout or kill) ask the server to
+	// cancel the statement, rather than only dropping the socket and
+	// leaving it running there.
+	pc.BuildContextWatcherHandler = func(conn *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: conn, DeadlineDelay: 5 * time.Second}
+	}
+	return pc, nil
 }
 
 func hostPort(host string, port, def int) string {
