@@ -153,11 +153,7 @@ func (r *runner) rebuild(ctx context.Context) bool {
 			}
 		}
 	} else {
-		items := make([]*taskItem, len(requeue))
-		for i, t := range requeue {
-			items[i] = r.item(t)
-		}
-		r.t.disp.Submit(items...)
+		r.queue(ctx, requeue...)
 	}
 	if !r.halted {
 		for _, name := range r.graph.TopoOrder() {

@@ -2,8 +2,9 @@ package master
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"strconv"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -13,6 +14,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/params"
 	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/common/tasktype"
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
 
@@ -52,6 +54,13 @@ type definition struct {
 	wf    *spec.Workflow
 	graph *dag.Graph
 	tasks map[string]*spec.Task
+	types map[string]typed // by task name
+}
+
+// typed is a task's type and its decoded type fields (common/tasktype).
+type typed struct {
+	def  *tasktype.Def
+	spec tasktype.Spec
 }
 
 func newDefinition(raw []byte) (*definition, error) {
@@ -59,13 +68,22 @@ func newDefinition(raw []byte) (*definition, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse stored spec: %w", err)
 	}
-	d := &definition{wf: wf, tasks: make(map[string]*spec.Task, len(wf.Tasks))}
+	d := &definition{wf: wf, tasks: make(map[string]*spec.Task, len(wf.Tasks)), types: make(map[string]typed, len(wf.Tasks))}
 	nodes := make([]string, len(wf.Tasks))
 	var edges [][2]string
 	for i := range wf.Tasks {
 		t := &wf.Tasks[i]
 		nodes[i] = t.Name
 		d.tasks[t.Name] = t
+		def, ok := tasktype.Lookup(t.Type)
+		if !ok {
+			return nil, fmt.Errorf("task %s: %w", t.Name, tasktype.UnknownError(t.Type))
+		}
+		s, problems := def.Decode(t.TypeFields())
+		if len(problems) > 0 {
+			return nil, fmt.Errorf("task %s: %s", t.Name, strings.Join(problems, "; "))
+		}
+		d.types[t.Name] = typed{def: def, spec: s}
 		for _, up := range t.DependsOn {
 			edges = append(edges, [2]string{up, t.Name})
 		}
@@ -212,14 +230,12 @@ func (r *runner) succeeded(name string) bool {
 // state wheel says the interval has passed. It returns false when the
 // context ended before the write went through.
 func (r *runner) flush(ctx context.Context) bool {
-	// A dry run's tasks succeed as they are written, which makes more
-	// ready: write those too, until nothing is left.
+	// A dry run's tasks end as they are written, and a task whose dispatch
+	// cannot be built fails at once; either can make more ready (or a retry
+	// due): write those too, until nothing is left.
 	for len(r.pending) > 0 || len(r.again) > 0 || len(r.retries) > 0 {
 		if !r.flushOnce(ctx) {
 			return false
-		}
-		if !r.inst.DryRun {
-			break
 		}
 	}
 	return true
@@ -230,6 +246,7 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 	var tasks []*model.TaskInstance
 	var prev []int64
 	due := map[*model.TaskInstance]time.Time{}
+	dryWhy := map[*model.TaskInstance]string{}
 	for _, name := range r.pending {
 		r.submitted[name] = true
 		attempt := 1
@@ -269,8 +286,17 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 		}
 	} else if r.inst.DryRun {
 		for _, t := range tasks {
+			// What a dry run of a task does is its type's (DryRun on the seam).
 			t.State, t.DryRun, t.StartTime, t.EndTime = model.TaskSucceeded, true, &now, &now
 			delete(due, t)
+			ty := r.def.types[t.Name]
+			if ty.def.DryRun == nil {
+				continue
+			}
+			if _, err := ty.def.DryRun(ty.spec, r.inputs(t)); err != nil {
+				t.State = model.TaskFailed
+				dryWhy[t] = err.Error()
+			}
 		}
 	}
 	if leaderWrite(ctx, r.log, "write submitted tasks", r.t.fenced, func() error {
@@ -278,7 +304,7 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 	}) != written {
 		return false
 	}
-	var items []*taskItem
+	var items []*model.TaskInstance
 	for _, t := range tasks {
 		r.latest[t.Name] = t
 		r.names[t.ID] = t.Name
@@ -294,17 +320,42 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 			r.t.wheel.Add(deadline{When: at, Kind: retryDue, WorkflowID: r.inst.ID, TaskInstanceID: t.ID})
 			continue
 		}
-		items = append(items, r.item(t))
+		items = append(items, t)
 	}
 	r.pending, r.again, r.retries = r.pending[:0], r.again[:0], r.retries[:0]
-	r.t.disp.Submit(items...)
+	r.queue(ctx, items...)
 	for _, t := range tasks {
 		if t.DryRun {
+			state := t.State
 			t.State = model.TaskSubmitted // so onTask takes it as news
-			r.onTask(taskEvent{TaskInstanceID: t.ID, State: model.TaskSucceeded, StartTime: now, EndTime: now})
+			r.onTask(taskEvent{TaskInstanceID: t.ID, State: state, StartTime: now, EndTime: now, Why: dryWhy[t]})
 		}
 	}
 	return true
+}
+
+// queue hands attempts to the dispatcher. One whose dispatch cannot be
+// built (its type could not resolve its fields) fails at once, with why on
+// the instance.
+func (r *runner) queue(ctx context.Context, ts ...*model.TaskInstance) {
+	items := make([]*taskItem, 0, len(ts))
+	for _, t := range ts {
+		it, err := r.item(t)
+		if err == nil {
+			items = append(items, it)
+			continue
+		}
+		r.log.Warn("task cannot be dispatched; failing it", zap.String("task", t.Name), zap.Int64("task_instance_id", t.ID), zap.Error(err))
+		now := time.Now().UTC()
+		if leaderWrite(ctx, r.log, "fail undispatchable task", r.t.fenced, func() error {
+			_, err := r.t.store.SetTaskStates(ctx, []int64{t.ID}, []model.TaskState{model.TaskSubmitted}, model.TaskFailed)
+			return err
+		}) != written {
+			continue
+		}
+		r.onTask(taskEvent{TaskInstanceID: t.ID, State: model.TaskFailed, EndTime: now, Why: err.Error()})
+	}
+	r.t.disp.Submit(items...)
 }
 
 // retryAt is when the attempt after failed may start: its end (a DB time,
@@ -347,7 +398,7 @@ func (r *runner) onDeadline(ctx context.Context, d deadline) {
 			return
 		}
 		t.State = model.TaskSubmitted
-		r.t.disp.Submit(r.item(t))
+		r.queue(ctx, t)
 	case taskTimeout:
 		if t.State != model.TaskRunning {
 			return
@@ -390,7 +441,9 @@ func (r *runner) group(ts *spec.Task) string {
 	return model.DefaultWorkerGroup
 }
 
-func (r *runner) item(t *model.TaskInstance) *taskItem {
+// inputs resolves the params of attempt t: common/params.ForTask is the one
+// place they are computed.
+func (r *runner) inputs(t *model.TaskInstance) tasktype.Inputs {
 	ts := r.def.tasks[t.Name]
 	// Time params count from the run's schedule time (else its creation), which
 	// retries and a master failover see the same.
@@ -398,24 +451,36 @@ func (r *runner) item(t *model.TaskInstance) *taskItem {
 	if r.inst.ScheduleTime != nil {
 		base = *r.inst.ScheduleTime
 	}
-	base = params.BaseIn(base, r.inst.Timezone)
-	env := params.Builtins(base) // first, so user params can override them
-	for _, ps := range []map[string]string{r.def.wf.Params, r.inst.Params, ts.Params} {
-		for k, v := range ps {
-			if rv, err := params.Resolve(v, base); err == nil { // specs stored before validation may not resolve: keep them raw
-				v = rv
-			}
-			env[k] = v
+	env := params.ForTask(params.TaskInputs{Base: params.BaseIn(base, r.inst.Timezone),
+		Project: r.inst.Project, Workflow: r.inst.Workflow, Version: r.inst.Version,
+		WorkflowInstance: r.inst.ID, TaskInstance: t.ID, Task: t.Name, Attempt: t.Attempt,
+		WorkflowParams: r.def.wf.Params, TaskParams: ts.Params, RunParams: r.inst.Params})
+	return tasktype.Inputs{TaskInstanceID: t.ID, WorkflowInstanceID: r.inst.ID, Task: t.Name, Params: env}
+}
+
+// item builds the queue item of attempt t, its Dispatch carrying the type and
+// its resolved fields. An error (the type could not resolve its payload)
+// fails the attempt.
+func (r *runner) item(t *model.TaskInstance) (*taskItem, error) {
+	ts, ty := r.def.tasks[t.Name], r.def.types[t.Name]
+	in := r.inputs(t)
+	d := message.Dispatch{TaskInstanceID: t.ID, WorkflowInstanceID: r.inst.ID, Name: t.Name,
+		TaskType: t.Type, Env: in.Params, Attempt: t.Attempt, TimeoutMillis: killAfter(ts).Milliseconds()}
+	if ty.def.Command != nil {
+		d.Command = ty.def.Command(ty.spec)
+	}
+	if ty.def.Payload != nil {
+		p, err := ty.def.Payload(ty.spec, in)
+		if err != nil {
+			return nil, err
+		}
+		if d.Payload, err = json.Marshal(p); err != nil {
+			return nil, fmt.Errorf("encode %s payload: %w", t.Type, err)
 		}
 	}
-	env["BELUGA_PROJECT"] = r.inst.Project
-	env["BELUGA_WORKFLOW"] = r.inst.Workflow
-	env["BELUGA_WORKFLOW_VERSION"] = strconv.Itoa(r.inst.Version)
 	return &taskItem{WorkflowPriority: r.inst.Priority, WorkflowInstanceID: r.inst.ID,
 		TaskPriority: t.Priority, TaskInstanceID: t.ID, Group: t.WorkerGroup, TaskGroup: t.TaskGroup,
-		Dispatch: message.Dispatch{TaskInstanceID: t.ID, WorkflowInstanceID: r.inst.ID, Name: t.Name,
-			TaskType: t.Type, Command: ts.Command, Env: env, Attempt: t.Attempt,
-			TimeoutMillis: killAfter(ts).Milliseconds()}}
+		Dispatch: d}, nil
 }
 
 // killAfter is the timeout the worker enforces by killing the task: only

@@ -16,6 +16,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/beluga-scheduler/beluga/common/params"
 	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/remote"
@@ -271,7 +272,8 @@ func TestRunReportsLogAndEnv(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{})
 	d := b.dispatchMsg(1, `echo "param=$P name=$BELUGA_TASK_NAME attempt=$BELUGA_ATTEMPT"; echo "to stderr" >&2; exit 4`)
-	d.Env = map[string]string{"P": "v1"}
+	// The master resolves every param, BELUGA_* among them (params.ForTask).
+	d.Env = params.ForTask(params.TaskInputs{Task: d.Name, Attempt: d.Attempt, TaskParams: map[string]string{"P": "v1"}})
 	b.mustDispatch(t, d)
 	res := waitReport[message.Result](t, b.master, 1)
 	if res.State != "failed" || res.ExitCode != 4 {

@@ -91,7 +91,33 @@ func decodeJSON(data []byte) (*Workflow, []string) {
 		}
 		return nil, []string{strings.TrimPrefix(err.Error(), "json: ")}
 	}
+	// The type fields of each task, which the struct has no place for.
+	var raw struct {
+		Tasks []map[string]json.RawMessage `json:"tasks"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, []string{strings.TrimPrefix(err.Error(), "json: ")}
+	}
+	for i, m := range raw.Tasks {
+		if i < len(w.Tasks) {
+			w.Tasks[i].Fields = typeFields(m)
+		}
+	}
 	return &w, nil
+}
+
+// typeFields keeps the keys of a task object that are not Task's own.
+func typeFields(m map[string]json.RawMessage) map[string]json.RawMessage {
+	var out map[string]json.RawMessage
+	for k, v := range m {
+		if !taskCoreFields[k] {
+			if out == nil {
+				out = map[string]json.RawMessage{}
+			}
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func jsonTypeName(kind string) string {
@@ -157,6 +183,35 @@ func decodeYAML(data []byte) (*Workflow, []string) {
 		}
 		return nil, []string{yamlTypeNames.Replace(err.Error())}
 	}
+	var raw struct {
+		Tasks []map[string]any `yaml:"tasks"`
+	}
+	if err := doc.Decode(&raw); err != nil {
+		return nil, []string{yamlTypeNames.Replace(err.Error())}
+	}
+	var problems []string
+	for i, m := range raw.Tasks {
+		if i >= len(w.Tasks) {
+			break
+		}
+		for k, v := range m {
+			if taskCoreFields[k] {
+				continue
+			}
+			b, err := json.Marshal(v)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s: field %q: %v", taskLabel(i, &w.Tasks[i]), k, err))
+				continue
+			}
+			if w.Tasks[i].Fields == nil {
+				w.Tasks[i].Fields = map[string]json.RawMessage{}
+			}
+			w.Tasks[i].Fields[k] = b
+		}
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
 	return &w, nil
 }
 
@@ -173,6 +228,9 @@ func (w *Workflow) contentSize() int {
 		t := &w.Tasks[i]
 		n += len(t.Name) + len(t.Description) + len(t.Type) + len(t.Command) + mapSize(t.Params) +
 			len(t.TimeoutStrategy) + len(t.Priority) + len(t.WorkerGroup) + len(t.TaskGroup)
+		for k, v := range t.Fields {
+			n += len(k) + len(v)
+		}
 		for _, d := range t.DependsOn {
 			n += len(d)
 		}

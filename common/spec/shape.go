@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/beluga-scheduler/beluga/common/tasktype"
+	_ "github.com/beluga-scheduler/beluga/tasks/builtin" // the shipped task types
 )
 
 // shape is what the JSON and YAML checkers know about a value of the spec:
@@ -20,7 +23,18 @@ type shape struct {
 
 // workflowShape is derived from the json tags of types.go, so the checkers
 // follow the structs. yaml tags are the same names.
-var workflowShape = shapeOf(reflect.TypeFor[Workflow](), "the workflow")
+var workflowShape = func() *shape {
+	s := shapeOf(reflect.TypeFor[Workflow](), "the workflow")
+	// A task also takes the fields of the registered types; which of them
+	// belong to its own type is checked by Validate (common/tasktype).
+	task := s.fields["tasks"].elem
+	for _, f := range tasktype.FieldNames() {
+		if _, ok := task.fields[f]; !ok {
+			task.fields[f] = nil
+		}
+	}
+	return s
+}()
 
 func shapeOf(t reflect.Type, what string) *shape {
 	switch {

@@ -3,8 +3,12 @@
 package spec
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"sort"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -29,10 +33,13 @@ type Workflow struct {
 
 // Task is one node of a workflow spec.
 type Task struct {
-	Name            string            `json:"name" yaml:"name"`
-	Description     string            `json:"description,omitempty" yaml:"description,omitempty"`
-	Type            string            `json:"type,omitempty" yaml:"type,omitempty"`
-	Command         string            `json:"command" yaml:"command"`
+	Name        string `json:"name" yaml:"name"`
+	Description string `json:"description,omitempty" yaml:"description,omitempty"`
+	Type        string `json:"type,omitempty" yaml:"type,omitempty"`
+	// Command is the text of the process types (shell, python). It is a
+	// type field like those in Fields, kept as a struct field because most
+	// tasks have one.
+	Command         string            `json:"command,omitempty" yaml:"command,omitempty"`
 	DependsOn       []string          `json:"depends_on,omitempty" yaml:"depends_on,omitempty"`
 	Params          map[string]string `json:"params,omitempty" yaml:"params,omitempty"`
 	Retries         int               `json:"retries,omitempty" yaml:"retries,omitempty"`
@@ -42,7 +49,70 @@ type Task struct {
 	Priority        string            `json:"priority,omitempty" yaml:"priority,omitempty"`
 	WorkerGroup     string            `json:"worker_group,omitempty" yaml:"worker_group,omitempty"`
 	TaskGroup       string            `json:"task_group,omitempty" yaml:"task_group,omitempty"`
+	// Fields holds the task's type fields other than command (an http
+	// task's url, ...), as JSON values; its type decodes them
+	// (common/tasktype). They are written inline with the fields above.
+	Fields map[string]json.RawMessage `json:"-" yaml:"-"`
 }
+
+// TypeFields returns the task's type fields, command among them.
+func (t *Task) TypeFields() map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(t.Fields)+1)
+	for k, v := range t.Fields {
+		out[k] = v
+	}
+	if t.Command != "" {
+		b, _ := json.Marshal(t.Command) // a string always encodes
+		out["command"] = b
+	}
+	return out
+}
+
+// MarshalJSON writes the task's own fields in struct order, then its type
+// fields in name order, so a spec's canonical form stays stable.
+func (t Task) MarshalJSON() ([]byte, error) {
+	type plain Task
+	var enc bytes.Buffer
+	e := json.NewEncoder(&enc)
+	e.SetEscapeHTML(false) // the caller's encoder decides on escaping; see Canonical
+	if err := e.Encode(plain(t)); err != nil {
+		return nil, err
+	}
+	b := bytes.TrimSuffix(enc.Bytes(), []byte("\n"))
+	if len(t.Fields) == 0 {
+		return b, nil
+	}
+	keys := make([]string, 0, len(t.Fields))
+	for k := range t.Fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	buf := bytes.NewBuffer(b[:len(b)-1])
+	for _, k := range keys {
+		kb, _ := json.Marshal(k)
+		buf.WriteByte(',')
+		buf.Write(kb)
+		buf.WriteByte(':')
+		if err := json.Compact(buf, t.Fields[k]); err != nil {
+			return nil, fmt.Errorf("task %s: field %s: %w", t.Name, k, err)
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// taskCoreFields are the json names of Task's struct fields.
+var taskCoreFields = func() map[string]bool {
+	m := map[string]bool{}
+	t := reflect.TypeFor[Task]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			m[name] = true
+		}
+	}
+	return m
+}()
 
 // Duration is a time.Duration written as a Go duration string ("30s", "2h").
 type Duration time.Duration

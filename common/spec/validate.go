@@ -9,9 +9,11 @@ import (
 	"github.com/beluga-scheduler/beluga/common/dag"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/params"
+	"github.com/beluga-scheduler/beluga/common/tasktype"
 )
 
-// Task types. Only shell exists; the type field is there so others can come.
+// TypeShell is the type of a task that names none. The types themselves
+// are registered with common/tasktype.
 const TypeShell = "shell"
 
 // Timeout strategies. A task that times out is warned about, failed (killed,
@@ -202,15 +204,17 @@ func taskLabel(i int, t *Task) string {
 
 func (v *validator) task(i int, t *Task) {
 	label := func() string { return taskLabel(i, t) }
-	switch t.Type {
-	case "", TypeShell:
-		if strings.TrimSpace(t.Command) == "" {
-			v.addf("%s: command is required for type shell", label())
-		} else if i := strings.IndexByte(t.Command, 0); i >= 0 {
-			v.addf("%s: command holds a NUL byte (at byte %d): no shell can run it", label(), i)
+	typ := t.Type
+	if typ == "" {
+		typ = TypeShell
+	}
+	if def, ok := tasktype.Lookup(typ); !ok {
+		v.addf("%s: unknown type %q (supported: %s)", label(), t.Type, strings.Join(tasktype.Names(), ", "))
+	} else {
+		_, problems := def.Decode(t.TypeFields())
+		for _, p := range problems {
+			v.addf("%s: %s", label(), p)
 		}
-	default:
-		v.addf("%s: unknown type %q (supported: shell)", label(), t.Type)
 	}
 	if t.Retries < 0 || t.Retries > maxRetries {
 		v.addf("%s: retries %d out of range 0..%d", label(), t.Retries, maxRetries)

@@ -50,6 +50,9 @@ type Dispatch struct {
 	TaskType           string            `json:"task_type"`
 	Command            string            `json:"command"`
 	Env                map[string]string `json:"env,omitempty"`
+	// Payload is the task type's resolved fields (common/tasktype,
+	// Def.Payload), for the type's executor on the worker.
+	Payload json.RawMessage `json:"payload,omitempty"`
 	Attempt            int               `json:"attempt"`
 	TimeoutMillis      int64             `json:"timeout_ms,omitempty"`
 	// MasterAddr is where the worker sends ack, running and result frames. A
@@ -98,6 +101,9 @@ type Result struct {
 	StartTime          time.Time `json:"start_time"`
 	EndTime            time.Time `json:"end_time"`
 	Message            string    `json:"message,omitempty"`
+	// Outputs are the values the task exported (name -> value), for its
+	// downstream tasks.
+	Outputs map[string]string `json:"outputs,omitempty"`
 }
 
 // AckKind names which worker report a DBAck confirms.

@@ -34,7 +34,7 @@ func TestTaskEnvIsAllowList(t *testing.T) {
 			t.Errorf("the task's environment shows %q:\n%s", leak, out)
 		}
 	}
-	for _, want := range []string{"TEAM_TOKEN=passed-through", "GREETING=hi", "TZ=Europe/Paris", "BELUGA_TASK_NAME=task1",
+	for _, want := range []string{"TEAM_TOKEN=passed-through", "GREETING=hi", "TZ=Europe/Paris", "BELUGA_OUTPUT=" + filepath.Join(b.dir, "work", "7", "1", ".beluga_output"),
 		"PATH=" + os.Getenv("PATH")} {
 		if !slices.Contains(env, want) {
 			t.Errorf("the task's environment lacks %s:\n%s", want, out)

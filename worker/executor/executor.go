@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -28,7 +29,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/tasktype"
 	"github.com/beluga-scheduler/beluga/remote/message"
+	_ "github.com/beluga-scheduler/beluga/tasks/builtin" // the shipped task types
 )
 
 // Sender delivers a report to a master address. remote.Client implements it.
@@ -44,6 +47,7 @@ type Config struct {
 	Master         string        // initial master address for dispatches that carry none
 	Slots          int           // concurrent processes; default 2*runtime.NumCPU()
 	Shell          string        // "bash" (default) or "sh"; tasks run as `<shell> -c <command>`
+	Python         string        // interpreter of python tasks; default python3
 	DataDir        string        // work dirs and logs live under it; default <tmp>/beluga-worker
 	ResendInterval time.Duration // re-send period of un-DB-acked reports; default 1s
 	KillGrace      time.Duration // SIGTERM to SIGKILL delay; default 2s
@@ -87,6 +91,8 @@ var ErrStopped = errors.New("executor: stopped")
 type Executor struct {
 	cfg       Config
 	shellPath string
+	paths     map[string]string // argv[0] -> its path, looked up once (owner goroutine)
+	typeCfg   map[string]string // worker settings task types read (tasktype.Job.Config)
 	baseEnv   []string
 	scopeID   int64 // this executor's number in its tasks' scopes
 	logDir    string
@@ -137,6 +143,8 @@ func New(cfg Config, sender Sender, log *zap.Logger) (*Executor, error) {
 	e := &Executor{
 		cfg:        cfg,
 		shellPath:  shellPath,
+		paths:      map[string]string{cfg.Shell: shellPath},
+		typeCfg:    map[string]string{"shell": cfg.Shell, "python": cfg.Python},
 		baseEnv:    allowedEnv(os.Environ(), cfg.EnvPassthrough),
 		scopeID:    executors.Add(1),
 		logDir:     LogDir(cfg.DataDir),
@@ -178,6 +186,9 @@ func (c Config) normalize() (Config, string, error) {
 	}
 	if c.Shell == "" {
 		c.Shell = "bash"
+	}
+	if c.Python == "" {
+		c.Python = "python3"
 	}
 	if c.Shell != "bash" && c.Shell != "sh" {
 		return c, "", fmt.Errorf("executor: config Shell %q: want bash or sh", c.Shell)
@@ -432,10 +443,11 @@ func validate(d message.Dispatch) error {
 	if d.WorkflowInstanceID < 0 {
 		return fmt.Errorf("bad workflow_instance_id %d: want >= 0", d.WorkflowInstanceID)
 	}
-	if d.TaskType != "" && d.TaskType != "shell" {
-		return fmt.Errorf("unsupported task_type %q: this worker runs shell tasks", d.TaskType)
+	def, ok := tasktype.Lookup(typeOf(d))
+	if !ok || def.Placement != tasktype.Worker {
+		return fmt.Errorf("task type %q is not one this worker runs (it runs: %s)", d.TaskType, strings.Join(workerTypes(), ", "))
 	}
-	if d.Command == "" {
+	if def.Command != nil && d.Command == "" {
 		return errors.New("empty command")
 	}
 	if containsNUL(d.Command) {
@@ -453,6 +465,24 @@ func validate(d message.Dispatch) error {
 		}
 	}
 	return nil
+}
+
+// typeOf is the dispatch's task type; none is shell.
+func typeOf(d message.Dispatch) string {
+	if d.TaskType == "" {
+		return "shell"
+	}
+	return d.TaskType
+}
+
+func workerTypes() []string {
+	var out []string
+	for _, n := range tasktype.Names() {
+		if def, _ := tasktype.Lookup(n); def.Placement == tasktype.Worker {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func containsNUL(s string) bool { return containsByte(s, 0) }

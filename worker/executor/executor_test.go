@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/beluga-scheduler/beluga/common/params"
 	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/remote/message"
@@ -260,7 +261,9 @@ func TestRunLogEnvAndExitCode(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{})
 	d := dispatch(1, `echo "out $GREETING $BELUGA_TASK_NAME $BELUGA_ATTEMPT $BELUGA_WORKFLOW_INSTANCE_ID $BELUGA_TASK_INSTANCE_ID"; echo "err $PWD" >&2; exit 3`)
-	d.Env = map[string]string{"GREETING": "hello world"}
+	// The BELUGA_* params come from the master, resolved in one place.
+	d.Env = params.ForTask(params.TaskInputs{Task: d.Name, Attempt: 1, WorkflowInstance: 7, TaskInstance: 1,
+		TaskParams: map[string]string{"GREETING": "hello world"}})
 	b.mustDispatch(t, d)
 	res := b.waitResult(t, 1)
 	if res.State != "failed" || res.ExitCode != 3 || res.Host != "worker-1:1234" {

@@ -1,7 +1,9 @@
 package executor
 
 import (
+	"context"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -9,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/tasktype"
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
 
@@ -198,14 +201,47 @@ func (e *Executor) startQueued() {
 		t.phase = phaseStarting
 		st.live++
 		e.waiters.Add(1)
-		go e.runProcess(launch{
-			id:      t.d.TaskInstanceID,
-			argv:    []string{e.cfg.Shell, "-c", t.d.Command},
-			env:     e.taskEnv(t.d),
-			dir:     t.dir,
-			logPath: t.logPath,
-		})
+		l := launch{id: t.d.TaskInstanceID, env: e.taskEnv(t), dir: t.dir, logPath: t.logPath}
+		def, _ := tasktype.Lookup(typeOf(t.d)) // validate made sure it is known
+		if def.Run != nil {
+			ctx, cancel := context.WithCancel(context.Background())
+			t.cancel = cancel
+			go e.runInProcess(ctx, l, def, e.job(t))
+			continue
+		}
+		argv, err := def.Argv(e.job(t))
+		if err == nil {
+			l.path, err = e.lookPath(argv[0])
+		}
+		if err != nil {
+			e.waiters.Done()
+			go func(id int64, err error) {
+				e.procCh <- procEvent{id: id, kind: evStartFailed, at: time.Now(), err: err}
+			}(t.d.TaskInstanceID, err)
+			continue
+		}
+		l.argv = argv
+		go e.runProcess(l)
 	}
+}
+
+// job is t as its type's executor sees it.
+func (e *Executor) job(t *task) tasktype.Job {
+	return tasktype.Job{TaskInstanceID: t.d.TaskInstanceID, Name: t.d.Name, Command: t.d.Command,
+		Payload: t.d.Payload, Params: t.d.Env, Dir: t.dir, Config: e.typeCfg}
+}
+
+// lookPath finds a process type's program once per name.
+func (e *Executor) lookPath(name string) (string, error) {
+	if p, ok := e.paths[name]; ok {
+		return p, nil
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	e.paths[name] = p
+	return p, nil
 }
 
 // onProc applies one event from a process waiter.
@@ -226,10 +262,13 @@ func (e *Executor) onProc(ev procEvent) {
 		}
 		if t.kill == killLost {
 			t.signalled = true
+			if t.cancel != nil {
+				t.cancel()
+			}
 			killGroup(t.pid, syscall.SIGKILL) // dropped while it was starting
 		} else if t.kill != killNone {
 			e.signal(t) // killed while it was starting
-			if t.kill == killStopping {
+			if t.kill == killStopping && t.pid > 0 {
 				st.killedAtStop = append(st.killedAtStop, t.pid)
 			}
 		} else if t.d.TimeoutMillis > 0 {
@@ -252,15 +291,19 @@ func (e *Executor) onProc(ev procEvent) {
 			// remain; the group id cannot have been reused this soon.
 			killGroup(t.pid, syscall.SIGKILL)
 		}
-		if g := e.cfg.Guard; g != nil {
+		if t.cancel != nil {
+			t.cancel() // release the context of an in-process task
+		}
+		if g := e.cfg.Guard; g != nil && t.pid > 0 {
 			g.Remove(t.pid)
 		}
-		msg := ""
+		msg := ev.msg
 		if ev.err != nil {
 			msg = "wait: " + ev.err.Error()
-		} else if ev.code != 0 {
+		} else if ev.code != 0 && msg == "" {
 			msg = fmt.Sprintf("exit code %d", ev.code)
 		}
+		t.outputs = ev.outputs
 		e.finish(t, ev.code, t.start, ev.at, msg)
 		e.startQueued()
 	}
@@ -296,6 +339,8 @@ func (e *Executor) finish(t *task, code int, start, end time.Time, msg string) {
 		res.State = "succeeded"
 		if code != 0 {
 			res.State = "failed"
+		} else {
+			res.Outputs = t.outputs
 		}
 	}
 	e.log.Debug("task finished", zap.Int64("task", res.TaskInstanceID),
@@ -356,12 +401,17 @@ func (e *Executor) unqueue(t *task) {
 	}
 }
 
-// signal sends SIGTERM to t's process group once and arms the SIGKILL.
+// signal sends SIGTERM to t's process group once and arms the SIGKILL; an
+// in-process task has its context cancelled.
 func (e *Executor) signal(t *task) {
 	if t.signalled {
 		return
 	}
 	t.signalled = true
+	if t.cancel != nil {
+		t.cancel()
+		return
+	}
 	killGroup(t.pid, syscall.SIGTERM)
 	t.escalate = e.st.deadlines.push(time.Now().Add(e.cfg.KillGrace), t, dlEscalate)
 }
@@ -541,7 +591,7 @@ func (e *Executor) settle(t *task) {
 	t.done = true
 	// Remembered tasks need only their id, state and log path: let the
 	// command, params and report messages go.
-	t.d.Command, t.d.Env = "", nil
+	t.d.Command, t.d.Env, t.d.Payload = "", nil, nil
 	t.reports = [numKinds]report{}
 	if len(st.memory) < e.cfg.Remembered {
 		st.memory = append(st.memory, t.d.TaskInstanceID)
@@ -573,7 +623,7 @@ func (e *Executor) beginStop() {
 		if t.phase == phaseStarting || t.phase == phaseRunning {
 			e.kill(t, killStopping)
 		}
-		if t.phase == phaseRunning {
+		if t.phase == phaseRunning && t.pid > 0 { // pid 0: an in-process task, no group
 			st.killedAtStop = append(st.killedAtStop, t.pid)
 		}
 	}
@@ -598,6 +648,9 @@ func (e *Executor) dropAll(reason string) int {
 			e.neverStart(t)
 		case phaseRunning:
 			t.signalled = true
+			if t.cancel != nil {
+				t.cancel()
+			}
 			killGroup(t.pid, syscall.SIGKILL)
 		}
 		// phaseStarting: SIGKILLed when its pid arrives (onProc).

@@ -3,6 +3,7 @@ package executor
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/beluga-scheduler/beluga/internal/procfs"
-	"github.com/beluga-scheduler/beluga/remote/message"
 )
 
 type evKind uint8
@@ -31,11 +31,16 @@ type procEvent struct {
 	at   time.Time
 	code int   // exit code, 128+signal when killed by a signal
 	err  error // evStartFailed, or a failed wait
+	// evExited: the values the task exported, or msg saying why the run
+	// failed when the process did not (bad outputs, an in-process error).
+	outputs map[string]string
+	msg     string
 }
 
 // launch is everything a waiter needs; it never touches owner state.
 type launch struct {
 	id      int64
+	path    string // the program: argv[0] resolved
 	argv    []string
 	env     []string
 	dir     string
@@ -81,6 +86,18 @@ func (e *Executor) runProcess(l launch) {
 	if err == nil {
 		ev.code = exitCode(ps)
 	}
+	if ev.code == 0 {
+		// Its exports: stdout's setValue lines, then $BELUGA_OUTPUT's.
+		vals, oerr := out.out.vals, out.out.err
+		if oerr == nil {
+			oerr = readOutputFile(filepath.Join(l.dir, outputFile), &vals)
+		}
+		if oerr != nil {
+			ev.code, ev.msg = 1, oerr.Error()
+		} else {
+			ev.outputs = vals
+		}
+	}
 	e.procCh <- ev
 }
 
@@ -89,6 +106,7 @@ func (e *Executor) runProcess(l launch) {
 type logCopy struct {
 	r    *os.File
 	done chan struct{}
+	out  outputScanner // stdout's setValue lines; read after done
 }
 
 // finish waits for the copy to drain, at most logDrainGrace.
@@ -119,7 +137,7 @@ func (e *Executor) startProcess(l launch) (*os.Process, *logCopy, error) {
 		f.Close()
 		return nil, nil, fmt.Errorf("log pipe: %w", err)
 	}
-	p, err := os.StartProcess(e.shellPath, l.argv, &os.ProcAttr{
+	p, err := os.StartProcess(l.path, l.argv, &os.ProcAttr{
 		Dir:   l.dir,
 		Env:   l.env,
 		Files: []*os.File{e.devNull, pw, pw},
@@ -140,7 +158,8 @@ func (e *Executor) startProcess(l launch) (*os.Process, *logCopy, error) {
 		defer close(c.done)
 		defer f.Close()
 		defer pr.Close()
-		_ = copyCapped(f, pr, e.cfg.MaxLogBytes) // an error: the log lost output, the task runs on
+		_ = copyCapped(f, io.TeeReader(pr, &c.out), e.cfg.MaxLogBytes) // an error: the log lost output, the task runs on
+		c.out.close()
 	}()
 	return p, c, nil
 }
@@ -206,16 +225,17 @@ func groupAlive(pgid int) bool {
 
 // taskEnv is the worker's allowed environment (allowedEnv) overlaid with the dispatch's params and
 // the BELUGA_* variables; a name appears once, the overlay winning.
-func (e *Executor) taskEnv(d message.Dispatch) []string {
-	over := make(map[string]string, len(d.Env)+4)
+// The params themselves (BELUGA_TASK_* among them) are resolved by the
+// master in one place (common/params.ForTask); the worker adds only what is
+// about the process here: its scope and its output file.
+func (e *Executor) taskEnv(t *task) []string {
+	d := t.d
+	over := make(map[string]string, len(d.Env)+2)
 	for k, v := range d.Env {
 		over[k] = v
 	}
-	over["BELUGA_TASK_INSTANCE_ID"] = strconv.FormatInt(d.TaskInstanceID, 10)
-	over["BELUGA_WORKFLOW_INSTANCE_ID"] = strconv.FormatInt(d.WorkflowInstanceID, 10)
-	over["BELUGA_TASK_NAME"] = d.Name
-	over["BELUGA_ATTEMPT"] = strconv.Itoa(d.Attempt)
 	over[scopeEnv] = e.taskScope(d.TaskInstanceID, d.Attempt)
+	over[outputEnv] = filepath.Join(t.dir, outputFile)
 	env := make([]string, 0, len(e.baseEnv)+len(over))
 	for _, kv := range e.baseEnv {
 		name, _, _ := strings.Cut(kv, "=")

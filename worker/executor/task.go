@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"time"
 
 	"github.com/beluga-scheduler/beluga/remote/message"
@@ -74,6 +75,8 @@ type task struct {
 	phase     phase
 	admitted  bool // the master persisted the ack: the task is in the slot queue or past it
 	pid       int
+	cancel    context.CancelFunc // an in-process task's kill; nil for a process
+	outputs   map[string]string  // exported by a run that succeeded
 	start     time.Time
 	kill      killReason
 	signalled bool      // SIGTERM sent to the group

@@ -1,0 +1,237 @@
+// Package tasktype is the seam task types plug into. A task type is one
+// package (tasks/<name>) that declares a Def: its spec fields and their
+// validation, where it runs, the payload its Dispatch carries, its dry-run
+// behaviour and its executor. tasks/builtin registers the shipped types; the
+// spec parser, the master's runner and the worker's executor only ever ask
+// this registry, so adding a type touches its package and one line there.
+//
+// The stable API: Def, Spec, Inputs, Job, Outcome, Register, Lookup, Names.
+package tasktype
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Placement says where a type's tasks run.
+type Placement string
+
+const (
+	// Worker types are dispatched to a worker of the task's group.
+	Worker Placement = "worker"
+	// Master types (logic: sub_workflow, conditions, ...) run in the
+	// leader's runner, never dispatched.
+	Master Placement = "master"
+)
+
+// Spec is a type's decoded spec fields: a pointer to the type's own struct,
+// whose json tags name the fields ("command", "url", ...).
+type Spec any
+
+// Inputs is what a type sees when the master resolves a task for one
+// attempt: the params it runs with, resolved (see common/params.ForTask).
+type Inputs struct {
+	TaskInstanceID     int64
+	WorkflowInstanceID int64
+	Task               string
+	Params             map[string]string
+}
+
+// Job is one attempt as a worker-side executor sees it.
+type Job struct {
+	TaskInstanceID int64
+	Name           string
+	Command        string            // Dispatch.Command: a process type's text
+	Payload        json.RawMessage   // Dispatch.Payload: what Def.Payload built
+	Params         map[string]string // resolved params (the process environment of shell and python)
+	Dir            string            // the attempt's work dir
+	Log            io.Writer         // the task's log
+	Config         map[string]string // worker settings a type reads ("python": the interpreter)
+}
+
+// Outcome is how an in-process executor's attempt ended. Err set: the task
+// failed and Err's text is its message. Outputs are the values it exports.
+type Outcome struct {
+	Outputs map[string]string
+	Err     error
+}
+
+// Def declares a task type.
+type Def struct {
+	Name      string
+	Placement Placement
+	// Spec returns a new pointer to the type's zero spec struct. Its json
+	// tags are the type's fields; decoding into it is strict.
+	Spec func() Spec
+	// Check validates a decoded spec; each problem is a phrase without the
+	// task's name ("url is required"). nil: anything that decodes is fine.
+	Check func(s Spec) []string
+	// Command returns the spec's text for Dispatch.Command (process types);
+	// nil: none.
+	Command func(s Spec) string
+	// Payload resolves the spec for one attempt into what the worker needs,
+	// JSON-encoded into Dispatch.Payload. nil: no payload. An error fails
+	// the attempt (a bad param reference, an unknown datasource).
+	Payload func(s Spec, in Inputs) (any, error)
+	// DryRun is what a dry run of a task does: the outputs it pretends to
+	// export, or an error that fails it. nil: succeeds with no outputs.
+	DryRun func(s Spec, in Inputs) (map[string]string, error)
+
+	// Worker side: exactly one of Argv and Run for a Worker type.
+
+	// Argv is the process a process type runs: argv[0] is looked up in
+	// PATH. The executor gives it the same handling as shell (process
+	// group, kill, timeout, log, work dir, outputs from stdout and
+	// $BELUGA_OUTPUT).
+	Argv func(j Job) ([]string, error)
+	// Run runs an in-process type's attempt until it ends or ctx is done
+	// (a kill or the task's timeout).
+	Run func(ctx context.Context, j Job) Outcome
+}
+
+var (
+	mu    sync.RWMutex
+	types = map[string]*Def{}
+)
+
+// Register adds a type; a bad or second definition of a name panics, since
+// registration happens at init from tasks/builtin.
+func Register(d *Def) {
+	if d == nil || d.Name == "" || d.Spec == nil {
+		panic("tasktype: Register needs a name and a Spec")
+	}
+	if d.Placement != Worker && d.Placement != Master {
+		panic(fmt.Sprintf("tasktype %s: placement %q: want worker or master", d.Name, d.Placement))
+	}
+	if d.Placement == Worker && (d.Argv == nil) == (d.Run == nil) {
+		panic(fmt.Sprintf("tasktype %s: a worker type has exactly one of Argv and Run", d.Name))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := types[d.Name]; dup {
+		panic("tasktype: " + d.Name + " registered twice")
+	}
+	types[d.Name] = d
+}
+
+// Lookup returns the registered type of that name.
+func Lookup(name string) (*Def, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	d, ok := types[name]
+	return d, ok
+}
+
+// Names lists the registered types, sorted.
+func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	out := make([]string, 0, len(types))
+	for n := range types {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// FieldNames is the union of every registered type's field names: the
+// spec's shape checkers let these through and Decode judges them per type.
+func FieldNames() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range types {
+		for _, f := range fieldsOf(d) {
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Fields are the names of d's spec fields, in struct order.
+func (d *Def) Fields() []string { return fieldsOf(d) }
+
+func fieldsOf(d *Def) []string {
+	t := reflect.TypeOf(d.Spec())
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var out []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// ErrUnknown marks a type name nobody registered.
+var ErrUnknown = errors.New("unknown task type")
+
+// UnknownError names an unknown type and the known ones.
+func UnknownError(name string) error {
+	return fmt.Errorf("%w %q (supported: %s)", ErrUnknown, name, strings.Join(Names(), ", "))
+}
+
+// Decode decodes a task's type fields (name -> JSON value) strictly into
+// the type's spec and checks it. problems name each issue (unknown field
+// for the type, wrong value type, what Check found); the spec is usable only
+// when there are none.
+func (d *Def) Decode(fields map[string]json.RawMessage) (Spec, []string) {
+	s := d.Spec()
+	known := d.Fields()
+	var problems []string
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !slices.Contains(known, k) {
+			if len(known) == 0 {
+				problems = append(problems, fmt.Sprintf("field %q does not belong to type %s (it has no type fields)", k, d.Name))
+			} else {
+				problems = append(problems, fmt.Sprintf("field %q does not belong to type %s (its fields: %s)", k, d.Name, strings.Join(known, ", ")))
+			}
+			delete(fields, k)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	raw, err := json.Marshal(fields)
+	if err != nil {
+		return nil, []string{err.Error()}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(s); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, []string{fmt.Sprintf("field %q: expected %s, got %s", te.Field, te.Type.String(), te.Value)}
+		}
+		return nil, []string{strings.TrimPrefix(err.Error(), "json: ")}
+	}
+	if d.Check != nil {
+		problems = d.Check(s)
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	return s, nil
+}

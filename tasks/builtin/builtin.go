@@ -1,0 +1,12 @@
+// Package builtin registers the task types Beluga ships. Importing it (the
+// spec parser does) makes them known; a new type adds one line here.
+package builtin
+
+import (
+	"github.com/beluga-scheduler/beluga/common/tasktype"
+	"github.com/beluga-scheduler/beluga/tasks/shell"
+)
+
+func init() {
+	tasktype.Register(shell.Type)
+}
