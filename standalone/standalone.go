@@ -143,7 +143,7 @@ func NewWorker(c config.Config, log *zap.Logger) (*worker.Worker, error) {
 		groups = []string{model.DefaultWorkerGroup}
 	}
 	w, err := worker.New(worker.Config{Listen: c.Worker.Listen, Host: c.Worker.Host, Groups: groups,
-		Slots: c.Worker.Slots, Shell: c.Worker.Shell, DataDir: filepath.Join(c.DataDir, "worker"),
+		Slots: c.Worker.Slots, Shell: c.Worker.Shell, Python: c.Worker.Python, DataDir: filepath.Join(c.DataDir, "worker"),
 		EnvPassthrough: c.Worker.EnvPassthrough, MaxLogBytes: int64(c.Worker.MaxLogBytes),
 		MaxCPUPercent: c.Worker.MaxCPUPercent, MaxMemoryPercent: c.Worker.MaxMemoryPercent}, log)
 	if err != nil {

@@ -35,6 +35,7 @@ type Config struct {
 	Groups  []string // worker groups; default ["default"]
 	Slots   int      // concurrent tasks; default 2*runtime.NumCPU(); more are queued
 	Shell   string   // "bash" (default) or "sh"; tasks run as `<shell> -c <command>`
+	Python  string   // interpreter of python tasks; default python3
 	DataDir string   // DataDir/work/<wf>/<task>/ and DataDir/logs/<wf>/<task>.log; default <tmp>/beluga-worker
 	// ResendInterval is the re-send period of reports not DB-acked; default 1s.
 	ResendInterval time.Duration
@@ -133,6 +134,7 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 	exCfg, err := executor.Config{
 		Slots:          cfg.Slots,
 		Shell:          cfg.Shell,
+		Python:         cfg.Python,
 		DataDir:        cfg.DataDir,
 		ResendInterval: cfg.ResendInterval,
 		KillGrace:      cfg.KillGrace,

@@ -62,6 +62,8 @@ type WorkerConfig struct {
 	Groups []string `yaml:"groups" env:"BELUGA_WORKER_GROUPS"`
 	Slots  int      `yaml:"slots" env:"BELUGA_WORKER_SLOTS"`
 	Shell  string   `yaml:"shell" env:"BELUGA_WORKER_SHELL"`
+	// Python is the interpreter of python tasks; "" is python3.
+	Python string `yaml:"python" env:"BELUGA_WORKER_PYTHON"`
 	// EnvPassthrough names variables of the worker's environment its tasks
 	// see besides PATH, HOME, LANG, TZ and USER.
 	EnvPassthrough []string `yaml:"env_passthrough" env:"BELUGA_WORKER_ENV_PASSTHROUGH"`

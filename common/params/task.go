@@ -1,7 +1,9 @@
 package params
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -62,4 +64,57 @@ func ForTask(in TaskInputs) map[string]string {
 	env[TaskName] = in.Task
 	env[Attempt] = strconv.Itoa(in.Attempt)
 	return env
+}
+
+// Substitute replaces each ${name} in text, name an identifier, by the
+// value of that param, passed through escape when it is not nil (a URL's
+// query escaping). Text that is not ${identifier} is kept as is; an
+// identifier with no param is an error naming it, not an empty string.
+func Substitute(text string, vals map[string]string, escape func(string) string) (string, error) {
+	if !strings.Contains(text, "${") {
+		return text, nil
+	}
+	var b strings.Builder
+	rest := text
+	for {
+		i := strings.Index(rest, "${")
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 || !isParamName(rest[i+2:i+j]) {
+			b.WriteString(rest[:i+2])
+			rest = rest[i+2:]
+			continue
+		}
+		name := rest[i+2 : i+j]
+		v, ok := vals[name]
+		if !ok {
+			return "", fmt.Errorf("${%s} names no param of the task", name)
+		}
+		if escape != nil {
+			v = escape(v)
+		}
+		b.WriteString(rest[:i])
+		b.WriteString(v)
+		rest = rest[i+j+1:]
+	}
+	b.WriteString(rest)
+	return b.String(), nil
+}
+
+// IsName reports whether s is an identifier, as a param or output name
+// must be ([A-Za-z_][A-Za-z0-9_]*).
+func IsName(s string) bool { return isParamName(s) }
+
+func isParamName(s string) bool {
+	if s == "" || isDigit(s[0]) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(isLetter(c) || isDigit(c) || c == '_') {
+			return false
+		}
+	}
+	return true
 }

@@ -52,9 +52,9 @@ type Dispatch struct {
 	Env                map[string]string `json:"env,omitempty"`
 	// Payload is the task type's resolved fields (common/tasktype,
 	// Def.Payload), for the type's executor on the worker.
-	Payload json.RawMessage `json:"payload,omitempty"`
-	Attempt            int               `json:"attempt"`
-	TimeoutMillis      int64             `json:"timeout_ms,omitempty"`
+	Payload       json.RawMessage `json:"payload,omitempty"`
+	Attempt       int             `json:"attempt"`
+	TimeoutMillis int64           `json:"timeout_ms,omitempty"`
 	// MasterAddr is where the worker sends ack, running and result frames. A
 	// worker that learns of a newer leader sends them there instead.
 	MasterAddr string `json:"master_addr"`

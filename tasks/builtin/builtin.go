@@ -4,9 +4,13 @@ package builtin
 
 import (
 	"github.com/beluga-scheduler/beluga/common/tasktype"
+	"github.com/beluga-scheduler/beluga/tasks/http"
+	"github.com/beluga-scheduler/beluga/tasks/python"
 	"github.com/beluga-scheduler/beluga/tasks/shell"
 )
 
 func init() {
 	tasktype.Register(shell.Type)
+	tasktype.Register(python.Type)
+	tasktype.Register(http.Type)
 }
