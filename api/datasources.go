@@ -12,9 +12,6 @@ import (
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
-// sealContext binds a sealed password to its datasource's name.
-func sealContext(name string) string { return "datasource/" + name }
-
 func noKey(what string) *httpError {
 	return &httpError{http.StatusServiceUnavailable, CodeUnavailable,
 		"this API server has no secret key, so it cannot " + what + ": start it with --secret-key-file " +
@@ -46,7 +43,7 @@ func (h *handlers) putDatasource(w http.ResponseWriter, r *http.Request) error {
 			if h.Secrets == nil {
 				return noKey("store a password")
 			}
-			if d.PasswordSealed, err = h.Secrets.Seal(*req.Password, sealContext(name)); err != nil {
+			if d.PasswordSealed, err = h.Secrets.Seal(*req.Password, datasource.SealContext(name)); err != nil {
 				return err
 			}
 		}
@@ -152,7 +149,7 @@ func (h *handlers) testDatasource(w http.ResponseWriter, r *http.Request) error 
 func OpenDatasource(d store.Datasource, box *secretbox.Box) (datasource.Config, error) {
 	c := datasource.Config{Type: d.Type, Host: d.Host, Port: d.Port, Database: d.Database, User: d.User, Params: d.Params}
 	if d.PasswordSealed != "" {
-		pw, err := box.Open(d.PasswordSealed, sealContext(d.Name))
+		pw, err := box.Open(d.PasswordSealed, datasource.SealContext(d.Name))
 		if err != nil {
 			return c, err
 		}

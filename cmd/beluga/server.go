@@ -133,6 +133,7 @@ func standaloneCommand() *cobra.Command {
 	s.str("shell", "shell that runs shell tasks: bash or sh", func(c *config.Config, v string) { c.Worker.Shell = v })
 	overloadFlags(s)
 	masterFlags(s)
+	secretKeyFlag(s, "default <data-dir>/secret.key, made (0600) on first start and reused")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, log, err := s.load()
 		if err != nil {

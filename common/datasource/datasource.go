@@ -184,6 +184,10 @@ func sortedKeys(m map[string]string) []string {
 	return ks
 }
 
+// SealContext is what a datasource's sealed password is bound to: a value
+// sealed for one datasource does not open as another's.
+func SealContext(name string) string { return "datasource/" + name }
+
 // Dialect says how a statement spells bind parameters.
 type Dialect struct {
 	Type string

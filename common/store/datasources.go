@@ -59,6 +59,10 @@ func (r datasourceRow) model() (Datasource, error) {
 	return d, nil
 }
 
+// ErrUnknownDatasource marks a workflow naming a datasource that does not
+// exist (the caller's mistake: a 400, not a 404 of the URL).
+var ErrUnknownDatasource = errors.New("unknown datasource")
+
 // KeepPassword passed as PutDatasource's sealed password keeps the stored
 // one (a client that read a datasource never saw its password).
 const KeepPassword = "\x00keep"
@@ -193,7 +197,7 @@ func checkDatasources(tx *gorm.DB, names []string) error {
 	if len(missing) > 0 {
 		sort.Strings(missing)
 		return fmt.Errorf("datasource %s does not exist; create it first (PUT /api/v1/datasources/{name}, beluga datasource set): %w",
-			joinMax(missing, 10), ErrNotFound)
+			joinMax(missing, 10), ErrUnknownDatasource)
 	}
 	return nil
 }
