@@ -272,9 +272,9 @@ func (c Config) pgConfig() (*pgx.ConnConfig, error) {
 	if c.Database == "" {
 		pc.Database = c.User
 	}
-	// On a cancelled context (a task's timeout or kill) ask the server to
-	// cancel the statement, rather than only dropping the socket and
-	// leaving it running there.
+	// On a cancelled context (a task's timeout or kill) send the server a
+	// cancel request at once, keeping the connection. (pgx's default also
+	// cancels, as it closes the connection; this does not depend on it.)
 	pc.BuildContextWatcherHandler = func(conn *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.CancelRequestContextWatcherHandler{Conn: conn, DeadlineDelay: 5 * time.Second}
 	}

@@ -85,6 +85,24 @@ func runStatements(ctx context.Context, p *Payload, cfg datasource.Config, log i
 	}
 	defer conn.Close()
 	fmt.Fprintf(log, "connected to %s datasource %s in %s\n", cfg.Type, p.Datasource.Name, time.Since(start).Round(time.Millisecond))
+	if cfg.Type == datasource.SQLite {
+		interrupt, err := sqliteInterrupt(conn)
+		if err != nil {
+			fmt.Fprintf(log, "warning: %v; a timeout will not stop a running statement\n", err)
+		} else {
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				select {
+				case <-ctx.Done():
+					interrupt()
+				case <-stop:
+				}
+			}()
+			defer func() { close(stop); <-done }()
+		}
+	}
 	if cfg.Type == datasource.MySQL {
 		// The MySQL driver only drops the socket on a cancelled context;
 		// the server would go on running the statement. Kill it there.
