@@ -148,7 +148,7 @@ func newRoot(a *app) *cobra.Command {
 	root.PersistentFlags().StringVar(&a.server, "server", server, "URL of the Beluga API (env BELUGA_SERVER)")
 	root.PersistentFlags().StringVarP(&a.output, "output", "o", "table", "output format: table or json")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(projectCommand(a), workflowCommand(a), scheduleCommand(a), backfillCommand(a), instanceCommand(a), taskCommand(a), taskGroupCommand(a), clusterCommand(a))
+	root.AddCommand(projectCommand(a), workflowCommand(a), scheduleCommand(a), backfillCommand(a), instanceCommand(a), taskCommand(a), taskGroupCommand(a), datasourceCommand(a), clusterCommand(a))
 	root.AddCommand(serverCommands()...)
 	return root
 }

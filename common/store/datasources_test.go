@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/beluga-scheduler/beluga/common/store"
@@ -52,6 +53,42 @@ func TestDatasourcePutGetListDelete(t *testing.T) {
 		}
 		if err := s.DeleteDatasource(ctx, "wh"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("delete twice: %v", err)
+		}
+	})
+}
+
+func TestDatasourceInUse(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		if _, err := s.CreateProject(ctx, "p", ""); err != nil {
+			t.Fatal(err)
+		}
+		uses := mustSpec(t, "name: counts\ntasks:\n  - name: n\n    type: sql\n    datasource: wh\n    sql: select 1 as one\n")
+		if _, _, err := s.PutWorkflow(ctx, "p", uses); !errors.Is(err, store.ErrUnknownDatasource) || !strings.Contains(err.Error(), `datasource "wh" does not exist`) {
+			t.Fatalf("apply naming a missing datasource: %v", err)
+		}
+		if _, _, err := s.PutDatasource(ctx, store.Datasource{Name: "wh", Type: "sqlite", Database: "/tmp/wh.db"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.PutWorkflow(ctx, "p", uses); err != nil {
+			t.Fatal(err)
+		}
+		users, err := s.DatasourceUsers(ctx, "wh")
+		if err != nil || len(users) != 1 || users[0] != "p/counts" {
+			t.Fatalf("users %v %v", users, err)
+		}
+		if err := s.DeleteDatasource(ctx, "wh"); !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "p/counts") {
+			t.Fatalf("delete while used: %v", err)
+		}
+		// A newer version without it frees it; the old version still names it.
+		if _, _, err := s.PutWorkflow(ctx, "p", mustSpec(t, "name: counts\ntasks:\n  - name: n\n    command: echo\n")); err != nil {
+			t.Fatal(err)
+		}
+		if users, _ := s.DatasourceUsers(ctx, "wh"); len(users) != 0 {
+			t.Fatalf("users after a new version: %v", users)
+		}
+		if err := s.DeleteDatasource(ctx, "wh"); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
