@@ -81,7 +81,7 @@ func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := InstanceDetail{Instance: fromInstance(inst), Tasks: make([]TaskInstance, len(tasks)),
-		History: make([]HistoryEntry, len(hist))}
+		History: make([]HistoryEntry, len(hist)), Outputs: outputsOf(tasks)}
 	for i, t := range tasks {
 		out.Tasks[i] = fromTask(t)
 	}

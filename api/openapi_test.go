@@ -114,7 +114,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"Workflow": Workflow{}, "RunRequest": RunRequest{}, "Instance": Instance{}, "InstanceDetail": InstanceDetail{},
 		"HistoryEntry": HistoryEntry{}, "ActionAccepted": ActionAccepted{}, "CreateTaskGroupRequest": CreateTaskGroupRequest{},
 		"ResizeTaskGroupRequest": ResizeTaskGroupRequest{}, "TaskGroup": TaskGroup{}, "InstanceList": InstanceList{},
-		"TaskInstance": TaskInstance{}, "ScheduleRequest": ScheduleRequest{}, "Schedule": Schedule{}, "Health": Health{},
+		"TaskInstance": TaskInstance{}, "Output": Output{}, "ScheduleRequest": ScheduleRequest{}, "Schedule": Schedule{}, "Health": Health{},
 		"BackfillRequest": BackfillRequest{}, "Backfill": Backfill{}, "BackfillProgress": BackfillProgress{},
 		"BackfillActionRequest": ActionRequest{}, "InstanceActionRequest": ActionRequest{}, "TaskActionRequest": ActionRequest{},
 		"DatasourceRequest": DatasourceRequest{}, "Datasource": Datasource{}, "DatasourceTest": DatasourceTest{},

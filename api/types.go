@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/beluga-scheduler/beluga/common/model"
@@ -204,6 +205,8 @@ type InstanceDetail struct {
 	Instance
 	Tasks   []TaskInstance `json:"tasks"`
 	History []HistoryEntry `json:"history"`
+	// Outputs are the values its tasks exported, each with its task.
+	Outputs []Output `json:"outputs"`
 }
 
 // HistoryEntry is an operator action on an instance or one of its tasks,
@@ -303,6 +306,57 @@ type TaskInstance struct {
 	DispatchTime       *Time  `json:"dispatch_time"`
 	StartTime          *Time  `json:"start_time"`
 	EndTime            *Time  `json:"end_time"`
+	// Params is what the attempt ran with, resolved; Outputs what it
+	// exported. Both are objects, empty when there are none.
+	Params  map[string]string `json:"params"`
+	Outputs map[string]string `json:"outputs"`
+}
+
+// Output is one value a task of an instance exported.
+type Output struct {
+	Name           string `json:"name"`
+	Value          string `json:"value"`
+	Task           string `json:"task"`
+	TaskInstanceID int64  `json:"task_instance_id"`
+}
+
+// outputsOf lists the outputs of each task's latest attempt that
+// succeeded, by task then name.
+func outputsOf(tasks []model.TaskInstance) []Output {
+	latest := map[string]model.TaskInstance{}
+	var order []string
+	for _, t := range tasks {
+		if t.Superseded || !t.State.Success() || len(t.Outputs) == 0 {
+			continue
+		}
+		if _, ok := latest[t.Name]; !ok {
+			order = append(order, t.Name)
+		}
+		if cur, ok := latest[t.Name]; !ok || t.ID > cur.ID {
+			latest[t.Name] = t
+		}
+	}
+	sort.Strings(order)
+	out := []Output{}
+	for _, name := range order {
+		t := latest[name]
+		keys := make([]string, 0, len(t.Outputs))
+		for k := range t.Outputs {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			out = append(out, Output{Name: k, Value: t.Outputs[k], Task: name, TaskInstanceID: t.ID})
+		}
+	}
+	return out
+}
+
+func nonNil(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
 }
 
 func fromTask(t model.TaskInstance) TaskInstance {
@@ -310,5 +364,6 @@ func fromTask(t model.TaskInstance) TaskInstance {
 		State: string(t.State), Attempt: t.Attempt, Superseded: t.Superseded, DryRun: t.DryRun, Host: t.Host, PID: t.PID,
 		ExitCode: t.ExitCode, Priority: t.Priority.String(), WorkerGroup: t.WorkerGroup, TaskGroup: t.TaskGroup, LogPath: t.LogPath,
 		SubmitTime: timePtr(t.SubmitTime), DispatchTime: timePtr(t.DispatchTime),
-		StartTime: timePtr(t.StartTime), EndTime: timePtr(t.EndTime)}
+		StartTime: timePtr(t.StartTime), EndTime: timePtr(t.EndTime),
+		Params: nonNil(t.Params), Outputs: nonNil(t.Outputs)}
 }

@@ -1,5 +1,6 @@
 // Command bench measures a real `beluga standalone` process, on SQLite and on
-// MariaDB, and prints figures: chain-100 wall and per-hop latency, fanout-1000
+// MariaDB, and prints figures: chain-100 wall and per-hop latency, the
+// overhead of each task type (a chain of no-ops of each), fanout-1000
 // throughput, run-to-first-task trigger latency, and RSS. It is run by
 // `make bench`; it prints, it does not judge. bench/failover measures a
 // cluster (`make bench-failover`).
@@ -33,10 +34,12 @@ func main() {
 	triggers := flag.Int("trigger-runs", 50, "runs for the trigger latency")
 	slots := flag.Int("slots", 0, "worker slots (0: the worker default, 2 x CPUs)")
 	shell := flag.String("shell", "bash", "shell for tasks: bash or sh")
+	python := flag.String("python", "", "interpreter of python tasks (default: the worker's, python3 on PATH)")
+	typesChain := flag.Int("types-chain", 50, "length of the per-type no-op chains (0: skip them)")
 	flag.Parse()
 	code := 0
 	for _, b := range strings.Split(*backends, ",") {
-		if err := benchBackend(strings.TrimSpace(b), *bin, *shell, *slots, *triggers); err != nil {
+		if err := benchBackend(strings.TrimSpace(b), *bin, *shell, *python, *slots, *triggers, *typesChain); err != nil {
 			fmt.Fprintf(os.Stderr, "bench %s: %v\n", b, err)
 			code = 1
 			break
@@ -46,7 +49,7 @@ func main() {
 	os.Exit(code)
 }
 
-func benchBackend(backend, bin, shell string, slots, triggers int) error {
+func benchBackend(backend, bin, shell, python string, slots, triggers, typesChain int) error {
 	dir, err := os.MkdirTemp("", "beluga-bench-")
 	if err != nil {
 		return err
@@ -68,6 +71,9 @@ func benchBackend(backend, bin, shell string, slots, triggers int) error {
 	cmd := exec.Command(bin, "standalone", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--data-dir", dir,
 		"--db", dbURL, "--slots", strconv.Itoa(slots), "--shell", shell, "--log-level", "warn")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if python != "" {
+		cmd.Env = append(os.Environ(), "BELUGA_WORKER_PYTHON="+python)
+	}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -106,6 +112,11 @@ func benchBackend(backend, bin, shell string, slots, triggers int) error {
 		return err
 	}
 	fmt.Println(benchkit.ChainLine("chain-100", wall, hops))
+	if typesChain > 0 {
+		if err := benchTypes(p, typesChain, python); err != nil {
+			return err
+		}
+	}
 
 	cpu0 := benchkit.CPUTime(pid)
 	inst, err := p.RunAndWait("fanout1000")

@@ -33,9 +33,10 @@ type report struct {
 type taskEvent struct {
 	TaskInstanceID int64
 	State          model.TaskState
-	StartTime      time.Time // running and results
-	EndTime        time.Time // results
-	Why            string    // a failed result: why, when the worker did not run it
+	StartTime      time.Time         // running and results
+	EndTime        time.Time         // results
+	Why            string            // a failed result: why
+	Outputs        map[string]string // a success: what the task exported
 }
 
 // eventService persists worker reports in batches, one transaction per
@@ -69,7 +70,8 @@ func (e *eventService) Handle(p remote.Peer, m message.Message) {
 			Host: v.Host, PID: v.PID, StartTime: v.StartTime}})
 	case message.Result:
 		e.inbox.Put(report{peer: p, workflowID: v.WorkflowInstanceID, rep: store.Report{ID: v.TaskInstanceID, Kind: store.ReportResult,
-			Host: v.Host, State: resultState(v.State), ExitCode: v.ExitCode, StartTime: v.StartTime, EndTime: v.EndTime}})
+			Host: v.Host, State: resultState(v.State), ExitCode: v.ExitCode, StartTime: v.StartTime, EndTime: v.EndTime,
+			Outputs: v.Outputs}, why: failedWhy(v)})
 	}
 }
 
@@ -86,6 +88,15 @@ type noPeer struct{}
 
 func (noPeer) Send(uint64, message.Message) error { return nil }
 func (noPeer) RemoteAddr() string                 { return "" }
+
+// failedWhy is a failed result's message (a bad output, an http status),
+// which the instance's reason shows.
+func failedWhy(r message.Result) string {
+	if resultState(r.State) == model.TaskFailed {
+		return r.Message
+	}
+	return ""
+}
 
 func resultState(s string) model.TaskState {
 	switch model.TaskState(s) {
@@ -167,7 +178,7 @@ func (e *eventService) apply(batch []report) {
 		switch r.rep.Kind {
 		case store.ReportResult:
 			e.freed(r.rep.ID)
-			e.deliver(r.workflowID, taskEvent{TaskInstanceID: r.rep.ID, State: r.rep.State, StartTime: r.rep.StartTime, EndTime: r.rep.EndTime, Why: r.why})
+			e.deliver(r.workflowID, taskEvent{TaskInstanceID: r.rep.ID, State: r.rep.State, StartTime: r.rep.StartTime, EndTime: r.rep.EndTime, Why: r.why, Outputs: r.rep.Outputs})
 		case store.ReportRunning:
 			e.deliver(r.workflowID, taskEvent{TaskInstanceID: r.rep.ID, State: model.TaskRunning, StartTime: r.rep.StartTime})
 		}

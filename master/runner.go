@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -171,6 +174,9 @@ func (r *runner) onTask(ev taskEvent) {
 	if !ev.EndTime.IsZero() {
 		t.EndTime = &ev.EndTime
 	}
+	if ev.State.Success() && ev.Outputs != nil {
+		t.Outputs = ev.Outputs // downstream tasks see them (upstreamOutputs)
+	}
 	r.active--
 	if ev.State == model.TaskNeedFaultTolerance {
 		// Its worker is gone: the same task runs again as a new attempt.
@@ -273,6 +279,19 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 		}
 		tasks = append(tasks, t)
 	}
+	failNow := map[*model.TaskInstance]string{}
+	for _, t := range tasks {
+		if r.halt != "" {
+			break // held: resolved when it is resumed
+		}
+		env, err := r.resolve(t)
+		if err != nil {
+			failNow[t] = err.Error()
+			continue
+		}
+		delete(env, params.TaskInstanceID) // not known yet; inputs adds it
+		t.Params = env
+	}
 	if r.halt != "" {
 		// Pausing: what became ready is recorded paused and starts on
 		// resume. Stopping: a lost task's replacement is recorded killed.
@@ -284,8 +303,17 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 			t.State = held
 			delete(due, t)
 		}
-	} else if r.inst.DryRun {
+	} else if len(failNow) > 0 || r.inst.DryRun {
+		for t, why := range failNow {
+			// Its params do not resolve: it fails as it is written.
+			t.State, t.StartTime, t.EndTime = model.TaskFailed, &now, &now
+			dryWhy[t] = why
+			delete(due, t)
+		}
 		for _, t := range tasks {
+			if _, failed := failNow[t]; failed || !r.inst.DryRun {
+				continue
+			}
 			// What a dry run of a task does is its type's (DryRun on the seam).
 			t.State, t.DryRun, t.StartTime, t.EndTime = model.TaskSucceeded, true, &now, &now
 			delete(due, t)
@@ -293,10 +321,12 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 			if ty.def.DryRun == nil {
 				continue
 			}
-			if _, err := ty.def.DryRun(ty.spec, r.inputs(t)); err != nil {
+			outs, err := ty.def.DryRun(ty.spec, r.inputs(t))
+			if err != nil {
 				t.State = model.TaskFailed
 				dryWhy[t] = err.Error()
 			}
+			t.Outputs = outs
 		}
 	}
 	if leaderWrite(ctx, r.log, "write submitted tasks", r.t.fenced, func() error {
@@ -311,7 +341,7 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 		if t.State == model.TaskPaused || t.State == model.TaskKilled {
 			continue // held by a pause or stop: not active
 		}
-		if t.DryRun {
+		if _, failed := failNow[t]; failed || t.DryRun {
 			r.active++ // counted, then finished at once below
 			continue
 		}
@@ -325,10 +355,10 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 	r.pending, r.again, r.retries = r.pending[:0], r.again[:0], r.retries[:0]
 	r.queue(ctx, items...)
 	for _, t := range tasks {
-		if t.DryRun {
+		if _, failed := failNow[t]; failed || t.DryRun {
 			state := t.State
 			t.State = model.TaskSubmitted // so onTask takes it as news
-			r.onTask(taskEvent{TaskInstanceID: t.ID, State: state, StartTime: now, EndTime: now, Why: dryWhy[t]})
+			r.onTask(taskEvent{TaskInstanceID: t.ID, State: state, StartTime: now, EndTime: now, Why: dryWhy[t], Outputs: t.Outputs})
 		}
 	}
 	return true
@@ -441,10 +471,26 @@ func (r *runner) group(ts *spec.Task) string {
 	return model.DefaultWorkerGroup
 }
 
-// inputs resolves the params of attempt t: common/params.ForTask is the one
-// place they are computed.
+// inputs are the params of attempt t: those resolved when it was written
+// (resolve), with its id, else resolved now.
 func (r *runner) inputs(t *model.TaskInstance) tasktype.Inputs {
+	env := t.Params
+	if env == nil {
+		env, _ = r.resolve(t) // a conflict was found when it was written
+	} else {
+		env = maps.Clone(env)
+	}
+	env[params.TaskInstanceID] = strconv.FormatInt(t.ID, 10)
+	return tasktype.Inputs{TaskInstanceID: t.ID, WorkflowInstanceID: r.inst.ID, Task: t.Name, Params: env,
+		Datasource: r.datasource}
+}
+
+// resolve computes the params of attempt t: common/params.ForTask is the
+// one place they are computed. Upstream outputs come from the attempts this
+// runner knows; two at the same distance disagreeing is an error.
+func (r *runner) resolve(t *model.TaskInstance) (map[string]string, error) {
 	ts := r.def.tasks[t.Name]
+	up, err := r.upstreamOutputs(t.Name)
 	// Time params count from the run's schedule time (else its creation), which
 	// retries and a master failover see the same.
 	base := r.inst.CreatedAt
@@ -454,9 +500,56 @@ func (r *runner) inputs(t *model.TaskInstance) tasktype.Inputs {
 	env := params.ForTask(params.TaskInputs{Base: params.BaseIn(base, r.inst.Timezone),
 		Project: r.inst.Project, Workflow: r.inst.Workflow, Version: r.inst.Version,
 		WorkflowInstance: r.inst.ID, TaskInstance: t.ID, Task: t.Name, Attempt: t.Attempt,
-		WorkflowParams: r.def.wf.Params, TaskParams: ts.Params, RunParams: r.inst.Params})
-	return tasktype.Inputs{TaskInstanceID: t.ID, WorkflowInstanceID: r.inst.ID, Task: t.Name, Params: env,
-		Datasource: r.datasource}
+		WorkflowParams: r.def.wf.Params, UpstreamOutputs: up, TaskParams: ts.Params, RunParams: r.inst.Params})
+	return env, err
+}
+
+// upstreamOutputs merges the outputs of name's upstream tasks, direct and
+// transitive: the nearest upstream wins; two at the same distance giving a
+// name different values is an error naming both.
+func (r *runner) upstreamOutputs(name string) (map[string]string, error) {
+	var out map[string]string
+	from := map[string]string{} // output name -> the task that gave it
+	seen := map[string]bool{name: true}
+	level := r.def.graph.Upstream(name)
+	for len(level) > 0 {
+		setHere := map[string]bool{}
+		var next []string
+		for _, u := range level {
+			if seen[u] {
+				continue
+			}
+			seen[u] = true
+			next = append(next, r.def.graph.Upstream(u)...)
+			t := r.latest[u]
+			if t == nil {
+				continue
+			}
+			for _, k := range slices.Sorted(maps.Keys(t.Outputs)) {
+				v := t.Outputs[k]
+				if prev, ok := out[k]; ok {
+					if setHere[k] && prev != v {
+						return out, fmt.Errorf("output %s: upstream tasks %s and %s, at the same distance, give different values (%q and %q)",
+							k, from[k], u, clipValue(prev), clipValue(v))
+					}
+					continue // a nearer upstream gave it
+				}
+				if out == nil {
+					out = map[string]string{}
+				}
+				out[k], from[k], setHere[k] = v, u, true
+			}
+		}
+		level = next
+	}
+	return out, nil
+}
+
+func clipValue(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
 }
 
 // datasource reads a managed datasource for a type's payload (sql), at

@@ -2,7 +2,8 @@
 # Installs what the test suite needs on a Debian machine when it is missing:
 # MariaDB server binaries (tests start a private mariadbd unless
 # BELUGA_TEST_MYSQL_DSN is set), ZooKeeper (cluster tests start a private
-# server) and Chromium (the web UI's browser tests drive it headless).
+# server), Chromium (the web UI's browser tests drive it headless) and
+# python3 (python task tests).
 # Needs root or sudo for apt-get; prints what it does.
 set -euo pipefail
 
@@ -11,6 +12,7 @@ command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(maria
 [ -f /usr/share/java/zookeeper.jar ] || need+=(zookeeper)
 command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 [ -x /usr/bin/chromium ] || need+=(chromium)
+command -v python3 >/dev/null 2>&1 || need+=(python3-minimal) # python tasks
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

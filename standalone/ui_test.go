@@ -346,6 +346,63 @@ tasks:
 		})
 	})
 
+	t.Run("values", func(t *testing.T) {
+		e := e.with(t)
+		// A value that would be markup if the page took it as HTML.
+		e.apply(`name: uivalues
+tasks:
+  - name: produce
+    command: echo '${setValue(report=<b>rep-7</b> & co)}'
+  - name: consume
+    depends_on: [produce]
+    params: {mode: fast}
+    command: echo "got $report"
+`)
+		id := e.run("uivalues", nil)
+		if iv := e.wait(id, 30*time.Second); iv.State != "succeeded" {
+			t.Fatalf("instance %s", iv.State)
+		}
+		d := e.detail(id)
+		var produce int64
+		for _, tk := range d.Tasks {
+			if tk.Name == "produce" {
+				produce = tk.ID
+			}
+		}
+		b.step(t, 20*time.Second, func(s *session) {
+			s.open(fmt.Sprintf("#/instances/%d", id))
+			s.until("the instance's outputs", `document.querySelectorAll('table.outputs tbody tr[data-output]').length === 1`)
+			var row struct{ Name, Value, Task, ID string }
+			s.eval(`(r => ({Name: r.cells[0].textContent, Value: r.cells[1].textContent, Task: r.cells[2].textContent,
+				ID: r.dataset.taskInstance}))(document.querySelector('table.outputs tbody tr[data-output]'))`, &row)
+			if row.Name != "report" || row.Value != "<b>rep-7</b> & co" || row.Task != fmt.Sprintf("produce #1 (%d)", produce) ||
+				row.ID != fmt.Sprint(produce) {
+				t.Fatalf("outputs row %+v", row)
+			}
+			// Per task: what it ran with and what it exported, as text.
+			s.run("open consume's values", chromedp.Click(`tr[data-task=consume] details.values summary`, chromedp.ByQuery))
+			var vals struct{ Summary, Params, Outputs string }
+			s.eval(`(d => ({Summary: d.querySelector('summary').textContent,
+				Params: [...d.querySelectorAll('dl.params-of dt')].map(x => x.textContent + '=' + x.nextElementSibling.textContent).join(';'),
+				Outputs: [...d.querySelectorAll('dl.outputs-of dt')].map(x => x.textContent + '=' + x.nextElementSibling.textContent).join(';')}))(
+				document.querySelector('tr[data-task=consume] details.values'))`, &vals)
+			if !strings.Contains(vals.Params, "mode=fast") || !strings.Contains(vals.Params, "report=<b>rep-7</b> & co") || vals.Outputs != "" ||
+				!strings.Contains(vals.Summary, "0 outputs") {
+				t.Fatalf("consume's values %+v", vals)
+			}
+			s.eval(`(d => [...d.querySelectorAll('dl.outputs-of dt')].map(x => x.textContent + '=' + x.nextElementSibling.textContent).join(';'))(
+				document.querySelector('tr[data-task=produce] details.values'))`, &vals.Outputs)
+			if vals.Outputs != "report=<b>rep-7</b> & co" {
+				t.Fatalf("produce's outputs %q", vals.Outputs)
+			}
+			var bold int
+			s.eval(`document.querySelectorAll('main b').length`, &bold)
+			if bold != 0 {
+				t.Fatalf("a value became markup: %d <b> elements", bold)
+			}
+		})
+	})
+
 	t.Run("bad spec is refused", func(t *testing.T) {
 		e := e.with(t)
 		const cyclic = "tasks:\n  - name: a\n    command: echo a\n    depends_on: [b]\n  - name: b\n    command: echo b\n    depends_on: [a]\n"

@@ -102,8 +102,12 @@ func (t *Target) Tasks(id int64) ([]model.TaskInstance, error) {
 	return t.Store.ListTaskInstances(context.Background(), id)
 }
 
-// ChainSpec is a chain t0 -> t1 -> ... of n no-op tasks.
-func ChainSpec(name string, n int) string {
+// ChainSpec is a chain t0 -> t1 -> ... of n no-op shell tasks.
+func ChainSpec(name string, n int) string { return TypedChainSpec(name, n, `command: "true"`) }
+
+// TypedChainSpec is a chain t0 -> t1 -> ... of n tasks, each with the
+// given fields (flow-style YAML, e.g. `type: python, command: "pass"`).
+func TypedChainSpec(name string, n int, fields string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "name: %s\ntasks:\n", name)
 	for i := range n {
@@ -111,9 +115,20 @@ func ChainSpec(name string, n int) string {
 		if i > 0 {
 			dep = fmt.Sprintf(", depends_on: [t%d]", i-1)
 		}
-		fmt.Fprintf(&b, "  - {name: t%d, command: \"true\"%s}\n", i, dep)
+		fmt.Fprintf(&b, "  - {name: t%d, %s%s}\n", i, fields, dep)
 	}
 	return b.String()
+}
+
+// Runs are the run times (start to end, DB times) of the tasks.
+func Runs(tasks []model.TaskInstance) []time.Duration {
+	var out []time.Duration
+	for _, t := range tasks {
+		if t.StartTime != nil && t.EndTime != nil {
+			out = append(out, t.EndTime.Sub(*t.StartTime))
+		}
+	}
+	return out
 }
 
 // FanoutSpec is n independent no-op tasks f0..f<n-1> and a join after all.

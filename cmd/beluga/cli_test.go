@@ -701,3 +701,66 @@ func TestBackfillCommands(t *testing.T) {
 	e.want(2, []string{"backfill", "stop", "x"}, "positive number")
 	e.want(2, []string{"backfill", "show"}, "needs ID")
 }
+
+// TestTaskShowParamsOutputs: `task show` lists what an attempt ran with and
+// what it exported; `instance show` lists each task's params and every
+// output with the task that produced it.
+func TestTaskShowParamsOutputs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	e.want(0, []string{"project", "create", "p"})
+	e.want(0, []string{"workflow", "apply", "-p", "p", "-f", e.file("etl.yaml", etl)})
+	inst, err := e.store.CreateRun(ctx, store.RunRequest{Project: "p", Workflow: "nightly_etl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	ex := 0
+	tasks := []*model.TaskInstance{
+		{WorkflowInstanceID: inst.ID, Name: "extract", Type: "shell", State: model.TaskSucceeded, Attempt: 1, Host: "w1:1",
+			StartTime: &now, EndTime: &now, ExitCode: &ex,
+			Params:  map[string]string{"bizdate": "20260101", "BELUGA_TASK_NAME": "extract"},
+			Outputs: map[string]string{"rows": "42", "path": "/data/out 1.csv", "note": "two\nlines"}},
+		{WorkflowInstanceID: inst.ID, Name: "load", Type: "python", State: model.TaskRunning, Attempt: 1, Host: "w2:1",
+			Params: map[string]string{"bizdate": "20260101", "rows": "42", "BELUGA_TASK_NAME": "load"}},
+	}
+	if err := e.store.InsertTaskInstances(ctx, tasks); err != nil {
+		t.Fatal(err)
+	}
+	ext, load := itoa(tasks[0].ID), itoa(tasks[1].ID)
+
+	out := e.want(0, []string{"task", "show", ext}, "extract", "shell", "w1:1", "succeeded")
+	for _, re := range []string{`(?m)^PARAM\s+VALUE$`, `(?m)^BELUGA_TASK_NAME\s+extract$`, `(?m)^bizdate\s+20260101$`,
+		`(?m)^OUTPUT\s+VALUE$`, `(?m)^note\s+"two\\nlines"$`, `(?m)^path\s+/data/out 1\.csv$`, `(?m)^rows\s+42$`, `(?m)^duration\s+0s$`} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Fatalf("task show lacks %s:\n%s", re, out)
+		}
+	}
+	out = e.want(0, []string{"task", "show", load}, "python", "running")
+	if !regexp.MustCompile(`(?m)^rows\s+42$`).MatchString(out) || !strings.Contains(out, "(no outputs)") {
+		t.Fatalf("task show of a running task:\n%s", out)
+	}
+	var ti api.TaskInstance
+	if err := json.Unmarshal([]byte(e.want(0, []string{"-o", "json", "task", "show", ext})), &ti); err != nil ||
+		ti.Outputs["rows"] != "42" || ti.Params["bizdate"] != "20260101" {
+		t.Fatalf("json task show %+v %v", ti, err)
+	}
+
+	out = e.want(0, []string{"instance", "show", itoa(inst.ID)})
+	for _, re := range []string{
+		`(?m)^OUTPUT\s+VALUE\s+TASK\s+TASK ID$`,
+		`(?m)^path\s+/data/out 1\.csv\s+extract\s+` + ext + `$`,
+		`(?m)^rows\s+42\s+extract\s+` + ext + `$`,
+		`(?m)^TASK ID\s+TASK\s+PARAM\s+VALUE$`,
+		`(?m)^` + ext + `\s+extract\s+bizdate\s+20260101$`,
+		`(?m)^` + load + `\s+load\s+rows\s+42$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Fatalf("instance show lacks %s:\n%s", re, out)
+		}
+	}
+	if strings.Contains(out, "BELUGA_TASK_NAME") {
+		t.Fatalf("instance show lists built-in params (task show has them):\n%s", out)
+	}
+}

@@ -129,6 +129,19 @@ func (a *app) printInstance(d api.InstanceDetail) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
+	if err := a.printTaskParams(d.Tasks); err != nil {
+		return err
+	}
+	if len(d.Outputs) > 0 {
+		fmt.Fprintln(a.stdout)
+		o := newTable(a.stdout, "OUTPUT", "VALUE", "TASK", "TASK ID")
+		for _, out := range d.Outputs {
+			o.row(out.Name, cell(out.Value), out.Task, strconv.FormatInt(out.TaskInstanceID, 10))
+		}
+		if err := o.flush(); err != nil {
+			return err
+		}
+	}
 	if len(d.History) == 0 {
 		return nil
 	}
@@ -144,17 +157,48 @@ func (a *app) printInstance(d api.InstanceDetail) error {
 	return h.flush()
 }
 
+// printTaskParams lists each task attempt's params, leaving out the
+// BELUGA_* built-ins that every task has (`beluga task show` lists them).
+func (a *app) printTaskParams(tasks []api.TaskInstance) error {
+	var t *table
+	for _, ti := range tasks {
+		for _, k := range sortedKeys(ti.Params) {
+			if strings.HasPrefix(k, "BELUGA_") {
+				continue
+			}
+			if t == nil {
+				fmt.Fprintln(a.stdout)
+				t = newTable(a.stdout, "TASK ID", "TASK", "PARAM", "VALUE")
+			}
+			t.row(strconv.FormatInt(ti.ID, 10), ti.Name, k, cell(ti.Params[k]))
+		}
+	}
+	if t == nil {
+		return nil
+	}
+	return t.flush()
+}
+
+// cellMax bounds a value in a table of many rows; `beluga task show`
+// prints values whole.
+const cellMax = 80
+
+// cell is a value on one line, cut to cellMax runes.
+func cell(s string) string {
+	s = oneLine(s)
+	if r := []rune(s); len(r) > cellMax {
+		return string(r[:cellMax-1]) + "…"
+	}
+	return s
+}
+
 // oneLine keeps a table cell on its line.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
 func params(p map[string]string) string {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := sortedKeys(p)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + "=" + p[k]
@@ -208,6 +252,7 @@ func (a *app) printInstanceTask(t api.TaskInstance) error {
 	kv := newTable(a.stdout, "TASK INSTANCE", strconv.FormatInt(t.ID, 10))
 	kv.row("instance", strconv.FormatInt(t.WorkflowInstanceID, 10))
 	kv.row("name", t.Name)
+	kv.row("type", t.Type)
 	kv.row("attempt", strconv.Itoa(t.Attempt))
 	kv.row("state", t.State)
 	kv.row("superseded", strconv.FormatBool(t.Superseded))
@@ -219,10 +264,50 @@ func (a *app) printInstanceTask(t api.TaskInstance) error {
 		exit = strconv.Itoa(*t.ExitCode)
 	}
 	kv.row("exit code", exit)
+	if t.PID != 0 {
+		kv.row("pid", strconv.Itoa(t.PID))
+	}
 	kv.row("submitted", when(t.SubmitTime))
+	kv.row("dispatched", when(t.DispatchTime))
 	kv.row("started", when(t.StartTime))
 	kv.row("ended", when(t.EndTime))
-	return kv.flush()
+	kv.row("duration", took(t.StartTime, t.EndTime))
+	if err := kv.flush(); err != nil {
+		return err
+	}
+	if err := a.printValues("PARAM", "(no params)", t.Params); err != nil {
+		return err
+	}
+	return a.printValues("OUTPUT", "(no outputs)", t.Outputs)
+}
+
+// printValues writes a name/value table under a blank line, or none when
+// m is empty. Values are shown whole; one holding a line break or tab is
+// quoted, Go style, so the table keeps its shape.
+func (a *app) printValues(header, none string, m map[string]string) error {
+	fmt.Fprintln(a.stdout)
+	if len(m) == 0 {
+		_, err := fmt.Fprintln(a.stdout, none)
+		return err
+	}
+	t := newTable(a.stdout, header, "VALUE")
+	for _, k := range sortedKeys(m) {
+		v := m[k]
+		if strings.ContainsAny(v, "\n\r\t") {
+			v = strconv.Quote(v)
+		}
+		t.row(k, v)
+	}
+	return t.flush()
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // printCompactJSON writes v on one line (a stream of events).

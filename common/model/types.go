@@ -76,6 +76,10 @@ type TaskInstance struct {
 	DispatchTime       *time.Time `json:"dispatch_time,omitempty"`
 	StartTime          *time.Time `json:"start_time,omitempty"`
 	EndTime            *time.Time `json:"end_time,omitempty"`
+	// Params is what the attempt runs with, resolved (built-ins, workflow,
+	// upstream outputs, task and run params); Outputs what it exported.
+	Params  map[string]string `json:"params,omitempty"`
+	Outputs map[string]string `json:"outputs,omitempty"`
 }
 
 // Schedule fires runs of a workflow on a cron expression. Priority,

@@ -80,8 +80,9 @@ func decodeJSON(data []byte) (*Workflow, []string) {
 	if problems := checkJSON(data); len(problems) > 0 {
 		return nil, problems
 	}
+	// Unknown fields were reported above; the type fields of a task are
+	// not Task's and are picked up below.
 	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var w Workflow
 	if err := dec.Decode(&w); err != nil {
 		var te *json.UnmarshalTypeError

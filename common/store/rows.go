@@ -153,6 +153,8 @@ type taskInstanceRow struct {
 	DispatchTime       *time.Time
 	StartTime          *time.Time
 	EndTime            *time.Time
+	ParamsJSON         *string `gorm:"column:params_json"`
+	OutputsJSON        *string `gorm:"column:outputs_json"`
 }
 
 func (taskInstanceRow) TableName() string { return "task_instance" }
@@ -163,7 +165,20 @@ func (r taskInstanceRow) model() model.TaskInstance {
 		DryRun: r.DryRun, Host: r.Host, PID: r.PID, LogPath: r.LogPath, ExitCode: r.ExitCode,
 		Priority: model.Priority(r.Priority), WorkerGroup: r.WorkerGroup, TaskGroup: r.TaskGroup,
 		SubmitTime: utc(r.SubmitTime), DispatchTime: utc(r.DispatchTime),
-		StartTime: utc(r.StartTime), EndTime: utc(r.EndTime)}
+		StartTime: utc(r.StartTime), EndTime: utc(r.EndTime),
+		Params: stringMap(r.ParamsJSON), Outputs: stringMap(r.OutputsJSON)}
+}
+
+// stringMap decodes a JSON object of strings; NULL or garbage is nil.
+func stringMap(s *string) map[string]string {
+	if s == nil || *s == "" {
+		return nil
+	}
+	var m map[string]string
+	if json.Unmarshal([]byte(*s), &m) != nil {
+		return nil
+	}
+	return m
 }
 
 func taskRowFrom(t *model.TaskInstance) taskInstanceRow {
@@ -171,7 +186,8 @@ func taskRowFrom(t *model.TaskInstance) taskInstanceRow {
 		Type: t.Type, State: string(t.State), Attempt: t.Attempt, RetryBase: t.RetryBase, Superseded: t.Superseded,
 		DryRun: t.DryRun, Host: t.Host, PID: t.PID, LogPath: t.LogPath, ExitCode: t.ExitCode,
 		Priority: int(t.Priority), WorkerGroup: t.WorkerGroup, TaskGroup: t.TaskGroup, SubmitTime: t.SubmitTime,
-		DispatchTime: t.DispatchTime, StartTime: t.StartTime, EndTime: t.EndTime}
+		DispatchTime: t.DispatchTime, StartTime: t.StartTime, EndTime: t.EndTime,
+		ParamsJSON: jsonText(t.Params, len(t.Params)), OutputsJSON: jsonText(t.Outputs, len(t.Outputs))}
 }
 
 func utc(t *time.Time) *time.Time {

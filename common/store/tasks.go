@@ -81,6 +81,7 @@ type Report struct {
 	ExitCode  int             // result only
 	StartTime time.Time
 	EndTime   time.Time
+	Outputs   map[string]string // result only: what the task exported
 }
 
 // ReportOutcome says what applying a report did.
@@ -130,9 +131,9 @@ func (s *Store) ApplyReports(ctx context.Context, rs []Report) (out []ReportOutc
 					pid = r.PID
 				}
 				n, err = b.exec(`UPDATE task_instance SET state = ?, exit_code = ?, end_time = ?, `+
-					`start_time = COALESCE(start_time, ?), pid = COALESCE(?, pid) `+
+					`start_time = COALESCE(start_time, ?), pid = COALESCE(?, pid), outputs_json = ? `+
 					`WHERE id = ? AND host = ? AND state IN (?, ?, ?)`,
-					string(r.State), r.ExitCode, r.EndTime.UTC(), start, pid, r.ID, r.Host, submitted, dispatched, running)
+					string(r.State), r.ExitCode, r.EndTime.UTC(), start, pid, jsonText(r.Outputs, len(r.Outputs)), r.ID, r.Host, submitted, dispatched, running)
 			default:
 				return fmt.Errorf("report for task %d: unknown kind %q", r.ID, r.Kind)
 			}

@@ -123,8 +123,9 @@ func readOutputFile(path string, vals *map[string]string) error {
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 4096), maxLine)
-	for n := 1; sc.Scan(); n++ {
+	sc.Buffer(make([]byte, 0, 4096), 2*maxLine) // a value a little over the limit is named as such
+	n := 0
+	for n = 1; sc.Scan(); n++ {
 		line := strings.TrimSuffix(sc.Text(), "\r")
 		if strings.TrimSpace(line) == "" {
 			continue
@@ -134,7 +135,7 @@ func readOutputFile(path string, vals *map[string]string) error {
 		}
 	}
 	if errors.Is(sc.Err(), bufio.ErrTooLong) {
-		return fmt.Errorf("output in $%s: a line over %d bytes", outputEnv, maxLine)
+		return fmt.Errorf("output on $%s line %d: a line over %d bytes", outputEnv, n, 2*maxLine)
 	}
 	return sc.Err()
 }

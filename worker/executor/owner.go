@@ -327,7 +327,8 @@ func (e *Executor) finish(t *task, code int, start, end time.Time, msg string) {
 		return
 	case killRequested:
 		res.State = "killed"
-		if t.pid == 0 {
+		// Not t.pid: an in-process task runs with pid 0.
+		if start.IsZero() {
 			res.Message = "killed before start"
 		} else {
 			res.Message = "killed on request"

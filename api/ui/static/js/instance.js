@@ -145,6 +145,26 @@ function logViewer(page) {
   return {el: box, open, update, get id() { return cur && cur.id; }};
 }
 
+// valuesList is a name/value list of one of a task attempt's maps.
+function valuesList(cls, m) {
+  const keys = Object.keys(m || {}).sort();
+  if (!keys.length) return null;
+  return h('dl', {class: ['values', cls]}, keys.map((k) => [h('dt', {}, k), h('dd', {}, m[k])]));
+}
+
+// taskValues shows what a task attempt ran with (its resolved params) and
+// what it exported, folded: a run's tasks all carry the BELUGA_* params.
+function taskValues(t) {
+  const np = Object.keys(t.params || {}).length;
+  const no = Object.keys(t.outputs || {}).length;
+  if (!np && !no) return '';
+  const plural = (n, w) => `${n} ${w}${n === 1 ? '' : 's'}`;
+  return h('details', {class: 'values'},
+    h('summary', {}, `${plural(np, 'param')} · ${plural(no, 'output')}`),
+    np ? [h('h4', {}, 'Params'), valuesList('params-of', t.params)] : null,
+    no ? [h('h4', {}, 'Outputs'), valuesList('outputs-of', t.outputs)] : null);
+}
+
 export function render(main, page, [idText]) {
   const id = Number(idText);
   let detail = null;
@@ -157,7 +177,8 @@ export function render(main, page, [idText]) {
   const actions = h('div', {class: 'actions'});
   const dagNote = h('p', {class: 'muted'});
   const dagBox = h('div', {class: 'dagbox'});
-  const tasksT = table(['ID', 'Task', 'Attempt', 'State', 'Host', 'PID', 'Exit', 'Started', 'Ended', 'Duration', ''], 'tasks');
+  const tasksT = table(['ID', 'Task', 'Attempt', 'State', 'Host', 'PID', 'Exit', 'Started', 'Ended', 'Duration', 'Values', ''], 'tasks');
+  const outputsT = table(['Output', 'Value', 'Task'], 'outputs');
   const histT = table(['At', 'Action', 'By', 'Task', 'Detail'], 'history');
   const log = logViewer(page);
 
@@ -172,6 +193,7 @@ export function render(main, page, [idText]) {
     h('h2', {}, 'DAG'), dagNote, dagBox,
     h('h2', {}, 'Tasks'), tasksT.table,
     log.el,
+    h('h2', {}, 'Outputs'), outputsT.table,
     h('h2', {}, 'History'), histT.table);
 
   async function act(action, label, text) {
@@ -272,11 +294,21 @@ export function render(main, page, [idText]) {
     h('td', {}, timeEl(t.start_time)),
     h('td', {}, timeEl(t.end_time)),
     h('td', {class: 'num'}, duration(t.start_time, t.end_time)),
+    h('td', {}, taskValues(t)),
     h('td', {class: 'rowactions'},
       h('button', {type: 'button', class: 'small', dataset: {log: t.id}, on: {click: () => { selected = t.name; log.open(t); drawDagNow(); }}}, 'Log'),
       t.superseded ? null : TASK_ACTIONS.filter(([, , fits]) => fits(t)).map(([action, label, , text]) =>
         h('button', {type: 'button', class: 'small', dataset: {action},
-          on: {click: () => taskAct(t, action, label, text(t))}}, label))))) : emptyRow(11, 'No task has been submitted yet.'));
+          on: {click: () => taskAct(t, action, label, text(t))}}, label))))) : emptyRow(12, 'No task has been submitted yet.'));
+
+    // Each output with the attempt that exported it (the API's order).
+    patch(outputsT.tbody, d.outputs && d.outputs.length ? d.outputs.map((o) => {
+      const t = byId.get(o.task_instance_id);
+      return h('tr', {key: `${o.task_instance_id}/${o.name}`, dataset: {output: o.name, taskInstance: o.task_instance_id}},
+        h('td', {}, h('code', {}, o.name)),
+        h('td', {class: 'value'}, o.value),
+        h('td', {}, t ? `${t.name} #${t.attempt} (${t.id})` : `${o.task} (${o.task_instance_id})`));
+    }) : emptyRow(3, 'No task has exported a value.'));
 
     // History only grows: an entry's place from the oldest is its key.
     patch(histT.tbody, d.history.length ? d.history.map((e, i) => [e, i]).reverse().map(([e, i]) => {
