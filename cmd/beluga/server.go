@@ -152,6 +152,11 @@ func standaloneCommand() *cobra.Command {
 		if err := api.CheckAllowedHosts(c.API.AllowedHosts); err != nil {
 			return usageError{err}
 		}
+		if c.SecretKeyFile != "" {
+			if _, err := loadSecretKey(c, log); err != nil {
+				return usageError{err}
+			}
+		}
 		lock, err := lockDataDir(c.DataDir)
 		if err != nil {
 			return err
