@@ -19,6 +19,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/api/ui"
 	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/secretbox"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
@@ -46,6 +47,9 @@ type Deps struct {
 	// rebinding; on any other address every Host is, unless AllowedHosts
 	// lists some.
 	Listen string
+	// Secrets seals and opens datasource passwords (nil: no key; storing
+	// or testing a datasource with a password answers 503).
+	Secrets *secretbox.Box
 	// AllowedHosts are the further Host names answered (api.allowed_hosts;
 	// "*": any). Loopback names are always answered.
 	AllowedHosts []string
@@ -102,6 +106,12 @@ var routes = []route{
 	{"GET", "/api/v1/task-groups/{name}", (*handlers).getTaskGroup},
 	{"PATCH", "/api/v1/task-groups/{name}", (*handlers).resizeTaskGroup},
 	{"DELETE", "/api/v1/task-groups/{name}", (*handlers).deleteTaskGroup},
+
+	{"GET", "/api/v1/datasources", (*handlers).listDatasources},
+	{"PUT", "/api/v1/datasources/{name}", (*handlers).putDatasource},
+	{"GET", "/api/v1/datasources/{name}", (*handlers).getDatasource},
+	{"DELETE", "/api/v1/datasources/{name}", (*handlers).deleteDatasource},
+	{"POST", "/api/v1/datasources/{name}/test", (*handlers).testDatasource},
 
 	{"GET", "/api/v1/cluster", (*handlers).cluster},
 }

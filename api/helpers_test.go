@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/secretbox"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
@@ -36,6 +37,7 @@ type options struct {
 	ready        func() bool
 	listen       string // Deps.Listen; "" is taken as loopback
 	allowedHosts []string
+	secrets      *secretbox.Box
 }
 
 func setup(t *testing.T, o options) *bundle {
@@ -53,7 +55,7 @@ func setup(t *testing.T, o options) *bundle {
 	}
 	b := &bundle{t: t, store: st, logs: logs}
 	h := NewHandler(Deps{Store: st, Notify: func() { b.notified.Add(1) }, Logs: o.logs,
-		Cluster: o.cluster, Ready: o.ready, Log: log, Listen: o.listen, AllowedHosts: o.allowedHosts})
+		Cluster: o.cluster, Ready: o.ready, Log: log, Listen: o.listen, AllowedHosts: o.allowedHosts, Secrets: o.secrets})
 	b.srv = httptest.NewServer(h)
 	t.Cleanup(b.srv.Close)
 	return b

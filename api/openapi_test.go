@@ -117,6 +117,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"TaskInstance": TaskInstance{}, "Output": Output{}, "ScheduleRequest": ScheduleRequest{}, "Schedule": Schedule{}, "Health": Health{},
 		"BackfillRequest": BackfillRequest{}, "Backfill": Backfill{}, "BackfillProgress": BackfillProgress{},
 		"BackfillActionRequest": ActionRequest{}, "InstanceActionRequest": ActionRequest{}, "TaskActionRequest": ActionRequest{},
+		"DatasourceRequest": DatasourceRequest{}, "Datasource": Datasource{}, "DatasourceTest": DatasourceTest{},
 	} {
 		s, ok := doc.Components.Schemas[name]
 		if !ok {

@@ -481,7 +481,8 @@ func (r *runner) inputs(t *model.TaskInstance) tasktype.Inputs {
 		env = maps.Clone(env)
 	}
 	env[params.TaskInstanceID] = strconv.FormatInt(t.ID, 10)
-	return tasktype.Inputs{TaskInstanceID: t.ID, WorkflowInstanceID: r.inst.ID, Task: t.Name, Params: env}
+	return tasktype.Inputs{TaskInstanceID: t.ID, WorkflowInstanceID: r.inst.ID, Task: t.Name, Params: env,
+		Datasource: r.datasource}
 }
 
 // resolve computes the params of attempt t: common/params.ForTask is the
@@ -549,6 +550,19 @@ func clipValue(s string) string {
 		return s[:40] + "..."
 	}
 	return s
+}
+
+// datasource reads a managed datasource for a type's payload (sql), at
+// each dispatch, so an edited datasource applies to the next attempt.
+func (r *runner) datasource(name string) (tasktype.Datasource, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d, err := r.t.store.GetDatasource(ctx, name)
+	if err != nil {
+		return tasktype.Datasource{}, err
+	}
+	return tasktype.Datasource{Name: d.Name, Type: d.Type, Host: d.Host, Port: d.Port, Database: d.Database,
+		User: d.User, PasswordSealed: d.PasswordSealed, Params: d.Params}, nil
 }
 
 // item builds the queue item of attempt t, its Dispatch carrying the type and

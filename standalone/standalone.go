@@ -18,6 +18,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	psecret "github.com/beluga-scheduler/beluga/common/secret"
+	"github.com/beluga-scheduler/beluga/common/secretbox"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/master"
 	"github.com/beluga-scheduler/beluga/remote"
@@ -77,6 +78,11 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 		return nil, err
 	}
 	sa.Store = sa.Store.WithSecrets(box)
+	secrets, keyFile, err := SecretKey(c)
+	if err != nil {
+		return nil, err
+	}
+	c.SecretKeyFile = keyFile
 	reg := registry.NewMemory()
 	// The in-process election starts at epoch 1 in every run; the fence
 	// accepts only an epoch above the term recorded by the previous run.
@@ -106,7 +112,7 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 		return nil, err
 	}
 	h := api.NewHandler(api.Deps{Store: sa.Store, Notify: sa.Master.Notify, Logs: LogFetcher(sa.logs, reg),
-		Cluster: api.ClusterView(sa.Store, reg, reg), Ready: sa.isReady, Log: log,
+		Cluster: api.ClusterView(sa.Store, reg, reg), Ready: sa.isReady, Log: log, Secrets: secrets,
 		Listen: c.API.Listen, AllowedHosts: c.API.AllowedHosts})
 	sa.API = api.NewServer(c.API.Listen, h, log)
 	if tl != nil {
@@ -175,6 +181,19 @@ func (sa *Standalone) stop() {
 	}
 }
 
+// SecretKey is a standalone's key for datasource passwords: the file
+// secret_key_file names (which must exist), else <data dir>/secret.key,
+// made on first start (0600) and reused after.
+func SecretKey(c config.Config) (*secretbox.Box, string, error) {
+	if c.SecretKeyFile != "" {
+		b, _, err := secretbox.Load(c.SecretKeyFile)
+		return b, c.SecretKeyFile, err
+	}
+	path := filepath.Join(c.DataDir, "secret.key")
+	b, err := secretbox.Ensure(path)
+	return b, path, err
+}
+
 // NewWorker builds (and so checks) a worker with the settings of c;
 // nothing runs yet.
 func NewWorker(c config.Config, secret clusterkey.Secret, log *zap.Logger) (*worker.Worker, error) {
@@ -189,6 +208,7 @@ func NewWorker(c config.Config, secret clusterkey.Secret, log *zap.Logger) (*wor
 	w, err := worker.New(worker.Config{Listen: c.Worker.Listen, Host: c.Worker.Host, Groups: groups,
 		Slots: c.Worker.Slots, Shell: c.Worker.Shell, Python: c.Worker.Python, DataDir: filepath.Join(c.DataDir, "worker"),
 		EnvPassthrough: c.Worker.EnvPassthrough, MaxLogBytes: int64(c.Worker.MaxLogBytes),
+		SecretKeyFile: c.SecretKeyFile,
 		MaxCPUPercent: c.Worker.MaxCPUPercent, MaxMemoryPercent: c.Worker.MaxMemoryPercent, Limits: Limits(c), Secret: secret, TLS: tl}, log)
 	if err != nil {
 		return nil, fmt.Errorf("worker settings: %w", err)

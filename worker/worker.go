@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/common/clusterkey"
+	"github.com/beluga-scheduler/beluga/common/secretbox"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
 	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/worker/executor"
@@ -38,6 +39,9 @@ type Config struct {
 	Shell   string   // "bash" (default) or "sh"; tasks run as `<shell> -c <command>`
 	Python  string   // interpreter of python tasks; default python3
 	DataDir string   // DataDir/work/<wf>/<task>/ and DataDir/logs/<wf>/<task>.log; default <tmp>/beluga-worker
+	// SecretKeyFile opens the datasource passwords of sql tasks; "": sql
+	// tasks on datasources with a password fail, saying so.
+	SecretKeyFile string
 	// ResendInterval is the re-send period of reports not DB-acked; default 1s.
 	ResendInterval time.Duration
 	// KillGrace is the wait between SIGTERM and SIGKILL of a task's process
@@ -144,9 +148,16 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 	default:
 		return nil, fmt.Errorf("worker: config TaskGuard %q: want auto, on or off", cfg.TaskGuard)
 	}
+	if cfg.SecretKeyFile != "" {
+		// A bad key file is a start-up error, not the first sql task's.
+		if _, _, err := secretbox.Load(cfg.SecretKeyFile); err != nil {
+			return nil, fmt.Errorf("worker: %w", err)
+		}
+	}
 	exCfg, err := executor.Config{
 		Slots:          cfg.Slots,
 		Shell:          cfg.Shell,
+		SecretKeyFile:  cfg.SecretKeyFile,
 		Python:         cfg.Python,
 		DataDir:        cfg.DataDir,
 		ResendInterval: cfg.ResendInterval,

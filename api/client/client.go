@@ -39,6 +39,9 @@ type (
 	ScheduleRequest = api.ScheduleRequest
 	Backfill        = api.Backfill
 	BackfillRequest = api.BackfillRequest
+	Datasource      = api.Datasource
+	DatasourceSpec  = api.DatasourceRequest
+	DatasourceTest  = api.DatasourceTest
 )
 
 // ErrUnreachable wraps transport failures: the server could not be reached
@@ -533,4 +536,37 @@ func (c *Client) StopBackfill(ctx context.Context, id int64, by string) (Backfil
 	err := c.call(ctx, "POST", "/api/v1/backfills/"+strconv.FormatInt(id, 10)+"/actions", nil,
 		api.ActionRequest{Action: "stop", By: by}, &b)
 	return b, err
+}
+
+// PutDatasource creates or replaces a datasource; created says which. A nil
+// Password keeps the stored one.
+func (c *Client) PutDatasource(ctx context.Context, name string, spec DatasourceSpec) (d Datasource, err error) {
+	err = c.call(ctx, "PUT", "/api/v1/datasources/"+esc(name), nil, spec, &d)
+	return d, err
+}
+
+// ListDatasources returns every datasource by name.
+func (c *Client) ListDatasources(ctx context.Context) ([]Datasource, error) {
+	var l api.List[Datasource]
+	err := c.call(ctx, "GET", "/api/v1/datasources", nil, nil, &l)
+	return l.Items, err
+}
+
+// GetDatasource returns one datasource (never its password).
+func (c *Client) GetDatasource(ctx context.Context, name string) (Datasource, error) {
+	var d Datasource
+	err := c.call(ctx, "GET", "/api/v1/datasources/"+esc(name), nil, nil, &d)
+	return d, err
+}
+
+// TestDatasource asks the API server to connect to a datasource.
+func (c *Client) TestDatasource(ctx context.Context, name string) (DatasourceTest, error) {
+	var r DatasourceTest
+	err := c.call(ctx, "POST", "/api/v1/datasources/"+esc(name)+"/test", nil, nil, &r)
+	return r, err
+}
+
+// DeleteDatasource deletes a datasource.
+func (c *Client) DeleteDatasource(ctx context.Context, name string) error {
+	return c.call(ctx, "DELETE", "/api/v1/datasources/"+esc(name), nil, nil, nil)
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/api"
 	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/secretbox"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
@@ -49,7 +50,11 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, store: st, dir: dir}
-	h := api.NewHandler(api.Deps{Store: st, Logs: fixedLog("hello from the task\n")})
+	box, err := secretbox.New([]byte(strings.Repeat("k", 64)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := api.NewHandler(api.Deps{Store: st, Logs: fixedLog("hello from the task\n"), Secrets: box})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == "GET" && strings.HasPrefix(r.URL.Path, "/api/v1/instances/") {
 			e.mu.Lock()

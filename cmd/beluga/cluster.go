@@ -15,6 +15,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/config"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	psecret "github.com/beluga-scheduler/beluga/common/secret"
+	"github.com/beluga-scheduler/beluga/common/secretbox"
 	"github.com/beluga-scheduler/beluga/common/store"
 	bmaster "github.com/beluga-scheduler/beluga/master"
 	"github.com/beluga-scheduler/beluga/remote"
@@ -172,6 +173,7 @@ func workerCommand() *cobra.Command {
 	s.int("slots", "tasks run at once (default 2 x CPUs)", func(c *config.Config, v int) { c.Worker.Slots = v })
 	s.str("shell", "shell that runs shell tasks: bash or sh", func(c *config.Config, v string) { c.Worker.Shell = v })
 	overloadFlags(s)
+	secretKeyFlag(s, "opens the datasource passwords of sql tasks (the API servers' key file)")
 	s.str("data-dir", "directory for task logs and work dirs (default ./beluga-data)", func(c *config.Config, v string) { c.DataDir = v })
 	tlsFlags(s)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -229,6 +231,7 @@ func apiCommand() *cobra.Command {
 	s.str("listen", "REST API address (default 127.0.0.1:12345)", func(c *config.Config, v string) { c.API.Listen = v })
 	allowedHostsFlag(s)
 	tlsFlags(s)
+	secretKeyFlag(s, "seals datasource passwords; without it, storing or testing a datasource with a password is refused")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, log, err := s.load()
 		if err != nil {
@@ -245,6 +248,10 @@ func apiCommand() *cobra.Command {
 		secret, err := clusterSecret(c)
 		if err != nil {
 			return err
+		}
+		secrets, err := loadSecretKey(c, log)
+		if err != nil {
+			return usageError{err}
 		}
 		ctx := cmd.Context()
 		st, z, closeAll, err := openCluster(ctx, c, secret, log, false)
@@ -267,7 +274,7 @@ func apiCommand() *cobra.Command {
 		}
 		h := api.NewHandler(api.Deps{Store: st, Notify: nudge, Logs: standalone.LogFetcher(rc, z),
 			Cluster: api.ClusterView(st, z, z), Ready: func() bool { return true }, Log: log,
-			Listen: c.API.Listen, AllowedHosts: c.API.AllowedHosts})
+			Listen: c.API.Listen, AllowedHosts: c.API.AllowedHosts, Secrets: secrets})
 		srv := api.NewServer(c.API.Listen, h, log)
 		if tl != nil {
 			srv.UseTLS(tl.HTTPSConfig())
@@ -284,6 +291,31 @@ func apiCommand() *cobra.Command {
 		return nil
 	}
 	return cmd
+}
+
+// secretKeyFlag adds --secret-key-file (api, worker, standalone; masters
+// never see a password in clear).
+func secretKeyFlag(s *settings, what string) {
+	s.str("secret-key-file", "key file for datasource passwords (env BELUGA_SECRET_KEY_FILE); "+what,
+		func(c *config.Config, v string) { c.SecretKeyFile = v })
+}
+
+// loadSecretKey reads the key file when one is set: a process given a key
+// it cannot read does not start; one given none starts, and only what needs
+// the key is refused.
+func loadSecretKey(c config.Config, log *zap.Logger) (*secretbox.Box, error) {
+	if c.SecretKeyFile == "" {
+		log.Info("no secret key file (--secret-key-file): datasources with a password cannot be stored, tested or used here")
+		return nil, nil
+	}
+	b, loose, err := secretbox.Load(c.SecretKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	if loose {
+		log.Warn("the secret key file can be read by other users; chmod 600 it", zap.String("file", c.SecretKeyFile))
+	}
+	return b, nil
 }
 
 // masterFlags adds the scheduling settings shared by master and standalone.

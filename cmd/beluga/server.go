@@ -162,6 +162,7 @@ func standaloneCommand() *cobra.Command {
 	overloadFlags(s)
 	masterFlags(s)
 	tlsFlags(s)
+	secretKeyFlag(s, "default <data-dir>/secret.key, made (0600) on first start and reused")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, log, err := s.load()
 		if err != nil {
@@ -183,6 +184,11 @@ func standaloneCommand() *cobra.Command {
 		tl, err := loadTLS(c)
 		if err != nil {
 			return err
+		}
+		if c.SecretKeyFile != "" {
+			if _, err := loadSecretKey(c, log); err != nil {
+				return usageError{err}
+			}
 		}
 		lock, err := lockDataDir(c.DataDir)
 		if err != nil {

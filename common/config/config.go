@@ -20,16 +20,20 @@ type Config struct {
 	DB string `yaml:"db" env:"BELUGA_DB"`
 	// DBFile names a file holding the database URL: a password in it is not
 	// on a command line, where ps shows it. ReadDBFile reads it into DB.
-	DBFile  string        `yaml:"db_file" env:"BELUGA_DB_FILE"`
-	DataDir string        `yaml:"data_dir" env:"BELUGA_DATA_DIR"`
-	Log     LogConfig     `yaml:"log"`
-	API     APIConfig     `yaml:"api"`
-	Master  MasterConfig  `yaml:"master"`
-	Worker  WorkerConfig  `yaml:"worker"`
-	ZK      ZKConfig      `yaml:"zk"`
-	Cluster ClusterConfig `yaml:"cluster"`
-	Remote  RemoteConfig  `yaml:"remote"`
-	TLS     TLSConfig     `yaml:"tls"`
+	DBFile string `yaml:"db_file" env:"BELUGA_DB_FILE"`
+	// SecretKeyFile holds the key that seals datasource passwords (API)
+	// and opens them (workers running sql tasks). Standalone makes one
+	// under its data dir when unset.
+	SecretKeyFile string        `yaml:"secret_key_file" env:"BELUGA_SECRET_KEY_FILE"`
+	DataDir       string        `yaml:"data_dir" env:"BELUGA_DATA_DIR"`
+	Log           LogConfig     `yaml:"log"`
+	API           APIConfig     `yaml:"api"`
+	Master        MasterConfig  `yaml:"master"`
+	Worker        WorkerConfig  `yaml:"worker"`
+	ZK            ZKConfig      `yaml:"zk"`
+	Cluster       ClusterConfig `yaml:"cluster"`
+	Remote        RemoteConfig  `yaml:"remote"`
+	TLS           TLSConfig     `yaml:"tls"`
 }
 
 // TLSConfig turns on TLS for the cluster ports (mutual, certificates from

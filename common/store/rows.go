@@ -61,6 +61,7 @@ type taskDefinitionRow struct {
 	Retries              int
 	RetryIntervalMs      int64
 	TimeoutMs            int64
+	Datasource           string // the managed datasource the task uses ("" none)
 }
 
 func (taskDefinitionRow) TableName() string { return "task_definition" }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
 
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/spec"
+	"github.com/beluga-scheduler/beluga/common/tasktype"
 )
 
 // PutWorkflow stores w in project as a new version when its canonical form
@@ -19,6 +21,10 @@ func (s *Store) PutWorkflow(ctx context.Context, project string, w *spec.Workflo
 	if err == nil && len(w.SecretNames()) > 0 {
 		canon, hash, err = s.sealSpec(w)
 	}
+	if err != nil {
+		return def, false, fmt.Errorf("workflow %q: %w", w.Name, err)
+	}
+	uses, err := taskDatasources(w)
 	if err != nil {
 		return def, false, fmt.Errorf("workflow %q: %w", w.Name, err)
 	}
@@ -35,6 +41,9 @@ func (s *Store) PutWorkflow(ctx context.Context, project string, w *spec.Workflo
 			return nil
 		case err != nil && !errors.Is(err, gorm.ErrRecordNotFound):
 			return fmt.Errorf("read latest version: %w", err)
+		}
+		if err := checkDatasources(tx, specDatasources(uses)); err != nil {
+			return err
 		}
 		prio, _ := model.ParsePriority(w.Priority)
 		r := workflowDefinitionRow{ProjectID: p.ID, Name: w.Name, Version: latest.Version + 1,
@@ -56,7 +65,8 @@ func (s *Store) PutWorkflow(ctx context.Context, project string, w *spec.Workflo
 			tp, _ := model.ParsePriority(t.Priority)
 			tasks = append(tasks, taskDefinitionRow{WorkflowDefinitionID: r.ID, Name: t.Name, Type: t.Type,
 				Command: t.Command, Priority: int(tp), WorkerGroup: t.WorkerGroup, Retries: t.Retries,
-				RetryIntervalMs: t.RetryInterval.D().Milliseconds(), TimeoutMs: t.Timeout.D().Milliseconds()})
+				RetryIntervalMs: t.RetryInterval.D().Milliseconds(), TimeoutMs: t.Timeout.D().Milliseconds(),
+				Datasource: uses[t.Name]})
 			for _, d := range t.DependsOn {
 				rels = append(rels, taskRelationRow{WorkflowDefinitionID: r.ID, PreTask: d, PostTask: t.Name})
 			}
@@ -197,6 +207,39 @@ func (s *Store) DeleteWorkflow(ctx context.Context, project, name string) error 
 		}
 		return nil
 	})
+}
+
+// taskDatasources maps each task that uses a managed datasource to its
+// name, as its type declares (tasktype.Def.Datasource).
+func taskDatasources(w *spec.Workflow) (map[string]string, error) {
+	out := map[string]string{}
+	for i := range w.Tasks {
+		t := &w.Tasks[i]
+		def, ok := tasktype.Lookup(t.Type)
+		if !ok || def.Datasource == nil {
+			continue
+		}
+		s, problems := def.Decode(t.TypeFields())
+		if len(problems) > 0 {
+			return nil, fmt.Errorf("task %s: %s", t.Name, strings.Join(problems, "; "))
+		}
+		if n := def.Datasource(s); n != "" {
+			out[t.Name] = n
+		}
+	}
+	return out, nil
+}
+
+func specDatasources(uses map[string]string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range uses {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func finishedWorkflowStates() []string {

@@ -44,6 +44,25 @@ type Inputs struct {
 	WorkflowInstanceID int64
 	Task               string
 	Params             map[string]string
+	// Datasource looks up a managed datasource by name (the master reads
+	// it from the database at each dispatch); nil where there is none to
+	// read, and an error naming it when it does not exist.
+	Datasource func(name string) (Datasource, error)
+}
+
+// Datasource is a managed datasource as the master reads it: connection
+// details with the password still sealed (common/secretbox). The worker
+// that runs the task opens it with its own key file, so the password never
+// crosses the cluster link in clear text.
+type Datasource struct {
+	Name           string            `json:"name"`
+	Type           string            `json:"type"`
+	Host           string            `json:"host,omitempty"`
+	Port           int               `json:"port,omitempty"`
+	Database       string            `json:"database,omitempty"`
+	User           string            `json:"user,omitempty"`
+	PasswordSealed string            `json:"password_sealed,omitempty"`
+	Params         map[string]string `json:"params,omitempty"`
 }
 
 // Job is one attempt as a worker-side executor sees it.
@@ -85,6 +104,10 @@ type Def struct {
 	// DryRun is what a dry run of a task does: the outputs it pretends to
 	// export, or an error that fails it. nil: succeeds with no outputs.
 	DryRun func(s Spec, in Inputs) (map[string]string, error)
+	// Datasource names the managed datasource a spec uses ("" none): a
+	// spec naming one that does not exist is refused when applied, and a
+	// datasource in use by a workflow's latest version is not deleted.
+	Datasource func(s Spec) string
 
 	// Worker side: exactly one of Argv and Run for a Worker type.
 

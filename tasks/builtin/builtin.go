@@ -7,10 +7,12 @@ import (
 	"github.com/beluga-scheduler/beluga/tasks/http"
 	"github.com/beluga-scheduler/beluga/tasks/python"
 	"github.com/beluga-scheduler/beluga/tasks/shell"
+	"github.com/beluga-scheduler/beluga/tasks/sql"
 )
 
 func init() {
 	tasktype.Register(shell.Type)
 	tasktype.Register(python.Type)
 	tasktype.Register(http.Type)
+	tasktype.Register(sql.Type)
 }

@@ -49,6 +49,7 @@ type Config struct {
 	Slots          int           // concurrent processes; default 2*runtime.NumCPU()
 	Shell          string        // "bash" (default) or "sh"; tasks run as `<shell> -c <command>`
 	Python         string        // interpreter of python tasks; default python3
+	SecretKeyFile  string        // key file that opens datasource passwords (sql tasks); "" none
 	DataDir        string        // work dirs and logs live under it; default <tmp>/beluga-worker
 	ResendInterval time.Duration // re-send period of un-DB-acked reports; default 1s
 	KillGrace      time.Duration // SIGTERM to SIGKILL delay; default 2s
@@ -145,7 +146,7 @@ func New(cfg Config, sender Sender, log *zap.Logger) (*Executor, error) {
 		cfg:        cfg,
 		shellPath:  shellPath,
 		paths:      map[string]string{cfg.Shell: shellPath},
-		typeCfg:    map[string]string{"shell": cfg.Shell, "python": cfg.Python},
+		typeCfg:    map[string]string{"shell": cfg.Shell, "python": cfg.Python, "secret_key_file": cfg.SecretKeyFile},
 		baseEnv:    allowedEnv(os.Environ(), cfg.EnvPassthrough),
 		scopeID:    executors.Add(1),
 		logDir:     LogDir(cfg.DataDir),

@@ -1,0 +1,159 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/common/datasource"
+	"github.com/beluga-scheduler/beluga/common/secretbox"
+	"github.com/beluga-scheduler/beluga/common/store"
+)
+
+func noKey(what string) *httpError {
+	return &httpError{http.StatusServiceUnavailable, CodeUnavailable,
+		"this API server has no secret key, so it cannot " + what + ": start it with --secret-key-file " +
+			"(env BELUGA_SECRET_KEY_FILE), the same key file as the workers'"}
+}
+
+func (h *handlers) putDatasource(w http.ResponseWriter, r *http.Request) error {
+	name, err := pathName(r, "name")
+	if err != nil {
+		return err
+	}
+	var req DatasourceRequest
+	if err := decodeJSON(r, &req, false); err != nil {
+		return err
+	}
+	c := datasource.Config{Type: req.Type, Host: req.Host, Port: req.Port, Database: req.Database,
+		User: req.User, Params: req.Params}
+	if req.Password != nil {
+		c.Password = *req.Password
+	}
+	if err := c.Validate(); err != nil {
+		return badRequest("datasource %q: %v", name, err)
+	}
+	d := store.Datasource{Name: name, Type: c.Type, Host: c.Host, Port: c.Port, Database: c.Database,
+		User: c.User, Params: c.Params, PasswordSealed: store.KeepPassword}
+	if req.Password != nil {
+		d.PasswordSealed = ""
+		if *req.Password != "" {
+			if h.Secrets == nil {
+				return noKey("store a password")
+			}
+			if d.PasswordSealed, err = h.Secrets.Seal(*req.Password, datasource.SealContext(name)); err != nil {
+				return err
+			}
+		}
+	}
+	if c.Type == datasource.SQLite {
+		d.PasswordSealed = ""
+	}
+	got, created, err := h.Store.PutDatasource(r.Context(), d)
+	if err != nil {
+		return storeError(err)
+	}
+	users, err := h.Store.DatasourceUsers(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+		w.Header().Set("Location", "/api/v1/datasources/"+name)
+	}
+	writeJSON(w, status, fromDatasource(got, users))
+	return nil
+}
+
+func (h *handlers) listDatasources(w http.ResponseWriter, r *http.Request) error {
+	ds, err := h.Store.ListDatasources(r.Context())
+	if err != nil {
+		return err
+	}
+	out := List[Datasource]{Items: make([]Datasource, len(ds))}
+	for i, d := range ds {
+		users, err := h.Store.DatasourceUsers(r.Context(), d.Name)
+		if err != nil {
+			return err
+		}
+		out.Items[i] = fromDatasource(d, users)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *handlers) getDatasource(w http.ResponseWriter, r *http.Request) error {
+	name, err := pathName(r, "name")
+	if err != nil {
+		return err
+	}
+	d, err := h.Store.GetDatasource(r.Context(), name)
+	if err != nil {
+		return storeError(err)
+	}
+	users, err := h.Store.DatasourceUsers(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, fromDatasource(d, users))
+	return nil
+}
+
+func (h *handlers) deleteDatasource(w http.ResponseWriter, r *http.Request) error {
+	name, err := pathName(r, "name")
+	if err != nil {
+		return err
+	}
+	if err := h.Store.DeleteDatasource(r.Context(), name); err != nil {
+		return storeError(err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// testDatasource connects from this API server (which may not reach what
+// the workers reach: the answer says so for this host only).
+func (h *handlers) testDatasource(w http.ResponseWriter, r *http.Request) error {
+	name, err := pathName(r, "name")
+	if err != nil {
+		return err
+	}
+	d, err := h.Store.GetDatasource(r.Context(), name)
+	if err != nil {
+		return storeError(err)
+	}
+	c, err := OpenDatasource(d, h.Secrets)
+	if errors.Is(err, secretbox.ErrNoKey) {
+		return noKey("open the datasource's password")
+	}
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	terr := datasource.Test(r.Context(), c)
+	res := DatasourceTest{OK: terr == nil, ElapsedMs: time.Since(start).Milliseconds()}
+	if terr != nil {
+		res.Error = terr.Error()
+		h.log.Info("datasource test failed", zap.String("datasource", name), zap.Error(terr))
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// OpenDatasource turns a stored datasource into connection details, its
+// password opened with box (secretbox.ErrNoKey when it has one and box is
+// nil).
+func OpenDatasource(d store.Datasource, box *secretbox.Box) (datasource.Config, error) {
+	c := datasource.Config{Type: d.Type, Host: d.Host, Port: d.Port, Database: d.Database, User: d.User, Params: d.Params}
+	if d.PasswordSealed != "" {
+		pw, err := box.Open(d.PasswordSealed, datasource.SealContext(d.Name))
+		if err != nil {
+			return c, err
+		}
+		c.Password = pw
+	}
+	return c, nil
+}
