@@ -36,10 +36,11 @@ func main() {
 	shell := flag.String("shell", "bash", "shell for tasks: bash or sh")
 	python := flag.String("python", "", "interpreter of python tasks (default: the worker's, python3 on PATH)")
 	typesChain := flag.Int("types-chain", 50, "length of the per-type no-op chains (0: skip them)")
+	typesOnly := flag.Bool("types-only", false, "print only the per-type overhead (after the warm-up run)")
 	flag.Parse()
 	code := 0
 	for _, b := range strings.Split(*backends, ",") {
-		if err := benchBackend(strings.TrimSpace(b), *bin, *shell, *python, *slots, *triggers, *typesChain); err != nil {
+		if err := benchBackend(strings.TrimSpace(b), *bin, *shell, *python, *slots, *triggers, *typesChain, *typesOnly); err != nil {
 			fmt.Fprintf(os.Stderr, "bench %s: %v\n", b, err)
 			code = 1
 			break
@@ -49,7 +50,7 @@ func main() {
 	os.Exit(code)
 }
 
-func benchBackend(backend, bin, shell, python string, slots, triggers, typesChain int) error {
+func benchBackend(backend, bin, shell, python string, slots, triggers, typesChain int, typesOnly bool) error {
 	dir, err := os.MkdirTemp("", "beluga-bench-")
 	if err != nil {
 		return err
@@ -106,6 +107,9 @@ func benchBackend(backend, bin, shell, python string, slots, triggers, typesChai
 	if _, err := p.RunAndWait("one"); err != nil {
 		return err
 	}
+	if typesOnly {
+		return benchTypes(p, typesChain, python, dir)
+	}
 
 	wall, hops, err := p.Chain("chain100")
 	if err != nil {
@@ -113,7 +117,7 @@ func benchBackend(backend, bin, shell, python string, slots, triggers, typesChai
 	}
 	fmt.Println(benchkit.ChainLine("chain-100", wall, hops))
 	if typesChain > 0 {
-		if err := benchTypes(p, typesChain, python); err != nil {
+		if err := benchTypes(p, typesChain, python, dir); err != nil {
 			return err
 		}
 	}

@@ -1,23 +1,28 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"time"
 
+	"github.com/beluga-scheduler/beluga/api/client"
 	"github.com/beluga-scheduler/beluga/bench/benchkit"
 )
 
 // benchTypes runs a chain of n no-ops of each task type (shell `true`,
-// python `pass`, http GET of a server in this process) and prints, per
+// python `pass`, http GET of a server in this process, sql `select 1` on a
+// SQLite datasource in dir) and prints, per
 // type, the p50 hop (upstream end -> downstream start), the p50 run time
 // of one task (start -> end) and the chain's wall per task, with the
 // difference from shell: the type's overhead. A python no-op is mostly the
 // interpreter's start (a pyenv shim on PATH adds a few hundred ms: see
 // -python).
-func benchTypes(p *benchkit.Target, n int, python string) error {
+func benchTypes(p *benchkit.Target, n int, python, dir string) error {
 	if python == "" {
 		python = "python3"
 	}
@@ -33,10 +38,18 @@ func benchTypes(p *benchkit.Target, n int, python string) error {
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // ends with Close
 	defer srv.Close()
+	lite := filepath.Join(dir, "bench-datasource.db")
+	if err := os.WriteFile(lite, nil, 0o600); err != nil {
+		return err
+	}
+	if _, err := p.API.PutDatasource(context.Background(), "bench", client.DatasourceSpec{Type: "sqlite", Database: lite}); err != nil {
+		return fmt.Errorf("sql tasks: datasource: %w", err)
+	}
 	types := []struct{ name, fields string }{
 		{"shell", `command: "true"`},
 		{"python", `type: python, command: "pass"`},
 		{"http", fmt.Sprintf(`type: http, url: "http://%s/"`, ln.Addr())},
+		{"sql", `type: sql, datasource: bench, sql: "select 1"`},
 	}
 	var shellPer time.Duration
 	for _, ty := range types {

@@ -13,8 +13,10 @@ package clustertest
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -119,6 +121,10 @@ type Cluster struct {
 	Project    string
 	// TLS holds the certificate files every process gets (Options.TLS).
 	TLS *testcert.Files
+	// SecretKeyFile is the datasource key file (--secret-key-file) the api
+	// (which seals passwords) and every worker (which opens them for sql
+	// tasks) are started with; masters only pass sealed values along.
+	SecretKeyFile string
 
 	opts      Options
 	dropDB    func()
@@ -279,6 +285,15 @@ func (c *Cluster) makeProcesses(bin string) error {
 	if err := os.WriteFile(c.SecretFile, c.Secret, 0o600); err != nil {
 		return err
 	}
+	c.SecretKeyFile = filepath.Join(c.Dir, "secret.key")
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return err
+	}
+	if err := os.WriteFile(c.SecretKeyFile, []byte(hex.EncodeToString(key)), 0o600); err != nil {
+		return err
+	}
+	keyFlag := []string{"--secret-key-file", c.SecretKeyFile}
 	common := []string{"--zk", c.ZK.Addr(), "--zk-session-timeout", o.SessionTimeout.String(), "--log-level", o.LogLevel,
 		"--cluster-secret-file", c.SecretFile}
 	if o.TLS {
@@ -300,7 +315,7 @@ func (c *Cluster) makeProcesses(bin string) error {
 		p.args = append(append(append([]string{string(role), "--listen", p.Addr}, args...), common...), o.Args[name]...)
 		return p, os.MkdirAll(p.Dir, 0o755)
 	}
-	if c.API, err = newProc("api", RoleAPI, ports[0], "--db", c.DBURL); err != nil {
+	if c.API, err = newProc("api", RoleAPI, ports[0], append([]string{"--db", c.DBURL}, keyFlag...)...); err != nil {
 		return err
 	}
 	for i := range o.Masters {
@@ -312,7 +327,7 @@ func (c *Cluster) makeProcesses(bin string) error {
 	}
 	for i := range o.Workers {
 		name := fmt.Sprintf("worker-%d", i+1)
-		args := []string{"--data-dir", filepath.Join(c.Dir, name), "--shell", "bash"}
+		args := append([]string{"--data-dir", filepath.Join(c.Dir, name), "--shell", "bash"}, keyFlag...)
 		if o.WorkerSlots > 0 {
 			args = append(args, "--slots", strconv.Itoa(o.WorkerSlots))
 		}
