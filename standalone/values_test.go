@@ -177,3 +177,52 @@ tasks:
 		t.Fatalf("instance %s, reason %q", d.State, d.Reason)
 	}
 }
+
+// TestOutputsSurviveRetryAndRecovery: a task that fails after its upstream
+// exported a value sees that value on its retry and, after recover_failed,
+// on the attempt the recovery starts, while the upstream is not run again.
+func TestOutputsSurviveRetryAndRecovery(t *testing.T) {
+	t.Parallel()
+	e := start(t, "")
+	runs, fixed := filepath.Join(e.dir, "runs"), filepath.Join(e.dir, "fixed")
+	seen := filepath.Join(e.dir, "seen")
+	e.apply(fmt.Sprintf(`name: outputs_kept
+tasks:
+  - name: produce
+    command: echo produce >> %[1]s; echo '${setValue(token=tok-42)}'
+  - name: consume
+    depends_on: [produce]
+    retries: 1
+    retry_interval: 0s
+    command: echo "$token" >> %[3]s; [ -f %[2]s ]
+`, runs, fixed, seen))
+	id := e.run("outputs_kept", nil)
+	if iv := e.wait(id, 60*time.Second); iv.State != "failed" {
+		t.Fatalf("first run: %s", iv.State)
+	}
+	if err := os.WriteFile(fixed, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.act("instance", id, "recover_failed", http.StatusAccepted)
+	e.waitTask(id, "consume", "succeeded")
+	if iv := e.wait(id, 60*time.Second); iv.State != "succeeded" {
+		t.Fatalf("after recover_failed: %s", iv.State)
+	}
+	b, err := os.ReadFile(seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first attempt, its retry and the recovery's attempt: each saw it.
+	if got := strings.Fields(string(b)); len(got) != 3 || got[0] != "tok-42" || got[1] != "tok-42" || got[2] != "tok-42" {
+		t.Fatalf("consume saw %q, want tok-42 on each of 3 attempts", got)
+	}
+	if b, _ := os.ReadFile(runs); strings.Count(string(b), "produce") != 1 {
+		t.Fatalf("produce ran %d times, want once", strings.Count(string(b), "produce"))
+	}
+	d := e.detail(id)
+	for _, tk := range d.Tasks {
+		if tk.Name == "consume" && tk.State == "succeeded" && tk.Params["token"] != "tok-42" {
+			t.Fatalf("the recovered attempt's params: %v", tk.Params)
+		}
+	}
+}
