@@ -103,10 +103,18 @@ func (b *Box) Open(v string) (string, error) {
 
 // Digest is a keyed stand-in for plain in a spec's hash: equal values give
 // equal digests, so re-applying an unchanged spec makes no new version, and
-// the hash, which the API shows, is no oracle for guessing the value.
+// the hash, which the API shows, is no oracle for guessing the value. A
+// sealed value (one kept from an earlier version) is opened first, so it
+// digests as its plaintext does.
 func (b *Box) Digest(plain string) (string, error) {
 	if b == nil {
 		return "", ErrNoKey
+	}
+	if IsSealed(plain) {
+		var err error
+		if plain, err = b.Open(plain); err != nil {
+			return "", err
+		}
 	}
 	m := hmac.New(sha256.New, b.digest)
 	m.Write([]byte(plain))
