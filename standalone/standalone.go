@@ -18,7 +18,6 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	psecret "github.com/beluga-scheduler/beluga/common/secret"
-	"github.com/beluga-scheduler/beluga/common/secretbox"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/master"
 	"github.com/beluga-scheduler/beluga/remote"
@@ -184,13 +183,13 @@ func (sa *Standalone) stop() {
 // SecretKey is a standalone's key for datasource passwords: the file
 // secret_key_file names (which must exist), else <data dir>/secret.key,
 // made on first start (0600) and reused after.
-func SecretKey(c config.Config) (*secretbox.Box, string, error) {
+func SecretKey(c config.Config) (*psecret.Box, string, error) {
 	if c.SecretKeyFile != "" {
-		b, _, err := secretbox.Load(c.SecretKeyFile)
+		b, _, err := psecret.LoadKeyFile(c.SecretKeyFile)
 		return b, c.SecretKeyFile, err
 	}
 	path := filepath.Join(c.DataDir, "secret.key")
-	b, err := secretbox.Ensure(path)
+	b, err := psecret.EnsureKeyFile(path)
 	return b, path, err
 }
 

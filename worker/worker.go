@@ -23,7 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/common/clusterkey"
-	"github.com/beluga-scheduler/beluga/common/secretbox"
+	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
 	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/worker/executor"
@@ -150,7 +150,7 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 	}
 	if cfg.SecretKeyFile != "" {
 		// A bad key file is a start-up error, not the first sql task's.
-		if _, _, err := secretbox.Load(cfg.SecretKeyFile); err != nil {
+		if _, _, err := secret.LoadKeyFile(cfg.SecretKeyFile); err != nil {
 			return nil, fmt.Errorf("worker: %w", err)
 		}
 	}

@@ -28,8 +28,8 @@ func TestServerCommandsRefuseBadSettings(t *testing.T) {
 		{[]string{"standalone", "--data-dir", dir, "--slots", "x"}, "invalid argument"},
 		{[]string{"standalone", "--data-dir", dir, "--allowed-hosts", "ok.example,http://beluga.example.com/"}, `"http://beluga.example.com/"`},
 		{[]string{"api", "--zk", "127.0.0.1:1", "--cluster-secret-file", sec, "--db", "sqlite://" + dir + "/b.db", "--allowed-hosts", "*.example.com"}, "api.allowed_hosts"},
-		{[]string{"api", "--zk", "127.0.0.1:1", "--db", "sqlite://" + dir + "/b.db", "--secret-key-file", dir + "/no.key"}, "secret key file"},
-		{[]string{"worker", "--zk", "127.0.0.1:1", "--secret-key-file", dir + "/no.key"}, "secret key file"},
+		{[]string{"api", "--zk", "127.0.0.1:1", "--cluster-secret-file", sec, "--db", "sqlite://" + dir + "/b.db", "--secret-key-file", dir + "/no.key"}, "secret key file"},
+		{[]string{"worker", "--zk", "127.0.0.1:1", "--cluster-secret-file", sec, "--secret-key-file", dir + "/no.key"}, "secret key file"},
 		{[]string{"standalone", "--data-dir", dir, "--secret-key-file", dir + "/no.key"}, "secret key file"},
 	} {
 		var out, errb bytes.Buffer
