@@ -106,7 +106,7 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 	if sa.Worker, sa.presence, err = StartWorker(ctx, c, secret, reg, reg, reg, log, opts...); err != nil {
 		return nil, err
 	}
-	sa.logs = remote.NewClient(func(remote.Peer, uint64, message.Message) {}, APIClientOptions(secret, tl, c.API.Listen, log))
+	sa.logs = remote.NewClient(func(remote.Peer, uint64, message.Message) {}, APIClientOptions(secret, tl, c, log))
 	if err = sa.logs.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -255,8 +255,9 @@ func SecretPath(dataDir string) string { return filepath.Join(dataDir, "cluster-
 
 // APIClientOptions are the transport options of an API server's client
 // (log reads from workers, nudges to the leader): it proves it is the API
-// at listen.
-func APIClientOptions(secret clusterkey.Secret, tl *remote.TLS, listen string, log *zap.Logger) remote.Options {
-	return remote.Options{Log: log, TLS: tl, Auth: &remote.Auth{Key: secret.Key(clusterkey.PurposeHandshake), Role: remote.RoleAPI,
+// at c's API listen address, within c's handshake timeout.
+func APIClientOptions(secret clusterkey.Secret, tl *remote.TLS, c config.Config, log *zap.Logger) remote.Options {
+	listen := c.API.Listen
+	return remote.Options{Log: log, TLS: tl, Limits: Limits(c), Auth: &remote.Auth{Key: secret.Key(clusterkey.PurposeHandshake), Role: remote.RoleAPI,
 		ID: func() string { return listen }}}
 }

@@ -178,7 +178,7 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 	w.life.Name, w.life.Log = "worker", w.log
 	// A log window (MaxLogChunk, base64 in JSON) fits the LogResponse
 	// frame limit (frame.MaxLogBody) with room to spare.
-	opts := remote.Options{Log: w.log, TLS: cfg.TLS}
+	opts := remote.Options{Log: w.log, TLS: cfg.TLS, Limits: cfg.Limits} // the client takes its handshake timeout
 	if !cfg.Secret.Empty() {
 		opts.Auth = &remote.Auth{Key: cfg.Secret.Key(clusterkey.PurposeHandshake), Role: remote.RoleWorker, ID: w.Host}
 	}

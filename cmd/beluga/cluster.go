@@ -258,7 +258,7 @@ func apiCommand() *cobra.Command {
 			return err
 		}
 		defer closeAll()
-		rc := remote.NewClient(func(remote.Peer, uint64, wire.Message) {}, standalone.APIClientOptions(secret, tl, c.API.Listen, log))
+		rc := remote.NewClient(func(remote.Peer, uint64, wire.Message) {}, standalone.APIClientOptions(secret, tl, c, log))
 		if err := rc.Start(ctx); err != nil {
 			return err
 		}
