@@ -44,6 +44,18 @@ func testBox(t *testing.T) *secret.Box {
 	return b
 }
 
+// sealedStore is plain sealing with testBox, with a project "demo".
+func sealedStore(t *testing.T, plain *store.Store) (context.Context, *secret.Box, *store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	box := testBox(t)
+	s := plain.WithSecrets(box)
+	if _, err := s.CreateProject(ctx, "demo", ""); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, box, s
+}
+
 // noPlain fails if any raw value of table.column holds one of the plain
 // secrets.
 func noPlain(t *testing.T, s *store.Store, table, column string) []string {
@@ -64,12 +76,7 @@ func noPlain(t *testing.T, s *store.Store, table, column string) []string {
 
 func TestSecretParamsSealedAtRest(t *testing.T) {
 	each(t, func(t *testing.T, plain *store.Store) {
-		ctx := context.Background()
-		box := testBox(t)
-		s := plain.WithSecrets(box)
-		if _, err := s.CreateProject(ctx, "demo", ""); err != nil {
-			t.Fatal(err)
-		}
+		ctx, box, s := sealedStore(t, plain)
 		if _, _, err := plain.PutWorkflow(ctx, "demo", mustSpec(t, secretSpec)); !errors.Is(err, secret.ErrNoKey) {
 			t.Fatalf("a store without a key stored a secret spec: %v", err)
 		}
@@ -169,12 +176,7 @@ func TestSecretParamsSealedAtRest(t *testing.T) {
 // version), while a mask where nothing was sealed is refused by name.
 func TestSecretMaskAppliedBackKeepsSealedValue(t *testing.T) {
 	each(t, func(t *testing.T, plain *store.Store) {
-		ctx := context.Background()
-		box := testBox(t)
-		s := plain.WithSecrets(box)
-		if _, err := s.CreateProject(ctx, "demo", ""); err != nil {
-			t.Fatal(err)
-		}
+		ctx, box, s := sealedStore(t, plain)
 		def, _, err := s.PutWorkflow(ctx, "demo", mustSpec(t, secretSpec))
 		if err != nil {
 			t.Fatal(err)
