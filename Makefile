@@ -4,7 +4,7 @@ BIN     := bin/beluga
 PKGS    := ./...
 TESTFLAGS ?= -race -count=1 -timeout 30m
 
-.PHONY: build run test test-short bench bench-failover lint fmt deps clean
+.PHONY: build run test fuzz test-short bench bench-failover lint fmt deps clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/beluga
@@ -20,6 +20,20 @@ test: deps
 	$(GO) vet $(PKGS)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) test $(TESTFLAGS) $(PKGS)
+	$(MAKE) fuzz
+
+# Each fuzz target runs briefly beyond its seed corpus (5-10 s each here,
+# the instrumented build cached). What it learns stays in Go's fuzz cache,
+# $$(go env GOCACHE)/fuzz, outside the repository; an input that fails is
+# written to the package's testdata/fuzz, to be committed with its fix.
+FUZZTIME ?= 5s
+FUZZ     := FuzzDecode:./remote/frame FuzzHandshake:./remote FuzzParse:./common/spec FuzzResolve:./common/params
+
+fuzz:
+	@for t in $(FUZZ); do \
+		echo "fuzz $${t%%:*} ($(FUZZTIME))"; \
+		$(GO) test -run='^$$' -fuzz="^$${t%%:*}$$" -fuzztime=$(FUZZTIME) $${t#*:} || exit 1; \
+	done
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)

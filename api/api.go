@@ -19,7 +19,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/api/ui"
 	"github.com/beluga-scheduler/beluga/common/model"
-	"github.com/beluga-scheduler/beluga/common/secretbox"
+	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
@@ -49,7 +49,7 @@ type Deps struct {
 	Listen string
 	// Secrets seals and opens datasource passwords (nil: no key; storing
 	// or testing a datasource with a password answers 503).
-	Secrets *secretbox.Box
+	Secrets *secret.Box
 	// AllowedHosts are the further Host names answered (api.allowed_hosts;
 	// "*": any). Loopback names are always answered.
 	AllowedHosts []string

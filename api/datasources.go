@@ -8,7 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/common/datasource"
-	"github.com/beluga-scheduler/beluga/common/secretbox"
+	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
@@ -43,7 +43,7 @@ func (h *handlers) putDatasource(w http.ResponseWriter, r *http.Request) error {
 			if h.Secrets == nil {
 				return noKey("store a password")
 			}
-			if d.PasswordSealed, err = h.Secrets.Seal(*req.Password, datasource.SealContext(name)); err != nil {
+			if d.PasswordSealed, err = h.Secrets.SealFor(*req.Password, datasource.SealContext(name)); err != nil {
 				return err
 			}
 		}
@@ -126,7 +126,7 @@ func (h *handlers) testDatasource(w http.ResponseWriter, r *http.Request) error 
 		return storeError(err)
 	}
 	c, err := OpenDatasource(d, h.Secrets)
-	if errors.Is(err, secretbox.ErrNoKey) {
+	if errors.Is(err, secret.ErrNoKey) {
 		return noKey("open the datasource's password")
 	}
 	if err != nil {
@@ -144,12 +144,12 @@ func (h *handlers) testDatasource(w http.ResponseWriter, r *http.Request) error 
 }
 
 // OpenDatasource turns a stored datasource into connection details, its
-// password opened with box (secretbox.ErrNoKey when it has one and box is
+// password opened with box (secret.ErrNoKey when it has one and box is
 // nil).
-func OpenDatasource(d store.Datasource, box *secretbox.Box) (datasource.Config, error) {
+func OpenDatasource(d store.Datasource, box *secret.Box) (datasource.Config, error) {
 	c := datasource.Config{Type: d.Type, Host: d.Host, Port: d.Port, Database: d.Database, User: d.User, Params: d.Params}
 	if d.PasswordSealed != "" {
-		pw, err := box.Open(d.PasswordSealed, datasource.SealContext(d.Name))
+		pw, err := box.OpenFor(d.PasswordSealed, datasource.SealContext(d.Name))
 		if err != nil {
 			return c, err
 		}

@@ -9,13 +9,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/beluga-scheduler/beluga/common/secretbox"
+	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/internal/freeport"
 )
 
-func testBox(t *testing.T) *secretbox.Box {
+func testBox(t *testing.T) *secret.Box {
 	t.Helper()
-	b, err := secretbox.New([]byte(strings.Repeat("0123456789abcdef", 4)))
+	b, err := secret.FromKey([]byte(strings.Repeat("0123456789abcdef", 4)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestDatasourcesPutGetHidesPassword(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(stored.PasswordSealed, "sb1:") || strings.Contains(stored.PasswordSealed, pw) {
+	if !secret.IsSealed(stored.PasswordSealed) || strings.Contains(stored.PasswordSealed, pw) {
 		t.Fatalf("stored password %q is not sealed", stored.PasswordSealed)
 	}
 	for _, path := range []string{"/api/v1/datasources/wh", "/api/v1/datasources"} {

@@ -17,7 +17,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/beluga-scheduler/beluga/common/model"
-	"github.com/beluga-scheduler/beluga/common/secretbox"
+	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
@@ -37,7 +37,7 @@ type options struct {
 	ready        func() bool
 	listen       string // Deps.Listen; "" is taken as loopback
 	allowedHosts []string
-	secrets      *secretbox.Box
+	secrets      *secret.Box
 }
 
 func setup(t *testing.T, o options) *bundle {

@@ -154,3 +154,31 @@ func TestSecretParamsBadShapes(t *testing.T) {
 		}
 	}
 }
+
+// The spec a workflow GET shows (secrets as ***) applied back as it is:
+// no new version, the secret kept; a *** where nothing is sealed is a 400
+// naming the param.
+func TestSecretSpecReadAndAppliedBack(t *testing.T) {
+	b := setupSealed(t)
+	b.mustProject("p")
+	b.putSpec("p", "nightly_etl", "application/yaml", secretYAML).want(t, http.StatusCreated)
+	var wf Workflow
+	b.get("/api/v1/projects/p/workflows/nightly_etl").want(t, http.StatusOK).json(t, &wf)
+	if !strings.Contains(string(wf.Spec), `"db_password":"***"`) {
+		t.Fatalf("workflow GET spec: %s", wf.Spec)
+	}
+	var res ApplyResult
+	b.putSpec("p", "nightly_etl", "application/json", string(wf.Spec)).want(t, http.StatusOK).json(t, &res)
+	if res.Created || res.Version != 1 || res.SpecHash != wf.SpecHash {
+		t.Fatalf("the masked spec applied back: %+v (read version %d hash %s)", res, wf.Version, wf.SpecHash)
+	}
+	def, err := b.store.GetWorkflow(context.Background(), "p", "nightly_etl", 0)
+	if err != nil || strings.Contains(string(def.SpecJSON), `"***"`) {
+		t.Fatalf("stored spec holds the mask: %s %v", def.SpecJSON, err)
+	}
+	e := b.putSpec("p", "fresh", "application/yaml", strings.Replace(strings.Replace(secretYAML, apiWfSecret, secret.Mask, 1), "name: nightly_etl", "name: fresh", 1)).
+		wantError(t, http.StatusBadRequest, CodeBadRequest)
+	if !strings.Contains(e.Message, "db_password") {
+		t.Fatalf("400 does not name the param: %s", e.Message)
+	}
+}

@@ -69,6 +69,9 @@ func (h *handlers) applyWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if errors.Is(err, store.ErrUnknownDatasource) {
 		return badRequest("%s", strings.TrimSuffix(err.Error(), ": "+store.ErrUnknownDatasource.Error()))
 	}
+	if errors.Is(err, store.ErrMaskedSecret) {
+		return badRequest("%s", err.Error())
+	}
 	if err != nil {
 		return storeError(err)
 	}

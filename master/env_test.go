@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/beluga-scheduler/beluga/common/clusterkey"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	"github.com/beluga-scheduler/beluga/common/spec"
@@ -28,11 +29,13 @@ type cell struct {
 	st  *store.Store
 	reg *registry.Memory
 	m   *master.Master
+	// secret is the master's cluster secret, given to the workers too.
+	secret clusterkey.Secret
 }
 
 func newCell(t *testing.T, cfg master.Config) *cell {
 	c := &cell{t: t, ctx: context.Background(), dir: t.TempDir(), log: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)),
-		reg: registry.NewMemory()}
+		reg: registry.NewMemory(), secret: cfg.Secret}
 	var err error
 	if c.st, err = store.Open(c.ctx, "sqlite://"+filepath.Join(c.dir, "b.db"), c.log); err != nil {
 		t.Fatal(err)
@@ -66,7 +69,8 @@ func (c *cell) addWorkerCap(slots, capacity int, groups ...string) *worker.Worke
 		groups = []string{"default"}
 	}
 	w, err := worker.New(worker.Config{Listen: "127.0.0.1:0", Slots: slots, Groups: groups,
-		DataDir: filepath.Join(c.dir, "w"+time.Now().Format("150405.000000")), ResendInterval: 100 * time.Millisecond}, c.log)
+		DataDir: filepath.Join(c.dir, "w"+time.Now().Format("150405.000000")), ResendInterval: 100 * time.Millisecond,
+		Secret: c.secret}, c.log)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -74,6 +78,9 @@ func (c *cell) addWorkerCap(slots, capacity int, groups ...string) *worker.Worke
 		c.t.Fatal(err)
 	}
 	c.t.Cleanup(w.Stop)
+	if !c.secret.Empty() { // an authenticating worker obeys only the leader it knows of
+		w.SetLeader(c.m.Addr(), c.m.Epoch())
+	}
 	c.reg.Register(c.ctx, registry.Node{Role: registry.RoleWorker, Addr: w.Host(), Groups: groups,
 		Heartbeat: registry.Heartbeat{StartTime: time.Now(), Capacity: capacity}})
 	return w

@@ -105,7 +105,7 @@ func (m *Master) Start(ctx context.Context) error {
 }
 
 func (m *Master) start(ctx context.Context) error {
-	opts := remote.Options{Log: m.log, TLS: m.cfg.TLS}
+	opts := remote.Options{Log: m.log, TLS: m.cfg.TLS, Limits: m.cfg.Limits} // the client takes its handshake timeout
 	if !m.cfg.Secret.Empty() {
 		opts.Auth = &remote.Auth{Key: m.cfg.Secret.Key(clusterkey.PurposeHandshake), Role: remote.RoleMaster, ID: m.identity}
 	}

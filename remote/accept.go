@@ -59,8 +59,9 @@ func (s *Server) acceptFailed(err error, delay time.Duration) {
 	s.acceptErrs.Add(1)
 	werr := fmt.Errorf("accept on %s: %w", s.Addr(), err)
 	s.acceptErr.Store(&werr)
-	if s.acceptLog.allow(time.Now()) {
-		s.log.Warn("accept failed; retrying", zap.String("addr", s.Addr()), zap.Duration("backoff", delay), zap.Error(err))
+	if n, ok := s.acceptLog.allow(time.Now()); ok {
+		s.log.Warn("accept failed; retrying", zap.String("addr", s.Addr()), zap.Duration("backoff", delay), zap.Error(err),
+			zap.Int("suppressed_since_last", n))
 	}
 }
 
@@ -73,9 +74,10 @@ func (s *Server) admit(nc net.Conn, cli *gnet.Client) error {
 	ip := peerIP(nc.RemoteAddr())
 	if !s.peers.admit(ip) {
 		nc.Close()
-		if s.refusedLog.allow(time.Now()) {
+		if n, ok := s.refusedLog.allow(time.Now()); ok {
 			s.log.Warn("refusing connection: too many connections from peer",
-				zap.String("peer", ip), zap.Int("max_conns_per_peer", s.limits.MaxConnsPerPeer))
+				zap.String("peer", ip), zap.Int("max_conns_per_peer", s.limits.MaxConnsPerPeer),
+				zap.Int("suppressed_since_last", n))
 		}
 		return nil
 	}

@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 	"unicode"
 
@@ -92,8 +91,6 @@ const (
 	// maxHandshakeBody caps what an unauthenticated peer can make us buffer.
 	maxHandshakeBody = 1024
 	maxIDLen         = 256
-	// handshakeTimeout closes a connection that has not authenticated.
-	handshakeTimeout = 5 * time.Second
 )
 
 // handshake is one connection's state until it is authenticated; only the
@@ -105,7 +102,6 @@ type handshake struct {
 	nonceC []byte
 	nonceS []byte
 	peer   Identity
-	timer  *time.Timer
 	logged bool // its failure is logged
 }
 
@@ -206,15 +202,12 @@ func (a *Auth) check() error {
 }
 
 // beginHandshake runs in OnOpen: a client sends its hello, a server waits
-// for one. Both close the connection if it is not authenticated in time.
+// for one. Limits.HandshakeTimeout bounds both: the server's sweeper closes
+// a connection not authenticated in time (limits.go), a client gives up
+// waiting (Client.dial).
 func (e *events) beginHandshake(c *conn) []byte {
 	hs := &handshake{server: !e.client, self: e.auth.self()}
 	c.hs = hs
-	hs.timer = time.AfterFunc(handshakeTimeout, func() {
-		if !c.authed.Load() {
-			c.close()
-		}
-	})
 	if hs.server {
 		hs.step = typeHello
 		return nil
@@ -264,7 +257,6 @@ func (e *events) handshakeTraffic(c *conn, gc gnet.Conn) (done bool, act gnet.Ac
 			return false, e.authFail(c, err)
 		}
 		if c.hs.step == 0 { // authenticated
-			c.hs.timer.Stop()
 			c.peer, c.hs = c.hs.peer, nil
 			c.authed.Store(true)
 			if c.authDone != nil {
@@ -352,7 +344,6 @@ func (e *events) authFail(c *conn, err error) gnet.Action {
 			return gnet.Close
 		}
 		c.hs.logged = true
-		c.hs.timer.Stop()
 	}
 	if n, ok := e.authLog.allow(time.Now()); ok {
 		fields := []zap.Field{zap.String("remote", c.remote), zap.Error(err)}
@@ -374,44 +365,20 @@ func (e *events) handshakeClosed(c *conn, err error) {
 	if c.hs == nil || c.hs.logged {
 		return
 	}
-	if err == nil {
+	switch {
+	case c.hsExpired.Load():
+		err = errors.New("not authenticated within the handshake timeout")
+	case err == nil:
 		err = errors.New("closed")
 	}
 	e.authFail(c, fmt.Errorf("%w: connection ended before the handshake completed: %w", errAuth, err))
 }
 
-// rateLog allows a burst of lines, then one per second; it counts what it
-// suppressed so the next line says so.
-type rateLog struct {
-	mu         sync.Mutex
-	tokens     float64
-	last       time.Time
-	suppressed int
-}
-
+// Failed handshakes log a burst of lines, then authLogRate a second.
 const (
 	authLogBurst = 20
-	authLogRate  = 1.0 // lines per second after the burst
+	authLogRate  = 1
 )
-
-func (r *rateLog) allow(now time.Time) (suppressed int, ok bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.last.IsZero() {
-		r.tokens = authLogBurst
-	} else {
-		r.tokens = min(authLogBurst, r.tokens+now.Sub(r.last).Seconds()*authLogRate)
-	}
-	r.last = now
-	if r.tokens < 1 {
-		r.suppressed++
-		return 0, false
-	}
-	r.tokens--
-	n := r.suppressed
-	r.suppressed = 0
-	return n, true
-}
 
 // awaitAuth waits until a dialled connection is authenticated (no-op
 // without auth); on failure the connection is closed.

@@ -154,40 +154,100 @@ func TestClientRefusesServerWithOtherSecret(t *testing.T) {
 	}
 }
 
-func TestHandshakeTimeout(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for the handshake timeout")
-	}
-	s := startServer(t, "127.0.0.1:0", nil, Options{Auth: testAuth(testKey, RoleWorker, "w1:1")})
+// TestHandshakeTimeoutIsTheSetting: a silent peer that never starts the
+// handshake is closed after Limits.HandshakeTimeout (the setting
+// remote.handshake_timeout), with one log line for it.
+func TestHandshakeTimeoutIsTheSetting(t *testing.T) {
+	t.Parallel()
+	const hs = 300 * time.Millisecond
+	log, logs := observed()
+	s := startServer(t, "127.0.0.1:0", nil, Options{Auth: testAuth(testKey, RoleWorker, "w1:1"), Log: log,
+		Limits: Limits{HandshakeTimeout: hs, IdleTimeout: time.Minute}})
 	nc, err := net.Dial("tcp", s.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	_ = nc.SetReadDeadline(time.Now().Add(handshakeTimeout + 5*time.Second))
 	start := time.Now()
-	if _, err := nc.Read(make([]byte, 1)); err == nil {
-		t.Fatal("silent peer got bytes")
+	waitClosedByServer(t, nc, 5*time.Second)
+	if d := time.Since(start); d < hs || d > 3*time.Second {
+		t.Fatalf("silent unauthenticated connection closed after %v, want about %v", d, hs)
 	}
-	if d := time.Since(start); d > handshakeTimeout+3*time.Second {
-		t.Fatalf("silent unauthenticated connection closed after %v", d)
+	waitFor(t, "the close logged", func() bool { return logs.Len() > 0 })
+	var lines []string
+	for _, e := range logs.All() {
+		if e.Level >= zapcore.WarnLevel {
+			lines = append(lines, e.Message)
+		}
+	}
+	if len(lines) != 1 || lines[0] != "closing unauthenticated connection" {
+		t.Fatalf("want one line for the timed-out peer, got %q", lines)
 	}
 }
 
-func TestRateLog(t *testing.T) {
-	var r rateLog
-	now := time.Unix(0, 0)
-	for i := range authLogBurst {
-		if _, ok := r.allow(now); !ok {
-			t.Fatalf("line %d of the burst suppressed", i)
+// TestClientHandshakeTimeout: a client whose peer accepts but never answers
+// the hello gives up after Limits.HandshakeTimeout, not only at the end of a
+// (longer) dial timeout.
+func TestClientHandshakeTimeout(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
 		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	const hs = 300 * time.Millisecond
+	c := startClient(t, nil, Options{Auth: testAuth(testKey, RoleMaster, "m1:1"), DialTimeout: 20 * time.Second,
+		Limits: Limits{HandshakeTimeout: hs}})
+	start := time.Now()
+	_, err = c.Request(ctxT(t), ln.Addr().String(), message.Ping{})
+	if d := time.Since(start); err == nil || d < hs || d > 5*time.Second {
+		t.Fatalf("request to a silent peer: %v after %v, want a handshake error after about %v", err, d, hs)
 	}
-	if _, ok := r.allow(now); ok {
-		t.Fatal("line after the burst allowed")
-	}
-	n, ok := r.allow(now.Add(time.Second))
-	if !ok || n != 1 {
-		t.Fatalf("after a second: allowed %v with %d suppressed, want true, 1", ok, n)
+}
+
+func TestLogLimit(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(0, 0)
+	for _, tc := range []struct {
+		burst int
+		every time.Duration
+	}{{authLogBurst, time.Second / authLogRate}, {1, 10 * time.Second}} {
+		r := newLogLimit(tc.burst, tc.every)
+		for i := range tc.burst {
+			if _, ok := r.allow(now); !ok {
+				t.Fatalf("%+v: line %d of the burst suppressed", tc, i)
+			}
+		}
+		if _, ok := r.allow(now); ok {
+			t.Fatalf("%+v: line after the burst allowed", tc)
+		}
+		if _, ok := r.allow(now.Add(tc.every / 2)); ok {
+			t.Fatalf("%+v: line half an interval later allowed", tc)
+		}
+		n, ok := r.allow(now.Add(tc.every))
+		if !ok || n != 2 {
+			t.Fatalf("%+v: after an interval: allowed %v with %d suppressed, want true, 2", tc, ok, n)
+		}
 	}
 }
 

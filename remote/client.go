@@ -49,6 +49,7 @@ type link struct {
 // pending Request (h may be nil: such frames are then dropped).
 func NewClient(h Handler, o Options) *Client {
 	o = o.withDefaults()
+	o.Limits = o.Limits.withDefaults()
 	c := &Client{
 		o:     o,
 		log:   o.Log.Named("remote.client"),
@@ -274,7 +275,7 @@ func (c *Client) dial(addr string, l *link) {
 			}
 		}
 		if err == nil {
-			err = awaitAuth(ctx, cn)
+			err = c.awaitAuth(cn)
 		}
 		if err == nil {
 			l.c = cn
@@ -295,6 +296,18 @@ func (c *Client) dial(addr string, l *link) {
 	if !current { // Forget ran while dialling
 		l.c.close()
 	}
+}
+
+// awaitAuth waits for cn's handshake, up to Limits.HandshakeTimeout from
+// now (the connect before it has the dial timeout of its own).
+func (c *Client) awaitAuth(cn *conn) error {
+	ctx := c.dialCtx
+	if t := c.o.Limits.HandshakeTimeout; t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	return awaitAuth(ctx, cn)
 }
 
 // dropClosed runs on the event loop when a client conn closes, so the next

@@ -64,6 +64,8 @@ type conn struct {
 	peer     Identity
 	authed   atomic.Bool
 	authDone chan struct{}
+	// hsExpired: the sweeper closed it for not authenticating in time.
+	hsExpired atomic.Bool
 }
 
 func newConn(remote string, maxBody int, client bool) *conn {

@@ -31,8 +31,8 @@ type events struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // one per conn.serve goroutine
 
-	auth    *Auth    // nil: connections are not authenticated
-	authLog *rateLog // rate-limits the lines about peers that failed it
+	auth    *Auth     // nil: connections are not authenticated
+	authLog *logLimit // rate-limits the lines about peers that failed it
 
 	onTick  func() (time.Duration, gnet.Action) // server: engine heartbeat
 	onClose func(*conn)                         // client: drop the conn from the cache
@@ -44,7 +44,7 @@ type events struct {
 func newEvents(h Handler, o Options, client bool) *events {
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &events{h: h, maxBody: o.MaxBody, log: o.Log, client: client, queueLimit: maxQueued, ctx: ctx, cancel: cancel,
-		auth: o.Auth, authLog: &rateLog{}}
+		auth: o.Auth, authLog: newLogLimit(authLogBurst, time.Second/authLogRate)}
 	if e.h == nil {
 		e.h = func(p Peer, reqID uint64, m message.Message) {
 			e.log.Debug("no handler: message dropped",

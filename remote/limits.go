@@ -206,12 +206,16 @@ func peerIP(addr net.Addr) string {
 	return host
 }
 
+// whyHandshake is expiry's reason for a connection not authenticated in
+// time.
+const whyHandshake = "not authenticated in time"
+
 // expiry says why a connection has outlived its limits at now, or "" while
 // it has not. Times are unix nanoseconds; 0 means unset.
 func expiry(l Limits, now, opened, lastRecv, partialSince int64, authed bool) string {
 	switch {
 	case l.HandshakeTimeout > 0 && !authed && now-opened >= int64(l.HandshakeTimeout):
-		return "not authenticated in time"
+		return whyHandshake
 	case l.IdleTimeout > 0 && now-lastRecv >= int64(l.IdleTimeout):
 		return "idle"
 	case l.IdleTimeout > 0 && partialSince != 0 && now-partialSince >= int64(l.IdleTimeout):
@@ -247,32 +251,21 @@ func (s *Server) sweep(stop <-chan struct{}) {
 				if why == "" {
 					continue
 				}
-				if why == "idle" {
+				switch {
+				case why == "idle":
 					s.log.Debug("closing idle connection", zap.String("remote", c.remote))
-				} else if s.expiredLog.allow(now) {
-					s.log.Warn("closing connection", zap.String("remote", c.remote), zap.String("reason", why))
+				case why == whyHandshake && s.ev.auth != nil:
+					c.hsExpired.Store(true) // the handshake logs its end (auth.go)
+				default:
+					if n, ok := s.expiredLog.allow(now); ok {
+						s.log.Warn("closing connection", zap.String("remote", c.remote), zap.String("reason", why),
+							zap.Int("suppressed_since_last", n))
+					}
 				}
 				c.close()
 			}
 		}
 	}
-}
-
-// rateLimit lets one log line through per interval and drops the rest.
-type rateLimit struct {
-	every time.Duration
-	mu    sync.Mutex
-	last  time.Time
-}
-
-func (r *rateLimit) allow(now time.Time) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.last.IsZero() && now.Sub(r.last) < r.every {
-		return false
-	}
-	r.last = now
-	return true
 }
 
 // acceptBackoff is the wait after an accept error that followed prev

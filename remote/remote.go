@@ -42,7 +42,9 @@ type Options struct {
 	RequestTimeout time.Duration
 	Log            *zap.Logger // nil = no logging
 
-	Limits Limits // Server: what one peer may hold; see limits.go
+	// Limits: what one peer may hold on a Server (limits.go); a Client
+	// takes only HandshakeTimeout, for its side of each handshake.
+	Limits Limits
 	// Auth, when set, makes every connection authenticate (auth.go) before
 	// any other frame is read. nil leaves the transport open: for tests of
 	// the transport and of single packages only; the beluga binaries

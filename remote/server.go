@@ -47,7 +47,7 @@ type Server struct {
 	fatalErr   error
 	dead       chan struct{} // closed with fatalErr set
 
-	refusedLog, acceptLog, expiredLog rateLimit
+	refusedLog, acceptLog, expiredLog *logLimit // a line each 10 s at most
 
 	quit  chan struct{}  // closed by the stopper: accept loop and sweeper end
 	loops sync.WaitGroup // accept loop and sweeper, waited for by the stopper
@@ -74,7 +74,7 @@ func NewServer(addr string, h Handler, o Options) *Server {
 		quit:   make(chan struct{}),
 	}
 	s.life.Name, s.life.Log = "remote server", s.log
-	s.refusedLog.every, s.acceptLog.every, s.expiredLog.every = 10*time.Second, 10*time.Second, 10*time.Second
+	s.refusedLog, s.acceptLog, s.expiredLog = newLogLimit(1, 10*time.Second), newLogLimit(1, 10*time.Second), newLogLimit(1, 10*time.Second)
 	s.peers = newPeerTable(s.limits.MaxConnsPerPeer)
 	s.ev = newEvents(h, Options{MaxBody: o.MaxBody, Log: s.log, Auth: o.Auth}, false)
 	s.ev.peers = s.peers

@@ -18,7 +18,6 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	psecret "github.com/beluga-scheduler/beluga/common/secret"
-	"github.com/beluga-scheduler/beluga/common/secretbox"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/master"
 	"github.com/beluga-scheduler/beluga/remote"
@@ -107,7 +106,7 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 	if sa.Worker, sa.presence, err = StartWorker(ctx, c, secret, reg, reg, reg, log, opts...); err != nil {
 		return nil, err
 	}
-	sa.logs = remote.NewClient(func(remote.Peer, uint64, message.Message) {}, APIClientOptions(secret, tl, c.API.Listen, log))
+	sa.logs = remote.NewClient(func(remote.Peer, uint64, message.Message) {}, APIClientOptions(secret, tl, c, log))
 	if err = sa.logs.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -184,13 +183,13 @@ func (sa *Standalone) stop() {
 // SecretKey is a standalone's key for datasource passwords: the file
 // secret_key_file names (which must exist), else <data dir>/secret.key,
 // made on first start (0600) and reused after.
-func SecretKey(c config.Config) (*secretbox.Box, string, error) {
+func SecretKey(c config.Config) (*psecret.Box, string, error) {
 	if c.SecretKeyFile != "" {
-		b, _, err := secretbox.Load(c.SecretKeyFile)
+		b, _, err := psecret.LoadKeyFile(c.SecretKeyFile)
 		return b, c.SecretKeyFile, err
 	}
 	path := filepath.Join(c.DataDir, "secret.key")
-	b, err := secretbox.Ensure(path)
+	b, err := psecret.EnsureKeyFile(path)
 	return b, path, err
 }
 
@@ -256,8 +255,9 @@ func SecretPath(dataDir string) string { return filepath.Join(dataDir, "cluster-
 
 // APIClientOptions are the transport options of an API server's client
 // (log reads from workers, nudges to the leader): it proves it is the API
-// at listen.
-func APIClientOptions(secret clusterkey.Secret, tl *remote.TLS, listen string, log *zap.Logger) remote.Options {
-	return remote.Options{Log: log, TLS: tl, Auth: &remote.Auth{Key: secret.Key(clusterkey.PurposeHandshake), Role: remote.RoleAPI,
+// at c's API listen address, within c's handshake timeout.
+func APIClientOptions(secret clusterkey.Secret, tl *remote.TLS, c config.Config, log *zap.Logger) remote.Options {
+	listen := c.API.Listen
+	return remote.Options{Log: log, TLS: tl, Limits: Limits(c), Auth: &remote.Auth{Key: secret.Key(clusterkey.PurposeHandshake), Role: remote.RoleAPI,
 		ID: func() string { return listen }}}
 }

@@ -23,7 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/common/clusterkey"
-	"github.com/beluga-scheduler/beluga/common/secretbox"
+	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
 	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/worker/executor"
@@ -150,7 +150,7 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 	}
 	if cfg.SecretKeyFile != "" {
 		// A bad key file is a start-up error, not the first sql task's.
-		if _, _, err := secretbox.Load(cfg.SecretKeyFile); err != nil {
+		if _, _, err := secret.LoadKeyFile(cfg.SecretKeyFile); err != nil {
 			return nil, fmt.Errorf("worker: %w", err)
 		}
 	}
@@ -178,7 +178,7 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 	w.life.Name, w.life.Log = "worker", w.log
 	// A log window (MaxLogChunk, base64 in JSON) fits the LogResponse
 	// frame limit (frame.MaxLogBody) with room to spare.
-	opts := remote.Options{Log: w.log, TLS: cfg.TLS}
+	opts := remote.Options{Log: w.log, TLS: cfg.TLS, Limits: cfg.Limits} // the client takes its handshake timeout
 	if !cfg.Secret.Empty() {
 		opts.Auth = &remote.Auth{Key: cfg.Secret.Key(clusterkey.PurposeHandshake), Role: remote.RoleWorker, ID: w.Host}
 	}

@@ -20,7 +20,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/api"
 	"github.com/beluga-scheduler/beluga/common/model"
-	"github.com/beluga-scheduler/beluga/common/secretbox"
+	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
@@ -50,7 +50,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, store: st, dir: dir}
-	box, err := secretbox.New([]byte(strings.Repeat("k", 64)))
+	box, err := secret.FromKey([]byte(strings.Repeat("k", 64)))
 	if err != nil {
 		t.Fatal(err)
 	}

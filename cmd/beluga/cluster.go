@@ -15,7 +15,6 @@ import (
 	"github.com/beluga-scheduler/beluga/common/config"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	psecret "github.com/beluga-scheduler/beluga/common/secret"
-	"github.com/beluga-scheduler/beluga/common/secretbox"
 	"github.com/beluga-scheduler/beluga/common/store"
 	bmaster "github.com/beluga-scheduler/beluga/master"
 	"github.com/beluga-scheduler/beluga/remote"
@@ -259,7 +258,7 @@ func apiCommand() *cobra.Command {
 			return err
 		}
 		defer closeAll()
-		rc := remote.NewClient(func(remote.Peer, uint64, wire.Message) {}, standalone.APIClientOptions(secret, tl, c.API.Listen, log))
+		rc := remote.NewClient(func(remote.Peer, uint64, wire.Message) {}, standalone.APIClientOptions(secret, tl, c, log))
 		if err := rc.Start(ctx); err != nil {
 			return err
 		}
@@ -303,12 +302,12 @@ func secretKeyFlag(s *settings, what string) {
 // loadSecretKey reads the key file when one is set: a process given a key
 // it cannot read does not start; one given none starts, and only what needs
 // the key is refused.
-func loadSecretKey(c config.Config, log *zap.Logger) (*secretbox.Box, error) {
+func loadSecretKey(c config.Config, log *zap.Logger) (*psecret.Box, error) {
 	if c.SecretKeyFile == "" {
 		log.Info("no secret key file (--secret-key-file): datasources with a password cannot be stored, tested or used here")
 		return nil, nil
 	}
-	b, loose, err := secretbox.Load(c.SecretKeyFile)
+	b, loose, err := psecret.LoadKeyFile(c.SecretKeyFile)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 // Datasource is a stored datasource. The password is only ever held
-// sealed (common/secretbox); the store neither seals nor opens it.
+// sealed (common/secret); the store neither seals nor opens it.
 type Datasource struct {
 	ID             int64
 	Name           string

@@ -13,20 +13,20 @@ func TestDatasourcePutGetListDelete(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		d := store.Datasource{Name: "wh", Type: "mysql", Host: "db.internal", Port: 3306, Database: "sales",
-			User: "etl", PasswordSealed: "sb1:AAAA", Params: map[string]string{"tls": "true"}}
+			User: "etl", PasswordSealed: "beluga:sealed:v1:AAAA", Params: map[string]string{"tls": "true"}}
 		got, created, err := s.PutDatasource(ctx, d)
-		if err != nil || !created || got.ID == 0 || got.PasswordSealed != "sb1:AAAA" || got.Params["tls"] != "true" {
+		if err != nil || !created || got.ID == 0 || got.PasswordSealed != "beluga:sealed:v1:AAAA" || got.Params["tls"] != "true" {
 			t.Fatalf("create: %+v created=%v err=%v", got, created, err)
 		}
 		// Replacing keeps the password when asked to, and the creation time.
 		d2 := d
 		d2.Host, d2.Params, d2.PasswordSealed = "db2.internal", nil, store.KeepPassword
 		got2, created, err := s.PutDatasource(ctx, d2)
-		if err != nil || created || got2.ID != got.ID || got2.Host != "db2.internal" || got2.PasswordSealed != "sb1:AAAA" || got2.Params != nil {
+		if err != nil || created || got2.ID != got.ID || got2.Host != "db2.internal" || got2.PasswordSealed != "beluga:sealed:v1:AAAA" || got2.Params != nil {
 			t.Fatalf("replace: %+v created=%v err=%v", got2, created, err)
 		}
 		read, err := s.GetDatasource(ctx, "wh")
-		if err != nil || read.Host != "db2.internal" || read.PasswordSealed != "sb1:AAAA" || !read.CreatedAt.Equal(got.CreatedAt) {
+		if err != nil || read.Host != "db2.internal" || read.PasswordSealed != "beluga:sealed:v1:AAAA" || !read.CreatedAt.Equal(got.CreatedAt) {
 			t.Fatalf("get: %+v %v (created %v)", read, err, got.CreatedAt)
 		}
 		// An empty sealed password clears it.

@@ -2,8 +2,11 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	"gorm.io/gorm"
 
@@ -15,6 +18,10 @@ import (
 // stored: a definition's spec, a run's, a schedule's and a backfill's
 // params. A sealed value marks itself, so reads hand sealed values on as
 // they are: the API masks them, the master opens them for the dispatch.
+
+// ErrMaskedSecret is returned for a spec whose secret param is the mask
+// (secret.Mask) where the latest version has no sealed value to keep.
+var ErrMaskedSecret = errors.New("secret param is " + secret.Mask + " but no earlier value is stored to keep: give its value")
 
 // WithSecrets is a view of s that seals secret params with box. A store
 // without one refuses to store a secret param (secret.ErrNoKey).
@@ -58,6 +65,64 @@ func (s *Store) sealSpec(w *spec.Workflow) (canon []byte, hash string, err error
 	}
 	canon, _, err = sealed.Canonical()
 	return canon, hash, err
+}
+
+// keepSealed returns w with each secret param given as secret.Mask (as
+// answers show it) replaced by the sealed value of the same param, at the
+// same level, in prev: the stored spec of the latest version ("" when there
+// is none). w itself is not changed. A mask with no sealed value to keep is
+// ErrMaskedSecret naming each such param.
+func keepSealed(w *spec.Workflow, prev string) (*spec.Workflow, error) {
+	var old struct {
+		Params map[string]string `json:"params"`
+		Tasks  []struct {
+			Name   string            `json:"name"`
+			Params map[string]string `json:"params"`
+		} `json:"tasks"`
+	}
+	if prev != "" {
+		if err := json.Unmarshal([]byte(prev), &old); err != nil {
+			return nil, fmt.Errorf("read the latest version's spec: %w", err)
+		}
+	}
+	var missing []string
+	keep := func(label string, ps, olds map[string]string, names []string) map[string]string {
+		var out map[string]string
+		for _, k := range slices.Sorted(maps.Keys(ps)) {
+			if ps[k] != secret.Mask || !slices.Contains(names, k) {
+				continue
+			}
+			if !secret.IsSealed(olds[k]) {
+				missing = append(missing, label+" param "+k)
+				continue
+			}
+			if out == nil {
+				out = maps.Clone(ps)
+			}
+			out[k] = olds[k]
+		}
+		if out == nil {
+			return ps
+		}
+		return out
+	}
+	c := *w
+	c.Params = keep("workflow", w.Params, old.Params, w.SecretParams)
+	c.Tasks = slices.Clone(w.Tasks)
+	for i := range c.Tasks {
+		t := &c.Tasks[i]
+		var olds map[string]string
+		for _, ot := range old.Tasks {
+			if ot.Name == t.Name {
+				olds = ot.Params
+			}
+		}
+		t.Params = keep(fmt.Sprintf("task %q", t.Name), t.Params, olds, append(slices.Clone(w.SecretParams), t.SecretParams...))
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%s: %w", strings.Join(missing, ", "), ErrMaskedSecret)
+	}
+	return &c, nil
 }
 
 // specSecrets reads the names the stored spec of definition id marks

@@ -44,6 +44,18 @@ func testBox(t *testing.T) *secret.Box {
 	return b
 }
 
+// sealedStore is plain sealing with testBox, with a project "demo".
+func sealedStore(t *testing.T, plain *store.Store) (context.Context, *secret.Box, *store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	box := testBox(t)
+	s := plain.WithSecrets(box)
+	if _, err := s.CreateProject(ctx, "demo", ""); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, box, s
+}
+
 // noPlain fails if any raw value of table.column holds one of the plain
 // secrets.
 func noPlain(t *testing.T, s *store.Store, table, column string) []string {
@@ -64,12 +76,7 @@ func noPlain(t *testing.T, s *store.Store, table, column string) []string {
 
 func TestSecretParamsSealedAtRest(t *testing.T) {
 	each(t, func(t *testing.T, plain *store.Store) {
-		ctx := context.Background()
-		box := testBox(t)
-		s := plain.WithSecrets(box)
-		if _, err := s.CreateProject(ctx, "demo", ""); err != nil {
-			t.Fatal(err)
-		}
+		ctx, box, s := sealedStore(t, plain)
 		if _, _, err := plain.PutWorkflow(ctx, "demo", mustSpec(t, secretSpec)); !errors.Is(err, secret.ErrNoKey) {
 			t.Fatalf("a store without a key stored a secret spec: %v", err)
 		}
@@ -161,5 +168,60 @@ func TestSecretParamsSealedAtRest(t *testing.T) {
 		}
 		noPlain(t, s, "backfill", "params_json")
 		noPlain(t, s, "workflow_instance", "params_json")
+	})
+}
+
+// A spec read back shows its secrets as the mask; applied again as it was
+// read, it keeps the sealed values of the latest version (and is no new
+// version), while a mask where nothing was sealed is refused by name.
+func TestSecretMaskAppliedBackKeepsSealedValue(t *testing.T) {
+	each(t, func(t *testing.T, plain *store.Store) {
+		ctx, box, s := sealedStore(t, plain)
+		def, _, err := s.PutWorkflow(ctx, "demo", mustSpec(t, secretSpec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		masked := strings.NewReplacer(wfSecret, secret.Mask, tskSecret, secret.Mask).Replace(secretSpec)
+		again, created, err := s.PutWorkflow(ctx, "demo", mustSpec(t, masked))
+		if err != nil || created || again.Version != 1 || again.SpecHash != def.SpecHash {
+			t.Fatalf("masked spec applied back: created %v version %d hash %s (was %s): %v",
+				created, again.Version, again.SpecHash, def.SpecHash, err)
+		}
+		// With another change it is a new version that keeps both secrets.
+		edited := strings.Replace(masked, "command: echo", "command: echo edited", 1)
+		v2, created, err := s.PutWorkflow(ctx, "demo", mustSpec(t, edited))
+		if err != nil || !created || v2.Version != 2 {
+			t.Fatalf("edited masked spec: created %v version %d: %v", created, v2.Version, err)
+		}
+		w, err := spec.ParseStored(v2.SpecJSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err := box.Open(w.Params["db_password"]); err != nil || v != wfSecret {
+			t.Fatalf("version 2's workflow secret opens to %q, %v (stored %q)", v, err, w.Params["db_password"])
+		}
+		if v, err := box.Open(w.Tasks[0].Params["token"]); err != nil || v != tskSecret {
+			t.Fatalf("version 2's task secret opens to %q, %v (stored %q)", v, err, w.Tasks[0].Params["token"])
+		}
+		// The same spec again (v2 masked) is still no new version.
+		if v, created, err := s.PutWorkflow(ctx, "demo", mustSpec(t, edited)); err != nil || created || v.Version != 2 {
+			t.Fatalf("edited masked spec again: created %v version %d: %v", created, v.Version, err)
+		}
+
+		// A mask for a secret that has no sealed value to keep: refused,
+		// naming it, and nothing stored.
+		fresh := strings.Replace(strings.Replace(masked, "token: \""+secret.Mask+"\"", "token: \"t\", key: \""+secret.Mask+"\"", 1),
+			"secret_params: [token]", "secret_params: [token, key]", 1)
+		_, _, err = s.PutWorkflow(ctx, "demo", mustSpec(t, fresh))
+		if !errors.Is(err, store.ErrMaskedSecret) || !strings.Contains(err.Error(), `task "a"`) || !strings.Contains(err.Error(), "key") {
+			t.Fatalf("a mask with no sealed value: want ErrMaskedSecret naming task a's key, got %v", err)
+		}
+		_, _, err = s.PutWorkflow(ctx, "demo", mustSpec(t, strings.Replace(masked, "name: sec", "name: other", 1)))
+		if !errors.Is(err, store.ErrMaskedSecret) || !strings.Contains(err.Error(), "db_password") {
+			t.Fatalf("a new workflow with masks: want ErrMaskedSecret naming db_password, got %v", err)
+		}
+		if latest, err := s.GetWorkflow(ctx, "demo", "sec", 0); err != nil || latest.Version != 2 {
+			t.Fatalf("latest after refusals: %d %v", latest.Version, err)
+		}
 	})
 }

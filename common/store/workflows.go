@@ -17,10 +17,8 @@ import (
 // PutWorkflow stores w in project as a new version when its canonical form
 // differs from the latest version; created is false when it was identical.
 func (s *Store) PutWorkflow(ctx context.Context, project string, w *spec.Workflow) (def model.WorkflowDefinition, created bool, err error) {
+	secrets := len(w.SecretNames()) > 0
 	canon, hash, err := w.Canonical()
-	if err == nil && len(w.SecretNames()) > 0 {
-		canon, hash, err = s.sealSpec(w)
-	}
 	if err != nil {
 		return def, false, fmt.Errorf("workflow %q: %w", w.Name, err)
 	}
@@ -35,6 +33,17 @@ func (s *Store) PutWorkflow(ctx context.Context, project string, w *spec.Workflo
 		}
 		var latest workflowDefinitionRow
 		err = tx.Where("project_id = ? AND name = ?", p.ID, w.Name).Order("version DESC").Take(&latest).Error
+		if secrets && (err == nil || errors.Is(err, gorm.ErrRecordNotFound)) {
+			// Sealed after reading the latest version: a secret given as
+			// the mask keeps the value sealed there.
+			kept, kerr := keepSealed(w, latest.SpecJSON)
+			if kerr == nil {
+				canon, hash, kerr = s.sealSpec(kept)
+			}
+			if kerr != nil {
+				return fmt.Errorf("workflow %q: %w", w.Name, kerr)
+			}
+		}
 		switch {
 		case err == nil && latest.SpecHash == hash:
 			def = latest.model(p.Name)

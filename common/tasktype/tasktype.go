@@ -51,7 +51,7 @@ type Inputs struct {
 }
 
 // Datasource is a managed datasource as the master reads it: connection
-// details with the password still sealed (common/secretbox). The worker
+// details with the password still sealed (common/secret). The worker
 // that runs the task opens it with its own key file, so the password never
 // crosses the cluster link in clear text.
 type Datasource struct {

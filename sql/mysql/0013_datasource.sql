@@ -1,5 +1,5 @@
 -- Managed datasources: connection details of the databases sql tasks run
--- against. The password is sealed by the API (common/secretbox) and stored
+-- against. The password is sealed by the API (common/secret) and stored
 -- only encrypted. task_definition.datasource names the one a task uses, so
 -- a datasource still named by a workflow's latest version is not deleted.
 CREATE TABLE datasource (

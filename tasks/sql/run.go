@@ -14,7 +14,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/datasource"
 	"github.com/beluga-scheduler/beluga/common/params"
-	"github.com/beluga-scheduler/beluga/common/secretbox"
+	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/tasktype"
 )
 
@@ -46,7 +46,7 @@ func connConfig(d tasktype.Datasource, keyFile string) (datasource.Config, error
 	if err != nil {
 		return c, err
 	}
-	if c.Password, err = box.Open(d.PasswordSealed, datasource.SealContext(d.Name)); err != nil {
+	if c.Password, err = box.OpenFor(d.PasswordSealed, datasource.SealContext(d.Name)); err != nil {
 		return c, fmt.Errorf("datasource %q: %w", d.Name, err)
 	}
 	return c, nil
@@ -54,17 +54,17 @@ func connConfig(d tasktype.Datasource, keyFile string) (datasource.Config, error
 
 var (
 	keysMu sync.Mutex
-	keys   = map[string]*secretbox.Box{}
+	keys   = map[string]*secret.Box{}
 )
 
 // loadKey reads a key file once per worker process.
-func loadKey(path string) (*secretbox.Box, error) {
+func loadKey(path string) (*secret.Box, error) {
 	keysMu.Lock()
 	defer keysMu.Unlock()
 	if b, ok := keys[path]; ok {
 		return b, nil
 	}
-	b, _, err := secretbox.Load(path)
+	b, _, err := secret.LoadKeyFile(path)
 	if err != nil {
 		return nil, err
 	}

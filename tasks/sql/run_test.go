@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/beluga-scheduler/beluga/common/datasource"
-	"github.com/beluga-scheduler/beluga/common/secretbox"
+	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/tasktype"
 	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
 	"github.com/beluga-scheduler/beluga/internal/pgtest"
@@ -67,11 +67,11 @@ func mysqlTarget(t *testing.T) target {
 		}
 	}
 	key := filepath.Join(t.TempDir(), "secret.key")
-	box, err := secretbox.Ensure(key)
+	box, err := secret.EnsureKeyFile(key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sealed, err := box.Seal(pw, datasource.SealContext("wh"))
+	sealed, err := box.SealFor(pw, datasource.SealContext("wh"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func exercise(t *testing.T, tg target) {
 			}
 			other := tg
 			other.keyFile = filepath.Join(t.TempDir(), "other.key")
-			if _, err := secretbox.Ensure(other.keyFile); err != nil {
+			if _, err := secret.EnsureKeyFile(other.keyFile); err != nil {
 				t.Fatal(err)
 			}
 			out, _ = other.runTask(t, ctx, `{"sql":"SELECT 1 AS one"}`, nil)
