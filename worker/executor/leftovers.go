@@ -155,7 +155,8 @@ func killOrphans(scope string) {
 // cgroup's members when the shell exited, and any other zombie of a task
 // cgroup of this executor (a process forked meanwhile, or one of an earlier
 // task adopted only after that task's sweep). cgPath is the cgroup as /proc
-// names it ("": unknown, nothing is reaped by it).
+// names it ("": unknown, or nothing was left when the shell exited; then
+// nothing can have been adopted, and nothing is reaped by it).
 func (e *Executor) endCgroup(cg *cgroup.Task, cgPath string, left []int) {
 	if err := cg.Remove(e.cfg.KillGrace + logDrainGrace); err != nil {
 		e.log.Warn("task cgroup not removed", zap.Error(err))

@@ -67,10 +67,6 @@ func (e *Executor) runProcess(l launch) {
 		e.procCh <- procEvent{id: l.id, kind: evStartFailed, at: at, err: err}
 		return
 	}
-	var cgPath string // the cgroup's path in the hierarchy, as /proc names it
-	if cg != nil {
-		cgPath, _ = cgroup.ProcPath(p.Pid)
-	}
 	if g := e.cfg.Guard; g != nil {
 		// As early as possible: the worker may die from now on. The pid
 		// cannot be reused before Wait reaps it, so no other group is named.
@@ -81,10 +77,13 @@ func (e *Executor) runProcess(l launch) {
 	// and its group die while the shell's pid is still reserved, then its
 	// orphans.
 	exited := waitExited(p.Pid) == nil
-	var left []int // the task's processes when its shell exited
+	var left []int    // the task's processes when its shell exited
+	var cgPath string // its cgroup as /proc names it; read from the unreaped shell
 	if exited {
 		if cg != nil {
-			left = cg.Members()
+			if left = cg.Members(); len(left) > 0 {
+				cgPath, _ = cgroup.ProcPath(p.Pid)
+			}
 			cg.Kill()
 		}
 		killGroup(p.Pid, syscall.SIGKILL)
