@@ -206,7 +206,7 @@ func NewWorker(c config.Config, secret clusterkey.Secret, log *zap.Logger) (*wor
 	}
 	w, err := worker.New(worker.Config{Listen: c.Worker.Listen, Host: c.Worker.Host, Groups: groups,
 		Slots: c.Worker.Slots, Shell: c.Worker.Shell, Python: c.Worker.Python, DataDir: filepath.Join(c.DataDir, "worker"),
-		EnvPassthrough: c.Worker.EnvPassthrough, MaxLogBytes: int64(c.Worker.MaxLogBytes),
+		EnvPassthrough: c.Worker.EnvPassthrough, MaxLogBytes: int64(c.Worker.MaxLogBytes), CgroupDir: c.Worker.CgroupDir,
 		SecretKeyFile: c.SecretKeyFile,
 		MaxCPUPercent: c.Worker.MaxCPUPercent, MaxMemoryPercent: c.Worker.MaxMemoryPercent, Limits: Limits(c), Secret: secret, TLS: tl}, log)
 	if err != nil {

@@ -28,12 +28,19 @@ import (
 // the data dir.
 const childWorkerEnv = "BELUGA_TEST_CHILD_WORKER"
 
+// childCgroupEnv, when set, is the child worker's CgroupDir (default off).
+const childCgroupEnv = "BELUGA_TEST_CHILD_CGROUP"
+
 // runChildWorker runs a guarded worker, prints its address on stdout and
 // serves until stdin closes (or it is killed, which is the point).
 func runChildWorker(dir string) int {
 	signal.Ignore(syscall.SIGINT) // only the test ends it
 	log, _ := zap.NewDevelopment()
-	w, err := New(Config{Listen: "127.0.0.1:0", DataDir: dir, TaskGuard: GuardOn}, log)
+	cg := os.Getenv(childCgroupEnv)
+	if cg == "" {
+		cg = "off"
+	}
+	w, err := New(Config{Listen: "127.0.0.1:0", DataDir: dir, TaskGuard: GuardOn, CgroupDir: cg}, log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beluga-scheduler/beluga/internal/cgrouptest"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/remote/message"
@@ -21,10 +22,45 @@ import (
 // with SIGKILL: the guard finds it by its task scope.
 func TestSetsidChildDiesWithKilledWorker(t *testing.T) {
 	t.Parallel()
+	escaped := runEscapeeAndKillWorker(t, "", "setsid sleep 1000 & echo $! > escaped; wait")
+	waitFor(t, "the setsid child "+strconv.Itoa(escaped)+" to die with the worker", func() bool { return !procfs.Alive(escaped) })
+}
+
+// TestEnvClearedChildDiesWithKilledWorker: a task's child that left its
+// group and session and cleared its environment (no task scope to find it
+// by) dies when the worker is killed with SIGKILL: the guard kills the
+// worker's cgroup, which holds the task's.
+func TestEnvClearedChildDiesWithKilledWorker(t *testing.T) {
+	t.Parallel()
+	base := cgrouptest.Dir(t)
+	escaped := runEscapeeAndKillWorker(t, base,
+		`setsid env -i sleep 1000 & until [ "$(cat /proc/$!/comm)" = sleep ]; do :; done; echo $! > escaped; wait`)
+	waitFor(t, "the env-cleared setsid child "+strconv.Itoa(escaped)+" to die with the worker", func() bool { return !procfs.Alive(escaped) })
+	waitFor(t, "the dead worker's cgroup to be removed", func() bool {
+		entries, err := os.ReadDir(base)
+		if err != nil {
+			return false
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// runEscapeeAndKillWorker runs a guarded worker in a child process (with
+// its cgroups under cgroupBase, or off for ""), gives it a task running
+// command, which writes the pid of a child that left the task's group and
+// session to the file escaped, kills the worker with SIGKILL once that
+// child runs, and returns the child's pid.
+func runEscapeeAndKillWorker(t *testing.T, cgroupBase, command string) int {
+	t.Helper()
 	master := startMaster(t)
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childWorkerEnv+"="+dir)
+	cmd.Env = append(os.Environ(), childWorkerEnv+"="+dir, childCgroupEnv+"="+cgroupBase)
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = 5 * time.Second
@@ -70,7 +106,7 @@ func TestSetsidChildDiesWithKilledWorker(t *testing.T) {
 	}
 	t.Cleanup(rpc.Stop)
 	r, err := rpc.Request(ctxT(t), addr, message.Dispatch{TaskInstanceID: 1, WorkflowInstanceID: 3, Name: "t1",
-		Command: "setsid sleep 1000 & echo $! > escaped; wait", MasterAddr: master.addr(), Epoch: 1})
+		Command: command, MasterAddr: master.addr(), Epoch: 1})
 	if err != nil || !r.(message.DispatchReply).Accepted {
 		t.Fatalf("dispatch: %v %+v", err, r)
 	}
@@ -92,5 +128,5 @@ func TestSetsidChildDiesWithKilledWorker(t *testing.T) {
 	stdin.Close()
 	_ = cmd.Wait()
 	exited = true
-	waitFor(t, "the setsid child "+strconv.Itoa(escaped)+" to die with the worker", func() bool { return !procfs.Alive(escaped) })
+	return escaped
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
 	"github.com/beluga-scheduler/beluga/remote"
+	"github.com/beluga-scheduler/beluga/worker/cgroup"
 	"github.com/beluga-scheduler/beluga/worker/executor"
 	"github.com/beluga-scheduler/beluga/worker/guard"
 )
@@ -54,6 +55,13 @@ type Config struct {
 	// GuardOff runs without: a worker killed with SIGKILL then leaves its
 	// tasks' children running (their shells still die).
 	TaskGuard string
+	// CgroupDir is a cgroup2 directory the worker creates its own cgroup
+	// in (beluga-<pid>, holding a cgroup per task: see worker/cgroup):
+	// "auto" (default) its own cgroup when /sys/fs/cgroup is cgroup2 and
+	// that cgroup is writable, else off; "off": the child subreaper alone,
+	// which a task's process that leaves its session and clears its
+	// environment escapes.
+	CgroupDir string
 	// EnvPassthrough names the worker's environment variables tasks see
 	// besides PATH, HOME, LANG, TZ and USER.
 	EnvPassthrough []string
@@ -103,7 +111,11 @@ type Worker struct {
 	server *remote.Server
 	exec   atomic.Pointer[executor.Executor] // nil until Start has it running
 	guard  *guard.Guard                      // nil when tasks are not guarded
-	born   time.Time                         // New's time: the heartbeat's StartTime
+	// cgroupBase is where the worker's cgroup goes ("": off, for
+	// cgroupOff); cgroups is that cgroup once Start made it.
+	cgroupBase, cgroupOff string
+	cgroups               *cgroup.Dir
+	born                  time.Time // New's time: the heartbeat's StartTime
 	// refusal, when set, is why dispatches are refused for now (the
 	// registry session is in doubt; see Presence).
 	refusal atomic.Pointer[string]
@@ -148,6 +160,13 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 	default:
 		return nil, fmt.Errorf("worker: config TaskGuard %q: want auto, on or off", cfg.TaskGuard)
 	}
+	if cfg.CgroupDir == "" {
+		cfg.CgroupDir = cgroup.Auto
+	}
+	cgBase, cgOff, err := cgroup.Base(cfg.CgroupDir)
+	if err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
 	if cfg.SecretKeyFile != "" {
 		// A bad key file is a start-up error, not the first sql task's.
 		if _, _, err := secret.LoadKeyFile(cfg.SecretKeyFile); err != nil {
@@ -174,6 +193,9 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 		logDir: executor.LogDir(exCfg.DataDir),
 		log:    log.Named("worker"),
 		born:   time.Now().UTC(),
+
+		cgroupBase: cgBase,
+		cgroupOff:  cgOff,
 	}
 	w.life.Name, w.life.Log = "worker", w.log
 	// A log window (MaxLogChunk, base64 in JSON) fits the LogResponse
@@ -209,6 +231,9 @@ func (w *Worker) start(ctx context.Context) error {
 	if err := w.server.Start(ctx); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
+	if err := w.openCgroups(); err != nil {
+		return err
+	}
 	if err := w.startGuard(ctx); err != nil {
 		return err
 	}
@@ -223,6 +248,7 @@ func (w *Worker) start(ctx context.Context) error {
 	if w.guard != nil {
 		cfg.Guard = w.guard
 	}
+	cfg.Cgroups = w.cgroups
 	ex, err := executor.New(cfg, w.client, w.log.Named("executor"))
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
@@ -238,12 +264,41 @@ func (w *Worker) start(ctx context.Context) error {
 	return nil
 }
 
+// openCgroups makes the worker's cgroup, for its tasks', as CgroupDir says;
+// whether tasks get cgroups, and if not why, is logged once here. An
+// explicit directory that cannot serve fails the start; with "auto" the
+// worker goes on with the subreaper alone.
+func (w *Worker) openCgroups() error {
+	if w.cgroupBase == "" {
+		w.log.Info("task cgroups off: a task's processes that leave its session and clear their environment can outlive it",
+			zap.String("reason", w.cgroupOff))
+		return nil
+	}
+	d, err := cgroup.Open(w.cgroupBase)
+	switch {
+	case d == nil && w.cfg.CgroupDir == cgroup.Auto:
+		w.log.Info("task cgroups off: a task's processes that leave its session and clear their environment can outlive it",
+			zap.Error(err))
+		return nil
+	case d == nil:
+		return fmt.Errorf("worker: cgroup_dir: %w", err)
+	case err != nil:
+		w.log.Warn("task cgroups on, but what an earlier worker left is not all removed", zap.Error(err))
+	}
+	w.cgroups = d
+	w.log.Info("task cgroups on", zap.String("dir", d.Path()))
+	return nil
+}
+
 // startGuard starts the task guard as TaskGuard says.
 func (w *Worker) startGuard(ctx context.Context) error {
 	if w.cfg.TaskGuard == GuardOff {
 		return nil
 	}
 	g := guard.New(w.exCfg.Slots, w.log.Named("guard"))
+	if w.cgroups != nil {
+		g.SetCgroupDir(w.cgroups.Path())
+	}
 	err := g.Start(ctx)
 	switch {
 	case err == nil:
@@ -276,6 +331,11 @@ func (w *Worker) stop() {
 	}
 	if w.guard != nil {
 		w.guard.Stop()
+	}
+	if w.cgroups != nil {
+		if err := w.cgroups.Close(); err != nil {
+			w.log.Warn("worker cgroup not removed", zap.Error(err))
+		}
 	}
 	w.client.Stop()
 	w.server.Stop()

@@ -127,6 +127,9 @@ type WorkerConfig struct {
 	// EnvPassthrough names variables of the worker's environment its tasks
 	// see besides PATH, HOME, LANG, TZ and USER.
 	EnvPassthrough []string `yaml:"env_passthrough" env:"BELUGA_WORKER_ENV_PASSTHROUGH"`
+	// CgroupDir: a cgroup2 directory the worker makes its tasks' cgroups
+	// in; "auto" (default, ""): its own cgroup when possible; "off".
+	CgroupDir string `yaml:"cgroup_dir" env:"BELUGA_WORKER_CGROUP_DIR"`
 	// MaxLogBytes caps each task log; 0: 1 GiB.
 	MaxLogBytes int `yaml:"max_log_bytes" env:"BELUGA_WORKER_MAX_LOG_BYTES"`
 	// MaxCPUPercent and MaxMemoryPercent: the worker takes no tasks while

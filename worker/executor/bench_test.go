@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beluga-scheduler/beluga/internal/cgrouptest"
 	"github.com/beluga-scheduler/beluga/remote/message"
+	"github.com/beluga-scheduler/beluga/worker/cgroup"
 )
 
 // resultSender DB-acks everything and signals each result.
@@ -74,5 +76,46 @@ func BenchmarkTask(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkTaskCgroup is BenchmarkTask's tmpfs/spares case with and without
+// a cgroup per task (cgroup2 mounted for the run: root only).
+func BenchmarkTaskCgroup(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		b.Run(map[bool]string{true: "cgroup", false: "subreaper"}[on], func(b *testing.B) {
+			dir := b.TempDir()
+			if d, err := os.MkdirTemp("/dev/shm", "beluga-bench-"); err == nil {
+				defer os.RemoveAll(d)
+				dir = d
+			}
+			cfg := Config{Host: "w", DataDir: dir, ResendInterval: time.Second}
+			if on {
+				d, err := cgroup.Open(cgrouptest.Dir(b))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer d.Close()
+				cfg.Cgroups = d
+			}
+			s := &resultSender{results: make(chan int64, 1)}
+			e, err := New(cfg, s, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s.e = e
+			if err := e.Start(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			defer e.Stop()
+			var id int64
+			for b.Loop() {
+				id++
+				if r := e.Dispatch(message.Dispatch{TaskInstanceID: id, WorkflowInstanceID: 1, Command: "true", MasterAddr: "m"}); !r.Accepted {
+					b.Fatal(r.Reason)
+				}
+				<-s.results
+			}
+		})
 	}
 }

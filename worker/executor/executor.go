@@ -33,6 +33,7 @@ import (
 	"github.com/beluga-scheduler/beluga/internal/startstop"
 	"github.com/beluga-scheduler/beluga/remote/message"
 	_ "github.com/beluga-scheduler/beluga/tasks/builtin" // the shipped task types
+	"github.com/beluga-scheduler/beluga/worker/cgroup"
 )
 
 // Sender delivers a report to a master address. remote.Client implements it.
@@ -65,6 +66,11 @@ type Config struct {
 	// Guard, when set, is told of every task process group while its shell
 	// runs, so that the groups die with the worker (worker/guard).
 	Guard Guard
+	// Cgroups, when set, gives each process task a cgroup v2 group of its
+	// own under it (task-<id>-<attempt>), killed and removed at the task's
+	// end: what the task started cannot outlive it, environment cleared or
+	// not. Nil: the child subreaper alone (leftovers.go).
+	Cgroups *cgroup.Dir
 }
 
 // Guard is told of every task process group while its leader runs. Add
@@ -101,6 +107,7 @@ type Executor struct {
 	workDir   string
 	log       *zap.Logger
 	sender    Sender
+	cgroups   *cgroup.Dir // cfg.Cgroups
 
 	reqCh  chan func()    // closures run by the owner goroutine
 	procCh chan procEvent // process waiters -> owner
@@ -153,6 +160,7 @@ func New(cfg Config, sender Sender, log *zap.Logger) (*Executor, error) {
 		workDir:    filepath.Join(cfg.DataDir, "work"),
 		log:        log,
 		sender:     sender,
+		cgroups:    cfg.Cgroups,
 		reqCh:      make(chan func()),
 		procCh:     make(chan procEvent, 64),
 		sendCh:     make(chan outMsg),

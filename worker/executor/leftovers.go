@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,7 +15,10 @@ import (
 	"syscall"
 	"time"
 
+	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
+
+	"github.com/beluga-scheduler/beluga/worker/cgroup"
 )
 
 // What a task leaves behind when its shell exits: processes that outlive it
@@ -28,7 +33,9 @@ import (
 // children rather than init's, and the ones whose environment carries the
 // task's scope variable are killed and reaped. A process that clears its
 // environment or is started by something outside the task escapes; only a
-// cgroup per task would hold it.
+// cgroup per task holds it: with Config.Cgroups each task process starts in
+// a cgroup of its own, which is killed and removed when its shell exits
+// (endCgroup); the subreaper then only reaps what died there.
 
 // scopeEnv names each task process's scope:
 // "<worker pid>.<executor>.<task>.<attempt>" (several executors can share a
@@ -140,6 +147,75 @@ func killOrphans(scope string) {
 			return
 		}
 	}
+}
+
+// endCgroup kills what is left in a task's cgroup once its shell was
+// reaped, waits (bounded) for it to empty and removes it, then reaps the
+// task's processes that died as this process's adopted children: left, the
+// cgroup's members when the shell exited, and any other zombie of a task
+// cgroup of this executor (a process forked meanwhile, or one of an earlier
+// task adopted only after that task's sweep). cgPath is the cgroup as /proc
+// names it ("": unknown, or nothing was left when the shell exited; then
+// nothing can have been adopted, and nothing is reaped by it).
+func (e *Executor) endCgroup(cg *cgroup.Task, cgPath string, left []int) {
+	if err := cg.Remove(e.cfg.KillGrace + logDrainGrace); err != nil {
+		e.log.Warn("task cgroup not removed", zap.Error(err))
+	}
+	if cgPath == "" {
+		return
+	}
+	prefix := path.Dir(cgPath) + "/"
+	// A process leaves its cgroup a little before it turns zombie and its
+	// children are handed to this process: wait for left to get there.
+	deadline := time.Now().Add(logDrainGrace)
+	for {
+		reapCgroupZombies(prefix)
+		if !slices.ContainsFunc(left, func(pid int) bool { return exiting(pid, prefix) }) || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// exiting reports whether pid, of a killed cgroup under prefix, is not yet
+// reaped and either still exiting or a zombie of this process's.
+func exiting(pid int, prefix string) bool {
+	if p, ok := cgroup.ProcPath(pid); !ok || !strings.HasPrefix(p, prefix) {
+		return false // reaped (or the number reused elsewhere)
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+1:])) // state ppid ...
+	if len(f) < 2 {
+		return false
+	}
+	return f[0] != "Z" || f[1] == strconv.Itoa(os.Getpid())
+}
+
+// reapCgroupZombies reaps this process's zombie children that died in a
+// cgroup under prefix, except task shells (their waiters reap them).
+func reapCgroupZombies(prefix string) {
+	for _, pid := range children() {
+		if _, shell := shells.Load(pid); shell || !zombie(pid) {
+			continue
+		}
+		if p, ok := cgroup.ProcPath(pid); ok && strings.HasPrefix(p, prefix) {
+			wait4(pid, syscall.WNOHANG)
+		}
+	}
+}
+
+// zombie reports whether pid has exited and awaits its reaping.
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
 }
 
 // reapGroup waits, at most logDrainGrace, until process group pgid (its

@@ -203,7 +203,7 @@ func (e *Executor) startQueued() {
 		st.live++
 		e.waiters.Add(1)
 		l := launch{id: t.d.TaskInstanceID, env: e.taskEnv(t), dir: t.dir, logPath: t.logPath,
-			secrets: secretValues(t.d)}
+			secrets: secretValues(t.d), cgroup: "task-" + strconv.FormatInt(t.d.TaskInstanceID, 10) + "-" + strconv.Itoa(t.d.Attempt)}
 		def, _ := tasktype.Lookup(typeOf(t.d)) // validate made sure it is known
 		if def.Run != nil {
 			ctx, cancel := context.WithCancel(context.Background())

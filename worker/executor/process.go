@@ -14,6 +14,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
+	"github.com/beluga-scheduler/beluga/worker/cgroup"
 )
 
 type evKind uint8
@@ -47,6 +48,7 @@ type launch struct {
 	dir     string
 	logPath string
 	secrets []string // values masked in the log (secretValues)
+	cgroup  string   // the task's cgroup name under Config.Cgroups
 }
 
 // runProcess is the one goroutine per task: it creates the work dir and log
@@ -59,7 +61,7 @@ type launch struct {
 // calls LockOSThread, so the thread lives as long as the worker process.
 func (e *Executor) runProcess(l launch) {
 	defer e.waiters.Done()
-	p, out, err := e.startProcess(l)
+	p, cg, out, err := e.startProcess(l)
 	at := time.Now()
 	if err != nil {
 		e.procCh <- procEvent{id: l.id, kind: evStartFailed, at: at, err: err}
@@ -71,10 +73,19 @@ func (e *Executor) runProcess(l launch) {
 		g.Add(p.Pid)
 	}
 	e.procCh <- procEvent{id: l.id, kind: evStarted, pid: p.Pid, at: at}
-	// Nothing the task started outlives it (see leftovers.go): its group
-	// dies while the shell's pid is still reserved, then its orphans.
+	// Nothing the task started outlives it (see leftovers.go): its cgroup
+	// and its group die while the shell's pid is still reserved, then its
+	// orphans.
 	exited := waitExited(p.Pid) == nil
+	var left []int    // the task's processes when its shell exited
+	var cgPath string // its cgroup as /proc names it; read from the unreaped shell
 	if exited {
+		if cg != nil {
+			if left = cg.Members(); len(left) > 0 {
+				cgPath, _ = cgroup.ProcPath(p.Pid)
+			}
+			cg.Kill()
+		}
 		killGroup(p.Pid, syscall.SIGKILL)
 	}
 	ps, err := p.Wait()
@@ -82,6 +93,9 @@ func (e *Executor) runProcess(l launch) {
 	killOrphans(scopeOf(l.env))
 	if exited {
 		reapGroup(p.Pid)
+	}
+	if cg != nil {
+		e.endCgroup(cg, cgPath, left)
 	}
 	out.finish()
 	ev := procEvent{id: l.id, kind: evExited, at: time.Now(), code: -1, err: err}
@@ -121,7 +135,7 @@ func (c *logCopy) finish() {
 	}
 }
 
-func (e *Executor) startProcess(l launch) (*os.Process, *logCopy, error) {
+func (e *Executor) startProcess(l launch) (*os.Process, *cgroup.Task, *logCopy, error) {
 	// One task at a time creates its directories and log: creations in one
 	// directory from many threads while tasks fork cost several times more
 	// CPU in the kernel than the same creations in a row (measured with the
@@ -130,29 +144,48 @@ func (e *Executor) startProcess(l launch) (*os.Process, *logCopy, error) {
 	f, err := e.prepareFS(l)
 	e.fsMu.Unlock()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	// Output goes through a pipe, so that the log can be capped: stdout and
 	// stderr share it, which keeps their lines interleaved.
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("log pipe: %w", err)
+		return nil, nil, nil, fmt.Errorf("log pipe: %w", err)
+	}
+	sys := &syscall.SysProcAttr{
+		Setpgid:   true, // the task and its children form one killable group
+		Pdeathsig: syscall.SIGKILL,
+	}
+	var cg *cgroup.Task
+	if e.cgroups != nil && l.cgroup != "" {
+		if cg, err = e.cgroups.NewTask(l.cgroup); err != nil {
+			pw.Close()
+			pr.Close()
+			f.Close()
+			return nil, nil, nil, err
+		}
+		// Born in its cgroup (clone3 CLONE_INTO_CGROUP): nothing it forks
+		// can be outside it, not even between fork and a move.
+		sys.UseCgroupFD, sys.CgroupFD = true, cg.FD()
 	}
 	p, err := os.StartProcess(l.path, l.argv, &os.ProcAttr{
 		Dir:   l.dir,
 		Env:   l.env,
 		Files: []*os.File{e.devNull, pw, pw},
-		Sys: &syscall.SysProcAttr{
-			Setpgid:   true, // the task and its children form one killable group
-			Pdeathsig: syscall.SIGKILL,
-		},
+		Sys:   sys,
 	})
 	pw.Close() // the child has its own copy
+	if cg != nil {
+		cg.CloseFD()
+	}
 	if err != nil {
 		pr.Close()
 		f.Close()
-		return nil, nil, fmt.Errorf("start %s: %w", l.argv[0], err)
+		if cg != nil {
+			_ = cg.Remove(time.Second) // empty: nothing started in it
+		}
+		return nil, nil, nil, fmt.Errorf("start %s: %w", l.argv[0], err)
 	}
 	shells.Store(p.Pid, struct{}{})
 	c := &logCopy{r: pr, done: make(chan struct{})}
@@ -165,7 +198,7 @@ func (e *Executor) startProcess(l launch) (*os.Process, *logCopy, error) {
 		_ = copyCapped(f, io.TeeReader(secret.NewMasker(pr, l.secrets), &c.out), e.cfg.MaxLogBytes) // an error: the log lost output, the task runs on
 		c.out.close()
 	}()
-	return p, c, nil
+	return p, cg, c, nil
 }
 
 // prepareFS creates the task's work dir and opens its log file.

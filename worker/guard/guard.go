@@ -23,9 +23,10 @@
 // A process that leaves its task's group (setsid, setpgid) is found by the
 // scope variable every task process inherits (BELUGA_TASK_SCOPE, starting
 // with the worker's pid): once the groups are killed, the guard scans /proc
-// for the worker's scopes and kills those too. What it does not cover: a
-// process that also cleared its environment (only a cgroup would hold it);
-// and a group is registered just after its shell was exec'd, so a
+// for the worker's scopes and kills those too. With cgroups (SetCgroupDir)
+// it first kills the worker's cgroup, which holds every task's, so a
+// process that also cleared its environment dies as well; without, that
+// one escapes. And a group is registered just after its shell was exec'd, so a
 // worker killed in that microsecond leaves what the shell forked in it
 // (the shell itself still dies by Pdeathsig).
 package guard
@@ -52,6 +53,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/internal/startstop"
+	"github.com/beluga-scheduler/beluga/worker/cgroup"
 	"golang.org/x/sys/unix"
 )
 
@@ -73,7 +75,7 @@ var hooked atomic.Bool
 // binary can run guards (see Available). Call it first thing in main (and in
 // a TestMain that starts workers).
 func MaybeRun() {
-	if len(os.Args) == 2 && os.Args[1] == marker {
+	if (len(os.Args) == 2 || len(os.Args) == 3) && os.Args[1] == marker {
 		runtime.GOMAXPROCS(1)
 		// The guard lives exactly as long as the worker's pipe: a Ctrl-C or
 		// a SIGTERM meant for the worker must not end it first.
@@ -87,6 +89,13 @@ func MaybeRun() {
 		// run tasks of the same scope prefix.
 		if !workerDying(worker) {
 			syscall.Exit(code)
+		}
+		if len(os.Args) == 3 {
+			// The worker's cgroup holds every task's: killing it kills
+			// all they started, environment cleared or not.
+			if err := cgroup.Remove(os.Args[2], stopTimeout); err != nil {
+				fmt.Fprintf(os.Stderr, "beluga task guard: %v\n", err)
+			}
 		}
 		if n := killScoped(worker); n > 0 {
 			fmt.Fprintf(os.Stderr, "beluga task guard: killed %d task process(es) outside their groups\n", n)
@@ -150,8 +159,9 @@ const (
 // Guard is the worker's side: it owns the shared table and the guard
 // process, which it replaces if someone kills it.
 type Guard struct {
-	log *zap.Logger
-	exe string // binary to re-execute; os.Executable() unless a test sets it
+	log       *zap.Logger
+	exe       string // binary to re-execute; os.Executable() unless a test sets it
+	cgroupDir string // the worker's task cgroups' parent (SetCgroupDir); "" none
 
 	mu      sync.Mutex // a leaf lock over the table and the process
 	memfd   *os.File
@@ -180,6 +190,15 @@ func New(capacity int, log *zap.Logger) *Guard {
 	// bound leaves it time to be reaped.
 	g.life.Name, g.life.Log, g.life.StopTimeout = "guard", log, 2*stopTimeout
 	return g
+}
+
+// SetCgroupDir makes the guard process kill and remove the cgroup dir (the
+// worker's, parent of its task cgroups; see worker/cgroup) when the worker
+// dies. Call it before Start.
+func (g *Guard) SetCgroupDir(dir string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.cgroupDir = dir
 }
 
 // Start creates the table, starts the guard process and returns once it
@@ -211,7 +230,7 @@ func (g *Guard) start(ctx context.Context) error {
 		g.unmap()
 		return err
 	}
-	p, ctl, err := spawn(ctx, g.exe, g.memfd)
+	p, ctl, err := spawn(ctx, g.argv(), g.memfd)
 	if err != nil {
 		g.unmap()
 		return err
@@ -261,8 +280,18 @@ func (g *Guard) unmap() {
 	}
 }
 
-// spawn starts a guard process of exe on table and waits for its ready byte.
-func spawn(ctx context.Context, exe string, table *os.File) (*os.Process, *os.File, error) {
+// argv is a guard process's command line. exe and cgroupDir are set before
+// Start and never change.
+func (g *Guard) argv() []string {
+	if g.cgroupDir == "" {
+		return []string{g.exe, marker}
+	}
+	return []string{g.exe, marker, g.cgroupDir}
+}
+
+// spawn starts a guard process argv on table and waits for its ready byte.
+func spawn(ctx context.Context, argv []string, table *os.File) (*os.Process, *os.File, error) {
+	exe := argv[0]
 	ctlR, ctlW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, fmt.Errorf("guard: pipe: %w", err)
@@ -274,7 +303,7 @@ func spawn(ctx context.Context, exe string, table *os.File) (*os.Process, *os.Fi
 		return nil, nil, fmt.Errorf("guard: pipe: %w", err)
 	}
 	defer readyR.Close()
-	p, err := os.StartProcess(exe, []string{exe, marker}, &os.ProcAttr{
+	p, err := os.StartProcess(exe, argv, &os.ProcAttr{
 		Dir:   "/", // pins no directory of the worker's
 		Files: []*os.File{ctlR, os.Stderr, os.Stderr, readyW, table},
 		// Its own session: a signal to the worker's process group (a
@@ -387,7 +416,7 @@ func (g *Guard) watch(ctx context.Context) {
 func (g *Guard) respawn(ctx context.Context) bool {
 	delay := 100 * time.Millisecond
 	for {
-		p, ctl, err := spawn(ctx, g.exe, g.memfd) // memfd is only closed after the watcher returned
+		p, ctl, err := spawn(ctx, g.argv(), g.memfd) // memfd is only closed after the watcher returned
 		if err == nil {
 			g.mu.Lock()
 			if g.stopped {
