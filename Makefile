@@ -42,6 +42,9 @@ test-short:
 bench: deps build
 	$(GO) run ./bench -bin $(BIN)
 	$(GO) run ./bench/control -bin $(BIN)
+	# The cluster link: connect to first reply and a Dispatch round trip,
+	# open, with the HMAC handshake, and with TLS on top.
+	$(GO) test -run '^$$' -bench 'Handshake|RequestReplyAuth' -benchtime 2s ./remote/
 
 # Failover times (kill -9 of the leader, of a worker; 5 runs each at the
 # default 5 s session timeout) and chain/fan-out figures of a real cluster:
