@@ -3,7 +3,8 @@
 # MariaDB server binaries (tests start a private mariadbd unless
 # BELUGA_TEST_MYSQL_DSN is set), ZooKeeper (cluster tests start a private
 # server), Chromium (the web UI's browser tests drive it headless) and
-# python3 (python task tests).
+# python3 (python task tests) and PostgreSQL server binaries (sql task tests
+# use the server on 127.0.0.1:5432, else initdb a private one).
 # Needs root or sudo for apt-get; prints what it does.
 set -euo pipefail
 
@@ -13,6 +14,7 @@ command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(maria
 command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 command -v python3 >/dev/null 2>&1 || need+=(python3-minimal) # python tasks
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql) # sql tasks
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
