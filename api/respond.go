@@ -40,7 +40,8 @@ func tooLarge(limit int64) *httpError {
 		fmt.Sprintf("request body is larger than the limit of %d bytes", limit)}
 }
 
-// storeError maps the store's sentinels to 404 and 409; the store's message
+// storeError maps the store's sentinels to 404, 409 and 400 (a secret sent
+// back as its mask with nothing to keep); the store's message
 // already names the object ("project \"x\": not found").
 func storeError(err error) error {
 	switch {
@@ -49,6 +50,8 @@ func storeError(err error) error {
 	case errors.Is(err, store.ErrConflict):
 		// "...; stop them first: conflict": the code already says conflict.
 		return &httpError{http.StatusConflict, CodeConflict, strings.TrimSuffix(err.Error(), ": "+store.ErrConflict.Error())}
+	case errors.Is(err, store.ErrMaskedSecret):
+		return badRequest("%s", err.Error())
 	}
 	return err
 }

@@ -146,6 +146,12 @@ func TestSecretParamsBadShapes(t *testing.T) {
 			`{"cron": "@daily", "secret_params": ["b"]}`, `secret_params names "b"`},
 		{"backfill not a list", "/api/v1/projects/p/workflows/nightly_etl/backfill",
 			`{"start": "2026-01-01T00:00:00Z", "end": "2026-01-02T00:00:00Z", "cron": "@daily", "secret_params": {"a": 1}}`, `"secret_params"`},
+		// A mask (what answers show) with no sealed value to keep: never stored as the value.
+		{"run with the mask", runs, `{"params": {"a": "***"}, "secret_params": ["a"]}`, `param a: secret param is ***`},
+		{"schedule with the mask", "/api/v1/projects/p/workflows/nightly_etl/schedule",
+			`{"cron": "@daily", "params": {"a": "***"}, "secret_params": ["a"]}`, `param a: secret param is ***`},
+		{"backfill with the mask", "/api/v1/projects/p/workflows/nightly_etl/backfill",
+			`{"start": "2026-01-01T00:00:00Z", "end": "2026-01-02T00:00:00Z", "cron": "@daily", "params": {"a": "***"}, "secret_params": ["a"]}`, `param a: secret param is ***`},
 	} {
 		e := b.send(map[bool]string{true: "PUT", false: "POST"}[strings.HasSuffix(c.path, "/schedule")], c.path, c.body).
 			wantError(t, http.StatusBadRequest, CodeBadRequest)

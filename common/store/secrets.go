@@ -179,13 +179,25 @@ func sealParams(box *secret.Box, ps map[string]string, asked, names []string, ol
 	}
 	all := append(slices.Clone(asked), names...)
 	var kept map[string]string
+	var missing []string
 	for k, v := range ps {
-		if v == secret.Mask && secret.IsSealed(old[k]) {
-			if kept == nil {
-				kept = make(map[string]string, len(ps))
-			}
-			kept[k] = old[k]
+		if v != secret.Mask {
+			continue
 		}
+		if !secret.IsSealed(old[k]) {
+			if slices.Contains(all, k) {
+				missing = append(missing, "param "+k)
+			}
+			continue
+		}
+		if kept == nil {
+			kept = make(map[string]string, len(ps))
+		}
+		kept[k] = old[k]
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return nil, fmt.Errorf("%s: %w", strings.Join(missing, ", "), ErrMaskedSecret)
 	}
 	if kept != nil {
 		for k, v := range ps {
