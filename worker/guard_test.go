@@ -75,36 +75,45 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// TestTasksDieWithKilledWorker runs a worker in a child process, gives it a
-// task whose shell forks a grandchild, kills the worker with SIGKILL and
-// checks that the shell and the grandchild die too: the master will run the
-// task elsewhere, so nothing of it may go on here.
-func TestTasksDieWithKilledWorker(t *testing.T) {
-	t.Parallel()
-	master := startMaster(t)
-	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childWorkerEnv+"="+dir)
+// childWorker is a guarded worker running in a child process of the test
+// binary (runChildWorker), with one task dispatched to it.
+type childWorker struct {
+	master *fakeMaster
+	dir    string // the child worker's data dir
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	exited bool
+}
+
+// startChildWorker runs a guarded worker in a child process (with its
+// cgroups under cgroupBase, or off for "") and dispatches it task 1 of
+// workflow instance 3, running command. The child is killed at cleanup
+// unless kill did it already.
+func startChildWorker(t *testing.T, cgroupBase, command string) *childWorker {
+	t.Helper()
+	w := &childWorker{master: startMaster(t), dir: t.TempDir()}
+	w.cmd = exec.Command(os.Args[0], "-test.run=^$")
+	w.cmd.Env = append(os.Environ(), childWorkerEnv+"="+w.dir, childCgroupEnv+"="+cgroupBase)
 	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	cmd.WaitDelay = 5 * time.Second // the guard holds stderr until it exits
-	stdin, err := cmd.StdinPipe()
+	w.cmd.Stderr = &stderr
+	w.cmd.WaitDelay = 5 * time.Second // the guard holds stderr until it exits
+	var err error
+	w.stdin, err = w.cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	stdout, err := cmd.StdoutPipe()
+	stdout, err := w.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := w.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := false
 	t.Cleanup(func() {
-		if !exited {
-			stdin.Close()
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
+		if !w.exited {
+			w.stdin.Close()
+			_ = w.cmd.Process.Kill()
+			_ = w.cmd.Wait()
 		}
 		if t.Failed() {
 			t.Logf("child worker's stderr:\n%s", stderr.String())
@@ -131,10 +140,32 @@ func TestTasksDieWithKilledWorker(t *testing.T) {
 	}
 	t.Cleanup(rpc.Stop)
 	r, err := rpc.Request(ctxT(t), addr, message.Dispatch{TaskInstanceID: 1, WorkflowInstanceID: 3, Name: "t1",
-		Command: "sleep 300 & echo $! > grandchild; wait", MasterAddr: master.addr(), Epoch: 1})
+		Command: command, MasterAddr: w.master.addr(), Epoch: 1})
 	if err != nil || !r.(message.DispatchReply).Accepted {
 		t.Fatalf("dispatch: %v %+v", err, r)
 	}
+	return w
+}
+
+// kill kills the child worker with SIGKILL and reaps it.
+func (w *childWorker) kill(t *testing.T) {
+	t.Helper()
+	if err := w.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	w.stdin.Close()
+	_ = w.cmd.Wait()
+	w.exited = true
+}
+
+// TestTasksDieWithKilledWorker runs a worker in a child process, gives it a
+// task whose shell forks a grandchild, kills the worker with SIGKILL and
+// checks that the shell and the grandchild die too: the master will run the
+// task elsewhere, so nothing of it may go on here.
+func TestTasksDieWithKilledWorker(t *testing.T) {
+	t.Parallel()
+	w := startChildWorker(t, "", "sleep 300 & echo $! > grandchild; wait")
+	master, dir := w.master, w.dir
 	shell := waitReport[message.Running](t, master, 1).PID
 	var grandchild int
 	waitFor(t, "the grandchild's pid", func() bool {
@@ -148,12 +179,7 @@ func TestTasksDieWithKilledWorker(t *testing.T) {
 		t.Fatalf("shell %d alive %v, grandchild %d alive %v: want both running", shell, procfs.Alive(shell), grandchild, procfs.Alive(grandchild))
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	stdin.Close()
-	_ = cmd.Wait()
-	exited = true
+	w.kill(t)
 	killed := time.Now()
 	deadline := killed.Add(3 * time.Second)
 	for procfs.Alive(shell) || procfs.Alive(grandchild) {
