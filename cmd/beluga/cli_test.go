@@ -119,6 +119,18 @@ func (e *env) file(name, content string) string {
 	return p
 }
 
+// etlRun creates project p, applies etl to it and starts a run of it.
+func (e *env) etlRun() model.WorkflowInstance {
+	e.t.Helper()
+	e.want(0, []string{"project", "create", "p"})
+	e.want(0, []string{"workflow", "apply", "-p", "p", "-f", e.file("etl.yaml", etl)})
+	inst, err := e.store.CreateRun(context.Background(), store.RunRequest{Project: "p", Workflow: "nightly_etl"})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return inst
+}
+
 const etl = `name: nightly_etl
 params: {bizdate: "20260101"}
 tasks:
@@ -227,12 +239,7 @@ func TestTaskLogCommand(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	e.want(0, []string{"project", "create", "p"})
-	e.want(0, []string{"workflow", "apply", "-p", "p", "-f", e.file("etl.yaml", etl)})
-	inst, err := e.store.CreateRun(ctx, store.RunRequest{Project: "p", Workflow: "nightly_etl"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	inst := e.etlRun()
 	tasks := []*model.TaskInstance{{WorkflowInstanceID: inst.ID, Name: "extract", Type: "shell", State: model.TaskRunning, Attempt: 1, Host: "w1:1"}}
 	if err := e.store.InsertTaskInstances(ctx, tasks); err != nil {
 		t.Fatal(err)
@@ -409,12 +416,7 @@ func TestActionCommands(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	e.want(0, []string{"project", "create", "p"})
-	e.want(0, []string{"workflow", "apply", "-p", "p", "-f", e.file("etl.yaml", etl)})
-	inst, err := e.store.CreateRun(ctx, store.RunRequest{Project: "p", Workflow: "nightly_etl"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	inst := e.etlRun()
 	if _, err := e.store.ClaimCommands(ctx, "m1:1", 1, 10); err != nil {
 		t.Fatal(err)
 	}
@@ -478,12 +480,7 @@ func TestTaskGroupCommands(t *testing.T) {
 	e.want(2, []string{"task-group", "create", "a/b", "--capacity", "1"}, "not valid")
 
 	// A running task of the group is its use and blocks deletion.
-	e.want(0, []string{"project", "create", "p"})
-	e.want(0, []string{"workflow", "apply", "-p", "p", "-f", e.file("etl.yaml", etl)})
-	inst, err := e.store.CreateRun(ctx, store.RunRequest{Project: "p", Workflow: "nightly_etl"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	inst := e.etlRun()
 	tasks := []*model.TaskInstance{{WorkflowInstanceID: inst.ID, Name: "extract", Type: "shell", State: model.TaskRunning, Attempt: 1, TaskGroup: "db"}}
 	if err := e.store.InsertTaskInstances(ctx, tasks); err != nil {
 		t.Fatal(err)
@@ -709,12 +706,7 @@ func TestTaskShowParamsOutputs(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	e.want(0, []string{"project", "create", "p"})
-	e.want(0, []string{"workflow", "apply", "-p", "p", "-f", e.file("etl.yaml", etl)})
-	inst, err := e.store.CreateRun(ctx, store.RunRequest{Project: "p", Workflow: "nightly_etl"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	inst := e.etlRun()
 	now := time.Now().UTC()
 	ex := 0
 	tasks := []*model.TaskInstance{
