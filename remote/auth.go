@@ -268,6 +268,19 @@ func (e *events) handshakeTraffic(c *conn, gc gnet.Conn) (done bool, act gnet.Ac
 	return true, gnet.None
 }
 
+// takePeer reads the peer's identity and nonce from the first three fields
+// of a hello or challenge and returns a copy of the nonce.
+func (hs *handshake) takePeer(fs [][]byte) ([]byte, error) {
+	hs.peer = Identity{Role: string(fs[0]), ID: string(fs[1])}
+	if err := validIdentity(hs.peer); err != nil {
+		return nil, err
+	}
+	if len(fs[2]) != nonceLen {
+		return nil, fmt.Errorf("%w: nonce of %d bytes", errAuth, len(fs[2]))
+	}
+	return append([]byte(nil), fs[2]...), nil
+}
+
 // step1 takes one handshake frame and returns what to answer (nil: nothing).
 // It sets hs.step to 0 once the peer is authenticated. A pure function of
 // its inputs and the nonces it draws, so the fuzz target can drive it.
@@ -284,14 +297,11 @@ func (hs *handshake) step1(key []byte, f frame.Frame) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		hs.peer = Identity{Role: string(fs[0]), ID: string(fs[1])}
-		if err := validIdentity(hs.peer); err != nil {
+		n, err := hs.takePeer(fs)
+		if err != nil {
 			return nil, err
 		}
-		if len(fs[2]) != nonceLen {
-			return nil, fmt.Errorf("%w: nonce of %d bytes", errAuth, len(fs[2]))
-		}
-		hs.nonceC = append([]byte(nil), fs[2]...)
+		hs.nonceC = n
 		hs.nonceS = nonce()
 		mac := transcriptMAC(key, "server", hs.peer, hs.nonceC, hs.self, hs.nonceS)
 		hs.step = typeProof
@@ -301,14 +311,11 @@ func (hs *handshake) step1(key []byte, f frame.Frame) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		hs.peer = Identity{Role: string(fs[0]), ID: string(fs[1])}
-		if err := validIdentity(hs.peer); err != nil {
+		n, err := hs.takePeer(fs)
+		if err != nil {
 			return nil, err
 		}
-		if len(fs[2]) != nonceLen {
-			return nil, fmt.Errorf("%w: nonce of %d bytes", errAuth, len(fs[2]))
-		}
-		hs.nonceS = append([]byte(nil), fs[2]...)
+		hs.nonceS = n
 		want := transcriptMAC(key, "server", hs.self, hs.nonceC, hs.peer, hs.nonceS)
 		if !hmac.Equal(want, fs[3]) {
 			return nil, fmt.Errorf("%w: the server's proof does not match (another cluster secret?)", errAuth)
