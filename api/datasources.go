@@ -85,14 +85,23 @@ func (h *handlers) listDatasources(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-func (h *handlers) getDatasource(w http.ResponseWriter, r *http.Request) error {
+// pathDatasource loads the datasource the path names.
+func (h *handlers) pathDatasource(r *http.Request) (string, store.Datasource, error) {
 	name, err := pathName(r, "name")
 	if err != nil {
-		return err
+		return "", store.Datasource{}, err
 	}
 	d, err := h.Store.GetDatasource(r.Context(), name)
 	if err != nil {
-		return storeError(err)
+		return "", store.Datasource{}, storeError(err)
+	}
+	return name, d, nil
+}
+
+func (h *handlers) getDatasource(w http.ResponseWriter, r *http.Request) error {
+	name, d, err := h.pathDatasource(r)
+	if err != nil {
+		return err
 	}
 	users, err := h.Store.DatasourceUsers(r.Context(), name)
 	if err != nil {
@@ -117,13 +126,9 @@ func (h *handlers) deleteDatasource(w http.ResponseWriter, r *http.Request) erro
 // testDatasource connects from this API server (which may not reach what
 // the workers reach: the answer says so for this host only).
 func (h *handlers) testDatasource(w http.ResponseWriter, r *http.Request) error {
-	name, err := pathName(r, "name")
+	name, d, err := h.pathDatasource(r)
 	if err != nil {
 		return err
-	}
-	d, err := h.Store.GetDatasource(r.Context(), name)
-	if err != nil {
-		return storeError(err)
 	}
 	c, err := OpenDatasource(d, h.Secrets)
 	if errors.Is(err, secret.ErrNoKey) {
