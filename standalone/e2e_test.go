@@ -57,6 +57,21 @@ func start(t *testing.T, dbURL string) *env {
 	return e
 }
 
+// startOn starts a standalone on data dir dir and database dbURL ("": the
+// embedded SQLite in dir), stopped at cleanup. Called again on the same dir,
+// it is a restart.
+func startOn(t *testing.T, dir, dbURL string) *env {
+	t.Helper()
+	c := config.Defaults()
+	c.DataDir, c.DB, c.API.Listen = dir, dbURL, "127.0.0.1:0" // the worker's port is random too
+	sa, err := standalone.Start(context.Background(), c, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sa.Stop)
+	return &env{t: t, sa: sa, base: "http://" + sa.API.Addr(), dir: dir}
+}
+
 func (e *env) do(method, path, body string, want int, out any) {
 	e.t.Helper()
 	req, err := http.NewRequest(method, e.base+path, strings.NewReader(body))
@@ -438,17 +453,7 @@ func TestRestartRecoversInPlace(t *testing.T) {
 	backends(t, func(t *testing.T, db func(*testing.T) string) {
 		url := db(t)
 		dir := t.TempDir()
-		startAt := func() *env {
-			c := config.Defaults()
-			c.DataDir, c.DB, c.API.Listen = dir, url, "127.0.0.1:0"
-			sa, err := standalone.Start(context.Background(), c, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(sa.Stop)
-			return &env{t: t, sa: sa, base: "http://" + sa.API.Addr(), dir: dir}
-		}
-		e := startAt()
+		e := startOn(t, dir, url)
 		e.do("POST", "/api/v1/projects", `{"name":"demo"}`, http.StatusCreated, nil)
 		gate := filepath.Join(dir, "gate")
 		started := filepath.Join(dir, "started")
@@ -462,7 +467,7 @@ tasks:
 		waitFile(t, started)
 		e.sa.Stop()
 
-		e = startAt()
+		e = startOn(t, dir, url)
 		os.WriteFile(gate, nil, 0o644)
 		iv := e.wait(id, 60*time.Second)
 		if iv.State != "succeeded" {

@@ -1,18 +1,11 @@
 package standalone_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"testing"
 	"time"
-
-	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest"
-
-	"github.com/beluga-scheduler/beluga/common/config"
-	"github.com/beluga-scheduler/beluga/standalone"
 )
 
 // TestLogsSurviveRestart: a task's log stays readable after standalone is
@@ -20,17 +13,7 @@ import (
 // listens on another port than the one recorded on the task.
 func TestLogsSurviveRestart(t *testing.T) {
 	dir := t.TempDir()
-	startAt := func() *env {
-		c := config.Defaults()
-		c.DataDir, c.API.Listen = dir, "127.0.0.1:0" // the worker's port is random too
-		sa, err := standalone.Start(context.Background(), c, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(sa.Stop)
-		return &env{t: t, sa: sa, base: "http://" + sa.API.Addr(), dir: dir}
-	}
-	e := startAt()
+	e := startOn(t, dir, "")
 	e.do("POST", "/api/v1/projects", `{"name":"demo"}`, http.StatusCreated, nil)
 	e.apply(`name: talk
 tasks:
@@ -52,7 +35,7 @@ tasks:
 	}
 	e.sa.Stop()
 
-	e = startAt()
+	e = startOn(t, dir, "")
 	if e.sa.Worker.Host() == tk.Host {
 		t.Fatalf("the worker came back on the same address %s: the test needs another port", tk.Host)
 	}

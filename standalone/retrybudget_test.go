@@ -9,11 +9,9 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest"
 
 	"github.com/beluga-scheduler/beluga/common/config"
 	"github.com/beluga-scheduler/beluga/common/store"
-	"github.com/beluga-scheduler/beluga/standalone"
 )
 
 // waitAttempts polls until the instance is finished with n attempts of task.
@@ -73,17 +71,7 @@ tasks:
 // task exactly its two retries: attempts 4, 5, 6 after attempts 1-3.
 func TestRetryBudgetSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
-	startAt := func() *env {
-		c := config.Defaults()
-		c.DataDir, c.API.Listen = dir, "127.0.0.1:0"
-		sa, err := standalone.Start(context.Background(), c, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(sa.Stop)
-		return &env{t: t, sa: sa, base: "http://" + sa.API.Addr(), dir: dir}
-	}
-	e := startAt()
+	e := startOn(t, dir, "")
 	e.do("POST", "/api/v1/projects", `{"name":"demo"}`, http.StatusCreated, nil)
 	e.apply(`name: hopeless
 tasks:
@@ -109,7 +97,7 @@ tasks:
 		t.Fatalf("stopped too late: the retry was no longer waiting: %+v", last)
 	}
 
-	e = startAt()
+	e = startOn(t, dir, "")
 	iv := e.waitAttempts(id, "bad", 6)
 	if got := fmt.Sprint(attempts(iv, "bad")); got != "[1 2 3 4 5 6]" {
 		t.Fatalf("attempt numbers %s", got)
