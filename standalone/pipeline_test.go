@@ -6,9 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -89,16 +87,8 @@ tasks:
     command: echo "$n|$note|$score|$tag|$report_id" > ` + out + `
 `)
 	id := e.run("pipeline", map[string]string{"bizdate": "20260101"})
-	iv := e.wait(id, 60*time.Second)
-	d := e.detail(id)
-	if iv.State != "succeeded" {
-		t.Fatalf("instance %s (%s): %+v", iv.State, d.Reason, d.Tasks)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := strings.TrimSpace(string(b)), "2|a&b c|20|A&B C|rep-2-20-A&B C"; got != want {
+	iv, d := e.succeeded(id, 60*time.Second)
+	if got, want := fileText(t, out), "2|a&b c|20|A&B C|rep-2-20-A&B C"; got != want {
 		t.Errorf("final task saw %q, want %q", got, want)
 	}
 	if got, want := gotBody.Load(), `{"n": "2", "note": "a&b c", "score": "20", "tag": "A&B C"}`; got != want {
@@ -123,11 +113,7 @@ tasks:
 		t.Errorf("runs table: %d rows, task instance %s attempt %s; want 1 row of %s attempt 1", rows, ti, attempt, want)
 	}
 
-	var outs []string
-	for _, o := range d.Outputs {
-		outs = append(outs, o.Task+"."+o.Name+"="+o.Value)
-	}
-	if got, want := strings.Join(outs, " "), "count.n=2 count.note=a&b c notify.report_id=rep-2-20-A&B C score.score=20 score.tag=A&B C"; got != want {
+	if got, want := d.outputs(), "count.n=2 count.note=a&b c notify.report_id=rep-2-20-A&B C score.score=20 score.tag=A&B C"; got != want {
 		t.Errorf("instance outputs %q, want %q", got, want)
 	}
 	for _, tk := range d.Tasks {

@@ -34,6 +34,37 @@ func (e *env) detail(id int64) detail {
 	return d
 }
 
+// outputs lists the instance's outputs as task.name=value, space-separated.
+func (d detail) outputs() string {
+	var outs []string
+	for _, o := range d.Outputs {
+		outs = append(outs, o.Task+"."+o.Name+"="+o.Value)
+	}
+	return strings.Join(outs, " ")
+}
+
+// succeeded waits for the instance to finish and fails the test unless it
+// succeeded, saying why and how each task ended.
+func (e *env) succeeded(id int64, within time.Duration) (instanceView, detail) {
+	e.t.Helper()
+	iv := e.wait(id, within)
+	d := e.detail(id)
+	if iv.State != "succeeded" {
+		e.t.Fatalf("instance %s (%s): %+v", iv.State, d.Reason, d.Tasks)
+	}
+	return iv, d
+}
+
+// fileText is the content of file p, trimmed of white space around it.
+func fileText(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
 // TestValuesAcrossTaskTypes: shell -> python -> http -> shell, each handing
 // values on: a setValue line, $BELUGA_OUTPUT, an http JSON response; the
 // http task sees ${rows} URL-escaped in its URL and raw in its body.
@@ -76,16 +107,8 @@ tasks:
     command: echo "$rows|$score|$report_id|$n|$greeting" > ` + out + `
 `)
 	id := e.run("values", nil)
-	iv := e.wait(id, 60*time.Second)
-	d := e.detail(id)
-	if iv.State != "succeeded" {
-		t.Fatalf("instance %s (%s): %+v", iv.State, d.Reason, d.Tasks)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := strings.TrimSpace(string(b)), "12 & 13|7|rep-12 & 13|3|from-workflow"; got != want {
+	_, d := e.succeeded(id, 60*time.Second)
+	if got, want := fileText(t, out), "12 & 13|7|rep-12 & 13|3|from-workflow"; got != want {
 		t.Errorf("final task saw %q, want %q", got, want)
 	}
 	if want := "/done?rows=12+%26+13"; gotURL != want {
@@ -94,11 +117,7 @@ tasks:
 	if want := `{"rows": "12 & 13", "score": "7"}`; gotBody != want {
 		t.Errorf("http task sent %q, want %q", gotBody, want)
 	}
-	var outs []string
-	for _, o := range d.Outputs {
-		outs = append(outs, o.Task+"."+o.Name+"="+o.Value)
-	}
-	if got, want := strings.Join(outs, " "), "extract.rows=12 & 13 notify.n=3 notify.report_id=rep-12 & 13 score.score=7"; got != want {
+	if got, want := d.outputs(), "extract.rows=12 & 13 notify.n=3 notify.report_id=rep-12 & 13 score.score=7"; got != want {
 		t.Errorf("instance outputs %q, want %q", got, want)
 	}
 	for _, tk := range d.Tasks {
