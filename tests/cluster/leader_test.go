@@ -111,26 +111,7 @@ func TestPausedLeaderStandsBy(t *testing.T) {
 		}
 	}
 
-	now, err := c.Store.CurrentTermInfo(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if now.Epoch != term.Epoch || now.Host != lead.Addr {
-		t.Fatalf("fence is epoch %d of %s, want epoch %d of %s", now.Epoch, now.Host, term.Epoch, lead.Addr)
-	}
-	for _, id := range []int64{first, second, third} {
-		inst := c.Instance(t, id)
-		for name, rows := range c.Tasks(t, id) {
-			for _, r := range rows {
-				if r.DispatchTime != nil && r.DispatchTime.After(resumed) && (inst.Host != lead.Addr || inst.Epoch != term.Epoch) {
-					t.Fatalf("task %s of instance %d dispatched at %v, after the old leader woke, for %s in epoch %d",
-						name, id, r.DispatchTime, inst.Host, inst.Epoch)
-				}
-			}
-		}
-		c.AssertRanOnce(t, id, marks)
-	}
-	c.AssertNoStuckRows(t)
+	assertTermKept(t, c, term.Epoch, lead.Addr, resumed, "the old leader", marks, first, second, third)
 }
 
 // TestBothMastersRestart kills -9 both masters mid-chain and keeps them

@@ -75,20 +75,30 @@ func TestStaleElectedMasterStandsBy(t *testing.T) {
 	if log := m2.Log(); !strings.Contains(log, "before it was recorded") && !strings.Contains(log, "the recorded leader term is not older") {
 		t.Fatalf("master-2 does not say why it stood by:\n%s", m2.LogTail(20))
 	}
-	now, err := c.Store.CurrentTermInfo(ctx)
+	assertTermKept(t, c, term.epoch, term.host, resumed, "master-2", marks, first, second, third)
+}
+
+// assertTermKept checks, after a master that slept woke up, that the
+// recorded term is still epoch of host, that no task of the instances ids
+// was dispatched after since for another master or epoch, that each task
+// ran once and that no row is left stuck. sleeper names the master that
+// slept, for the messages.
+func assertTermKept(t *testing.T, c *clustertest.Cluster, epoch int64, host string, since time.Time, sleeper, marks string, ids ...int64) {
+	t.Helper()
+	now, err := c.Store.CurrentTermInfo(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if now.Epoch != term.epoch || now.Host != term.host {
-		t.Fatalf("fence is epoch %d of %s, want master-1's epoch %d of %s", now.Epoch, now.Host, term.epoch, term.host)
+	if now.Epoch != epoch || now.Host != host {
+		t.Fatalf("fence is epoch %d of %s, want epoch %d of %s", now.Epoch, now.Host, epoch, host)
 	}
-	for _, id := range []int64{first, second, third} {
+	for _, id := range ids {
 		inst := c.Instance(t, id)
 		for name, rows := range c.Tasks(t, id) {
 			for _, r := range rows {
-				if r.DispatchTime != nil && r.DispatchTime.After(resumed) && (inst.Host != m1.Addr || inst.Epoch != term.epoch) {
-					t.Fatalf("task %s of instance %d dispatched at %v, after master-2 woke, for %s in epoch %d",
-						name, id, r.DispatchTime, inst.Host, inst.Epoch)
+				if r.DispatchTime != nil && r.DispatchTime.After(since) && (inst.Host != host || inst.Epoch != epoch) {
+					t.Fatalf("task %s of instance %d dispatched at %v, after %s woke, for %s in epoch %d",
+						name, id, r.DispatchTime, sleeper, inst.Host, inst.Epoch)
 				}
 			}
 		}
