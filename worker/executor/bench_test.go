@@ -61,19 +61,7 @@ func BenchmarkTask(b *testing.B) {
 				if !pool {
 					e.spares = newSpares(filepath.Join(dir, ".spare"), 0, e.log)
 				}
-				s.e = e
-				if err := e.Start(context.Background()); err != nil {
-					b.Fatal(err)
-				}
-				defer e.Stop()
-				var id int64
-				for b.Loop() {
-					id++
-					if r := e.Dispatch(message.Dispatch{TaskInstanceID: id, WorkflowInstanceID: 1, Command: "true", MasterAddr: "m"}); !r.Accepted {
-						b.Fatal(r.Reason)
-					}
-					<-s.results
-				}
+				runTrueTasks(b, e, s)
 			})
 		}
 	}
@@ -103,19 +91,26 @@ func BenchmarkTaskCgroup(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			s.e = e
-			if err := e.Start(context.Background()); err != nil {
-				b.Fatal(err)
-			}
-			defer e.Stop()
-			var id int64
-			for b.Loop() {
-				id++
-				if r := e.Dispatch(message.Dispatch{TaskInstanceID: id, WorkflowInstanceID: 1, Command: "true", MasterAddr: "m"}); !r.Accepted {
-					b.Fatal(r.Reason)
-				}
-				<-s.results
-			}
+			runTrueTasks(b, e, s)
 		})
+	}
+}
+
+// runTrueTasks starts e and runs `true` tasks one after another, each
+// waiting for its result, for the benchmark's loop.
+func runTrueTasks(b *testing.B, e *Executor, s *resultSender) {
+	b.Helper()
+	s.e = e
+	if err := e.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	defer e.Stop()
+	var id int64
+	for b.Loop() {
+		id++
+		if r := e.Dispatch(message.Dispatch{TaskInstanceID: id, WorkflowInstanceID: 1, Command: "true", MasterAddr: "m"}); !r.Accepted {
+			b.Fatal(r.Reason)
+		}
+		<-s.results
 	}
 }
