@@ -9,6 +9,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/master/flow"
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
 
@@ -45,7 +46,7 @@ func (r *runner) onAction(ctx context.Context, a store.Action) {
 			r.note(ctx, string(a.Action), 0, "already "+string(r.halt)+"ping")
 			return
 		}
-		r.halt = a.Action
+		r.setHalt(a.Action)
 		state := model.WorkflowReadyPause
 		if a.Action == store.ActionStop {
 			state = model.WorkflowReadyStop
@@ -61,7 +62,7 @@ func (r *runner) onAction(ctx context.Context, a store.Action) {
 				}
 			}
 		}
-		r.note(ctx, string(a.Action), 0, fmt.Sprintf("%sping: %d task(s) still running", a.Action, r.active))
+		r.note(ctx, string(a.Action), 0, fmt.Sprintf("%sping: %d task(s) still running", a.Action, r.flow.Active()))
 	case store.ActionKill:
 		t := r.byID(a.TaskInstanceID)
 		if t == nil {
@@ -198,24 +199,15 @@ func (r *runner) killOnWorker(ctx context.Context, t *model.TaskInstance) {
 
 // forgive undoes the failure of name after force_success and lets its
 // downstream run.
-func (r *runner) forgive(name string) {
-	for i, f := range r.failed {
-		if f == name {
-			r.failed = append(r.failed[:i], r.failed[i+1:]...)
-			break
-		}
-	}
-	if len(r.failed) == 0 {
-		r.halted = false
-	}
-	if r.halted || r.halt != "" {
-		return
-	}
-	for _, next := range r.graph.ReadyAfter(name, r.succeeded) {
-		if !r.submitted[next] {
-			r.submitted[next] = true
-			r.pending = append(r.pending, next)
-		}
+func (r *runner) forgive(name string) { r.apply(r.flow.Forgive(name)) }
+
+// setHalt records a pause or stop, for the runner and its machine.
+func (r *runner) setHalt(a store.ActionKind) {
+	r.halt = a
+	if a == store.ActionStop {
+		r.flow.Halt(flow.Stop)
+	} else {
+		r.flow.Halt(flow.Pause)
 	}
 }
 

@@ -67,6 +67,7 @@ type Master struct {
 	reg     registry.Registry
 	elector registry.Elector
 	box     *secret.Box // opens secret params for dispatches
+	logic   masterTasks // master-placed types that finish later (nil: not supported; master/logic.go)
 
 	server *remote.Server
 	client *remote.Client

@@ -44,9 +44,9 @@ func (r *runner) rebuild(ctx context.Context) bool {
 	}
 	switch r.inst.State {
 	case model.WorkflowReadyPause:
-		r.halt = store.ActionPause // its master died while pausing: finish the pause
+		r.setHalt(store.ActionPause) // its master died while pausing: finish the pause
 	case model.WorkflowReadyStop:
-		r.halt = store.ActionStop
+		r.setHalt(store.ActionStop)
 	}
 	switch r.mode {
 	case store.ActionRerun:
@@ -62,30 +62,32 @@ func (r *runner) rebuild(ctx context.Context) bool {
 	}
 	inflight := map[string][]*model.TaskInstance{}
 	var requeue, unpause []*model.TaskInstance
-	delayed := 0
+	var again []string
 	for name, t := range r.latest {
 		r.names[t.ID] = name
-		r.submitted[name] = true
+		if !r.graph.Has(name) {
+			continue
+		}
+		next, _ := r.branch(t)
+		r.flow.Restore(name, t.State, t.Attempt, t.RetryBase, next)
 		switch t.State {
-		case model.TaskSucceeded, model.TaskForcedSuccess:
 		case model.TaskPaused:
-			if r.mode == store.ActionResume {
-				unpause = append(unpause, t)
-			}
-		case model.TaskKilled, model.TaskFailed:
-			if t.State == model.TaskKilled && r.mode == store.ActionResume {
-				r.again = append(r.again, name) // resume: a killed task gets a new attempt
+			if r.mode != store.ActionResume {
 				continue
 			}
-			r.failed = append(r.failed, name)
-			if r.def.wf.FailureStrategy != string(model.FailureContinue) {
-				r.halted = true
+			if r.def.types[name].def.Decide != nil {
+				again = append(again, name) // decided anew as it is written
+				continue
+			}
+			unpause = append(unpause, t)
+		case model.TaskKilled:
+			if r.mode == store.ActionResume {
+				again = append(again, name) // resume: a killed task gets a new attempt
 			}
 		case model.TaskNeedFaultTolerance:
-			r.again = append(r.again, name)
+			again = append(again, name)
 		case model.TaskDelayed:
 			// The retry clock runs from the failed attempt's end, as written.
-			delayed++
 			at := time.Now()
 			if prev := ends[name]; prev != nil {
 				at = retryAt(prev, r.def.tasks[name].RetryInterval.D())
@@ -98,9 +100,10 @@ func (r *runner) rebuild(ctx context.Context) bool {
 			r.watchTimeout(t)
 		}
 	}
-	r.active = len(requeue) + delayed
+	for _, name := range again {
+		r.apply(r.flow.RunAgain(name))
+	}
 	for host, ts := range inflight {
-		r.active += len(ts)
 		lost := r.lostOn(ctx, host, ts)
 		if len(lost) == 0 {
 			continue
@@ -134,8 +137,8 @@ func (r *runner) rebuild(ctx context.Context) bool {
 		for _, t := range unpause {
 			if contains(changed, t.ID) {
 				t.State = model.TaskSubmitted
+				r.flow.Resubmit(t.Name)
 				requeue = append(requeue, t)
-				r.active++
 			}
 		}
 	}
@@ -153,17 +156,10 @@ func (r *runner) rebuild(ctx context.Context) bool {
 			}
 		}
 	} else {
-		r.queue(ctx, requeue...)
+		r.launch(ctx, requeue...)
 	}
-	if !r.halted {
-		for _, name := range r.graph.TopoOrder() {
-			if !r.submitted[name] && r.graph.Ready(name, r.succeeded) {
-				r.submitted[name] = true
-				r.pending = append(r.pending, name)
-			}
-		}
-	}
-	r.log.Info("workflow instance recovered", zap.Int("tasks", len(r.latest)), zap.Int("in_flight", r.active),
+	r.apply(r.flow.Start())
+	r.log.Info("workflow instance recovered", zap.Int("tasks", len(r.latest)), zap.Int("in_flight", r.flow.Active()),
 		zap.Int("queued_again", len(requeue)), zap.Int("run_again", len(r.again)), zap.Int("ready", len(r.pending)))
 	return true
 }

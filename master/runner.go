@@ -18,6 +18,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/common/tasktype"
+	"github.com/beluga-scheduler/beluga/master/flow"
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
 
@@ -32,19 +33,16 @@ type runner struct {
 	graph *dag.Graph       // the tasks this instance runs: all, or a run's start nodes and scope
 	mode  store.ActionKind // "start": a new instance; else rebuild from the DB (see startInstanceMode)
 
-	latest    map[string]*model.TaskInstance // by task name
-	names     map[int64]string               // task instance id -> task name
-	submitted map[string]bool                // a task is submitted once, however many upstreams it has
-	pending   []string                       // ready, to be written and queued
-	again     []string                       // lost attempts (need_fault_tolerance) to run anew
-	retries   []string                       // failed attempts with retries left
-	active    int                            // submitted and not finished
-	failed    []string
-	whyFailed map[string]string // failed tasks the worker did not run: why
-	halted    bool              // failure strategy end: submit nothing more
-	halt      store.ActionKind  // pause or stop requested: nothing new runs
-	prevOf    map[string]int64  // rerun: the attempt a new submission supersedes
-	nextOf    map[string]int    // rerun: the attempt number a new submission gets
+	latest  map[string]*model.TaskInstance // by task name
+	names   map[int64]string               // task instance id -> task name
+	flow    *flow.Flow                     // the decisions (master/flow); this goroutine applies them
+	pending []string                       // ready, to be written and queued
+	again   []string                       // lost attempts (need_fault_tolerance) to run anew
+	retries []string                       // failed attempts with retries left
+	skip    []string                       // branches not taken: written skipped, never run
+	halt    store.ActionKind               // pause or stop requested: nothing new runs
+	prevOf  map[string]int64               // rerun: the attempt a new submission supersedes
+	nextOf  map[string]int                 // rerun: the attempt number a new submission gets
 
 	events    *mailbox[taskEvent]
 	deadlines *mailbox[deadline]
@@ -98,11 +96,14 @@ func newDefinition(raw []byte) (*definition, error) {
 }
 
 func newRunner(t *term, inst model.WorkflowInstance, def *definition, mode store.ActionKind) *runner {
-	return &runner{t: t, inst: inst, def: def, mode: mode, prevOf: map[string]int64{}, nextOf: map[string]int{},
+	r := &runner{t: t, inst: inst, def: def, mode: mode, prevOf: map[string]int64{}, nextOf: map[string]int{},
 		actions: newMailbox[store.Action](),
 		log:     t.log.Named("runner").With(zap.Int64("workflow_instance_id", inst.ID), zap.String("workflow", inst.Workflow)),
-		latest:  map[string]*model.TaskInstance{}, names: map[int64]string{}, submitted: map[string]bool{},
+		latest:  map[string]*model.TaskInstance{}, names: map[int64]string{},
 		events: newMailbox[taskEvent](), deadlines: newMailbox[deadline](), done: make(chan struct{})}
+	r.graph = def.graph
+	r.flow = r.newFlow(def.graph) // run makes it anew over the run's sub-graph
+	return r
 }
 
 func (r *runner) run(ctx context.Context) {
@@ -117,17 +118,19 @@ func (r *runner) run(ctx context.Context) {
 		if err != nil {
 			// The API checks start nodes against the version it runs; a bad
 			// pair here ends the instance rather than guessing.
-			r.failed = append(r.failed, "start nodes: "+err.Error())
+			r.flow = r.newFlow(r.def.graph)
+			r.flow.Fail("start nodes: " + err.Error())
 			r.finish(ctx)
 			return
 		}
 	}
+	r.flow = r.newFlow(r.graph)
 	if r.mode != "start" {
 		if !r.rebuild(ctx) {
 			return
 		}
 	} else {
-		r.pending = append(r.pending, r.graph.Roots()...)
+		r.apply(r.flow.Start())
 	}
 	if to := r.def.wf.Timeout.D(); to > 0 && r.inst.StartTime != nil {
 		r.t.wheel.Add(deadline{When: r.inst.StartTime.Add(to), Kind: workflowTimeout, WorkflowID: r.inst.ID})
@@ -135,7 +138,7 @@ func (r *runner) run(ctx context.Context) {
 	if !r.flush(ctx) {
 		return
 	}
-	for r.active > 0 {
+	for r.flow.Active() > 0 {
 		select {
 		case <-ctx.Done():
 			return // the instance stays running in the DB; recovery resumes it
@@ -159,6 +162,28 @@ func (r *runner) run(ctx context.Context) {
 	r.finish(ctx)
 }
 
+// newFlow makes the instance's state machine over g.
+func (r *runner) newFlow(g *dag.Graph) *flow.Flow {
+	specs := make(map[string]flow.Task, len(r.def.tasks))
+	for name, t := range r.def.tasks {
+		def := r.def.types[name].def
+		retries := t.Retries
+		if def.Decide != nil {
+			retries = 0 // a decision is the same every time
+		}
+		specs[name] = flow.Task{Retries: retries, HandlesFailure: def.HandlesFailure}
+	}
+	return flow.New(g, specs, r.def.wf.FailureStrategy == string(model.FailureContinue))
+}
+
+// apply queues the machine's decisions for the next flush.
+func (r *runner) apply(d flow.Decisions) {
+	r.pending = append(r.pending, d.Submit...)
+	r.again = append(r.again, d.Again...)
+	r.retries = append(r.retries, d.Retry...)
+	r.skip = append(r.skip, d.Skip...)
+}
+
 func (r *runner) onTask(ev taskEvent) {
 	name, ok := r.names[ev.TaskInstanceID]
 	if !ok || r.latest[name].ID != ev.TaskInstanceID || r.latest[name].State.Finished() {
@@ -177,45 +202,30 @@ func (r *runner) onTask(ev taskEvent) {
 	if ev.State.Success() && ev.Outputs != nil {
 		t.Outputs = ev.Outputs // downstream tasks see them (upstreamOutputs)
 	}
-	r.active--
-	if ev.State == model.TaskNeedFaultTolerance {
-		// Its worker is gone: the same task runs again as a new attempt.
-		r.again = append(r.again, name)
-		return
-	}
+	fe := flow.Event{Name: name, State: ev.State, Why: ev.Why}
 	if ev.State.Success() {
-		if r.halted || r.halt == store.ActionStop {
-			return
+		fe.Branch, fe.Branched = r.branch(t)
+	}
+	r.apply(r.flow.Finished(fe))
+}
+
+// branch is what a branching task (conditions, switch) chose, as recorded
+// in its outputs; ok false for any other task.
+func (r *runner) branch(t *model.TaskInstance) ([]string, bool) {
+	if r.def.types[t.Name].def.Decide == nil {
+		return nil, false
+	}
+	next, ok := t.Outputs[tasktype.BranchNext]
+	if !ok {
+		return nil, false // forced to succeed without deciding: every branch runs
+	}
+	out := []string{}
+	for _, n := range strings.Split(next, ",") {
+		if n != "" {
+			out = append(out, n)
 		}
-		for _, next := range r.graph.ReadyAfter(name, r.succeeded) {
-			if !r.submitted[next] {
-				r.submitted[next] = true
-				r.pending = append(r.pending, next)
-			}
-		}
-		return
 	}
-	if ev.State == model.TaskFailed && retriesLeft(t, r.def.tasks[name].Retries) && r.halt != store.ActionStop {
-		// Retries left: the next attempt is written at once (delayed) and
-		// submitted by the state wheel when the interval has passed (while
-		// pausing, it is written paused). A killed or stopped task is never
-		// retried.
-		r.retries = append(r.retries, name)
-		return
-	}
-	r.failed = append(r.failed, name)
-	if ev.Why != "" {
-		if r.whyFailed == nil {
-			r.whyFailed = map[string]string{}
-		}
-		r.whyFailed[name] = ev.Why
-	}
-	if r.def.wf.FailureStrategy != string(model.FailureContinue) {
-		r.halted = true
-		r.pending = r.pending[:0]
-	}
-	// Under continue, nothing downstream of the failure becomes ready, while
-	// independent branches go on.
+	return out, true
 }
 
 // retriesLeft reports whether failed attempt t may be retried: its budget
@@ -223,11 +233,6 @@ func (r *runner) onTask(ev taskEvent) {
 // rerun or recover_failed started), as recorded on the row.
 func retriesLeft(t *model.TaskInstance, retries int) bool {
 	return t.Attempt-max(t.RetryBase, 1) < retries
-}
-
-func (r *runner) succeeded(name string) bool {
-	t := r.latest[name]
-	return t != nil && t.State.Success()
 }
 
 // flush writes the tasks that became ready, lost attempts to run anew and
@@ -239,7 +244,7 @@ func (r *runner) flush(ctx context.Context) bool {
 	// A dry run's tasks end as they are written, and a task whose dispatch
 	// cannot be built fails at once; either can make more ready (or a retry
 	// due): write those too, until nothing is left.
-	for len(r.pending) > 0 || len(r.again) > 0 || len(r.retries) > 0 {
+	for len(r.pending) > 0 || len(r.again) > 0 || len(r.retries) > 0 || len(r.skip) > 0 {
 		if !r.flushOnce(ctx) {
 			return false
 		}
@@ -253,8 +258,7 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 	var prev []int64
 	due := map[*model.TaskInstance]time.Time{}
 	dryWhy := map[*model.TaskInstance]string{}
-	for _, name := range r.pending {
-		r.submitted[name] = true
+	first := func(name string) *model.TaskInstance {
 		attempt := 1
 		if n, ok := r.nextOf[name]; ok { // a rerun: the old attempt is superseded now
 			attempt = n
@@ -262,7 +266,17 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 			delete(r.nextOf, name)
 			delete(r.prevOf, name)
 		}
-		tasks = append(tasks, r.newAttempt(name, attempt, attempt, now)) // a new budget
+		return r.newAttempt(name, attempt, attempt, now) // a new budget
+	}
+	for _, name := range r.pending {
+		tasks = append(tasks, first(name))
+	}
+	// Skipped tasks are written finished and never reach a worker.
+	var skipped []*model.TaskInstance
+	for _, name := range r.skip {
+		t := first(name)
+		t.State, t.StartTime, t.EndTime = model.TaskSkipped, &now, &now
+		skipped = append(skipped, t)
 	}
 	for _, name := range r.again {
 		old := r.latest[name]
@@ -280,6 +294,7 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 		tasks = append(tasks, t)
 	}
 	failNow := map[*model.TaskInstance]string{}
+	decided := map[*model.TaskInstance]bool{} // branching tasks, finished as written
 	for _, t := range tasks {
 		if r.halt != "" {
 			break // held: resolved when it is resumed
@@ -291,6 +306,12 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 		}
 		delete(env, params.TaskInstanceID) // not known yet; inputs adds it
 		t.Params = env
+		if r.def.types[t.Name].def.Decide != nil {
+			decided[t] = true
+			if why := r.decide(t, now); why != "" {
+				failNow[t] = why
+			}
+		}
 	}
 	if r.halt != "" {
 		// Pausing: what became ready is recorded paused and starts on
@@ -311,7 +332,7 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 			delete(due, t)
 		}
 		for _, t := range tasks {
-			if _, failed := failNow[t]; failed || !r.inst.DryRun {
+			if _, failed := failNow[t]; failed || !r.inst.DryRun || decided[t] {
 				continue
 			}
 			// What a dry run of a task does is its type's (DryRun on the seam).
@@ -330,32 +351,39 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 		}
 	}
 	if leaderWrite(ctx, r.log, "write submitted tasks", r.t.fenced, func() error {
-		return r.t.store.InsertAttempts(ctx, prev, tasks)
+		return r.t.store.InsertAttempts(ctx, prev, append(tasks, skipped...))
 	}) != written {
 		return false
 	}
+	for _, t := range skipped {
+		r.latest[t.Name] = t
+		r.names[t.ID] = t.Name
+	}
 	var items []*model.TaskInstance
+	var held []*model.TaskInstance
 	for _, t := range tasks {
 		r.latest[t.Name] = t
 		r.names[t.ID] = t.Name
 		if t.State == model.TaskPaused || t.State == model.TaskKilled {
-			continue // held by a pause or stop: not active
-		}
-		if _, failed := failNow[t]; failed || t.DryRun {
-			r.active++ // counted, then finished at once below
+			held = append(held, t) // held by a pause or stop: ended for the machine below
 			continue
 		}
-		r.active++
+		if _, failed := failNow[t]; failed || t.DryRun || decided[t] {
+			continue // finished at once below
+		}
 		if at, delayed := due[t]; delayed {
 			r.t.wheel.Add(deadline{When: at, Kind: retryDue, WorkflowID: r.inst.ID, TaskInstanceID: t.ID})
 			continue
 		}
 		items = append(items, t)
 	}
-	r.pending, r.again, r.retries = r.pending[:0], r.again[:0], r.retries[:0]
-	r.queue(ctx, items...)
+	r.pending, r.again, r.retries, r.skip = r.pending[:0], r.again[:0], r.retries[:0], r.skip[:0]
+	for _, t := range held {
+		r.apply(r.flow.Finished(flow.Event{Name: t.Name, State: t.State}))
+	}
+	r.launch(ctx, items...)
 	for _, t := range tasks {
-		if _, failed := failNow[t]; failed || t.DryRun {
+		if _, failed := failNow[t]; failed || t.DryRun || decided[t] {
 			state := t.State
 			t.State = model.TaskSubmitted // so onTask takes it as news
 			r.onTask(taskEvent{TaskInstanceID: t.ID, State: state, StartTime: now, EndTime: now, Why: dryWhy[t], Outputs: t.Outputs})
@@ -428,7 +456,7 @@ func (r *runner) onDeadline(ctx context.Context, d deadline) {
 			return
 		}
 		t.State = model.TaskSubmitted
-		r.queue(ctx, t)
+		r.launch(ctx, t)
 	case taskTimeout:
 		if t.State != model.TaskRunning {
 			return
@@ -522,8 +550,8 @@ func (r *runner) upstreamOutputs(name string) (map[string]string, error) {
 			seen[u] = true
 			next = append(next, r.def.graph.Upstream(u)...)
 			t := r.latest[u]
-			if t == nil {
-				continue
+			if t == nil || r.def.types[u].def.Decide != nil {
+				continue // a branching task's outputs show its choice; they pass nothing on
 			}
 			for _, k := range slices.Sorted(maps.Keys(t.Outputs)) {
 				v := t.Outputs[k]
@@ -607,25 +635,7 @@ func killAfter(ts *spec.Task) time.Duration {
 }
 
 func (r *runner) finish(ctx context.Context) {
-	state, reason := model.WorkflowSucceeded, ""
-	paused := false
-	for _, t := range r.latest {
-		paused = paused || t.State == model.TaskPaused
-	}
-	switch {
-	case r.halt == store.ActionStop:
-		state, reason = model.WorkflowStopped, "stopped"
-	case r.halt == store.ActionPause && paused:
-		state, reason = model.WorkflowPaused, "paused"
-	case len(r.failed) > 0:
-		state, reason = model.WorkflowFailed, fmt.Sprintf("task %s failed", r.failed[0])
-		if len(r.failed) > 1 {
-			reason = fmt.Sprintf("tasks %v failed", r.failed)
-		}
-		if why := r.whyFailed[r.failed[0]]; why != "" {
-			reason += fmt.Sprintf(" (%s: %s)", r.failed[0], why)
-		}
-	}
+	state, reason := r.flow.End()
 	end := time.Now().UTC()
 	// Fenced out: not finished here; the term logs once that it lost.
 	if leaderWrite(ctx, r.log, "record instance end", r.t.fenced, func() error {

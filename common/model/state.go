@@ -52,13 +52,16 @@ const (
 	TaskNeedFaultTolerance TaskState = "need_fault_tolerance"
 	TaskDelayed            TaskState = "delayed"
 	TaskForcedSuccess      TaskState = "forced_success"
+	// TaskSkipped: a branch not taken (conditions, switch), or a task all of
+	// whose upstreams were skipped. It never reaches a worker.
+	TaskSkipped TaskState = "skipped"
 )
 
 // Finished reports whether the attempt has ended and will not change again on
 // its own.
 func (s TaskState) Finished() bool {
 	switch s {
-	case TaskSucceeded, TaskFailed, TaskKilled, TaskForcedSuccess, TaskPaused, TaskNeedFaultTolerance:
+	case TaskSucceeded, TaskFailed, TaskKilled, TaskForcedSuccess, TaskPaused, TaskNeedFaultTolerance, TaskSkipped:
 		return true
 	}
 	return false
@@ -71,7 +74,7 @@ func (s TaskState) Success() bool { return s == TaskSucceeded || s == TaskForced
 func (s TaskState) Valid() bool {
 	switch s {
 	case TaskSubmitted, TaskDispatched, TaskRunning, TaskSucceeded, TaskFailed, TaskKilled,
-		TaskPaused, TaskNeedFaultTolerance, TaskDelayed, TaskForcedSuccess:
+		TaskPaused, TaskNeedFaultTolerance, TaskDelayed, TaskForcedSuccess, TaskSkipped:
 		return true
 	}
 	return false

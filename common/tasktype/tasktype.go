@@ -44,6 +44,9 @@ type Inputs struct {
 	WorkflowInstanceID int64
 	Task               string
 	Params             map[string]string
+	// Upstreams is, for Decide, the state of the latest attempt of each
+	// direct upstream in this run ("succeeded", "failed", "skipped", ...).
+	Upstreams map[string]string
 	// Datasource looks up a managed datasource by name (the master reads
 	// it from the database at each dispatch); nil where there is none to
 	// read, and an error naming it when it does not exist.
@@ -64,6 +67,16 @@ type Datasource struct {
 	PasswordSealed string            `json:"password_sealed,omitempty"`
 	Params         map[string]string `json:"params,omitempty"`
 }
+
+// Branch is what a branching type decided.
+type Branch struct {
+	Next    []string          // the direct downstreams that run
+	Outputs map[string]string // shown on the task (what it chose and saw)
+}
+
+// BranchNext is the output under which the runner records a branching
+// task's choice (comma-separated task names), so a rebuild reads it back.
+const BranchNext = "next"
 
 // Job is one attempt as a worker-side executor sees it.
 type Job struct {
@@ -108,6 +121,21 @@ type Def struct {
 	// spec naming one that does not exist is refused when applied, and a
 	// datasource in use by a workflow's latest version is not deleted.
 	Datasource func(s Spec) string
+
+	// Master side, branching types (conditions, switch): decided in the
+	// runner as the task is written, never dispatched.
+
+	// Decide chooses which direct downstreams run (the others are
+	// skipped) and what the task shows as its outputs. An error fails the
+	// task with its text.
+	Decide func(s Spec, in Inputs) (Branch, error)
+	// Next lists every task the spec names as a branch; each must exist
+	// and depend on the task (checked when the spec is applied).
+	Next func(s Spec) []string
+	// HandlesFailure: the task runs once its upstreams end, failed or
+	// not; a failure that flows only into such tasks does not fail the
+	// instance (conditions).
+	HandlesFailure bool
 
 	// Worker side: exactly one of Argv and Run for a Worker type.
 
