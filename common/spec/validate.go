@@ -182,6 +182,7 @@ func (v *validator) tasks(tasks []Task) {
 			edges = edges[:n] // a duplicate or unnamed task is not a node
 		}
 	}
+	v.branches(tasks, first)
 	// The graph gets only names that resolve, so a cycle is still found when
 	// there are other problems. dag owns cycle detection for the whole project.
 	if _, err := dag.New(nodes, edges); err != nil {
@@ -190,6 +191,31 @@ func (v *validator) tasks(tasks []Task) {
 			v.addf("%s", ce.Error())
 		} else {
 			v.addf("%v", err) // cannot happen: names were checked above
+		}
+	}
+}
+
+// branches checks the tasks a branching type (conditions, switch) names:
+// each must exist and be a direct downstream (depend on the branching task).
+func (v *validator) branches(tasks []Task, first map[string]int) {
+	for i := range tasks {
+		t := &tasks[i]
+		def, ok := tasktype.Lookup(t.Type)
+		if !ok || def.Next == nil {
+			continue
+		}
+		s, problems := def.Decode(t.TypeFields())
+		if len(problems) > 0 {
+			continue // reported by task
+		}
+		for _, n := range def.Next(s) {
+			j, exists := first[n]
+			switch {
+			case !exists:
+				v.addf("%s: branch names unknown task %q", taskLabel(i, t), n)
+			case !slices.Contains(tasks[j].DependsOn, t.Name):
+				v.addf("%s: branch names task %q, which is not a direct downstream (add depends_on: [%s] to it)", taskLabel(i, t), n, t.Name)
+			}
 		}
 	}
 }

@@ -286,3 +286,18 @@ func (d *Def) Decode(fields map[string]json.RawMessage) (Spec, []string) {
 	}
 	return s, nil
 }
+
+// CheckNames checks a branching type's list of task names (field names
+// the list in a problem): each present, once.
+func CheckNames(field string, names []string) []string {
+	var problems []string
+	for i, n := range names {
+		switch {
+		case strings.TrimSpace(n) == "":
+			problems = append(problems, fmt.Sprintf("%s[%d]: empty task name", field, i))
+		case slices.Contains(names[:i], n):
+			problems = append(problems, fmt.Sprintf("%s lists %q twice", field, n))
+		}
+	}
+	return problems
+}

@@ -79,15 +79,15 @@ type task struct {
 // Flow is one instance's machine. It is not safe for concurrent use: one
 // goroutine (the runner) owns it.
 type Flow struct {
-	g        *dag.Graph
-	specs    map[string]Task
-	cont     bool // failure_strategy continue
-	ts       map[string]*task
-	failed   []string
-	why      map[string]string
-	halted   bool // failure_strategy end after a failure: nothing more submitted
-	halt     Halt
-	active   int // tasks submitted and not ended
+	g      *dag.Graph
+	specs  map[string]Task
+	cont   bool // failure_strategy continue
+	ts     map[string]*task
+	failed []string
+	why    map[string]string
+	halted bool // failure_strategy end after a failure: nothing more submitted
+	halt   Halt
+	active int // tasks submitted and not ended
 }
 
 // New makes the machine of graph g (the instance's whole DAG or its

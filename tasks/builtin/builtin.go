@@ -4,10 +4,12 @@ package builtin
 
 import (
 	"github.com/beluga-scheduler/beluga/common/tasktype"
+	"github.com/beluga-scheduler/beluga/tasks/conditions"
 	"github.com/beluga-scheduler/beluga/tasks/http"
 	"github.com/beluga-scheduler/beluga/tasks/python"
 	"github.com/beluga-scheduler/beluga/tasks/shell"
 	"github.com/beluga-scheduler/beluga/tasks/sql"
+	switchtask "github.com/beluga-scheduler/beluga/tasks/switch"
 )
 
 func init() {
@@ -15,4 +17,6 @@ func init() {
 	tasktype.Register(python.Type)
 	tasktype.Register(http.Type)
 	tasktype.Register(sql.Type)
+	tasktype.Register(conditions.Type)
+	tasktype.Register(switchtask.Type)
 }

@@ -1,0 +1,356 @@
+package flow
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/beluga-scheduler/beluga/common/dag"
+	"github.com/beluga-scheduler/beluga/common/model"
+)
+
+// graph builds a DAG from "a>b" edges and lone nodes ("c").
+func graph(t *testing.T, spec ...string) *dag.Graph {
+	t.Helper()
+	var nodes []string
+	var edges [][2]string
+	add := func(n string) {
+		if !slices.Contains(nodes, n) {
+			nodes = append(nodes, n)
+		}
+	}
+	for _, s := range spec {
+		var a, b string
+		if n, _ := fmt.Sscanf(s, "%1s>%1s", &a, &b); n == 2 {
+			add(a)
+			add(b)
+			edges = append(edges, [2]string{a, b})
+			continue
+		}
+		add(s)
+	}
+	g, err := dag.New(nodes, edges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func sorted(s []string) []string { s = slices.Clone(s); sort.Strings(s); return s }
+
+// step is one event and what the machine must decide on it.
+type step struct {
+	ev                         Event
+	submit, again, retry, skip []string
+}
+
+// TestTransitions checks the machine event by event.
+func TestTransitions(t *testing.T) {
+	ok := func(n string) Event { return Event{Name: n, State: model.TaskSucceeded} }
+	fail := func(n string) Event { return Event{Name: n, State: model.TaskFailed} }
+	branch := func(n string, next ...string) Event {
+		return Event{Name: n, State: model.TaskSucceeded, Branched: true, Branch: next}
+	}
+	cases := []struct {
+		name    string
+		edges   []string
+		specs   map[string]Task
+		cont    bool
+		start   []string
+		steps   []step
+		end     model.WorkflowState
+		reason  string
+		noEnd   bool // something still active after the steps
+		skipped []string
+	}{
+		{name: "chain", edges: []string{"a>b", "b>c"}, start: []string{"a"},
+			steps: []step{{ev: ok("a"), submit: []string{"b"}}, {ev: ok("b"), submit: []string{"c"}}, {ev: ok("c")}},
+			end:   model.WorkflowSucceeded},
+		{name: "join waits for both", edges: []string{"a>c", "b>c"}, start: []string{"a", "b"},
+			steps: []step{{ev: ok("a")}, {ev: ok("b"), submit: []string{"c"}}, {ev: ok("c")}},
+			end:   model.WorkflowSucceeded},
+		{name: "repeat event ignored", edges: []string{"a>b"}, start: []string{"a"},
+			steps: []step{{ev: ok("a"), submit: []string{"b"}}, {ev: ok("a")}, {ev: ok("b")}},
+			end:   model.WorkflowSucceeded},
+		{name: "failure ends", edges: []string{"a>b", "c"}, start: []string{"a", "c"},
+			steps: []step{{ev: fail("a")}, {ev: ok("c")}},
+			end:   model.WorkflowFailed, reason: "task a failed"},
+		{name: "failure continue runs the independent branch", edges: []string{"a>b", "c>d"}, cont: true, start: []string{"a", "c"},
+			steps: []step{{ev: fail("a")}, {ev: ok("c"), submit: []string{"d"}}, {ev: ok("d")}},
+			end:   model.WorkflowFailed},
+		{name: "failure end submits nothing more", edges: []string{"a>b", "c>d"}, start: []string{"a", "c"},
+			steps: []step{{ev: fail("a")}, {ev: ok("c")}},
+			end:   model.WorkflowFailed},
+		{name: "retries then success", edges: []string{"a>b"}, specs: map[string]Task{"a": {Retries: 2}}, start: []string{"a"},
+			steps: []step{{ev: fail("a"), retry: []string{"a"}}, {ev: fail("a"), retry: []string{"a"}}, {ev: ok("a"), submit: []string{"b"}}, {ev: ok("b")}},
+			end:   model.WorkflowSucceeded},
+		{name: "retries exhausted", edges: []string{"a"}, specs: map[string]Task{"a": {Retries: 1}}, start: []string{"a"},
+			steps: []step{{ev: fail("a"), retry: []string{"a"}}, {ev: fail("a")}},
+			end:   model.WorkflowFailed},
+		{name: "killed is not retried", edges: []string{"a"}, specs: map[string]Task{"a": {Retries: 3}}, start: []string{"a"},
+			steps: []step{{ev: Event{Name: "a", State: model.TaskKilled}}},
+			end:   model.WorkflowFailed},
+		{name: "lost task runs again", edges: []string{"a>b"}, start: []string{"a"},
+			steps: []step{{ev: Event{Name: "a", State: model.TaskNeedFaultTolerance}, again: []string{"a"}}, {ev: ok("a"), submit: []string{"b"}}, {ev: ok("b")}},
+			end:   model.WorkflowSucceeded},
+		{name: "conditions on success skips on_failure and what only it leads to",
+			edges: []string{"a>c", "c>s", "c>f", "f>g"}, specs: map[string]Task{"c": {HandlesFailure: true}}, start: []string{"a"},
+			steps: []step{{ev: ok("a"), submit: []string{"c"}}, {ev: branch("c", "s"), submit: []string{"s"}, skip: []string{"f", "g"}}, {ev: ok("s")}},
+			end:   model.WorkflowSucceeded, skipped: []string{"f", "g"}},
+		{name: "conditions handles a failure: the instance succeeds",
+			edges: []string{"a>c", "c>s", "c>f"}, specs: map[string]Task{"c": {HandlesFailure: true}}, start: []string{"a"},
+			steps: []step{{ev: fail("a"), submit: []string{"c"}}, {ev: branch("c", "f"), submit: []string{"f"}, skip: []string{"s"}}, {ev: ok("f")}},
+			end:   model.WorkflowSucceeded},
+		{name: "conditions failure branch fails: the instance fails",
+			edges: []string{"a>c", "c>s", "c>f"}, specs: map[string]Task{"c": {HandlesFailure: true}}, start: []string{"a"},
+			steps: []step{{ev: fail("a"), submit: []string{"c"}}, {ev: branch("c", "f"), submit: []string{"f"}, skip: []string{"s"}}, {ev: fail("f")}},
+			end:   model.WorkflowFailed, reason: "task f failed"},
+		{name: "a failure also flowing to a plain task is not handled",
+			edges: []string{"a>c", "a>p", "c>s"}, specs: map[string]Task{"c": {HandlesFailure: true}}, start: []string{"a"},
+			steps: []step{{ev: fail("a")}},
+			end:   model.WorkflowFailed},
+		{name: "join after a switch runs with one branch taken",
+			edges: []string{"w>x", "w>y", "x>j", "y>j"}, start: []string{"w"},
+			steps: []step{{ev: branch("w", "x"), submit: []string{"x"}, skip: []string{"y"}}, {ev: ok("x"), submit: []string{"j"}}, {ev: ok("j")}},
+			end:   model.WorkflowSucceeded, skipped: []string{"y"}},
+		{name: "a branch choosing none skips all, and the join after",
+			edges: []string{"w>x", "w>y", "x>j", "y>j"}, start: []string{"w"},
+			steps: []step{{ev: branch("w"), skip: []string{"x", "j", "y"}}},
+			end:   model.WorkflowSucceeded, skipped: []string{"x", "y", "j"}},
+		{name: "a task with a taken upstream and a skipped one runs",
+			edges: []string{"w>x", "w>y", "a>y"}, start: []string{"w", "a"},
+			steps: []step{{ev: branch("w", "x"), submit: []string{"x"}}, {ev: ok("a"), submit: []string{"y"}}, {ev: ok("x")}, {ev: ok("y")}},
+			end:   model.WorkflowSucceeded},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := New(graph(t, c.edges...), c.specs, c.cont)
+			d := f.Start()
+			if !slices.Equal(sorted(d.Submit), sorted(c.start)) {
+				t.Fatalf("start submits %v, want %v", d.Submit, c.start)
+			}
+			for i, s := range c.steps {
+				d := f.Finished(s.ev)
+				for _, cmp := range []struct {
+					what      string
+					got, want []string
+				}{{"submit", d.Submit, s.submit}, {"again", d.Again, s.again}, {"retry", d.Retry, s.retry}, {"skip", d.Skip, s.skip}} {
+					if !slices.Equal(sorted(cmp.got), sorted(cmp.want)) {
+						t.Fatalf("step %d (%s %s): %s %v, want %v", i+1, s.ev.Name, s.ev.State, cmp.what, cmp.got, cmp.want)
+					}
+				}
+			}
+			if f.Active() != 0 {
+				t.Fatalf("%d task(s) still active", f.Active())
+			}
+			state, reason := f.End()
+			if state != c.end || (c.reason != "" && reason != c.reason) {
+				t.Fatalf("ends %s (%q), want %s (%q)", state, reason, c.end, c.reason)
+			}
+			for _, n := range c.skipped {
+				if f.State(n) != model.TaskSkipped {
+					t.Fatalf("%s is %q, want skipped", n, f.State(n))
+				}
+			}
+		})
+	}
+}
+
+// TestForgive: force_success of the failure that ended the instance lets
+// its downstream run and the instance succeed.
+func TestForgive(t *testing.T) {
+	f := New(graph(t, "a>b"), nil, false)
+	f.Start()
+	f.Finished(Event{Name: "a", State: model.TaskFailed})
+	if d := f.Forgive("a"); !slices.Equal(d.Submit, []string{"b"}) {
+		t.Fatalf("forgive submits %v, want [b]", d.Submit)
+	}
+	f.Finished(Event{Name: "b", State: model.TaskSucceeded})
+	if s, _ := f.End(); s != model.WorkflowSucceeded {
+		t.Fatalf("ends %s", s)
+	}
+}
+
+// TestHalts: a stop submits and retries nothing; a pause still decides
+// (the owner writes those paused) and ends paused.
+func TestHalts(t *testing.T) {
+	f := New(graph(t, "a>b", "c"), map[string]Task{"c": {Retries: 2}}, false)
+	f.Start()
+	f.Halt(Stop)
+	if d := f.Finished(Event{Name: "a", State: model.TaskSucceeded}); !d.Empty() {
+		t.Fatalf("stopping, a success decided %+v", d)
+	}
+	if d := f.Finished(Event{Name: "c", State: model.TaskFailed}); !d.Empty() {
+		t.Fatalf("stopping, a failure with retries decided %+v", d)
+	}
+	if s, _ := f.End(); s != model.WorkflowStopped {
+		t.Fatalf("ends %s", s)
+	}
+
+	f = New(graph(t, "a>b"), nil, false)
+	f.Start()
+	f.Halt(Pause)
+	d := f.Finished(Event{Name: "a", State: model.TaskSucceeded})
+	if !slices.Equal(d.Submit, []string{"b"}) {
+		t.Fatalf("pausing, a success decided %+v", d)
+	}
+	f.Finished(Event{Name: "b", State: model.TaskPaused}) // written paused by the owner
+	if s, _ := f.End(); s != model.WorkflowPaused || f.Active() != 0 {
+		t.Fatalf("ends %s with %d active", s, f.Active())
+	}
+}
+
+// TestRestore: a rebuild from recorded states submits what became ready
+// while no runner watched, and runs lost tasks again.
+func TestRestore(t *testing.T) {
+	f := New(graph(t, "a>b", "c>d", "e"), nil, false)
+	f.Restore("a", model.TaskSucceeded, 1, 1, nil)
+	f.Restore("c", model.TaskRunning, 1, 1, nil)
+	f.Restore("e", model.TaskNeedFaultTolerance, 1, 1, nil)
+	d := f.RunAgain("e")
+	d.add(f.Start())
+	if !slices.Equal(d.Submit, []string{"b"}) || !slices.Equal(d.Again, []string{"e"}) || f.Active() != 3 {
+		t.Fatalf("decided %+v with %d active", d, f.Active())
+	}
+	// A restored branch: what it did not take is skipped.
+	f = New(graph(t, "w>x", "w>y"), nil, false)
+	f.Restore("w", model.TaskSucceeded, 1, 1, []string{"y"})
+	if d := f.Start(); !slices.Equal(d.Submit, []string{"y"}) || !slices.Equal(d.Skip, []string{"x"}) {
+		t.Fatalf("restored branch decided %+v", d)
+	}
+}
+
+// TestRandomDAGs is the property test: random DAGs (with conditions and
+// branching tasks) and random outcomes, under both failure strategies,
+// never submit a task twice, never end with a task active or (when the
+// instance succeeds) unfinished, and always end.
+func TestRandomDAGs(t *testing.T) {
+	for seed := uint64(1); seed <= 3000; seed++ {
+		rng := rand.New(rand.NewPCG(seed, seed*7919))
+		if err := randomRun(rng); err != "" {
+			t.Fatalf("seed %d: %s", seed, err)
+		}
+	}
+}
+
+func randomRun(rng *rand.Rand) string {
+	n := 1 + rng.IntN(14)
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("t%d", i)
+	}
+	var edges [][2]string
+	for j := 1; j < n; j++ {
+		for i := 0; i < j; i++ {
+			if rng.IntN(4) == 0 {
+				edges = append(edges, [2]string{names[i], names[j]})
+			}
+		}
+	}
+	g, err := dag.New(names, edges)
+	if err != nil {
+		return err.Error()
+	}
+	specs := map[string]Task{}
+	branching := map[string]bool{}
+	for _, nm := range names {
+		switch rng.IntN(5) {
+		case 0:
+			specs[nm] = Task{HandlesFailure: true} // conditions: also branches
+			branching[nm] = true
+		case 1:
+			branching[nm] = true // switch
+			specs[nm] = Task{}
+		default:
+			specs[nm] = Task{Retries: rng.IntN(3)}
+		}
+	}
+	f := New(g, specs, rng.IntN(2) == 0)
+	submits := map[string]int{}
+	skipped := map[string]bool{}
+	var queue []string // active tasks, in any order
+	take := func(d Decisions) string {
+		for _, s := range d.Submit {
+			if submits[s]++; submits[s] > 1 {
+				return "submitted twice: " + s
+			}
+			if skipped[s] {
+				return "submitted after it was skipped: " + s
+			}
+			queue = append(queue, s)
+		}
+		for _, s := range d.Skip {
+			if submits[s] > 0 || skipped[s] {
+				return "skipped after it was decided: " + s
+			}
+			skipped[s] = true
+		}
+		queue = append(queue, d.Again...)
+		queue = append(queue, d.Retry...)
+		return ""
+	}
+	if e := take(f.Start()); e != "" {
+		return e
+	}
+	halted := false
+	for steps := 0; len(queue) > 0; steps++ {
+		if steps > 10000 {
+			return "does not end"
+		}
+		if !halted && rng.IntN(60) == 0 {
+			halted = true
+			if rng.IntN(2) == 0 {
+				f.Halt(Stop)
+			} else {
+				f.Halt(Pause)
+			}
+		}
+		i := rng.IntN(len(queue))
+		name := queue[i]
+		queue = slices.Delete(queue, i, i+1)
+		ev := Event{Name: name}
+		switch r := rng.IntN(10); {
+		case r < 6:
+			ev.State = model.TaskSucceeded
+			if branching[name] {
+				ev.Branched = true
+				ev.Branch = []string{}
+				for _, d := range g.Downstream(name) {
+					if rng.IntN(2) == 0 {
+						ev.Branch = append(ev.Branch, d)
+					}
+				}
+			}
+		case r < 8:
+			ev.State = model.TaskFailed
+		case r < 9:
+			ev.State = model.TaskNeedFaultTolerance
+		default:
+			ev.State = model.TaskKilled
+		}
+		if e := take(f.Finished(ev)); e != "" {
+			return e
+		}
+	}
+	if f.Active() != 0 {
+		return fmt.Sprintf("nothing queued but %d active", f.Active())
+	}
+	state, reason := f.End()
+	if state == model.WorkflowSucceeded {
+		for _, nm := range names {
+			st := f.State(nm)
+			if !st.Finished() || st == model.TaskPaused || st == model.TaskNeedFaultTolerance {
+				return fmt.Sprintf("succeeded with %s %q", nm, st)
+			}
+			if (st == model.TaskFailed || st == model.TaskKilled) && !f.handled(nm) {
+				return fmt.Sprintf("succeeded with %s %s and not handled", nm, st)
+			}
+		}
+	}
+	if state == model.WorkflowFailed && reason == "" {
+		return "failed with no reason"
+	}
+	return ""
+}
