@@ -23,11 +23,14 @@ type Spec struct {
 
 // Type is the conditions task type.
 var Type = &tasktype.Def{
-	Name:           "conditions",
-	Placement:      tasktype.Master,
-	Spec:           func() tasktype.Spec { return &Spec{} },
-	Check:          func(s tasktype.Spec) []string { return check(s.(*Spec)) },
-	Next:           func(s tasktype.Spec) []string { sp := s.(*Spec); return append(slices.Clone(sp.OnSuccess), sp.OnFailure...) },
+	Name:      "conditions",
+	Placement: tasktype.Master,
+	Spec:      func() tasktype.Spec { return &Spec{} },
+	Check:     func(s tasktype.Spec) []string { return check(s.(*Spec)) },
+	Next: func(s tasktype.Spec) []string {
+		sp := s.(*Spec)
+		return append(slices.Clone(sp.OnSuccess), sp.OnFailure...)
+	},
 	Decide:         func(s tasktype.Spec, in tasktype.Inputs) (tasktype.Branch, error) { return decide(s.(*Spec), in), nil },
 	HandlesFailure: true,
 }

@@ -49,7 +49,9 @@ var Type = &tasktype.Def{
 		}
 		return append(out, sp.Default...)
 	},
-	Decide: func(s tasktype.Spec, in tasktype.Inputs) (tasktype.Branch, error) { return decide(s.(*Spec), in.Params) },
+	Decide: func(s tasktype.Spec, in tasktype.Inputs) (tasktype.Branch, error) {
+		return decide(s.(*Spec), in.Params)
+	},
 }
 
 // maxWhen bounds an expression's text.
