@@ -58,7 +58,7 @@ func (r *runner) onAction(ctx context.Context, a store.Action) {
 		if a.Action == store.ActionStop {
 			for _, t := range r.latest {
 				if t.State == model.TaskDispatched || t.State == model.TaskRunning {
-					r.killOnWorker(ctx, t)
+					r.cancel(ctx, t)
 				}
 			}
 		}
@@ -71,10 +71,14 @@ func (r *runner) onAction(ctx context.Context, a store.Action) {
 		}
 		switch t.State {
 		case model.TaskSubmitted, model.TaskDelayed:
+			if r.inMaster(t) && t.State == model.TaskSubmitted {
+				r.cancel(ctx, t) // begun in the master: its owner ends it
+				break
+			}
 			ts := []*model.TaskInstance{t}
 			r.killRaced(ctx, ts, r.setStates(ctx, ts, []model.TaskState{model.TaskSubmitted, model.TaskDelayed}, model.TaskKilled))
 		case model.TaskDispatched, model.TaskRunning:
-			r.killOnWorker(ctx, t)
+			r.cancel(ctx, t)
 		default:
 			r.note(ctx, "kill", t.ID, "ignored: task is "+string(t.State))
 			return
@@ -113,6 +117,14 @@ func (r *runner) haltQueued(ctx context.Context) {
 	}
 	var ts []*model.TaskInstance
 	for _, t := range r.latest {
+		if r.inMaster(t) && t.State == model.TaskSubmitted {
+			// Begun in the master (masterTasks): a stop ends it there; a
+			// pause lets it run to its end, like a task on a worker.
+			if r.halt == store.ActionStop {
+				r.cancel(ctx, t)
+			}
+			continue
+		}
 		if t.State == model.TaskSubmitted || t.State == model.TaskDelayed {
 			ts = append(ts, t)
 		}

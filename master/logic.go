@@ -22,8 +22,13 @@ import (
 // Start began (a stop or kill of the task); it reports the task killed the
 // same way.
 //
-// The hook: a type plugs in by setting master.masterTasks (one value per
-// master, see Master.logic) to something that switches on ti.Type.
+// Start is also how a new leader, or a resume, takes up an attempt it finds
+// submitted, dispatched or running in the DB (rebuild): it must continue
+// what that attempt began (the same child instance), never begin a second.
+//
+// The hook: a type plugs in by setting Master.logic (one value per master)
+// to something that switches on ti.Type; launch and cancel are the only
+// callers.
 type masterTasks interface {
 	Start(ctx context.Context, r *runner, ti *model.TaskInstance) error
 	Cancel(ctx context.Context, r *runner, ti *model.TaskInstance)
@@ -93,4 +98,23 @@ func (r *runner) decide(t *model.TaskInstance, now time.Time) string {
 	outs[tasktype.BranchNext] = strings.Join(b.Next, ",")
 	t.State, t.StartTime, t.EndTime, t.Outputs = model.TaskSucceeded, &now, &now, outs
 	return ""
+}
+
+// inMaster reports whether attempt t is run by masterTasks (a master type
+// that finishes later) rather than by a worker or decided as written.
+func (r *runner) inMaster(t *model.TaskInstance) bool {
+	def := r.def.types[t.Name].def
+	return def.Placement == tasktype.Master && def.Decide == nil
+}
+
+// cancel ends a started attempt where it runs: masterTasks cancels a
+// master type's, the worker kills any other (stop, kill, timeout stop).
+func (r *runner) cancel(ctx context.Context, t *model.TaskInstance) {
+	if r.inMaster(t) {
+		if r.t.m.logic != nil {
+			r.t.m.logic.Cancel(ctx, r, t)
+		}
+		return
+	}
+	r.killOnWorker(ctx, t)
 }

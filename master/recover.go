@@ -54,7 +54,10 @@ func (r *runner) rebuild(ctx context.Context) bool {
 	case store.ActionRecoverFailed:
 		var bad []string
 		for name, t := range r.latest {
-			if t.State == model.TaskFailed || t.State == model.TaskKilled {
+			// A failure a conditions task handled stays as it is: its
+			// decision stands, and only what failed the instance runs again
+			// (with everything downstream of it, skipped tasks re-decided).
+			if (t.State == model.TaskFailed || t.State == model.TaskKilled) && !r.flow.Handled(name) {
 				bad = append(bad, name)
 			}
 		}
@@ -70,6 +73,10 @@ func (r *runner) rebuild(ctx context.Context) bool {
 		}
 		next, _ := r.branch(t)
 		r.flow.Restore(name, t.State, t.Attempt, t.RetryBase, next)
+		if r.inMaster(t) && (t.State == model.TaskSubmitted || t.State == model.TaskDispatched || t.State == model.TaskRunning) {
+			requeue = append(requeue, t) // masterTasks takes up the same attempt again (Start)
+			continue
+		}
 		switch t.State {
 		case model.TaskPaused:
 			if r.mode != store.ActionResume {
@@ -150,7 +157,7 @@ func (r *runner) rebuild(ctx context.Context) bool {
 			for _, ts := range inflight {
 				for _, t := range ts {
 					if t.State == model.TaskDispatched || t.State == model.TaskRunning {
-						r.killOnWorker(ctx, t)
+						r.cancel(ctx, t)
 					}
 				}
 			}

@@ -199,3 +199,64 @@ tasks:
 		e.do("GET", "/api/v1/projects/demo/workflows/"+name, "", http.StatusNotFound, nil)
 	}
 }
+
+// latest is the latest attempt of task name.
+func latest(iv instanceView, name string) taskView {
+	var last taskView
+	for _, tk := range iv.Tasks {
+		if tk.Name == name && tk.Attempt >= last.Attempt {
+			last = tk
+		}
+	}
+	return last
+}
+
+// TestBranchesUnderRecoverAndRerun: recover_failed of an instance that
+// failed in a conditions task's failure branch runs only that branch again
+// (the handled failure and the decision stand, skipped tasks stay
+// skipped); rerun gives every task a new attempt, skipped ones decided
+// (and skipped) anew, never run.
+func TestBranchesUnderRecoverAndRerun(t *testing.T) {
+	e := start(t, "")
+	runs, fixed := filepath.Join(e.dir, "runs"), filepath.Join(e.dir, "fixed")
+	e.apply(fmt.Sprintf(`name: paging
+tasks:
+  - {name: ingest, command: "echo ingest >> %[1]s; exit 4"}
+  - {name: check, type: conditions, depends_on: [ingest], on_success: [publish], on_failure: [page_oncall]}
+  - {name: publish, command: "echo publish >> %[1]s", depends_on: [check]}
+  - {name: page_oncall, command: "echo page >> %[1]s; [ -f %[2]s ]", depends_on: [check]}
+  - {name: after_page, command: "echo after >> %[1]s", depends_on: [page_oncall]}
+`, runs, fixed))
+	id := e.run("paging", nil)
+	if iv := e.wait(id, 30*time.Second); iv.State != "failed" || latest(iv, "page_oncall").State != "failed" {
+		t.Fatalf("first run: %s %+v", iv.State, iv.Tasks)
+	}
+	os.WriteFile(fixed, nil, 0o644)
+	e.act("instance", id, "recover_failed", http.StatusAccepted)
+	e.waitTask(id, "after_page", "succeeded")
+	iv := e.wait(id, 30*time.Second)
+	if iv.State != "succeeded" || iv.count("ingest") != 1 || iv.count("check") != 1 || iv.count("page_oncall") != 2 ||
+		iv.count("publish") != 1 || latest(iv, "publish").State != "skipped" {
+		t.Fatalf("after recover_failed: %s %+v", iv.State, iv.Tasks)
+	}
+	e.act("instance", id, "rerun", http.StatusAccepted)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var v instanceView
+		e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &v)
+		if v.State == "succeeded" && v.count("after_page") == 2 {
+			iv = v
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("rerun never finished: %s %+v", v.State, v.Tasks)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the API
+	}
+	if p := latest(iv, "publish"); iv.count("publish") != 2 || p.State != "skipped" || p.Attempt != 2 || p.Host != "" {
+		t.Fatalf("after rerun, publish: %+v (%d rows)", p, iv.count("publish"))
+	}
+	if got := runsOf(t, runs); got != "ingest,page,page,after,ingest,page,after" {
+		t.Fatalf("executions %s", got)
+	}
+}

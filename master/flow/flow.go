@@ -319,7 +319,7 @@ func (f *Flow) consider(n string) Decisions {
 // recordFailure counts name's failure against the instance unless every
 // direct downstream of it handles failure.
 func (f *Flow) recordFailure(name, why string) {
-	if f.handled(name) {
+	if f.Handled(name) {
 		return
 	}
 	if !slices.Contains(f.failed, name) {
@@ -338,7 +338,10 @@ func (f *Flow) recordFailure(name, why string) {
 	// independent branches go on.
 }
 
-func (f *Flow) handled(name string) bool {
+// Handled reports whether a failure of name is handled: every direct
+// downstream of it handles failure (conditions), so it does not fail the
+// instance.
+func (f *Flow) Handled(name string) bool {
 	downs := f.g.Downstream(name)
 	if len(downs) == 0 {
 		return false

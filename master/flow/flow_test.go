@@ -344,7 +344,7 @@ func randomRun(rng *rand.Rand) string {
 			if !st.Finished() || st == model.TaskPaused || st == model.TaskNeedFaultTolerance {
 				return fmt.Sprintf("succeeded with %s %q", nm, st)
 			}
-			if (st == model.TaskFailed || st == model.TaskKilled) && !f.handled(nm) {
+			if (st == model.TaskFailed || st == model.TaskKilled) && !f.Handled(nm) {
 				return fmt.Sprintf("succeeded with %s %s and not handled", nm, st)
 			}
 		}

@@ -202,7 +202,11 @@ export function duration(start, end) {
 // ---- states ----
 
 const FINISHED_WORKFLOW = new Set(['paused', 'stopped', 'failed', 'succeeded']);
-const FINISHED_TASK = new Set(['succeeded', 'failed', 'killed', 'forced_success', 'paused', 'need_fault_tolerance']);
+const FINISHED_TASK = new Set(['succeeded', 'failed', 'killed', 'forced_success', 'paused', 'need_fault_tolerance', 'skipped']);
+
+// TASK_STATES is the DAG's legend: skipped is a branch not taken (conditions, switch), never run.
+export const TASK_STATES = ['submitted', 'dispatched', 'delayed', 'running', 'succeeded', 'forced_success', 'failed', 'killed',
+  'paused', 'need_fault_tolerance', 'skipped'];
 
 export const WORKFLOW_STATES = ['submitted', 'running', 'ready_pause', 'paused', 'ready_stop', 'stopped', 'failed', 'succeeded'];
 export const PRIORITIES = ['highest', 'high', 'medium', 'low', 'lowest'];

@@ -3,7 +3,7 @@
 
 import {api, describe, get, readLog, user} from './api.js';
 import {STOP_POLL, allow, badge, confirmDialog, duration, emptyRow, enc, flash, h, kv, link, paramsText, patch, replace, table,
-  taskFinished, timeEl, workflowFinished, workflowHref} from './dom.js';
+  taskFinished, timeEl, workflowFinished, workflowHref, TASK_STATES} from './dom.js';
 import {drawDag} from './dag.js';
 import {trigger} from './instances.js';
 
@@ -191,6 +191,7 @@ export function render(main, page, [idText]) {
     h('div', {class: 'titlebar'}, title, actions),
     head,
     h('h2', {}, 'DAG'), dagNote, dagBox,
+    h('p', {class: 'legend muted'}, ...TASK_STATES.map((st) => badge(st))),
     h('h2', {}, 'Tasks'), tasksT.table,
     log.el,
     h('h2', {}, 'Outputs'), outputsT.table,
