@@ -306,7 +306,9 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 		}
 		delete(env, params.TaskInstanceID) // not known yet; inputs adds it
 		t.Params = env
-		if r.def.types[t.Name].def.Decide != nil {
+		if r.def.types[t.Name].def.Decide != nil && !r.inst.DryRun {
+			// A dry run takes every branch instead (its upstreams export
+			// nothing to decide on), so it goes through the whole DAG.
 			decided[t] = true
 			if why := r.decide(t, now); why != "" {
 				failNow[t] = why

@@ -142,6 +142,18 @@ tasks:
 		for _, p := range []string{"small-1500", "big-20", "note-1500"} {
 			noFile(t, m(p))
 		}
+		// A dry run takes every branch (nothing runs, nothing is skipped).
+		var dry struct{ ID int64 }
+		e.do("POST", "/api/v1/projects/demo/workflows/routed/runs", `{"dry_run":true}`, http.StatusCreated, &dry)
+		iv, _ := e.succeeded(dry.ID, 30*time.Second)
+		if len(iv.Tasks) != 6 {
+			t.Fatalf("dry run: %+v", iv.Tasks)
+		}
+		for _, tk := range iv.Tasks {
+			if tk.State != "succeeded" || tk.Host != "" {
+				t.Fatalf("dry run: %+v", iv.Tasks)
+			}
+		}
 
 		e.apply(`name: unrouted
 tasks:
@@ -153,7 +165,7 @@ tasks:
       - {when: 'int(rows) > 1000', next: [big]}
   - {name: big, command: "true", depends_on: [route]}
 `)
-		iv := e.wait(e.run("unrouted", nil), 30*time.Second)
+		iv = e.wait(e.run("unrouted", nil), 30*time.Second)
 		d := e.detail(iv.ID)
 		if iv.State != "failed" || iv.task("route").State != "failed" || !strings.Contains(d.Reason, `rows="7"`) || iv.count("big") != 0 {
 			t.Fatalf("instance %s (%s): %+v", iv.State, d.Reason, iv.Tasks)
