@@ -254,7 +254,13 @@ func (f *Flow) Forgive(name string) Decisions {
 		return Decisions{}
 	}
 	t.final, t.state = false, model.TaskForcedSuccess
+	wasHalted := f.halted
 	f.unfail(name)
+	if wasHalted && !f.halted {
+		// What became ready while the failure held everything back runs now
+		// too, not only what is after name.
+		return f.Start()
+	}
 	return f.after(name)
 }
 

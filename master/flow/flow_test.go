@@ -173,6 +173,22 @@ func TestForgive(t *testing.T) {
 	}
 }
 
+// TestForgiveReleasesHeldBranches: under failure_strategy end, a branch
+// whose upstream succeeded while the failure held everything back runs
+// once the failure is forgiven (found by TestRandomDAGs: it was left
+// unsubmitted and the instance ended succeeded without it).
+func TestForgiveReleasesHeldBranches(t *testing.T) {
+	f := New(graph(t, "a>b", "c>d"), nil, false)
+	f.Start()
+	f.Finished(Event{Name: "a", State: model.TaskFailed})
+	if d := f.Finished(Event{Name: "c", State: model.TaskSucceeded}); !d.Empty() {
+		t.Fatalf("halted, c's success decided %+v", d)
+	}
+	if d := f.Forgive("a"); !slices.Equal(sorted(d.Submit), []string{"b", "d"}) {
+		t.Fatalf("forgive submits %v, want [b d]", d.Submit)
+	}
+}
+
 // TestHalts: a stop submits and retries nothing; a pause still decides
 // (the owner writes those paused) and ends paused.
 func TestHalts(t *testing.T) {
@@ -227,7 +243,7 @@ func TestRestore(t *testing.T) {
 // never submit a task twice, never end with a task active or (when the
 // instance succeeds) unfinished, and always end.
 func TestRandomDAGs(t *testing.T) {
-	for seed := uint64(1); seed <= 3000; seed++ {
+	for seed := uint64(1); seed <= 10000; seed++ {
 		rng := rand.New(rand.NewPCG(seed, seed*7919))
 		if err := randomRun(rng); err != "" {
 			t.Fatalf("seed %d: %s", seed, err)
@@ -307,6 +323,31 @@ func randomRun(rng *rand.Rand) string {
 				f.Halt(Pause)
 			}
 		}
+		if rng.IntN(25) == 0 {
+			// A failover: a new machine restored from the recorded states
+			// has nothing new to decide (everything ready was decided).
+			f = restored(f)
+			if d := f.Start(); !d.Empty() {
+				return fmt.Sprintf("after a restore, start decided %+v", d)
+			}
+		}
+		if rng.IntN(30) == 0 {
+			// force_success of a task that failed for good.
+			for _, nm := range names {
+				if st := f.State(nm); (st == model.TaskFailed || st == model.TaskKilled) && f.ts[nm].final {
+					if e := take(f.Forgive(nm)); e != "" {
+						return e
+					}
+					if f.State(nm) != model.TaskForcedSuccess {
+						return "forgiven and not forced_success: " + nm
+					}
+					break
+				}
+			}
+		}
+		if len(queue) == 0 {
+			break
+		}
 		i := rng.IntN(len(queue))
 		name := queue[i]
 		queue = slices.Delete(queue, i, i+1)
@@ -353,4 +394,27 @@ func randomRun(rng *rand.Rand) string {
 		return "failed with no reason"
 	}
 	return ""
+}
+
+// restored is a new machine of f's graph restored from f's recorded task
+// states, as a rebuild does from the DB.
+func restored(f *Flow) *Flow {
+	g := New(f.g, f.specs, f.cont)
+	if f.halt != Running {
+		g.Halt(f.halt)
+	}
+	for name, t := range f.ts {
+		if !t.submitted {
+			continue
+		}
+		var chosen []string
+		if t.chosen != nil {
+			chosen = []string{}
+			for n := range t.chosen {
+				chosen = append(chosen, n)
+			}
+		}
+		g.Restore(name, t.state, t.tries, 1, chosen)
+	}
+	return g
 }
