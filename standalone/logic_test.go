@@ -272,3 +272,37 @@ tasks:
 		t.Fatalf("executions %s", got)
 	}
 }
+
+// TestBranchPausedThenResumed: a conditions task that became ready while
+// the instance was pausing is written paused, undecided; on resume it is
+// decided (a new attempt) and its branch runs, the other skipped.
+func TestBranchPausedThenResumed(t *testing.T) {
+	e := start(t, "")
+	runs, gate := filepath.Join(e.dir, "runs"), filepath.Join(e.dir, "gate")
+	e.apply(fmt.Sprintf(`name: pausebranch
+tasks:
+  - {name: a, command: "echo a >> %[1]s; while [ ! -f %[2]s ]; do sleep 0.01; done"}
+  - {name: check, type: conditions, depends_on: [a], on_success: [yes], on_failure: ["no"]}
+  - {name: "yes", command: "echo yes >> %[1]s", depends_on: [check]}
+  - {name: "no", command: "echo no >> %[1]s", depends_on: [check]}
+`, runs, gate))
+	id := e.run("pausebranch", nil)
+	e.waitTask(id, "a", "running")
+	e.act("instance", id, "pause", http.StatusAccepted)
+	e.applied(id, "pause")
+	os.WriteFile(gate, nil, 0o644) // a finishes while pausing
+	iv := e.wait(id, 30*time.Second)
+	if iv.State != "paused" || latest(iv, "check").State != "paused" || iv.count("yes")+iv.count("no") != 0 {
+		t.Fatalf("after pause: %s %+v", iv.State, iv.Tasks)
+	}
+	e.act("instance", id, "resume", http.StatusAccepted)
+	e.waitTask(id, "yes", "succeeded")
+	iv = e.wait(id, 30*time.Second)
+	if c := latest(iv, "check"); iv.State != "succeeded" || c.State != "succeeded" || c.Attempt != 2 {
+		t.Fatalf("after resume: %s %+v", iv.State, iv.Tasks)
+	}
+	skippedNeverRan(t, iv, "no")
+	if got := runsOf(t, runs); got != "a,yes" {
+		t.Fatalf("executions %s", got)
+	}
+}
