@@ -27,7 +27,7 @@ test: deps
 # $$(go env GOCACHE)/fuzz, outside the repository; an input that fails is
 # written to the package's testdata/fuzz, to be committed with its fix.
 FUZZTIME ?= 5s
-FUZZ     := FuzzDecode:./remote/frame FuzzHandshake:./remote FuzzParse:./common/spec FuzzResolve:./common/params
+FUZZ     := FuzzDecode:./remote/frame FuzzHandshake:./remote FuzzParse:./common/spec FuzzResolve:./common/params FuzzSwitch:./tasks/switch
 
 fuzz:
 	@for t in $(FUZZ); do \

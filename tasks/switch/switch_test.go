@@ -57,3 +57,25 @@ func TestDecide(t *testing.T) {
 		t.Fatalf("bad conversion: %v", err)
 	}
 }
+
+// FuzzSwitch: any expression is either refused by check or evaluates
+// (true, false or an error naming its case) without panicking.
+func FuzzSwitch(f *testing.F) {
+	for _, s := range []string{`env == "prod" && int(rows) > 1000`, `float(x) / 0`, `rows matches "["`, `len(env) > 2 ? true : false`,
+		`int(rows) >`, `"a" + 1`, `[1,2,3] | filter(# > 1) | len() == 2`, `env in ["a", "b"]`} {
+		f.Add(s, "prod", "1500")
+	}
+	f.Fuzz(func(t *testing.T, when, env, rows string) {
+		s := &Spec{Cases: []Case{{When: when, Next: []string{"a"}}}, Default: []string{"b"}}
+		if len(check(s)) > 0 {
+			return
+		}
+		b, err := decide(s, map[string]string{"env": env, "rows": rows})
+		if err != nil && !strings.Contains(err.Error(), "case 1") {
+			t.Fatalf("error does not name the case: %v", err)
+		}
+		if err == nil && len(b.Next) != 1 {
+			t.Fatalf("next %v", b.Next)
+		}
+	})
+}
