@@ -228,13 +228,6 @@ func (r *runner) branch(t *model.TaskInstance) ([]string, bool) {
 	return out, true
 }
 
-// retriesLeft reports whether failed attempt t may be retried: its budget
-// of retries counts from the attempt that began it (the first, or the one a
-// rerun or recover_failed started), as recorded on the row.
-func retriesLeft(t *model.TaskInstance, retries int) bool {
-	return t.Attempt-max(t.RetryBase, 1) < retries
-}
-
 // flush writes the tasks that became ready, lost attempts to run anew and
 // retries as new task instance rows in one transaction, and queues those
 // that may run now. A retry with an interval waits as delayed until the

@@ -418,3 +418,29 @@ func restored(f *Flow) *Flow {
 	}
 	return g
 }
+
+// TestRetryBudget: a task's retries count from the attempt that began its
+// budget (the first, or the one a rerun or recover_failed started), as a
+// rebuild restores it.
+func TestRetryBudget(t *testing.T) {
+	for _, c := range []struct {
+		attempt, base, retries int
+		want                   bool
+	}{
+		{1, 1, 0, false},
+		{1, 1, 1, true},
+		{2, 1, 1, false},
+		{1, 0, 1, true},  // a row from before retry_base: the budget began at 1
+		{3, 3, 1, true},  // the first attempt of a recovery retries...
+		{4, 3, 1, false}, // ...once
+		{4, 3, 2, true},
+		{5, 3, 2, false},
+	} {
+		f := New(graph(t, "a"), map[string]Task{"a": {Retries: c.retries}}, false)
+		f.Restore("a", model.TaskRunning, c.attempt, c.base, nil)
+		d := f.Finished(Event{Name: "a", State: model.TaskFailed})
+		if got := len(d.Retry) == 1; got != c.want {
+			t.Errorf("attempt %d, budget from %d, retries %d: retried %v, want %v", c.attempt, c.base, c.retries, got, c.want)
+		}
+	}
+}
