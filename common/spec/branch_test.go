@@ -44,9 +44,12 @@ tasks:
 		{"a bad expression", "int(rows) > 1000", `task "route": case 1: when "env == \"prod\" && int(rows) > (": unexpected token EOF at line 1, column`},
 		{"no branch", "on_success: [b], on_failure: [c]", `task "check": conditions needs on_success or on_failure`},
 		{"an unknown field", "default: [e]", `unknown field "defualt" in a task (tasks[4]); did you mean "default"?`},
+		{"an unnamed downstream", "default: [e]", `task "route": task "e" depends on it but no branch names it (it would always be skipped)`},
+		{"no upstream", "depends_on: [a], on_success", `task "check": a conditions task branches on its upstreams' outcome; it needs depends_on`},
 	} {
 		repl := map[string]string{"a non-downstream": "on_failure: [a]", "an unknown task": "on_failure: [zz]",
-			"a bad expression": "int(rows) > (", "no branch": "", "an unknown field": "defualt: [e]"}[c.edit]
+			"a bad expression": "int(rows) > (", "no branch": "", "an unknown field": "defualt: [e]",
+			"an unnamed downstream": "default: []", "no upstream": "on_success"}[c.edit]
 		_, err := spec.Parse([]byte(strings.Replace(ok, c.old, repl, 1)))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Fatalf("%s: %v\nwant it to contain %s", c.edit, err, c.want)

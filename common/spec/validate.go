@@ -208,13 +208,22 @@ func (v *validator) branches(tasks []Task, first map[string]int) {
 		if len(problems) > 0 {
 			continue // reported by task
 		}
-		for _, n := range def.Next(s) {
+		if def.HandlesFailure && len(t.DependsOn) == 0 {
+			v.addf("%s: a %s task branches on its upstreams' outcome; it needs depends_on", taskLabel(i, t), def.Name)
+		}
+		named := def.Next(s)
+		for _, n := range named {
 			j, exists := first[n]
 			switch {
 			case !exists:
 				v.addf("%s: branch names unknown task %q", taskLabel(i, t), n)
 			case !slices.Contains(tasks[j].DependsOn, t.Name):
 				v.addf("%s: branch names task %q, which is not a direct downstream (add depends_on: [%s] to it)", taskLabel(i, t), n, t.Name)
+			}
+		}
+		for j := range tasks {
+			if d := &tasks[j]; slices.Contains(d.DependsOn, t.Name) && d.Name != "" && !slices.Contains(named, d.Name) {
+				v.addf("%s: task %q depends on it but no branch names it (it would always be skipped)", taskLabel(i, t), d.Name)
 			}
 		}
 	}
