@@ -33,7 +33,10 @@ type cell struct {
 	secret clusterkey.Secret
 }
 
-func newCell(t *testing.T, cfg master.Config) *cell {
+func newCell(t *testing.T, cfg master.Config) *cell { return newCellWith(t, cfg, nil) }
+
+// newCellWith is newCell with before(m) called before the master starts.
+func newCellWith(t *testing.T, cfg master.Config, before func(*master.Master)) *cell {
 	c := &cell{t: t, ctx: context.Background(), dir: t.TempDir(), log: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)),
 		reg: registry.NewMemory(), secret: cfg.Secret}
 	var err error
@@ -49,6 +52,9 @@ func newCell(t *testing.T, cfg master.Config) *cell {
 		cfg.Listen = "127.0.0.1:0"
 	}
 	c.m = master.New(cfg, c.st, c.reg, c.reg, c.log)
+	if before != nil {
+		before(c.m)
+	}
 	if err := c.m.Start(c.ctx); err != nil {
 		t.Fatal(err)
 	}
