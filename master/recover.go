@@ -66,6 +66,7 @@ func (r *runner) rebuild(ctx context.Context) bool {
 	inflight := map[string][]*model.TaskInstance{}
 	var requeue, unpause []*model.TaskInstance
 	var again []string
+	var inMaster []*model.TaskInstance // begun by masterTasks: they go on, like tasks on live workers
 	for name, t := range r.latest {
 		r.names[t.ID] = name
 		if !r.graph.Has(name) {
@@ -74,7 +75,7 @@ func (r *runner) rebuild(ctx context.Context) bool {
 		next, _ := r.branch(t)
 		r.flow.Restore(name, t.State, t.Attempt, t.RetryBase, next)
 		if r.inMaster(t) && (t.State == model.TaskSubmitted || t.State == model.TaskDispatched || t.State == model.TaskRunning) {
-			requeue = append(requeue, t) // masterTasks takes up the same attempt again (Start)
+			inMaster = append(inMaster, t) // masterTasks takes up the same attempt again (Start)
 			continue
 		}
 		switch t.State {
@@ -149,6 +150,7 @@ func (r *runner) rebuild(ctx context.Context) bool {
 			}
 		}
 	}
+	r.launch(ctx, inMaster...) // before a stop's haltQueued, which cancels them
 	if r.halt != "" {
 		// Finish the pause or stop its master began: nothing queued runs,
 		// and a stop kills what still runs.
