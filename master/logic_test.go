@@ -48,3 +48,38 @@ func TestMasterTypeThroughHook(t *testing.T) {
 		}
 	}
 }
+
+// TestMasterTypeTakenUpAfterRestart: a new master finds a master-run
+// attempt begun by the one before and hands the same attempt to its hook
+// (no new attempt, nothing begun twice by one master); released, it ends
+// and the instance succeeds.
+func TestMasterTypeTakenUpAfterRestart(t *testing.T) {
+	release := make(chan struct{})
+	var started func() []int64
+	c := newCellWith(t, master.Config{}, func(m *master.Master) { started = master.UseHeldTasks(m, release) })
+	c.addWorker(1)
+	c.apply(laterSpec)
+	id := c.run("later", model.PriorityMedium).ID
+	waitFor(t, "the attempt started", func() bool { return len(started()) == 1 })
+	first := started()[0]
+	c.m.Stop()
+
+	m2 := master.New(master.Config{Listen: "127.0.0.1:0"}, c.st, c.reg, c.reg, c.log)
+	again := master.UseHeldTasks(m2, release)
+	if err := m2.Start(c.ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m2.Stop)
+	waitFor(t, "the new master took it up", func() bool { return len(again()) == 1 })
+	if got := again()[0]; got != first {
+		t.Fatalf("the new master started task instance %d, want the same attempt %d", got, first)
+	}
+	close(release)
+	waitFor(t, "instance finished", func() bool { return c.instance(id).State.Finished() })
+	if inst := c.instance(id); inst.State != model.WorkflowSucceeded {
+		t.Fatalf("instance %s (%s)", inst.State, inst.Reason)
+	}
+	if n := len(c.tasks(id)); n != 2 {
+		t.Fatalf("%d task rows, want 2 (one attempt each)", n)
+	}
+}
