@@ -25,7 +25,7 @@ const EditNode = memo(function EditNode({data, selected}: NodeProps<Node<EData>>
   const t = data.task;
   const probs = data.problems ? Object.values(data.problems) : [];
   return (
-    <div className={['dagnode', 'enode', probs.length && 'bad', selected && 'selected', data.hit && 'hit'].filter(Boolean).join(' ')}
+    <div className={['dagnode', 'node', 'enode', probs.length && 'bad', selected && 'selected', data.hit && 'hit'].filter(Boolean).join(' ')}
       data-task={t.name} data-type={typeOf(t)} data-invalid={probs.length ? 'true' : 'false'}>
       <Handle type="target" position={Position.Left} aria-label={`into ${t.name}`} />
       <span className="sym" aria-hidden="true">{TYPE_ICON[typeOf(t)]}</span>

@@ -312,7 +312,7 @@ function Legend({counts, total}: {counts: Map<string, number>; total: number}) {
       <li className="muted">{total} tasks</li>
       {states.map((s) => (
         <li key={s || 'none'} className={['badge', stateClass(s)].join(' ')} data-state={s}>
-          <span aria-hidden="true">{STATE_SYMBOL[s]}</span> {stateLabel(s)} <b>{counts.get(s)}</b>
+          <span aria-hidden="true">{STATE_SYMBOL[s]}</span> {stateLabel(s)} <span className="n">{counts.get(s)}</span>
         </li>
       ))}
     </ul>

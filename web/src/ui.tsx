@@ -7,7 +7,8 @@ import {STATE_SYMBOL, stateClass, stateLabel} from './states';
 export const enc = encodeURIComponent;
 
 export function Badge({state}: {state: string}) {
-  return <span className={'badge ' + stateClass(state)}><span aria-hidden="true">{STATE_SYMBOL[state] ?? ''} </span>{state || 'not run'}</span>;
+  // The symbol is drawn by CSS (data-sym), so the text stays the state.
+  return <span className={'badge ' + stateClass(state)} data-sym={STATE_SYMBOL[state] ?? undefined}>{state || 'not run'}</span>;
 }
 
 const ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || 'local';
