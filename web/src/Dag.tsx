@@ -1,7 +1,13 @@
 // The read-only DAG of an instance: @xyflow/react draws, pans and zooms it;
 // graph.ts lays it out. Nodes show their state by colour, symbol and text.
-import {memo, useEffect, useMemo, useRef} from 'react';
-import {Background, Controls, Handle, MiniMap, Position, ReactFlow, useReactFlow, ReactFlowProvider,
+//
+// Live updates do not go through React Flow: its nodes array changes only
+// when the graph's shape does. Each node reads what it shows (state,
+// label, selected, search hit, critical) from a small store keyed by task
+// name, and an update notifies only the nodes whose look changed, so a
+// poll that moves 50 of 1,000 tasks re-renders 50 nodes.
+import {memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useSyncExternalStore} from 'react';
+import {Background, Controls, MiniMap, Position, ReactFlow, useReactFlow, ReactFlowProvider,
   type Edge, type Node, type NodeProps} from '@xyflow/react';
 import {layout, NODE_H, NODE_W, type SpecTask} from './graph';
 import {STATE_SYMBOL, stateClass} from './states';
@@ -12,22 +18,55 @@ export interface NodeInfo {
   title: string;
 }
 
-type TaskData = {name: string; info: NodeInfo; selected: boolean; hit: boolean; critical: boolean};
+interface Look extends NodeInfo { selected: boolean; hit: boolean; critical: boolean }
+
+const NONE: Look = {state: '', label: '', title: '', selected: false, hit: false, critical: false};
+
+// LookStore holds each node's look and tells its node when it changes.
+class LookStore {
+  private looks = new Map<string, Look>();
+  private subs = new Map<string, Set<() => void>>();
+  get = (name: string) => this.looks.get(name) || NONE;
+  subscribe(name: string, fn: () => void) {
+    let s = this.subs.get(name);
+    if (!s) this.subs.set(name, (s = new Set()));
+    s.add(fn);
+    return () => { s!.delete(fn); };
+  }
+  set(name: string, l: Look) {
+    const o = this.looks.get(name);
+    if (o && o.state === l.state && o.label === l.label && o.title === l.title && o.selected === l.selected &&
+        o.hit === l.hit && o.critical === l.critical) return;
+    this.looks.set(name, l);
+    for (const fn of this.subs.get(name) || []) fn();
+  }
+}
+
+type TaskData = {name: string; store: LookStore};
 
 const TaskNode = memo(function TaskNode({data}: NodeProps<Node<TaskData>>) {
-  const {name, info} = data;
+  const {name, store} = data;
+  const sub = useCallback((fn: () => void) => store.subscribe(name, fn), [store, name]);
+  const l = useSyncExternalStore(sub, () => store.get(name));
   return (
-    <div className={['dagnode', 'node', stateClass(info.state), data.selected && 'selected', data.hit && 'hit', data.critical && 'critical']
-      .filter(Boolean).join(' ')} data-task={name} data-state={info.state} title={info.title}>
-      <Handle type="target" position={Position.Left} isConnectable={false} />
-      <span className="sym" aria-hidden="true">{STATE_SYMBOL[info.state] ?? '•'}</span>
-      <span className="txt"><span className="name">{name}</span><span className="sub">{info.label}</span></span>
-      <Handle type="source" position={Position.Right} isConnectable={false} />
+    <div className={['dagnode', 'node', stateClass(l.state), l.selected && 'selected', l.hit && 'hit', l.critical && 'critical']
+      .filter(Boolean).join(' ')} data-task={name} data-state={l.state} title={l.title}>
+      <span className="sym" aria-hidden="true">{STATE_SYMBOL[l.state] ?? '•'}</span>
+      <span className="txt"><span className="name">{name}</span><span className="sub">{l.label}</span></span>
     </div>
   );
 });
 
 const nodeTypes = {task: TaskNode};
+
+const MINIMAP_LIMIT = 400;
+
+// The handles are given, not drawn: a Handle component subscribes to React
+// Flow's store, and 10,000 of them make every change slow.
+const HANDLES = [
+  {type: 'target' as const, position: Position.Left, x: 0, y: NODE_H / 2, width: 1, height: 1},
+  {type: 'source' as const, position: Position.Right, x: NODE_W - 1, y: NODE_H / 2, width: 1, height: 1},
+];
 
 interface Props {
   tasks: SpecTask[];
@@ -42,73 +81,74 @@ interface Props {
 
 function Flow({tasks, info, selected, search, critical, onSelect, onReady, version}: Props) {
   const rf = useReactFlow();
+  const store = useMemo(() => new LookStore(), []);
   // The layout depends on the graph's shape only, not on states.
   const shapeKey = useMemo(() => tasks.map((t) => t.name + '<' + (t.depends_on || []).join(',')).join(';'), [tasks]);
-  const pos = useMemo(() => layout(tasks), [shapeKey]); // eslint-disable-line react-hooks/exhaustive-deps
+  const shape = useMemo(() => tasks, [shapeKey]); // eslint-disable-line react-hooks/exhaustive-deps
+  const pos = useMemo(() => layout(shape), [shape]);
   const q = search.trim().toLowerCase();
-  const prev = useRef(new Map<string, Node<TaskData>>());
-  const nodes = useMemo(() => {
-    const out: Node<TaskData>[] = [];
-    const next = new Map<string, Node<TaskData>>();
-    for (const t of tasks) {
-      const i = info(t.name);
-      const hit = !!q && t.name.toLowerCase().includes(q);
-      const sel = t.name === selected;
-      const crit = !!critical?.has(t.name);
-      const p = pos.get(t.name)!;
-      const old = prev.current.get(t.name);
-      // Keep the node object when nothing it shows changed, so React Flow
-      // re-renders only the nodes a live update touched.
-      if (old && old.data.info.state === i.state && old.data.info.label === i.label && old.data.selected === sel &&
-          old.data.hit === hit && old.data.critical === crit && old.position === p) {
-        out.push(old);
-        next.set(t.name, old);
-        continue;
-      }
-      const n: Node<TaskData> = {id: t.name, type: 'task', position: p, width: NODE_W, height: NODE_H,
-        data: {name: t.name, info: i, selected: sel, hit, critical: crit}, draggable: false, connectable: false};
-      out.push(n);
-      next.set(t.name, n);
+
+  // Looks first, so nodes mounting now read them.
+  const looks = () => {
+    for (const t of shape) {
+      store.set(t.name, {...info(t.name), selected: t.name === selected, hit: !!q && t.name.toLowerCase().includes(q),
+        critical: !!critical?.has(t.name)});
     }
-    prev.current = next;
-    return out;
-  }, [tasks, pos, version, selected, q, critical]); // eslint-disable-line react-hooks/exhaustive-deps
+  };
+  const first = useRef(true);
+  if (first.current) { first.current = false; looks(); }
+  useLayoutEffect(looks, [shape, version, selected, q, critical]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  const nodes = useMemo(() => shape.map((t): Node<TaskData> => ({id: t.name, type: 'task', position: pos.get(t.name)!,
+    width: NODE_W, height: NODE_H, handles: HANDLES, data: {name: t.name, store}, draggable: false, connectable: false})),
+  [shape, pos, store]);
   const edges = useMemo(() => {
-    const names = new Set(tasks.map((t) => t.name));
+    const names = new Set(shape.map((t) => t.name));
     const out: Edge[] = [];
-    for (const t of tasks) for (const d of t.depends_on || []) {
-      if (names.has(d)) out.push({id: `${d}>${t.name}`, source: d, target: t.name, data: {from: d, to: t.name},
+    for (const t of shape) for (const d of t.depends_on || []) {
+      if (names.has(d)) out.push({id: `${d}>${t.name}`, source: d, target: t.name,
         className: critical?.has(d) && critical?.has(t.name) ? 'critical' : ''});
     }
     return out;
-  }, [shapeKey, critical]); // eslint-disable-line react-hooks/exhaustive-deps
+  }, [shape, critical]);
 
   // Search: centre the first match.
   useEffect(() => {
     if (!q) return;
-    const hit = tasks.find((t) => t.name.toLowerCase().includes(q));
+    const hit = shape.find((t) => t.name.toLowerCase().includes(q));
     if (!hit) return;
     const p = pos.get(hit.name)!;
     rf.setCenter(p.x + NODE_W / 2, p.y + NODE_H / 2, {zoom: Math.max(rf.getZoom(), 1), duration: 0});
   }, [q]); // eslint-disable-line react-hooks/exhaustive-deps
 
+  // Stable handlers: a new function would be a change React Flow stores.
+  const sel = useRef(onSelect);
+  sel.current = onSelect;
+  const ready = useRef(onReady);
+  ready.current = onReady;
+  const onNodeClick = useCallback((_: unknown, n: Node) => sel.current(n.id), []);
+  const onInit = useCallback(() => requestAnimationFrame(() => ready.current?.()), []);
+  const mmClass = useCallback((n: Node) => stateClass(store.get(n.id).state), [store]);
+
   return (
     <ReactFlow nodes={nodes} edges={edges} nodeTypes={nodeTypes} fitView minZoom={0.02} maxZoom={2}
-      onlyRenderVisibleElements={tasks.length > 300} nodesDraggable={false} nodesConnectable={false}
-      elementsSelectable={false} proOptions={{hideAttribution: true}}
-      onNodeClick={(_, n) => onSelect(n.id)}
-      onInit={() => onReady && requestAnimationFrame(() => onReady())}
+      onlyRenderVisibleElements={shape.length > 300} nodesDraggable={false} nodesConnectable={false}
+      elementsSelectable={false} proOptions={PRO} onNodeClick={onNodeClick} onInit={onInit}
       aria-label="workflow DAG">
       <Background gap={24} />
       <Controls showInteractive={false} aria-label="zoom and fit" />
-      <MiniMap pannable zoomable ariaLabel="overview of the DAG" nodeClassName={(n) => stateClass((n.data as TaskData).info.state)} />
+      {/* The minimap redraws every node on every change: past a few
+          hundred tasks it costs more than it shows; fit view does its job. */}
+      {shape.length <= MINIMAP_LIMIT ? <MiniMap pannable zoomable ariaLabel="overview of the DAG" nodeClassName={mmClass} /> : null}
     </ReactFlow>
   );
 }
 
+const PRO = {hideAttribution: true};
+
 export function Dag(props: Props) {
   return (
-    <div className="dag flowbox" data-ready="">
+    <div className="dag flowbox">
       <ReactFlowProvider><Flow {...props} /></ReactFlowProvider>
     </div>
   );

@@ -141,8 +141,11 @@ export function InstancePage({id}: {id: number}) {
     [spec, specTasks, detail?.start_nodes, detail?.scope]); // eslint-disable-line react-hooks/exhaustive-deps
   const names = useMemo(() => specTasks.map((t) => t.name), [specTasks]);
   const counts = useMemo(() => stateCounts(names, latest), [names, latest]);
-  const critical = useMemo(() => new Set(view === 'gantt' || detail?.end_time ? criticalPath(specTasks, latest) : []),
+  // The same path keeps the same Set, so the graph's edges are not redrawn
+  // on every update.
+  const criticalKey = useMemo(() => (view === 'gantt' || detail?.end_time ? criticalPath(specTasks, latest).join('\n') : ''),
     [specTasks, latest, view, detail?.end_time]);
+  const critical = useMemo(() => new Set(criticalKey ? criticalKey.split('\n') : []), [criticalKey]);
 
   const info = useCallback((name: string): NodeInfo => {
     const t = latest.get(name);
