@@ -256,6 +256,14 @@ func TestWebUIBigDAG(t *testing.T) {
 
 				// Live updates: the poll's render and commit while it runs.
 				s.until("the run ended", `['succeeded', 'failed'].includes(document.querySelector('h1 .badge')?.textContent)`)
+				// Collapsed by prefix, the parts are one node that counts them.
+				s.run("collapse", chromedp.Click(`#dag-collapse`, chromedp.ByQuery))
+				s.until("three nodes", fmt.Sprintf(`document.querySelectorAll('.dag .node').length === 3 &&
+					document.querySelector('.dag .node[data-task="p*"]')?.textContent.includes('%d tasks') &&
+					!!document.querySelector('.dag .react-flow__edge[data-id="p*>join"]')`, n-2))
+				s.run("expand", chromedp.Click(`.dag .node[data-task="p*"]`, chromedp.ByQuery))
+				s.until("every node again", `!document.querySelector('#dag-collapse').checked && document.querySelector('#dag-search').value === 'p'`)
+
 				var ups []float64
 				s.eval(`window.belugaPerf.updates.filter(u => u.tasks > 0).slice(1).map(u => u.ms)`, &ups)
 				if len(ups) > 0 {

@@ -51,8 +51,10 @@ const TaskNode = memo(function TaskNode({data}: NodeProps<Node<TaskData>>) {
   return (
     <div className={['dagnode', 'node', stateClass(l.state), l.selected && 'selected', l.hit && 'hit', l.critical && 'critical']
       .filter(Boolean).join(' ')} data-task={name} data-state={l.state} title={l.title}>
+      <div className="react-flow__handle react-flow__handle-left target" data-handlepos="left" />
       <span className="sym" aria-hidden="true">{STATE_SYMBOL[l.state] ?? '•'}</span>
       <span className="txt"><span className="name">{name}</span><span className="sub">{l.label}</span></span>
+      <div className="react-flow__handle react-flow__handle-right source" data-handlepos="right" />
     </div>
   );
 });
@@ -61,8 +63,9 @@ const nodeTypes = {task: TaskNode};
 
 const MINIMAP_LIMIT = 400;
 
-// The handles are given, not drawn: a Handle component subscribes to React
-// Flow's store, and 10,000 of them make every change slow.
+// The handles are plain elements React Flow measures (and given here for
+// before it does), not Handle components: each of those subscribes to
+// React Flow's store, and 10,000 of them make every change slow.
 const HANDLES = [
   {type: 'target' as const, position: Position.Left, x: 0, y: NODE_H / 2, width: 1, height: 1},
   {type: 'source' as const, position: Position.Right, x: NODE_W - 1, y: NODE_H / 2, width: 1, height: 1},

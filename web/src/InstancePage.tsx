@@ -9,7 +9,7 @@ import {confirmDialog, flash} from './legacy/dom.js';
 import {Dag, type NodeInfo} from './Dag';
 import {Gantt} from './Gantt';
 import {LogViewer} from './LogViewer';
-import {criticalPath, latestAttempts, matches, stateCounts, type SpecTask, type TaskAttempt} from './graph';
+import {collapse, criticalPath, latestAttempts, matches, stateCounts, worstState, type SpecTask, type TaskAttempt} from './graph';
 import {STATE_SYMBOL, TASK_STATES, stateClass, stateLabel, workflowFinished} from './states';
 import {Badge, Duration, Time, Why, duration, enc} from './ui';
 import {perf} from './perf';
@@ -85,6 +85,7 @@ export function InstancePage({id}: {id: number}) {
   const [search, setSearch] = useState('');
   const [view, setView] = useState<'graph' | 'gantt'>('graph');
   const [version, setVersion] = useState(0);
+  const [folded, setFolded] = useState(false);
   const keepUntil = useRef(0);
   const wake = useRef<() => void>(() => {});
   const detailRef = useRef<Detail | null>(null);
@@ -158,6 +159,27 @@ export function InstancePage({id}: {id: number}) {
     return {state: t.state, label: `${stateLabel(t.state)}${t.attempt > 1 ? ' · #' + t.attempt : ''}${d}`,
       title: `${name}: ${t.state}, attempt ${t.attempt}, task instance ${t.id}${t.host ? ' on ' + t.host : ''}`};
   }, [latest, scope]);
+
+  // Collapse by prefix: each family of tasks (part_1, part_2, …) one node.
+  const fold = useMemo(() => (folded ? collapse(specTasks) : null), [folded, specTasks]);
+  const dagTasks = fold ? fold.tasks : specTasks;
+  const dagInfo = useCallback((name: string): NodeInfo => {
+    const ms = fold?.members.get(name);
+    if (!ms) return info(name);
+    const c = new Map<string, number>();
+    for (const m of ms) { const s = info(m).state; c.set(s, (c.get(s) || 0) + 1); }
+    const parts = TASK_STATES.filter((s) => c.get(s)).map((s) => `${c.get(s)}${STATE_SYMBOL[s]}`);
+    return {state: worstState([...c.keys()]), label: `${ms.length} tasks · ${parts.join(' ')}`,
+      title: `${name}: ${ms.length} tasks, ${TASK_STATES.filter((s) => c.get(s)).map((s) => `${c.get(s)} ${stateLabel(s)}`).join(', ')}; click to expand`};
+  }, [fold, info]);
+  function select(name: string) {
+    if (fold?.members.has(name)) {
+      setFolded(false);
+      setSearch(name.replace(/\*$/, ''));
+      return;
+    }
+    open(name);
+  }
 
   function open(name: string, what: 'log' | 'values' = 'log') {
     setSelected(name);
@@ -235,13 +257,14 @@ export function InstancePage({id}: {id: number}) {
           onChange={(e) => setSearch(e.target.value)}
           onKeyDown={(e) => { if (e.key === 'Enter' && hits.length) open(hits[0]); }} /></label>
         <span className="muted" id="dag-hits" aria-live="polite">{search ? `${hits.length} match${hits.length === 1 ? '' : 'es'}` : ''}</span>
+        <label><input type="checkbox" id="dag-collapse" checked={folded} onChange={(e) => setFolded(e.target.checked)} /> Collapse by prefix</label>
         <Legend counts={counts} total={names.length} />
       </div>
       <div className={['split', side ? 'with-side' : ''].join(' ')}>
         <div className="main-view">
           {view === 'graph'
-            ? (d && specTasks.length ? <Dag tasks={specTasks} info={info} selected={selected} search={search}
-                critical={critical} onSelect={(n) => open(n)} onReady={() => perf.ready(specTasks.length)} version={version} />
+            ? (d && specTasks.length ? <Dag key={fold ? 'folded' : 'all'} tasks={dagTasks} info={dagInfo} selected={selected} search={search}
+                critical={critical} onSelect={select} onReady={() => perf.ready(specTasks.length)} version={version} />
               : <p className="muted">{d ? 'No tasks.' : ''}</p>)
             : d ? <Gantt tasks={d.tasks} critical={critical} onOpen={(t) => openAttempt(t, 'log')} /> : null}
         </div>

@@ -70,16 +70,17 @@ export function depths(tasks: SpecTask[]): Map<string, number> {
   // Iterative DFS: a 5,000-deep chain must not overflow the stack.
   for (const root of tasks) {
     if (depth.has(root.name)) continue;
-    const stack: [string, number][] = [[root.name, 0]];
+    const frame = (n: string): [string, number, string[]] => [n, 0, (byName.get(n)!.depends_on || []).filter((d) => byName.has(d))];
+    const stack = [frame(root.name)];
     onStack.add(root.name);
     while (stack.length) {
       const top = stack[stack.length - 1];
-      const deps = (byName.get(top[0])!.depends_on || []).filter((d) => byName.has(d));
+      const deps = top[2];
       if (top[1] < deps.length) {
         const d = deps[top[1]++];
         if (!depth.has(d) && !onStack.has(d)) {
           onStack.add(d);
-          stack.push([d, 0]);
+          stack.push(frame(d));
         }
         continue;
       }
@@ -214,4 +215,59 @@ export function criticalPath(tasks: SpecTask[], latest: Map<string, TaskAttempt>
 // matches is a case-insensitive name search.
 export function matches(name: string, q: string): boolean {
   return !q || name.toLowerCase().includes(q.toLowerCase());
+}
+
+// prefixOf is a task's family: its name without a trailing number
+// ("part_17" and "part-3" are "part"); a name without one is its own.
+export function prefixOf(name: string): string {
+  const m = /^(.*?)[._-]?\d+$/.exec(name);
+  return m && m[1] ? m[1] : name;
+}
+
+export interface Collapsed {
+  tasks: SpecTask[];               // one per group or lone task
+  members: Map<string, string[]>;  // group node name -> its tasks
+}
+
+// collapse folds each family of at least min tasks into one node named
+// "PREFIX*", with the dependencies between families.
+export function collapse(tasks: SpecTask[], min = 3): Collapsed {
+  const fam = new Map<string, string[]>();
+  for (const t of tasks) {
+    const p = prefixOf(t.name);
+    (fam.get(p) || fam.set(p, []).get(p)!).push(t.name);
+  }
+  const groupOf = new Map<string, string>();
+  const members = new Map<string, string[]>();
+  for (const [p, ns] of fam) {
+    if (ns.length >= min) {
+      members.set(p + '*', ns);
+      for (const n of ns) groupOf.set(n, p + '*');
+    } else for (const n of ns) groupOf.set(n, n);
+  }
+  const deps = new Map<string, Set<string>>();
+  const order: string[] = [];
+  for (const t of tasks) {
+    const g = groupOf.get(t.name)!;
+    if (!deps.has(g)) { deps.set(g, new Set()); order.push(g); }
+    for (const d of t.depends_on || []) {
+      const dg = groupOf.get(d);
+      if (dg && dg !== g) deps.get(g)!.add(dg);
+    }
+  }
+  return {tasks: order.map((name) => ({name, depends_on: [...deps.get(name)!]})), members};
+}
+
+// STATE_RANK orders states by how much they need a look: a group shows
+// its most urgent member state.
+const STATE_RANK = ['failed', 'killed', 'need_fault_tolerance', 'running', 'dispatched', 'submitted', 'delayed', 'paused',
+  'forced_success', 'succeeded', 'skipped', ''];
+
+export function worstState(states: string[]): string {
+  let best = STATE_RANK.length;
+  for (const s of states) {
+    const i = STATE_RANK.indexOf(s);
+    if (i >= 0 && i < best) best = i;
+  }
+  return best < STATE_RANK.length ? STATE_RANK[best] : '';
 }
