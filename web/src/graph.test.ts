@@ -19,7 +19,7 @@ describe('edgeRefusal', () => {
 
 describe('layout', () => {
   it('puts a dependent right of its dependency (dagre and the layered layout)', () => {
-    for (const n of [5, 2000]) {
+    for (const n of [5, 400]) {
       const p = layout(chain(n));
       expect(p.get('t1')!.x).toBeGreaterThan(p.get('t0')!.x);
       expect(p.size).toBe(n);
