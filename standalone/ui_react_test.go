@@ -218,6 +218,18 @@ func TestWebUIBigDAG(t *testing.T) {
 				var ready float64
 				s.eval(fmt.Sprintf(`window.belugaPerf.ready.find(r => r.tasks === %d).at`, n), &ready)
 				t.Logf("FIGURE %d-task instance: fitted, interactive DAG %.0f ms after navigation (target %d ms)", n, ready, map[int]int{1000: 1000, 5000: 2000}[n])
+				var marks map[string]float64
+				s.eval(`Object.assign({'script loaded': performance.getEntriesByType('navigation')[0]?.domContentLoadedEventEnd || 0}, window.belugaPerf.marks)`, &marks)
+				var order []string
+				for k := range marks {
+					order = append(order, k)
+				}
+				sort.Slice(order, func(i, j int) bool { return marks[order[i]] < marks[order[j]] })
+				var parts []string
+				for _, k := range order {
+					parts = append(parts, fmt.Sprintf("%s %.0f", k, marks[k]))
+				}
+				t.Logf("  of which (ms after navigation): %s, fitted %.0f", strings.Join(parts, ", "), ready)
 				// Fitted: every node inside the viewport.
 				var fit bool
 				s.eval(`(() => {

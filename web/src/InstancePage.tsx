@@ -100,7 +100,9 @@ export function InstancePage({id}: {id: number}) {
       if (cur && workflowFinished(cur.state) && Date.now() > keepUntil.current) return;
       running = true;
       try {
+        perf.mark('instance asked');
         const d = await fetchDetail(id, ctrl.signal);
+        perf.mark('instance read');
         if (!alive) return;
         if (!specDone || (specDone instanceof Error && (specDone as any).status !== 404)) {
           try {
@@ -112,10 +114,12 @@ export function InstancePage({id}: {id: number}) {
           }
           setSpec(specDone as any);
         }
+        perf.mark('spec read');
         const t0 = performance.now();
         detailRef.current = d;
         flushSync(() => { setDetail(d); setVersion((v) => v + 1); });
         perf.update(performance.now() - t0, d.tasks.length);
+        perf.mark('first render');
         setLogTask((lt) => (lt ? d.tasks.find((t) => t.id === lt.id) || lt : lt));
       } catch (e: any) {
         if (!alive || e.name === 'AbortError') return;
