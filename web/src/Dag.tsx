@@ -2,11 +2,10 @@
 // graph.ts lays it out. Nodes show their state by colour, symbol and text.
 //
 // Live updates do not go through React Flow: its nodes array changes only
-// when the graph's shape does. Each node reads what it shows (state,
-// label, selected, search hit, critical) from a small store keyed by task
-// name, and an update notifies only the nodes whose look changed, so a
-// poll that moves 50 of 1,000 tasks re-renders 50 nodes.
-import {memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useSyncExternalStore} from 'react';
+// when the graph's shape does. What a node shows (state, label, selected,
+// search hit, critical) lives in a small store keyed by task name, which
+// writes a change straight to that node's element.
+import {memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef} from 'react';
 import {Background, Controls, MiniMap, Position, ReactFlow, useReactFlow, ReactFlowProvider,
   type Edge, type Node, type NodeProps} from '@xyflow/react';
 import {layout, NODE_H, NODE_W, type SpecTask} from './graph';
@@ -22,35 +21,53 @@ interface Look extends NodeInfo { selected: boolean; hit: boolean; critical: boo
 
 const NONE: Look = {state: '', label: '', title: '', selected: false, hit: false, critical: false};
 
-// LookStore holds each node's look and tells its node when it changes.
+// LookStore holds each node's look and applies a change to the node's
+// element itself: a poll that moves 500 of 1,000 tasks then costs a few
+// attribute writes per node, not 500 React renders. A node that React
+// renders again reads its look from here, so the two never disagree.
 class LookStore {
   private looks = new Map<string, Look>();
-  private subs = new Map<string, Set<() => void>>();
+  private els = new Map<string, HTMLDivElement>();
   get = (name: string) => this.looks.get(name) || NONE;
-  subscribe(name: string, fn: () => void) {
-    let s = this.subs.get(name);
-    if (!s) this.subs.set(name, (s = new Set()));
-    s.add(fn);
-    return () => { s!.delete(fn); };
+  attach(name: string, el: HTMLDivElement | null) {
+    if (el) {
+      this.els.set(name, el);
+      paint(el, this.get(name));
+    } else this.els.delete(name);
   }
   set(name: string, l: Look) {
     const o = this.looks.get(name);
     if (o && o.state === l.state && o.label === l.label && o.title === l.title && o.selected === l.selected &&
         o.hit === l.hit && o.critical === l.critical) return;
     this.looks.set(name, l);
-    for (const fn of this.subs.get(name) || []) fn();
+    const el = this.els.get(name);
+    if (el) paint(el, l);
   }
+}
+
+function classOf(l: Look) {
+  return ['dagnode', 'node', stateClass(l.state), l.selected && 'selected', l.hit && 'hit', l.critical && 'critical'].filter(Boolean).join(' ');
+}
+
+function paint(el: HTMLDivElement, l: Look) {
+  const c = classOf(l);
+  if (el.className !== c) el.className = c;
+  if (el.dataset.state !== l.state) el.dataset.state = l.state;
+  if (el.title !== l.title) el.title = l.title;
+  const sym = el.querySelector('.sym'), sub = el.querySelector('.sub');
+  const sy = STATE_SYMBOL[l.state] ?? '•';
+  if (sym && sym.textContent !== sy) sym.textContent = sy;
+  if (sub && sub.textContent !== l.label) sub.textContent = l.label;
 }
 
 type TaskData = {name: string; store: LookStore};
 
 const TaskNode = memo(function TaskNode({data}: NodeProps<Node<TaskData>>) {
   const {name, store} = data;
-  const sub = useCallback((fn: () => void) => store.subscribe(name, fn), [store, name]);
-  const l = useSyncExternalStore(sub, () => store.get(name));
+  const ref = useCallback((el: HTMLDivElement | null) => store.attach(name, el), [store, name]);
+  const l = store.get(name);
   return (
-    <div className={['dagnode', 'node', stateClass(l.state), l.selected && 'selected', l.hit && 'hit', l.critical && 'critical']
-      .filter(Boolean).join(' ')} data-task={name} data-state={l.state} title={l.title}>
+    <div ref={ref} className={classOf(l)} data-task={name} data-state={l.state} title={l.title}>
       <div className="react-flow__handle react-flow__handle-left target" data-handlepos="left" />
       <span className="sym" aria-hidden="true">{STATE_SYMBOL[l.state] ?? '•'}</span>
       <span className="txt"><span className="name">{name}</span><span className="sub">{l.label}</span></span>
@@ -133,19 +150,29 @@ function Flow({tasks, info, selected, search, critical, onSelect, onReady, versi
   const onInit = useCallback(() => requestAnimationFrame(() => ready.current?.()), []);
   const mmClass = useCallback((n: Node) => stateClass(store.get(n.id).state), [store]);
 
+  return <FlowView nodes={nodes} edges={edges} big={shape.length > 300} minimap={shape.length <= MINIMAP_LIMIT}
+    onNodeClick={onNodeClick} onInit={onInit} mmClass={mmClass} />;
+}
+
+// FlowView takes only stable props, so a live update (which re-renders
+// Flow) does not re-render React Flow's tree.
+const FlowView = memo(function FlowView({nodes, edges, big, minimap, onNodeClick, onInit, mmClass}: {
+  nodes: Node<TaskData>[]; edges: Edge[]; big: boolean; minimap: boolean;
+  onNodeClick: (e: unknown, n: Node) => void; onInit: () => void; mmClass: (n: Node) => string;
+}) {
   return (
     <ReactFlow nodes={nodes} edges={edges} nodeTypes={nodeTypes} fitView minZoom={0.02} maxZoom={2}
-      onlyRenderVisibleElements={shape.length > 300} nodesDraggable={false} nodesConnectable={false}
+      onlyRenderVisibleElements={big} nodesDraggable={false} nodesConnectable={false}
       elementsSelectable={false} proOptions={PRO} onNodeClick={onNodeClick} onInit={onInit}
       aria-label="workflow DAG">
       <Background gap={24} />
       <Controls showInteractive={false} aria-label="zoom and fit" />
       {/* The minimap redraws every node on every change: past a few
           hundred tasks it costs more than it shows; fit view does its job. */}
-      {shape.length <= MINIMAP_LIMIT ? <MiniMap pannable zoomable ariaLabel="overview of the DAG" nodeClassName={mmClass} /> : null}
+      {minimap ? <MiniMap pannable zoomable ariaLabel="overview of the DAG" nodeClassName={mmClass} /> : null}
     </ReactFlow>
   );
-}
+});
 
 const PRO = {hideAttribution: true};
 
