@@ -161,6 +161,22 @@ func TestWebUIEditor(t *testing.T) {
 		})
 	})
 
+	t.Run("new version and its diff", func(t *testing.T) {
+		b.step(t, 60*time.Second, func(s *session) {
+			s.open("#/edit/demo/dag4")
+			s.until("the stored graph", `document.querySelectorAll('.editflow .node').length === 4 && document.querySelectorAll('.editflow .react-flow__edge').length === 4`)
+			s.run("add a task", chromedp.Click(`.palette button[data-type=shell]`, chromedp.ByQuery))
+			s.until("five nodes", `document.querySelectorAll('.editflow .node').length === 5`)
+			s.run("save", chromedp.Click(`#save-spec`, chromedp.ByQuery))
+			s.until("version 2", `[...document.querySelectorAll('.flash.ok')].some(f => f.textContent.includes('dag4 version 2 saved'))`)
+			s.open("#/edit/demo/dag4")
+			s.until("the editor", `!!document.querySelector('#view-versions')`)
+			s.run("versions", chromedp.Click(`#view-versions`, chromedp.ByQuery))
+			s.until("the diff of v1 and v2", `document.querySelector('#graph-diff')?.textContent.includes('tasks added: shell_3') &&
+				[...document.querySelectorAll('#spec-diff .add')].some(l => l.textContent.includes('name: shell_3'))`)
+		})
+	})
+
 	t.Run("kill a running task", func(t *testing.T) {
 		e := e.with(t)
 		id := e.run("sleeper", nil)
