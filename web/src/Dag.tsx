@@ -97,9 +97,10 @@ interface Props {
   onSelect: (name: string) => void;
   onReady?: () => void;
   version: number; // bumps when the states change
+  refit?: boolean;  // flips when the box changes width (the side panel opens or closes)
 }
 
-function Flow({tasks, info, selected, search, critical, onSelect, onReady, version}: Props) {
+function Flow({tasks, info, selected, search, critical, onSelect, onReady, version, refit}: Props) {
   const rf = useReactFlow();
   const store = useMemo(() => new LookStore(), []);
   // The layout depends on the graph's shape only, not on states.
@@ -132,6 +133,21 @@ function Flow({tasks, info, selected, search, critical, onSelect, onReady, versi
     return out;
   }, [shape, critical]);
 
+  // A narrower or wider box: fit again once it has its new size.
+  const refitted = useRef(refit);
+  useEffect(() => {
+    if (refitted.current === refit) return;
+    refitted.current = refit;
+    // With a task chosen, keep it in the middle at the zoom the user has
+    // (a big DAG searched stays where it was); else fit the whole graph.
+    const p = selected ? pos.get(selected) : undefined;
+    const id = requestAnimationFrame(() => {
+      if (p) rf.setCenter(p.x + NODE_W / 2, p.y + NODE_H / 2, {zoom: rf.getZoom(), duration: 0});
+      else rf.fitView(FIT);
+    });
+    return () => cancelAnimationFrame(id);
+  }, [refit]); // eslint-disable-line react-hooks/exhaustive-deps
+
   // Search: centre the first match.
   useEffect(() => {
     if (!q) return;
@@ -161,7 +177,7 @@ const FlowView = memo(function FlowView({nodes, edges, big, minimap, onNodeClick
   onNodeClick: (e: unknown, n: Node) => void; onInit: () => void; mmClass: (n: Node) => string;
 }) {
   return (
-    <ReactFlow nodes={nodes} edges={edges} nodeTypes={nodeTypes} fitView minZoom={0.02} maxZoom={2}
+    <ReactFlow nodes={nodes} edges={edges} nodeTypes={nodeTypes} fitView fitViewOptions={FIT} minZoom={0.02} maxZoom={2}
       onlyRenderVisibleElements={big} nodesDraggable={false} nodesConnectable={false}
       elementsSelectable={false} proOptions={PRO} onNodeClick={onNodeClick} onInit={onInit}
       aria-label="workflow DAG">
@@ -175,6 +191,8 @@ const FlowView = memo(function FlowView({nodes, edges, big, minimap, onNodeClick
 });
 
 const PRO = {hideAttribution: true};
+// A small DAG is fitted at its natural size, not blown up.
+const FIT = {maxZoom: 1};
 
 export function Dag(props: Props) {
   return (

@@ -268,7 +268,7 @@ export function InstancePage({id}: {id: number}) {
         <div className="main-view">
           {view === 'graph'
             ? (d && specTasks.length ? <Dag key={fold ? 'folded' : 'all'} tasks={dagTasks} info={dagInfo} selected={selected} search={search}
-                critical={critical} onSelect={select} onReady={() => perf.ready(specTasks.length)} version={version} />
+                critical={critical} onSelect={select} onReady={() => perf.ready(specTasks.length)} version={version} refit={!!logTask} />
               : <p className="muted">{d ? 'No tasks.' : ''}</p>)
             : d ? <Gantt tasks={d.tasks} critical={critical} onOpen={(t) => openAttempt(t, 'log')} /> : null}
         </div>
