@@ -4,19 +4,45 @@ BIN     := bin/beluga
 PKGS    := ./...
 TESTFLAGS ?= -race -count=1 -timeout 30m
 
-.PHONY: build run test fuzz test-short bench bench-failover lint fmt deps clean
+.PHONY: build run test fuzz test-short bench bench-failover lint fmt deps clean ui ui-deps ui-check ui-test
 
 build:
 	$(GO) build -o $(BIN) ./cmd/beluga
 
-run: build
+# run builds the UI first when Node is installed; without Node the
+# committed bundle (api/ui/dist) is what the binary serves.
+run:
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) ui; else echo "npm not found: serving the committed UI bundle"; fi
+	$(MAKE) build
 	./$(BIN) standalone $(ARGS)
+
+# The web UI (web/: React, TypeScript, Vite). Its bundle is committed in
+# api/ui/dist and embedded by go:embed, so go build needs no Node.
+ui-deps:
+	cd web && npm ci --no-audit --no-fund
+
+ui: ui-deps
+	cd web && npx vite build
+
+# ui-check fails when the committed bundle is not what web/ builds (the
+# build is deterministic: fixed file names, no timestamps).
+UI_TMP := $(shell mktemp -u /tmp/beluga-ui.XXXXXX)
+ui-check: ui-deps
+	cd web && npx tsc --noEmit
+	cd web && BELUGA_UI_OUT=$(UI_TMP) npx vite build --logLevel warn
+	@diff -r $(UI_TMP) api/ui/dist >/dev/null || (echo "api/ui/dist is stale: run make ui and commit it"; diff -rq $(UI_TMP) api/ui/dist; rm -rf $(UI_TMP); exit 1)
+	@rm -rf $(UI_TMP)
+	@echo "api/ui/dist matches web/"
+
+# Front-end unit tests (vitest).
+ui-test: ui-deps
+	cd web && npx vitest run
 
 deps:
 	./scripts/deps.sh
 
 # The whole suite: unit, end-to-end on SQLite and MariaDB, cluster tests.
-test: deps
+test: deps ui-check ui-test
 	$(GO) vet $(PKGS)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) test $(TESTFLAGS) $(PKGS)

@@ -207,7 +207,7 @@ func TestHostCheck(t *testing.T) {
 			for _, r := range []resp{
 				b.req("GET", "/api/v1/projects", host, "", ""),
 				b.req("GET", "/", host, "", ""),
-				b.req("GET", "/ui/js/api.js", host, "", ""),
+				b.req("GET", "/ui/assets/app.js", host, "", ""),
 				b.req("POST", "/api/v1/projects", host, "application/json", `{"name":"rebound"}`),
 			} {
 				e := r.wantError(t, http.StatusForbidden, CodeForbidden)
@@ -262,7 +262,7 @@ func TestNoSniff(t *testing.T) {
 		b.get("/api/v1/openapi.yaml").want(t, http.StatusOK),
 		b.get("/healthz").want(t, http.StatusOK),
 		b.get("/").want(t, http.StatusOK),
-		b.get("/ui/js/api.js").want(t, http.StatusOK),
+		b.get("/ui/assets/app.js").want(t, http.StatusOK),
 		b.get("/nope").want(t, http.StatusNotFound),
 		b.do("POST", "/api/v1/projects", "text/plain", strings.NewReader(`{"name":"x"}`)).want(t, http.StatusUnsupportedMediaType),
 		b.req("GET", "/api/v1/projects", "evil.example", "", "").want(t, http.StatusForbidden),

@@ -25,12 +25,12 @@ func TestUIMounted(t *testing.T) {
 	if r.header.Get("X-Request-Id") == "" {
 		t.Fatal("GET /: the UI does not run through the API middleware")
 	}
-	if !strings.Contains(string(r.body), "/ui/js/app.js") {
+	if !strings.Contains(string(r.body), "/ui/assets/app.js") {
 		t.Fatalf("GET /: %s", r.body)
 	}
-	r = b.get("/ui/js/api.js")
+	r = b.get("/ui/assets/app.js")
 	if r.status != http.StatusOK || r.header.Get("Content-Type") != "text/javascript; charset=utf-8" {
-		t.Fatalf("GET /ui/js/api.js: %d %q", r.status, r.header.Get("Content-Type"))
+		t.Fatalf("GET /ui/assets/app.js: %d %q", r.status, r.header.Get("Content-Type"))
 	}
 
 	e := b.get("/api/v1/nope").wantError(t, http.StatusNotFound, CodeNotFound)

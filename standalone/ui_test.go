@@ -72,8 +72,25 @@ func newBrowser(t *testing.T, base string) *browser {
 			}
 			b.fail("uncaught exception: " + msg)
 		case *cdplog.EventEntryAdded:
+			// A 4xx the API answers shows up as a network error entry; the
+			// UI shows those answers itself. Anything else at error level
+			// (CSP, a failed script, an intervention) fails the test.
 			if strings.Contains(e.Entry.Text, "Content Security Policy") {
 				b.fail("CSP violation: " + e.Entry.Text)
+			} else if e.Entry.Level == cdplog.LevelError && e.Entry.Source != cdplog.SourceNetwork {
+				b.fail("console error: " + e.Entry.Text)
+			}
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.APITypeError || e.Type == runtime.APITypeAssert {
+				var parts []string
+				for _, a := range e.Args {
+					if a.Value != nil {
+						parts = append(parts, string(a.Value))
+					} else {
+						parts = append(parts, a.Description)
+					}
+				}
+				b.fail("console.error: " + strings.Join(parts, " "))
 			}
 		case *page.EventJavascriptDialogOpening:
 			b.mu.Lock()
@@ -136,10 +153,94 @@ func (b *browser) step(t *testing.T, timeout time.Duration, f func(s *session)) 
 	defer func() {
 		if t.Failed() {
 			s.dump()
+		} else {
+			s.screenshot()
 		}
 	}()
 	f(s)
+	s.axe()
 }
+
+// shotDir is where the scenarios' screenshots go: BELUGA_UI_SCREENSHOTS
+// when set, else the test's temporary directory.
+func shotDir(t *testing.T) string {
+	if dir := os.Getenv("BELUGA_UI_SCREENSHOTS"); dir != "" {
+		return dir
+	}
+	return t.TempDir()
+}
+
+// screenshot saves what the tab shows at the end of a scenario.
+func (s *session) screenshot() {
+	ctx, cancel := context.WithTimeout(s.b.ctx, 10*time.Second)
+	defer cancel()
+	var shot []byte
+	if err := chromedp.Run(ctx, chromedp.CaptureScreenshot(&shot)); err != nil || len(shot) == 0 {
+		s.t.Errorf("screenshot: %v", err)
+		return
+	}
+	name := filepath.Join(shotDir(s.t), strings.ReplaceAll(s.t.Name(), "/", "_")+".png")
+	if err := os.WriteFile(name, shot, 0o644); err != nil {
+		s.t.Errorf("screenshot: %v", err)
+		return
+	}
+	s.t.Logf("screenshot: %s", name)
+}
+
+// axeSource is axe-core, from the UI's dev dependencies (make ui-deps).
+var axeSource = sync.OnceValues(func() (string, error) {
+	b, err := os.ReadFile(filepath.Join("..", "web", "node_modules", "axe-core", "axe.min.js"))
+	return string(b), err
+})
+
+// axe runs axe-core on the page as it is and fails the scenario on a
+// serious or critical violation.
+func (s *session) axe() {
+	s.t.Helper()
+	src, err := axeSource()
+	if err != nil {
+		s.t.Fatalf("axe-core is needed for the accessibility checks (run make ui-deps): %v", err)
+	}
+	ctx, cancel := context.WithTimeout(s.b.ctx, 60*time.Second)
+	defer cancel()
+	var loaded bool
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`!!window.axe`, &loaded)); err == nil && !loaded {
+		if err := chromedp.Run(ctx, chromedp.Evaluate(src+";true", &loaded)); err != nil {
+			s.t.Fatalf("load axe-core: %v", err)
+		}
+	}
+	var out []struct {
+		ID, Impact, Help string
+		Nodes            []string
+	}
+	err = chromedp.Run(ctx, chromedp.Evaluate(`axe.run(document, {resultTypes: ['violations']}).then(r => r.violations
+		.filter(v => v.impact === 'serious' || v.impact === 'critical')
+		.map(v => ({ID: v.id, Impact: v.impact, Help: v.help, Nodes: v.nodes.slice(0, 5).map(n => n.target.join(' '))})))`, &out,
+		func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+	if err != nil {
+		s.t.Fatalf("axe: %v", err)
+	}
+	for _, v := range out {
+		s.t.Errorf("axe %s (%s): %s at %v", v.ID, v.Impact, v.Help, v.Nodes)
+	}
+}
+
+// setValue sets a form control's value as typing would: React's inputs
+// take a change only from an input event after the native setter.
+func (s *session) setValue(sel, v string) {
+	s.t.Helper()
+	s.eval(fmt.Sprintf(`(() => {
+		const el = document.querySelector(%s);
+		const proto = el instanceof HTMLTextAreaElement ? HTMLTextAreaElement.prototype : el instanceof HTMLSelectElement ? HTMLSelectElement.prototype : HTMLInputElement.prototype;
+		Object.getOwnPropertyDescriptor(proto, 'value').set.call(el, %s);
+		el.dispatchEvent(new Event('input', {bubbles: true}));
+		el.dispatchEvent(new Event('change', {bubbles: true}));
+		return true;
+	})()`, js(sel), js(v)), nil)
+}
+
+// logText is the JavaScript for the lines the log viewer shows.
+const logText = `[...document.querySelectorAll('.log .ln-text')].map(x => x.textContent + '\n').join('')`
 
 type session struct {
 	t   *testing.T
@@ -240,8 +341,8 @@ func (s *session) dump() {
 	_ = chromedp.Run(ctx, chromedp.Location(&loc), chromedp.Evaluate(`document.body.innerText`, &body),
 		chromedp.CaptureScreenshot(&shot))
 	s.t.Logf("page %s shows:\n%s", loc, body)
-	if dir := os.Getenv("BELUGA_UI_SCREENSHOTS"); dir != "" && len(shot) > 0 {
-		name := filepath.Join(dir, strings.ReplaceAll(s.t.Name(), "/", "_")+".png")
+	if len(shot) > 0 {
+		name := filepath.Join(shotDir(s.t), strings.ReplaceAll(s.t.Name(), "/", "_")+".png")
 		if err := os.WriteFile(name, shot, 0o644); err == nil {
 			s.t.Logf("screenshot: %s", name)
 		}
@@ -296,49 +397,52 @@ tasks:
 
 			// Apply a two-task workflow from the editor.
 			s.run("open the editor", chromedp.Click(`#new-workflow`, chromedp.ByQuery))
-			s.until("the editor", `!!document.querySelector('#spec') && document.querySelector('#spec').value.includes('tasks:')`)
-			s.run("write the spec",
-				chromedp.SetValue(`#wf-name`, "etl2", chromedp.ByQuery),
-				chromedp.SetValue(`#spec`, twoTasks, chromedp.ByQuery),
-				chromedp.Click(`#save-spec`, chromedp.ByQuery))
+			s.until("the editor", `!!document.querySelector('#view-yaml')`)
+			s.run("the YAML view", chromedp.Click(`#view-yaml`, chromedp.ByQuery))
+			s.until("the spec text", `!!document.querySelector('#spec') && document.querySelector('#spec').value.includes('tasks:')`)
+			s.setValue(`#wf-name`, "etl2")
+			s.setValue(`#spec`, twoTasks)
+			s.run("save", chromedp.Click(`#save-spec`, chromedp.ByQuery))
 			s.until("the workflow page", `location.hash === '#/workflows/webui/etl2' && !!document.querySelector('#run-form')`)
 			if got := s.text(`.flash.ok`); !strings.Contains(got, "etl2 version 1 saved") {
 				t.Fatalf("flash after save: %q", got)
 			}
 			var nodes []string
-			s.eval(`[...document.querySelectorAll('svg.dag .node')].map(n => n.dataset.task)`, &nodes)
+			s.eval(`[...document.querySelectorAll('.dag .node')].map(n => n.dataset.task)`, &nodes)
 			if strings.Join(nodes, ",") != "first,second" {
 				t.Fatalf("DAG preview nodes %v", nodes)
 			}
 
 			// The editor's YAML of the stored spec applies back unchanged.
 			s.run("edit", chromedp.Click(`#edit-workflow`, chromedp.ByQuery))
+			s.until("the stored spec in the graph", `!!document.querySelector('.editflow .node[data-task=second]')`)
+			s.run("the YAML view", chromedp.Click(`#view-yaml`, chromedp.ByQuery))
 			s.until("the stored spec in the editor", `!!document.querySelector('#spec') && !document.querySelector('#spec').disabled && document.querySelector('#spec').value.includes('second done')`)
 			s.run("save unchanged", chromedp.Click(`#save-spec`, chromedp.ByQuery))
 			s.until("the no-change message", `location.hash === '#/workflows/webui/etl2' && [...document.querySelectorAll('.flash.ok')].some(f => f.textContent.includes('No change') && f.textContent.includes('version 1'))`)
 
 			// Run it with a param from the Run form and land on the instance.
 			s.until("the run form", `!!document.querySelector('#run-form .kvrow .v')`)
+			s.setValue(`#run-form .kvrow .v`, "bonjour")
 			s.run("run",
-				chromedp.SetValue(`#run-form .kvrow .v`, "bonjour", chromedp.ByQuery),
 				chromedp.Click(`#run-submit`, chromedp.ByQuery))
 			s.until("the instance page", `/^#\/instances\/\d+$/.test(location.hash)`)
 			s.until("the instance to succeed", `document.querySelector('h1 .badge')?.textContent === 'succeeded'`)
 			s.until("both tasks green in the DAG", `(() => {
-				const n = [...document.querySelectorAll('svg.dag .node')];
+				const n = [...document.querySelectorAll('.dag .node')];
 				return n.length === 2 && n.every(x => x.dataset.state === 'succeeded' && x.classList.contains('st-succeeded'));
 			})()`)
 			var edges int
-			s.eval(`document.querySelectorAll('svg.dag path.edge[data-from=first][data-to=second]').length`, &edges)
+			s.eval(`document.querySelectorAll('.dag .react-flow__edge[data-id="first>second"]').length`, &edges)
 			if edges != 1 {
 				t.Fatalf("DAG has %d first->second edges", edges)
 			}
 
 			// Clicking a node shows its log.
-			s.run("open first's log", chromedp.Click(`svg.dag .node[data-task=first]`, chromedp.ByQuery))
-			s.until("first's log", `document.querySelector('pre.log')?.textContent.includes('first says bonjour: it\'s "quoted" # not a comment') && document.querySelector('.logstatus')?.textContent.includes('end of log')`)
+			s.run("open first's log", chromedp.Click(`.dag .node[data-task=first]`, chromedp.ByQuery))
+			s.until("first's log", logText+`.includes('first says bonjour: it\'s "quoted" # not a comment') && document.querySelector('.logstatus')?.textContent.includes('end of log')`)
 			s.run("open second's log", chromedp.Click(`tr[data-task=second] button[data-log]`, chromedp.ByQuery))
-			s.until("second's log", `document.querySelector('pre.log')?.textContent === 'second-line-1\nsecond done\n'`)
+			s.until("second's log", logText+` === 'second-line-1\nsecond done\n'`)
 
 			// The instances list shows the run.
 			s.open("#/instances?project=webui")
@@ -380,18 +484,21 @@ tasks:
 				t.Fatalf("outputs row %+v", row)
 			}
 			// Per task: what it ran with and what it exported, as text.
-			s.run("open consume's values", chromedp.Click(`tr[data-task=consume] details.values summary`, chromedp.ByQuery))
+			s.run("open consume's values", chromedp.Click(`tr[data-task=consume] button[data-values]`, chromedp.ByQuery))
+			s.until("consume's values beside the graph", `!!document.querySelector('.sidepanel .valuespanel[data-task=consume] dl.params-of')`)
 			var vals struct{ Summary, Params, Outputs string }
-			s.eval(`(d => ({Summary: d.querySelector('summary').textContent,
+			s.eval(`(d => ({Summary: d.querySelector('.summary').textContent,
 				Params: [...d.querySelectorAll('dl.params-of dt')].map(x => x.textContent + '=' + x.nextElementSibling.textContent).join(';'),
 				Outputs: [...d.querySelectorAll('dl.outputs-of dt')].map(x => x.textContent + '=' + x.nextElementSibling.textContent).join(';')}))(
-				document.querySelector('tr[data-task=consume] details.values'))`, &vals)
+				document.querySelector('.valuespanel[data-task=consume]'))`, &vals)
 			if !strings.Contains(vals.Params, "mode=fast") || !strings.Contains(vals.Params, "report=<b>rep-7</b> & co") || vals.Outputs != "" ||
 				!strings.Contains(vals.Summary, "0 outputs") {
 				t.Fatalf("consume's values %+v", vals)
 			}
+			s.run("open produce's values", chromedp.Click(`tr[data-task=produce] button[data-values]`, chromedp.ByQuery))
+			s.until("produce's values", `!!document.querySelector('.valuespanel[data-task=produce] dl.outputs-of')`)
 			s.eval(`(d => [...d.querySelectorAll('dl.outputs-of dt')].map(x => x.textContent + '=' + x.nextElementSibling.textContent).join(';'))(
-				document.querySelector('tr[data-task=produce] details.values'))`, &vals.Outputs)
+				document.querySelector('.valuespanel[data-task=produce]'))`, &vals.Outputs)
 			if vals.Outputs != "report=<b>rep-7</b> & co" {
 				t.Fatalf("produce's outputs %q", vals.Outputs)
 			}
@@ -421,11 +528,12 @@ tasks:
 		}
 		b.step(t, 15*time.Second, func(s *session) {
 			s.open("#/edit/webui")
-			s.until("the editor", `!!document.querySelector('#spec')`)
-			s.run("save a cycle",
-				chromedp.SetValue(`#wf-name`, "cyclic", chromedp.ByQuery),
-				chromedp.SetValue(`#spec`, cyclic, chromedp.ByQuery),
-				chromedp.Click(`#save-spec`, chromedp.ByQuery))
+			s.until("the editor", `!!document.querySelector('#view-yaml')`)
+			s.run("the YAML view", chromedp.Click(`#view-yaml`, chromedp.ByQuery))
+			s.until("the spec text", `!!document.querySelector('#spec')`)
+			s.setValue(`#wf-name`, "cyclic")
+			s.setValue(`#spec`, cyclic)
+			s.run("save a cycle", chromedp.Click(`#save-spec`, chromedp.ByQuery))
 			s.until("the API's error", `!document.querySelector('#spec-error').hidden`)
 			if got := s.text(`#spec-error`); !strings.Contains(got, body.Error.Message) {
 				t.Fatalf("editor shows %q; the API said %q", got, body.Error.Message)
@@ -442,6 +550,8 @@ tasks:
 	t.Run("editor warns before leaving", func(t *testing.T) {
 		b.step(t, 15*time.Second, func(s *session) {
 			s.open("#/edit/webui/etl2")
+			s.until("the stored spec in the graph", `!!document.querySelector('.editflow .node[data-task=second]')`)
+			s.run("the YAML view", chromedp.Click(`#view-yaml`, chromedp.ByQuery))
 			s.until("the stored spec", `!!document.querySelector('#spec') && !document.querySelector('#spec').disabled && document.querySelector('#spec').value.includes('second done')`)
 			dialogs := s.takeDialogs()
 			s.run("type", chromedp.SendKeys(`#spec`, "# not saved yet\n", chromedp.ByQuery))
@@ -477,6 +587,8 @@ tasks:
 
 			// Nothing typed: no question.
 			s.open("#/edit/webui/etl2")
+			s.until("the stored spec in the graph", `!!document.querySelector('.editflow .node[data-task=second]')`)
+			s.run("the YAML view", chromedp.Click(`#view-yaml`, chromedp.ByQuery))
 			s.until("the stored spec", `!!document.querySelector('#spec') && !document.querySelector('#spec').disabled`)
 			s.run("leave untouched", chromedp.Click(`#nav a[data-nav=instances]`, chromedp.ByQuery))
 			s.until("the instances page", `location.hash === '#/instances'`)
@@ -494,20 +606,20 @@ tasks:
 			s.until("the run form", `!!document.querySelector('#run-submit')`)
 			s.run("run", chromedp.Click(`#run-submit`, chromedp.ByQuery))
 			s.until("the instance page", `/^#\/instances\/\d+$/.test(location.hash)`)
-			s.until("the task running", `document.querySelector('svg.dag .node[data-task=nap]')?.dataset.state === 'running'`)
-			s.run("open the log", chromedp.Click(`svg.dag .node[data-task=nap]`, chromedp.ByQuery))
-			s.until("the running task's log", `document.querySelector('pre.log')?.textContent.includes('napping') && document.querySelector('.logstatus')?.textContent.includes('following')`)
+			s.until("the task running", `document.querySelector('.dag .node[data-task=nap]')?.dataset.state === 'running'`)
+			s.run("open the log", chromedp.Click(`.dag .node[data-task=nap]`, chromedp.ByQuery))
+			s.until("the running task's log", logText+`.includes('napping') && document.querySelector('.logstatus')?.textContent.includes('following')`)
 			// The refreshes update the DAG and the task's row in place.
-			s.eval(`for (const el of [document.querySelector('svg.dag'), document.querySelector('svg.dag .node[data-task=nap]'),
+			s.eval(`for (const el of [document.querySelector('.dag'), document.querySelector('.dag .node[data-task=nap]'),
 				document.querySelector('tr[data-task=nap]')]) el.belugaMark = 'kept'`, nil)
 
 			s.run("stop", chromedp.Click(`.actions button[data-action=stop]`, chromedp.ByQuery))
 			s.until("the confirm dialog", `!!document.querySelector('dialog[open] button.ok')`)
 			s.run("confirm", chromedp.Click(`dialog[open] button.ok`, chromedp.ByQuery))
 			s.until("the instance stopped", `document.querySelector('h1 .badge')?.textContent === 'stopped'`)
-			s.until("the task killed", `document.querySelector('tr[data-task=nap]')?.dataset.state === 'killed' && document.querySelector('svg.dag .node[data-task=nap]')?.dataset.state === 'killed'`)
+			s.until("the task killed", `document.querySelector('tr[data-task=nap]')?.dataset.state === 'killed' && document.querySelector('.dag .node[data-task=nap]')?.dataset.state === 'killed'`)
 			var kept []bool
-			s.eval(`['svg.dag', 'svg.dag .node[data-task=nap]', 'tr[data-task=nap]'].map(q => document.querySelector(q).belugaMark === 'kept')`, &kept)
+			s.eval(`['.dag', '.dag .node[data-task=nap]', 'tr[data-task=nap]'].map(q => document.querySelector(q).belugaMark === 'kept')`, &kept)
 			if fmt.Sprint(kept) != "[true true true]" {
 				t.Fatalf("the DAG, its node and the task's row kept through the refreshes: %v", kept)
 			}
@@ -518,7 +630,20 @@ tasks:
 			// one that a page shown before the state changed still sends shows
 			// the API's 409 message.
 			s.until("pause disabled", `document.querySelector('.actions button[data-action=pause]').disabled && document.querySelector('.actions button[data-action=pause]').title.includes('stopped')`)
-			s.eval(`(b => { b.disabled = false; b.click(); })(document.querySelector('.actions button[data-action=pause]'))`, nil)
+			// A page shown before the stop: its reads say running still.
+			s.eval(`(() => {
+				const real = window.fetch;
+				window.fetch = async (u, o) => {
+					const r = await real(u, o);
+					if (!/\/api\/v1\/instances\/\d+$/.test(String(u)) || (o && o.method && o.method !== 'GET')) return r;
+					const j = await r.json();
+					j.state = 'running';
+					return new Response(JSON.stringify(j), {status: r.status, headers: r.headers});
+				};
+				document.dispatchEvent(new Event('visibilitychange'));
+			})()`, nil)
+			s.until("pause offered by the stale page", `!document.querySelector('.actions button[data-action=pause]').disabled`)
+			s.run("pause", chromedp.Click(`.actions button[data-action=pause]`, chromedp.ByQuery))
 			s.until("the confirm dialog", `!!document.querySelector('dialog[open] button.ok')`)
 			s.run("confirm", chromedp.Click(`dialog[open] button.ok`, chromedp.ByQuery))
 			s.until("the conflict message", `[...document.querySelectorAll('.flash.error')].some(f => f.textContent.includes('stopped') && f.textContent.includes('HTTP 409'))`)
@@ -573,7 +698,7 @@ tasks:
 				Keys, Text, Clicked, Refreshed string
 				Kept, Empty                    bool
 			}
-			s.run("patch rows", chromedp.Evaluate(`import('/ui/js/dom.js').then(({h, patch}) => {
+			s.run("patch rows", chromedp.Evaluate(`Promise.resolve(window.belugaTest).then(({h, patch}) => {
 				const tb = h('tbody');
 				let clicked = '';
 				const row = (id, text) => h('tr', {key: id}, h('td', {}, text),
@@ -685,7 +810,7 @@ tasks:
 			// 01:00:30 UTC four days ago to 03:00 UTC two days ago holds three
 			// 02:00 UTC times; the form reads them in the browser's zone.
 			var r struct{ From, To, FromSent, ToSent string }
-			s.run("the range in the browser's zone", chromedp.Evaluate(`import('/ui/js/dom.js').then(m => {
+			s.run("the range in the browser's zone", chromedp.Evaluate(`Promise.resolve(window.belugaTest).then(m => {
 				const n = new Date();
 				const at = (days, hour, sec) => m.localInput(new Date(Date.UTC(n.getUTCFullYear(), n.getUTCMonth(), n.getUTCDate() - days, hour, 0, sec)));
 				const from = at(4, 1, 30), to = at(2, 3, 0); // the form takes seconds
@@ -789,7 +914,7 @@ tasks:
 		e.do("GET", "/api/v1/projects/demo/workflows/tricky", "", http.StatusOK, &stored)
 		b.step(t, 10*time.Second, func(s *session) {
 			var yaml string
-			s.run("toYAML", chromedp.Evaluate(`import('/ui/js/yaml.js').then(m => m.toYAML(`+string(stored.Spec)+`))`, &yaml,
+			s.run("toYAML", chromedp.Evaluate(`Promise.resolve(window.belugaTest.toYAML(`+string(stored.Spec)+`))`, &yaml,
 				func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
 			var again struct {
 				Created bool

@@ -1,7 +1,8 @@
-// Package ui is Beluga's web UI: static HTML, CSS and ES modules embedded
-// in the binary and served next to the REST API, which is all the UI
-// talks to. There is no build step; the files under static/ are what the
-// browser gets.
+// Package ui is Beluga's web UI: the bundle Vite builds from web/ (React
+// and TypeScript), committed under dist/ and embedded in the binary, so a
+// plain go build serves the full UI without Node. It is served next to the
+// REST API, which is all the UI talks to. `make ui` rebuilds dist/;
+// `make ui-check` fails when dist/ is not what web/ builds.
 package ui
 
 import (
@@ -17,7 +18,7 @@ import (
 	"time"
 )
 
-//go:embed static
+//go:embed dist
 var files embed.FS
 
 // AssetPrefix is the URL path the assets are served under.
@@ -79,9 +80,9 @@ func Handler(notFound http.Handler) http.Handler {
 }
 
 // load reads every embedded file with a known type, keyed by its path
-// under static/.
+// under dist/.
 func load() (map[string]*asset, error) {
-	root, err := fs.Sub(files, "static")
+	root, err := fs.Sub(files, "dist")
 	if err != nil {
 		return nil, err
 	}

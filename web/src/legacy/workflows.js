@@ -48,9 +48,9 @@ function show(main, page, project, projects) {
     {id: 'project-picker'});
   picker.addEventListener('change', () => picker.value && go(`#/workflows/${enc(picker.value)}`));
 
-  const newName = h('input', {name: 'name', placeholder: 'new project name', required: true, pattern: '[A-Za-z0-9_.\\-]{1,128}',
+  const newName = h('input', {name: 'name', 'aria-label': 'New project name', placeholder: 'new project name', required: true, pattern: '[A-Za-z0-9_.\\-]{1,128}',
     title: "1 to 128 ASCII letters, digits, '_', '-' or '.'", spellcheck: 'false'});
-  const newDesc = h('input', {name: 'description', placeholder: 'description (optional)'});
+  const newDesc = h('input', {name: 'description', 'aria-label': 'Project description', placeholder: 'description (optional)'});
   const createForm = h('form', {class: 'inline', id: 'create-project', on: {submit: async (e) => {
     e.preventDefault();
     try {

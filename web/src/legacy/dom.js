@@ -1,3 +1,5 @@
+import {STATE_SYMBOL} from '../states';
+
 // DOM helpers. Everything that came from the API reaches the page as text
 // (textContent, attribute values), never as markup.
 
@@ -215,8 +217,9 @@ export function workflowFinished(state) { return FINISHED_WORKFLOW.has(state); }
 export function taskFinished(state) { return FINISHED_TASK.has(state); }
 
 // badge is a coloured state label; the colour class is st-<state>.
+// Its symbol (data-sym, drawn by CSS) tells the state without colour.
 export function badge(state) {
-  return h('span', {class: ['badge', 'st-' + (state || 'none')]}, state || 'not run');
+  return h('span', {class: ['badge', 'st-' + (state || 'none')], 'data-sym': STATE_SYMBOL[state || '']}, state || 'not run');
 }
 
 // ---- small bits ----
@@ -372,8 +375,8 @@ export function kvEditor(initial, placeholders = {}) {
   const rows = h('div', {class: 'kvrows'});
   function row(k = '', v = '', ph = '') {
     const r = h('div', {class: 'kvrow'},
-      h('input', {class: 'k', placeholder: 'NAME', value: k, spellcheck: 'false'}),
-      h('input', {class: 'v', placeholder: ph || 'value', value: v, spellcheck: 'false'}),
+      h('input', {class: 'k', 'aria-label': 'param name', placeholder: 'NAME', value: k, spellcheck: 'false'}),
+      h('input', {class: 'v', 'aria-label': 'param value' + (k ? ' of ' + k : ''), placeholder: ph || 'value', value: v, spellcheck: 'false'}),
       h('button', {type: 'button', class: 'small', title: 'Remove', on: {click: () => r.remove()}}, '−'));
     rows.append(r);
   }
@@ -397,8 +400,10 @@ export function kvEditor(initial, placeholders = {}) {
 }
 
 // select builds a <select> from [value, label] pairs (or plain values).
+// Without a label of its own it is named for its field (axe: select-name).
 export function select(name, options, value, props) {
-  return h('select', {name, ...props}, options.map((o) => {
+  const label = name.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
+  return h('select', {name, 'aria-label': label, ...props}, options.map((o) => {
     const [v, l] = Array.isArray(o) ? o : [o, o];
     return h('option', {value: v, selected: v === value}, l);
   }));

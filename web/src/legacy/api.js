@@ -51,6 +51,10 @@ async function send(method, path, {json, body, contentType, signal} = {}) {
     if (e.name === 'AbortError') throw e;
     throw new ApiError(0, 'network', `cannot reach the Beluga API: ${e.message}`, '');
   }
+  if (resp.status === 401 && !path.startsWith('/api/v1/login')) {
+    // Not logged in (or the session ended): the app shows its login form.
+    window.dispatchEvent(new CustomEvent('beluga:unauthorized'));
+  }
   if (!resp.ok) throw await errorOf(resp);
   return resp;
 }

@@ -5,10 +5,8 @@
 import {describe, isAbort, setUser, user} from './api.js';
 import {STOP_POLL, clearFlashes, flash, formDialog, h, replace, unflash} from './dom.js';
 import * as instances from './instances.js';
-import * as instance from './instance.js';
 import * as workflows from './workflows.js';
 import * as workflow from './workflow.js';
-import * as editor from './editor.js';
 import * as schedules from './schedules.js';
 import * as backfills from './backfills.js';
 import * as cluster from './cluster.js';
@@ -18,12 +16,9 @@ export const REFRESH_MS = 2000;
 
 const routes = [
   [/^\/instances$/, 'instances', instances.render],
-  [/^\/instances\/(\d+)$/, 'instances', instance.render],
   [/^\/workflows$/, 'workflows', workflows.render],
   [/^\/workflows\/([^/]+)$/, 'workflows', workflows.render],
   [/^\/workflows\/([^/]+)\/([^/]+)$/, 'workflows', workflow.render],
-  [/^\/edit\/([^/]+)$/, 'workflows', editor.render],
-  [/^\/edit\/([^/]+)\/([^/]+)$/, 'workflows', editor.render],
   [/^\/schedules$/, 'schedules', schedules.render],
   [/^\/backfills$/, 'backfills', backfills.render],
   [/^\/backfills\/(\d+)$/, 'backfills', backfills.renderOne],
@@ -41,7 +36,11 @@ class Page {
     // confirmLeave, set by a page holding unsaved input, returns the
     // question to ask before leaving it, or '' when nothing would be lost.
     this.confirmLeave = null;
+    this.cleanups = [];
   }
+
+  // onClose runs fn when the page is left (a React root unmounts there).
+  onClose(fn) { this.cleanups.push(fn); }
 
   get signal() { return this.ctrl.signal; }
 
@@ -102,6 +101,7 @@ class Page {
     this.ctrl.abort();
     for (const p of this.polls) clearTimeout(p.timer);
     this.polls.clear();
+    for (const fn of this.cleanups.splice(0)) fn();
   }
 }
 
@@ -171,13 +171,20 @@ window.addEventListener('unhandledrejection', (e) => {
 // A page with unsaved input is left only when the user says so; staying
 // puts its address back without a history entry or a new hashchange (the
 // entry the navigation made now holds this page's address too).
-window.addEventListener('hashchange', () => {
+// start runs the router; extra holds the routes of the React pages, tried
+// before the others.
+export function start(extra) {
+  routes.unshift(...extra);
+  window.addEventListener('hashchange', onHash);
+  showUser();
+  route();
+}
+
+function onHash() {
   const ask = current && current.confirmLeave ? current.confirmLeave() : '';
   if (ask && !window.confirm(ask)) {
     history.replaceState(history.state, '', shownURL);
     return;
   }
   route();
-});
-showUser();
-route();
+}

@@ -20,9 +20,9 @@ export function render(main, page) {
   const wt = table(['Address', 'Groups', 'Running / slots', 'CPU', 'Memory', 'Load', 'Started', 'Last heartbeat'], 'workers');
   const gt = table(['Task group', 'In use / capacity', 'Description', 'Created', ''], 'groups');
 
-  const name = h('input', {name: 'name', placeholder: 'name', required: true, spellcheck: 'false', id: 'group-name'});
-  const cap = h('input', {name: 'capacity', type: 'number', min: 1, value: 1, required: true, class: 'narrow', id: 'group-capacity'});
-  const desc = h('input', {name: 'description', placeholder: 'description (optional)'});
+  const name = h('input', {name: 'name', 'aria-label': 'Task group name', placeholder: 'name', required: true, spellcheck: 'false', id: 'group-name'});
+  const cap = h('input', {name: 'capacity', 'aria-label': 'Capacity', type: 'number', min: 1, value: 1, required: true, class: 'narrow', id: 'group-capacity'});
+  const desc = h('input', {name: 'description', 'aria-label': 'Description', placeholder: 'description (optional)'});
   const create = h('form', {class: 'inline', id: 'create-group', on: {submit: async (e) => {
     e.preventDefault();
     try {

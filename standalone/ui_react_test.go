@@ -1,0 +1,386 @@
+package standalone_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// drag presses the mouse on the element from, moves it in steps and
+// releases it on the element to, as a user drawing an edge does.
+func (s *session) drag(from, to string) {
+	s.t.Helper()
+	center := func(sel string) (x, y float64) {
+		var r struct{ X, Y float64 }
+		s.eval(fmt.Sprintf(`(() => { const b = document.querySelector(%s).getBoundingClientRect();
+			return {X: b.x + b.width / 2, Y: b.y + b.height / 2}; })()`, js(sel)), &r)
+		return r.X, r.Y
+	}
+	x0, y0 := center(from)
+	x1, y1 := center(to)
+	acts := []chromedp.Action{chromedp.MouseEvent(input.MouseMoved, x0, y0),
+		chromedp.MouseEvent(input.MousePressed, x0, y0, chromedp.ButtonLeft, chromedp.ClickCount(1))}
+	for i := 1; i <= 10; i++ {
+		f := float64(i) / 10
+		acts = append(acts, chromedp.MouseEvent(input.MouseMoved, x0+(x1-x0)*f, y0+(y1-y0)*f, chromedp.ButtonLeft))
+	}
+	acts = append(acts, chromedp.MouseEvent(input.MouseReleased, x1, y1, chromedp.ButtonLeft, chromedp.ClickCount(1)))
+	s.run(fmt.Sprintf("drag %s to %s", from, to), acts...)
+}
+
+func handle(task, kind string) string {
+	return fmt.Sprintf(`.editflow .react-flow__node[data-id=%q] .react-flow__handle.%s`, task, kind)
+}
+
+// TestWebUIEditor builds a four-task DAG in the editor by clicking and
+// dragging only (an http task through its form), sees a cycle refused as
+// it is drawn, saves, runs it and watches the nodes turn succeeded without
+// a reload, opens the Gantt and a log and searches it, and kills a running
+// task from the task list.
+func TestWebUIEditor(t *testing.T) {
+	e := start(t, "")
+	b := newBrowser(t, e.base)
+	e.do("PUT", "/api/v1/projects/demo/workflows/sleeper", "tasks:\n  - name: nap\n    command: echo napping; sleep 120\n", http.StatusCreated, nil)
+
+	t.Run("build, save and run", func(t *testing.T) {
+		b.step(t, 90*time.Second, func(s *session) {
+			s.open("#/edit/demo")
+			s.until("the palette", `!!document.querySelector('.palette button[data-type=http]')`)
+			for _, ty := range []string{"shell", "http", "python", "shell"} {
+				s.run("add "+ty, chromedp.Click(fmt.Sprintf(`.palette button[data-type=%s]`, ty), chromedp.ByQuery))
+			}
+			s.until("four nodes", `document.querySelectorAll('.editflow .node').length === 4`)
+			s.run("auto-layout", chromedp.Click(`#auto-layout`, chromedp.ByQuery))
+			var names []string
+			s.eval(`[...document.querySelectorAll('.editflow .node')].map(n => n.dataset.task).sort()`, &names)
+			if strings.Join(names, ",") != "http_1,python_1,shell_1,shell_2" {
+				t.Fatalf("nodes %v", names)
+			}
+			// The http task has no URL yet: its node says so before saving,
+			// and saving is refused with the reason.
+			s.until("the http node marked", `document.querySelector('.editflow .node[data-task=http_1]').dataset.invalid === 'true' &&
+				document.querySelector('.editflow .node[data-task=http_1]').textContent.includes('url is required')`)
+			s.setValue(`#wf-name`, "dag4")
+			s.run("save too early", chromedp.Click(`#save-spec`, chromedp.ByQuery))
+			s.until("the refusal", `!document.querySelector('#spec-error').hidden && document.querySelector('#spec-error').textContent.includes('http_1')`)
+			e.do("GET", "/api/v1/projects/demo/workflows/dag4", "", http.StatusNotFound, nil)
+
+			// Its form: the URL of this Beluga's own API.
+			s.run("select the http task", chromedp.Click(`.editflow .node[data-task=http_1]`, chromedp.ByQuery))
+			s.until("its form", `!!document.querySelector('.taskform .field[data-field=url] input')`)
+			s.setValue(`.taskform .field[data-field=url] input`, e.base+"/api/v1/cluster")
+			s.until("the http node fine", `document.querySelector('.editflow .node[data-task=http_1]').dataset.invalid === 'false'`)
+			s.run("select the last task", chromedp.Click(`.editflow .node[data-task=shell_2]`, chromedp.ByQuery))
+			s.until("its form", `!!document.querySelector('.taskform .field[data-field=command] textarea')`)
+			s.setValue(`.taskform .field[data-field=command] textarea`, "echo needle-1; echo haystack; echo needle-2")
+
+			for _, edge := range [][2]string{{"shell_1", "http_1"}, {"shell_1", "python_1"}, {"http_1", "shell_2"}, {"python_1", "shell_2"}} {
+				s.drag(handle(edge[0], "source"), handle(edge[1], "target"))
+				s.until("the edge "+edge[0]+" → "+edge[1], fmt.Sprintf(`!!document.querySelector('.editflow .react-flow__edge[data-id="%s>%s"]')`, edge[0], edge[1]))
+			}
+			// shell_2 → shell_1 would close a cycle: refused as it is drawn.
+			s.drag(handle("shell_2", "source"), handle("shell_1", "target"))
+			s.until("the cycle refused", `document.querySelector('#edge-refusal').textContent.includes('cycle')`)
+			var n int
+			s.eval(`document.querySelectorAll('.editflow .react-flow__edge').length`, &n)
+			if n != 4 {
+				t.Fatalf("%d edges after the refused one, want 4", n)
+			}
+
+			// The YAML view holds the same spec; back to the graph loses nothing.
+			s.run("YAML", chromedp.Click(`#view-yaml`, chromedp.ByQuery))
+			var yaml string
+			s.eval(`document.querySelector('#spec').value`, &yaml)
+			for _, want := range []string{"type: http", "depends_on: [http_1, python_1]", "needle-1", "/api/v1/cluster"} {
+				if !strings.Contains(yaml, want) {
+					t.Fatalf("YAML view lacks %q:\n%s", want, yaml)
+				}
+			}
+			s.run("graph", chromedp.Click(`#view-graph`, chromedp.ByQuery))
+			s.until("the graph again", `document.querySelectorAll('.editflow .react-flow__edge').length === 4`)
+
+			s.run("save", chromedp.Click(`#save-spec`, chromedp.ByQuery))
+			s.until("the workflow page", `location.hash === '#/workflows/demo/dag4' && !!document.querySelector('#run-form')`)
+			var stored struct {
+				Spec struct {
+					Tasks []struct {
+						Name      string   `json:"name"`
+						Type      string   `json:"type"`
+						URL       string   `json:"url"`
+						DependsOn []string `json:"depends_on"`
+					} `json:"tasks"`
+				} `json:"spec"`
+			}
+			e.do("GET", "/api/v1/projects/demo/workflows/dag4", "", http.StatusOK, &stored)
+			got := map[string]string{}
+			for _, tk := range stored.Spec.Tasks {
+				got[tk.Name] = tk.Type + ":" + strings.Join(tk.DependsOn, "+")
+			}
+			if len(got) != 4 || got["http_1"] != "http:shell_1" || got["shell_2"] != "shell:http_1+python_1" || got["python_1"] != "python:shell_1" {
+				t.Fatalf("stored tasks %v", got)
+			}
+
+			s.eval(`window.belugaNoReload = 'kept'`, nil)
+			s.run("run", chromedp.Click(`#run-submit`, chromedp.ByQuery))
+			s.until("the instance page", `/^#\/instances\/\d+$/.test(location.hash)`)
+			s.until("four nodes", `document.querySelectorAll('.dag .node').length === 4`)
+			s.until("every node succeeded", `[...document.querySelectorAll('.dag .node')].every(n => n.dataset.state === 'succeeded')`)
+			var kept string
+			s.eval(`window.belugaNoReload`, &kept)
+			if kept != "kept" {
+				t.Fatal("the page reloaded")
+			}
+			s.until("the counts", `document.querySelector('#state-counts li[data-state=succeeded] .n')?.textContent === '4'`)
+
+			// Gantt: a bar per attempt, the critical path marked.
+			s.run("Gantt", chromedp.Click(`#tab-gantt`, chromedp.ByQuery))
+			s.until("the bars", `document.querySelectorAll('.gantt g.bar').length === 4 && document.querySelectorAll('.gantt g.bar.critical').length >= 2`)
+			s.axe()
+
+			// The log beside the graph, searched.
+			s.run("graph", chromedp.Click(`#tab-graph`, chromedp.ByQuery))
+			s.run("open shell_2", chromedp.Click(`.dag .node[data-task=shell_2]`, chromedp.ByQuery))
+			s.until("its log", logText+`.includes('haystack') && document.querySelector('.logstatus').textContent.includes('end of log')`)
+			var side struct{ GraphRight, LogLeft float64 }
+			s.eval(`({GraphRight: document.querySelector('.main-view').getBoundingClientRect().right,
+				LogLeft: document.querySelector('.sidepanel').getBoundingClientRect().left})`, &side)
+			if side.LogLeft < side.GraphRight {
+				t.Fatalf("the log is not beside the graph: %+v", side)
+			}
+			s.run("search", chromedp.SendKeys(`.logsearch`, "needle", chromedp.ByQuery))
+			s.until("two matches", `document.querySelector('.loghits').textContent === '1 of 2 matches' && document.querySelectorAll('.log .ln.match').length === 2`)
+		})
+	})
+
+	t.Run("new version and its diff", func(t *testing.T) {
+		b.step(t, 60*time.Second, func(s *session) {
+			s.open("#/edit/demo/dag4")
+			s.until("the stored graph", `document.querySelectorAll('.editflow .node').length === 4 && document.querySelectorAll('.editflow .react-flow__edge').length === 4`)
+			s.run("add a task", chromedp.Click(`.palette button[data-type=shell]`, chromedp.ByQuery))
+			s.until("five nodes", `document.querySelectorAll('.editflow .node').length === 5`)
+			s.run("save", chromedp.Click(`#save-spec`, chromedp.ByQuery))
+			s.until("version 2", `[...document.querySelectorAll('.flash.ok')].some(f => f.textContent.includes('dag4 version 2 saved'))`)
+			s.open("#/edit/demo/dag4")
+			s.until("the editor", `!!document.querySelector('#view-versions')`)
+			s.run("versions", chromedp.Click(`#view-versions`, chromedp.ByQuery))
+			s.until("the diff of v1 and v2", `document.querySelector('#graph-diff')?.textContent.includes('tasks added: shell_3') &&
+				[...document.querySelectorAll('#spec-diff .add')].some(l => l.textContent.includes('name: shell_3'))`)
+		})
+	})
+
+	t.Run("kill a running task", func(t *testing.T) {
+		e := e.with(t)
+		id := e.run("sleeper", nil)
+		b.step(t, 60*time.Second, func(s *session) {
+			s.open(fmt.Sprintf("#/instances/%d", id))
+			s.until("the task running", `document.querySelector('tr[data-task=nap]')?.dataset.state === 'running'`)
+			s.run("kill", chromedp.Click(`tr[data-task=nap] button[data-action=kill]`, chromedp.ByQuery))
+			s.until("the confirm dialog", `!!document.querySelector('dialog[open] button.ok')`)
+			s.run("confirm", chromedp.Click(`dialog[open] button.ok`, chromedp.ByQuery))
+			s.until("the task killed", `document.querySelector('tr[data-task=nap]')?.dataset.state === 'killed' &&
+				document.querySelector('.dag .node[data-task=nap]')?.dataset.state === 'killed'`)
+			s.until("the instance failed", `document.querySelector('h1 .badge')?.textContent === 'failed'`)
+			s.until("kill gone from the row", `!document.querySelector('tr[data-task=nap] button[data-action=kill]')`)
+		})
+	})
+}
+
+// bigSpec is a start task, n-2 parts after it and a join after them all.
+func bigSpec(n int) string {
+	tasks := []map[string]any{{"name": "start", "command": "true"}}
+	var parts []string
+	for i := 0; i < n-2; i++ {
+		p := fmt.Sprintf("p%d", i)
+		parts = append(parts, p)
+		tasks = append(tasks, map[string]any{"name": p, "command": "true", "depends_on": []string{"start"}})
+	}
+	tasks = append(tasks, map[string]any{"name": "join", "command": "true", "depends_on": parts})
+	b, _ := json.Marshal(map[string]any{"tasks": tasks})
+	return string(b)
+}
+
+// TestWebUIBigDAG opens 1,000- and 5,000-task instances, times the DAG
+// fitted and interactive from a fresh page load, finds a task by search,
+// and times the main thread per live update while the 1,000-task run runs.
+func TestWebUIBigDAG(t *testing.T) {
+	e := start(t, "")
+	b := newBrowser(t, e.base)
+	for _, n := range []int{1000, 5000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			e := e.with(t)
+			name := fmt.Sprintf("big%d", n)
+			e.do("PUT", "/api/v1/projects/demo/workflows/"+name, bigSpec(n), http.StatusCreated, nil)
+			var out struct{ ID int64 }
+			// The 1,000-task run really runs (`true` on the worker), so the
+			// page gets live updates while it does; the 5,000 is a dry run.
+			body := `{}`
+			if n > 1000 {
+				body = `{"dry_run":true}`
+			}
+			e.do("POST", "/api/v1/projects/demo/workflows/"+name+"/runs", body, http.StatusCreated, &out)
+			b.step(t, 3*time.Minute, func(s *session) {
+				s.run("blank", chromedp.Navigate("about:blank"))
+				s.open(fmt.Sprintf("#/instances/%d", out.ID))
+				s.until("the DAG fitted", fmt.Sprintf(`(window.belugaPerf?.ready || []).some(r => r.tasks === %d)`, n))
+				var ready float64
+				s.eval(fmt.Sprintf(`window.belugaPerf.ready.find(r => r.tasks === %d).at`, n), &ready)
+				t.Logf("FIGURE %d-task instance: fitted, interactive DAG %.0f ms after navigation (target %d ms)", n, ready, map[int]int{1000: 1000, 5000: 2000}[n])
+				var marks map[string]float64
+				s.eval(`Object.assign({'script loaded': performance.getEntriesByType('navigation')[0]?.domContentLoadedEventEnd || 0}, window.belugaPerf.marks)`, &marks)
+				var order []string
+				for k := range marks {
+					order = append(order, k)
+				}
+				sort.Slice(order, func(i, j int) bool { return marks[order[i]] < marks[order[j]] })
+				var parts []string
+				for _, k := range order {
+					parts = append(parts, fmt.Sprintf("%s %.0f", k, marks[k]))
+				}
+				t.Logf("  of which (ms after navigation): %s, fitted %.0f", strings.Join(parts, ", "), ready)
+				// Fitted: every node inside the viewport.
+				var fit bool
+				s.eval(`(() => {
+					const v = document.querySelector('.dag .react-flow__viewport').style.transform;
+					const m = /translate\(([-\d.]+)px, ?([-\d.]+)px\) scale\(([\d.]+)\)/.exec(v);
+					return !!m && Number(m[3]) < 1;
+				})()`, &fit)
+				if !fit {
+					t.Fatal("the DAG is not fitted (zoomed out) to the screen")
+				}
+
+				target := fmt.Sprintf("p%d", n/2+7)
+				s.run("find", chromedp.SendKeys(`#dag-search`, target, chromedp.ByQuery))
+				s.until("the match shown", fmt.Sprintf(`document.querySelector('#dag-hits').textContent === '1 match' &&
+					!!document.querySelector('.dag .node.hit[data-task=%s]')`, target))
+				var inView bool
+				s.eval(fmt.Sprintf(`(() => { const r = document.querySelector('.dag .node.hit[data-task=%s]').getBoundingClientRect();
+					const b = document.querySelector('.dag').getBoundingClientRect();
+					return r.left >= b.left && r.right <= b.right && r.top >= b.top && r.bottom <= b.bottom; })()`, target), &inView)
+				if !inView {
+					t.Fatal("the found task is not in view")
+				}
+				// The task list holds every attempt but draws only the rows in view.
+				s.until("every attempt listed", fmt.Sprintf(`document.querySelector('#task-count')?.textContent.endsWith('of %d attempts')`, n))
+				var rows int
+				s.eval(`document.querySelectorAll('table.tasks tbody tr[data-id]').length`, &rows)
+				if rows == 0 || rows > 80 {
+					t.Fatalf("%d task rows in the DOM for %d attempts; want a window of them", rows, n)
+				}
+				s.setValue(`#task-name-filter`, target)
+				s.until("the name filter", fmt.Sprintf(`document.querySelectorAll('table.tasks tbody tr[data-id]').length === 1 && !!document.querySelector('table.tasks tr[data-task=%s]')`, target))
+				s.setValue(`#task-name-filter`, "")
+				s.run("back to the search", chromedp.Focus(`#dag-search`, chromedp.ByQuery))
+				s.run("open it", chromedp.KeyEvent("\r"))
+				s.until("its panel", `!!document.querySelector('.sidepanel')`)
+
+				// Live updates: the poll's render and commit while it runs.
+				s.until("the run ended", `['succeeded', 'failed'].includes(document.querySelector('h1 .badge')?.textContent)`)
+				// Collapsed by prefix, the parts are one node that counts them.
+				s.run("collapse", chromedp.Click(`#dag-collapse`, chromedp.ByQuery))
+				s.until("three nodes", fmt.Sprintf(`document.querySelectorAll('.dag .node').length === 3 &&
+					document.querySelector('.dag .node[data-task="p*"]')?.textContent.includes('%d tasks') &&
+					!!document.querySelector('.dag .react-flow__edge[data-id="p*>join"]')`, n-2))
+				s.run("expand", chromedp.Click(`.dag .node[data-task="p*"]`, chromedp.ByQuery))
+				s.until("every node again", `!document.querySelector('#dag-collapse').checked && document.querySelector('#dag-search').value === 'p'`)
+
+				var ups []float64
+				s.eval(`window.belugaPerf.updates.filter(u => u.tasks > 0).slice(1).map(u => u.ms)`, &ups)
+				if len(ups) > 0 {
+					sort.Float64s(ups)
+					t.Logf("FIGURE %d-task instance: main-thread time per live update (render+commit) over %d updates: median %.1f ms, max %.1f ms (target < 16 ms)",
+						n, len(ups), ups[len(ups)/2], ups[len(ups)-1])
+				}
+			})
+		})
+	}
+}
+
+// loginShim stands in for the API's users until they exist: every /api/v1
+// call answers 401 until POST /api/v1/login with ada/secret; then
+// /api/v1/me names her, and logout ends it. The UI's side of the contract
+// is what is tested.
+const loginShim = `(() => {
+	const real = window.fetch;
+	let in_ = false;
+	window.fetch = async (u, o) => {
+		const path = String(u), m = (o && o.method) || 'GET';
+		const json = (status, v) => new Response(JSON.stringify(v), {status, headers: {'Content-Type': 'application/json'}});
+		if (path === '/api/v1/login' && m === 'POST') {
+			const b = JSON.parse(o.body);
+			if (b.username === 'ada' && b.password === 'secret') { in_ = true; return json(200, {token: 't', expires_at: '2099-01-01T00:00:00Z'}); }
+			return json(401, {error: {code: 'unauthorized', message: 'wrong username or password'}});
+		}
+		if (path === '/api/v1/logout') { in_ = false; return new Response(null, {status: 204}); }
+		if (path.startsWith('/api/v1/') && !in_) return json(401, {error: {code: 'unauthorized', message: 'log in first'}});
+		if (path === '/api/v1/me') return json(200, {username: 'ada', role: 'admin'});
+		return real(u, o);
+	};
+})()`
+
+// TestWebUILogin: a 401 shows the login form; a wrong password says so; the
+// right one shows the page and the user menu, whose Log out brings the form
+// back. Without /api/v1/me (today's API) there is no login at all. Also the
+// grid and overview pages.
+func TestWebUILogin(t *testing.T) {
+	e := start(t, "")
+	b := newBrowser(t, e.base)
+	e.do("PUT", "/api/v1/projects/demo/workflows/two", "tasks:\n  - name: a\n    command: echo a\n  - name: b\n    depends_on: [a]\n    command: exit 3\n", http.StatusCreated, nil)
+	id := e.run("two", nil)
+	e.wait(id, 30*time.Second)
+
+	t.Run("no users: no login", func(t *testing.T) {
+		b.step(t, 20*time.Second, func(s *session) {
+			s.open("#/grid/demo/two")
+			s.until("the grid", `document.querySelector('.runsgrid tr[data-task=b] td.cell')?.dataset.state === 'failed'`)
+			var login bool
+			s.eval(`!!document.querySelector('.login') || !!document.querySelector('#user-menu')`, &login)
+			if login {
+				t.Fatal("a login form or user menu on an API without users")
+			}
+			s.run("open the run from its cell", chromedp.Click(`.runsgrid tr[data-task=a] td.cell a`, chromedp.ByQuery))
+			s.until("the run", fmt.Sprintf(`location.hash === '#/instances/%d'`, id))
+			s.open("#/overview/demo")
+			s.until("the overview", `[...document.querySelectorAll('table.failing td')].some(td => td.textContent === 'two/b')`)
+		})
+	})
+
+	t.Run("login and logout", func(t *testing.T) {
+		b.step(t, 30*time.Second, func(s *session) {
+			var script page.ScriptIdentifier
+			s.run("install the shim", chromedp.ActionFunc(func(ctx context.Context) error {
+				var err error
+				script, err = page.AddScriptToEvaluateOnNewDocument(loginShim).Do(ctx)
+				return err
+			}))
+			defer s.run("remove the shim", chromedp.ActionFunc(func(ctx context.Context) error {
+				return page.RemoveScriptToEvaluateOnNewDocument(script).Do(ctx)
+			}))
+			s.run("blank", chromedp.Navigate("about:blank"))
+			s.open("#/instances")
+			s.until("the login form", `!!document.querySelector('.login') && [...document.querySelectorAll('.login label')].map(l => l.textContent).join() === 'Username,Password' &&
+				[...document.querySelectorAll('.login button')].some(b => b.textContent === 'Log in')`)
+			s.axe()
+			s.setValue(`#login-username`, "ada")
+			s.setValue(`#login-password`, "wrong")
+			s.run("log in", chromedp.Click(`.login button[type=submit]`, chromedp.ByQuery))
+			s.until("the refusal", `document.querySelector('.login .apierror')?.textContent.includes('wrong username or password')`)
+			s.setValue(`#login-password`, "secret")
+			s.run("log in", chromedp.Click(`.login button[type=submit]`, chromedp.ByQuery))
+			s.until("logged in", `!document.querySelector('.login') && document.querySelector('#user-menu')?.textContent.includes('ada') &&
+				document.querySelectorAll('table.grid tbody tr[data-id]').length === 1`)
+			s.run("menu", chromedp.Click(`#user-menu`, chromedp.ByQuery))
+			s.until("log out offered", `!!document.querySelector('.usermenu #logout')`)
+			s.run("log out", chromedp.Click(`#logout`, chromedp.ByQuery))
+			s.until("the login form again", `!!document.querySelector('.login') && !document.querySelector('#user-menu')`)
+		})
+	})
+}

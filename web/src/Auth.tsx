@@ -1,0 +1,67 @@
+// Login: when the API answers 401 the login form covers the page; a
+// logged-in user gets a menu with Log out. An API without /api/v1/me (404)
+// has no users: nothing is shown.
+import {useEffect, useState} from 'react';
+import {api, describe} from './legacy/api.js';
+
+type Me = {username: string; role: string};
+
+export function Auth() {
+  const [me, setMe] = useState<Me | null>(null);
+  const [need, setNeed] = useState(false);
+  const [open, setOpen] = useState(false);
+  useEffect(() => {
+    const on = () => setNeed(true);
+    window.addEventListener('beluga:unauthorized', on);
+    fetch('/api/v1/me', {headers: {Accept: 'application/json'}, cache: 'no-store'}).then(async (r) => {
+      if (r.status === 401) setNeed(true);
+      else if (r.ok) setMe(await r.json());
+    }).catch(() => {});
+    return () => window.removeEventListener('beluga:unauthorized', on);
+  }, []);
+  async function logout() {
+    try { await api('POST', '/api/v1/logout', {json: {}}); } catch { /* the session is gone either way */ }
+    setMe(null); setOpen(false); setNeed(true);
+  }
+  return (
+    <>
+      {me ? (
+        <span className="usermenu">
+          <button type="button" className="linkish" id="user-menu" aria-expanded={open} onClick={() => setOpen(!open)}>{me.username} ▾</button>
+          {open ? <span className="menu"><span className="muted">{me.role}</span>
+            <button type="button" id="logout" onClick={logout}>Log out</button></span> : null}
+        </span>
+      ) : null}
+      {need ? <Login onDone={(m) => { setMe(m); setNeed(false); window.dispatchEvent(new HashChangeEvent('hashchange')); }} /> : null}
+    </>
+  );
+}
+
+function Login({onDone}: {onDone: (m: Me) => void}) {
+  const [u, setU] = useState('');
+  const [p, setP] = useState('');
+  const [err, setErr] = useState('');
+  async function submit(e: React.FormEvent) {
+    e.preventDefault();
+    setErr('');
+    try {
+      await api('POST', '/api/v1/login', {json: {username: u, password: p}});
+      let me: Me = {username: u, role: ''};
+      try { me = await api('GET', '/api/v1/me'); } catch { /* keep the name typed */ }
+      onDone(me);
+    } catch (ex) {
+      setErr(describe(ex));
+    }
+  }
+  return (
+    <div className="loginwrap" role="dialog" aria-modal="true" aria-labelledby="login-title">
+      <form className="login panel form" onSubmit={submit}>
+        <h1 id="login-title">Log in to Beluga</h1>
+        <label className="field"><span>Username</span><input id="login-username" autoComplete="username" value={u} onChange={(e) => setU(e.target.value)} required autoFocus /></label>
+        <label className="field"><span>Password</span><input id="login-password" type="password" autoComplete="current-password" value={p} onChange={(e) => setP(e.target.value)} required /></label>
+        {err ? <p className="apierror" role="alert">{err}</p> : null}
+        <div className="buttons"><button type="submit" className="primary">Log in</button></div>
+      </form>
+    </div>
+  );
+}

@@ -1,0 +1,427 @@
+// Instance: one run. The DAG fitted to the screen (state by colour, symbol
+// and text, with a legend and counts), search, the log and values of the
+// chosen task beside the graph, a Gantt of every attempt with the critical
+// path, the task list (windowed, filtered), outputs, history and actions.
+import {useCallback, useEffect, useMemo, useRef, useState} from 'react';
+import {flushSync} from 'react-dom';
+import {api, describe, get, user} from './legacy/api.js';
+import {confirmDialog, flash} from './legacy/dom.js';
+import {Dag, type NodeInfo} from './Dag';
+import {Gantt} from './Gantt';
+import {LogViewer} from './LogViewer';
+import {collapse, criticalPath, latestAttempts, matches, stateCounts, worstState, type SpecTask, type TaskAttempt} from './graph';
+import {STATE_SYMBOL, TASK_STATES, stateClass, stateLabel, workflowFinished} from './states';
+import {Badge, Duration, Time, Why, duration, enc} from './ui';
+import {perf} from './perf';
+
+const INSTANCE_ACTIONS: [string, string, string, string[]][] = [
+  ['stop', 'Stop', 'Kill the running tasks and start nothing new; the instance ends stopped.', ['running', 'submitted']],
+  ['pause', 'Pause', 'Let the running tasks finish and start nothing new; the instance ends paused.', ['running', 'submitted']],
+  ['resume', 'Resume', 'Continue the paused or stopped instance in place.', ['paused', 'stopped']],
+  ['rerun', 'Rerun', 'Run the whole instance again in place: every task gets a new attempt.', ['succeeded', 'failed', 'stopped']],
+  ['recover_failed', 'Recover failed', 'Rerun only the failed and killed tasks and the tasks downstream of them.',
+    ['succeeded', 'failed', 'stopped', 'paused']],
+];
+
+type TaskAction = [string, string, (t: TaskAttempt) => boolean, (t: TaskAttempt) => string];
+const TASK_ACTIONS: TaskAction[] = [
+  ['kill', 'Kill', (t) => ['submitted', 'dispatched', 'running', 'delayed'].includes(t.state),
+    (t) => `Kill task ${t.name} (attempt ${t.attempt})? Its instance fails unless the task is retried.`],
+  ['force_success', 'Force success', (t) => ['failed', 'killed'].includes(t.state),
+    (t) => `Count task ${t.name} (attempt ${t.attempt}, ${t.state}) as forced_success, so the tasks after it may run?`],
+  ['force_start', 'Force start', (t) => t.state === 'submitted' && !!t.task_group,
+    (t) => `Start task ${t.name} once without waiting for a slot in task group ${t.task_group}?`],
+];
+
+export interface Detail {
+  id: number; project: string; workflow: string; version: number; state: string; reason?: string;
+  command_type: string; schedule_id?: number; backfill_id?: number; schedule_time?: string; timezone?: string;
+  priority: string; worker_group: string; params?: Record<string, string>; start_nodes?: string[]; scope?: string;
+  dry_run?: boolean; run_times: number; host: string; created_at?: string; start_time?: string; end_time?: string;
+  tasks: TaskAttempt[]; outputs?: {name: string; value: string; task: string; task_instance_id: number}[];
+  history: {at: string; action: string; by: string; task_instance_id?: number; detail: string}[];
+  tasks_total?: number;
+}
+
+// inScope is the set of task names a run with start nodes covers (null: all).
+function inScope(specTasks: SpecTask[], startNodes?: string[], scope?: string): Set<string> | null {
+  if (!startNodes || !startNodes.length) return null;
+  const set = new Set(startNodes);
+  const deps = new Map(specTasks.map((t) => [t.name, t.depends_on || []]));
+  const next = new Map<string, string[]>(specTasks.map((t) => [t.name, []]));
+  for (const t of specTasks) for (const d of t.depends_on || []) next.get(d)?.push(t.name);
+  const walk = scope === 'upstream' ? deps : scope === 'downstream' ? next : null;
+  if (walk) {
+    const stack = [...set];
+    while (stack.length) for (const n of walk.get(stack.pop()!) || []) if (!set.has(n)) { set.add(n); stack.push(n); }
+  }
+  return set;
+}
+
+// fetchDetail reads the instance; when the API pages the tasks
+// (tasks_total beyond what came), it reads the rest too.
+async function fetchDetail(id: number, signal: AbortSignal): Promise<Detail> {
+  const d: Detail = await get(`/api/v1/instances/${id}`, {signal});
+  d.tasks = d.tasks || [];
+  d.history = d.history || [];
+  let guard = 0;
+  while (d.tasks_total && d.tasks.length < d.tasks_total && guard++ < 100) {
+    const more: Detail = await get(`/api/v1/instances/${id}?tasks_offset=${d.tasks.length}&tasks_limit=1000`, {signal});
+    if (!more.tasks || !more.tasks.length) break;
+    d.tasks = d.tasks.concat(more.tasks);
+  }
+  return d;
+}
+
+const REFRESH_MS = 2000;
+
+export function InstancePage({id}: {id: number}) {
+  const [detail, setDetail] = useState<Detail | null>(null);
+  const [spec, setSpec] = useState<{tasks: SpecTask[]} | Error | null>(null);
+  const [missing, setMissing] = useState('');
+  const [selected, setSelected] = useState('');
+  const [panel, setPanel] = useState<'log' | 'values'>('log');
+  const [logTask, setLogTask] = useState<TaskAttempt | null>(null);
+  const [search, setSearch] = useState('');
+  const [view, setView] = useState<'graph' | 'gantt'>('graph');
+  const [version, setVersion] = useState(0);
+  const [folded, setFolded] = useState(false);
+  const keepUntil = useRef(0);
+  const wake = useRef<() => void>(() => {});
+  const detailRef = useRef<Detail | null>(null);
+
+  useEffect(() => {
+    const ctrl = new AbortController();
+    let timer = 0, alive = true, running = false, specDone: unknown = null;
+    async function tick() {
+      clearTimeout(timer);
+      if (!alive || running) return;
+      const cur = detailRef.current;
+      if (cur && workflowFinished(cur.state) && Date.now() > keepUntil.current) return;
+      running = true;
+      try {
+        perf.mark('instance asked');
+        const d = await fetchDetail(id, ctrl.signal);
+        perf.mark('instance read');
+        if (!alive) return;
+        if (!specDone || (specDone instanceof Error && (specDone as any).status !== 404)) {
+          try {
+            specDone = (await get(`/api/v1/projects/${enc(d.project)}/workflows/${enc(d.workflow)}?version=${d.version}`,
+              {signal: ctrl.signal})).spec;
+          } catch (e: any) {
+            if (e.name === 'AbortError') throw e;
+            specDone = e;
+          }
+          setSpec(specDone as any);
+        }
+        perf.mark('spec read');
+        const t0 = performance.now();
+        detailRef.current = d;
+        flushSync(() => { setDetail(d); setVersion((v) => v + 1); });
+        perf.update(performance.now() - t0, d.tasks.length);
+        perf.mark('first render');
+        setLogTask((lt) => (lt ? d.tasks.find((t) => t.id === lt.id) || lt : lt));
+      } catch (e: any) {
+        if (!alive || e.name === 'AbortError') return;
+        if (e.status === 404) { setMissing(describe(e)); return; }
+        (flash as any)(describe(e), 'error', 'instance-poll');
+      } finally {
+        running = false;
+      }
+      if (alive) timer = window.setTimeout(tick, REFRESH_MS);
+    }
+    wake.current = tick;
+    const vis = () => { if (document.visibilityState === 'visible') tick(); };
+    document.addEventListener('visibilitychange', vis);
+    tick();
+    return () => { alive = false; ctrl.abort(); clearTimeout(timer); document.removeEventListener('visibilitychange', vis); };
+  }, [id]);
+
+  const latest = useMemo(() => latestAttempts(detail?.tasks || []), [detail]);
+  const specTasks: SpecTask[] = useMemo(() => {
+    if (spec && !(spec instanceof Error)) return spec.tasks || [];
+    return [...latest.keys()].map((name) => ({name}));
+  }, [spec, latest]);
+  const scope = useMemo(() => (spec && !(spec instanceof Error) && detail ? inScope(specTasks, detail.start_nodes, detail.scope) : null),
+    [spec, specTasks, detail?.start_nodes, detail?.scope]); // eslint-disable-line react-hooks/exhaustive-deps
+  const names = useMemo(() => specTasks.map((t) => t.name), [specTasks]);
+  const counts = useMemo(() => stateCounts(names, latest), [names, latest]);
+  // The same path keeps the same Set, so the graph's edges are not redrawn
+  // on every update.
+  const criticalKey = useMemo(() => (view === 'gantt' || detail?.end_time ? criticalPath(specTasks, latest).join('\n') : ''),
+    [specTasks, latest, view, detail?.end_time]);
+  const critical = useMemo(() => new Set(criticalKey ? criticalKey.split('\n') : []), [criticalKey]);
+
+  const info = useCallback((name: string): NodeInfo => {
+    const t = latest.get(name);
+    if (!t) {
+      const out = scope && !scope.has(name);
+      return {state: out ? 'skipped' : '', label: out ? 'not in this run' : 'not started',
+        title: `${name}: ${out ? 'not in this run (start nodes)' : 'not started yet'}`};
+    }
+    const d = t.start_time ? ' · ' + duration(t.start_time, t.end_time) : '';
+    return {state: t.state, label: `${stateLabel(t.state)}${t.attempt > 1 ? ' · #' + t.attempt : ''}${d}`,
+      title: `${name}: ${t.state}, attempt ${t.attempt}, task instance ${t.id}${t.host ? ' on ' + t.host : ''}`};
+  }, [latest, scope]);
+
+  // Collapse by prefix: each family of tasks (part_1, part_2, …) one node.
+  const fold = useMemo(() => (folded ? collapse(specTasks) : null), [folded, specTasks]);
+  const dagTasks = fold ? fold.tasks : specTasks;
+  const dagInfo = useCallback((name: string): NodeInfo => {
+    const ms = fold?.members.get(name);
+    if (!ms) return info(name);
+    const c = new Map<string, number>();
+    for (const m of ms) { const s = info(m).state; c.set(s, (c.get(s) || 0) + 1); }
+    const parts = TASK_STATES.filter((s) => c.get(s)).map((s) => `${c.get(s)}${STATE_SYMBOL[s]}`);
+    return {state: worstState([...c.keys()]), label: `${ms.length} tasks · ${parts.join(' ')}`,
+      title: `${name}: ${ms.length} tasks, ${TASK_STATES.filter((s) => c.get(s)).map((s) => `${c.get(s)} ${stateLabel(s)}`).join(', ')}; click to expand`};
+  }, [fold, info]);
+  function select(name: string) {
+    if (fold?.members.has(name)) {
+      setFolded(false);
+      setSearch(name.replace(/\*$/, ''));
+      return;
+    }
+    open(name);
+  }
+
+  function open(name: string, what: 'log' | 'values' = 'log') {
+    setSelected(name);
+    const t = latest.get(name);
+    if (t) { setLogTask(t); setPanel(what); } else flash(`Task ${name} has not started in this run, so it has no log.`, 'info');
+  }
+  function openAttempt(t: TaskAttempt, what: 'log' | 'values') {
+    setSelected(t.name); setLogTask(t); setPanel(what);
+  }
+
+  async function act(action: string, label: string, text: string) {
+    if (!await confirmDialog(`${label} instance #${id}?`, text, label, action === 'stop')) return;
+    try {
+      const r = await api('POST', `/api/v1/instances/${id}/actions`, {json: {action, by: user()}});
+      flash(`${action} requested (command ${r.command_id}); the instance is ${r.state}.`, 'ok');
+      keepUntil.current = Date.now() + 60000;
+      wake.current();
+    } catch (e) {
+      flash(`${label} instance #${id}: ${describe(e)}`);
+    }
+  }
+  async function taskAct(t: TaskAttempt, action: string, label: string, text: string) {
+    if (!await confirmDialog(`${label} task ${t.name}?`, text, label, action === 'kill')) return;
+    try {
+      const r = await api('POST', `/api/v1/task-instances/${t.id}/actions`, {json: {action, by: user()}});
+      flash(`${action} of task ${t.name} requested (command ${r.command_id}).`, 'ok');
+      keepUntil.current = Date.now() + 60000;
+      wake.current();
+    } catch (e) {
+      flash(`${label} task ${t.name}: ${describe(e)}`);
+    }
+  }
+
+  if (missing) {
+    return <div><h1>Instance #{id} not found</h1><p className="muted">{missing}</p><p><a href="#/instances">Go to instances</a>.</p></div>;
+  }
+  const d = detail;
+  const hits = search ? names.filter((n) => matches(n, search)) : [];
+  const side = logTask && (
+    <aside className="sidepanel">
+      <div className="tabs" role="tablist" aria-label="task panel">
+        <button type="button" role="tab" aria-selected={panel === 'log'} className={panel === 'log' ? 'on' : ''} onClick={() => setPanel('log')}>Log</button>
+        <button type="button" role="tab" aria-selected={panel === 'values'} className={panel === 'values' ? 'on' : ''} onClick={() => setPanel('values')}>Params and outputs</button>
+      </div>
+      {panel === 'log'
+        ? <LogViewer task={logTask} onClose={() => setLogTask(null)} />
+        : <TaskValues t={logTask} onClose={() => setLogTask(null)} />}
+    </aside>
+  );
+
+  return (
+    <div className="instance">
+      <div className="titlebar">
+        <h1>Instance #{id} {d ? <Badge state={d.state} /> : null}</h1>
+        <div className="actions">
+          {INSTANCE_ACTIONS.map(([action, label, text, fits]) => {
+            const why = !d ? 'loading the instance…' : fits.includes(d.state) ? ''
+              : `${label} is not possible while the instance is ${d.state}; it needs ${fits.join(' or ')}.`;
+            return <Why key={action} why={why}>{(p) => (
+              <button type="button" data-action={action} data-fits={fits.join(' ')} {...p} onClick={() => act(action, label, text)}>{label}</button>
+            )}</Why>;
+          })}
+          {d ? <a className="button" href={`#/grid/${enc(d.project)}/${enc(d.workflow)}`}>Grid</a> : null}
+        </div>
+      </div>
+      {d ? <Head d={d} /> : <p className="muted">Loading…</p>}
+      {spec instanceof Error && d ? <p className="muted">The definition of {d.workflow} version {d.version} is not available ({describe(spec)}); the tasks are shown without their dependencies.</p> : null}
+
+      <div className="toolbar">
+        <div className="tabs" role="tablist" aria-label="instance view">
+          <button type="button" role="tab" id="tab-graph" aria-selected={view === 'graph'} className={view === 'graph' ? 'on' : ''} onClick={() => setView('graph')}>Graph</button>
+          <button type="button" role="tab" id="tab-gantt" aria-selected={view === 'gantt'} className={view === 'gantt' ? 'on' : ''} onClick={() => setView('gantt')}>Gantt</button>
+        </div>
+        <label className="find">Find task <input type="search" id="dag-search" value={search} spellCheck={false}
+          onChange={(e) => setSearch(e.target.value)}
+          onKeyDown={(e) => { if (e.key === 'Enter' && hits.length) open(hits[0]); }} /></label>
+        <span className="muted" id="dag-hits" aria-live="polite">{search ? `${hits.length} match${hits.length === 1 ? '' : 'es'}` : ''}</span>
+        <label><input type="checkbox" id="dag-collapse" checked={folded} onChange={(e) => setFolded(e.target.checked)} /> Collapse by prefix</label>
+        <Legend counts={counts} total={names.length} />
+      </div>
+      <div className={['split', side ? 'with-side' : ''].join(' ')}>
+        <div className="main-view">
+          {view === 'graph'
+            ? (d && specTasks.length ? <Dag key={fold ? 'folded' : 'all'} tasks={dagTasks} info={dagInfo} selected={selected} search={search}
+                critical={critical} onSelect={select} onReady={() => perf.ready(specTasks.length)} version={version} refit={!!logTask} />
+              : <p className="muted">{d ? 'No tasks.' : ''}</p>)
+            : d ? <Gantt tasks={d.tasks} critical={critical} onOpen={(t) => openAttempt(t, 'log')} /> : null}
+        </div>
+        {side}
+      </div>
+
+      <h2>Tasks</h2>
+      {d ? <TaskList tasks={d.tasks} current={logTask?.id} onOpen={openAttempt} onAct={taskAct} /> : null}
+
+      <h2>Outputs</h2>
+      <table className="grid outputs">
+        <thead><tr><th>Output</th><th>Value</th><th>Task</th></tr></thead>
+        <tbody>
+          {d && d.outputs && d.outputs.length ? d.outputs.map((o) => {
+            const t = d.tasks.find((x) => x.id === o.task_instance_id);
+            return <tr key={`${o.task_instance_id}/${o.name}`} data-output={o.name} data-task-instance={o.task_instance_id}>
+              <td><code>{o.name}</code></td><td className="value">{o.value}</td>
+              <td>{t ? `${t.name} #${t.attempt} (${t.id})` : `${o.task} (${o.task_instance_id})`}</td></tr>;
+          }) : <tr className="empty"><td colSpan={3}>No task has exported a value.</td></tr>}
+        </tbody>
+      </table>
+
+      <h2>History</h2>
+      <table className="grid history">
+        <thead><tr><th>At</th><th>Action</th><th>By</th><th>Task</th><th>Detail</th></tr></thead>
+        <tbody>
+          {d && d.history.length ? d.history.map((e, i) => [e, i] as const).reverse().map(([e, i]) => {
+            const t = e.task_instance_id ? d.tasks.find((x) => x.id === e.task_instance_id) : null;
+            return <tr key={i}><td><Time iso={e.at} /></td><td>{e.action}</td><td>{e.by}</td>
+              <td>{e.task_instance_id ? (t ? `${t.name} #${t.attempt} (${t.id})` : String(e.task_instance_id)) : <span className="muted">instance</span>}</td>
+              <td className="detail">{e.detail}</td></tr>;
+          }) : <tr className="empty"><td colSpan={5}>No operator actions.</td></tr>}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function Head({d}: {d: Detail}) {
+  const rows: [string, React.ReactNode][] = [
+    ['Workflow', <><a href={`#/workflows/${enc(d.project)}/${enc(d.workflow)}`}>{d.project}/{d.workflow}</a> version {d.version}</>],
+    ['State', <><Badge state={d.state} />{d.reason ? <span className="reason"> {d.reason}</span> : null}</>],
+    ['Trigger', <>{d.command_type}{d.schedule_id ? <span className="muted"> #{d.schedule_id}</span> : null}
+      {d.backfill_id ? <> <a href={`#/backfills/${d.backfill_id}`}>#{d.backfill_id}</a></> : null}
+      {d.schedule_time ? <> for <Time iso={d.schedule_time} zone={d.timezone} /></> : null}</>],
+    ['Priority', d.priority],
+    ['Worker group', d.worker_group],
+    ['Params', <Params p={d.params} />],
+    ['Dry run', d.dry_run ? 'yes: tasks are recorded as succeeded without running' : 'no'],
+    ['Run times', String(d.run_times)],
+    ['Master', d.host],
+    ['Created', <Time iso={d.created_at} />],
+    ['Started', <Time iso={d.start_time} />],
+    ['Ended', <Time iso={d.end_time} />],
+    ['Duration', <Duration start={d.start_time} end={d.end_time} />],
+  ];
+  if (d.start_nodes && d.start_nodes.length) rows.splice(6, 0, ['Start nodes', <>{d.start_nodes.join(', ')}<span className="muted"> (scope {d.scope || 'only'})</span></>]);
+  return <dl className="kv head">{rows.map(([k, v]) => [<dt key={k + 't'}>{k}</dt>, <dd key={k + 'd'}>{v === '' ? <span className="muted">–</span> : v}</dd>])}</dl>;
+}
+
+function Params({p}: {p?: Record<string, string>}) {
+  const keys = Object.keys(p || {}).sort();
+  if (!keys.length) return <span className="muted">none</span>;
+  return <span className="params">{keys.map((k) => <code key={k}>{k}={p![k]}</code>)}</span>;
+}
+
+function Legend({counts, total}: {counts: Map<string, number>; total: number}) {
+  const states = TASK_STATES.filter((s) => counts.get(s));
+  return (
+    <ul className="legend" aria-label="task states" id="state-counts">
+      <li className="muted">{total} tasks</li>
+      {states.map((s) => (
+        <li key={s || 'none'} className={['badge', stateClass(s)].join(' ')} data-state={s}>
+          <span aria-hidden="true">{STATE_SYMBOL[s]}</span> {stateLabel(s)} <span className="n">{counts.get(s)}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function TaskValues({t, onClose}: {t: TaskAttempt; onClose: () => void}) {
+  const list = (cls: string, m?: Record<string, string>) => {
+    const keys = Object.keys(m || {}).sort();
+    if (!keys.length) return <p className="muted">none</p>;
+    return <dl className={'values ' + cls}>{keys.map((k) => [<dt key={k + 't'}>{k}</dt>, <dd key={k + 'd'}>{m![k]}</dd>])}</dl>;
+  };
+  const np = Object.keys(t.params || {}).length, no = Object.keys(t.outputs || {}).length;
+  const plural = (n: number, w: string) => `${n} ${w}${n === 1 ? '' : 's'}`;
+  return (
+    <section className="valuespanel" data-task={t.name} aria-label={`Params and outputs of ${t.name}`}>
+      <div className="titlebar"><h2><code>{t.name}</code> attempt {t.attempt}</h2>
+        <span className="muted summary">{plural(np, 'param')} · {plural(no, 'output')}</span>
+        <button type="button" className="small" onClick={onClose}>Close</button></div>
+      <h3>Params</h3>{list('params-of', t.params)}
+      <h3>Outputs</h3>{list('outputs-of', t.outputs)}
+    </section>
+  );
+}
+
+const ROW_H = 33;
+
+// TaskList is every attempt, filtered by state and name, drawn by a window
+// of rows so 10,000 attempts scroll like 10.
+function TaskList({tasks, current, onOpen, onAct}: {tasks: TaskAttempt[]; current?: number;
+  onOpen: (t: TaskAttempt, what: 'log' | 'values') => void; onAct: (t: TaskAttempt, a: string, l: string, text: string) => void}) {
+  const [state, setState] = useState('');
+  const [name, setName] = useState('');
+  const [scroll, setScroll] = useState(0);
+  const rows = useMemo(() => [...tasks].sort((a, b) => a.id - b.id)
+    .filter((t) => (!state || t.state === state) && matches(t.name, name)), [tasks, state, name]);
+  const H = 420;
+  const first = Math.max(0, Math.floor(scroll / ROW_H) - 10);
+  const last = Math.min(rows.length, Math.ceil((scroll + H) / ROW_H) + 10);
+  const present = TASK_STATES.filter((s) => s && tasks.some((t) => t.state === s));
+  return (
+    <div className="tasklist">
+      <div className="filters">
+        <label>State <select id="task-state-filter" value={state} onChange={(e) => setState(e.target.value)}>
+          <option value="">any state</option>{present.map((s) => <option key={s} value={s}>{stateLabel(s)}</option>)}</select></label>
+        <label>Name <input type="search" id="task-name-filter" value={name} spellCheck={false} onChange={(e) => setName(e.target.value)} /></label>
+        <span className="muted" id="task-count">{rows.length} of {tasks.length} attempts</span>
+      </div>
+      <div className="rowsbox" style={{maxHeight: H}} onScroll={(e) => setScroll(e.currentTarget.scrollTop)}>
+        <table className="grid tasks">
+          <thead><tr><th>ID</th><th>Task</th><th>Attempt</th><th>State</th><th>Host</th><th>PID</th><th>Exit</th><th>Started</th><th>Ended</th><th>Duration</th><th>Actions</th></tr></thead>
+          <tbody>
+            {first > 0 ? <tr className="spacer" aria-hidden="true" style={{height: first * ROW_H}}><td colSpan={11} /></tr> : null}
+            {rows.slice(first, last).map((t) => (
+              <tr key={t.id} className={[t.superseded && 'superseded', current === t.id && 'current'].filter(Boolean).join(' ')}
+                data-id={t.id} data-task={t.name} data-state={t.state}>
+                <td className="num">{t.id}</td>
+                <td>{t.name}{t.task_group ? <span className="tag" title="task group">{t.task_group}</span> : null}</td>
+                <td className="num">{t.attempt}{t.superseded ? <span className="tag" title="an earlier attempt, replaced by a rerun or retry">superseded</span> : null}</td>
+                <td><Badge state={t.state} />{t.dry_run ? <span className="tag">dry run</span> : null}</td>
+                <td>{t.host}</td>
+                <td className="num">{t.pid ? String(t.pid) : ''}</td>
+                <td className="num">{t.exit_code === null || t.exit_code === undefined ? '' : String(t.exit_code)}</td>
+                <td><Time iso={t.start_time} /></td>
+                <td><Time iso={t.end_time} /></td>
+                <td className="num"><Duration start={t.start_time} end={t.end_time} /></td>
+                <td className="rowactions">
+                  <button type="button" className="small" data-log={t.id} onClick={() => onOpen(t, 'log')}>Log</button>
+                  <button type="button" className="small" data-values={t.id} onClick={() => onOpen(t, 'values')}>Values</button>
+                  {t.superseded ? null : TASK_ACTIONS.filter(([, , fits]) => fits(t)).map(([action, label, , text]) =>
+                    <button key={action} type="button" className="small" data-action={action} onClick={() => onAct(t, action, label, text(t))}>{label}</button>)}
+                </td>
+              </tr>
+            ))}
+            {last < rows.length ? <tr className="spacer" aria-hidden="true" style={{height: (rows.length - last) * ROW_H}}><td colSpan={11} /></tr> : null}
+            {!rows.length ? <tr className="empty"><td colSpan={11}>{tasks.length ? 'No attempt matches the filters.' : 'No task has been submitted yet.'}</td></tr> : null}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}
