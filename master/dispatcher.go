@@ -49,18 +49,20 @@ type dispatcher struct {
 	forces  *mailbox[int64] // tasks to let through a full task group
 
 	// owned by run()
-	queue     taskQueue
-	parked    map[string]*taskQueue // waiting for a worker of a group, or for a limit; each in priority order
-	rr        map[string]int
-	blacklist map[string]time.Time
-	warned    map[string]bool  // groups already logged as waiting for a worker
-	places    *places          // tasks in flight per worker, task group and in total
-	groups    *taskGroups      // task group capacities
-	maxTotal  int              // platform cap on tasks in flight (0: none)
-	forced    map[int64]bool   // task instances let through a full task group
-	waiting   map[int64]string // instances whose reason says why they wait: that reason
-	sending   map[string]int   // dispatch requests in flight per worker
-	selector  Selector
+	queue        taskQueue
+	parked       map[string]*taskQueue // waiting for a worker of a group, or for a limit; each in priority order
+	rr           map[string]int
+	blacklist    map[string]time.Time
+	warned       map[string]bool  // groups already logged as waiting for a worker
+	places       *places          // tasks in flight per worker, task group and in total
+	groups       *taskGroups      // task group capacities
+	maxTotal     int              // platform cap on tasks in flight (0: none)
+	forced       map[int64]bool   // task instances let through a full task group
+	waiting      map[int64]string // instances whose reason says why they wait: that reason
+	sending      map[string]int   // dispatch requests in flight per worker
+	selector     Selector
+	gaugedAt     time.Time       // last scan for the slow gauges (metrics.go)
+	groupsGauged map[string]bool // task groups with a non-zero in-use gauge
 
 	sends sync.WaitGroup
 	life  startstop.Base
@@ -77,11 +79,14 @@ func newDispatcher(log *zap.Logger, st *store.Store, reg registry.Registry, clie
 		inbox: newMailbox[*taskItem](), results: newMailbox[sendResult](), freed: newMailbox[int64](), forces: newMailbox[int64](),
 		places: newPlaces(), waiting: map[int64]string{}, forced: map[int64]bool{}, selector: SelectRoundRobin,
 		parked: map[string]*taskQueue{}, rr: map[string]int{}, blacklist: map[string]time.Time{}, warned: map[string]bool{},
-		sending: map[string]int{}}
+		sending: map[string]int{}, groupsGauged: map[string]bool{}}
 }
 
 // Submit queues task instances that are written to the DB in state submitted.
-func (d *dispatcher) Submit(items ...*taskItem) { d.inbox.Put(items...) }
+func (d *dispatcher) Submit(items ...*taskItem) {
+	stampQueued(items)
+	d.inbox.Put(items...)
+}
 
 func (d *dispatcher) Start(ctx context.Context) error {
 	d.life.Name, d.life.Log = "dispatcher", d.log
@@ -138,6 +143,7 @@ func (d *dispatcher) run(ctx context.Context) {
 			d.unparkTop(freed, freedGroups)
 		}
 		wait := d.dispatchSome(ctx)
+		d.gauges()
 		if d.queue.Len() > 0 && wait == 0 {
 			continue // more to pop right away
 		}
@@ -231,6 +237,7 @@ func (d *dispatcher) dispatchSome(ctx context.Context) (wait time.Duration) {
 			d.places.release(it.TaskInstanceID)
 			continue
 		}
+		countDispatched(it, now)
 		d.send(ctx, it, addrs[i])
 	}
 	return wait

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/common/dag"
+	"github.com/beluga-scheduler/beluga/common/metrics"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/params"
 	"github.com/beluga-scheduler/beluga/common/spec"
@@ -165,6 +166,7 @@ func (r *runner) onTask(ev taskEvent) {
 		return // an older attempt, or a repeat
 	}
 	t := r.latest[name]
+	metrics.Task(t.Type, ev.State)
 	if ev.State == model.TaskRunning {
 		t.State, t.StartTime = model.TaskRunning, &ev.StartTime
 		r.watchTimeout(t)
@@ -334,6 +336,7 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 	}) != written {
 		return false
 	}
+	metrics.Tasks(tasks)
 	var items []*model.TaskInstance
 	for _, t := range tasks {
 		r.latest[t.Name] = t
@@ -632,6 +635,7 @@ func (r *runner) finish(ctx context.Context) {
 		return r.t.store.FinishWorkflowInstance(ctx, r.inst.ID, state, end, reason)
 	}) == written && r.t.ctx.Err() == nil {
 		r.log.Info("workflow instance finished", zap.String("state", string(state)), zap.Int("tasks", len(r.latest)))
+		metrics.Instance(state, 1)
 		r.t.cons.Notify() // a queued run may start now
 		if r.inst.BackfillID != 0 {
 			r.t.cron.Notify() // its backfill may submit the next time

@@ -176,6 +176,7 @@ func (s *scheduler) fire(ctx context.Context, sc model.Schedule, now time.Time) 
 		return time.Time{}, err
 	}
 	failpoint.Hit(failpoint.AfterFireSchedule)
+	countFired(plan, insts, s.clock.Now())
 	if plan.Skipped > 0 {
 		s.log.Warn("skipped missed fire times", zap.Int64("schedule_id", sc.ID), zap.String("workflow", sc.Project+"/"+sc.Workflow),
 			zap.Int("skipped", plan.Skipped), zap.String("catchup", catchupName(sc.Catchup)))

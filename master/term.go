@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/common/failpoint"
+	"github.com/beluga-scheduler/beluga/common/metrics"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	"github.com/beluga-scheduler/beluga/common/store"
@@ -56,6 +57,8 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	if !m.beginTerm(tctx, epoch) {
 		return
 	}
+	metrics.SetLeader(true, epoch)
+	defer metrics.SetLeader(false, epoch)
 	t := &term{m: m, epoch: epoch, store: m.store.Term(epoch), runners: map[int64]*runner{}, fencedCh: make(chan struct{}),
 		log: m.log.With(zap.Int64("epoch", epoch))}
 	t.ctx, t.cancel = context.WithCancel(tctx)

@@ -1,0 +1,113 @@
+package master
+
+import (
+	"time"
+
+	"github.com/beluga-scheduler/beluga/common/metrics"
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/schedule"
+)
+
+// Metrics of the leader's services (common/metrics). Kept off the hot
+// path's critical sections: counters are pre-resolved children (atomic
+// adds), and what needs a scan of the queue runs at most once a second.
+
+// gaugeEvery bounds how often the dispatcher scans its queue for the oldest
+// task and its places for the task groups in use.
+const gaugeEvery = time.Second
+
+// stampQueued marks when items entered the queue (a retried send keeps its
+// first time: the latency is queued -> dispatched, however many tries).
+func stampQueued(items []*taskItem) {
+	if len(items) == 0 {
+		return
+	}
+	now := time.Now()
+	for _, it := range items {
+		if it.queued.IsZero() {
+			it.queued = now
+		}
+	}
+}
+
+// countDispatched records a dispatch written to the DB at now.
+func countDispatched(it *taskItem, now time.Time) {
+	metrics.DispatchLatency.Observe(now.Sub(it.queued).Seconds())
+	metrics.Task(it.Dispatch.TaskType, model.TaskDispatched)
+}
+
+// observeAck records a report's arrival -> DB-ack latency.
+func observeAck(at time.Time) {
+	if !at.IsZero() {
+		metrics.ReportAckLatency.Observe(metrics.Since(at))
+	}
+}
+
+// gauges sets the queue depth (cheap: lengths) on every pass, and the
+// oldest queued age and task groups in use at most once per gaugeEvery. It
+// runs on the dispatcher goroutine, which owns what it reads.
+func (d *dispatcher) gauges() {
+	depth := d.queue.Len()
+	for _, q := range d.parked {
+		depth += q.Len()
+	}
+	metrics.QueueDepth.Set(float64(depth))
+	now := time.Now()
+	if now.Sub(d.gaugedAt) < gaugeEvery {
+		return
+	}
+	d.gaugedAt = now
+	var oldest time.Time
+	scan := func(q *taskQueue) {
+		for _, it := range q.h {
+			if !it.queued.IsZero() && (oldest.IsZero() || it.queued.Before(oldest)) {
+				oldest = it.queued
+			}
+		}
+	}
+	scan(&d.queue)
+	for _, q := range d.parked {
+		scan(q)
+	}
+	if oldest.IsZero() {
+		metrics.QueueOldest.Set(0)
+	} else {
+		metrics.QueueOldest.Set(now.Sub(oldest).Seconds())
+	}
+	for g := range d.groupsGauged {
+		if d.places.group[g] == 0 {
+			metrics.TaskGroupInUse.WithLabelValues(g).Set(0)
+			delete(d.groupsGauged, g)
+		}
+	}
+	for g, n := range d.places.group {
+		metrics.TaskGroupInUse.WithLabelValues(g).Set(float64(n))
+		d.groupsGauged[g] = true
+	}
+}
+
+// countFired records a schedule's firing: how late each time was written,
+// the latest time fired on time and earlier ones caught up, and the times
+// the catch-up policy skipped.
+func countFired(plan schedule.Plan, written []model.WorkflowInstance, now time.Time) {
+	var latest time.Time
+	for _, inst := range written {
+		if inst.ScheduleTime != nil && inst.ScheduleTime.After(latest) {
+			latest = *inst.ScheduleTime
+		}
+	}
+	for _, inst := range written {
+		if inst.ScheduleTime == nil {
+			continue
+		}
+		metrics.CronLag.Observe(now.Sub(*inst.ScheduleTime).Seconds())
+		if inst.ScheduleTime.Equal(latest) {
+			metrics.ScheduleFired.Inc()
+		} else {
+			metrics.ScheduleCaught.Inc()
+		}
+	}
+	if plan.Skipped > 0 {
+		metrics.ScheduleSkipped.Add(float64(plan.Skipped))
+	}
+}
