@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/common/failpoint"
+	"github.com/beluga-scheduler/beluga/common/logging"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
@@ -369,7 +370,7 @@ func (d *dispatcher) waitingForGroup(ctx context.Context, it *taskItem) {
 	if !d.warned[it.Group] {
 		d.warned[it.Group] = true
 		d.log.Warn("no worker in group; its tasks wait until one joins",
-			zap.String("group", it.Group), zap.Int64("task_instance_id", it.TaskInstanceID))
+			zap.String("group", it.Group), taskRef(it))
 	}
 	d.noteWaiting(ctx, it.WorkflowInstanceID, fmt.Sprintf("waiting for a worker in group %q (none registered)", it.Group))
 }
@@ -384,7 +385,7 @@ func (d *dispatcher) noteWaiting(ctx context.Context, id int64, why string) {
 
 func (d *dispatcher) setReason(ctx context.Context, id int64, reason string) {
 	if err := d.store.SetInstanceReason(ctx, id, reason); err != nil {
-		d.log.Warn("record instance reason", zap.Int64("workflow_instance_id", id), zap.Error(err))
+		d.log.Warn("record instance reason", zap.Int64(logging.FieldInstance, id), zap.Error(err))
 		d.checkFenced(err)
 	}
 }
@@ -476,14 +477,14 @@ func (d *dispatcher) handleResult(ctx context.Context, r sendResult) {
 		return
 	}
 	if err != nil {
-		d.log.Error("take back failed dispatch", zap.Int64("task_instance_id", r.item.TaskInstanceID), zap.Error(err))
+		d.log.Error("take back failed dispatch", taskRef(r.item), zap.Error(err))
 		return
 	}
 	if !reset {
 		return // acked by that worker after all: it runs there
 	}
 	d.log.Warn("dispatch failed; trying another worker", zap.String("worker", r.addr),
-		zap.Int64("task_instance_id", r.item.TaskInstanceID), zap.Error(r.err))
+		taskRef(r.item), zap.Error(r.err))
 	d.blacklist[r.addr] = time.Now().Add(blacklistFor)
 	d.places.release(r.item.TaskInstanceID)
 	if errors.Is(r.err, context.DeadlineExceeded) {
@@ -501,7 +502,7 @@ func (d *dispatcher) handleResult(ctx context.Context, r sendResult) {
 // places there. The worker and its connection are left alone: they are fine.
 func (d *dispatcher) handleInvalid(ctx context.Context, r sendResult, reason string) {
 	d.log.Warn("worker refused dispatch as invalid; failing the task", zap.String("worker", r.addr),
-		zap.Int64("task_instance_id", r.item.TaskInstanceID), zap.String("reason", reason))
+		taskRef(r.item), zap.String("reason", reason))
 	// Freed now: the result may not apply (the task was killed meanwhile),
 	// and then no Finished follows.
 	d.places.release(r.item.TaskInstanceID)

@@ -51,6 +51,7 @@ type eventService struct {
 	fenced  func()
 	freed   func(taskInstanceID int64) // a task ended: its places are free
 	inbox   *mailbox[report]
+	about   func(workflowID, taskID int64) zap.Field // the log fields naming a task (term.taskRef)
 	life    startstop.Base
 }
 
@@ -168,10 +169,10 @@ func (e *eventService) apply(batch []report) {
 		foreign := outcomes[i] == store.Foreign
 		if foreign {
 			e.log.Warn("report from a worker that does not own the task; telling it to drop the task",
-				zap.Int64("task_instance_id", r.rep.ID), zap.String("worker", r.rep.Host), zap.String("kind", string(kind)))
+				e.about(r.workflowID, r.rep.ID), zap.String("worker", r.rep.Host), zap.String("kind", string(kind)))
 		}
 		if err := r.peer.Send(0, message.DBAck{TaskInstanceID: r.rep.ID, Kind: kind, Kill: foreign}); err != nil {
-			e.log.Debug("db-ack not sent; the worker will re-send", zap.Int64("task_instance_id", r.rep.ID), zap.Error(err))
+			e.log.Debug("db-ack not sent; the worker will re-send", e.about(r.workflowID, r.rep.ID), zap.Error(err))
 		}
 		observeAck(r.at)
 		if outcomes[i] != store.Applied {

@@ -3,8 +3,13 @@ package master
 import (
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/beluga-scheduler/beluga/common/logging"
 	"github.com/beluga-scheduler/beluga/common/metrics"
 	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/params"
 	"github.com/beluga-scheduler/beluga/common/schedule"
 )
 
@@ -110,4 +115,31 @@ func countFired(plan schedule.Plan, written []model.WorkflowInstance, now time.T
 	if plan.Skipped > 0 {
 		metrics.ScheduleSkipped.Add(float64(plan.Skipped))
 	}
+}
+
+// taskRef is the log field naming a queued task: instance, task, workflow
+// and project (common/logging), the names from its dispatch's built-in
+// params.
+func taskRef(it *taskItem) zap.Field {
+	return logging.Task(it.WorkflowInstanceID, it.TaskInstanceID, it.Dispatch.Env[params.Project], it.Dispatch.Env[params.Workflow])
+}
+
+// taskRef names a task of an instance this term runs (its runner has the
+// names); one it does not run gets its ids alone.
+func (t *term) taskRef(workflowID, taskID int64) zap.Field {
+	t.mu.Lock()
+	r := t.runners[workflowID]
+	t.mu.Unlock()
+	if r == nil {
+		return zap.Inline(idsOnly{workflowID, taskID})
+	}
+	return logging.Task(workflowID, taskID, r.inst.Project, r.inst.Workflow)
+}
+
+type idsOnly struct{ instance, task int64 }
+
+func (i idsOnly) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddInt64(logging.FieldInstance, i.instance)
+	enc.AddInt64(logging.FieldTask, i.task)
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/common/dag"
+	"github.com/beluga-scheduler/beluga/common/logging"
 	"github.com/beluga-scheduler/beluga/common/metrics"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/params"
@@ -101,7 +102,7 @@ func newDefinition(raw []byte) (*definition, error) {
 func newRunner(t *term, inst model.WorkflowInstance, def *definition, mode store.ActionKind) *runner {
 	return &runner{t: t, inst: inst, def: def, mode: mode, prevOf: map[string]int64{}, nextOf: map[string]int{},
 		actions: newMailbox[store.Action](),
-		log:     t.log.Named("runner").With(zap.Int64("workflow_instance_id", inst.ID), zap.String("workflow", inst.Workflow)),
+		log:     t.log.Named("runner").With(logging.Instance(inst.ID, inst.Project, inst.Workflow)),
 		latest:  map[string]*model.TaskInstance{}, names: map[int64]string{}, submitted: map[string]bool{},
 		events: newMailbox[taskEvent](), deadlines: newMailbox[deadline](), done: make(chan struct{})}
 }
@@ -378,7 +379,7 @@ func (r *runner) queue(ctx context.Context, ts ...*model.TaskInstance) {
 			items = append(items, it)
 			continue
 		}
-		r.log.Warn("task cannot be dispatched; failing it", zap.String("task", t.Name), zap.Int64("task_instance_id", t.ID), zap.Error(err))
+		r.log.Warn("task cannot be dispatched; failing it", zap.String("task", t.Name), logging.TaskID(t.ID), zap.Error(err))
 		now := time.Now().UTC()
 		if leaderWrite(ctx, r.log, "fail undispatchable task", r.t.fenced, func() error {
 			_, err := r.t.store.SetTaskStates(ctx, []int64{t.ID}, []model.TaskState{model.TaskSubmitted}, model.TaskFailed)
@@ -437,7 +438,7 @@ func (r *runner) onDeadline(ctx context.Context, d deadline) {
 			return
 		}
 		ts := r.def.tasks[name]
-		r.log.Warn("task ran past its timeout", zap.String("task", name), zap.Int64("task_instance_id", t.ID),
+		r.log.Warn("task ran past its timeout", zap.String("task", name), logging.TaskID(t.ID),
 			zap.Duration("timeout", ts.Timeout.D()))
 		r.note(ctx, "timeout_warning", t.ID, "task "+name+" ran past its timeout of "+ts.Timeout.D().String())
 	}

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/common/failpoint"
+	"github.com/beluga-scheduler/beluga/common/logging"
 	"github.com/beluga-scheduler/beluga/common/metrics"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
@@ -72,6 +73,7 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 		}
 	}
 	t.events = newEventService(t.log, t.store, t.deliver, t.fenced, t.disp.Finished)
+	t.events.about = t.taskRef
 	t.disp.failed = func(it *taskItem, addr, why string) {
 		t.events.Failed(it.WorkflowInstanceID, it.TaskInstanceID, addr, why)
 	}
@@ -218,7 +220,7 @@ func (t *term) recover() bool {
 	}
 	for _, inst := range insts {
 		if err := t.startInstance(inst, true); err != nil {
-			t.log.Error("recover workflow instance", zap.Int64("workflow_instance_id", inst.ID), zap.Error(err))
+			t.log.Error("recover workflow instance", logging.Instance(inst.ID, inst.Project, inst.Workflow), zap.Error(err))
 		}
 	}
 	if len(insts) > 0 {
