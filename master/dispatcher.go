@@ -13,6 +13,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/failpoint"
 	"github.com/beluga-scheduler/beluga/common/logging"
+	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
@@ -361,7 +362,7 @@ func (b busyWorkers) reason(group string) string {
 			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
 		}
 	}
-	return fmt.Sprintf("waiting for a worker in group %q: every worker is busy (%s)", group, strings.Join(parts, ", "))
+	return model.WaitBusyReason(group, strings.Join(parts, ", "))
 }
 
 // waitingForGroup logs once per group, and records once per instance (its
@@ -372,7 +373,7 @@ func (d *dispatcher) waitingForGroup(ctx context.Context, it *taskItem) {
 		d.log.Warn("no worker in group; its tasks wait until one joins",
 			zap.String("group", it.Group), taskRef(it))
 	}
-	d.noteWaiting(ctx, it.WorkflowInstanceID, fmt.Sprintf("waiting for a worker in group %q (none registered)", it.Group))
+	d.noteWaiting(ctx, it.WorkflowInstanceID, model.WaitNoWorkerReason(it.Group))
 }
 
 // noteWaiting records why an instance's task waits, when that changed.
@@ -407,7 +408,7 @@ func (d *dispatcher) ForceStart(taskInstanceID int64) { d.forces.Put(taskInstanc
 // task group. It returns why the task must wait, or "".
 func (d *dispatcher) admit(ctx context.Context, it *taskItem) (key, why string) {
 	if d.maxTotal > 0 && d.places.total() >= d.maxTotal {
-		return "platform", fmt.Sprintf("waiting for a platform slot (%d tasks running, the cap)", d.maxTotal)
+		return "platform", model.WaitPlatformReason(d.maxTotal)
 	}
 	if it.TaskGroup == "" || d.forced[it.TaskInstanceID] {
 		return "", ""
@@ -416,9 +417,9 @@ func (d *dispatcher) admit(ctx context.Context, it *taskItem) (key, why string) 
 	capacity, known := d.groups.capacity(ctx, it.TaskGroup)
 	switch {
 	case !known:
-		return key, fmt.Sprintf("waiting for task group %q, which does not exist", it.TaskGroup)
+		return key, model.WaitTaskGroupReason(it.TaskGroup, 0, -1)
 	case d.places.group[it.TaskGroup] >= capacity:
-		return key, fmt.Sprintf("waiting for task group %q (%d of %d in use)", it.TaskGroup, d.places.group[it.TaskGroup], capacity)
+		return key, model.WaitTaskGroupReason(it.TaskGroup, d.places.group[it.TaskGroup], capacity)
 	}
 	return "", ""
 }
