@@ -94,7 +94,7 @@ func TestWaitsFromTheRows(t *testing.T) {
 	}
 	for _, c := range []struct {
 		reason, cause, other string
-		task             *model.TaskInstance
+		task                 *model.TaskInstance
 	}{
 		{model.WaitTaskGroupReason("tg", 1, 1), "task_group", "queue", grouped[0]},
 		{model.WaitPlatformReason(4), "platform", "platform", grouped[0]},
