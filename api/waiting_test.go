@@ -112,3 +112,24 @@ func TestWaitsFromTheRows(t *testing.T) {
 		}
 	}
 }
+
+func TestWorkerSkipped(t *testing.T) {
+	for _, c := range []struct {
+		overloaded      bool
+		why             string
+		slots, inFlight int
+		skipped         bool
+		reason          string
+	}{
+		{false, "", 4, 7, false, ""},
+		{false, "", 4, 8, true, "full: 8 tasks in flight for 4 slots (at most 2 x slots)"},
+		{true, "cpu 95% >= 90%", 4, 0, true, "overloaded: cpu 95% >= 90%"},
+		{true, "", 4, 0, true, "overloaded"},
+		{false, "", 0, 3, false, ""}, // no slots reported: not judged full
+	} {
+		s, r := skipped(c.overloaded, c.why, c.slots, c.inFlight)
+		if s != c.skipped || r != c.reason {
+			t.Errorf("skipped(%v, %q, %d, %d) = %v %q, want %v %q", c.overloaded, c.why, c.slots, c.inFlight, s, r, c.skipped, c.reason)
+		}
+	}
+}

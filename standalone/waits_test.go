@@ -119,6 +119,21 @@ func TestWaitWorkersBusy(t *testing.T) {
 				if !strings.Contains(tk.Wait.Reason, "every worker is busy (1 full)") {
 					t.Fatalf("%s waits %+v", tk.Name, tk.Wait)
 				}
+				// The cluster view says the worker is skipped, and why.
+				var cv struct {
+					Workers []struct {
+						Capacity   int    `json:"capacity"`
+						FreeSlots  int    `json:"free_slots"`
+						InFlight   int    `json:"in_flight"`
+						Skipped    bool   `json:"skipped"`
+						SkipReason string `json:"skip_reason"`
+					} `json:"workers"`
+				}
+				e.do("GET", "/api/v1/cluster", "", http.StatusOK, &cv)
+				if len(cv.Workers) != 1 || !cv.Workers[0].Skipped || cv.Workers[0].InFlight != 2 ||
+					cv.Workers[0].SkipReason != "full: 2 tasks in flight for 1 slots (at most 2 x slots)" {
+					t.Fatalf("cluster view %+v, want the worker skipped as full", cv.Workers)
+				}
 				e.act("instances", id, "stop", http.StatusAccepted)
 				return
 			}

@@ -177,6 +177,7 @@ export function render(main, page, [idText]) {
   const actions = h('div', {class: 'actions'});
   const dagNote = h('p', {class: 'muted'});
   const dagBox = h('div', {class: 'dagbox'});
+  const pendingBox = h('ul', {class: 'pending'}); // tasks with no attempt yet, and what they wait for
   const tasksT = table(['ID', 'Task', 'Attempt', 'State', 'Host', 'PID', 'Exit', 'Started', 'Ended', 'Duration', 'Values', ''], 'tasks');
   const outputsT = table(['Output', 'Value', 'Task'], 'outputs');
   const histT = table(['At', 'Action', 'By', 'Task', 'Detail'], 'history');
@@ -191,7 +192,7 @@ export function render(main, page, [idText]) {
     h('div', {class: 'titlebar'}, title, actions),
     head,
     h('h2', {}, 'DAG'), dagNote, dagBox,
-    h('h2', {}, 'Tasks'), tasksT.table,
+    h('h2', {}, 'Tasks'), tasksT.table, pendingBox,
     log.el,
     h('h2', {}, 'Outputs'), outputsT.table,
     h('h2', {}, 'History'), histT.table);
@@ -287,7 +288,8 @@ export function render(main, page, [idText]) {
     h('td', {class: 'num'}, String(t.id)),
     h('td', {}, t.name, t.task_group ? h('span', {class: 'tag', title: 'task group'}, t.task_group) : null),
     h('td', {class: 'num'}, String(t.attempt), t.superseded ? h('span', {class: 'tag', title: 'an earlier attempt, replaced by a rerun or retry'}, 'superseded') : null),
-    h('td', {}, badge(t.state), t.dry_run ? h('span', {class: 'tag'}, 'dry run') : null),
+    h('td', {}, badge(t.state), t.dry_run ? h('span', {class: 'tag'}, 'dry run') : null,
+      t.wait ? h('span', {class: 'reason wait', title: `waiting: ${t.wait.cause}`, dataset: {wait: t.wait.cause}}, ' ' + t.wait.reason) : null),
     h('td', {}, t.host),
     h('td', {class: 'num'}, t.pid ? String(t.pid) : ''),
     h('td', {class: 'num'}, t.exit_code === null || t.exit_code === undefined ? '' : String(t.exit_code)),
@@ -300,6 +302,9 @@ export function render(main, page, [idText]) {
       t.superseded ? null : TASK_ACTIONS.filter(([, , fits]) => fits(t)).map(([action, label, , text]) =>
         h('button', {type: 'button', class: 'small', dataset: {action},
           on: {click: () => taskAct(t, action, label, text(t))}}, label))))) : emptyRow(12, 'No task has been submitted yet.'));
+
+    patch(pendingBox, (d.pending || []).map((p) => h('li', {key: p.name, dataset: {task: p.name, wait: p.wait.cause}},
+      h('strong', {}, p.name), ' ', h('span', {class: 'reason wait'}, p.wait.reason))));
 
     // Each output with the attempt that exported it (the API's order).
     patch(outputsT.tbody, d.outputs && d.outputs.length ? d.outputs.map((o) => {
