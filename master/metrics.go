@@ -93,8 +93,9 @@ func (d *dispatcher) gauges() {
 
 // countFired records a schedule's firing: how late each time was written,
 // the latest time fired on time and earlier ones caught up, and the times
-// the catch-up policy skipped.
-func countFired(plan schedule.Plan, written []model.WorkflowInstance, now time.Time) {
+// skipped: by the catch-up policy, and of the asked times those the
+// overlap policy skipped (asked but not written).
+func countFired(plan schedule.Plan, asked int, written []model.WorkflowInstance, now time.Time) {
 	var latest time.Time
 	for _, inst := range written {
 		if inst.ScheduleTime != nil && inst.ScheduleTime.After(latest) {
@@ -112,8 +113,8 @@ func countFired(plan schedule.Plan, written []model.WorkflowInstance, now time.T
 			metrics.ScheduleCaught.Inc()
 		}
 	}
-	if plan.Skipped > 0 {
-		metrics.ScheduleSkipped.Add(float64(plan.Skipped))
+	if skipped := plan.Skipped + max(asked-len(written), 0); skipped > 0 {
+		metrics.ScheduleSkipped.Add(float64(skipped))
 	}
 }
 

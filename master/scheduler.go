@@ -177,7 +177,7 @@ func (s *scheduler) fire(ctx context.Context, sc model.Schedule, now time.Time) 
 		return time.Time{}, err
 	}
 	failpoint.Hit(failpoint.AfterFireSchedule)
-	countFired(plan, insts, s.clock.Now())
+	countFired(plan, len(f.Times), insts, s.clock.Now())
 	if plan.Skipped > 0 {
 		s.log.Warn("skipped missed fire times", zap.Int64("schedule_id", sc.ID), zap.String(logging.FieldProject, sc.Project), zap.String(logging.FieldWorkflow, sc.Workflow),
 			zap.Int("skipped", plan.Skipped), zap.String("catchup", catchupName(sc.Catchup)))
