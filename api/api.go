@@ -163,8 +163,7 @@ func NewHandler(d Deps) http.Handler {
 	mux.Handle("GET /{$}", app)
 	mux.Handle("GET "+ui.AssetPrefix, app)
 	mux.Handle("/", notFound)
-	mountMetrics(mux, d.MetricsToken)
-	return chain(mux, log, newHostPolicy(d.Listen, d.AllowedHosts))
+	return withMetrics(chain(mux, log, newHostPolicy(d.Listen, d.AllowedHosts)), d.MetricsToken)
 }
 
 func (h *handlers) bind(f func(*handlers, http.ResponseWriter, *http.Request) error) http.Handler {

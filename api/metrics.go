@@ -18,10 +18,23 @@ func instrument(route string, h http.Handler) http.Handler {
 		promhttp.InstrumentHandlerCounter(metrics.HTTPRequests.MustCurryWith(labels), h))
 }
 
-// mountMetrics serves GET /metrics: the process's registry to a scraper
-// with the metrics bearer token. It is not a REST route (not in
-// openapi.yaml's /api/v1 table) and is outside the users' auth: scrapers
-// hold the token, not a user account.
-func mountMetrics(mux *http.ServeMux, token string) {
-	mux.Handle("GET /metrics", metrics.Handler(token))
+// withMetrics serves GET /metrics in front of the API's middleware chain:
+// the process's registry to a scraper with the metrics bearer token. It is
+// not a REST route (not in openapi.yaml's /api/v1 table) and stays outside
+// the users' auth and the Host policy: scrapers hold this token, not a
+// user account, and the token is what a rebinding page cannot send.
+func withMetrics(next http.Handler, token string) http.Handler {
+	m := metrics.Handler(token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "metrics: method "+r.Method+" is not allowed; use GET", http.StatusMethodNotAllowed)
+			return
+		}
+		m.ServeHTTP(w, r)
+	})
 }
