@@ -163,10 +163,14 @@ func Task(typ string, state model.TaskState) {
 	TaskTransitions.WithLabelValues(string(state), typ).Inc()
 }
 
-// Tasks counts task instances written in their first state.
+// Tasks counts task instances written in their first state. One written
+// already ended (a dry run's, or one whose params do not resolve) is left
+// to the event the runner applies for it next, which counts it once.
 func Tasks(ts []*model.TaskInstance) {
 	for _, t := range ts {
-		Task(t.Type, t.State)
+		if t.State != model.TaskSucceeded && t.State != model.TaskFailed {
+			Task(t.Type, t.State)
+		}
 	}
 }
 
