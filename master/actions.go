@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/common/logging"
+	"github.com/beluga-scheduler/beluga/common/metrics"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/remote/message"
@@ -145,6 +146,7 @@ func (r *runner) setStates(ctx context.Context, ts []*model.TaskInstance, from [
 		t := r.latest[r.names[id]]
 		if to == model.TaskForcedSuccess {
 			t.State = to
+			metrics.Task(t.Type, to)
 			continue
 		}
 		r.onTask(taskEvent{TaskInstanceID: id, State: to, EndTime: time.Now().UTC()})
