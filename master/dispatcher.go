@@ -51,20 +51,19 @@ type dispatcher struct {
 	forces  *mailbox[int64] // tasks to let through a full task group
 
 	// owned by run()
-	queue        taskQueue
-	parked       map[string]*taskQueue // waiting for a worker of a group, or for a limit; each in priority order
-	rr           map[string]int
-	blacklist    map[string]time.Time
-	warned       map[string]bool  // groups already logged as waiting for a worker
-	places       *places          // tasks in flight per worker, task group and in total
-	groups       *taskGroups      // task group capacities
-	maxTotal     int              // platform cap on tasks in flight (0: none)
-	forced       map[int64]bool   // task instances let through a full task group
-	waiting      map[int64]string // instances whose reason says why they wait: that reason
-	sending      map[string]int   // dispatch requests in flight per worker
-	selector     Selector
-	gaugedAt     time.Time       // last scan for the slow gauges (metrics.go)
-	groupsGauged map[string]bool // task groups with a non-zero in-use gauge
+	queue     taskQueue
+	parked    map[string]*taskQueue // waiting for a worker of a group, or for a limit; each in priority order
+	rr        map[string]int
+	blacklist map[string]time.Time
+	warned    map[string]bool  // groups already logged as waiting for a worker
+	places    *places          // tasks in flight per worker, task group and in total
+	groups    *taskGroups      // task group capacities
+	maxTotal  int              // platform cap on tasks in flight (0: none)
+	forced    map[int64]bool   // task instances let through a full task group
+	waiting   map[int64]string // instances whose reason says why they wait: that reason
+	sending   map[string]int   // dispatch requests in flight per worker
+	selector  Selector
+	gauge     dispatchGauges // the slow gauges' state (metrics.go)
 
 	sends sync.WaitGroup
 	life  startstop.Base
@@ -81,7 +80,7 @@ func newDispatcher(log *zap.Logger, st *store.Store, reg registry.Registry, clie
 		inbox: newMailbox[*taskItem](), results: newMailbox[sendResult](), freed: newMailbox[int64](), forces: newMailbox[int64](),
 		places: newPlaces(), waiting: map[int64]string{}, forced: map[int64]bool{}, selector: SelectRoundRobin,
 		parked: map[string]*taskQueue{}, rr: map[string]int{}, blacklist: map[string]time.Time{}, warned: map[string]bool{},
-		sending: map[string]int{}, groupsGauged: map[string]bool{}}
+		sending: map[string]int{}}
 }
 
 // Submit queues task instances that are written to the DB in state submitted.

@@ -21,6 +21,12 @@ import (
 // task and its places for the task groups in use.
 const gaugeEvery = time.Second
 
+// dispatchGauges is what the dispatcher's slow gauges keep between scans.
+type dispatchGauges struct {
+	at     time.Time       // the last scan
+	groups map[string]bool // task groups whose in-use gauge is not 0
+}
+
 // stampQueued marks when items entered the queue (a retried send keeps its
 // first time: the latency is queued -> dispatched, however many tries).
 func stampQueued(items []*taskItem) {
@@ -58,10 +64,14 @@ func (d *dispatcher) gauges() {
 	}
 	metrics.QueueDepth.Set(float64(depth))
 	now := time.Now()
-	if now.Sub(d.gaugedAt) < gaugeEvery {
+	g := &d.gauge
+	if now.Sub(g.at) < gaugeEvery {
 		return
 	}
-	d.gaugedAt = now
+	g.at = now
+	if g.groups == nil {
+		g.groups = map[string]bool{}
+	}
 	var oldest time.Time
 	scan := func(q *taskQueue) {
 		for _, it := range q.h {
@@ -79,15 +89,15 @@ func (d *dispatcher) gauges() {
 	} else {
 		metrics.QueueOldest.Set(now.Sub(oldest).Seconds())
 	}
-	for g := range d.groupsGauged {
-		if d.places.group[g] == 0 {
-			metrics.TaskGroupInUse.WithLabelValues(g).Set(0)
-			delete(d.groupsGauged, g)
+	for name := range g.groups {
+		if d.places.group[name] == 0 {
+			metrics.TaskGroupInUse.WithLabelValues(name).Set(0)
+			delete(g.groups, name)
 		}
 	}
-	for g, n := range d.places.group {
-		metrics.TaskGroupInUse.WithLabelValues(g).Set(float64(n))
-		d.groupsGauged[g] = true
+	for name, n := range d.places.group {
+		metrics.TaskGroupInUse.WithLabelValues(name).Set(float64(n))
+		g.groups[name] = true
 	}
 }
 

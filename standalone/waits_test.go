@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/beluga-scheduler/beluga/common/config"
+	"github.com/beluga-scheduler/beluga/internal/metricstest"
 	"github.com/beluga-scheduler/beluga/standalone"
 )
 
@@ -167,6 +169,24 @@ func TestWaitTaskGroup(t *testing.T) {
 			t.Fatalf("no task waits for the task group: %+v", d.Tasks)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	// The leader's gauge of the group in use (set at most once a second).
+	tok, err := os.ReadFile(e.sa.MetricsTokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		_, s, err := metricstest.Get(nil, e.base+"/metrics", strings.TrimSpace(string(tok)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Value("beluga_task_group_in_use", "task_group=narrow") == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("beluga_task_group_in_use{narrow} = %v, want 1", s.Value("beluga_task_group_in_use", "task_group=narrow"))
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	e.act("instances", id, "stop", http.StatusAccepted)
 }
