@@ -53,6 +53,9 @@ type Deps struct {
 	// AllowedHosts are the further Host names answered (api.allowed_hosts;
 	// "*": any). Loopback names are always answered.
 	AllowedHosts []string
+	// MetricsToken is the bearer token GET /metrics requires ("": /metrics
+	// refuses every scrape).
+	MetricsToken string
 }
 
 //go:embed openapi.yaml
@@ -130,7 +133,7 @@ func NewHandler(d Deps) http.Handler {
 	allowed := map[string][]string{}
 	var patterns []string
 	for _, rt := range routes {
-		mux.Handle(rt.method+" "+rt.pattern, h.bind(rt.handle))
+		mux.Handle(rt.method+" "+rt.pattern, instrument(rt.method+" "+rt.pattern, h.bind(rt.handle)))
 		if _, ok := allowed[rt.pattern]; !ok {
 			patterns = append(patterns, rt.pattern)
 		}
@@ -160,7 +163,7 @@ func NewHandler(d Deps) http.Handler {
 	mux.Handle("GET /{$}", app)
 	mux.Handle("GET "+ui.AssetPrefix, app)
 	mux.Handle("/", notFound)
-	return chain(mux, log, newHostPolicy(d.Listen, d.AllowedHosts))
+	return withMetrics(chain(mux, log, newHostPolicy(d.Listen, d.AllowedHosts)), d.MetricsToken)
 }
 
 func (h *handlers) bind(f func(*handlers, http.ResponseWriter, *http.Request) error) http.Handler {

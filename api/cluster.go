@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/beluga-scheduler/beluga/common/registry"
@@ -30,6 +31,14 @@ type ClusterWorker struct {
 	OverloadReason string `json:"overload_reason,omitempty"`
 	StartTime      *Time  `json:"start_time,omitempty"`
 	LastHeartbeat  *Time  `json:"last_heartbeat,omitempty"`
+	// FreeSlots are its slots not running a task; InFlight the tasks the
+	// DB has dispatched to it or running there.
+	FreeSlots int `json:"free_slots"`
+	InFlight  int `json:"in_flight"`
+	// Skipped: the leader's worker selection passes it over now, and why
+	// (overloaded, or full: 2 x its slots in flight).
+	Skipped    bool   `json:"skipped"`
+	SkipReason string `json:"skip_reason,omitempty"`
 }
 
 // Cluster is the body of GET /api/v1/cluster.
@@ -62,12 +71,23 @@ func ClusterView(st *store.Store, reg registry.Registry, el registry.Elector) fu
 			}
 			c.Masters = append(c.Masters, m)
 		}
+		held, err := st.InFlight(ctx)
+		if err != nil {
+			return nil, err
+		}
+		inFlight := map[string]int{}
+		for _, t := range held {
+			inFlight[t.Host]++
+		}
 		for _, n := range reg.Nodes(registry.RoleWorker) {
 			hb := n.Heartbeat
-			c.Workers = append(c.Workers, ClusterWorker{Address: n.Addr, Groups: n.Groups, Running: hb.Running,
+			w := ClusterWorker{Address: n.Addr, Groups: n.Groups, Running: hb.Running,
 				Capacity: hb.Capacity, CPU: hb.CPU, Memory: hb.Memory, Load: hb.Load,
 				Overloaded: hb.Overloaded, OverloadReason: hb.OverloadReason,
-				StartTime: optTime(hb.StartTime), LastHeartbeat: optTime(hb.Time)})
+				StartTime: optTime(hb.StartTime), LastHeartbeat: optTime(hb.Time),
+				FreeSlots: max(hb.Capacity-hb.Running, 0), InFlight: inFlight[n.Addr]}
+			w.Skipped, w.SkipReason = skipped(hb.Overloaded, hb.OverloadReason, hb.Capacity, w.InFlight)
+			c.Workers = append(c.Workers, w)
 		}
 		return c, nil
 	}
@@ -79,4 +99,23 @@ func optTime(t time.Time) *Time {
 	}
 	v := timeOf(t)
 	return &v
+}
+
+// skipped says whether the leader's worker selection passes a worker over
+// and why, from what the API sees: its heartbeat's overload flag, and the
+// tasks in flight there against the leader's limit of 2 x its slots
+// (master/dispatcher.go, queueFactor). A blacklist after a failed send and
+// unanswered dispatches are the leader's alone: they show on the waiting
+// instances' reasons.
+func skipped(overloaded bool, why string, slots, inFlight int) (bool, string) {
+	switch {
+	case overloaded:
+		if why == "" {
+			return true, "overloaded"
+		}
+		return true, "overloaded: " + why
+	case slots > 0 && inFlight >= 2*slots:
+		return true, fmt.Sprintf("full: %d tasks in flight for %d slots (at most 2 x slots)", inFlight, slots)
+	}
+	return false, ""
 }

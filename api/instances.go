@@ -80,10 +80,15 @@ func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	ws, pend, err := h.instanceWaits(r.Context(), inst, tasks)
+	if err != nil {
+		return err
+	}
 	out := InstanceDetail{Instance: fromInstance(inst), Tasks: make([]TaskInstance, len(tasks)),
-		History: make([]HistoryEntry, len(hist)), Outputs: outputsOf(tasks)}
+		History: make([]HistoryEntry, len(hist)), Outputs: outputsOf(tasks), Pending: nonNilSlice(pend)}
 	for i, t := range tasks {
 		out.Tasks[i] = fromTask(t)
+		out.Tasks[i].Wait = ws[t.ID]
 	}
 	for i, e := range hist {
 		out.History[i] = fromHistory(e)
@@ -101,7 +106,11 @@ func (h *handlers) getTaskInstance(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return storeError(err)
 	}
-	writeJSON(w, http.StatusOK, fromTask(t))
+	out := fromTask(t)
+	if out.Wait, err = h.taskWait(r.Context(), t); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 

@@ -209,6 +209,8 @@ type InstanceDetail struct {
 	History []HistoryEntry `json:"history"`
 	// Outputs are the values its tasks exported, each with its task.
 	Outputs []Output `json:"outputs"`
+	// Pending are the tasks with no attempt yet, each with its wait.
+	Pending []PendingTask `json:"pending"`
 }
 
 // HistoryEntry is an operator action on an instance or one of its tasks,
@@ -312,6 +314,9 @@ type TaskInstance struct {
 	// exported. Both are objects, empty when there are none.
 	Params  map[string]string `json:"params"`
 	Outputs map[string]string `json:"outputs"`
+	// Wait says why the attempt is not running; null when it runs, ended
+	// or is superseded.
+	Wait *Wait `json:"wait"`
 }
 
 // Output is one value a task of an instance exported.

@@ -7,6 +7,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/logging"
+	"github.com/beluga-scheduler/beluga/common/metrics"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/master/flow"
@@ -157,6 +159,7 @@ func (r *runner) setStates(ctx context.Context, ts []*model.TaskInstance, from [
 		t := r.latest[r.names[id]]
 		if to == model.TaskForcedSuccess {
 			t.State = to
+			metrics.Task(t.Type, to)
 			continue
 		}
 		r.onTask(taskEvent{TaskInstanceID: id, State: to, EndTime: time.Now().UTC()})
@@ -203,7 +206,7 @@ func (r *runner) killOnWorker(ctx context.Context, t *model.TaskInstance) {
 				r.events.Put(taskEvent{TaskInstanceID: id, State: model.TaskKilled, EndTime: time.Now().UTC()})
 			}
 		} else if err != nil {
-			r.log.Warn("kill not delivered; the task ends with its worker or is failed over", zap.Int64("task_instance_id", id),
+			r.log.Warn("kill not delivered; the task ends with its worker or is failed over", logging.TaskID(id),
 				zap.String("worker", host), zap.Error(err))
 		}
 	}()
@@ -286,7 +289,7 @@ func (t *term) reopen(a store.Action) {
 		return
 	}
 	if err := t.startInstanceMode(inst, a.Action); err != nil {
-		t.log.Error("reopen instance", zap.Int64("workflow_instance_id", inst.ID), zap.Error(err))
+		t.log.Error("reopen instance", logging.Instance(inst.ID, inst.Project, inst.Workflow), zap.Error(err))
 	}
 	t.history(a, "instance running again")
 }

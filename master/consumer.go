@@ -6,6 +6,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/logging"
+	"github.com/beluga-scheduler/beluga/common/metrics"
+	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
 )
 
@@ -62,9 +65,10 @@ func (c *consumer) run(ctx context.Context) {
 				break
 			}
 			failing = false
+			metrics.Instance(model.WorkflowRunning, len(insts))
 			for _, inst := range insts {
 				if err := c.t.startInstance(inst, false); err != nil {
-					c.log.Error("start workflow instance", zap.Int64("workflow_instance_id", inst.ID), zap.Error(err))
+					c.log.Error("start workflow instance", logging.Instance(inst.ID, inst.Project, inst.Workflow), zap.Error(err))
 				}
 			}
 			// Queued runs (schedule overlap wait/replace, max_active_runs)
@@ -78,10 +82,11 @@ func (c *consumer) run(ctx context.Context) {
 				failing = true
 				break
 			}
+			metrics.Instance(model.WorkflowRunning, len(rel))
 			for _, inst := range rel {
-				c.log.Info("queued run released", zap.Int64("workflow_instance_id", inst.ID), zap.String("workflow", inst.Project+"/"+inst.Workflow))
+				c.log.Info("queued run released", logging.Instance(inst.ID, inst.Project, inst.Workflow))
 				if err := c.t.startInstance(inst, false); err != nil {
-					c.log.Error("start workflow instance", zap.Int64("workflow_instance_id", inst.ID), zap.Error(err))
+					c.log.Error("start workflow instance", logging.Instance(inst.ID, inst.Project, inst.Workflow), zap.Error(err))
 				}
 			}
 			acts, err := c.t.store.ClaimActions(ctx, claimBatch)

@@ -12,6 +12,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/common/failpoint"
+	"github.com/beluga-scheduler/beluga/common/logging"
+	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
@@ -61,6 +63,7 @@ type dispatcher struct {
 	waiting   map[int64]string // instances whose reason says why they wait: that reason
 	sending   map[string]int   // dispatch requests in flight per worker
 	selector  Selector
+	gauge     dispatchGauges // the slow gauges' state (metrics.go)
 
 	sends sync.WaitGroup
 	life  startstop.Base
@@ -81,7 +84,10 @@ func newDispatcher(log *zap.Logger, st *store.Store, reg registry.Registry, clie
 }
 
 // Submit queues task instances that are written to the DB in state submitted.
-func (d *dispatcher) Submit(items ...*taskItem) { d.inbox.Put(items...) }
+func (d *dispatcher) Submit(items ...*taskItem) {
+	stampQueued(items)
+	d.inbox.Put(items...)
+}
 
 func (d *dispatcher) Start(ctx context.Context) error {
 	d.life.Name, d.life.Log = "dispatcher", d.log
@@ -138,6 +144,7 @@ func (d *dispatcher) run(ctx context.Context) {
 			d.unparkTop(freed, freedGroups)
 		}
 		wait := d.dispatchSome(ctx)
+		d.gauges()
 		if d.queue.Len() > 0 && wait == 0 {
 			continue // more to pop right away
 		}
@@ -231,6 +238,7 @@ func (d *dispatcher) dispatchSome(ctx context.Context) (wait time.Duration) {
 			d.places.release(it.TaskInstanceID)
 			continue
 		}
+		countDispatched(it, now)
 		d.send(ctx, it, addrs[i])
 	}
 	return wait
@@ -353,7 +361,7 @@ func (b busyWorkers) reason(group string) string {
 			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
 		}
 	}
-	return fmt.Sprintf("waiting for a worker in group %q: every worker is busy (%s)", group, strings.Join(parts, ", "))
+	return model.WaitBusyReason(group, strings.Join(parts, ", "))
 }
 
 // waitingForGroup logs once per group, and records once per instance (its
@@ -362,9 +370,9 @@ func (d *dispatcher) waitingForGroup(ctx context.Context, it *taskItem) {
 	if !d.warned[it.Group] {
 		d.warned[it.Group] = true
 		d.log.Warn("no worker in group; its tasks wait until one joins",
-			zap.String("group", it.Group), zap.Int64("task_instance_id", it.TaskInstanceID))
+			zap.String("group", it.Group), taskRef(it))
 	}
-	d.noteWaiting(ctx, it.WorkflowInstanceID, fmt.Sprintf("waiting for a worker in group %q (none registered)", it.Group))
+	d.noteWaiting(ctx, it.WorkflowInstanceID, model.WaitNoWorkerReason(it.Group))
 }
 
 // noteWaiting records why an instance's task waits, when that changed.
@@ -377,7 +385,7 @@ func (d *dispatcher) noteWaiting(ctx context.Context, id int64, why string) {
 
 func (d *dispatcher) setReason(ctx context.Context, id int64, reason string) {
 	if err := d.store.SetInstanceReason(ctx, id, reason); err != nil {
-		d.log.Warn("record instance reason", zap.Int64("workflow_instance_id", id), zap.Error(err))
+		d.log.Warn("record instance reason", zap.Int64(logging.FieldInstance, id), zap.Error(err))
 		d.checkFenced(err)
 	}
 }
@@ -399,7 +407,7 @@ func (d *dispatcher) ForceStart(taskInstanceID int64) { d.forces.Put(taskInstanc
 // task group. It returns why the task must wait, or "".
 func (d *dispatcher) admit(ctx context.Context, it *taskItem) (key, why string) {
 	if d.maxTotal > 0 && d.places.total() >= d.maxTotal {
-		return "platform", fmt.Sprintf("waiting for a platform slot (%d tasks running, the cap)", d.maxTotal)
+		return "platform", model.WaitPlatformReason(d.maxTotal)
 	}
 	if it.TaskGroup == "" || d.forced[it.TaskInstanceID] {
 		return "", ""
@@ -408,9 +416,9 @@ func (d *dispatcher) admit(ctx context.Context, it *taskItem) (key, why string) 
 	capacity, known := d.groups.capacity(ctx, it.TaskGroup)
 	switch {
 	case !known:
-		return key, fmt.Sprintf("waiting for task group %q, which does not exist", it.TaskGroup)
+		return key, model.WaitTaskGroupReason(it.TaskGroup, 0, -1)
 	case d.places.group[it.TaskGroup] >= capacity:
-		return key, fmt.Sprintf("waiting for task group %q (%d of %d in use)", it.TaskGroup, d.places.group[it.TaskGroup], capacity)
+		return key, model.WaitTaskGroupReason(it.TaskGroup, d.places.group[it.TaskGroup], capacity)
 	}
 	return "", ""
 }
@@ -469,14 +477,14 @@ func (d *dispatcher) handleResult(ctx context.Context, r sendResult) {
 		return
 	}
 	if err != nil {
-		d.log.Error("take back failed dispatch", zap.Int64("task_instance_id", r.item.TaskInstanceID), zap.Error(err))
+		d.log.Error("take back failed dispatch", taskRef(r.item), zap.Error(err))
 		return
 	}
 	if !reset {
 		return // acked by that worker after all: it runs there
 	}
 	d.log.Warn("dispatch failed; trying another worker", zap.String("worker", r.addr),
-		zap.Int64("task_instance_id", r.item.TaskInstanceID), zap.Error(r.err))
+		taskRef(r.item), zap.Error(r.err))
 	d.blacklist[r.addr] = time.Now().Add(blacklistFor)
 	d.places.release(r.item.TaskInstanceID)
 	if errors.Is(r.err, context.DeadlineExceeded) {
@@ -494,7 +502,7 @@ func (d *dispatcher) handleResult(ctx context.Context, r sendResult) {
 // places there. The worker and its connection are left alone: they are fine.
 func (d *dispatcher) handleInvalid(ctx context.Context, r sendResult, reason string) {
 	d.log.Warn("worker refused dispatch as invalid; failing the task", zap.String("worker", r.addr),
-		zap.Int64("task_instance_id", r.item.TaskInstanceID), zap.String("reason", reason))
+		taskRef(r.item), zap.String("reason", reason))
 	// Freed now: the result may not apply (the task was killed meanwhile),
 	// and then no Finished follows.
 	d.places.release(r.item.TaskInstanceID)

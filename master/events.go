@@ -26,7 +26,8 @@ type report struct {
 	peer       remote.Peer
 	workflowID int64
 	rep        store.Report
-	why        string // a failure the master made itself: why
+	why        string    // a failure the master made itself: why
+	at         time.Time // when it arrived (report-to-DB-ack latency)
 }
 
 // taskEvent tells a runner that one of its task instances changed state.
@@ -50,6 +51,7 @@ type eventService struct {
 	fenced  func()
 	freed   func(taskInstanceID int64) // a task ended: its places are free
 	inbox   *mailbox[report]
+	about   func(workflowID, taskID int64) zap.Field // the log fields naming a task (term.taskRef)
 	life    startstop.Base
 }
 
@@ -64,14 +66,14 @@ func (e *eventService) Handle(p remote.Peer, m message.Message) {
 	switch v := m.(type) {
 	case message.Ack:
 		e.inbox.Put(report{peer: p, workflowID: v.WorkflowInstanceID, rep: store.Report{ID: v.TaskInstanceID, Kind: store.ReportAck,
-			Host: v.Host, LogPath: v.LogPath}})
+			Host: v.Host, LogPath: v.LogPath}, at: time.Now()})
 	case message.Running:
 		e.inbox.Put(report{peer: p, workflowID: v.WorkflowInstanceID, rep: store.Report{ID: v.TaskInstanceID, Kind: store.ReportRunning,
-			Host: v.Host, PID: v.PID, StartTime: v.StartTime}})
+			Host: v.Host, PID: v.PID, StartTime: v.StartTime}, at: time.Now()})
 	case message.Result:
 		e.inbox.Put(report{peer: p, workflowID: v.WorkflowInstanceID, rep: store.Report{ID: v.TaskInstanceID, Kind: store.ReportResult,
 			Host: v.Host, State: resultState(v.State), ExitCode: v.ExitCode, StartTime: v.StartTime, EndTime: v.EndTime,
-			Outputs: v.Outputs}, why: failedWhy(v)})
+			Outputs: v.Outputs}, why: failedWhy(v), at: time.Now()})
 	}
 }
 
@@ -80,7 +82,7 @@ func (e *eventService) Handle(p remote.Peer, m message.Message) {
 // would be: persisted if host still holds it, then delivered to its runner.
 func (e *eventService) Failed(workflowID, taskInstanceID int64, host, why string) {
 	e.inbox.Put(report{noPeer{}, workflowID, store.Report{ID: taskInstanceID, Kind: store.ReportResult,
-		Host: host, State: model.TaskFailed, ExitCode: -1, EndTime: time.Now()}, why})
+		Host: host, State: model.TaskFailed, ExitCode: -1, EndTime: time.Now()}, why, time.Now()})
 }
 
 // noPeer takes the DB-ack of a report the master made itself.
@@ -167,11 +169,12 @@ func (e *eventService) apply(batch []report) {
 		foreign := outcomes[i] == store.Foreign
 		if foreign {
 			e.log.Warn("report from a worker that does not own the task; telling it to drop the task",
-				zap.Int64("task_instance_id", r.rep.ID), zap.String("worker", r.rep.Host), zap.String("kind", string(kind)))
+				e.about(r.workflowID, r.rep.ID), zap.String("worker", r.rep.Host), zap.String("kind", string(kind)))
 		}
 		if err := r.peer.Send(0, message.DBAck{TaskInstanceID: r.rep.ID, Kind: kind, Kill: foreign}); err != nil {
-			e.log.Debug("db-ack not sent; the worker will re-send", zap.Int64("task_instance_id", r.rep.ID), zap.Error(err))
+			e.log.Debug("db-ack not sent; the worker will re-send", e.about(r.workflowID, r.rep.ID), zap.Error(err))
 		}
+		observeAck(r.at)
 		if outcomes[i] != store.Applied {
 			continue
 		}

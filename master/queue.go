@@ -2,6 +2,7 @@ package master
 
 import (
 	"container/heap"
+	"time"
 
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/remote/message"
@@ -20,6 +21,7 @@ type taskItem struct {
 	// unsendable says why the task cannot be sent (a secret param that does
 	// not open): the dispatcher fails it as a worker fails an invalid one.
 	unsendable string
+	queued     time.Time // when it entered the queue (dispatch latency, oldest queued age)
 }
 
 // less is the queue order of docs/architecture.md, "Lifecycle of a run", step 4: workflow priority, workflow

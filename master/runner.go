@@ -13,6 +13,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/common/dag"
+	"github.com/beluga-scheduler/beluga/common/logging"
+	"github.com/beluga-scheduler/beluga/common/metrics"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/params"
 	"github.com/beluga-scheduler/beluga/common/spec"
@@ -98,7 +100,7 @@ func newDefinition(raw []byte) (*definition, error) {
 func newRunner(t *term, inst model.WorkflowInstance, def *definition, mode store.ActionKind) *runner {
 	r := &runner{t: t, inst: inst, def: def, mode: mode, prevOf: map[string]int64{}, nextOf: map[string]int{},
 		actions: newMailbox[store.Action](),
-		log:     t.log.Named("runner").With(zap.Int64("workflow_instance_id", inst.ID), zap.String("workflow", inst.Workflow)),
+		log:     t.log.Named("runner").With(logging.Instance(inst.ID, inst.Project, inst.Workflow)),
 		latest:  map[string]*model.TaskInstance{}, names: map[int64]string{},
 		events: newMailbox[taskEvent](), deadlines: newMailbox[deadline](), done: make(chan struct{})}
 	r.graph = def.graph
@@ -190,6 +192,7 @@ func (r *runner) onTask(ev taskEvent) {
 		return // an older attempt, or a repeat
 	}
 	t := r.latest[name]
+	metrics.Task(t.Type, ev.State)
 	if ev.State == model.TaskRunning {
 		t.State, t.StartTime = model.TaskRunning, &ev.StartTime
 		r.watchTimeout(t)
@@ -354,6 +357,8 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 		r.latest[t.Name] = t
 		r.names[t.ID] = t.Name
 	}
+	metrics.Tasks(tasks)
+	metrics.Tasks(skipped)
 	var items []*model.TaskInstance
 	var held []*model.TaskInstance
 	for _, t := range tasks {
@@ -398,7 +403,7 @@ func (r *runner) queue(ctx context.Context, ts ...*model.TaskInstance) {
 			items = append(items, it)
 			continue
 		}
-		r.log.Warn("task cannot be dispatched; failing it", zap.String("task", t.Name), zap.Int64("task_instance_id", t.ID), zap.Error(err))
+		r.log.Warn("task cannot be dispatched; failing it", zap.String("task", t.Name), logging.TaskID(t.ID), zap.Error(err))
 		now := time.Now().UTC()
 		if leaderWrite(ctx, r.log, "fail undispatchable task", r.t.fenced, func() error {
 			_, err := r.t.store.SetTaskStates(ctx, []int64{t.ID}, []model.TaskState{model.TaskSubmitted}, model.TaskFailed)
@@ -457,7 +462,7 @@ func (r *runner) onDeadline(ctx context.Context, d deadline) {
 			return
 		}
 		ts := r.def.tasks[name]
-		r.log.Warn("task ran past its timeout", zap.String("task", name), zap.Int64("task_instance_id", t.ID),
+		r.log.Warn("task ran past its timeout", zap.String("task", name), logging.TaskID(t.ID),
 			zap.Duration("timeout", ts.Timeout.D()))
 		r.note(ctx, "timeout_warning", t.ID, "task "+name+" ran past its timeout of "+ts.Timeout.D().String())
 	}
@@ -637,6 +642,7 @@ func (r *runner) finish(ctx context.Context) {
 		return r.t.store.FinishWorkflowInstance(ctx, r.inst.ID, state, end, reason)
 	}) == written && r.t.ctx.Err() == nil {
 		r.log.Info("workflow instance finished", zap.String("state", string(state)), zap.Int("tasks", len(r.latest)))
+		metrics.Instance(state, 1)
 		r.t.cons.Notify() // a queued run may start now
 		if r.inst.BackfillID != 0 {
 			r.t.cron.Notify() // its backfill may submit the next time

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/common/failpoint"
+	"github.com/beluga-scheduler/beluga/common/logging"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/schedule"
 	"github.com/beluga-scheduler/beluga/common/store"
@@ -152,7 +153,7 @@ func (s *scheduler) fire(ctx context.Context, sc model.Schedule, now time.Time) 
 		if s.broken[sc.ID] != sc.Revision {
 			s.broken[sc.ID] = sc.Revision
 			s.log.Error("schedule cannot fire: bad cron; fix it over the API", zap.Int64("schedule_id", sc.ID),
-				zap.String("workflow", sc.Project+"/"+sc.Workflow), zap.Error(err))
+				zap.String(logging.FieldProject, sc.Project), zap.String(logging.FieldWorkflow, sc.Workflow), zap.Error(err))
 		}
 		return time.Time{}, nil
 	}
@@ -176,13 +177,14 @@ func (s *scheduler) fire(ctx context.Context, sc model.Schedule, now time.Time) 
 		return time.Time{}, err
 	}
 	failpoint.Hit(failpoint.AfterFireSchedule)
+	countFired(plan, len(f.Times), insts, s.clock.Now())
 	if plan.Skipped > 0 {
-		s.log.Warn("skipped missed fire times", zap.Int64("schedule_id", sc.ID), zap.String("workflow", sc.Project+"/"+sc.Workflow),
+		s.log.Warn("skipped missed fire times", zap.Int64("schedule_id", sc.ID), zap.String(logging.FieldProject, sc.Project), zap.String(logging.FieldWorkflow, sc.Workflow),
 			zap.Int("skipped", plan.Skipped), zap.String("catchup", catchupName(sc.Catchup)))
 	}
 	for _, inst := range insts {
-		s.log.Info("schedule fired", zap.Int64("schedule_id", sc.ID), zap.String("workflow", sc.Project+"/"+sc.Workflow),
-			zap.Time("schedule_time", *inst.ScheduleTime), zap.Int64("workflow_instance_id", inst.ID))
+		s.log.Info("schedule fired", zap.Int64("schedule_id", sc.ID), logging.Instance(inst.ID, sc.Project, sc.Workflow),
+			zap.Time("schedule_time", *inst.ScheduleTime))
 	}
 	if len(insts) > 0 {
 		s.t.cons.Notify()
@@ -252,7 +254,7 @@ func (s *scheduler) backfills(ctx context.Context) (time.Duration, error) {
 }
 
 func (s *scheduler) backfill(ctx context.Context, b model.Backfill) error {
-	log := s.log.With(zap.Int64("backfill_id", b.ID), zap.String("workflow", b.Project+"/"+b.Workflow))
+	log := s.log.With(zap.Int64("backfill_id", b.ID), zap.String(logging.FieldProject, b.Project), zap.String(logging.FieldWorkflow, b.Workflow))
 	switch {
 	case b.Failed > 0 && b.OnFailure == model.BackfillStop:
 		reason := fmt.Sprintf("%d run(s) failed; %d of %d times were not submitted (on_failure stop)", b.Failed, len(b.Times)-b.Submitted, len(b.Times))
@@ -278,7 +280,7 @@ func (s *scheduler) backfill(ctx context.Context, b model.Backfill) error {
 		return err
 	}
 	for _, inst := range insts {
-		log.Info("backfill run submitted", zap.Time("schedule_time", *inst.ScheduleTime), zap.Int64("workflow_instance_id", inst.ID))
+		log.Info("backfill run submitted", zap.Time("schedule_time", *inst.ScheduleTime), zap.Int64(logging.FieldInstance, inst.ID))
 	}
 	s.t.cons.Notify()
 	return nil

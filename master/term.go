@@ -10,6 +10,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/common/failpoint"
+	"github.com/beluga-scheduler/beluga/common/logging"
+	"github.com/beluga-scheduler/beluga/common/metrics"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	"github.com/beluga-scheduler/beluga/common/store"
@@ -56,6 +58,8 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	if !m.beginTerm(tctx, epoch) {
 		return
 	}
+	metrics.SetLeader(true, epoch)
+	defer metrics.SetLeader(false, epoch)
 	t := &term{m: m, epoch: epoch, store: m.store.Term(epoch), runners: map[int64]*runner{}, fencedCh: make(chan struct{}),
 		log: m.log.With(zap.Int64("epoch", epoch))}
 	t.ctx, t.cancel = context.WithCancel(tctx)
@@ -69,6 +73,7 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 		}
 	}
 	t.events = newEventService(t.log, t.store, t.deliver, t.fenced, t.disp.Finished)
+	t.events.about = t.taskRef
 	t.disp.failed = func(it *taskItem, addr, why string) {
 		t.events.Failed(it.WorkflowInstanceID, it.TaskInstanceID, addr, why)
 	}
@@ -215,7 +220,7 @@ func (t *term) recover() bool {
 	}
 	for _, inst := range insts {
 		if err := t.startInstance(inst, true); err != nil {
-			t.log.Error("recover workflow instance", zap.Int64("workflow_instance_id", inst.ID), zap.Error(err))
+			t.log.Error("recover workflow instance", logging.Instance(inst.ID, inst.Project, inst.Workflow), zap.Error(err))
 		}
 	}
 	if len(insts) > 0 {

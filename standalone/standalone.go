@@ -15,6 +15,7 @@ import (
 	"github.com/beluga-scheduler/beluga/api"
 	"github.com/beluga-scheduler/beluga/common/clusterkey"
 	"github.com/beluga-scheduler/beluga/common/config"
+	"github.com/beluga-scheduler/beluga/common/metrics"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	psecret "github.com/beluga-scheduler/beluga/common/secret"
@@ -28,14 +29,16 @@ import (
 // Standalone is master, worker and API in one process, wired over loopback
 // sockets exactly as in a cluster, with an in-process registry.
 type Standalone struct {
-	Store    *store.Store
-	Master   *master.Master
-	Worker   *worker.Worker
-	API      *api.Server
-	logs     *remote.Client
-	presence *worker.Presence
-	ready    chan struct{}
-	once     sync.Once
+	Store  *store.Store
+	Master *master.Master
+	Worker *worker.Worker
+	API    *api.Server
+	logs   *remote.Client
+	// MetricsTokenFile holds the bearer token GET /metrics wants.
+	MetricsTokenFile string
+	presence         *worker.Presence
+	ready            chan struct{}
+	once             sync.Once
 }
 
 // Option adjusts a Standalone beyond its config. Options serve tests; none
@@ -110,7 +113,11 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 	if err = sa.logs.Start(ctx); err != nil {
 		return nil, err
 	}
-	h := api.NewHandler(api.Deps{Store: sa.Store, Notify: sa.Master.Notify, Logs: LogFetcher(sa.logs, reg),
+	var mtoken string
+	if sa.MetricsTokenFile, mtoken, err = MetricsToken(c); err != nil {
+		return nil, err
+	}
+	h := api.NewHandler(api.Deps{MetricsToken: mtoken, Store: sa.Store, Notify: sa.Master.Notify, Logs: LogFetcher(sa.logs, reg),
 		Cluster: api.ClusterView(sa.Store, reg, reg), Ready: sa.isReady, Log: log, Secrets: secrets,
 		Listen: c.API.Listen, AllowedHosts: c.API.AllowedHosts})
 	sa.API = api.NewServer(c.API.Listen, h, log)
@@ -248,6 +255,19 @@ func Announce(ctx context.Context, w *worker.Worker, c config.Config, reg regist
 		return nil, err
 	}
 	return p, nil
+}
+
+// MetricsToken is a standalone's scrape token: the file
+// metrics.token_file names (which must exist), else
+// <data dir>/metrics-token, made on first start (0600) and reused after.
+func MetricsToken(c config.Config) (path, token string, err error) {
+	if c.Metrics.TokenFile != "" {
+		tok, err := metrics.ReadToken(c.Metrics.TokenFile)
+		return c.Metrics.TokenFile, tok, err
+	}
+	path = filepath.Join(c.DataDir, "metrics-token")
+	tok, err := metrics.EnsureToken(path)
+	return path, tok, err
 }
 
 // SecretPath is where standalone keeps its cluster secret.

@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/common/clusterkey"
+	"github.com/beluga-scheduler/beluga/common/metrics"
 	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
 	"github.com/beluga-scheduler/beluga/remote"
@@ -110,7 +111,9 @@ type Worker struct {
 	client *remote.Client
 	server *remote.Server
 	exec   atomic.Pointer[executor.Executor] // nil until Start has it running
-	guard  *guard.Guard                      // nil when tasks are not guarded
+	// unmetric removes its gauges from the metrics registry (set by start).
+	unmetric func()
+	guard    *guard.Guard // nil when tasks are not guarded
 	// cgroupBase is where the worker's cgroup goes ("": off, for
 	// cgroupOff); cgroups is that cgroup once Start made it.
 	cgroupBase, cgroupOff string
@@ -258,6 +261,7 @@ func (w *Worker) start(ctx context.Context) error {
 	}
 	w.host = host
 	w.exec.Store(ex)
+	w.unmetric = metrics.RegisterWorker(w.server.Addr(), w.metricStats)
 	w.log.Info("worker started", zap.String("addr", w.server.Addr()), zap.String("host", host),
 		zap.Strings("groups", w.cfg.Groups), zap.Int("slots", cfg.Slots), zap.String("data_dir", cfg.DataDir),
 		zap.Bool("task_guard", w.guard != nil))
@@ -326,6 +330,9 @@ func (w *Worker) startGuard(ctx context.Context) error {
 func (w *Worker) Stop() { _ = w.life.Stop(w.stop) }
 
 func (w *Worker) stop() {
+	if w.unmetric != nil {
+		w.unmetric()
+	}
 	if ex := w.exec.Load(); ex != nil {
 		ex.Stop()
 	}

@@ -114,6 +114,7 @@ func masterCommand() *cobra.Command {
 	s.str("host", "address advertised to workers (default: the bound address)", func(c *config.Config, v string) { c.Master.Host = v })
 	masterFlags(s)
 	tlsFlags(s)
+	metricsFlags(s, true)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, log, err := s.load()
 		if err != nil {
@@ -143,10 +144,15 @@ func masterCommand() *cobra.Command {
 		defer closeAll()
 		m := bmaster.New(bmaster.Config{Listen: c.Master.Listen, Host: c.Master.Host, PollInterval: c.Master.PollInterval,
 			Selector: sel, MaxRunning: c.Master.MaxRunning, Limits: standalone.Limits(c), Secret: secret, TLS: tl}, st, z, z, log)
+		ms, err := startMetrics(c, log)
+		if err != nil {
+			return err
+		}
+		defer ms.Stop()
 		if err := m.Start(ctx); err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "beluga master on %s\n", m.Addr())
+		fmt.Fprintf(cmd.OutOrStdout(), "beluga master on %s (metrics on %s)\n", m.Addr(), ms.Addr())
 		var dead error
 		select {
 		case <-ctx.Done():
@@ -175,6 +181,7 @@ func workerCommand() *cobra.Command {
 	secretKeyFlag(s, "opens the datasource passwords of sql tasks (the API servers' key file)")
 	s.str("data-dir", "directory for task logs and work dirs (default ./beluga-data)", func(c *config.Config, v string) { c.DataDir = v })
 	tlsFlags(s)
+	metricsFlags(s, true)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, log, err := s.load()
 		if err != nil {
@@ -200,11 +207,16 @@ func workerCommand() *cobra.Command {
 			return err
 		}
 		defer z.Stop()
+		ms, err := startMetrics(c, log)
+		if err != nil {
+			return err
+		}
+		defer ms.Stop()
 		p, err := standalone.Announce(ctx, w, c, z, z, z, log)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "beluga worker on %s\n", w.Addr())
+		fmt.Fprintf(cmd.OutOrStdout(), "beluga worker on %s (metrics on %s)\n", w.Addr(), ms.Addr())
 		var dead error
 		select {
 		case <-ctx.Done():
@@ -231,6 +243,7 @@ func apiCommand() *cobra.Command {
 	allowedHostsFlag(s)
 	tlsFlags(s)
 	secretKeyFlag(s, "seals datasource passwords; without it, storing or testing a datasource with a password is refused")
+	metricsFlags(s, false)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, log, err := s.load()
 		if err != nil {
@@ -251,6 +264,10 @@ func apiCommand() *cobra.Command {
 		secrets, err := loadSecretKey(c, log)
 		if err != nil {
 			return usageError{err}
+		}
+		mtoken, err := metricsToken(c, log)
+		if err != nil {
+			return err
 		}
 		ctx := cmd.Context()
 		st, z, closeAll, err := openCluster(ctx, c, secret, log, false)
@@ -273,7 +290,7 @@ func apiCommand() *cobra.Command {
 		}
 		h := api.NewHandler(api.Deps{Store: st, Notify: nudge, Logs: standalone.LogFetcher(rc, z),
 			Cluster: api.ClusterView(st, z, z), Ready: func() bool { return true }, Log: log,
-			Listen: c.API.Listen, AllowedHosts: c.API.AllowedHosts, Secrets: secrets})
+			Listen: c.API.Listen, AllowedHosts: c.API.AllowedHosts, Secrets: secrets, MetricsToken: mtoken})
 		srv := api.NewServer(c.API.Listen, h, log)
 		if tl != nil {
 			srv.UseTLS(tl.HTTPSConfig())

@@ -129,6 +129,9 @@ func (a *app) printInstance(d api.InstanceDetail) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
+	if err := a.printWaits(d); err != nil {
+		return err
+	}
 	if err := a.printTaskParams(d.Tasks); err != nil {
 		return err
 	}
@@ -258,6 +261,9 @@ func (a *app) printInstanceTask(t api.TaskInstance) error {
 	kv.row("superseded", strconv.FormatBool(t.Superseded))
 	kv.row("host", t.Host)
 	kv.row("task group", t.TaskGroup)
+	if t.Wait != nil {
+		kv.row("waiting", waitText(*t.Wait))
+	}
 	kv.row("log", t.LogPath)
 	exit := ""
 	if t.ExitCode != nil {

@@ -34,6 +34,15 @@ type Config struct {
 	Cluster       ClusterConfig `yaml:"cluster"`
 	Remote        RemoteConfig  `yaml:"remote"`
 	TLS           TLSConfig     `yaml:"tls"`
+	Metrics       MetricsConfig `yaml:"metrics"`
+}
+
+// MetricsConfig is where a master or worker serves GET /metrics (the API
+// and standalone serve it on the API port) and the file of the bearer token
+// a scraper must send.
+type MetricsConfig struct {
+	Listen    string `yaml:"listen" env:"BELUGA_METRICS_LISTEN"`
+	TokenFile string `yaml:"token_file" env:"BELUGA_METRICS_TOKEN_FILE"`
 }
 
 // TLSConfig turns on TLS for the cluster ports (mutual, certificates from
@@ -153,6 +162,7 @@ func Defaults() Config {
 		API:     APIConfig{Listen: "127.0.0.1:12345"},
 		Master:  MasterConfig{Listen: "127.0.0.1:0", PollInterval: time.Second},
 		Worker:  WorkerConfig{Listen: "127.0.0.1:0", Slots: 0, Shell: "bash"},
+		Metrics: MetricsConfig{Listen: "127.0.0.1:0"},
 		ZK:      ZKConfig{Root: "/beluga", SessionTimeout: 5 * time.Second},
 	}
 }

@@ -80,6 +80,12 @@ type TaskInstance struct {
 	// upstream outputs, task and run params); Outputs what it exported.
 	Params  map[string]string `json:"params,omitempty"`
 	Outputs map[string]string `json:"outputs,omitempty"`
+	// WaitCause and WaitReason say why the attempt waits when only the
+	// code that holds it knows (a dependent task: "dependent", "waiting on
+	// W"); set with store.SetTaskWait. Empty otherwise: the API derives
+	// the other causes (common/model/wait.go).
+	WaitCause  string `json:"wait_cause,omitempty"`
+	WaitReason string `json:"wait_reason,omitempty"`
 }
 
 // Schedule fires runs of a workflow on a cron expression. Priority,

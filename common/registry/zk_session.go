@@ -14,6 +14,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/common/metrics"
 )
 
 var openACL = zk.WorldACL(zk.PermAll)
@@ -164,6 +166,7 @@ func (s *session) connected() {
 	z := s.z
 	first := !s.established
 	s.established, s.id = true, s.conn.SessionID()
+	metrics.ZKConnected(first, s.gen)
 	s.hadSession.Store(true)
 	s.attempts.Store(0)
 	stopTimer(s.expiry)
@@ -216,6 +219,7 @@ func (s *session) setup() {
 
 func (s *session) disconnected() {
 	z := s.z
+	metrics.ZKSession.Set(0)
 	if s.expiry == nil {
 		s.expiry = time.NewTimer(z.localExpiry)
 	}
@@ -231,6 +235,7 @@ func (s *session) disconnected() {
 // expired ends the session: subscribers hear Expired before the next
 // session registers anything again.
 func (s *session) expired() {
+	metrics.ZKSession.Set(0)
 	s.ready = false
 	s.z.setSession(sessionInfo{gen: s.gen})
 	if s.announced {

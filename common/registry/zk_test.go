@@ -11,9 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/beluga-scheduler/beluga/common/metrics"
 	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 	"github.com/beluga-scheduler/beluga/internal/zktest"
 )
@@ -472,6 +475,7 @@ func TestZKServerReportedExpiry(t *testing.T) {
 	}
 	eventually(t, 5*time.Second, "b sees w", func() bool { return hasNode(b, RoleWorker, "w:1") })
 	before, _ := a.session()
+	newSessions := counterOf(t, metrics.ZKNewSession)
 
 	proxy.Partition()
 	states.waitSeq(t, 10*time.Second, 0, Suspended)
@@ -482,6 +486,9 @@ func TestZKServerReportedExpiry(t *testing.T) {
 	after, _ := a.session()
 	if after.id == before.id || after.gen == before.gen {
 		t.Fatalf("session %x gen %d after expiry, same as before", after.id, after.gen)
+	}
+	if d := counterOf(t, metrics.ZKNewSession) - newSessions; d < 1 {
+		t.Fatalf("new-session reconnects moved by %v, want >= 1", d)
 	}
 }
 
@@ -498,6 +505,7 @@ func TestZKRepeatedReconnects(t *testing.T) {
 	start(t, b)
 	states := watchStates(t, a)
 	before, _ := a.session()
+	within := counterOf(t, metrics.ZKWithinSession)
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	var beats atomic.Int64
@@ -526,6 +534,9 @@ func TestZKRepeatedReconnects(t *testing.T) {
 	after, _ := a.session()
 	if after.id != before.id {
 		t.Fatalf("session changed from %x to %x", before.id, after.id)
+	}
+	if d := counterOf(t, metrics.ZKWithinSession) - within; d < 3 {
+		t.Fatalf("within-session reconnects moved by %v, want >= 3", d)
 	}
 	if beats.Load() == 0 {
 		t.Fatal("no heartbeat landed")
@@ -676,4 +687,13 @@ func TestZKEnsembleLosesOne(t *testing.T) {
 	if ta.Epoch <= tb.Epoch {
 		t.Fatalf("epochs b=%d a=%d: want a higher", tb.Epoch, ta.Epoch)
 	}
+}
+
+func counterOf(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
 }

@@ -56,7 +56,8 @@ func (s *Store) CurrentTerm(ctx context.Context) (int64, error) {
 // tx runs fn in a transaction that first checks the fence when this view
 // has an epoch. SQLite transactions are serialized (BEGIN IMMEDIATE), and
 // on MySQL the shared row lock orders them against BeginTerm.
-func (s *Store) tx(ctx context.Context, fn func(tx *gorm.DB) error) error {
+func (s *Store) tx(ctx context.Context, fn func(tx *gorm.DB) error) (err error) {
+	defer observeTx(time.Now(), &err)
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if s.epoch != 0 {
 			q := `SELECT epoch FROM fence WHERE id = 1`

@@ -155,6 +155,8 @@ type taskInstanceRow struct {
 	EndTime            *time.Time
 	ParamsJSON         *string `gorm:"column:params_json"`
 	OutputsJSON        *string `gorm:"column:outputs_json"`
+	WaitCause          string
+	WaitReason         string
 }
 
 func (taskInstanceRow) TableName() string { return "task_instance" }
@@ -166,7 +168,7 @@ func (r taskInstanceRow) model() model.TaskInstance {
 		Priority: model.Priority(r.Priority), WorkerGroup: r.WorkerGroup, TaskGroup: r.TaskGroup,
 		SubmitTime: utc(r.SubmitTime), DispatchTime: utc(r.DispatchTime),
 		StartTime: utc(r.StartTime), EndTime: utc(r.EndTime),
-		Params: stringMap(r.ParamsJSON), Outputs: stringMap(r.OutputsJSON)}
+		Params: stringMap(r.ParamsJSON), Outputs: stringMap(r.OutputsJSON), WaitCause: r.WaitCause, WaitReason: r.WaitReason}
 }
 
 // stringMap decodes a JSON object of strings; NULL or garbage is nil.
@@ -187,7 +189,8 @@ func taskRowFrom(t *model.TaskInstance) taskInstanceRow {
 		DryRun: t.DryRun, Host: t.Host, PID: t.PID, LogPath: t.LogPath, ExitCode: t.ExitCode,
 		Priority: int(t.Priority), WorkerGroup: t.WorkerGroup, TaskGroup: t.TaskGroup, SubmitTime: t.SubmitTime,
 		DispatchTime: t.DispatchTime, StartTime: t.StartTime, EndTime: t.EndTime,
-		ParamsJSON: jsonText(t.Params, len(t.Params)), OutputsJSON: jsonText(t.Outputs, len(t.Outputs))}
+		ParamsJSON: jsonText(t.Params, len(t.Params)), OutputsJSON: jsonText(t.Outputs, len(t.Outputs)),
+		WaitCause: t.WaitCause, WaitReason: t.WaitReason}
 }
 
 func utc(t *time.Time) *time.Time {

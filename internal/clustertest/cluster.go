@@ -125,6 +125,9 @@ type Cluster struct {
 	// (which seals passwords) and every worker (which opens them for sql
 	// tasks) are started with; masters only pass sealed values along.
 	SecretKeyFile string
+	// MetricsToken is the bearer token of every process's /metrics (the
+	// api's on its HTTP port, the others' on Process.MetricsAddr).
+	MetricsToken string
 
 	opts      Options
 	dropDB    func()
@@ -276,7 +279,7 @@ func (c *Cluster) startDB(bin string) error {
 
 func (c *Cluster) makeProcesses(bin string) error {
 	o := c.opts
-	ports, err := freeport.Take(o.Masters + o.Workers + 1)
+	ports, err := freeport.Take(2*(o.Masters+o.Workers) + 1) // RPC or HTTP, then metrics
 	if err != nil {
 		return err
 	}
@@ -294,7 +297,12 @@ func (c *Cluster) makeProcesses(bin string) error {
 		return err
 	}
 	keyFlag := []string{"--secret-key-file", c.SecretKeyFile}
-	common := []string{"--zk", c.ZK.Addr(), "--zk-session-timeout", o.SessionTimeout.String(), "--log-level", o.LogLevel,
+	c.MetricsToken = hex.EncodeToString(key[:16])
+	tokenFile := filepath.Join(c.Dir, "metrics-token")
+	if err := os.WriteFile(tokenFile, []byte(c.MetricsToken+"\n"), 0o600); err != nil {
+		return err
+	}
+	common := []string{"--metrics-token-file", tokenFile, "--zk", c.ZK.Addr(), "--zk-session-timeout", o.SessionTimeout.String(), "--log-level", o.LogLevel,
 		"--cluster-secret-file", c.SecretFile}
 	if o.TLS {
 		ca, err := testcert.NewCA("clustertest CA")
@@ -308,18 +316,23 @@ func (c *Cluster) makeProcesses(bin string) error {
 		c.TLS = &f
 		common = append(common, "--tls-cert", f.Cert, "--tls-key", f.Key, "--tls-ca", f.CA)
 	}
-	newProc := func(name string, role Role, port int, args ...string) (*Process, error) {
+	newProc := func(name string, role Role, i int, args ...string) (*Process, error) {
+		port := ports[i]
 		p := &Process{Name: name, Role: role, Addr: fmt.Sprintf("127.0.0.1:%d", port),
 			Dir: filepath.Join(c.Dir, name), bin: bin, env: o.Env[name]}
 		p.LogPath = filepath.Join(p.Dir, name+".log")
+		if role != RoleAPI {
+			p.MetricsAddr = fmt.Sprintf("127.0.0.1:%d", ports[i+o.Masters+o.Workers])
+			args = append(args, "--metrics-listen", p.MetricsAddr)
+		}
 		p.args = append(append(append([]string{string(role), "--listen", p.Addr}, args...), common...), o.Args[name]...)
 		return p, os.MkdirAll(p.Dir, 0o755)
 	}
-	if c.API, err = newProc("api", RoleAPI, ports[0], append([]string{"--db", c.DBURL}, keyFlag...)...); err != nil {
+	if c.API, err = newProc("api", RoleAPI, 0, append([]string{"--db", c.DBURL}, keyFlag...)...); err != nil {
 		return err
 	}
 	for i := range o.Masters {
-		p, err := newProc(fmt.Sprintf("master-%d", i+1), RoleMaster, ports[1+i], "--db", c.DBURL)
+		p, err := newProc(fmt.Sprintf("master-%d", i+1), RoleMaster, 1+i, "--db", c.DBURL)
 		if err != nil {
 			return err
 		}
@@ -331,7 +344,7 @@ func (c *Cluster) makeProcesses(bin string) error {
 		if o.WorkerSlots > 0 {
 			args = append(args, "--slots", strconv.Itoa(o.WorkerSlots))
 		}
-		p, err := newProc(name, RoleWorker, ports[1+o.Masters+i], args...)
+		p, err := newProc(name, RoleWorker, 1+o.Masters+i, args...)
 		if err != nil {
 			return err
 		}

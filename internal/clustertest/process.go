@@ -28,11 +28,13 @@ const stopGrace = 20 * time.Second
 // directory across restarts; its output (stdout and stderr, every run) is
 // appended to LogPath. All methods are safe for concurrent use.
 type Process struct {
-	Name    string // "master-1", "worker-2", "api"
-	Role    Role
-	Addr    string // listen address: RPC for masters and workers, HTTP for the api
-	Dir     string // working and data directory
-	LogPath string
+	Name string // "master-1", "worker-2", "api"
+	Role Role
+	Addr string // listen address: RPC for masters and workers, HTTP for the api
+	// MetricsAddr serves a master's or worker's /metrics (the api's is on Addr).
+	MetricsAddr string
+	Dir         string // working and data directory
+	LogPath     string
 
 	bin  string
 	args []string

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/logging"
 	"github.com/beluga-scheduler/beluga/common/tasktype"
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
@@ -279,7 +280,7 @@ func (e *Executor) onProc(ev procEvent) {
 	case evStartFailed:
 		st.live--
 		t.phase = phaseExited
-		e.log.Warn("task start failed", zap.Int64("task", ev.id), zap.Error(ev.err))
+		e.log.Warn("task start failed", taskRef(t.d), zap.Error(ev.err))
 		e.finish(t, -1, ev.at, ev.at, "start failed: "+ev.err.Error())
 		e.startQueued()
 	case evExited:
@@ -346,7 +347,7 @@ func (e *Executor) finish(t *task, code int, start, end time.Time, msg string) {
 			res.Outputs = t.outputs
 		}
 	}
-	e.log.Debug("task finished", zap.Int64("task", res.TaskInstanceID),
+	e.log.Debug("task finished", taskRef(t.d),
 		zap.String("state", res.State), zap.Int("exit_code", code))
 	e.addReport(t, kindResult, res)
 }
@@ -431,7 +432,7 @@ func (e *Executor) onDeadlines() {
 		case dlTimeout:
 			t.timeout = nil
 			if t.kill == killNone {
-				e.log.Debug("task timed out", zap.Int64("task", t.d.TaskInstanceID))
+				e.log.Debug("task timed out", taskRef(t.d))
 				e.kill(t, killTimeout)
 			}
 		case dlEscalate:
@@ -461,18 +462,18 @@ func (e *Executor) armTimer() <-chan time.Time {
 func (e *Executor) dbAck(a message.DBAck) {
 	t := e.st.tasks[a.TaskInstanceID]
 	if t == nil {
-		e.log.Debug("db-ack for unknown task", zap.Int64("task", a.TaskInstanceID))
+		e.log.Debug("db-ack for unknown task", logging.TaskID(a.TaskInstanceID))
 		return
 	}
 	if a.Kill {
-		e.log.Info("task taken over by another worker: dropping it", zap.Int64("task", a.TaskInstanceID))
+		e.log.Info("task taken over by another worker: dropping it", taskRef(t.d))
 		e.kill(t, killDropped)
 		e.settle(t)
 		return
 	}
 	k, ok := kindOf(a.Kind)
 	if !ok {
-		e.log.Debug("db-ack of unknown kind", zap.Int64("task", a.TaskInstanceID), zap.String("kind", string(a.Kind)))
+		e.log.Debug("db-ack of unknown kind", taskRef(t.d), zap.String("kind", string(a.Kind)))
 		return
 	}
 	// A later report being persisted supersedes the earlier ones: re-sending

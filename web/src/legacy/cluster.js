@@ -54,9 +54,11 @@ export function render(main, page) {
       h('td', {class: 'num'}, m.epoch ? String(m.epoch) : ''),
       h('td', {}, timeEl(m.since)))) : emptyRow(4, 'No master is registered.'));
     patch(wt.tbody, c.workers.length ? c.workers.map((w) => h('tr', {key: w.address, dataset: {worker: w.address}},
-      h('td', {}, w.address, w.overloaded ? h('span', {class: 'tag overloaded', title: w.overload_reason || ''}, 'overloaded') : null),
+      h('td', {}, w.address, w.overloaded ? h('span', {class: 'tag overloaded', title: w.overload_reason || ''}, 'overloaded') : null,
+        w.skipped && !w.overloaded ? h('span', {class: 'tag skipped', title: w.skip_reason || ''}, 'skipped') : null),
       h('td', {}, (w.groups || []).join(', ')),
-      h('td', {}, meter(w.running, w.capacity)),
+      h('td', {title: `${w.free_slots ?? ''} free, ${w.in_flight ?? ''} in flight${w.skip_reason ? '; skipped: ' + w.skip_reason : ''}`},
+        meter(w.running, w.capacity)),
       h('td', {class: 'num'}, pct(w.cpu)),
       h('td', {class: 'num'}, pct(w.memory)),
       h('td', {class: 'num'}, w.load.toFixed(2)),
