@@ -18,7 +18,8 @@ func (h *handlers) createProject(w http.ResponseWriter, r *http.Request) error {
 	if !utf8.ValidString(req.Description) || utf8.RuneCountInString(req.Description) > maxDescription {
 		return badRequest("project description must be valid UTF-8 of at most %d characters", maxDescription)
 	}
-	p, err := h.Store.CreateProject(r.Context(), req.Name, req.Description)
+	c := callerOf(r.Context())
+	p, err := h.Store.CreateProjectOwned(r.Context(), req.Name, req.Description, c.id, c.name)
 	if err != nil {
 		return storeError(err)
 	}
@@ -32,9 +33,13 @@ func (h *handlers) listProjects(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := List[Project]{Items: make([]Project, len(ps))}
-	for i, p := range ps {
-		out.Items[i] = fromProject(p)
+	out := List[Project]{Items: make([]Project, 0, len(ps))}
+	for _, p := range ps {
+		if ok, err := h.canView(r.Context(), p.ID); err != nil {
+			return err
+		} else if ok {
+			out.Items = append(out.Items, fromProject(p))
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
