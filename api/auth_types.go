@@ -1,7 +1,5 @@
 package api
 
-import "time"
-
 // Error codes of authentication and rate limiting.
 const (
 	CodeUnauthorized    = "unauthorized"
@@ -17,8 +15,8 @@ type LoginRequest struct {
 // LoginResponse answers a login: a session token (also set as the UI's
 // cookie) for the Authorization: Bearer header.
 type LoginResponse struct {
-	Token     string    `json:"token"`
-	ExpiresAt time.Time `json:"expires_at"`
+	Token     string `json:"token"`
+	ExpiresAt Time   `json:"expires_at"`
 }
 
 // Me is the caller, GET /api/v1/me.
@@ -35,11 +33,11 @@ type PasswordChange struct {
 
 // User is a user as the API shows it (never its password).
 type User struct {
-	Name      string    `json:"name"`
-	Role      string    `json:"role"`
-	Disabled  bool      `json:"disabled"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Name      string `json:"name"`
+	Role      string `json:"role"`
+	Disabled  bool   `json:"disabled"`
+	CreatedAt Time   `json:"created_at"`
+	UpdatedAt Time   `json:"updated_at"`
 }
 
 // CreateUserRequest is the body of POST /api/v1/users.
@@ -61,18 +59,18 @@ type UpdateUserRequest struct {
 // TokenRequest is the body of POST /api/v1/tokens: a name and an expiry,
 // either a time or a duration from now ("720h").
 type TokenRequest struct {
-	Name      string     `json:"name"`
-	ExpiresAt *time.Time `json:"expires_at,omitempty"`
-	ExpiresIn string     `json:"expires_in,omitempty"`
+	Name      string `json:"name"`
+	ExpiresAt *Time  `json:"expires_at,omitempty"`
+	ExpiresIn string `json:"expires_in,omitempty"`
 }
 
 // Token is a personal access token as listed: never its secret.
 type Token struct {
-	ID         int64      `json:"id"`
-	Name       string     `json:"name"`
-	ExpiresAt  time.Time  `json:"expires_at"`
-	CreatedAt  time.Time  `json:"created_at"`
-	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
+	ID         int64  `json:"id"`
+	Name       string `json:"name"`
+	ExpiresAt  Time   `json:"expires_at"`
+	CreatedAt  Time   `json:"created_at"`
+	LastUsedAt *Time  `json:"last_used_at,omitempty"`
 }
 
 // NewToken answers POST /api/v1/tokens: the only time the secret is shown.
@@ -83,11 +81,11 @@ type NewToken struct {
 
 // Grant is one user's level on one project.
 type Grant struct {
-	Project   string    `json:"project"`
-	User      string    `json:"user"`
-	Level     string    `json:"level"`
-	GrantedBy string    `json:"granted_by"`
-	CreatedAt time.Time `json:"created_at"`
+	Project   string `json:"project"`
+	User      string `json:"user"`
+	Level     string `json:"level"`
+	GrantedBy string `json:"granted_by"`
+	CreatedAt Time   `json:"created_at"`
 }
 
 // GrantRequest is the body of PUT /api/v1/projects/{project}/grants/{user}.
@@ -97,12 +95,12 @@ type GrantRequest struct {
 
 // AuditEntry is one row of the audit trail.
 type AuditEntry struct {
-	ID       int64     `json:"id"`
-	At       time.Time `json:"at"`
-	User     string    `json:"user"`
-	Action   string    `json:"action"`   // method and route, e.g. "POST /api/v1/instances/{id}/actions"
-	Resource string    `json:"resource"` // the path called
-	Address  string    `json:"address"`  // the caller's IP
-	Status   int       `json:"status"`
-	Outcome  string    `json:"outcome"` // ok, or the error message
+	ID       int64  `json:"id"`
+	At       Time   `json:"at"`
+	User     string `json:"user"`
+	Action   string `json:"action"`   // method and route, e.g. "POST /api/v1/instances/{id}/actions"
+	Resource string `json:"resource"` // the path called
+	Address  string `json:"address"`  // the caller's IP
+	Status   int    `json:"status"`
+	Outcome  string `json:"outcome"` // ok, or the error message
 }

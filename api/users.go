@@ -111,7 +111,7 @@ func (h *handlers) doLogin(w http.ResponseWriter, r *http.Request, req LoginRequ
 	}
 	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: secret, Path: "/", Expires: expires,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
-	writeJSON(w, http.StatusOK, LoginResponse{Token: secret, ExpiresAt: expires})
+	writeJSON(w, http.StatusOK, LoginResponse{Token: secret, ExpiresAt: Time{expires}})
 	return nil
 }
 
@@ -164,7 +164,11 @@ func (h *handlers) changeOwnPassword(w http.ResponseWriter, r *http.Request) err
 }
 
 func fromToken(t store.Token) Token {
-	return Token{ID: t.ID, Name: t.Name, ExpiresAt: t.ExpiresAt, CreatedAt: t.CreatedAt, LastUsedAt: t.LastUsedAt}
+	out := Token{ID: t.ID, Name: t.Name, ExpiresAt: Time{t.ExpiresAt}, CreatedAt: Time{t.CreatedAt}}
+	if t.LastUsedAt != nil {
+		out.LastUsedAt = &Time{*t.LastUsedAt}
+	}
+	return out
 }
 
 func (h *handlers) createToken(w http.ResponseWriter, r *http.Request) error {
@@ -182,7 +186,7 @@ func (h *handlers) createToken(w http.ResponseWriter, r *http.Request) error {
 	case req.ExpiresAt != nil && req.ExpiresIn != "":
 		return badRequest("give expires_at or expires_in, not both")
 	case req.ExpiresAt != nil:
-		expires = *req.ExpiresAt
+		expires = req.ExpiresAt.Time
 	case req.ExpiresIn != "":
 		d, err := time.ParseDuration(req.ExpiresIn)
 		if err != nil {
@@ -233,7 +237,7 @@ func (h *handlers) deleteToken(w http.ResponseWriter, r *http.Request) error {
 }
 
 func fromUser(u store.User) User {
-	return User{Name: u.Name, Role: u.Role, Disabled: u.Disabled, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
+	return User{Name: u.Name, Role: u.Role, Disabled: u.Disabled, CreatedAt: Time{u.CreatedAt}, UpdatedAt: Time{u.UpdatedAt}}
 }
 
 func (h *handlers) createUser(w http.ResponseWriter, r *http.Request) error {
@@ -329,7 +333,7 @@ func (h *handlers) updateUser(w http.ResponseWriter, r *http.Request) error {
 }
 
 func fromGrant(g store.Grant) Grant {
-	return Grant{Project: g.Project, User: g.User, Level: g.Level, GrantedBy: g.GrantedBy, CreatedAt: g.CreatedAt}
+	return Grant{Project: g.Project, User: g.User, Level: g.Level, GrantedBy: g.GrantedBy, CreatedAt: Time{g.CreatedAt}}
 }
 
 func (h *handlers) listGrants(w http.ResponseWriter, r *http.Request) error {
@@ -368,7 +372,7 @@ func (h *handlers) putGrant(w http.ResponseWriter, r *http.Request) error {
 	if err := h.Store.PutGrant(r.Context(), project, user, req.Level, callerOf(r.Context()).name); err != nil {
 		return storeError(err)
 	}
-	writeJSON(w, http.StatusOK, Grant{Project: project, User: user, Level: req.Level, GrantedBy: callerOf(r.Context()).name, CreatedAt: time.Now().UTC()})
+	writeJSON(w, http.StatusOK, Grant{Project: project, User: user, Level: req.Level, GrantedBy: callerOf(r.Context()).name, CreatedAt: Time{time.Now()}})
 	return nil
 }
 
@@ -418,7 +422,7 @@ func (h *handlers) listAudit(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := List[AuditEntry]{Items: make([]AuditEntry, len(es))}
 	for i, e := range es {
-		out.Items[i] = AuditEntry{ID: e.ID, At: e.At, User: e.User, Action: e.Action, Resource: e.Resource,
+		out.Items[i] = AuditEntry{ID: e.ID, At: Time{e.At}, User: e.User, Action: e.Action, Resource: e.Resource,
 			Address: e.Address, Status: e.Status, Outcome: e.Outcome}
 	}
 	writeJSON(w, http.StatusOK, out)
