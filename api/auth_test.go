@@ -227,7 +227,7 @@ func TestLoginSessionsAndTokens(t *testing.T) {
 	}
 	b.as(lr.Token, "DELETE", "/api/v1/tokens/"+itoa(nt.ID), "").want(t, http.StatusNoContent)
 	b.as(nt.Secret, "GET", "/api/v1/me", "").wantError(t, http.StatusUnauthorized, CodeUnauthorized)
-	b.get("/api/v1/tokens/" + itoa(nt.ID)).want(t, http.StatusMethodNotAllowed)
+	b.get("/api/v1/tokens/"+itoa(nt.ID)).want(t, http.StatusMethodNotAllowed)
 
 	// An expired token is refused on its next call.
 	u, err := b.store.GetUser(context.Background(), "cat")
@@ -356,7 +356,7 @@ func TestAuditTrail(t *testing.T) {
 	if len(some.Items) != 1 {
 		t.Fatalf("resource filter %+v", some.Items)
 	}
-	b.get("/api/v1/audit?before=" + itoa(all.Items[4].ID)).want(t, http.StatusOK).json(t, &some)
+	b.get("/api/v1/audit?before="+itoa(all.Items[4].ID)).want(t, http.StatusOK).json(t, &some)
 	if len(some.Items) != 1 {
 		t.Fatalf("paging %+v", some.Items)
 	}

@@ -200,7 +200,7 @@ type InstanceFilter struct {
 	// (the ones the caller may view); an empty list keeps none.
 	OnlyProjects []int64
 	Limit        int // default 50, at most 1000
-	Offset   int
+	Offset       int
 }
 
 // ListWorkflowInstances returns instances newest first and the total count.
