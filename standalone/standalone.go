@@ -36,6 +36,9 @@ type Standalone struct {
 	presence *worker.Presence
 	ready    chan struct{}
 	once     sync.Once
+	// AdminNote says how the user admin was made on this start ("": users
+	// existed), for the start line.
+	AdminNote string
 }
 
 // Option adjusts a Standalone beyond its config. Options serve tests; none
@@ -65,6 +68,13 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 		return nil, err
 	}
 	if _, err = sa.Store.Migrate(ctx); err != nil {
+		return nil, err
+	}
+	pw, err := c.API.BootstrapPassword()
+	if err != nil {
+		return nil, err
+	}
+	if sa.AdminNote, err = api.Bootstrap(ctx, sa.Store, pw, c.DataDir, log); err != nil {
 		return nil, err
 	}
 	// Standalone is its own cluster: its secret is made once and kept.

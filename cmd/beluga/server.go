@@ -163,6 +163,7 @@ func standaloneCommand() *cobra.Command {
 	masterFlags(s)
 	tlsFlags(s)
 	secretKeyFlag(s, "default <data-dir>/secret.key, made (0600) on first start and reused")
+	adminPasswordFlag(s)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, log, err := s.load()
 		if err != nil {
@@ -204,7 +205,7 @@ func standaloneCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "beluga standalone: API and UI on %s (data in %s)\n", apiURL(tl, sa.API.Addr()), c.DataDir)
+		fmt.Fprintf(cmd.OutOrStdout(), "beluga standalone: API and UI on %s (data in %s)%s\n", apiURL(tl, sa.API.Addr()), c.DataDir, adminNote(sa.AdminNote))
 		var dead error
 		select { // a dead RPC server: exit non-zero so a supervisor restarts the process
 		case <-ctx.Done():
