@@ -11,16 +11,16 @@ export class ApiError extends Error {
   }
 }
 
-const USER_KEY = 'beluga.user';
+let current = '';
 
-// user is the name recorded with actions and schedule changes.
+// user is the logged-in user's name. The API records the authenticated user
+// with actions and schedule changes whatever "by" says; the UI still sends it.
 export function user() {
-  return localStorage.getItem(USER_KEY) || 'ui';
+  return current || 'ui';
 }
 
 export function setUser(name) {
-  if (name) localStorage.setItem(USER_KEY, name);
-  else localStorage.removeItem(USER_KEY);
+  current = name || '';
 }
 
 async function errorOf(resp) {
@@ -51,7 +51,13 @@ async function send(method, path, {json, body, contentType, signal} = {}) {
     if (e.name === 'AbortError') throw e;
     throw new ApiError(0, 'network', `cannot reach the Beluga API: ${e.message}`, '');
   }
-  if (!resp.ok) throw await errorOf(resp);
+  if (!resp.ok) {
+    const err = await errorOf(resp);
+    // A session that ended (expired, revoked, logged out elsewhere): back
+    // to the login page.
+    if (resp.status === 401 && path !== '/api/v1/login') window.dispatchEvent(new CustomEvent('beluga:unauthorized'));
+    throw err;
+  }
   return resp;
 }
 

@@ -2,8 +2,9 @@
 // element and a Page that owns its timers and requests; navigating away
 // closes the Page, which stops its polls and aborts what is in flight.
 
-import {describe, isAbort, setUser, user} from './api.js';
-import {STOP_POLL, clearFlashes, flash, formDialog, h, replace, unflash} from './dom.js';
+import {api, describe, isAbort, setUser} from './api.js';
+import {STOP_POLL, clearFlashes, flash, h, replace, unflash} from './dom.js';
+import * as login from './login.js';
 import * as instances from './instances.js';
 import * as instance from './instance.js';
 import * as workflows from './workflows.js';
@@ -118,6 +119,7 @@ function parseHash() {
 
 function route() {
   shownURL = location.href;
+  if (!me) return; // the login page stays until a login
   if (current) current.close();
   clearFlashes();
   const main = document.getElementById('main');
@@ -147,16 +149,32 @@ function route() {
     h('a', {href: '#/instances'}, 'Go to instances'), '.'));
 }
 
+let me = null; // the logged-in user, {username, role}; null shows the login page
+
 function showUser() {
-  document.getElementById('user').textContent = 'acting as ' + user();
+  login.menu(document.getElementById('user-slot'), me, showLogin);
+  document.getElementById('nav').hidden = !me;
 }
 
-document.getElementById('user').addEventListener('click', async () => {
-  const v = await formDialog('Your name', [{name: 'user', label: 'Recorded with your actions (empty: ui)', value: user()}], 'Save');
-  if (v) {
-    setUser(v.user.trim());
+// showLogin ends what the page was doing and asks for a login; after it,
+// the page that was asked for is shown.
+function showLogin() {
+  if (current) current.close();
+  current = null;
+  me = null;
+  setUser('');
+  showUser();
+  clearFlashes();
+  login.render(document.getElementById('main'), (who) => {
+    me = who;
+    setUser(who.username);
     showUser();
-  }
+    route();
+  });
+}
+
+window.addEventListener('beluga:unauthorized', () => {
+  if (me) showLogin();
 });
 
 document.addEventListener('visibilitychange', () => {
@@ -179,5 +197,13 @@ window.addEventListener('hashchange', () => {
   }
   route();
 });
-showUser();
-route();
+// Start: who is logged in (the session cookie), else the login page.
+api('GET', '/api/v1/me').then((who) => {
+  me = who;
+  setUser(who.username);
+  showUser();
+  route();
+}, (e) => {
+  if (e.status === 401) showLogin();
+  else flash('Cannot start: ' + describe(e));
+});
