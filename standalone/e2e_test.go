@@ -26,9 +26,9 @@ import (
 
 // env is one standalone Beluga driven over its REST API, as a user would.
 type env struct {
-	t    *testing.T
-	sa   *standalone.Standalone
-	base string
+	t     *testing.T
+	sa    *standalone.Standalone
+	base  string
 	dir   string
 	http  *http.Client // nil: http.DefaultClient
 	token string       // the admin's, from the password the standalone made
