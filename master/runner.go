@@ -579,7 +579,10 @@ func (r *runner) item(t *model.TaskInstance) (*taskItem, error) {
 	}
 	d := message.Dispatch{TaskInstanceID: t.ID, WorkflowInstanceID: r.inst.ID, Name: t.Name,
 		TaskType: t.Type, Env: in.Params, Attempt: t.Attempt, TimeoutMillis: killAfter(ts).Milliseconds(),
-		SecretEnv: sec.names}
+		SecretEnv: sec.names, Tenant: ts.Tenant}
+	if d.Tenant == "" {
+		d.Tenant = r.def.wf.Tenant
+	}
 	if ty.def.Command != nil {
 		d.Command = ty.def.Command(ty.spec)
 	}
