@@ -187,12 +187,14 @@ func (h *handlers) guard(rt route, next http.Handler) http.Handler {
 			return
 		}
 		rec := &auditRecorder{ResponseWriter: w}
+		ctx, pending := store.WithAudit(r.Context(), h.auditEntry(r, c.name, action))
+		r = r.WithContext(ctx)
 		if err := h.permit(r, c, n); err != nil {
 			h.fail(rec, r, err)
 		} else {
 			next.ServeHTTP(rec, r)
 		}
-		h.audit(r, c.name, action, rec)
+		h.finishAudit(r, pending, rec)
 	})
 }
 
@@ -350,10 +352,21 @@ func (a *auditRecorder) Write(b []byte) (int, error) {
 
 func (a *auditRecorder) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
-// audit records one change: who, what, on which path, from where, and how
-// it ended. It is written after the change's own transaction: a failed
-// write is logged and the change stands.
+func (h *handlers) auditEntry(r *http.Request, who, action string) store.AuditEntry {
+	return store.AuditEntry{User: truncate(who, 64), Action: action, Resource: truncate(r.URL.Path, 1024), Address: clientAddr(r)}
+}
+
+// audit records one change with no transaction of its own (a login).
 func (h *handlers) audit(r *http.Request, who, action string, rec *auditRecorder) {
+	ctx, pending := store.WithAudit(r.Context(), h.auditEntry(r, who, action))
+	h.finishAudit(r.WithContext(ctx), pending, rec)
+}
+
+// finishAudit completes one change's audit entry: who, what, on which
+// path, from where (written with the change, in its transaction, when it
+// has one: store.WithAudit), and how it ended. A failed write is logged;
+// the change stands.
+func (h *handlers) finishAudit(r *http.Request, pending *store.PendingAudit, rec *auditRecorder) {
 	status := rec.status
 	if status == 0 {
 		status = http.StatusOK
@@ -365,14 +378,12 @@ func (h *handlers) audit(r *http.Request, who, action string, rec *auditRecorder
 			outcome = m
 		}
 	}
-	e := store.AuditEntry{User: who, Action: action, Resource: r.URL.Path, Address: clientAddr(r),
-		Status: status, Outcome: truncate(outcome, 1024)}
 	// The request may have been cancelled by now; the entry is still owed.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
 	defer cancel()
-	if err := h.Store.Audit(ctx, e); err != nil {
+	if err := h.Store.FinishAudit(ctx, pending, status, truncate(outcome, 1024)); err != nil {
 		h.log.Error("audit entry lost", zap.String("request_id", requestID(r.Context())),
-			zap.String("user", who), zap.String("action", action), zap.String("path", r.URL.Path), zap.Error(err))
+			zap.String("path", r.URL.Path), zap.Int("status", status), zap.Error(err))
 	}
 }
 
