@@ -259,22 +259,39 @@ func (s *Store) CreateToken(ctx context.Context, t Token) (Token, error) {
 // when there is none, it expired, or its user is disabled.
 func (s *Store) Authenticate(ctx context.Context, hash string, at time.Time) (User, Token, error) {
 	db := s.db.WithContext(ctx)
-	var t tokenRow
-	if err := db.Where("token_hash = ? AND expires_at > ?", hash, at.UTC()).Take(&t).Error; err != nil {
-		return User{}, Token{}, notFound(err, "token")
+	// One query per request: the token and its user together.
+	var row struct {
+		TokenID    int64
+		Kind       string
+		Name       string
+		ExpiresAt  time.Time
+		CreatedAt  time.Time
+		LastUsedAt *time.Time
+		UserID     int64
+		UserName   string
+		Role       string
 	}
-	var u userRow
-	if err := db.Where("id = ? AND disabled = ?", t.UserID, false).Take(&u).Error; err != nil {
-		return User{}, Token{}, notFound(err, "token")
+	err := db.Table("auth_token t").Select("t.id AS token_id, t.kind, t.name, t.expires_at, t.created_at, t.last_used_at, "+
+		"u.id AS user_id, u.name AS user_name, u.role").
+		Joins("JOIN app_user u ON u.id = t.user_id").
+		Where("t.token_hash = ? AND t.expires_at > ? AND u.disabled = ?", hash, at.UTC(), false).Limit(1).Scan(&row).Error
+	if err != nil {
+		return User{}, Token{}, fmt.Errorf("authenticate: %w", err)
+	}
+	if row.TokenID == 0 {
+		return User{}, Token{}, fmt.Errorf("token: %w", ErrNotFound)
 	}
 	// Last use is a hint for the token list: once a minute is enough.
-	if t.LastUsedAt == nil || at.Sub(*t.LastUsedAt) > time.Minute {
+	if row.LastUsedAt == nil || at.Sub(*row.LastUsedAt) > time.Minute {
 		lu := at.UTC().Truncate(time.Microsecond)
-		if err := db.Model(&tokenRow{}).Where("id = ?", t.ID).Update("last_used_at", lu).Error; err != nil {
+		if err := db.Model(&tokenRow{}).Where("id = ?", row.TokenID).Update("last_used_at", lu).Error; err != nil {
 			s.log.Warn("record token use failed")
 		}
 	}
-	return u.model(), t.model(), nil
+	u := User{ID: row.UserID, Name: row.UserName, Role: row.Role}
+	t := Token{ID: row.TokenID, UserID: row.UserID, Kind: row.Kind, Name: row.Name, Hash: hash,
+		ExpiresAt: row.ExpiresAt.UTC(), CreatedAt: row.CreatedAt.UTC(), LastUsedAt: row.LastUsedAt}
+	return u, t, nil
 }
 
 // ListTokens returns a user's tokens of kind ("": all), newest first.
