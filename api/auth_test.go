@@ -177,6 +177,17 @@ func TestProjectPermissions(t *testing.T) {
 		t.Fatalf("grants %+v", gs.Items)
 	}
 	b.send("PUT", "/api/v1/projects/mine/grants/bo", `{"level":"boss"}`).wantError(t, http.StatusBadRequest, CodeBadRequest)
+
+	// A project's tenant is an OS user name.
+	e = b.send("POST", "/api/v1/projects", `{"name":"t","tenant":"Root;x"}`).wantError(t, http.StatusBadRequest, CodeBadRequest)
+	if !strings.Contains(e.Message, `tenant "Root;x"`) {
+		t.Fatalf("message %q", e.Message)
+	}
+	var p Project
+	b.send("POST", "/api/v1/projects", `{"name":"t","tenant":"etl"}`).want(t, http.StatusCreated).json(t, &p)
+	if p.Tenant != "etl" {
+		t.Fatalf("project %+v", p)
+	}
 }
 
 func TestLoginSessionsAndTokens(t *testing.T) {

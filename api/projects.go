@@ -3,6 +3,8 @@ package api
 import (
 	"net/http"
 	"unicode/utf8"
+
+	"github.com/beluga-scheduler/beluga/common/spec"
 )
 
 const maxDescription = 1024 // characters, as in sql/
@@ -18,8 +20,11 @@ func (h *handlers) createProject(w http.ResponseWriter, r *http.Request) error {
 	if !utf8.ValidString(req.Description) || utf8.RuneCountInString(req.Description) > maxDescription {
 		return badRequest("project description must be valid UTF-8 of at most %d characters", maxDescription)
 	}
+	if req.Tenant != "" && !spec.ValidTenant(req.Tenant) {
+		return badRequest("project tenant %q is not valid: %s", req.Tenant, spec.TenantRule)
+	}
 	c := callerOf(r.Context())
-	p, err := h.Store.CreateProjectOwned(r.Context(), req.Name, req.Description, c.id, c.name)
+	p, err := h.Store.CreateProjectOwned(r.Context(), req.Name, req.Description, req.Tenant, c.id, c.name)
 	if err != nil {
 		return storeError(err)
 	}

@@ -54,7 +54,9 @@ type runner struct {
 
 // definition is a parsed, immutable workflow version shared by its runners.
 type definition struct {
-	wf    *spec.Workflow
+	wf     *spec.Workflow
+	tenant string // the project's: the default of the workflow's and tasks'
+
 	graph *dag.Graph
 	tasks map[string]*spec.Task
 	types map[string]typed // by task name
@@ -582,6 +584,9 @@ func (r *runner) item(t *model.TaskInstance) (*taskItem, error) {
 		SecretEnv: sec.names, Tenant: ts.Tenant}
 	if d.Tenant == "" {
 		d.Tenant = r.def.wf.Tenant
+	}
+	if d.Tenant == "" {
+		d.Tenant = r.def.tenant
 	}
 	if ty.def.Command != nil {
 		d.Command = ty.def.Command(ty.spec)

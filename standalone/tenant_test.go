@@ -52,9 +52,12 @@ func TestTenantTask(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The workflow's tenant applies to its tasks.
-	e.apply("name: as_tenant\ntenant: " + name + "\ntasks:\n  - name: who\n    command: 'id -un; pwd; echo written > mine.txt'\n")
-	id = e.run("as_tenant", nil)
+	// The project's tenant applies to its workflows' tasks.
+	e.do("POST", "/api/v1/projects", `{"name":"tenanted","tenant":"`+name+`"}`, http.StatusCreated, nil)
+	e.do("PUT", "/api/v1/projects/tenanted/workflows/as_tenant", "name: as_tenant\ntasks:\n  - name: who\n    command: 'id -un; pwd; echo written > mine.txt'\n", http.StatusCreated, nil)
+	var run struct{ ID int64 }
+	e.do("POST", "/api/v1/projects/tenanted/workflows/as_tenant/runs", "{}", http.StatusCreated, &run)
+	id = run.ID
 	iv = e.wait(id, 30*time.Second)
 	tk := iv.task("who")
 	if iv.State != "succeeded" {

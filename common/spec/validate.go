@@ -296,9 +296,15 @@ func (v *validator) workerGroup(label, g string) {
 // tenantRule is the portable OS user name (POSIX, as useradd takes it).
 var tenantRule = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
 
+// TenantRule says what a tenant name may be.
+const TenantRule = "an OS user name: up to 32 lower-case letters, digits, '_' or '-', not starting with a digit or '-'"
+
+// ValidTenant says whether t is a tenant name.
+func ValidTenant(t string) bool { return tenantRule.MatchString(t) }
+
 func (v *validator) tenant(label, t string) {
 	if t != "" && !tenantRule.MatchString(t) {
-		v.addf("%s: tenant %q: an OS user name: up to 32 lower-case letters, digits, '_' or '-', not starting with a digit or '-'", label, t)
+		v.addf("%s: tenant %q: %s", label, t, TenantRule)
 	}
 }
 

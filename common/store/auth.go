@@ -395,11 +395,11 @@ func (s *Store) ProjectLevels(ctx context.Context, userID int64) (map[int64]stri
 	return out, nil
 }
 
-// CreateProjectOwned creates a project and makes owner its owner, in one
-// transaction.
-func (s *Store) CreateProjectOwned(ctx context.Context, name, description string, ownerID int64, ownerName string) (p model.Project, err error) {
+// CreateProjectOwned creates a project with its tenant and makes owner its
+// owner, in one transaction.
+func (s *Store) CreateProjectOwned(ctx context.Context, name, description, tenant string, ownerID int64, ownerName string) (p model.Project, err error) {
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		r := projectRow{Name: name, Description: description, CreatedAt: time.Now().UTC()}
+		r := projectRow{Name: name, Description: description, Tenant: tenant, CreatedAt: time.Now().UTC()}
 		if err := tx.Create(&r).Error; err != nil {
 			if isUniqueViolation(err) {
 				return fmt.Errorf("project %q exists: %w", name, ErrConflict)
