@@ -90,8 +90,10 @@ func actionBody(r *http.Request, onTask bool) (store.ActionKind, string, error) 
 	return kind, by, nil
 }
 
-// requestedBy is who a change is recorded as: by from the body, else the
-// X-Beluga-User header, else "api".
+// requestedBy is who a change is recorded as: the authenticated user. A
+// "by" in the body or the X-Beluga-User header (from clients written
+// before users existed) is still checked, but no longer names anyone;
+// without a caller (a handler used outside the guard) it does, else "api".
 func requestedBy(r *http.Request, by string) (string, error) {
 	source := `"by"`
 	if by == "" {
@@ -102,6 +104,9 @@ func requestedBy(r *http.Request, by string) (string, error) {
 	}
 	if !validBy(by) {
 		return "", badRequest("%s must be printable UTF-8 text of at most %d characters", source, store.MaxActionBy)
+	}
+	if c := callerOf(r.Context()); c != nil {
+		return c.name, nil
 	}
 	return by, nil
 }

@@ -12,7 +12,9 @@ import (
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
-// action posts an action body to path with an optional X-Beluga-User.
+// action posts an action body to path as user (an admin made on first
+// use; "": the bundle's admin). A user that is no valid name is sent as
+// X-Beluga-User instead, which the API still checks.
 func (b *bundle) action(path, body, user string) resp {
 	b.t.Helper()
 	req, err := http.NewRequest("POST", b.srv.URL+path, strings.NewReader(body))
@@ -20,7 +22,12 @@ func (b *bundle) action(path, body, user string) resp {
 		b.t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if user != "" {
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	switch {
+	case user == "":
+	case validName(user) && len(user) <= 64:
+		req.Header.Set("Authorization", "Bearer "+b.tokenOf(user, store.RoleAdmin))
+	default:
 		req.Header.Set(UserHeader, user)
 	}
 	res, err := b.srv.Client().Do(req)
@@ -92,7 +99,7 @@ func TestInstanceActions(t *testing.T) {
 	}
 
 	// A finished instance: resume needs paused or stopped, rerun is queued
-	// once; "by" in the body wins over the header, which wins over "api".
+	// once; the history names the authenticated user, whatever "by" says.
 	if err := b.store.FinishWorkflowInstance(ctx, inst.ID, model.WorkflowFailed, time.Now(), ""); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +120,7 @@ func TestInstanceActions(t *testing.T) {
 	}
 	b.action(path, `{"action":"recover_failed"}`, "").want(t, http.StatusAccepted)
 	d = b.detail(inst.ID)
-	if len(d.History) != 3 || d.History[1].By != "bob" || d.History[2].By != "api" || d.History[2].Action != "recover_failed" {
+	if len(d.History) != 3 || d.History[1].By != "alice" || d.History[2].By != "admin" || d.History[2].Action != "recover_failed" {
 		t.Fatalf("history %+v", d.History)
 	}
 	notified = b.notified.Load()
@@ -212,7 +219,7 @@ func TestTaskActions(t *testing.T) {
 
 	d := b.detail(inst.ID)
 	if len(d.History) != 2 || d.History[0].Action != "kill" || d.History[0].By != "carol" || d.History[0].TaskInstanceID == nil ||
-		*d.History[0].TaskInstanceID != tasks[0].ID || d.History[1].By != "api" {
+		*d.History[0].TaskInstanceID != tasks[0].ID || d.History[1].By != "admin" {
 		t.Fatalf("history %+v", d.History)
 	}
 	got, err := b.store.ClaimActions(ctx, 10)

@@ -63,7 +63,8 @@ var openAPIDoc []byte
 
 type handlers struct {
 	Deps
-	log *zap.Logger
+	log    *zap.Logger
+	limits *loginLimiter
 }
 
 // route is one entry of the route table. The table is the only place routes
@@ -77,6 +78,22 @@ type route struct {
 var routes = []route{
 	{"GET", "/healthz", (*handlers).healthz},
 	{"GET", "/api/v1/openapi.yaml", (*handlers).openAPI},
+
+	{"POST", "/api/v1/login", (*handlers).login},
+	{"POST", "/api/v1/logout", (*handlers).logout},
+	{"GET", "/api/v1/me", (*handlers).me},
+	{"POST", "/api/v1/me/password", (*handlers).changeOwnPassword},
+	{"POST", "/api/v1/tokens", (*handlers).createToken},
+	{"GET", "/api/v1/tokens", (*handlers).listTokens},
+	{"DELETE", "/api/v1/tokens/{id}", (*handlers).deleteToken},
+	{"GET", "/api/v1/users", (*handlers).listUsers},
+	{"POST", "/api/v1/users", (*handlers).createUser},
+	{"GET", "/api/v1/users/{name}", (*handlers).getUser},
+	{"PATCH", "/api/v1/users/{name}", (*handlers).updateUser},
+	{"GET", "/api/v1/audit", (*handlers).listAudit},
+	{"GET", "/api/v1/projects/{project}/grants", (*handlers).listGrants},
+	{"PUT", "/api/v1/projects/{project}/grants/{user}", (*handlers).putGrant},
+	{"DELETE", "/api/v1/projects/{project}/grants/{user}", (*handlers).deleteGrant},
 
 	{"POST", "/api/v1/projects", (*handlers).createProject},
 	{"GET", "/api/v1/projects", (*handlers).listProjects},
@@ -128,12 +145,12 @@ func NewHandler(d Deps) http.Handler {
 		log = zap.NewNop()
 	}
 	log = log.Named("api")
-	h := &handlers{Deps: d, log: log}
+	h := &handlers{Deps: d, log: log, limits: newLoginLimiter()}
 	mux := http.NewServeMux()
 	allowed := map[string][]string{}
 	var patterns []string
 	for _, rt := range routes {
-		mux.Handle(rt.method+" "+rt.pattern, instrument(rt.method+" "+rt.pattern, h.bind(rt.handle)))
+		mux.Handle(rt.method+" "+rt.pattern, instrument(rt.method+" "+rt.pattern, h.guard(rt, h.bind(rt.handle))))
 		if _, ok := allowed[rt.pattern]; !ok {
 			patterns = append(patterns, rt.pattern)
 		}

@@ -221,6 +221,7 @@ func TestBodyLimit(t *testing.T) {
 	// Chunked (no Content-Length): refused while reading.
 	req, _ := http.NewRequest("PUT", b.srv.URL+"/api/v1/projects/p/workflows/w", io.MultiReader(strings.NewReader(big)))
 	req.ContentLength = -1
+	req.Header.Set("Authorization", "Bearer "+b.token)
 	res, err := b.srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -204,9 +204,13 @@ func (h *handlers) listBackfills(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := List[Backfill]{Items: make([]Backfill, len(bs))}
-	for i, b := range bs {
-		out.Items[i] = fromBackfill(b, false)
+	out := List[Backfill]{Items: make([]Backfill, 0, len(bs))}
+	for _, b := range bs {
+		if ok, err := h.canView(r.Context(), b.ProjectID); err != nil {
+			return err
+		} else if ok {
+			out.Items = append(out.Items, fromBackfill(b, false))
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

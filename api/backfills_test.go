@@ -51,7 +51,7 @@ func TestBackfills(t *testing.T) {
 	if bf.ID == 0 || bf.Project != "p" || bf.Workflow != "nightly_etl" || bf.Cron != "0 2 * * *" || bf.Timezone != "Asia/Shanghai" ||
 		!bf.Start.Equal(at(t, "2026-10-31T16:00:00Z")) || !bf.End.Equal(at(t, "2026-11-02T18:00:00Z")) || bf.Total != 3 ||
 		bf.Submitted != 0 || bf.Parallelism != 3 || bf.OnFailure != "stop" || bf.Priority != "high" || bf.WorkerGroup != "gpu" ||
-		bf.Params["bizdate"] != "$[yyyyMMdd]" || !bf.DryRun || bf.State != "running" || bf.Reason != "" || bf.RequestedBy != "ann" ||
+		bf.Params["bizdate"] != "$[yyyyMMdd]" || !bf.DryRun || bf.State != "running" || bf.Reason != "" || bf.RequestedBy != "admin" ||
 		bf.CreatedAt.IsZero() || bf.EndAt != nil || bf.Progress != (BackfillProgress{}) {
 		t.Fatalf("created %+v", bf)
 	}
@@ -73,7 +73,7 @@ func TestBackfills(t *testing.T) {
 	r.json(t, &def)
 	wantTimes(t, def.Times, "2026-11-01T18:00:00Z", "2026-11-02T18:00:00Z")
 	if def.Cron != "0 2 * * *" || def.Timezone != "Asia/Shanghai" || def.Parallelism != 1 || def.OnFailure != "continue" ||
-		def.Priority != "" || def.WorkerGroup != "" || len(def.Params) != 0 || def.DryRun || def.RequestedBy != "api" {
+		def.Priority != "" || def.WorkerGroup != "" || len(def.Params) != 0 || def.DryRun || def.RequestedBy != "admin" {
 		t.Fatalf("defaults %+v", def)
 	}
 	for _, want := range []string{`"params":{}`, `"dry_run":false`, `"worker_group":""`, `"end_at":null`,
@@ -123,7 +123,7 @@ func TestBackfills(t *testing.T) {
 	r = b.send("POST", "/api/v1/backfills/"+itoa(bf.ID)+"/actions", `{"action":"stop","by":"bo"}`).want(t, http.StatusOK)
 	got = Backfill{}
 	r.json(t, &got)
-	if got.State != "stopped" || got.EndAt == nil || !strings.Contains(got.Reason, "stopped by bo after 2 of 3") ||
+	if got.State != "stopped" || got.EndAt == nil || !strings.Contains(got.Reason, "stopped by admin after 2 of 3") ||
 		got.Submitted != 2 || b.notified.Load() != notified+1 {
 		t.Fatalf("stopped %+v", got)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/internal/authtest"
 )
 
 // bundle is one API under test: a real store on a temp SQLite file behind
@@ -29,6 +30,7 @@ type bundle struct {
 	store    *store.Store
 	notified atomic.Int64
 	logs     *observer.ObservedLogs
+	token    string // admin's: sent on every request that names no Authorization
 }
 
 type options struct {
@@ -53,7 +55,7 @@ func setup(t *testing.T, o options) *bundle {
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	b := &bundle{t: t, store: st, logs: logs}
+	b := &bundle{t: t, store: st, logs: logs, token: authtest.Admin(t, st)}
 	h := NewHandler(Deps{Store: st, Notify: func() { b.notified.Add(1) }, Logs: o.logs,
 		Cluster: o.cluster, Ready: o.ready, Log: log, Listen: o.listen, AllowedHosts: o.allowedHosts, Secrets: o.secrets})
 	b.srv = httptest.NewServer(h)
@@ -107,7 +109,8 @@ func (b *bundle) do(method, path, contentType string, body io.Reader) resp {
 	return b.request(method, path, "", contentType, body)
 }
 
-// request sends one request with the Host (when not "") and header pairs given.
+// request sends one request with the Host (when not "") and header pairs
+// given, as the admin unless the pairs name Authorization ("": anonymous).
 func (b *bundle) request(method, path, host, contentType string, body io.Reader, header ...string) resp {
 	b.t.Helper()
 	req, err := http.NewRequest(method, b.srv.URL+path, body)
@@ -120,8 +123,12 @@ func (b *bundle) request(method, path, host, contentType string, body io.Reader,
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
+	req.Header.Set("Authorization", "Bearer "+b.token)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
+	}
+	if req.Header.Get("Authorization") == "" {
+		req.Header.Del("Authorization")
 	}
 	res, err := b.srv.Client().Do(req)
 	if err != nil {
@@ -133,6 +140,29 @@ func (b *bundle) request(method, path, host, contentType string, body io.Reader,
 		b.t.Fatal(err)
 	}
 	return resp{status: res.StatusCode, header: res.Header, body: data}
+}
+
+// tokenOf returns a token of user name, made with role on first use.
+func (b *bundle) tokenOf(name, role string) string {
+	b.t.Helper()
+	if u, err := b.store.GetUser(context.Background(), name); err == nil {
+		return authtest.Token(b.t, b.store, u.ID)
+	}
+	return authtest.User(b.t, b.store, name, role)
+}
+
+// as sends one request with token (from tokenOf; "": anonymous).
+func (b *bundle) as(token, method, path, body string) resp {
+	b.t.Helper()
+	ct := "application/json"
+	if body == "" {
+		ct = ""
+	}
+	auth := ""
+	if token != "" {
+		auth = "Bearer " + token
+	}
+	return b.request(method, path, "", ct, strings.NewReader(body), "Authorization", auth)
 }
 
 func (b *bundle) get(path string) resp { return b.do("GET", path, "", nil) }

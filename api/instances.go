@@ -51,6 +51,9 @@ func (h *handlers) listInstances(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	f.Limit, f.Offset, f.Backfill = int(limit), int(offset), backfill
+	if f.OnlyProjects, err = h.viewable(r.Context()); err != nil {
+		return err
+	}
 	items, total, err := h.Store.ListWorkflowInstances(r.Context(), f)
 	if err != nil {
 		return err

@@ -25,10 +25,9 @@ const MaxBodyBytes = spec.MaxSpecBytes + 64<<10
 // comes first so every later log line carries it, nosniff next so every
 // answer has it; the access log sits outside panic recovery so it records
 // the 500 recovery writes; the Host and cross-site checks run before
-// anything reads a body, and the body limit and auth only for requests
-// that passed them.
+// anything reads a body, and the body limit only for requests that passed
+// them. Authentication is per route, after routing (guard in auth.go).
 func chain(next http.Handler, log *zap.Logger, hosts hostPolicy) http.Handler {
-	next = authenticate(next)
 	next = limitBody(next)
 	next = refuseCrossSite(next)
 	next = checkHost(next, hosts)
@@ -170,11 +169,6 @@ func limitBody(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
-
-// authenticate is where authentication will go (tokens; docs/architecture.md,
-// "API"). It runs after the body limit and before routing;
-// /healthz must stay open to probes. Today every request passes.
-func authenticate(next http.Handler) http.Handler { return next }
 
 // noSniff keeps browsers from reading an answer as anything but its
 // declared type: a task log is text/plain with whatever the task printed,

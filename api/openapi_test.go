@@ -118,6 +118,10 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"BackfillRequest": BackfillRequest{}, "Backfill": Backfill{}, "BackfillProgress": BackfillProgress{},
 		"BackfillActionRequest": ActionRequest{}, "InstanceActionRequest": ActionRequest{}, "TaskActionRequest": ActionRequest{},
 		"DatasourceRequest": DatasourceRequest{}, "Datasource": Datasource{}, "DatasourceTest": DatasourceTest{},
+		"LoginRequest": LoginRequest{}, "LoginResponse": LoginResponse{}, "Me": Me{}, "PasswordChange": PasswordChange{},
+		"TokenRequest": TokenRequest{}, "Token": Token{}, "NewToken": NewToken{}, "User": User{},
+		"CreateUserRequest": CreateUserRequest{}, "UpdateUserRequest": UpdateUserRequest{}, "Grant": Grant{},
+		"GrantRequest": GrantRequest{}, "AuditEntry": AuditEntry{},
 	} {
 		s, ok := doc.Components.Schemas[name]
 		if !ok {

@@ -3,6 +3,8 @@ package api
 import (
 	"net/http"
 	"unicode/utf8"
+
+	"github.com/beluga-scheduler/beluga/common/spec"
 )
 
 const maxDescription = 1024 // characters, as in sql/
@@ -18,7 +20,11 @@ func (h *handlers) createProject(w http.ResponseWriter, r *http.Request) error {
 	if !utf8.ValidString(req.Description) || utf8.RuneCountInString(req.Description) > maxDescription {
 		return badRequest("project description must be valid UTF-8 of at most %d characters", maxDescription)
 	}
-	p, err := h.Store.CreateProject(r.Context(), req.Name, req.Description)
+	if req.Tenant != "" && !spec.ValidTenant(req.Tenant) {
+		return badRequest("project tenant %q is not valid: %s", req.Tenant, spec.TenantRule)
+	}
+	c := callerOf(r.Context())
+	p, err := h.Store.CreateProjectOwned(r.Context(), req.Name, req.Description, req.Tenant, c.id, c.name)
 	if err != nil {
 		return storeError(err)
 	}
@@ -32,9 +38,13 @@ func (h *handlers) listProjects(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := List[Project]{Items: make([]Project, len(ps))}
-	for i, p := range ps {
-		out.Items[i] = fromProject(p)
+	out := List[Project]{Items: make([]Project, 0, len(ps))}
+	for _, p := range ps {
+		if ok, err := h.canView(r.Context(), p.ID); err != nil {
+			return err
+		} else if ok {
+			out.Items = append(out.Items, fromProject(p))
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -233,9 +233,13 @@ func (h *handlers) listSchedules(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := List[Schedule]{Items: make([]Schedule, len(scs))}
-	for i, sc := range scs {
-		out.Items[i] = fromSchedule(sc)
+	out := List[Schedule]{Items: make([]Schedule, 0, len(scs))}
+	for _, sc := range scs {
+		if ok, err := h.canView(r.Context(), sc.ProjectID); err != nil {
+			return err
+		} else if ok {
+			out.Items = append(out.Items, fromSchedule(sc))
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

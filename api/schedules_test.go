@@ -46,7 +46,7 @@ func TestSchedules(t *testing.T) {
 	}
 	if sc.ID == 0 || sc.Project != "p" || sc.Workflow != "nightly_etl" || sc.Cron != "0 2 * * *" || sc.Timezone != "Asia/Shanghai" ||
 		sc.Catchup != "all" || sc.Priority != "high" || sc.WorkerGroup != "gpu" || sc.Params["bizdate"] != "x" || !sc.Enabled ||
-		sc.Revision != 0 || sc.UpdatedBy != "ann" || sc.LastFireTime != nil || sc.StartTime != nil || sc.CreatedAt.IsZero() {
+		sc.Revision != 0 || sc.UpdatedBy != "admin" || sc.LastFireTime != nil || sc.StartTime != nil || sc.CreatedAt.IsZero() {
 		t.Fatalf("created %+v", sc)
 	}
 	if sc.NextFireTime == nil || len(sc.Upcoming) != upcomingCount || !sc.Upcoming[0].Equal(sc.NextFireTime.Time) {
@@ -63,7 +63,7 @@ func TestSchedules(t *testing.T) {
 
 	var got Schedule
 	b.get(schedPath).want(t, http.StatusOK).json(t, &got)
-	if got.ID != sc.ID || !got.NextFireTime.Equal(sc.NextFireTime.Time) || got.UpdatedBy != "ann" || len(got.Upcoming) != upcomingCount {
+	if got.ID != sc.ID || !got.NextFireTime.Equal(sc.NextFireTime.Time) || got.UpdatedBy != "admin" || len(got.Upcoming) != upcomingCount {
 		t.Fatalf("get %+v", got)
 	}
 
@@ -72,7 +72,7 @@ func TestSchedules(t *testing.T) {
 	got = Schedule{} // decoding would keep fields the answer leaves out
 	r.json(t, &got)
 	if got.ID != sc.ID || got.Revision != 1 || got.Enabled || got.NextFireTime != nil || len(got.Upcoming) != 0 ||
-		got.Catchup != "latest" || got.Priority != "" || got.WorkerGroup != "" || len(got.Params) != 0 || got.UpdatedBy != "api" ||
+		got.Catchup != "latest" || got.Priority != "" || got.WorkerGroup != "" || len(got.Params) != 0 || got.UpdatedBy != "admin" ||
 		got.Timezone != "" || b.notified.Load() != 2 {
 		t.Fatalf("replaced %+v", got)
 	}
@@ -326,7 +326,7 @@ func TestScheduleStaleEditIsRefused(t *testing.T) {
 		t.Fatalf("after one edit: %+v", sc)
 	}
 	e := b.send("PUT", schedPath, `{"cron":"0 4 * * *","version":0,"by":"bob"}`).wantError(t, http.StatusConflict, CodeConflict)
-	if !strings.Contains(e.Message, "version 1") || !strings.Contains(e.Message, "ann") {
+	if !strings.Contains(e.Message, "version 1") || !strings.Contains(e.Message, "by admin") {
 		t.Fatalf("message %q", e.Message)
 	}
 	b.get(schedPath).want(t, http.StatusOK).json(t, &sc)

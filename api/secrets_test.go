@@ -1,6 +1,8 @@
 package api
 
 import (
+	"github.com/beluga-scheduler/beluga/internal/authtest"
+
 	"context"
 	"fmt"
 	"net/http"
@@ -38,7 +40,7 @@ func setupSealed(t *testing.T) *bundle {
 		t.Fatal(err)
 	}
 	st = st.WithSecrets(box)
-	b := &bundle{t: t, store: st, logs: logs}
+	b := &bundle{t: t, store: st, logs: logs, token: authtest.Admin(t, st)}
 	b.srv = httptest.NewServer(NewHandler(Deps{Store: st, Notify: func() { b.notified.Add(1) }, Log: log}))
 	t.Cleanup(b.srv.Close)
 	return b

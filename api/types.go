@@ -99,6 +99,9 @@ type List[T any] struct {
 type CreateProjectRequest struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
+	// Tenant is the OS user its shell and python tasks run as unless the
+	// workflow or task names one ("": the worker's user).
+	Tenant string `json:"tenant,omitempty"`
 }
 
 // Project is a project.
@@ -106,11 +109,12 @@ type Project struct {
 	ID          int64  `json:"id"`
 	Name        string `json:"name"`
 	Description string `json:"description"`
+	Tenant      string `json:"tenant,omitempty"`
 	CreatedAt   Time   `json:"created_at"`
 }
 
 func fromProject(p model.Project) Project {
-	return Project{ID: p.ID, Name: p.Name, Description: p.Description, CreatedAt: timeOf(p.CreatedAt)}
+	return Project{ID: p.ID, Name: p.Name, Description: p.Description, Tenant: p.Tenant, CreatedAt: timeOf(p.CreatedAt)}
 }
 
 // ApplyResult answers PUT .../workflows/{name}: Created is false when the

@@ -267,6 +267,7 @@ func (m *Master) definition(ctx context.Context, id int64) (*definition, error) 
 	if d, err = newDefinition(wd.SpecJSON); err != nil {
 		return nil, fmt.Errorf("workflow definition %d: %w", id, err)
 	}
+	d.tenant = wd.ProjectTenant
 	m.mu.Lock()
 	if len(m.defs) >= maxCachedDefinitions {
 		// Runners hold their own pointer: dropping any entry only costs a

@@ -54,7 +54,9 @@ type runner struct {
 
 // definition is a parsed, immutable workflow version shared by its runners.
 type definition struct {
-	wf    *spec.Workflow
+	wf     *spec.Workflow
+	tenant string // the project's: the default of the workflow's and tasks'
+
 	graph *dag.Graph
 	tasks map[string]*spec.Task
 	types map[string]typed // by task name
@@ -607,7 +609,13 @@ func (r *runner) item(t *model.TaskInstance) (*taskItem, error) {
 	}
 	d := message.Dispatch{TaskInstanceID: t.ID, WorkflowInstanceID: r.inst.ID, Name: t.Name,
 		TaskType: t.Type, Env: in.Params, Attempt: t.Attempt, TimeoutMillis: killAfter(ts).Milliseconds(),
-		SecretEnv: sec.names}
+		SecretEnv: sec.names, Tenant: ts.Tenant}
+	if d.Tenant == "" {
+		d.Tenant = r.def.wf.Tenant
+	}
+	if d.Tenant == "" {
+		d.Tenant = r.def.tenant
+	}
 	if ty.def.Command != nil {
 		d.Command = ty.def.Command(ty.spec)
 	}

@@ -26,11 +26,12 @@ import (
 
 // env is one standalone Beluga driven over its REST API, as a user would.
 type env struct {
-	t    *testing.T
-	sa   *standalone.Standalone
-	base string
-	dir  string
-	http *http.Client // nil: http.DefaultClient
+	t     *testing.T
+	sa    *standalone.Standalone
+	base  string
+	dir   string
+	http  *http.Client // nil: http.DefaultClient
+	token string       // the admin's, from the password the standalone made
 }
 
 // backends runs f against the embedded SQLite file and a real MariaDB.
@@ -51,8 +52,8 @@ func start(t *testing.T, dbURL string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, sa: sa, base: "http://" + sa.API.Addr(), dir: c.DataDir}
 	t.Cleanup(sa.Stop)
+	e := &env{t: t, sa: sa, base: "http://" + sa.API.Addr(), dir: c.DataDir}
 	e.do("POST", "/api/v1/projects", `{"name":"demo"}`, http.StatusCreated, nil)
 	return e
 }
@@ -72,6 +73,64 @@ func startOn(t *testing.T, dir, dbURL string) *env {
 	return &env{t: t, sa: sa, base: "http://" + sa.API.Addr(), dir: dir}
 }
 
+// login logs in to the standalone as admin, with the password it wrote to
+// <dir>/admin-password on its first start, once per env (an env without a
+// dir stays anonymous).
+func (e *env) login() {
+	e.t.Helper()
+	if e.token != "" || e.dir == "" {
+		return
+	}
+	pw, err := os.ReadFile(filepath.Join(e.dir, "admin-password"))
+	if err != nil {
+		e.t.Fatalf("the standalone wrote no admin password: %v", err)
+	}
+	body, _ := json.Marshal(map[string]string{"username": "admin", "password": strings.TrimSpace(string(pw))})
+	hc := e.http
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Post(e.base+"/api/v1/login", "application/json", bytes.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct{ Token string }
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
+		e.t.Fatalf("login as admin: %d %v", resp.StatusCode, err)
+	}
+	e.token = out.Token
+}
+
+// bearer adds a token to every request that has no Authorization.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Authorization") == "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	return b.next.RoundTrip(r)
+}
+
+// client is an HTTP client that calls as the admin.
+func (e *env) client() *http.Client {
+	e.t.Helper()
+	e.login()
+	next := http.DefaultTransport
+	if e.http != nil && e.http.Transport != nil {
+		next = e.http.Transport
+	}
+	c := &http.Client{Transport: bearer{e.token, next}}
+	if e.http != nil {
+		c.Timeout = e.http.Timeout
+	}
+	return c
+}
+
 func (e *env) do(method, path, body string, want int, out any) {
 	e.t.Helper()
 	req, err := http.NewRequest(method, e.base+path, strings.NewReader(body))
@@ -86,11 +145,7 @@ func (e *env) do(method, path, body string, want int, out any) {
 		}
 		req.Header.Set("Content-Type", ct)
 	}
-	hc := e.http
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
+	resp, err := e.client().Do(req)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -513,6 +568,7 @@ func TestAPIHostCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(sa.Stop)
+	e := &env{t: t, sa: sa, base: "http://" + sa.API.Addr(), dir: c.DataDir}
 	for host, want := range map[string]int{"": http.StatusOK, "localhost:1": http.StatusOK, "beluga.example.com": http.StatusOK,
 		"evil.example": http.StatusForbidden} {
 		req, err := http.NewRequest("GET", "http://"+sa.API.Addr()+"/api/v1/projects", nil)
@@ -522,7 +578,7 @@ func TestAPIHostCheck(t *testing.T) {
 		if host != "" {
 			req.Host = host
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := e.client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,7 +22,7 @@ tasks:
 	iv := e.wait(e.run("talk", nil), 30*time.Second)
 	tk := iv.task("say")
 	logOf := func(e *env) (int, string) {
-		resp, err := http.Get(fmt.Sprintf("%s/api/v1/task-instances/%d/log", e.base, tk.ID))
+		resp, err := e.client().Get(fmt.Sprintf("%s/api/v1/task-instances/%d/log", e.base, tk.ID))
 		if err != nil {
 			t.Fatal(err)
 		}

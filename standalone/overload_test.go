@@ -110,7 +110,7 @@ func TestCPUThresholdHoldsTasks(t *testing.T) {
 		e.do("GET", "/api/v1/cluster", "", http.StatusOK, &view)
 		return len(view.Workers) == 1 && view.Workers[0].Overloaded
 	})
-	b := newBrowser(t, e.base)
+	b := newBrowser(t, e.base, e.sessionToken())
 	b.step(t, 15*time.Second, func(s *session) {
 		s.open("#/cluster")
 		s.until("the overloaded tag with its reason", fmt.Sprintf(

@@ -29,16 +29,19 @@ import (
 // Standalone is master, worker and API in one process, wired over loopback
 // sockets exactly as in a cluster, with an in-process registry.
 type Standalone struct {
-	Store  *store.Store
-	Master *master.Master
-	Worker *worker.Worker
-	API    *api.Server
-	logs   *remote.Client
+	Store    *store.Store
+	Master   *master.Master
+	Worker   *worker.Worker
+	API      *api.Server
+	logs     *remote.Client
+	presence *worker.Presence
+	ready    chan struct{}
+	once     sync.Once
 	// MetricsTokenFile holds the bearer token GET /metrics wants.
 	MetricsTokenFile string
-	presence         *worker.Presence
-	ready            chan struct{}
-	once             sync.Once
+	// AdminNote says how the user admin was made on this start ("": users
+	// existed), for the start line.
+	AdminNote string
 }
 
 // Option adjusts a Standalone beyond its config. Options serve tests; none
@@ -68,6 +71,13 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 		return nil, err
 	}
 	if _, err = sa.Store.Migrate(ctx); err != nil {
+		return nil, err
+	}
+	pw, err := c.API.BootstrapPassword()
+	if err != nil {
+		return nil, err
+	}
+	if sa.AdminNote, err = api.Bootstrap(ctx, sa.Store, pw, c.DataDir, log); err != nil {
 		return nil, err
 	}
 	// Standalone is its own cluster: its secret is made once and kept.

@@ -19,7 +19,7 @@ tasks:
 `)
 	id := e.run("branchy", nil)
 	e.succeeded(id, 30*time.Second)
-	b := newBrowser(t, e.base)
+	b := newBrowser(t, e.base, e.sessionToken())
 	b.step(t, 30*time.Second, func(s *session) {
 		s.open(fmt.Sprintf("#/instances/%d", id))
 		s.until("the instance succeeded", `document.querySelector('h1 .badge')?.textContent === 'succeeded'`)

@@ -101,7 +101,7 @@ func (s *session) poll(what string, cond func() bool, wake bool) {
 func TestUIPolling404(t *testing.T) {
 	e := start(t, "")
 	c, base := countingProxy(t, e.base)
-	b := newBrowser(t, base)
+	b := newBrowser(t, base, e.sessionToken())
 
 	t.Run("missing instance", func(t *testing.T) {
 		const path = "GET /api/v1/instances/999999"
@@ -165,7 +165,7 @@ func TestUIDisabledActions(t *testing.T) {
 	id := e.run("quick", nil)
 	e.wait(id, 30*time.Second)
 	actions := fmt.Sprintf("POST /api/v1/instances/%d/actions", id)
-	b := newBrowser(t, base)
+	b := newBrowser(t, base, e.sessionToken())
 	b.step(t, 30*time.Second, func(s *session) {
 		s.open(fmt.Sprintf("#/instances/%d", id))
 		s.until("the instance succeeded", `document.querySelector('h1 .badge')?.textContent === 'succeeded'`)

@@ -48,7 +48,7 @@ func handle(task, kind string) string {
 // task from the task list.
 func TestWebUIEditor(t *testing.T) {
 	e := start(t, "")
-	b := newBrowser(t, e.base)
+	b := newBrowser(t, e.base, e.sessionToken())
 	e.do("PUT", "/api/v1/projects/demo/workflows/sleeper", "tasks:\n  - name: nap\n    command: echo napping; sleep 120\n", http.StatusCreated, nil)
 
 	t.Run("build, save and run", func(t *testing.T) {
@@ -213,7 +213,7 @@ func bigSpec(n int) string {
 // and times the main thread per live update while the 1,000-task run runs.
 func TestWebUIBigDAG(t *testing.T) {
 	e := start(t, "")
-	b := newBrowser(t, e.base)
+	b := newBrowser(t, e.base, e.sessionToken())
 	for _, n := range []int{1000, 5000} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			e := e.with(t)
@@ -332,7 +332,7 @@ const loginShim = `(() => {
 // grid and overview pages.
 func TestWebUILogin(t *testing.T) {
 	e := start(t, "")
-	b := newBrowser(t, e.base)
+	b := newBrowser(t, e.base, e.sessionToken())
 	e.do("PUT", "/api/v1/projects/demo/workflows/two", "tasks:\n  - name: a\n    command: echo a\n  - name: b\n    depends_on: [a]\n    command: exit 3\n", http.StatusCreated, nil)
 	id := e.run("two", nil)
 	e.wait(id, 30*time.Second)

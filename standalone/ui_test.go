@@ -16,6 +16,7 @@ import (
 
 	"github.com/chromedp/cdproto/input"
 	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -38,7 +39,9 @@ type browser struct {
 	dialogs chan *page.EventJavascriptDialogOpening
 }
 
-func newBrowser(t *testing.T, base string) *browser {
+// newBrowser opens base with the session cookie of token (a login's or
+// any token of the user; "": logged out, the UI shows its login page).
+func newBrowser(t *testing.T, base, token string) *browser {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Fatalf("the web UI tests need Chromium at %s (%v): run scripts/deps.sh (or apt-get install chromium)", chromiumPath, err)
@@ -110,7 +113,12 @@ func newBrowser(t *testing.T, base string) *browser {
 		}
 	})
 	start := time.Now()
-	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/")); err != nil {
+	var cookie chromedp.Tasks
+	if token != "" {
+		cookie = append(cookie, network.SetCookie("beluga_session", token).WithURL(base+"/").WithHTTPOnly(true).
+			WithSameSite(network.CookieSameSiteStrict))
+	}
+	if err := chromedp.Run(ctx, cookie, chromedp.Navigate(base+"/")); err != nil {
 		t.Fatalf("start Chromium: %v", err)
 	}
 	t.Logf("Chromium up in %v", time.Since(start).Round(time.Millisecond))
@@ -349,6 +357,13 @@ func (s *session) dump() {
 	}
 }
 
+// sessionToken is the admin's token, for a browser's session cookie.
+func (e *env) sessionToken() string {
+	e.t.Helper()
+	e.login()
+	return e.token
+}
+
 // with is e reporting to the subtest t.
 func (e *env) with(t *testing.T) *env {
 	c := *e
@@ -367,7 +382,7 @@ func js(v any) string {
 // every scenario, in order; later ones use what earlier ones made.
 func TestWebUI(t *testing.T) {
 	e := start(t, "")
-	b := newBrowser(t, e.base)
+	b := newBrowser(t, e.base, e.sessionToken())
 
 	const twoTasks = `description: two tasks from the UI
 params:
@@ -516,7 +531,7 @@ tasks:
 		// What the API says, to compare with what the UI shows.
 		req, _ := http.NewRequest("PUT", e.base+"/api/v1/projects/webui/workflows/cyclic", strings.NewReader(cyclic))
 		req.Header.Set("Content-Type", "application/yaml")
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := e.client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -922,7 +937,7 @@ tasks:
 			}
 			req, _ := http.NewRequest("PUT", e.base+"/api/v1/projects/demo/workflows/tricky", strings.NewReader(yaml))
 			req.Header.Set("Content-Type", "application/yaml")
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := e.client().Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,7 +19,7 @@ func TestWebUIShowsWaits(t *testing.T) {
 	e.waitFor(id, "a", "no_worker")
 	e.apply("name: busy\ntasks:\n  - {name: x, command: \"sleep 30\"}\n  - {name: y, command: \"sleep 30\"}\n  - {name: z, command: \"sleep 30\"}\n")
 	busy := e.run("busy", nil)
-	b := newBrowser(t, e.base)
+	b := newBrowser(t, e.base, e.sessionToken())
 	b.step(t, 30*time.Second, func(s *session) {
 		s.open(fmt.Sprintf("#/instances/%d", id))
 		s.until("a's wait in the tasks table", `(() => {

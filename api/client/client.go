@@ -42,6 +42,13 @@ type (
 	Datasource      = api.Datasource
 	DatasourceSpec  = api.DatasourceRequest
 	DatasourceTest  = api.DatasourceTest
+	LoginResponse   = api.LoginResponse
+	Me              = api.Me
+	Token           = api.Token
+	NewToken        = api.NewToken
+	User            = api.User
+	Grant           = api.Grant
+	AuditEntry      = api.AuditEntry
 )
 
 // ErrUnreachable wraps transport failures: the server could not be reached
@@ -66,8 +73,9 @@ func (e *APIError) Error() string {
 
 // Client talks to one API server.
 type Client struct {
-	base string
-	hc   *http.Client
+	base  string
+	hc    *http.Client
+	token string // sent as Authorization: Bearer; "" sends none
 }
 
 // DefaultTimeout bounds one request when NewClient is given no client.
@@ -81,6 +89,17 @@ func NewClient(baseURL string, httpClient *http.Client) *Client {
 	}
 	return &Client{base: strings.TrimRight(baseURL, "/"), hc: httpClient}
 }
+
+// WithToken returns a copy of c that authenticates with token (a login's
+// session token or a personal access token).
+func (c *Client) WithToken(token string) *Client {
+	cc := *c
+	cc.token = token
+	return &cc
+}
+
+// Token is the token c sends ("" for none).
+func (c *Client) Token() string { return c.token }
 
 // BaseURL is the server's URL.
 func (c *Client) BaseURL() string { return c.base }
@@ -104,6 +123,9 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, cont
 		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set("Accept", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
 	res, err := c.hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -1,6 +1,8 @@
 package client
 
 import (
+	"github.com/beluga-scheduler/beluga/internal/authtest"
+
 	"bytes"
 	"context"
 	"errors"
@@ -53,7 +55,7 @@ func setup(t *testing.T, logs api.LogReader) (*Client, *store.Store) {
 	srv := httptest.NewServer(api.NewHandler(api.Deps{Store: st, Logs: logs,
 		Cluster: func(context.Context) (any, error) { return map[string]string{"leader": "m1"}, nil }}))
 	t.Cleanup(srv.Close)
-	return NewClient(srv.URL+"/", srv.Client()), st
+	return NewClient(srv.URL+"/", srv.Client()).WithToken(authtest.Admin(t, st)), st
 }
 
 const specYAML = `name: etl
@@ -227,7 +229,7 @@ func TestClientActionsAndTaskGroups(t *testing.T) {
 		t.Fatalf("stop while pausing: %v", err)
 	}
 	d, err := c.GetInstance(ctx, inst.ID)
-	if err != nil || len(d.History) != 1 || d.History[0].By != "dana" || d.History[0].Action != "pause" {
+	if err != nil || len(d.History) != 1 || d.History[0].By != "admin" || d.History[0].Action != "pause" {
 		t.Fatalf("history %+v %v", d.History, err)
 	}
 
@@ -275,7 +277,7 @@ func TestClientSchedules(t *testing.T) {
 	req := ScheduleRequest{Cron: "0 2 * * *", Timezone: "Asia/Shanghai", StartTime: "2026-01-01T00:00:00Z",
 		Catchup: "all", Priority: "high", WorkerGroup: "gpu", Params: map[string]string{"k": "v"}, By: "ann", Overlap: "wait"}
 	s, created, err := c.PutSchedule(ctx, "p", "etl", req)
-	if err != nil || !created || s.Cron != req.Cron || s.Overlap != "wait" || s.Priority != "high" || s.UpdatedBy != "ann" || !s.Enabled ||
+	if err != nil || !created || s.Cron != req.Cron || s.Overlap != "wait" || s.Priority != "high" || s.UpdatedBy != "admin" || !s.Enabled ||
 		s.NextFireTime == nil || s.NextFireTime.Hour() != 18 || len(s.Upcoming) != 5 {
 		t.Fatalf("create %+v %v %v", s, created, err)
 	}
@@ -332,7 +334,7 @@ func TestClientBackfills(t *testing.T) {
 		Order: "desc", OnFailure: "stop", Priority: "low", Params: map[string]string{"k": "v"}, By: "ann"}
 	b, err := c.StartBackfill(ctx, "p", "etl", req)
 	if err != nil || b.ID == 0 || b.Total != 3 || b.Parallelism != 2 || b.OnFailure != "stop" || b.Priority != "low" ||
-		b.RequestedBy != "ann" || b.State != "running" || !b.Times[0].After(b.Times[2].Time) {
+		b.RequestedBy != "admin" || b.State != "running" || !b.Times[0].After(b.Times[2].Time) {
 		t.Fatalf("start %+v %v", b, err)
 	}
 	if got, err := c.GetBackfill(ctx, b.ID); err != nil || got.ID != b.ID || len(got.Times) != 3 || got.Params["k"] != "v" {
@@ -345,7 +347,7 @@ func TestClientBackfills(t *testing.T) {
 		t.Fatalf("list done %+v %v", l, err)
 	}
 	got, err := c.StopBackfill(ctx, b.ID, "bo")
-	if err != nil || got.State != "stopped" || !strings.Contains(got.Reason, "bo") {
+	if err != nil || got.State != "stopped" || !strings.Contains(got.Reason, "stopped by admin") {
 		t.Fatalf("stop %+v %v", got, err)
 	}
 

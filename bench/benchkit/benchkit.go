@@ -7,6 +7,7 @@ package benchkit
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"os"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/beluga-scheduler/beluga/api"
 	"github.com/beluga-scheduler/beluga/api/client"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
@@ -30,7 +32,36 @@ type Target struct {
 // NewTarget returns a target for the API at base ("http://host:port") and
 // the opened store; workflows live in project.
 func NewTarget(base string, st *store.Store, project string) *Target {
-	return &Target{API: client.NewClient(base, nil), Store: st, Project: project}
+	t := &Target{API: client.NewClient(base, nil), Store: st, Project: project}
+	_ = t.authenticate() // the schema may not be there yet: WaitHealthy tries again
+	return t
+}
+
+// authenticate gives the target's client a token of the admin user
+// "bench", made in the database (with a password nobody knows) when
+// missing: benchmarks measure scheduling, not logins.
+func (t *Target) authenticate() error {
+	if t.API.Token() != "" {
+		return nil
+	}
+	ctx := context.Background()
+	u, err := t.Store.GetUser(ctx, "bench")
+	if err != nil {
+		hash, herr := api.HashPassword(rand.Text())
+		if herr != nil {
+			return herr
+		}
+		if u, err = t.Store.CreateUser(ctx, "bench", store.RoleAdmin, hash); err != nil {
+			return fmt.Errorf("make the bench user: %w", err)
+		}
+	}
+	secret := "blg_" + rand.Text()
+	if _, err := t.Store.CreateToken(ctx, store.Token{UserID: u.ID, Kind: store.TokenPersonal, Name: "bench",
+		Hash: store.HashToken(secret), ExpiresAt: time.Now().Add(24 * time.Hour)}); err != nil {
+		return fmt.Errorf("make the bench token: %w", err)
+	}
+	t.API = t.API.WithToken(secret)
+	return nil
 }
 
 // WaitHealthy polls /healthz until it answers or within passes.
@@ -41,7 +72,7 @@ func (t *Target) WaitHealthy(within time.Duration) error {
 		err := t.API.Health(ctx)
 		cancel()
 		if err == nil {
-			return nil
+			return t.authenticate()
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("api not healthy after %v: %w", within, err)

@@ -85,6 +85,6 @@ func actionCommand(a *app, use, short, what string, send func(*cobra.Command, in
 			return err
 		},
 	}
-	c.Flags().StringVar(&by, "by", defaultBy(), "operator name for the history (env BELUGA_USER, else USER)")
+	c.Flags().StringVar(&by, "by", defaultBy(), "no longer used: the history names the logged-in user (kept for old scripts)")
 	return c
 }

@@ -95,7 +95,7 @@ func backfillStartCommand(a *app, need projectFunc) *cobra.Command {
 	f.StringVar(&req.WorkerGroup, "worker-group", "", "worker group (default: the workflow's)")
 	f.StringArrayVar(&paramFlags, "param", nil, "run param NAME=VALUE (repeatable)")
 	f.BoolVar(&req.DryRun, "dry-run", false, "record every task as succeeded without running it")
-	f.StringVar(&req.By, "by", defaultBy(), "who is recorded as asking (env BELUGA_USER, else USER)")
+	f.StringVar(&req.By, "by", defaultBy(), "no longer used: the logged-in user is recorded (kept for old scripts)")
 	return c
 }
 
@@ -296,7 +296,7 @@ func backfillStopCommand(a *app) *cobra.Command {
 			return err
 		},
 	}
-	c.Flags().StringVar(&by, "by", defaultBy(), "who is recorded as stopping it (env BELUGA_USER, else USER)")
+	c.Flags().StringVar(&by, "by", defaultBy(), "no longer used: the logged-in user is recorded (kept for old scripts)")
 	return c
 }
 

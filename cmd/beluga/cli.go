@@ -37,9 +37,14 @@ type app struct {
 	output         string
 	httpClient     *http.Client // nil: client's default
 	serverCA       string       // --server-ca: the CA of an https --server
+	getenv         func(string) string
 }
 
-func (a *app) client() *client.Client {
+// client is the API client of every verb, authenticated with a.token().
+func (a *app) client() *client.Client { return a.bareClient().WithToken(a.token()) }
+
+// bareClient sends no token (login).
+func (a *app) bareClient() *client.Client {
 	if a.httpClient == nil && a.serverCA != "" {
 		a.httpClient = caClient(a.serverCA)
 	}
@@ -80,7 +85,13 @@ func (e *exitError) Error() string { return e.msg }
 // execute builds the command tree, runs args and maps the outcome to an exit
 // code, printing any error as one line on stderr.
 func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	return executeEnv(ctx, args, os.Getenv, stdin, stdout, stderr)
+}
+
+// executeEnv is execute with getenv for the variables of the token
+// (BELUGA_TOKEN, the config dir).
+func executeEnv(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
 	root := newRoot(a)
 	// started records whether a command's own code ran: an error from
 	// before that (unknown command or flag, wrong arguments) is bad usage,
@@ -181,6 +192,7 @@ func newRoot(a *app) *cobra.Command {
 	root.PersistentFlags().StringVarP(&a.output, "output", "o", "table", "output format: table or json")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(projectCommand(a), workflowCommand(a), scheduleCommand(a), backfillCommand(a), instanceCommand(a), taskCommand(a), taskGroupCommand(a), datasourceCommand(a), clusterCommand(a))
+	root.AddCommand(loginCommand(a), logoutCommand(a), whoamiCommand(a), auditCommand(a))
 	root.AddCommand(serverCommands()...)
 	return root
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/internal/authtest"
 )
 
 // env is an API server on a temp SQLite store. Before each poll of an
@@ -54,7 +55,8 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := api.NewHandler(api.Deps{Store: st, Logs: fixedLog("hello from the task\n"), Secrets: box})
+	// Every CLI call is the admin's unless it sends a token of its own.
+	h := authtest.Wrap(api.NewHandler(api.Deps{Store: st, Logs: fixedLog("hello from the task\n"), Secrets: box}), authtest.Admin(t, st))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == "GET" && strings.HasPrefix(r.URL.Path, "/api/v1/instances/") {
 			e.mu.Lock()
@@ -458,8 +460,8 @@ func TestActionCommands(t *testing.T) {
 	e.want(1, []string{"task", "kill", "999"}, "task instance 999: not found")
 	e.want(2, []string{"task", "kill", "x"}, "positive number")
 
-	out := e.want(0, []string{"instance", "show", id}, "gus", "fay")
-	if !regexp.MustCompile(`kill\s+gus\s+` + running + `\s+requested; task extract attempt 1 running`).MatchString(out) {
+	out := e.want(0, []string{"instance", "show", id}, "admin")
+	if !regexp.MustCompile(`kill\s+admin\s+` + running + `\s+requested; task extract attempt 1 running`).MatchString(out) {
 		t.Fatalf("history table:\n%s", out)
 	}
 	var d api.InstanceDetail
@@ -541,7 +543,7 @@ func TestScheduleCommands(t *testing.T) {
 		"--worker-group", "gpu", "--catchup", "all", "--by", "ann"),
 		"schedule of p/nightly_etl created; next fire ", " 18:00:00 UTC (", " 02:00:00 CST)")
 	out := e.want(0, s("show", "nightly_etl"), "SCHEDULE", "p/nightly_etl", "0 2 * * *", "Asia/Shanghai", "bizdate=x",
-		"high", "gpu", "all", "by ann", "UPCOMING (UTC)", "IN Asia/Shanghai")
+		"high", "gpu", "all", "by admin", "UPCOMING (UTC)", "IN Asia/Shanghai")
 	if n := len(regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\d 18:00:00\s+\d{4}-\d\d-\d\d 02:00:00 CST$`).FindAllString(out, -1)); n != 5 {
 		t.Fatalf("%d upcoming rows, want 5:\n%s", n, out)
 	}
@@ -679,7 +681,7 @@ func TestBackfillCommands(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^2\s+p\s+nightly_etl\s+running\s+2/3\s+0\s+0\s+2\s+\d{4}-`).MatchString(out) || strings.Count(out, "\n") != 4 {
 		t.Fatalf("list:\n%s", out)
 	}
-	e.want(0, []string{"backfill", "list", "-p", "p", "--workflow", "nightly_etl", "--state", "running"}, "2/3", "0/30", "ann")
+	e.want(0, []string{"backfill", "list", "-p", "p", "--workflow", "nightly_etl", "--state", "running"}, "2/3", "0/30", "admin")
 	e.want(2, []string{"backfill", "list", "--state", "paused"}, `"paused" is not a backfill state`)
 	var list api.List[api.Backfill]
 	if err := json.Unmarshal([]byte(e.want(0, []string{"-o", "json", "backfill", "list", "-p", "p"})), &list); err != nil || len(list.Items) != 3 {
@@ -689,7 +691,7 @@ func TestBackfillCommands(t *testing.T) {
 	// stop: once; then it is not running.
 	e.want(0, []string{"backfill", "stop", "2", "--by", "bo"}, "backfill 2 stopped: 2 of 3 time(s) were submitted; its 2 unfinished run(s) go on")
 	e.want(1, []string{"backfill", "stop", "2"}, "backfill 2 is stopped, not running")
-	e.want(0, []string{"backfill", "show", "2"}, "stopped by bo after 2 of 3")
+	e.want(0, []string{"backfill", "show", "2"}, "stopped by admin after 2 of 3")
 	if out := e.want(0, []string{"backfill", "list", "--state", "stopped"}); strings.Count(out, "\n") != 2 {
 		t.Fatalf("list stopped:\n%s", out)
 	}

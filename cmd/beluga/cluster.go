@@ -244,6 +244,9 @@ func apiCommand() *cobra.Command {
 	tlsFlags(s)
 	secretKeyFlag(s, "seals datasource passwords; without it, storing or testing a datasource with a password is refused")
 	metricsFlags(s, false)
+	adminPasswordFlag(s)
+	s.str("data-dir", "where a generated admin password is written on first start (default ./beluga-data)",
+		func(c *config.Config, v string) { c.DataDir = v })
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, log, err := s.load()
 		if err != nil {
@@ -288,6 +291,14 @@ func apiCommand() *cobra.Command {
 				_ = rc.Send(sctx, leader, wire.Nudge{})
 			}
 		}
+		pw, err := c.API.BootstrapPassword()
+		if err != nil {
+			return usageError{err}
+		}
+		note, err := api.Bootstrap(ctx, st, pw, c.DataDir, log)
+		if err != nil {
+			return err
+		}
 		h := api.NewHandler(api.Deps{Store: st, Notify: nudge, Logs: standalone.LogFetcher(rc, z),
 			Cluster: api.ClusterView(st, z, z), Ready: func() bool { return true }, Log: log,
 			Listen: c.API.Listen, AllowedHosts: c.API.AllowedHosts, Secrets: secrets, MetricsToken: mtoken})
@@ -298,7 +309,7 @@ func apiCommand() *cobra.Command {
 		if err := srv.Start(ctx); err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "beluga api on %s\n", apiURL(tl, srv.Addr()))
+		fmt.Fprintf(cmd.OutOrStdout(), "beluga api on %s%s\n", apiURL(tl, srv.Addr()), adminNote(note))
 		<-ctx.Done()
 		// Shutdown order: the API server (no new requests; those in flight
 		// finish), then the worker-log client, then the ZooKeeper session and
@@ -307,6 +318,21 @@ func apiCommand() *cobra.Command {
 		return nil
 	}
 	return cmd
+}
+
+// adminPasswordFlag adds --admin-password-file (api, standalone).
+func adminPasswordFlag(s *settings) {
+	s.str("admin-password-file", "file whose first line is the password of the user admin made on first start "+
+		"(env BELUGA_ADMIN_PASSWORD_FILE; or the password in BELUGA_ADMIN_PASSWORD; default: a random one in <data-dir>/admin-password)",
+		func(c *config.Config, v string) { c.API.AdminPasswordFile = v })
+}
+
+// adminNote is the start line's part about the bootstrapped admin.
+func adminNote(note string) string {
+	if note == "" {
+		return ""
+	}
+	return "; " + note
 }
 
 // secretKeyFlag adds --secret-key-file (api, worker, standalone; masters

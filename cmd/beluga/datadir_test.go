@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -43,13 +45,18 @@ func serving(t *testing.T, bin, dir string) (*exec.Cmd, string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	_, statErr := os.Stat(filepath.Join(dir, "admin-password"))
+	fresh := statErr != nil
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	addr := make(chan string, 1)
+	first := make(chan bool, 1)
 	go func() {
-		re := regexp.MustCompile(`API and UI on http://(\S+)`)
+		re := regexp.MustCompile(`API and UI on http://(\S+) \(`)
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				// The first start says where the admin's password is.
+				first <- strings.Contains(sc.Text(), "its password is in "+filepath.Join(dir, "admin-password"))
 				addr <- m[1]
 			}
 		}
@@ -61,6 +68,10 @@ func serving(t *testing.T, bin, dir string) (*exec.Cmd, string) {
 		if !ok {
 			t.Fatalf("standalone on %s exited before serving: %s", dir, stderr.String())
 		}
+		if said := <-first; said != fresh {
+			t.Fatalf("first start %v, but the start line naming the admin password: %v", fresh, said)
+		}
+		login(t, a, dir)
 		return cmd, a
 	case <-time.After(60 * time.Second):
 		t.Fatalf("standalone on %s did not serve within 60s: %s", dir, stderr.String())
@@ -94,9 +105,39 @@ func refused(t *testing.T, bin string, args ...string) string {
 	return stderr.String()
 }
 
+// tokens are the admin tokens of the standalones serving started, by address.
+var tokens sync.Map
+
+// login logs in as admin with the password the standalone on dir made and
+// keeps the token for call.
+func login(t *testing.T, addr, dir string) {
+	t.Helper()
+	pw, err := os.ReadFile(filepath.Join(dir, "admin-password"))
+	if err != nil {
+		t.Fatalf("no generated admin password: %v", err)
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, "admin-password")); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("admin-password mode %v", fi.Mode())
+	}
+	body := `{"username":"admin","password":"` + strings.TrimSpace(string(pw)) + `"}`
+	res, err := http.Post("http://"+addr+"/api/v1/login", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var lr struct{ Token string }
+	if err := json.NewDecoder(res.Body).Decode(&lr); err != nil || res.StatusCode != 200 || lr.Token == "" {
+		t.Fatalf("login as admin: %d %v", res.StatusCode, err)
+	}
+	tokens.Store(addr, lr.Token)
+}
+
 func call(t *testing.T, method, url, body string, want int) string {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	if tok, ok := tokens.Load(req.URL.Host); ok {
+		req.Header.Set("Authorization", "Bearer "+tok.(string))
+	}
 	req.Header.Set("Content-Type", "application/json")
 	if strings.Contains(url, "/workflows/") && method == "PUT" {
 		req.Header.Set("Content-Type", "application/yaml")

@@ -91,7 +91,7 @@ func scheduleSetCommand(a *app, need projectFunc) *cobra.Command {
 	f.StringVar(&req.WorkerGroup, "worker-group", "", "worker group (default: the workflow's)")
 	f.StringArrayVar(&params, "param", nil, "run param NAME=VALUE (repeatable)")
 	f.BoolVar(&disabled, "disabled", false, "store the schedule without firing it")
-	f.StringVar(&req.By, "by", defaultBy(), "who is recorded as updating it (env BELUGA_USER, else USER)")
+	f.StringVar(&req.By, "by", defaultBy(), "no longer used: the logged-in user is recorded (kept for old scripts)")
 	return c
 }
 
@@ -244,7 +244,7 @@ func scheduleToggleCommand(a *app, need projectFunc, enable bool) *cobra.Command
 			return err
 		},
 	}
-	c.Flags().StringVar(&by, "by", defaultBy(), "who is recorded as updating it (env BELUGA_USER, else USER)")
+	c.Flags().StringVar(&by, "by", defaultBy(), "no longer used: the logged-in user is recorded (kept for old scripts)")
 	return c
 }
 

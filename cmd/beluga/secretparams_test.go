@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/beluga-scheduler/beluga/internal/authtest"
+
 	"context"
 	"net/http/httptest"
 	"path/filepath"
@@ -33,7 +35,7 @@ func TestSecretParamsInCLI(t *testing.T) {
 	}
 	sec, _ := clusterkey.New([]byte("cli-test-cluster-secret"))
 	box, _ := secret.NewBox(sec)
-	srv := httptest.NewServer(api.NewHandler(api.Deps{Store: st.WithSecrets(box)}))
+	srv := httptest.NewServer(authtest.Wrap(api.NewHandler(api.Deps{Store: st.WithSecrets(box)}), authtest.Admin(t, st)))
 	t.Cleanup(srv.Close)
 	e := &env{t: t, url: srv.URL, store: st, dir: dir}
 

@@ -164,6 +164,7 @@ func standaloneCommand() *cobra.Command {
 	tlsFlags(s)
 	secretKeyFlag(s, "default <data-dir>/secret.key, made (0600) on first start and reused")
 	metricsFlags(s, false)
+	adminPasswordFlag(s)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, log, err := s.load()
 		if err != nil {
@@ -205,8 +206,8 @@ func standaloneCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "beluga standalone: API and UI on %s (data in %s; metrics on /metrics, token in %s)\n",
-			apiURL(tl, sa.API.Addr()), c.DataDir, sa.MetricsTokenFile)
+		fmt.Fprintf(cmd.OutOrStdout(), "beluga standalone: API and UI on %s (data in %s; metrics on /metrics, token in %s)%s\n",
+			apiURL(tl, sa.API.Addr()), c.DataDir, sa.MetricsTokenFile, adminNote(sa.AdminNote))
 		var dead error
 		select { // a dead RPC server: exit non-zero so a supervisor restarts the process
 		case <-ctx.Done():

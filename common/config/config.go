@@ -111,6 +111,30 @@ type APIConfig struct {
 	// separated; "*": any). Listening on loopback, it answers only
 	// loopback names without them; elsewhere any name when none is listed.
 	AllowedHosts []string `yaml:"allowed_hosts" env:"BELUGA_API_ALLOWED_HOSTS"`
+	// AdminPassword is the password of the user admin made on first start
+	// (empty user table); never in a file of settings. AdminPasswordFile
+	// holds one instead. With neither, a random one is written to
+	// <data dir>/admin-password.
+	AdminPassword     string `yaml:"-" env:"BELUGA_ADMIN_PASSWORD"`
+	AdminPasswordFile string `yaml:"admin_password_file" env:"BELUGA_ADMIN_PASSWORD_FILE"`
+}
+
+// BootstrapPassword is the admin password the settings give: the
+// variable, else the first line of the file ("" for none).
+func (a APIConfig) BootstrapPassword() (string, error) {
+	if a.AdminPassword != "" || a.AdminPasswordFile == "" {
+		return a.AdminPassword, nil
+	}
+	b, err := os.ReadFile(a.AdminPasswordFile)
+	if err != nil {
+		return "", fmt.Errorf("--admin-password-file: %w", err)
+	}
+	pw, _, _ := strings.Cut(string(b), "\n")
+	pw = strings.TrimRight(pw, "\r")
+	if pw == "" {
+		return "", fmt.Errorf("--admin-password-file %s is empty", a.AdminPasswordFile)
+	}
+	return pw, nil
 }
 
 // MasterConfig is the scheduler.

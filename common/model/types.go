@@ -7,19 +7,23 @@ type Project struct {
 	ID          int64     `json:"id"`
 	Name        string    `json:"name"`
 	Description string    `json:"description,omitempty"`
+	Tenant      string    `json:"tenant,omitempty"` // OS user of its tasks unless the workflow or task names one
 	CreatedAt   time.Time `json:"created_at"`
 }
 
 // WorkflowDefinition is one stored version of a workflow spec.
 type WorkflowDefinition struct {
-	ID        int64     `json:"id"`
-	ProjectID int64     `json:"project_id"`
-	Project   string    `json:"project"`
-	Name      string    `json:"name"`
-	Version   int       `json:"version"`
-	SpecJSON  []byte    `json:"-"`
-	SpecHash  string    `json:"spec_hash"`
-	CreatedAt time.Time `json:"created_at"`
+	ID        int64  `json:"id"`
+	ProjectID int64  `json:"project_id"`
+	Project   string `json:"project"`
+	Name      string `json:"name"`
+	Version   int    `json:"version"`
+	SpecJSON  []byte `json:"-"`
+	SpecHash  string `json:"spec_hash"`
+	// ProjectTenant is the project's tenant (GetDefinition), the default
+	// of the spec's.
+	ProjectTenant string    `json:"-"`
+	CreatedAt     time.Time `json:"created_at"`
 }
 
 // WorkflowInstance is one run of a workflow definition version.

@@ -28,6 +28,9 @@ type Workflow struct {
 	TimeoutStrategy string   `json:"timeout_strategy,omitempty" yaml:"timeout_strategy,omitempty"`
 	Priority        string   `json:"priority,omitempty" yaml:"priority,omitempty"`
 	WorkerGroup     string   `json:"worker_group,omitempty" yaml:"worker_group,omitempty"`
+	// Tenant is the OS user the workflow's shell and python tasks run as
+	// on the worker ("": the user the worker runs as); a task's own wins.
+	Tenant string `json:"tenant,omitempty" yaml:"tenant,omitempty"`
 	// MaxActiveRuns bounds the started, unfinished runs of the workflow,
 	// whatever started them; beyond it new runs wait, queued in order. nil:
 	// no bound.
@@ -54,6 +57,7 @@ type Task struct {
 	Priority        string            `json:"priority,omitempty" yaml:"priority,omitempty"`
 	WorkerGroup     string            `json:"worker_group,omitempty" yaml:"worker_group,omitempty"`
 	TaskGroup       string            `json:"task_group,omitempty" yaml:"task_group,omitempty"`
+	Tenant          string            `json:"tenant,omitempty" yaml:"tenant,omitempty"` // the workflow's when ""
 	// Fields holds the task's type fields other than command (an http
 	// task's url, ...), as JSON values; its type decodes them
 	// (common/tasktype). They are written inline with the fields above.

@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -139,6 +140,7 @@ func (v *validator) workflow(w *Workflow) {
 		v.addf("workflow: max_active_runs %d: must be a positive integer of at most %d (omit it for no limit)", *w.MaxActiveRuns, maxActiveRuns)
 	}
 	v.workerGroup("workflow", w.WorkerGroup)
+	v.tenant("workflow", w.Tenant)
 	switch {
 	case len(w.Tasks) == 0:
 		v.addf("workflow has no tasks")
@@ -265,6 +267,9 @@ func (v *validator) task(i int, t *Task) {
 	if t.WorkerGroup != "" {
 		v.workerGroup(label(), t.WorkerGroup)
 	}
+	if t.Tenant != "" {
+		v.tenant(label(), t.Tenant)
+	}
 	if len(t.Params) > 0 {
 		v.params(label(), t.Params)
 	}
@@ -320,6 +325,21 @@ func (v *validator) workerGroup(label, g string) {
 	// Worker groups become registry path segments, so they follow the name rule.
 	if g != "" && !validName(g) {
 		v.addf("%s: worker_group %q: %s", label, g, nameRule)
+	}
+}
+
+// tenantRule is the portable OS user name (POSIX, as useradd takes it).
+var tenantRule = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
+
+// TenantRule says what a tenant name may be.
+const TenantRule = "an OS user name: up to 32 lower-case letters, digits, '_' or '-', not starting with a digit or '-'"
+
+// ValidTenant says whether t is a tenant name.
+func ValidTenant(t string) bool { return tenantRule.MatchString(t) }
+
+func (v *validator) tenant(label, t string) {
+	if t != "" && !tenantRule.MatchString(t) {
+		v.addf("%s: tenant %q: %s", label, t, TenantRule)
 	}
 }
 

@@ -196,8 +196,11 @@ type InstanceFilter struct {
 	Workflow string
 	State    model.WorkflowState
 	Backfill int64 // runs of this backfill; 0: any
-	Limit    int   // default 50, at most 1000
-	Offset   int
+	// OnlyProjects, when not nil, keeps the instances of these project ids
+	// (the ones the caller may view); an empty list keeps none.
+	OnlyProjects []int64
+	Limit        int // default 50, at most 1000
+	Offset       int
 }
 
 // ListWorkflowInstances returns instances newest first and the total count.
@@ -205,6 +208,9 @@ func (s *Store) ListWorkflowInstances(ctx context.Context, f InstanceFilter) ([]
 	q := filterBy(s.db.WithContext(ctx).Model(&workflowInstanceRow{}), f.Project, f.Workflow, string(f.State))
 	if f.Backfill != 0 {
 		q = q.Where("backfill_id = ?", f.Backfill)
+	}
+	if f.OnlyProjects != nil {
+		q = q.Where("project_id IN ?", append(f.OnlyProjects, 0)) // 0: no project, so the list is never empty
 	}
 	var total int64
 	if err := q.Count(&total).Error; err != nil {

@@ -123,6 +123,9 @@ func open(ctx context.Context, rawURL string, log *zap.Logger) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s database: %w", dialect, err)
 	}
+	if err := registerAuditCallback(db); err != nil {
+		return nil, err
+	}
 	sqlDB, err := db.DB()
 	if err != nil {
 		return nil, fmt.Errorf("open %s database: %w", dialect, err)

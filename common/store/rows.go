@@ -17,13 +17,14 @@ type projectRow struct {
 	ID          int64
 	Name        string
 	Description string
+	Tenant      string
 	CreatedAt   time.Time
 }
 
 func (projectRow) TableName() string { return "project" }
 
 func (r projectRow) model() model.Project {
-	return model.Project{ID: r.ID, Name: r.Name, Description: r.Description, CreatedAt: r.CreatedAt}
+	return model.Project{ID: r.ID, Name: r.Name, Description: r.Description, Tenant: r.Tenant, CreatedAt: r.CreatedAt}
 }
 
 type workflowDefinitionRow struct {

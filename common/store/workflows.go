@@ -127,7 +127,9 @@ func (s *Store) GetDefinition(ctx context.Context, id int64) (model.WorkflowDefi
 	if err := db.Take(&p, r.ProjectID).Error; err != nil {
 		return model.WorkflowDefinition{}, notFound(err, fmt.Sprintf("project %d", r.ProjectID))
 	}
-	return r.model(p.Name), nil
+	d := r.model(p.Name)
+	d.ProjectTenant = p.Tenant
+	return d, nil
 }
 
 // ListWorkflows returns the latest version of every workflow in a project.

@@ -200,6 +200,14 @@ func Launch(o Options) (_ *Cluster, err error) {
 	}); err != nil {
 		return nil, err
 	}
+	// The api made the user admin with AdminPassword on its first start.
+	lctx, lcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	lr, err := c.Client.Login(lctx, "admin", AdminPassword)
+	lcancel()
+	if err != nil {
+		return nil, fmt.Errorf("log in to the api as admin: %w", err)
+	}
+	c.Client = c.Client.WithToken(lr.Token)
 	if err := c.Masters[0].start(); err != nil {
 		return nil, err
 	}
@@ -221,6 +229,10 @@ func Launch(o Options) (_ *Cluster, err error) {
 	}
 	return c, nil
 }
+
+// AdminPassword is the password of the user admin the api process makes
+// on its first start (BELUGA_ADMIN_PASSWORD); Cluster.Client is logged in.
+const AdminPassword = "clustertest-admin-password"
 
 // newAPIClient is the REST client of the api process: over HTTPS trusting
 // the cluster's CA with Options.TLS.
@@ -328,9 +340,10 @@ func (c *Cluster) makeProcesses(bin string) error {
 		p.args = append(append(append([]string{string(role), "--listen", p.Addr}, args...), common...), o.Args[name]...)
 		return p, os.MkdirAll(p.Dir, 0o755)
 	}
-	if c.API, err = newProc("api", RoleAPI, 0, append([]string{"--db", c.DBURL}, keyFlag...)...); err != nil {
+	if c.API, err = newProc("api", RoleAPI, 0, append([]string{"--db", c.DBURL, "--data-dir", filepath.Join(c.Dir, "api")}, keyFlag...)...); err != nil {
 		return err
 	}
+	c.API.env = append([]string{"BELUGA_ADMIN_PASSWORD=" + AdminPassword}, c.API.env...)
 	for i := range o.Masters {
 		p, err := newProc(fmt.Sprintf("master-%d", i+1), RoleMaster, 1+i, "--db", c.DBURL)
 		if err != nil {

@@ -58,6 +58,8 @@ type Dispatch struct {
 	SecretEnv     []string `json:"secret_env,omitempty"`
 	Attempt       int      `json:"attempt"`
 	TimeoutMillis int64    `json:"timeout_ms,omitempty"`
+	// Tenant is the OS user the task's process runs as ("": the worker's).
+	Tenant string `json:"tenant,omitempty"`
 	// MasterAddr is where the worker sends ack, running and result frames. A
 	// worker that learns of a newer leader sends them there instead.
 	MasterAddr string `json:"master_addr"`

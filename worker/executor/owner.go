@@ -216,6 +216,9 @@ func (e *Executor) startQueued() {
 		if err == nil {
 			l.path, err = e.lookPath(argv[0])
 		}
+		if err == nil && t.d.Tenant != "" {
+			l.tenant, err = lookupTenant(t.d.Tenant)
+		}
 		if err != nil {
 			e.waiters.Done()
 			go func(id int64, err error) {

@@ -49,6 +49,7 @@ type launch struct {
 	logPath string
 	secrets []string // values masked in the log (secretValues)
 	cgroup  string   // the task's cgroup name under Config.Cgroups
+	tenant  *tenant  // the OS user to run as; nil: the worker's
 }
 
 // runProcess is the one goroutine per task: it creates the work dir and log
@@ -157,6 +158,9 @@ func (e *Executor) startProcess(l launch) (*os.Process, *cgroup.Task, *logCopy, 
 		Setpgid:   true, // the task and its children form one killable group
 		Pdeathsig: syscall.SIGKILL,
 	}
+	if l.tenant != nil {
+		sys.Credential = l.tenant.cred
+	}
 	var cg *cgroup.Task
 	if e.cgroups != nil && l.cgroup != "" {
 		if cg, err = e.cgroups.NewTask(l.cgroup); err != nil {
@@ -216,6 +220,12 @@ func (e *Executor) prepareFS(l launch) (*os.File, error) {
 	f, err := e.spares.openLog(l.logPath)
 	if err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
+	}
+	if l.tenant != nil {
+		if err := l.tenant.own(l.dir, l.logPath); err != nil {
+			f.Close()
+			return nil, err
+		}
 	}
 	return f, nil
 }
