@@ -68,11 +68,19 @@ func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	inst, err := h.Store.GetWorkflowInstance(r.Context(), id)
+	q, err := instanceQuery(r)
+	if err != nil {
+		return err
+	}
+	inst, err := h.waitInstance(r.Context(), id, q.wait)
 	if err != nil {
 		return storeError(err)
 	}
-	tasks, err := h.Store.ListTaskInstances(r.Context(), id)
+	page, err := h.Store.InstanceTasks(r.Context(), id, q.limit, q.offset)
+	if err != nil {
+		return err
+	}
+	withOutputs, err := h.Store.InstanceOutputTasks(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -80,9 +88,13 @@ func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := InstanceDetail{Instance: fromInstance(inst), Tasks: make([]TaskInstance, len(tasks)),
-		History: make([]HistoryEntry, len(hist)), Outputs: outputsOf(tasks)}
-	for i, t := range tasks {
+	out := InstanceDetail{Instance: fromInstance(inst), Tasks: make([]TaskInstance, len(page.Tasks)),
+		History: make([]HistoryEntry, len(hist)), Outputs: outputsOf(withOutputs),
+		TasksTotal: page.Total, TaskCounts: map[string]int{}}
+	for st, n := range page.Counts {
+		out.TaskCounts[string(st)] = n
+	}
+	for i, t := range page.Tasks {
 		out.Tasks[i] = fromTask(t)
 	}
 	for i, e := range hist {
