@@ -50,10 +50,11 @@ func (s *Store) InstanceTasks(ctx context.Context, id int64, limit, offset int) 
 }
 
 // InstanceOutputTasks returns the tasks of instance id that exported
-// values: the instance's outputs without reading its other tasks.
+// values: the instance's outputs without reading its other tasks (index
+// 0020 holds only the tasks with outputs; a task without any has NULL).
 func (s *Store) InstanceOutputTasks(ctx context.Context, id int64) ([]model.TaskInstance, error) {
 	var rows []taskInstanceRow
-	if err := s.db.WithContext(ctx).Where("workflow_instance_id = ? AND outputs_json IS NOT NULL AND outputs_json <> ''", id).
+	if err := s.db.WithContext(ctx).Where("workflow_instance_id = ? AND outputs_json IS NOT NULL", id).
 		Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list outputs of instance %d: %w", id, err)
 	}
