@@ -38,8 +38,9 @@ func seedTasks(t *testing.T, b *bundle, n int) Instance {
 }
 
 // The instance answer pages its tasks and counts them per state: a large
-// instance is watched without reading every task (before the page, every
-// GET listed all 1,500 and had no counts).
+// instance is watched without reading every task; the default page still
+// holds all 1,500 (before the page, every GET listed all and had no
+// counts).
 func TestInstanceTaskPage(t *testing.T) {
 	t.Parallel()
 	b := setup(t, options{})
@@ -48,7 +49,7 @@ func TestInstanceTaskPage(t *testing.T) {
 
 	var d InstanceDetail
 	b.get(path).want(t, http.StatusOK).json(t, &d)
-	if len(d.Tasks) != defaultTasksLimit || d.TasksTotal != 1500 || d.Tasks[0].Name != "t0" ||
+	if len(d.Tasks) != 1500 || d.TasksTotal != 1500 || d.Tasks[0].Name != "t0" ||
 		d.TaskCounts["succeeded"] != 750 || d.TaskCounts["submitted"] != 750 {
 		t.Fatalf("default page: %d tasks, total %d, counts %v", len(d.Tasks), d.TasksTotal, d.TaskCounts)
 	}
@@ -56,6 +57,11 @@ func TestInstanceTaskPage(t *testing.T) {
 		t.Fatalf("outputs %+v, want t0's", d.Outputs)
 	}
 
+	d = InstanceDetail{}
+	b.get(path+"?tasks_limit=1000").want(t, http.StatusOK).json(t, &d)
+	if len(d.Tasks) != 1000 || d.Tasks[999].Name != "t999" || d.TasksTotal != 1500 {
+		t.Fatalf("first page of 1000: %d tasks, total %d", len(d.Tasks), d.TasksTotal)
+	}
 	d = InstanceDetail{}
 	b.get(path+"?tasks_limit=10&tasks_offset=1495").want(t, http.StatusOK).json(t, &d)
 	if len(d.Tasks) != 5 || d.Tasks[0].Name != "t1495" || d.TasksTotal != 1500 {

@@ -11,8 +11,9 @@ import (
 const (
 	// defaultTasksLimit is the task page of GET /instances/{id} when none is
 	// asked for: every task of all but the largest instances, as before the
-	// page existed; maxTasksLimit bounds one answer.
-	defaultTasksLimit = 1000
+	// page existed (clients that read all tasks keep working); maxTasksLimit
+	// bounds one answer. Watchers ask for a small page or none.
+	defaultTasksLimit = 10000
 	maxTasksLimit     = 10000
 	// maxInstanceWait bounds ?wait= (a long poll for the instance's end).
 	maxInstanceWait = time.Minute

@@ -206,7 +206,7 @@ func fromInstance(w model.WorkflowInstance) Instance {
 type InstanceDetail struct {
 	Instance
 	// Tasks is one page of its task instances in id order (query
-	// tasks_limit, default 1000, and tasks_offset); TasksTotal and
+	// tasks_limit, default 10000, and tasks_offset); TasksTotal and
 	// TaskCounts (per state) are over all of them.
 	Tasks      []TaskInstance `json:"tasks"`
 	TasksTotal int            `json:"tasks_total"`
