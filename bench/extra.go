@@ -191,7 +191,7 @@ func burst(p *benchkit.Target, n int) ([]time.Duration, error) {
 		return nil, err
 	}
 	took := time.Since(t0)
-	at := time.Now().UTC().Add(2*time.Second + took*3/2).Truncate(time.Second).Add(time.Second)
+	at := time.Now().UTC().Add(3*time.Second + took*3).Truncate(time.Second).Add(time.Second)
 	if err := put(at); err != nil {
 		return nil, err
 	}
