@@ -17,6 +17,7 @@ import (
 	"github.com/beluga-scheduler/beluga/api"
 	"github.com/beluga-scheduler/beluga/bench/benchkit"
 	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
@@ -236,9 +237,14 @@ func burst(p *benchkit.Target, n int) ([]time.Duration, error) {
 	}
 }
 
-// scale runs a fan-out of n tasks (one instance) and prints throughput and
-// RSS growth per 1,000 tasks.
+// scaleFanout runs a fan-out of n tasks, the join included (one instance),
+// and prints throughput and RSS growth per 1,000 tasks.
 func scaleFanout(p *benchkit.Target, pid, n int) error {
+	if n > spec.MaxTasks {
+		fmt.Printf("fanout-%d: skipped, a workflow holds at most %d tasks and %d bytes of spec (common/spec)\n", n, spec.MaxTasks, spec.MaxSpecBytes)
+		return nil
+	}
+	n-- // the join is one of the n
 	name := fmt.Sprintf("fanout%d", n)
 	if err := p.Apply(benchkit.FanoutSpec(name, n)); err != nil {
 		return err
