@@ -65,8 +65,10 @@ test-short:
 	$(GO) test -short -count=1 $(PKGS)
 
 # Benchmarks print figures (see README); they are not pass/fail tests.
+# BENCHFLAGS=-scale adds the fan-out of 100,000 tasks (several minutes).
+BENCHFLAGS ?=
 bench: deps build
-	$(GO) run ./bench -bin $(BIN)
+	$(GO) run ./bench -bin $(BIN) $(BENCHFLAGS)
 	$(GO) run ./bench/control -bin $(BIN)
 	# The cluster link: connect to first reply and a Dispatch round trip,
 	# open, with the HMAC handshake, and with TLS on top.

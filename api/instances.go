@@ -71,11 +71,19 @@ func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	inst, err := h.Store.GetWorkflowInstance(r.Context(), id)
+	q, err := instanceQuery(r)
+	if err != nil {
+		return err
+	}
+	inst, err := h.waitInstance(r.Context(), id, q.wait)
 	if err != nil {
 		return storeError(err)
 	}
-	tasks, err := h.Store.ListTaskInstances(r.Context(), id)
+	page, err := h.Store.InstanceTasks(r.Context(), id, q.limit, q.offset)
+	if err != nil {
+		return err
+	}
+	withOutputs, err := h.Store.InstanceOutputTasks(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -83,13 +91,28 @@ func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ws, pend, err := h.instanceWaits(r.Context(), inst, tasks)
-	if err != nil {
-		return err
+	// Waits are per task: a call that asks for no tasks derives none; a
+	// page derives them over all of the instance's tasks (a pending task's
+	// upstreams and a task's rank in its queue need the whole instance).
+	ws, pend := map[int64]*Wait{}, []PendingTask(nil)
+	if q.limit > 0 && !inst.State.Finished() {
+		all := page.Tasks
+		if page.Total > len(page.Tasks) {
+			if all, err = h.Store.ListTaskInstances(r.Context(), id); err != nil {
+				return err
+			}
+		}
+		if ws, pend, err = h.instanceWaits(r.Context(), inst, all); err != nil {
+			return err
+		}
 	}
-	out := InstanceDetail{Instance: fromInstance(inst), Tasks: make([]TaskInstance, len(tasks)),
-		History: make([]HistoryEntry, len(hist)), Outputs: outputsOf(tasks), Pending: nonNilSlice(pend)}
-	for i, t := range tasks {
+	out := InstanceDetail{Instance: fromInstance(inst), Tasks: make([]TaskInstance, len(page.Tasks)),
+		History: make([]HistoryEntry, len(hist)), Outputs: outputsOf(withOutputs), Pending: nonNilSlice(pend),
+		TasksTotal: page.Total, TaskCounts: map[string]int{}}
+	for st, n := range page.Counts {
+		out.TaskCounts[string(st)] = n
+	}
+	for i, t := range page.Tasks {
 		out.Tasks[i] = fromTask(t)
 		out.Tasks[i].Wait = ws[t.ID]
 	}

@@ -209,8 +209,13 @@ func fromInstance(w model.WorkflowInstance) Instance {
 // superseded ones included), by id, and its history, oldest first.
 type InstanceDetail struct {
 	Instance
-	Tasks   []TaskInstance `json:"tasks"`
-	History []HistoryEntry `json:"history"`
+	// Tasks is one page of its task instances in id order (query
+	// tasks_limit, default 10000, and tasks_offset); TasksTotal and
+	// TaskCounts (per state) are over all of them.
+	Tasks      []TaskInstance `json:"tasks"`
+	TasksTotal int            `json:"tasks_total"`
+	TaskCounts map[string]int `json:"task_counts"`
+	History    []HistoryEntry `json:"history"`
 	// Outputs are the values its tasks exported, each with its task.
 	Outputs []Output `json:"outputs"`
 	// Pending are the tasks with no attempt yet, each with its wait.

@@ -37,17 +37,39 @@ func main() {
 	python := flag.String("python", "", "interpreter of python tasks (default: the worker's, python3 on PATH)")
 	typesChain := flag.Int("types-chain", 50, "length of the per-type no-op chains (0: skip them)")
 	typesOnly := flag.Bool("types-only", false, "print only the per-type overhead (after the warm-up run)")
+	flag.IntVar(&opts.burst, "burst", 1000, "schedules due at the same second for the fire burst (0: skip it)")
+	flag.BoolVar(&opts.scale, "scale", false, "also run the fan-out of 100,000 tasks (several minutes)")
+	flag.BoolVar(&opts.skipScale, "no-scale", false, "skip the fan-out of 10,000 and the 1,000 concurrent chains")
+	alsoSh := flag.Bool("also-sh", true, "on SQLite, also measure fanout-1000 with --shell sh")
 	flag.Parse()
 	code := 0
 	for _, b := range strings.Split(*backends, ",") {
-		if err := benchBackend(strings.TrimSpace(b), *bin, *shell, *python, *slots, *triggers, *typesChain, *typesOnly); err != nil {
+		b = strings.TrimSpace(b)
+		opts.full = true
+		if err := benchBackend(b, *bin, *shell, *python, *slots, *triggers, *typesChain, *typesOnly); err != nil {
 			fmt.Fprintf(os.Stderr, "bench %s: %v\n", b, err)
 			code = 1
 			break
 		}
+		if b == "sqlite" && *alsoSh && *shell != "sh" && !*typesOnly {
+			opts.full = false
+			if err := benchBackend(b, *bin, "sh", *python, *slots, *triggers, *typesChain, *typesOnly); err != nil {
+				fmt.Fprintf(os.Stderr, "bench %s (sh): %v\n", b, err)
+				code = 1
+				break
+			}
+		}
 	}
 	mariadbtest.Cleanup()
 	os.Exit(code)
+}
+
+// opts are the figures beyond the basic ones; full is false for the second,
+// --shell sh pass (fanout-1000 only).
+var opts struct {
+	burst            int
+	scale, skipScale bool
+	full             bool
 }
 
 func benchBackend(backend, bin, shell, python string, slots, triggers, typesChain int, typesOnly bool) error {
@@ -69,11 +91,18 @@ func benchBackend(backend, bin, shell, python string, slots, triggers, typesChai
 	if err != nil {
 		return err
 	}
+	pprofPort, err := benchkit.FreePort()
+	if err != nil {
+		return err
+	}
+	pprofAddr := fmt.Sprintf("127.0.0.1:%d", pprofPort)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	cmd := exec.Command(bin, "standalone", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--data-dir", dir,
 		"--db", dbURL, "--slots", strconv.Itoa(slots), "--shell", shell, "--log-level", "warn")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.Env = append(os.Environ(), "BELUGA_PPROF="+pprofAddr)
 	if python != "" {
-		cmd.Env = append(os.Environ(), "BELUGA_WORKER_PYTHON="+python)
+		cmd.Env = append(cmd.Env, "BELUGA_WORKER_PYTHON="+python)
 	}
 	if err := cmd.Start(); err != nil {
 		return err
@@ -94,7 +123,9 @@ func benchBackend(backend, bin, shell, python string, slots, triggers, typesChai
 	}
 	fmt.Printf("== %s (worker slots %d, shell %s)\n", backend, slots, shell)
 	time.Sleep(time.Second) // let start-up garbage settle before the idle reading
-	fmt.Printf("memory idle: RSS %.1f MB\n", benchkit.RSSMB(pid))
+	if opts.full {
+		fmt.Printf("idle: RSS %.1f MB, CPU %.2f %% (over 5 s)\n", benchkit.RSSMB(pid), idleCPU(pid, 5*time.Second))
+	}
 	if err := p.CreateProject(); err != nil {
 		return err
 	}
@@ -111,6 +142,9 @@ func benchBackend(backend, bin, shell, python string, slots, triggers, typesChai
 		return benchTypes(p, typesChain, python, dir)
 	}
 
+	if !opts.full {
+		return benchFanout(p, pid, pprofAddr, backend, shell)
+	}
 	wall, hops, err := p.Chain("chain100")
 	if err != nil {
 		return err
@@ -122,15 +156,20 @@ func benchBackend(backend, bin, shell, python string, slots, triggers, typesChai
 		}
 	}
 
-	cpu0 := benchkit.CPUTime(pid)
-	inst, err := p.RunAndWait("fanout1000")
-	if err != nil {
+	if err := benchFanout(p, pid, pprofAddr, backend, shell); err != nil {
 		return err
 	}
-	cpu := benchkit.CPUTime(pid) - cpu0
-	fmt.Printf("%s; beluga process CPU %v (%.0f µs/task), tasks' CPU not included\n",
-		benchkit.FanoutLine("fanout-1000", benchkit.Wall(inst), 1001), cpu.Round(time.Millisecond), float64(cpu.Microseconds())/1001)
-	fmt.Printf("memory after fanout-1000: RSS %.1f MB\n", benchkit.RSSMB(pid))
+	fan, _, err := p.Store.ListWorkflowInstances(context.Background(), store.InstanceFilter{Project: p.Project, Workflow: "fanout1000", Limit: 1})
+	if err != nil || len(fan) == 0 {
+		return fmt.Errorf("fanout instance: %v", err)
+	}
+	for _, q := range []string{"", "?tasks_limit=50", "?tasks_limit=0"} {
+		c, err := getCost(p, base, pid, fan[0].ID, q, 100)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("GET /api/v1/instances/{id}%s of a 1,001-task instance: server CPU %v per call\n", q, c.Round(10*time.Microsecond))
+	}
 
 	var trig []time.Duration
 	for range triggers {
@@ -146,7 +185,60 @@ func benchBackend(backend, bin, shell, python string, slots, triggers, typesChai
 		trig = append(trig, ts[0].StartTime.Sub(t0))
 	}
 	fmt.Printf("trigger (run request -> first task running) over %d runs: p50 %v p99 %v\n", triggers, benchkit.Pct(trig, 50), benchkit.Pct(trig, 99))
-	return benchCron(p, 10)
+	lags, err := waitLag(p, bin, base, "one", 10)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("workflow run --wait, one task, 10 runs: instance end -> CLI exit %s\n", pctLine(lags))
+	if err := benchCron(p, 10); err != nil {
+		return err
+	}
+	if opts.burst > 0 && backend == "sqlite" {
+		lags, err := burst(p, opts.burst)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("fire burst: %d schedules due at one second, each fired once: schedule time -> run written %s\n", opts.burst, pctLine(lags))
+	}
+	if !opts.skipScale {
+		if err := scaleFanout(p, pid, 10000); err != nil {
+			return err
+		}
+		if err := concurrentChains(p, pid, 1000); err != nil {
+			return err
+		}
+	}
+	if opts.scale {
+		if err := scaleFanout(p, pid, 100000); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// benchFanout runs fanout-1000 under a CPU profile and prints throughput,
+// own CPU per task and its split by component.
+func benchFanout(p *benchkit.Target, pid int, pprofAddr, backend, shell string) error {
+	cpu0 := benchkit.CPUTime(pid)
+	var inst model.WorkflowInstance
+	secs := 6
+	parts, err := profiled(pprofAddr, secs, func() error {
+		var err error
+		inst, err = p.RunAndWait("fanout1000")
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	cpu := benchkit.CPUTime(pid) - cpu0
+	fmt.Printf("%s, shell %s; beluga process CPU %v (%.0f µs/task), tasks' CPU not included\n",
+		benchkit.FanoutLine("fanout-1000", benchkit.Wall(inst), 1001), shell, cpu.Round(time.Millisecond), float64(cpu.Microseconds())/1001)
+	if benchkit.Wall(inst) < time.Duration(secs)*time.Second {
+		fmt.Println(componentLine(parts, cpu, 1001))
+	}
+	fmt.Printf("memory after fanout-1000: RSS %.1f MB\n", benchkit.RSSMB(pid))
+	_ = backend
+	return nil
 }
 
 // benchCron puts a per-second schedule on the one-task workflow for n fires

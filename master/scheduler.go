@@ -108,7 +108,10 @@ func (s *scheduler) pass(ctx context.Context) (time.Duration, error) {
 	return min(wait, bw), err
 }
 
-// schedules fires every due schedule once.
+// schedules fires every due schedule once. The schedules due in this pass
+// are written together (fireBatch at a time, one transaction each): fires
+// due at the same second land within milliseconds of it, not one commit
+// after another.
 func (s *scheduler) schedules(ctx context.Context) (time.Duration, error) {
 	scheds, err := s.t.store.ArmedSchedules(ctx)
 	if err != nil {
@@ -116,38 +119,99 @@ func (s *scheduler) schedules(ctx context.Context) (time.Duration, error) {
 	}
 	now := s.clock.Now().UTC()
 	wait := cronReload
+	var due []store.ScheduleFire
+	var plans []schedule.Plan
 	for _, sc := range scheds {
-		if ctx.Err() != nil {
-			return 0, ctx.Err()
-		}
 		next := *sc.NextFireTime
 		if next.After(now) {
 			wait = min(wait, next.Sub(now))
 			continue
 		}
-		after, err := s.fire(ctx, sc, now)
-		switch {
-		case errors.Is(err, store.ErrScheduleMoved):
-			s.log.Debug("schedule changed while firing; rereading", zap.Int64("schedule_id", sc.ID))
-			wait = min(wait, 20*time.Millisecond) // soon, but never a spin
-		case errors.Is(err, store.ErrFenced) || ctx.Err() != nil:
-			return 0, err
-		case err != nil: // this schedule only; the others go on
-			s.failed("schedule", sc.ID, sc.Project+"/"+sc.Workflow, err)
-			wait = min(wait, time.Second)
-		default:
-			delete(s.failing, "schedule"+strconv.FormatInt(sc.ID, 10))
-			if !after.IsZero() {
-				wait = min(wait, max(after.Sub(now), 0))
-			}
+		f, plan, ok := s.plan(sc, now)
+		if ok {
+			due, plans = append(due, store.ScheduleFire{Schedule: sc, Firing: f}), append(plans, plan)
 		}
+	}
+	for len(due) > 0 {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		n := min(len(due), fireBatch)
+		w, err := s.fireAll(ctx, due[:n], plans[:n], now)
+		if err != nil {
+			return 0, err
+		}
+		wait = min(wait, w)
+		due, plans = due[n:], plans[n:]
 	}
 	return wait, nil
 }
 
-// fire plans and writes one pass over a due schedule and returns its next
-// fire time (zero when none; not after now when the plan was cut short).
-func (s *scheduler) fire(ctx context.Context, sc model.Schedule, now time.Time) (next time.Time, err error) {
+// fireBatch bounds the schedules written in one transaction.
+const fireBatch = 500
+
+// fireAll writes the firings of due schedules in one transaction and
+// returns how long to wait for the next pass; when the batch fails (other
+// than fenced) each schedule is fired on its own, so one that cannot be
+// written does not hold the others back.
+func (s *scheduler) fireAll(ctx context.Context, due []store.ScheduleFire, plans []schedule.Plan, now time.Time) (time.Duration, error) {
+	failpoint.Hit(failpoint.BeforeFireSchedule)
+	res, err := s.t.store.FireSchedules(ctx, due)
+	wait := cronReload
+	if err != nil {
+		if errors.Is(err, store.ErrFenced) || ctx.Err() != nil {
+			return 0, err
+		}
+		s.log.Debug("schedule batch failed; firing one by one", zap.Int("schedules", len(due)), zap.Error(err))
+		for i, d := range due {
+			runs, err := s.t.store.FireSchedule(ctx, d.Schedule, d.Firing)
+			if errors.Is(err, store.ErrFenced) || ctx.Err() != nil {
+				return 0, err
+			}
+			wait = min(wait, s.fired(d.Schedule, plans[i], len(d.Firing.Times), runs, err, now))
+		}
+		return wait, nil
+	}
+	failpoint.Hit(failpoint.AfterFireSchedule)
+	for i, d := range due {
+		wait = min(wait, s.fired(d.Schedule, plans[i], len(d.Firing.Times), res[i].Runs, res[i].Err, now))
+	}
+	return wait, nil
+}
+
+// fired logs the outcome of one schedule's write and returns how long to
+// wait for its next pass.
+func (s *scheduler) fired(sc model.Schedule, plan schedule.Plan, asked int, insts []model.WorkflowInstance, err error, now time.Time) time.Duration {
+	switch {
+	case errors.Is(err, store.ErrScheduleMoved):
+		s.log.Debug("schedule changed while firing; rereading", zap.Int64("schedule_id", sc.ID))
+		return 20 * time.Millisecond // soon, but never a spin
+	case err != nil: // this schedule only; the others go on
+		s.failed("schedule", sc.ID, sc.Project+"/"+sc.Workflow, err)
+		return time.Second
+	}
+	delete(s.failing, "schedule"+strconv.FormatInt(sc.ID, 10))
+	countFired(plan, asked, insts, s.clock.Now())
+	if plan.Skipped > 0 {
+		s.log.Warn("skipped missed fire times", zap.Int64("schedule_id", sc.ID), zap.String(logging.FieldProject, sc.Project), zap.String(logging.FieldWorkflow, sc.Workflow),
+			zap.Int("skipped", plan.Skipped), zap.String("catchup", catchupName(sc.Catchup)))
+	}
+	for _, inst := range insts {
+		s.log.Info("schedule fired", zap.Int64("schedule_id", sc.ID), logging.Instance(inst.ID, sc.Project, sc.Workflow),
+			zap.Time("schedule_time", *inst.ScheduleTime))
+	}
+	if len(insts) > 0 {
+		s.t.cons.Notify()
+	}
+	if plan.Next.IsZero() {
+		return cronReload
+	}
+	return max(plan.Next.Sub(now), 0)
+}
+
+// plan is one pass over a due schedule: the times to fire (never one
+// fired already) and its next fire time; !ok when its cron cannot parse.
+func (s *scheduler) plan(sc model.Schedule, now time.Time) (store.Firing, schedule.Plan, bool) {
 	c, err := s.cron(sc)
 	if err != nil {
 		if s.broken[sc.ID] != sc.Revision {
@@ -155,7 +219,7 @@ func (s *scheduler) fire(ctx context.Context, sc model.Schedule, now time.Time) 
 			s.log.Error("schedule cannot fire: bad cron; fix it over the API", zap.Int64("schedule_id", sc.ID),
 				zap.String(logging.FieldProject, sc.Project), zap.String(logging.FieldWorkflow, sc.Workflow), zap.Error(err))
 		}
-		return time.Time{}, nil
+		return store.Firing{}, schedule.Plan{}, false
 	}
 	plan := c.Due(*sc.NextFireTime, now, schedule.Window{Start: sc.StartTime, End: sc.EndTime}, sc.Catchup)
 	f := store.Firing{}
@@ -171,25 +235,7 @@ func (s *scheduler) fire(ctx context.Context, sc model.Schedule, now time.Time) 
 		f.Note = fmt.Sprintf("%s: skipped %d missed fire time(s) from %s (catchup %s)",
 			now.Format(time.RFC3339), plan.Skipped, sc.NextFireTime.Format(time.RFC3339), catchupName(sc.Catchup))
 	}
-	failpoint.Hit(failpoint.BeforeFireSchedule)
-	insts, err := s.t.store.FireSchedule(ctx, sc, f)
-	if err != nil {
-		return time.Time{}, err
-	}
-	failpoint.Hit(failpoint.AfterFireSchedule)
-	countFired(plan, len(f.Times), insts, s.clock.Now())
-	if plan.Skipped > 0 {
-		s.log.Warn("skipped missed fire times", zap.Int64("schedule_id", sc.ID), zap.String(logging.FieldProject, sc.Project), zap.String(logging.FieldWorkflow, sc.Workflow),
-			zap.Int("skipped", plan.Skipped), zap.String("catchup", catchupName(sc.Catchup)))
-	}
-	for _, inst := range insts {
-		s.log.Info("schedule fired", zap.Int64("schedule_id", sc.ID), logging.Instance(inst.ID, sc.Project, sc.Workflow),
-			zap.Time("schedule_time", *inst.ScheduleTime))
-	}
-	if len(insts) > 0 {
-		s.t.cons.Notify()
-	}
-	return plan.Next, nil
+	return f, plan, true
 }
 
 func (s *scheduler) cron(sc model.Schedule) (*schedule.Cron, error) {

@@ -315,6 +315,37 @@ func (c *Client) GetInstance(ctx context.Context, id int64) (InstanceDetail, err
 	return d, err
 }
 
+// InstanceQuery shapes GetInstancePage: a page of tasks (Limit 0: the
+// server's default page; NoTasks: none) and Wait, a long poll that
+// answers when the instance ends or after Wait (keep it under
+// DefaultTimeout).
+type InstanceQuery struct {
+	TasksLimit, TasksOffset int
+	NoTasks                 bool
+	Wait                    time.Duration
+}
+
+// GetInstancePage returns an instance with one page of its tasks, the
+// per-state task counts, and waits for its end as q says.
+func (c *Client) GetInstancePage(ctx context.Context, id int64, q InstanceQuery) (InstanceDetail, error) {
+	v := url.Values{}
+	switch {
+	case q.NoTasks:
+		v.Set("tasks_limit", "0")
+	case q.TasksLimit > 0:
+		v.Set("tasks_limit", strconv.Itoa(q.TasksLimit))
+	}
+	if q.TasksOffset > 0 {
+		v.Set("tasks_offset", strconv.Itoa(q.TasksOffset))
+	}
+	if q.Wait > 0 {
+		v.Set("wait", q.Wait.String())
+	}
+	var d InstanceDetail
+	err := c.call(ctx, "GET", "/api/v1/instances/"+strconv.FormatInt(id, 10), v, nil, &d)
+	return d, err
+}
+
 // InstanceFilter selects instances; zero fields match all (Limit 0: the
 // server's default).
 type InstanceFilter struct {

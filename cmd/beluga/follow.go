@@ -21,6 +21,8 @@ const (
 	// errors and 5xx answers (an api restart, a busy database) before it
 	// gives up.
 	pollPatience = 10 * time.Second
+	// maxPollWait bounds one long poll, well under the client's timeout.
+	maxPollWait = 10 * time.Second
 )
 
 // taskEvent is one observed task state change (-o json prints these).
@@ -36,15 +38,20 @@ type taskEvent struct {
 
 // follow polls an instance until it is finished, printing each task state
 // change, then the final state. The error carries the exit code: nil only
-// when the run succeeded. Each poll reads every task of the instance, so
-// the pause between polls grows with what a poll costs (pollShare): a
-// thousand-task run is followed without taking the server's CPU.
+// when the run succeeded. Each poll is a long poll (?wait=): the server
+// answers as soon as the instance ends, or after the pause, so the end is
+// seen at once while the changes between are printed every pause. Each
+// poll reads every task of the instance, so the pause grows with what a
+// poll costs (pollShare): a thousand-task run is followed without taking
+// the server's CPU.
 func (a *app) follow(ctx context.Context, c *client.Client, id int64) error {
 	seen := map[int64]string{} // task instance id -> last printed state
 	lastOK := time.Now()
+	wait := pollEvery
 	for {
 		polled := time.Now()
-		d, err := c.GetInstance(ctx, id)
+		d, err := a.poll(ctx, c, id, wait)
+		took := time.Since(polled)
 		switch {
 		case err == nil:
 			lastOK = time.Now()
@@ -55,18 +62,43 @@ func (a *app) follow(ctx context.Context, c *client.Client, id int64) error {
 				return a.finish(d)
 			}
 		case transient(err) && time.Since(lastOK) < pollPatience:
-			// try again on the next tick
+			// try again after the pause
 		default:
 			return err
 		}
-		t := time.NewTimer(max(pollEvery, pollShare*time.Since(polled)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		cost := took
+		if took >= wait {
+			cost = took - wait // the server waited, then answered
+		}
+		next := min(max(pollEvery, pollShare*cost), maxPollWait)
+		if took < wait {
+			// Not waited for (an error, or a server without ?wait=): pause here.
+			t := time.NewTimer(wait - took)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
+		wait = next
+	}
+}
+
+// poll reads the instance, waiting up to wait for its end, and every page
+// of its tasks.
+func (a *app) poll(ctx context.Context, c *client.Client, id int64, wait time.Duration) (api.InstanceDetail, error) {
+	d, err := c.GetInstancePage(ctx, id, client.InstanceQuery{Wait: wait})
+	for err == nil && len(d.Tasks) > 0 && len(d.Tasks) < d.TasksTotal {
+		var more api.InstanceDetail
+		if more, err = c.GetInstancePage(ctx, id, client.InstanceQuery{TasksOffset: len(d.Tasks)}); err == nil {
+			if len(more.Tasks) == 0 {
+				break
+			}
+			d.Tasks = append(d.Tasks, more.Tasks...)
 		}
 	}
+	return d, err
 }
 
 func transient(err error) bool {

@@ -242,6 +242,7 @@ func (s *Store) FinishWorkflowInstance(ctx context.Context, id int64, state mode
 	if err != nil {
 		return fmt.Errorf("finish instance %d as %s: %w", id, state, err)
 	}
+	s.ended(id)
 	return nil
 }
 

@@ -36,6 +36,7 @@ type Store struct {
 	log     *zap.Logger
 	epoch   int64       // leader term of this view; see Term
 	box     *secret.Box // seals secret params; see WithSecrets
+	ends    *finishes   // in-process waiters of instance ends; see WaitEnd
 }
 
 // Dialect is "mysql" or "sqlite".
@@ -143,7 +144,7 @@ func open(ctx context.Context, rawURL string, log *zap.Logger) (*Store, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("connect %s database: %w", dialect, err)
 	}
-	return &Store{db: db, dialect: dialect, log: log.Named("store")}, nil
+	return &Store{db: db, dialect: dialect, log: log.Named("store"), ends: &finishes{}}, nil
 }
 
 // Close releases the connections.

@@ -216,6 +216,17 @@ type Firing struct {
 // schedule is still at sc.Revision and enabled. So a schedule time starts
 // once however masters come and go; a lost race is ErrScheduleMoved.
 func (s *Store) FireSchedule(ctx context.Context, sc model.Schedule, f Firing) ([]model.WorkflowInstance, error) {
+	w := s.fireWrite(sc, f)
+	var out []model.WorkflowInstance
+	err := s.tx(ctx, func(tx *gorm.DB) (err error) {
+		out, err = w.write(tx)
+		return err
+	})
+	return out, err
+}
+
+// fireWrite is the write of one schedule's firing.
+func (s *Store) fireWrite(sc model.Schedule, f Firing) timedRuns {
 	up := map[string]any{"next_fire_time": utc(f.Next)}
 	if len(f.Times) > 0 {
 		up["last_fire_time"] = f.Times[len(f.Times)-1].UTC()
@@ -223,16 +234,10 @@ func (s *Store) FireSchedule(ctx context.Context, sc model.Schedule, f Firing) (
 	if f.Note != "" {
 		up["note"] = f.Note
 	}
-	w := timedRuns{table: &scheduleRow{}, what: fmt.Sprintf("schedule %d", sc.ID), where: "enabled = ?", whereArg: true,
+	return timedRuns{table: &scheduleRow{}, what: fmt.Sprintf("schedule %d", sc.ID), where: "enabled = ?", whereArg: true,
 		id: sc.ID, rev: sc.Revision, up: up, moved: ErrScheduleMoved, times: f.Times, box: s.box,
 		run: RunRequest{Project: sc.Project, Workflow: sc.Workflow, Params: sc.Params, Priority: sc.Priority,
 			WorkerGroup: sc.WorkerGroup, CommandType: model.CommandScheduled, ScheduleID: sc.ID, Timezone: sc.Timezone},
 		gate:        overlapGate(sc, time.Now().UTC()),
 		queueReason: fmt.Sprintf("queued: schedule %d (overlap %s) runs one at a time; waits for the previous run to end", sc.ID, sc.Overlap)}
-	var out []model.WorkflowInstance
-	err := s.tx(ctx, func(tx *gorm.DB) (err error) {
-		out, err = w.write(tx)
-		return err
-	})
-	return out, err
 }

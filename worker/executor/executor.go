@@ -124,6 +124,7 @@ type Executor struct {
 	devNull    *os.File       // stdin of every task
 	spares     *spares
 	fsMu       sync.Mutex // serializes task file-system set-up (see startProcess)
+	empty      *emptyLog  // the log of tasks without output (emptylog.go); nil: none
 	stopSpares context.CancelFunc
 
 	load atomic.Uint64 // mirror of owner state for Stats: packLoad(running, queued)
@@ -263,6 +264,7 @@ func (e *Executor) start(ctx context.Context) error {
 	if err := e.spares.prepare(); err != nil {
 		return fmt.Errorf("executor: spare dir: %w", err)
 	}
+	e.empty = newEmptyLog(e.logDir)
 	devNull, err := os.Open(os.DevNull)
 	if err != nil {
 		return fmt.Errorf("executor: open %s: %w", os.DevNull, err)

@@ -85,26 +85,28 @@ func waitExited(pid int) error {
 	}
 }
 
-// children lists this process's children, from every thread's list.
+// children lists this process's adopted children: the orphans of task
+// processes, the only children the sweeps look for (shells are reaped by
+// their waiters). The kernel hands an orphan to the first live thread of
+// its subreaper, the thread group leader (find_new_reaper), and a Go
+// process's main thread lives as long as the process, so the leader's list
+// is enough: reading every thread's list cost a /proc read per OS thread at
+// every task's end (~10 % of standalone's CPU in the fanout benchmark).
 func children() []int {
-	tasks, err := os.ReadDir("/proc/self/task")
+	b, err := os.ReadFile(leaderChildren)
 	if err != nil {
 		return nil
 	}
 	var out []int
-	for _, t := range tasks {
-		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
-		if err != nil {
-			continue
-		}
-		for _, f := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(f); err == nil {
-				out = append(out, pid)
-			}
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			out = append(out, pid)
 		}
 	}
 	return out
 }
+
+var leaderChildren = "/proc/self/task/" + strconv.Itoa(os.Getpid()) + "/children"
 
 // hasEnv reports whether pid's initial environment holds kv exactly.
 func hasEnv(pid int, kv string) bool {

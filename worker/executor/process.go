@@ -142,7 +142,13 @@ func (e *Executor) startProcess(l launch) (*os.Process, *cgroup.Task, *logCopy, 
 	// CPU in the kernel than the same creations in a row (measured with the
 	// fanout benchmark: 1.7 ms -> 0.8 ms of worker CPU per task at 32 slots).
 	e.fsMu.Lock()
-	f, err := e.prepareFS(l)
+	err := e.prepareDirs(l)
+	if err == nil {
+		err = e.placeLog(l.logPath) // opened at the first output (emptylog.go)
+		if err != nil {
+			err = fmt.Errorf("open log: %w", err)
+		}
+	}
 	e.fsMu.Unlock()
 	if err != nil {
 		return nil, nil, nil, err
@@ -151,7 +157,6 @@ func (e *Executor) startProcess(l launch) (*os.Process, *cgroup.Task, *logCopy, 
 	// stderr share it, which keeps their lines interleaved.
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		f.Close()
 		return nil, nil, nil, fmt.Errorf("log pipe: %w", err)
 	}
 	sys := &syscall.SysProcAttr{
@@ -166,7 +171,6 @@ func (e *Executor) startProcess(l launch) (*os.Process, *cgroup.Task, *logCopy, 
 		if cg, err = e.cgroups.NewTask(l.cgroup); err != nil {
 			pw.Close()
 			pr.Close()
-			f.Close()
 			return nil, nil, nil, err
 		}
 		// Born in its cgroup (clone3 CLONE_INTO_CGROUP): nothing it forks
@@ -185,7 +189,6 @@ func (e *Executor) startProcess(l launch) (*os.Process, *cgroup.Task, *logCopy, 
 	}
 	if err != nil {
 		pr.Close()
-		f.Close()
 		if cg != nil {
 			_ = cg.Remove(time.Second) // empty: nothing started in it
 		}
@@ -195,11 +198,11 @@ func (e *Executor) startProcess(l launch) (*os.Process, *cgroup.Task, *logCopy, 
 	c := &logCopy{r: pr, done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
-		defer f.Close()
 		defer pr.Close()
 		// Secret values are masked before anything reads the stream: the log
 		// and the outputs parser never see them.
-		_ = copyCapped(f, io.TeeReader(secret.NewMasker(pr, l.secrets), &c.out), e.cfg.MaxLogBytes) // an error: the log lost output, the task runs on
+		open := func() (*os.File, error) { return e.openLogForOutput(l.logPath) }
+		_ = copyLazy(open, io.TeeReader(secret.NewMasker(pr, l.secrets), &c.out), e.cfg.MaxLogBytes) // an error: the log lost output, the task runs on
 		c.out.close()
 	}()
 	return p, cg, c, nil
@@ -207,15 +210,8 @@ func (e *Executor) startProcess(l launch) (*os.Process, *cgroup.Task, *logCopy, 
 
 // prepareFS creates the task's work dir and opens its log file.
 func (e *Executor) prepareFS(l launch) (*os.File, error) {
-	// The per-workflow parents exist after a workflow's first task: a stat.
-	if err := os.MkdirAll(filepath.Dir(l.dir), 0o755); err != nil {
-		return nil, fmt.Errorf("create work dir: %w", err)
-	}
-	if err := e.spares.makeDir(l.dir); err != nil {
-		return nil, fmt.Errorf("create work dir: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(l.logPath), 0o755); err != nil {
-		return nil, fmt.Errorf("create log dir: %w", err)
+	if err := e.prepareDirs(l); err != nil {
+		return nil, err
 	}
 	f, err := e.spares.openLog(l.logPath)
 	if err != nil {
@@ -228,6 +224,21 @@ func (e *Executor) prepareFS(l launch) (*os.File, error) {
 		}
 	}
 	return f, nil
+}
+
+// prepareDirs creates the task's work dir and its log's directory.
+func (e *Executor) prepareDirs(l launch) error {
+	// The per-workflow parents exist after a workflow's first task: a stat.
+	if err := os.MkdirAll(filepath.Dir(l.dir), 0o755); err != nil {
+		return fmt.Errorf("create work dir: %w", err)
+	}
+	if err := e.spares.makeDir(l.dir); err != nil {
+		return fmt.Errorf("create work dir: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(l.logPath), 0o755); err != nil {
+		return fmt.Errorf("create log dir: %w", err)
+	}
+	return nil
 }
 
 // exitCode follows the shell convention: 128+n for a death by signal n.

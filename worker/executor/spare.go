@@ -113,6 +113,28 @@ func (s *spares) take(pool chan string, target string) bool {
 	return true
 }
 
+// replace puts an empty file at target, replacing what is there: a spare
+// renamed over it, or a new file when the pool is empty.
+func (s *spares) replace(target string) error {
+	var p string
+	select {
+	case p = <-s.files:
+		s.signal()
+	default:
+		f, err := os.CreateTemp(filepath.Dir(target), ".new-*")
+		if err != nil {
+			return err
+		}
+		f.Close()
+		p = f.Name()
+	}
+	if err := os.Rename(p, target); err != nil {
+		_ = os.Remove(p)
+		return err
+	}
+	return nil
+}
+
 // openLog opens target for appending, from a spare when one is available.
 func (s *spares) openLog(target string) (*os.File, error) {
 	if s.take(s.files, target) {

@@ -1,0 +1,308 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/beluga-scheduler/beluga/api"
+	"github.com/beluga-scheduler/beluga/bench/benchkit"
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/spec"
+	"github.com/beluga-scheduler/beluga/common/store"
+)
+
+// idleCPU is the process's CPU share over d with nothing to do.
+func idleCPU(pid int, d time.Duration) float64 {
+	c0 := benchkit.CPUTime(pid)
+	time.Sleep(d) // measuring an idle process over a span
+	return float64(benchkit.CPUTime(pid)-c0) / float64(d) * 100
+}
+
+// components splits a CPU profile by what the samples were doing: each
+// sample goes to the first of store (gorm, the SQLite and MySQL drivers),
+// worker, master or api found on its stack, else to "runtime" (GC, the
+// scheduler, syscalls of no component's).
+func components(raw []byte) (map[string]time.Duration, error) {
+	p, err := profile.Parse(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	ci := len(p.SampleType) - 1 // cpu nanoseconds
+	out := map[string]time.Duration{}
+	for _, s := range p.Sample {
+		out[component(s)] += time.Duration(s.Value[ci])
+	}
+	return out, nil
+}
+
+var componentOrder = []string{"store", "worker", "master", "api", "runtime"}
+
+func component(s *profile.Sample) string {
+	has := map[string]bool{}
+	for _, loc := range s.Location {
+		for _, l := range loc.Line {
+			fn := l.Function.Name
+			switch {
+			case strings.Contains(fn, "/common/store.") || strings.HasPrefix(fn, "gorm.io/") ||
+				strings.Contains(fn, "sqlite") || strings.Contains(fn, "go-sql-driver") || strings.HasPrefix(fn, "database/sql."):
+				has["store"] = true
+			case strings.Contains(fn, "beluga/worker"):
+				has["worker"] = true
+			case strings.Contains(fn, "beluga/master."):
+				has["master"] = true
+			case strings.Contains(fn, "beluga/api.") || strings.HasPrefix(fn, "net/http."):
+				has["api"] = true
+			}
+		}
+	}
+	for _, c := range componentOrder[:4] {
+		if has[c] {
+			return c
+		}
+	}
+	return "runtime"
+}
+
+// profiled runs f while a CPU profile of the process is taken (pprof on
+// pprofAddr) and returns the profile's split by component; the profile
+// spans f (it is stopped by its own duration, so f's time is estimated).
+func profiled(pprofAddr string, secs int, f func() error) (map[string]time.Duration, error) {
+	var raw []byte
+	var perr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		res, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, secs))
+		if err != nil {
+			perr = err
+			return
+		}
+		defer res.Body.Close()
+		raw, perr = io.ReadAll(res.Body)
+	}()
+	time.Sleep(100 * time.Millisecond) // the profile starts before the run
+	if err := f(); err != nil {
+		return nil, err
+	}
+	wg.Wait()
+	if perr != nil {
+		return nil, perr
+	}
+	return components(raw)
+}
+
+// componentLine prints own CPU per task by component, scaling the
+// profile's split to the process's measured CPU.
+func componentLine(parts map[string]time.Duration, cpu time.Duration, tasks int) string {
+	var total time.Duration
+	for _, d := range parts {
+		total += d
+	}
+	if total == 0 {
+		return "own CPU per task by component: no samples"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "own CPU per task by component (CPU profile split, scaled to %.0f µs/task):", float64(cpu.Microseconds())/float64(tasks))
+	for _, c := range componentOrder {
+		share := float64(parts[c]) / float64(total)
+		fmt.Fprintf(&b, " %s %.0f µs", c, share*float64(cpu.Microseconds())/float64(tasks))
+	}
+	return b.String()
+}
+
+// getCost is the server's CPU per GET of instance id with query q.
+func getCost(p *benchkit.Target, base string, pid int, id int64, q string, n int) (time.Duration, error) {
+	url := fmt.Sprintf("%s/api/v1/instances/%d%s", base, id, q)
+	c0 := benchkit.CPUTime(pid)
+	for range n {
+		res, err := http.Get(url)
+		if err != nil {
+			return 0, err
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			return 0, fmt.Errorf("GET %s: %s", url, res.Status)
+		}
+	}
+	return (benchkit.CPUTime(pid) - c0) / time.Duration(n), nil
+}
+
+// waitLag runs `beluga workflow run --wait` of wf n times and returns, for
+// each, the time from the instance's end (DB time) to the CLI's exit.
+func waitLag(p *benchkit.Target, bin, base, wf string, n int) ([]time.Duration, error) {
+	var lags []time.Duration
+	for range n {
+		cmd := exec.Command(bin, "workflow", "run", "-p", p.Project, wf, "--wait", "-o", "json", "--server", base)
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("run --wait: %v: %s", err, out.String())
+		}
+		exited := time.Now()
+		list, _, err := p.Store.ListWorkflowInstances(context.Background(), store.InstanceFilter{Project: p.Project, Workflow: wf, Limit: 1})
+		if err != nil || len(list) == 0 || list[0].EndTime == nil {
+			return nil, fmt.Errorf("run --wait: newest run %v %v", list, err)
+		}
+		lags = append(lags, exited.Sub(*list[0].EndTime))
+	}
+	return lags, nil
+}
+
+// burst puts n workflows on a cron that is due at the same second and
+// returns each run's fire lag (schedule time -> run written, DB times),
+// checking that each schedule fired exactly once.
+func burst(p *benchkit.Target, n int) ([]time.Duration, error) {
+	ctx := context.Background()
+	proj := "burst"
+	if _, err := p.API.CreateProject(ctx, proj, "fire burst"); err != nil {
+		return nil, err
+	}
+	for i := range n {
+		if _, err := p.API.ApplyWorkflow(ctx, proj, []byte(benchkit.OneTaskSpec(fmt.Sprintf("b%d", i)))); err != nil {
+			return nil, err
+		}
+	}
+	// Due at one second far enough ahead for every schedule to be written:
+	// a first pass (due in an hour) times the writes, the second sets the
+	// second of the burst.
+	on := true
+	put := func(at time.Time) error {
+		for i := range n {
+			if _, _, err := p.API.PutSchedule(ctx, proj, fmt.Sprintf("b%d", i), api.ScheduleRequest{
+				Cron: fmt.Sprintf("%d %d %d * * *", at.Second(), at.Minute(), at.Hour()), Timezone: "UTC", Enabled: &on}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	t0 := time.Now()
+	if err := put(time.Now().UTC().Add(time.Hour)); err != nil {
+		return nil, err
+	}
+	took := time.Since(t0)
+	at := time.Now().UTC().Add(3*time.Second + took*3).Truncate(time.Second).Add(time.Second)
+	if err := put(at); err != nil {
+		return nil, err
+	}
+	if time.Now().UTC().After(at.Add(-200 * time.Millisecond)) {
+		return nil, fmt.Errorf("fire burst: writing %d schedules took past their fire time %v", n, at)
+	}
+	var runs []model.WorkflowInstance
+	for deadline := at.Add(time.Minute); len(runs) < n; time.Sleep(50 * time.Millisecond) { // polling the DB
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("fire burst: %d of %d runs within a minute", len(runs), n)
+		}
+		all, _, err := p.Store.ListWorkflowInstances(ctx, store.InstanceFilter{Project: proj, Limit: 1000})
+		if err != nil {
+			return nil, err
+		}
+		runs = all
+	}
+	per := map[string]int{}
+	var lags []time.Duration
+	for _, r := range runs {
+		per[r.Workflow]++
+		if r.ScheduleTime == nil || !r.ScheduleTime.Equal(at) {
+			return nil, fmt.Errorf("fire burst: run %d has schedule time %v, want %v", r.ID, r.ScheduleTime, at)
+		}
+		lags = append(lags, r.CreatedAt.Sub(at))
+	}
+	if len(per) != n {
+		return nil, fmt.Errorf("fire burst: %d runs of %d workflows, want one of each of %d", len(runs), len(per), n)
+	}
+	// Let the runs end before the next figure.
+	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(100 * time.Millisecond) { // polling the DB
+		_, done, err := p.Store.ListWorkflowInstances(ctx, store.InstanceFilter{Project: proj, State: model.WorkflowSucceeded, Limit: 1})
+		if err != nil {
+			return nil, err
+		}
+		if done >= int64(n) {
+			return lags, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("fire burst: %d of %d runs succeeded within 5 minutes", done, n)
+		}
+	}
+}
+
+// scaleFanout runs a fan-out of n tasks, the join included (one instance),
+// and prints throughput and RSS growth per 1,000 tasks.
+func scaleFanout(p *benchkit.Target, pid, n int) error {
+	if n > spec.MaxTasks {
+		fmt.Printf("fanout-%d: skipped, a workflow holds at most %d tasks and %d bytes of spec (common/spec)\n", n, spec.MaxTasks, spec.MaxSpecBytes)
+		return nil
+	}
+	n-- // the join is one of the n
+	name := fmt.Sprintf("fanout%d", n)
+	if err := p.Apply(benchkit.FanoutSpec(name, n)); err != nil {
+		return err
+	}
+	rss0 := benchkit.RSSMB(pid)
+	cpu0 := benchkit.CPUTime(pid)
+	inst, err := p.RunAndWait(name)
+	if err != nil {
+		return err
+	}
+	cpu := benchkit.CPUTime(pid) - cpu0
+	rss := benchkit.RSSMB(pid)
+	fmt.Printf("%s; own CPU %.0f µs/task; RSS %.1f -> %.1f MB (%+.2f MB per 1,000 tasks)\n",
+		benchkit.FanoutLine(fmt.Sprintf("fanout-%d", n), benchkit.Wall(inst), n+1), float64(cpu.Microseconds())/float64(n+1),
+		rss0, rss, (rss-rss0)/float64(n+1)*1000)
+	return nil
+}
+
+// concurrentChains starts n runs of a 10-task chain at once and prints the
+// throughput from the first run's creation to the last one's end.
+func concurrentChains(p *benchkit.Target, pid, n int) error {
+	if err := p.Apply(benchkit.ChainSpec("chain10", 10)); err != nil {
+		return err
+	}
+	rss0 := benchkit.RSSMB(pid)
+	cpu0 := benchkit.CPUTime(pid)
+	ids := make([]int64, n)
+	for i := range ids {
+		id, err := p.Run("chain10")
+		if err != nil {
+			return err
+		}
+		ids[i] = id
+	}
+	var first, last time.Time
+	for _, id := range ids {
+		inst, err := p.Wait(id, 10*time.Minute)
+		if err != nil {
+			return err
+		}
+		if first.IsZero() || inst.CreatedAt.Before(first) {
+			first = inst.CreatedAt
+		}
+		if inst.EndTime.After(last) {
+			last = *inst.EndTime
+		}
+	}
+	cpu := benchkit.CPUTime(pid) - cpu0
+	rss := benchkit.RSSMB(pid)
+	tasks := n * 10
+	fmt.Printf("%d concurrent chain-10 runs: wall %v, %.0f tasks/s (%d tasks); own CPU %.0f µs/task; RSS %.1f -> %.1f MB (%+.2f MB per 1,000 tasks)\n",
+		n, last.Sub(first).Round(time.Millisecond), float64(tasks)/last.Sub(first).Seconds(), tasks,
+		float64(cpu.Microseconds())/float64(tasks), rss0, rss, (rss-rss0)/float64(tasks)*1000)
+	return nil
+}
+
+// pctLine renders p50/p99 of ds.
+func pctLine(ds []time.Duration) string {
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return fmt.Sprintf("p50 %v p99 %v max %v", benchkit.Pct(ds, 50), benchkit.Pct(ds, 99), benchkit.Pct(ds, 100))
+}

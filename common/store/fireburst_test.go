@@ -1,0 +1,83 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/store"
+)
+
+// Schedules due together are written in one transaction: each fires once,
+// a schedule that moved since it was read is skipped without holding the
+// others back, and the batch is fenced like a single fire (before
+// FireSchedules, there was only one schedule per transaction).
+func TestFireSchedulesBatch(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		s.CreateProject(ctx, "demo", "")
+		t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+		t1 := t0.Add(24 * time.Hour)
+		var fires []store.ScheduleFire
+		for i := range 5 {
+			name := fmt.Sprintf("wf%d", i)
+			if _, _, err := s.PutWorkflow(ctx, "demo", mustSpec(t, "name: "+name+"\ntasks:\n  - {name: a, command: \"true\"}\n")); err != nil {
+				t.Fatal(err)
+			}
+			sc, _, err := s.PutSchedule(ctx, model.Schedule{Project: "demo", Workflow: name, Cron: "0 0 * * *", Enabled: true, NextFireTime: &t0}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fires = append(fires, store.ScheduleFire{Schedule: sc, Firing: store.Firing{Times: []time.Time{t0}, Next: &t1}})
+		}
+		// wf2 is edited after the read: its planned fire is stale.
+		cur, _ := s.GetSchedule(ctx, "demo", "wf2")
+		cur.Cron = "0 1 * * *"
+		if _, _, err := s.PutSchedule(ctx, cur, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.BeginTerm(ctx, 2, "m1"); err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Term(2).FireSchedules(ctx, fires)
+		if err != nil || len(res) != 5 {
+			t.Fatalf("batch: %v %v", res, err)
+		}
+		for i, r := range res {
+			if i == 2 {
+				if !errors.Is(r.Err, store.ErrScheduleMoved) || len(r.Runs) != 0 {
+					t.Fatalf("moved schedule: %+v", r)
+				}
+				continue
+			}
+			if r.Err != nil || len(r.Runs) != 1 || !r.Runs[0].ScheduleTime.Equal(t0) || r.Runs[0].Workflow != fmt.Sprintf("wf%d", i) {
+				t.Fatalf("schedule %d: %+v", i, r)
+			}
+		}
+		// The same read again: every cursor moved, nothing fires twice.
+		res, err = s.Term(2).FireSchedules(ctx, fires)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range res {
+			if !errors.Is(r.Err, store.ErrScheduleMoved) {
+				t.Fatalf("second batch, schedule %d: %+v", i, r)
+			}
+		}
+		all, _, err := s.ListWorkflowInstances(ctx, store.InstanceFilter{Project: "demo"})
+		if err != nil || len(all) != 4 {
+			t.Fatalf("runs written: %d %v, want 4", len(all), err)
+		}
+		// A newer term fences the old one: the whole batch is refused.
+		if err := s.BeginTerm(ctx, 3, "m2"); err != nil {
+			t.Fatal(err)
+		}
+		again, _ := s.GetSchedule(ctx, "demo", "wf0")
+		if _, err := s.Term(2).FireSchedules(ctx, []store.ScheduleFire{{Schedule: again, Firing: store.Firing{Times: []time.Time{t1}}}}); !errors.Is(err, store.ErrFenced) {
+			t.Fatalf("fenced batch: %v", err)
+		}
+	})
+}

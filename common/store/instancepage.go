@@ -1,0 +1,118 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+)
+
+// TaskPage is one page of an instance's task instances in id order, and
+// how many there are in each state: what the instance API answers without
+// reading every task of a 100,000-task instance.
+type TaskPage struct {
+	Tasks  []model.TaskInstance
+	Counts map[model.TaskState]int
+	Total  int
+}
+
+// InstanceTasks returns the tasks of instance id from offset (limit of
+// them; 0: none) and the state counts, each one query on the
+// (workflow_instance_id, state) index.
+func (s *Store) InstanceTasks(ctx context.Context, id int64, limit, offset int) (TaskPage, error) {
+	page := TaskPage{Counts: map[model.TaskState]int{}}
+	var counts []struct {
+		State string
+		N     int
+	}
+	if err := s.db.WithContext(ctx).Raw(`SELECT state, COUNT(*) AS n FROM task_instance WHERE workflow_instance_id = ? GROUP BY state`, id).
+		Scan(&counts).Error; err != nil {
+		return page, fmt.Errorf("count tasks of instance %d: %w", id, err)
+	}
+	for _, c := range counts {
+		page.Counts[model.TaskState(c.State)] = c.N
+		page.Total += c.N
+	}
+	if limit <= 0 || offset >= page.Total {
+		return page, nil
+	}
+	var rows []taskInstanceRow
+	if err := s.db.WithContext(ctx).Where("workflow_instance_id = ?", id).Order("id").Limit(limit).Offset(offset).
+		Find(&rows).Error; err != nil {
+		return page, fmt.Errorf("list tasks of instance %d: %w", id, err)
+	}
+	page.Tasks = make([]model.TaskInstance, len(rows))
+	for i, r := range rows {
+		page.Tasks[i] = r.model()
+	}
+	return page, nil
+}
+
+// InstanceOutputTasks returns the tasks of instance id that exported
+// values: the instance's outputs without reading its other tasks (index
+// 0020 holds only the tasks with outputs; a task without any has NULL).
+func (s *Store) InstanceOutputTasks(ctx context.Context, id int64) ([]model.TaskInstance, error) {
+	var rows []taskInstanceRow
+	if err := s.db.WithContext(ctx).Where("workflow_instance_id = ? AND outputs_json IS NOT NULL", id).
+		Order("id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list outputs of instance %d: %w", id, err)
+	}
+	out := make([]model.TaskInstance, len(rows))
+	for i, r := range rows {
+		out[i] = r.model()
+	}
+	return out, nil
+}
+
+// finishes wakes the in-process waiters of instance ends (WaitEnd): the
+// API of a standalone answers a waiting GET as soon as the master in the
+// same process wrote the end. Shared by every view of a Store (Term,
+// WithSecrets copy the pointer).
+type finishes struct {
+	mu      sync.Mutex
+	waiters map[int64][]chan struct{}
+}
+
+// WaitEnd returns a channel closed when this process (through any view of
+// this Store) records instance id's end, and a cancel to call when no
+// longer waiting. An end written by another process is not signalled: the
+// caller also re-reads the instance now and then.
+func (s *Store) WaitEnd(id int64) (<-chan struct{}, func()) {
+	f := s.ends
+	ch := make(chan struct{})
+	f.mu.Lock()
+	if f.waiters == nil {
+		f.waiters = map[int64][]chan struct{}{}
+	}
+	f.waiters[id] = append(f.waiters[id], ch)
+	f.mu.Unlock()
+	return ch, func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		ws := f.waiters[id]
+		for i, w := range ws {
+			if w == ch {
+				ws = append(ws[:i], ws[i+1:]...)
+				break
+			}
+		}
+		if len(ws) == 0 {
+			delete(f.waiters, id)
+		} else {
+			f.waiters[id] = ws
+		}
+	}
+}
+
+// ended wakes the waiters of instance id.
+func (s *Store) ended(id int64) {
+	f := s.ends
+	f.mu.Lock()
+	ws := f.waiters[id]
+	delete(f.waiters, id)
+	f.mu.Unlock()
+	for _, w := range ws {
+		close(w)
+	}
+}
