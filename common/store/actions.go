@@ -246,6 +246,9 @@ func (s *Store) RequestAction(ctx context.Context, req ActionRequest) (ActionRes
 			}
 			res.State = to
 			detail += " -> " + string(to)
+			if err := appendEvents(tx, instanceChanges(inst.ID)); err != nil {
+				return err
+			}
 		}
 		now := time.Now().UTC()
 		cmd := actionCommandRow{Type: commandTypeAction, WorkflowInstanceID: inst.ID, TaskInstanceID: nullID(req.TaskInstanceID),
