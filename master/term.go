@@ -31,6 +31,7 @@ type term struct {
 	watch  *workerWatch
 	wheel  *wheel
 	cron   *scheduler
+	pub    *publisher // the event stream's publisher and webhooks (publisher.go)
 
 	ctx    context.Context // ends with the term
 	cancel context.CancelFunc
@@ -76,6 +77,7 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	t.watch = newWorkerWatch(t, m.cfg.WorkerLossGrace)
 	t.wheel = newWheel(m.cfg.Clock, t.fire)
 	t.cron = newScheduler(t, m.cfg.Clock)
+	t.pub = newPublisher(t.store, t.log, m.cfg.Events, t.fenced, newWebhooks(t.store, m.cfg.Events.Secrets, t.log, m.cfg.Events, t.fenced))
 	if err := startstop.StartAll(t.ctx, t.events, t.disp, t.wheel); err != nil {
 		t.log.Error("start term services", zap.Error(err))
 		t.stop()
@@ -89,7 +91,7 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 		t.stop()
 		return
 	}
-	if err := startstop.StartAll(t.ctx, t.cons, t.cron); err != nil {
+	if err := startstop.StartAll(t.ctx, t.cons, t.cron, t.pub); err != nil {
 		t.log.Error("start term services", zap.Error(err))
 		t.stop()
 		return
@@ -167,6 +169,7 @@ func (t *term) stop() {
 	}
 	t.m.mu.Unlock()
 	t.watch.Stop()
+	t.pub.Stop()
 	t.cron.Stop()
 	t.cons.Stop()
 	t.cancel()

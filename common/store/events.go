@@ -110,6 +110,14 @@ func uniq(ids []int64) []int64 {
 // are handed out by one writer at a time and a committed seq is never
 // followed by a lower one.
 func (s *Store) PublishEvents(ctx context.Context, limit int) ([]model.Event, error) {
+	// Idle polls stay outside a (fenced, on SQLite writing) transaction.
+	var any []int64
+	if err := s.db.WithContext(ctx).Model(&eventRow{}).Where("seq IS NULL").Limit(1).Pluck("id", &any).Error; err != nil {
+		return nil, fmt.Errorf("publish events: read outbox: %w", err)
+	}
+	if len(any) == 0 {
+		return nil, nil
+	}
 	var out []model.Event
 	err := s.tx(ctx, func(tx *gorm.DB) error {
 		out = out[:0]
