@@ -139,6 +139,8 @@ func (v *validator) workflow(w *Workflow) {
 		v.addf("workflow: max_active_runs %d: must be a positive integer of at most %d (omit it for no limit)", *w.MaxActiveRuns, maxActiveRuns)
 	}
 	v.workerGroup("workflow", w.WorkerGroup)
+	v.alerts("workflow", w.Alerts)
+	v.deadline("workflow", w.Deadline)
 	switch {
 	case len(w.Tasks) == 0:
 		v.addf("workflow has no tasks")

@@ -47,3 +47,44 @@ CREATE TABLE delivery (
   time            DATETIME NOT NULL
 );
 CREATE INDEX idx_delivery_sub ON delivery (subscription_id, id);
+
+-- Alert channels: where alerts go (webhook, email, script). config_json
+-- holds the kind's settings; secret_sealed its password or token, sealed.
+CREATE TABLE alert_channel (
+  id            INTEGER PRIMARY KEY AUTOINCREMENT,
+  name          VARCHAR(128) NOT NULL,
+  kind          VARCHAR(16) NOT NULL,
+  config_json   TEXT NOT NULL,
+  secret_sealed TEXT,
+  created_at    DATETIME NOT NULL,
+  updated_at    DATETIME NOT NULL
+);
+CREATE UNIQUE INDEX uk_alert_channel_name ON alert_channel (name);
+
+-- Alerts sent or to send, one per (what happened, channel): dedupe_key
+-- makes an instance outcome alert once, whichever leader plans it.
+CREATE TABLE alert (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  dedupe_key  VARCHAR(255) NOT NULL,
+  channel     VARCHAR(128) NOT NULL,
+  kind        VARCHAR(16) NOT NULL,
+  project     VARCHAR(128) NOT NULL DEFAULT '',
+  workflow    VARCHAR(128) NOT NULL DEFAULT '',
+  instance_id BIGINT NOT NULL DEFAULT 0,
+  message     VARCHAR(2048) NOT NULL DEFAULT '',
+  state       VARCHAR(16) NOT NULL,
+  attempts    INT NOT NULL DEFAULT 0,
+  last_error  VARCHAR(1024) NOT NULL DEFAULT '',
+  next_at     DATETIME NOT NULL,
+  created_at  DATETIME NOT NULL,
+  sent_at     DATETIME NULL
+);
+CREATE UNIQUE INDEX uk_alert_dedupe ON alert (dedupe_key);
+CREATE INDEX idx_alert_state ON alert (state, next_at);
+
+-- The alert planner's place in the event stream (one row).
+CREATE TABLE alert_cursor (
+  id  INT NOT NULL PRIMARY KEY,
+  seq BIGINT NOT NULL
+);
+INSERT INTO alert_cursor (id, seq) VALUES (1, 0);
