@@ -125,6 +125,13 @@ var routes = []route{
 	{"GET", "/api/v1/subscriptions/{name}", (*handlers).getSubscription},
 	{"DELETE", "/api/v1/subscriptions/{name}", (*handlers).deleteSubscription},
 	{"GET", "/api/v1/subscriptions/{name}/deliveries", (*handlers).listDeliveries},
+
+	{"GET", "/api/v1/alert-channels", (*handlers).listAlertChannels},
+	{"PUT", "/api/v1/alert-channels/{name}", (*handlers).putAlertChannel},
+	{"GET", "/api/v1/alert-channels/{name}", (*handlers).getAlertChannel},
+	{"DELETE", "/api/v1/alert-channels/{name}", (*handlers).deleteAlertChannel},
+	{"POST", "/api/v1/alert-channels/{name}/test", (*handlers).testAlertChannel},
+	{"GET", "/api/v1/alerts", (*handlers).listAlerts},
 }
 
 // NewHandler returns the API with its middleware, and the web UI at "/".

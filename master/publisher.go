@@ -80,27 +80,36 @@ type publisher struct {
 	cfg    EventsConfig
 	fenced func()
 	hooks  *webhooks
+	alerts *alerter
 	life   startstop.Base
 }
 
-func newPublisher(st *store.Store, log *zap.Logger, cfg EventsConfig, fenced func(), hooks *webhooks) *publisher {
-	p := &publisher{store: st, log: log.Named("events"), cfg: cfg, fenced: fenced, hooks: hooks}
+// newPublisher builds the term's publisher with its readers: the webhook
+// deliverer and the alerter (def reads a workflow version's spec).
+func newPublisher(st *store.Store, log *zap.Logger, cfg EventsConfig, fenced func(), def func(context.Context, int64) (*definition, error)) *publisher {
+	p := &publisher{store: st, log: log.Named("events"), cfg: cfg, fenced: fenced,
+		hooks: newWebhooks(st, cfg.Secrets, log, cfg, fenced), alerts: newAlerter(st, log, cfg, fenced, def)}
 	p.life.Name, p.life.Log = "event publisher", p.log
 	return p
 }
 
 func (p *publisher) Start(ctx context.Context) error {
 	return p.life.StartWith(ctx, func() error {
-		if err := p.hooks.Start(ctx); err != nil {
+		if err := startstop.StartAll(ctx, p.hooks, p.alerts); err != nil {
 			return err
 		}
 		p.life.Go(p.loop)
 		return nil
-	}, p.hooks.Stop)
+	}, p.stopReaders)
 }
 
-// Stop ends publishing, then the webhook deliveries.
-func (p *publisher) Stop() { _ = p.life.Stop(p.hooks.Stop) }
+// Stop ends publishing, then the alerter and the webhook deliveries.
+func (p *publisher) Stop() { _ = p.life.Stop(p.stopReaders) }
+
+func (p *publisher) stopReaders() {
+	p.alerts.Stop()
+	p.hooks.Stop()
+}
 
 func (p *publisher) loop(ctx context.Context) {
 	prune := time.NewTicker(p.cfg.PruneEvery)
@@ -118,6 +127,7 @@ func (p *publisher) loop(ctx context.Context) {
 		case len(evs) > 0:
 			p.cfg.Hub.Published(evs[len(evs)-1].Seq)
 			p.hooks.Wake()
+			p.alerts.Wake()
 			if len(evs) == publishBatch {
 				continue // more waiting
 			}

@@ -77,7 +77,7 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	t.watch = newWorkerWatch(t, m.cfg.WorkerLossGrace)
 	t.wheel = newWheel(m.cfg.Clock, t.fire)
 	t.cron = newScheduler(t, m.cfg.Clock)
-	t.pub = newPublisher(t.store, t.log, m.cfg.Events, t.fenced, newWebhooks(t.store, m.cfg.Events.Secrets, t.log, m.cfg.Events, t.fenced))
+	t.pub = newPublisher(t.store, t.log, m.cfg.Events, t.fenced, m.definition)
 	if err := startstop.StartAll(t.ctx, t.events, t.disp, t.wheel); err != nil {
 		t.log.Error("start term services", zap.Error(err))
 		t.stop()

@@ -28,6 +28,10 @@ import (
 	"github.com/beluga-scheduler/beluga/common/events"
 )
 
+// SealContext binds a channel's sealed secret to its name (common/secret
+// SealFor).
+func SealContext(channel string) string { return "alert-channel:" + channel }
+
 // Channel kinds.
 const (
 	Webhook = "webhook"

@@ -9,6 +9,7 @@ import (
 const (
 	EventInstance = "instance"
 	EventTask     = "task"
+	EventTimeout  = "timeout" // a timeout warning (state timeout_warning)
 )
 
 // Event is one committed state change of a workflow instance or a task

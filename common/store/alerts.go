@@ -8,6 +8,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/beluga-scheduler/beluga/common/model"
 )
 
 // AlertChannel is a stored alert channel: its kind, its settings as JSON
@@ -313,4 +315,18 @@ func (s *Store) AddTestAlert(ctx context.Context, channel string) (Alert, error)
 		return Alert{}, fmt.Errorf("add test alert: %w", err)
 	}
 	return r.model(), nil
+}
+
+// UnfinishedInstances returns the instances not finished yet (submitted,
+// queued or running), for a new leader's deadline timers.
+func (s *Store) UnfinishedInstances(ctx context.Context) ([]model.WorkflowInstance, error) {
+	var rows []workflowInstanceRow
+	if err := s.db.WithContext(ctx).Where("state IN ?", unfinishedStates()).Order("id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("unfinished instances: %w", err)
+	}
+	out := make([]model.WorkflowInstance, len(rows))
+	for i, r := range rows {
+		out[i] = r.model()
+	}
+	return out, nil
 }

@@ -53,6 +53,16 @@ func (r eventRow) model() model.Event {
 type changed struct {
 	tasks     []int64
 	instances []int64
+	warning   *HistoryEntry // a timeout warning: an event of its own kind
+}
+
+// historyChanges makes an event of a timeout warning the runner recorded;
+// other history entries are not state changes.
+func historyChanges(e HistoryEntry) changed {
+	if e.Action != TimeoutWarning {
+		return changed{}
+	}
+	return changed{warning: &e}
 }
 
 func taskChanges(ids ...int64) changed     { return changed{tasks: ids} }
@@ -71,6 +81,16 @@ func appendEvents(tx *gorm.DB, c changed) error {
 			now, model.EventTask, ids).Error
 		if err != nil {
 			return fmt.Errorf("append %d task events: %w", len(ids), err)
+		}
+	}
+	if w := c.warning; w != nil {
+		detail := jsonText(map[string]string{"detail": w.Detail}, 1)
+		err := tx.Exec(`INSERT INTO event (time, kind, project, workflow, instance_id, task_instance_id, task_name, state, attempt, detail_json) `+
+			`SELECT ?, ?, w.project_name, w.workflow_name, w.id, ?, COALESCE((SELECT name FROM task_instance WHERE id = ?), ''), ?, w.run_times, ? `+
+			`FROM workflow_instance w WHERE w.id = ?`,
+			now, model.EventTimeout, w.TaskInstanceID, w.TaskInstanceID, string(TimeoutWarning), detail, w.InstanceID).Error
+		if err != nil {
+			return fmt.Errorf("append timeout event: %w", err)
 		}
 	}
 	if ids := uniq(c.instances); len(ids) > 0 {
@@ -250,3 +270,7 @@ func appliedIDs(rs []Report, out []ReportOutcome) []int64 {
 	}
 	return ids
 }
+
+// TimeoutWarning is the history action the runner records when a task or
+// the workflow runs past its timeout; it is also an event (EventTimeout).
+const TimeoutWarning ActionKind = "timeout_warning"
