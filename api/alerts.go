@@ -14,11 +14,11 @@ import (
 
 // unknownAlertChannels names the alert channels a spec uses that do not
 // exist: a workflow cannot be applied with them.
-func (h *handlers) unknownAlertChannels(ctx context.Context, wf *spec.Workflow) ([]string, error) {
-	if wf.Alerts == nil {
+func (h *handlers) unknownAlertChannels(ctx context.Context, a *spec.Alerts) ([]string, error) {
+	if a == nil {
 		return nil, nil
 	}
-	missing, err := h.Store.MissingAlertChannels(ctx, wf.Alerts.Channels)
+	missing, err := h.Store.MissingAlertChannels(ctx, a.Channels)
 	if err != nil {
 		return nil, err
 	}

@@ -62,7 +62,7 @@ func (h *handlers) applyWorkflow(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	bad = append(bad, checkSpecNotSealed(wf)...)
-	if more, err := h.unknownAlertChannels(r.Context(), wf); err != nil {
+	if more, err := h.unknownAlertChannels(r.Context(), wf.Alerts); err != nil {
 		return err
 	} else {
 		bad = append(bad, more...)

@@ -127,18 +127,39 @@ func (a *alerter) checkErr(ctx context.Context, what string, err error) bool {
 	return ctx.Err() == nil
 }
 
-// workflowAlerts is the alerts setting and deadline of an instance's
-// workflow version.
+// workflowAlerts is the alerts setting and deadline of an instance.
 func (a *alerter) workflowAlerts(ctx context.Context, instanceID int64) (*spec.Alerts, string, model.WorkflowInstance, error) {
 	inst, err := a.store.GetWorkflowInstance(ctx, instanceID)
 	if err != nil {
 		return nil, "", inst, err
 	}
+	al, dl, err := a.settings(ctx, inst)
+	return al, dl, inst, err
+}
+
+// settings are inst's alerts and deadline: its schedule's where it set
+// them, else its workflow version's.
+func (a *alerter) settings(ctx context.Context, inst model.WorkflowInstance) (*spec.Alerts, string, error) {
 	d, err := a.def(ctx, inst.DefinitionID)
 	if err != nil {
-		return nil, "", inst, err
+		return nil, "", err
 	}
-	return d.wf.Alerts, d.wf.Deadline, inst, nil
+	al, dl := d.wf.Alerts, d.wf.Deadline
+	if inst.ScheduleID != 0 {
+		sc, err := a.store.GetSchedule(ctx, inst.Project, inst.Workflow)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, "", err
+		}
+		if err == nil && sc.ID == inst.ScheduleID {
+			if sc.Alerts != nil {
+				al = sc.Alerts
+			}
+			if sc.Deadline != "" {
+				dl = sc.Deadline
+			}
+		}
+	}
+	return al, dl, nil
 }
 
 func (a *alerter) plan(ctx context.Context, deadlines chan<- model.WorkflowInstance) {
@@ -257,11 +278,11 @@ func (a *alerter) deadlines(ctx context.Context, add <-chan model.WorkflowInstan
 		if seen[inst.ID] {
 			return
 		}
-		d, err := a.def(ctx, inst.DefinitionID)
-		if err != nil || d.wf.Deadline == "" {
+		_, dl, err := a.settings(ctx, inst)
+		if err != nil || dl == "" {
 			return
 		}
-		if at, ok := deadlineOf(d.wf.Deadline, inst); ok {
+		if at, ok := deadlineOf(dl, inst); ok {
 			seen[inst.ID] = true
 			heap.Push(&q, deadlineItem{at: at, instance: inst.ID})
 		}

@@ -266,6 +266,7 @@ func TestDeadlineAlertFiresOnTime(t *testing.T) {
 
 func TestAlertRequestsRefused(t *testing.T) {
 	e := start(t, "")
+	e.apply("name: ok\ntasks: [{name: a, command: \"true\"}]\n")
 	for _, c := range []struct{ method, path, body string }{
 		{"PUT", "/api/v1/alert-channels/c1", `{"kind":"pager"}`},
 		{"PUT", "/api/v1/alert-channels/c1", `{"kind":"webhook","url":"nope"}`},
@@ -278,6 +279,9 @@ func TestAlertRequestsRefused(t *testing.T) {
 		{"PUT", "/api/v1/projects/demo/workflows/w", "name: w\nalerts: {on: [failure], channels: [missing]}\ntasks: [{name: a, command: \"true\"}]\n"},
 		{"PUT", "/api/v1/projects/demo/workflows/w", "name: w\ndeadline: 30:00\ntasks: [{name: a, command: \"true\"}]\n"},
 		{"GET", "/api/v1/alerts?instance=abc", ""},
+		{"PUT", "/api/v1/projects/demo/workflows/ok/schedule", `{"cron":"@daily","alerts":{"on":["failure"],"channels":["missing"]}}`},
+		{"PUT", "/api/v1/projects/demo/workflows/ok/schedule", `{"cron":"@daily","alerts":{"on":["sometimes"],"channels":["c"]}}`},
+		{"PUT", "/api/v1/projects/demo/workflows/ok/schedule", `{"cron":"@daily","deadline":"7:5"}`},
 		{"GET", "/api/v1/alerts?channel=a%20b", ""},
 	} {
 		req, _ := http.NewRequest(c.method, e.base+c.path, strings.NewReader(c.body))
@@ -302,4 +306,18 @@ func TestAlertRequestsRefused(t *testing.T) {
 		t.Fatalf("a refused body changed something: %v", list.Items)
 	}
 	e.do("GET", "/api/v1/projects/demo/workflows/w", "", http.StatusNotFound, nil)
+	e.do("GET", "/api/v1/projects/demo/workflows/ok/schedule", "", http.StatusNotFound, nil)
+
+	// A schedule's alerts and deadline are stored and answered.
+	e.do("PUT", "/api/v1/alert-channels/c", `{"kind":"script","command":"true"}`, http.StatusCreated, nil)
+	var sc struct {
+		Alerts   struct{ On, Channels []string }
+		Deadline string
+	}
+	e.do("PUT", "/api/v1/projects/demo/workflows/ok/schedule", `{"cron":"@daily","enabled":false,"deadline":"06:00","alerts":{"on":["failure"],"channels":["c"]}}`,
+		http.StatusCreated, &sc)
+	e.do("GET", "/api/v1/projects/demo/workflows/ok/schedule", "", http.StatusOK, &sc)
+	if sc.Deadline != "06:00" || len(sc.Alerts.Channels) != 1 || sc.Alerts.On[0] != "failure" {
+		t.Fatalf("schedule overrides: %+v", sc)
+	}
 }

@@ -29,6 +29,27 @@ type Event struct {
 	Detail         json.RawMessage `json:"detail,omitempty"` // small JSON object, or nil
 }
 
+// Alerts says which runs alert, and through which alert channels: a
+// workflow's spec (alerts:) or its schedule's override. The spec checks
+// the values (common/spec).
+type Alerts struct {
+	On       []string `json:"on" yaml:"on"`
+	Channels []string `json:"channels" yaml:"channels"`
+}
+
+// Wants reports whether trigger is in On.
+func (a *Alerts) Wants(trigger string) bool {
+	if a == nil {
+		return false
+	}
+	for _, on := range a.On {
+		if on == trigger {
+			return true
+		}
+	}
+	return false
+}
+
 // EventFilter selects events; zero fields match all.
 type EventFilter struct {
 	Project  string

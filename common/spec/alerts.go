@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/beluga-scheduler/beluga/common/model"
 )
 
 // Alert triggers: what makes a workflow's run alert its channels.
@@ -21,13 +23,16 @@ var AlertTriggers = []string{AlertFailure, AlertSuccess, AlertTimeout, AlertRetr
 
 // Alerts says which of a workflow's runs alert, and through which channels
 // (alert channels are managed by the API: /api/v1/alert-channels).
-type Alerts struct {
-	On       []string `json:"on" yaml:"on"`
-	Channels []string `json:"channels" yaml:"channels"`
-}
+type Alerts = model.Alerts
 
-// Wants reports whether trigger is in On.
-func (a *Alerts) Wants(trigger string) bool { return a != nil && slices.Contains(a.On, trigger) }
+// CheckAlerts validates alerts and deadline settings given outside a spec
+// (a schedule's overrides), naming each problem.
+func CheckAlerts(a *Alerts, deadline string) []string {
+	v := &validator{}
+	v.alerts("schedule", a)
+	v.deadline("schedule", deadline)
+	return v.problems
+}
 
 // maxAlertChannels bounds a workflow's channels.
 const maxAlertChannels = 16

@@ -88,3 +88,7 @@ CREATE TABLE alert_cursor (
   seq BIGINT NOT NULL
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 INSERT INTO alert_cursor (id, seq) VALUES (1, 0);
+
+-- A schedule's alerts and deadline override its workflow's for its runs.
+ALTER TABLE schedule ADD COLUMN alerts_json TEXT;
+ALTER TABLE schedule ADD COLUMN deadline VARCHAR(32) NOT NULL DEFAULT '';
