@@ -124,11 +124,13 @@ func uniq(ids []int64) []int64 {
 	return out
 }
 
-// PublishEvents numbers up to limit committed, unnumbered outbox rows in id
-// order, continuing after the highest seq, in one fenced transaction, and
-// returns them. Only the leader calls it (a stale term is fenced), so seqs
-// are handed out by one writer at a time and a committed seq is never
-// followed by a lower one.
+// PublishEvents numbers up to limit committed, unnumbered outbox rows, in
+// id order after the highest seq, in one fenced transaction, and returns
+// them. Only the leader calls it (a stale term is fenced), so seqs are
+// handed out by one writer at a time and a committed seq is never followed
+// by a lower one. A batch gets seq = id + k with one k making its first
+// seq follow the highest: three statements however many rows, ids' gaps
+// kept (seqs increase, they need not be consecutive).
 func (s *Store) PublishEvents(ctx context.Context, limit int) ([]model.Event, error) {
 	// Idle polls stay outside a (fenced, on SQLite writing) transaction.
 	var any []int64
@@ -140,27 +142,31 @@ func (s *Store) PublishEvents(ctx context.Context, limit int) ([]model.Event, er
 	}
 	var out []model.Event
 	err := s.tx(ctx, func(tx *gorm.DB) error {
-		out = out[:0]
-		var rows []eventRow
-		if err := tx.Where("seq IS NULL").Order("id").Limit(limit).Find(&rows).Error; err != nil {
+		var ids []int64
+		if err := tx.Model(&eventRow{}).Where("seq IS NULL").Order("id").Limit(limit).Pluck("id", &ids).Error; err != nil {
 			return fmt.Errorf("read outbox: %w", err)
 		}
-		if len(rows) == 0 {
+		if len(ids) == 0 {
 			return nil
 		}
 		var last int64
 		if err := tx.Raw(`SELECT COALESCE(MAX(seq), 0) FROM event`).Scan(&last).Error; err != nil {
 			return fmt.Errorf("read last seq: %w", err)
 		}
-		b := newBatch(ctx, tx, len(rows))
-		defer b.close()
-		for i := range rows {
-			seq := last + int64(i) + 1
-			if _, err := b.exec(`UPDATE event SET seq = ? WHERE id = ?`, seq, rows[i].ID); err != nil {
-				return fmt.Errorf("number event %d: %w", rows[i].ID, err)
-			}
-			rows[i].Seq = &seq
-			out = append(out, rows[i].model())
+		lo, hi := ids[0], ids[len(ids)-1]
+		k := max(0, last-lo+1)
+		// Rows of the range committed since the read above (MySQL's UPDATE
+		// sees them) are numbered too: still above last, still in id order.
+		if err := tx.Exec(`UPDATE event SET seq = id + ? WHERE seq IS NULL AND id BETWEEN ? AND ?`, k, lo, hi).Error; err != nil {
+			return fmt.Errorf("number events %d..%d: %w", lo, hi, err)
+		}
+		var rows []eventRow
+		if err := tx.Where("seq > ?", last).Order("seq").Find(&rows).Error; err != nil {
+			return fmt.Errorf("read numbered events: %w", err)
+		}
+		out = make([]model.Event, len(rows))
+		for i, r := range rows {
+			out[i] = r.model()
 		}
 		return nil
 	})

@@ -103,7 +103,7 @@ func TestEventOutbox(t *testing.T) {
 		}
 		lead.FinishWorkflowInstance(ctx, other.ID, model.WorkflowStopped, now, "")
 		more, _ := lead.PublishEvents(ctx, 100)
-		if len(more) != 1 || more[0].Seq != last+1 {
+		if len(more) != 1 || more[0].Seq <= last {
 			t.Fatalf("after prune: %+v (last %d)", more, last)
 		}
 	})
