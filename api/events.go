@@ -86,13 +86,14 @@ func (h *handlers) events(w http.ResponseWriter, r *http.Request) error {
 	var buf []byte
 	for {
 		wake := h.Events.Wait() // taken before reading, so no publish is missed
-		last, err := h.Store.LastEventSeq(ctx)
-		if err != nil {
-			return nil // headers are sent: end the stream, the client resumes
-		}
-		evs, err := h.Store.ListEvents(ctx, cursor, f, eventPage)
-		if err != nil {
-			return nil
+		evs, last, ok := h.Events.Since(cursor, f, eventPage)
+		if !ok { // behind what the hub holds, or no hub: read the outbox
+			if last, err = h.Store.LastEventSeq(ctx); err != nil {
+				return nil // headers are sent: end the stream, the client resumes
+			}
+			if evs, err = h.Store.ListEvents(ctx, cursor, f, eventPage); err != nil {
+				return nil
+			}
 		}
 		buf = buf[:0]
 		for _, e := range evs {

@@ -82,14 +82,15 @@ type alerter struct {
 	cfg    EventsConfig
 	fenced func()
 	def    func(ctx context.Context, id int64) (*definition, error)
-	wake   chan struct{}
+	wake   chan struct{}         // alerts were planned: the sender looks now
+	feed   *mailbox[model.Event] // batches the publisher numbered, in order
 	life   startstop.Base
 	send   alert.Sender
 }
 
 func newAlerter(st *store.Store, log *zap.Logger, cfg EventsConfig, fenced func(), def func(context.Context, int64) (*definition, error)) *alerter {
 	a := &alerter{store: st, log: log.Named("alerts"), cfg: cfg, fenced: fenced, def: def, wake: make(chan struct{}, 1),
-		send: alert.Sender{Client: cfg.Client}}
+		feed: newMailbox[model.Event](), send: alert.Sender{Client: cfg.Client}}
 	a.life.Name, a.life.Log = "alerter", a.log
 	return a
 }
@@ -107,7 +108,10 @@ func (a *alerter) Start(ctx context.Context) error {
 
 func (a *alerter) Stop() { _ = a.life.Stop(nil) }
 
-// Wake says events were published; never blocks.
+// Feed hands over a batch the publisher numbered; never blocks.
+func (a *alerter) Feed(evs []model.Event) { a.feed.Put(evs...) }
+
+// Wake tells the sender alerts were planned; never blocks.
 func (a *alerter) Wake() {
 	select {
 	case a.wake <- struct{}{}:
@@ -162,71 +166,113 @@ func (a *alerter) settings(ctx context.Context, inst model.WorkflowInstance) (*s
 	return al, dl, nil
 }
 
+// cursorEvery bounds how often the planner records its place when no alert
+// was planned (planning again after a failover is harmless: alerts are
+// keyed by what they are about).
+const cursorEvery = 5 * time.Second
+
+// plan turns events into alerts: first those after its persisted cursor
+// from the outbox (what the last term left), then the batches the
+// publisher hands over (Feed), skipping what the catch-up already read.
 func (a *alerter) plan(ctx context.Context, deadlines chan<- model.WorkflowInstance) {
 	cursor, err := a.store.AlertCursor(ctx)
 	if !a.checkErr(ctx, "read alert cursor", err) {
 		return
 	}
-	idle := time.NewTimer(0)
-	defer idle.Stop()
-	for {
+	saved, savedAt := cursor, time.Now()
+	handle := func(evs []model.Event) bool {
+		plan, ok := a.planBatch(ctx, evs, cursor, deadlines)
+		if !ok {
+			return false
+		}
+		if n := len(evs); n > 0 && evs[n-1].Seq > cursor {
+			cursor = evs[n-1].Seq
+		}
+		if len(plan) == 0 && (cursor == saved || time.Since(savedAt) < cursorEvery) {
+			return true
+		}
+		added, err := a.store.AddAlerts(ctx, plan, cursor)
+		if !a.checkErr(ctx, "plan alerts", err) {
+			return false
+		}
+		if err == nil {
+			saved, savedAt = cursor, time.Now()
+		}
+		if len(added) > 0 {
+			a.Wake()
+		}
+		return true
+	}
+	for { // catch up from the outbox
 		evs, err := a.store.ListEvents(ctx, cursor, model.EventFilter{}, 500)
 		if !a.checkErr(ctx, "read events for alerts", err) {
 			return
 		}
-		var plan []store.Alert
-		for _, e := range evs {
-			if e.Kind == model.EventInstance && e.State == string(model.WorkflowSubmitted) {
-				if inst, err := a.store.GetWorkflowInstance(ctx, e.InstanceID); err == nil {
-					select {
-					case deadlines <- inst:
-					case <-ctx.Done():
-						return
-					}
-				}
-			}
-			trigger, ok := alertTrigger(e)
-			if !ok {
-				continue
-			}
-			cfg, _, _, err := a.workflowAlerts(ctx, e.InstanceID)
-			if err != nil {
-				a.log.Warn("read an instance's alerts", zap.Int64("instance_id", e.InstanceID), zap.Error(err))
-				continue
-			}
-			if !cfg.Wants(trigger) {
-				continue
-			}
-			var detail struct{ Detail string }
-			_ = json.Unmarshal(e.Detail, &detail)
-			for _, ch := range cfg.Channels {
-				plan = append(plan, store.Alert{Key: alertKey(trigger, e, ch), Channel: ch, Kind: trigger, Project: e.Project,
-					Workflow: e.Workflow, InstanceID: e.InstanceID, Message: alertText(trigger, e, detail.Detail)})
-			}
-		}
-		if len(evs) > 0 {
-			added, err := a.store.AddAlerts(ctx, plan, evs[len(evs)-1].Seq)
-			if !a.checkErr(ctx, "plan alerts", err) {
-				return
-			}
-			if err == nil {
-				cursor = evs[len(evs)-1].Seq
-			}
-			if len(added) > 0 {
-				a.Wake()
-			}
-		}
-		if len(evs) == 500 {
+		if err != nil {
+			sleep(ctx, time.Second)
 			continue
 		}
-		idle.Reset(a.cfg.Poll * 10)
+		if !handle(evs) {
+			return
+		}
+		if len(evs) < 500 {
+			break
+		}
+	}
+	tick := time.NewTicker(cursorEvery)
+	defer tick.Stop()
+	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-idle.C:
-		case <-a.wake:
+		case <-tick.C:
+			if !handle(nil) { // records the cursor if it moved
+				return
+			}
+		case <-a.feed.Ready():
+			if !handle(a.feed.Drain()) {
+				return
+			}
 		}
 	}
+}
+
+// planBatch plans the alerts of the events after cursor.
+func (a *alerter) planBatch(ctx context.Context, evs []model.Event, cursor int64, deadlines chan<- model.WorkflowInstance) ([]store.Alert, bool) {
+	var plan []store.Alert
+	for _, e := range evs {
+		if e.Seq <= cursor {
+			continue
+		}
+		if e.Kind == model.EventInstance && e.State == string(model.WorkflowSubmitted) {
+			if inst, err := a.store.GetWorkflowInstance(ctx, e.InstanceID); err == nil {
+				select {
+				case deadlines <- inst:
+				case <-ctx.Done():
+					return nil, false
+				}
+			}
+		}
+		trigger, ok := alertTrigger(e)
+		if !ok {
+			continue
+		}
+		cfg, _, _, err := a.workflowAlerts(ctx, e.InstanceID)
+		if err != nil {
+			a.log.Warn("read an instance's alerts", zap.Int64("instance_id", e.InstanceID), zap.Error(err))
+			continue
+		}
+		if !cfg.Wants(trigger) {
+			continue
+		}
+		var detail struct{ Detail string }
+		_ = json.Unmarshal(e.Detail, &detail)
+		for _, ch := range cfg.Channels {
+			plan = append(plan, store.Alert{Key: alertKey(trigger, e, ch), Channel: ch, Kind: trigger, Project: e.Project,
+				Workflow: e.Workflow, InstanceID: e.InstanceID, Message: alertText(trigger, e, detail.Detail)})
+		}
+	}
+	return plan, true
 }
 
 // deadlineItem is one instance's deadline.
@@ -418,11 +464,12 @@ func (a *alerter) sender(ctx context.Context) {
 		if len(due) == 50 {
 			continue
 		}
-		idle.Reset(a.cfg.Poll * 10)
+		idle.Reset(a.cfg.Poll * 10) // a test alert the API wrote is seen within this
 		select {
 		case <-ctx.Done():
 			return
 		case <-idle.C:
+		case <-a.wake:
 		}
 	}
 }

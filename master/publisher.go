@@ -125,9 +125,9 @@ func (p *publisher) loop(ctx context.Context) {
 		case err != nil && ctx.Err() == nil:
 			p.log.Warn("publish events", zap.Error(err))
 		case len(evs) > 0:
-			p.cfg.Hub.Published(evs[len(evs)-1].Seq)
+			p.cfg.Hub.Published(evs)
 			p.hooks.Wake()
-			p.alerts.Wake()
+			p.alerts.Feed(evs)
 			if len(evs) == publishBatch {
 				continue // more waiting
 			}
