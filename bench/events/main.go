@@ -99,7 +99,8 @@ func measure(label, bin string, runs int, sse bool) error {
 		walls = append(walls, benchkit.Wall(inst))
 	}
 	slices.Sort(walls)
-	line := benchkit.FanoutLine("fanout-1000, "+label, walls[len(walls)/2], 1001)
+	line := benchkit.FanoutLine("fanout-1000, "+label, walls[len(walls)/2], 1001) +
+		fmt.Sprintf(" (median of %d; min %v max %v)", len(walls), walls[0].Round(time.Millisecond), walls[len(walls)-1].Round(time.Millisecond))
 	if lat != nil {
 		ds := lat.wait(runs * 3000)
 		line += fmt.Sprintf("; event latency commit -> SSE client p50 %v p99 %v (%d events)",
