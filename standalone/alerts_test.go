@@ -321,3 +321,44 @@ func TestAlertRequestsRefused(t *testing.T) {
 		t.Fatalf("schedule overrides: %+v", sc)
 	}
 }
+
+// A task past its timeout with the warn strategy, and the retry of a
+// failed task, alert through the workflow's channels once each.
+func TestTimeoutAndRetryAlerts(t *testing.T) {
+	e := start(t, "")
+	log := filepath.Join(e.dir, "alerts.log")
+	e.do("PUT", "/api/v1/alert-channels/local", fmt.Sprintf(`{"kind":"script","command":"echo $BELUGA_ALERT_KIND >> %s"}`, log),
+		http.StatusCreated, nil)
+	flag := filepath.Join(e.dir, "second")
+	e.apply(fmt.Sprintf("name: slow\nalerts: {on: [timeout, retry], channels: [local]}\ntasks:\n"+
+		"  - {name: a, command: \"sleep 2\", timeout: 1s, timeout_strategy: warn}\n"+
+		"  - {name: b, command: \"[ -f %s ] || { touch %s; exit 1; }\", retries: 1, depends_on: [a]}\n", flag, flag))
+	id := e.run("slow", nil)
+	if iv := e.wait(id, time.Minute); iv.State != "succeeded" {
+		t.Fatalf("run %s", iv.State)
+	}
+	var hist struct {
+		Items []struct{ Kind, State string } `json:"items"`
+	}
+	waitUntil(t, 30*time.Second, "timeout and retry alerts sent", func() bool {
+		e.do("GET", fmt.Sprintf("/api/v1/alerts?instance=%d", id), "", http.StatusOK, &hist)
+		sent := 0
+		for _, h := range hist.Items {
+			if h.State == "sent" {
+				sent++
+			}
+		}
+		return sent == 2
+	})
+	kinds := map[string]int{}
+	for _, h := range hist.Items {
+		kinds[h.Kind]++
+	}
+	if len(hist.Items) != 2 || kinds["timeout"] != 1 || kinds["retry"] != 1 {
+		t.Fatalf("alerts: %+v", hist.Items)
+	}
+	b, _ := os.ReadFile(log)
+	if got := strings.Fields(string(b)); len(got) != 2 {
+		t.Fatalf("script ran for %q", got)
+	}
+}
