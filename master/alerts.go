@@ -86,11 +86,16 @@ type alerter struct {
 	feed   *mailbox[model.Event] // batches the publisher numbered, in order
 	life   startstop.Base
 	send   alert.Sender
+	// stormLimit alerts per stormWindow and channel at most (StormLimit a
+	// minute; tests shorten it).
+	stormLimit  int
+	stormWindow time.Duration
 }
 
 func newAlerter(st *store.Store, log *zap.Logger, cfg EventsConfig, fenced func(), def func(context.Context, int64) (*definition, error)) *alerter {
 	a := &alerter{store: st, log: log.Named("alerts"), cfg: cfg, fenced: fenced, def: def, wake: make(chan struct{}, 1),
-		feed: newMailbox[model.Event](), send: alert.Sender{Client: cfg.Client}}
+		feed: newMailbox[model.Event](), send: alert.Sender{Client: cfg.Client},
+		stormLimit: StormLimit, stormWindow: time.Minute}
 	a.life.Name, a.life.Log = "alerter", a.log
 	return a
 }
@@ -406,7 +411,7 @@ func (a *alerter) sender(ctx context.Context) {
 	for {
 		now := time.Now()
 		for ch, hs := range held {
-			if now.Sub(heldSince[ch]) < time.Minute {
+			if now.Sub(heldSince[ch]) < a.stormWindow {
 				continue
 			}
 			var b strings.Builder
@@ -429,12 +434,12 @@ func (a *alerter) sender(ctx context.Context) {
 		for _, al := range due {
 			win := sent[al.Channel][:0]
 			for _, t := range sent[al.Channel] {
-				if now.Sub(t) < time.Minute {
+				if now.Sub(t) < a.stormWindow {
 					win = append(win, t)
 				}
 			}
 			sent[al.Channel] = win
-			if len(win) >= StormLimit && al.Kind != "summary" && al.Kind != "test" && al.Attempts == 0 {
+			if len(win) >= a.stormLimit && al.Kind != "summary" && al.Kind != "test" && al.Attempts == 0 {
 				if len(held[al.Channel]) == 0 {
 					heldSince[al.Channel] = now
 				}
