@@ -80,6 +80,7 @@ func (h *handlers) events(w http.ResponseWriter, r *http.Request) error {
 		poll = eventPollHub
 	}
 	ctx := r.Context()
+	closing := serverClosing(ctx)
 	idle, alive := time.NewTimer(0), time.NewTicker(eventKeepAlive)
 	defer idle.Stop()
 	defer alive.Stop()
@@ -121,6 +122,8 @@ func (h *handlers) events(w http.ResponseWriter, r *http.Request) error {
 		idle.Reset(poll)
 		select {
 		case <-ctx.Done():
+			return nil
+		case <-closing: // the client reconnects elsewhere, or later, with Last-Event-ID
 			return nil
 		case <-wake:
 		case <-idle.C:

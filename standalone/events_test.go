@@ -321,3 +321,21 @@ tasks:
   - {name: c, command: "true", depends_on: [a]}
   - {name: d, command: "true", depends_on: [b, c]}
 `
+
+// An open event stream ends when the server stops: shutdown does not wait
+// out its timeout for a stream that never ends by itself.
+func TestEventStreamEndsOnShutdown(t *testing.T) {
+	e := start(t, "")
+	e.apply(diamondSpec)
+	ch, hangUp := e.stream("", 0)
+	defer hangUp()
+	e.run("diamond", nil)
+	next(t, ch) // the stream is live
+	began := time.Now()
+	e.sa.Stop()
+	if took := time.Since(began); took > 5*time.Second {
+		t.Fatalf("stop took %v with a stream open", took)
+	}
+	for range ch { // drained until the server ended it
+	}
+}
