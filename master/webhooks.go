@@ -171,10 +171,17 @@ func (w *webhooks) send(ctx context.Context, s *sender) {
 		case <-ctx.Done():
 			return
 		case <-s.wake:
+			// Publishes come every few ms under load: read the outbox at
+			// most every readGap, not once per publish (on SQLite a read
+			// waits for the writers' one connection).
+			sleep(ctx, readGap)
 		case <-idle.C:
 		}
 	}
 }
+
+// readGap is the least time between two outbox reads of a sender.
+const readGap = 100 * time.Millisecond
 
 // deliver POSTs one event with retries; false when the sender must stop
 // (ctx ended, or the term was fenced).
