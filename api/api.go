@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/api/ui"
+	"github.com/beluga-scheduler/beluga/common/events"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/store"
@@ -56,6 +57,9 @@ type Deps struct {
 	// MetricsToken is the bearer token GET /metrics requires ("": /metrics
 	// refuses every scrape).
 	MetricsToken string
+	// Events wakes event streams when the master in this process published
+	// (standalone); nil: streams poll the outbox.
+	Events *events.Hub
 }
 
 //go:embed openapi.yaml
@@ -134,6 +138,20 @@ var routes = []route{
 	{"POST", "/api/v1/datasources/{name}/test", (*handlers).testDatasource},
 
 	{"GET", "/api/v1/cluster", (*handlers).cluster},
+
+	{"GET", "/api/v1/events", (*handlers).events},
+	{"GET", "/api/v1/subscriptions", (*handlers).listSubscriptions},
+	{"PUT", "/api/v1/subscriptions/{name}", (*handlers).putSubscription},
+	{"GET", "/api/v1/subscriptions/{name}", (*handlers).getSubscription},
+	{"DELETE", "/api/v1/subscriptions/{name}", (*handlers).deleteSubscription},
+	{"GET", "/api/v1/subscriptions/{name}/deliveries", (*handlers).listDeliveries},
+
+	{"GET", "/api/v1/alert-channels", (*handlers).listAlertChannels},
+	{"PUT", "/api/v1/alert-channels/{name}", (*handlers).putAlertChannel},
+	{"GET", "/api/v1/alert-channels/{name}", (*handlers).getAlertChannel},
+	{"DELETE", "/api/v1/alert-channels/{name}", (*handlers).deleteAlertChannel},
+	{"POST", "/api/v1/alert-channels/{name}/test", (*handlers).testAlertChannel},
+	{"GET", "/api/v1/alerts", (*handlers).listAlerts},
 }
 
 // NewHandler returns the API with its middleware, and the web UI at "/".

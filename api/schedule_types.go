@@ -35,6 +35,9 @@ type ScheduleRequest struct {
 	// Version is the schedule's version as read (0: none existed): when
 	// set, an edit made since is refused with 409 instead of overwritten.
 	Version *int64 `json:"version,omitempty"`
+	// Alerts and Deadline override the workflow's for the schedule's runs.
+	Alerts   *model.Alerts `json:"alerts,omitempty"`
+	Deadline string        `json:"deadline,omitempty"`
 }
 
 // Schedule is a workflow's cron schedule. NextFireTime is the next time the
@@ -61,13 +64,15 @@ type Schedule struct {
 	Overlap      string            `json:"overlap"`
 	SkippedFires int64             `json:"skipped_fires"` // fires not run under overlap skip or replace
 	// LastSkippedTime is the newest schedule time skipped under overlap.
-	LastSkippedTime *Time  `json:"last_skipped_time"`
-	Revision        int64  `json:"revision"`
-	Version         int64  `json:"version"`
-	UpdatedBy       string `json:"updated_by"`
-	CreatedAt       Time   `json:"created_at"`
-	UpdatedAt       Time   `json:"updated_at"`
-	Upcoming        []Time `json:"upcoming"`
+	LastSkippedTime *Time         `json:"last_skipped_time"`
+	Revision        int64         `json:"revision"`
+	Version         int64         `json:"version"`
+	UpdatedBy       string        `json:"updated_by"`
+	CreatedAt       Time          `json:"created_at"`
+	UpdatedAt       Time          `json:"updated_at"`
+	Upcoming        []Time        `json:"upcoming"`
+	Alerts          *model.Alerts `json:"alerts,omitempty"`
+	Deadline        string        `json:"deadline,omitempty"`
 }
 
 func fromSchedule(s model.Schedule) Schedule {
@@ -77,7 +82,7 @@ func fromSchedule(s model.Schedule) Schedule {
 		WorkerGroup: s.WorkerGroup, Params: params, Enabled: s.Enabled, NextFireTime: timePtr(s.NextFireTime),
 		LastFireTime: timePtr(s.LastFireTime), Note: s.Note, Overlap: string(s.Overlap), SkippedFires: s.SkippedFires,
 		LastSkippedTime: timePtr(s.LastSkippedTime), Revision: s.Revision, Version: s.Version, UpdatedBy: s.UpdatedBy,
-		CreatedAt: timeOf(s.CreatedAt), UpdatedAt: timeOf(s.UpdatedAt), Upcoming: []Time{}}
+		CreatedAt: timeOf(s.CreatedAt), UpdatedAt: timeOf(s.UpdatedAt), Upcoming: []Time{}, Alerts: s.Alerts, Deadline: s.Deadline}
 	if s.Priority != nil {
 		out.Priority = s.Priority.String()
 	}
@@ -103,7 +108,8 @@ func fromSchedule(s model.Schedule) Schedule {
 func (s Schedule) Request() ScheduleRequest {
 	enabled, version := s.Enabled, s.Version
 	req := ScheduleRequest{Cron: s.Cron, Timezone: s.Timezone, Catchup: s.Catchup, Priority: s.Priority,
-		WorkerGroup: s.WorkerGroup, Params: s.Params, SecretParams: s.SecretParams, Enabled: &enabled, Version: &version, Overlap: s.Overlap}
+		WorkerGroup: s.WorkerGroup, Params: s.Params, SecretParams: s.SecretParams, Enabled: &enabled, Version: &version, Overlap: s.Overlap,
+		Alerts: s.Alerts, Deadline: s.Deadline}
 	if s.StartTime != nil {
 		req.StartTime = s.StartTime.UTC().Format(time.RFC3339Nano)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/params"
 	"github.com/beluga-scheduler/beluga/common/schedule"
+	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
@@ -45,6 +46,12 @@ func (h *handlers) putSchedule(w http.ResponseWriter, r *http.Request) error {
 	sc, c, err := checkSchedule(req)
 	if err != nil {
 		return err
+	}
+	if bad, err := h.unknownAlertChannels(r.Context(), sc.Alerts); err != nil || len(bad) > 0 {
+		if err != nil {
+			return err
+		}
+		return badRequest("%s", strings.Join(bad, "; "))
 	}
 	if sc.UpdatedBy, err = requestedBy(r, req.By); err != nil {
 		return err
@@ -114,6 +121,8 @@ func checkSchedule(req ScheduleRequest) (model.Schedule, *schedule.Cron, error) 
 	}
 	bad = append(bad, checkRunOverrides(req.Priority, req.WorkerGroup, req.Params, &sc.Priority)...)
 	bad = append(bad, checkSecretParams("secret_params", req.SecretParams, req.Params)...)
+	bad = append(bad, spec.CheckAlerts(req.Alerts, req.Deadline)...)
+	sc.Alerts, sc.Deadline = req.Alerts, req.Deadline
 	if len(bad) > 0 {
 		return model.Schedule{}, nil, badRequest("%s", strings.Join(bad, "; "))
 	}

@@ -53,7 +53,23 @@ func NewServer(listen string, h http.Handler, log *zap.Logger) *Server {
 		},
 	}
 	s.life.Name, s.life.Log = "api server", log
+	closing := make(chan struct{})
+	var once sync.Once
+	s.srv.BaseContext = func(net.Listener) context.Context {
+		return context.WithValue(context.Background(), closingKey{}, (<-chan struct{})(closing))
+	}
+	s.srv.RegisterOnShutdown(func() { once.Do(func() { close(closing) }) })
 	return s
+}
+
+type closingKey struct{}
+
+// serverClosing is closed when the server begins to shut down: streams
+// that never end on their own (GET /api/v1/events) end then, so shutdown
+// does not wait for them (nil outside a Server).
+func serverClosing(ctx context.Context) <-chan struct{} {
+	ch, _ := ctx.Value(closingKey{}).(<-chan struct{})
+	return ch
 }
 
 // UseTLS makes the server serve HTTPS only, with cfg (before Start). A

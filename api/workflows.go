@@ -62,6 +62,11 @@ func (h *handlers) applyWorkflow(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	bad = append(bad, checkSpecNotSealed(wf)...)
+	if more, err := h.unknownAlertChannels(r.Context(), wf.Alerts); err != nil {
+		return err
+	} else {
+		bad = append(bad, more...)
+	}
 	if len(bad) > 0 {
 		return badRequest("%s", strings.Join(bad, "; "))
 	}

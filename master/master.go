@@ -53,6 +53,8 @@ type Config struct {
 	// proved to be the one they name. Empty leaves the transport open and
 	// unchecked: for package tests only; the beluga binaries always set it.
 	Secret clusterkey.Secret
+	// Events configures the event stream's publisher and webhooks.
+	Events EventsConfig
 }
 
 // maxCachedDefinitions bounds the parsed workflow versions a master keeps.
@@ -91,6 +93,7 @@ func New(cfg Config, st *store.Store, reg registry.Registry, el registry.Elector
 	if cfg.WorkerLossGrace <= 0 {
 		cfg.WorkerLossGrace = time.Second
 	}
+	cfg.Events = cfg.Events.withDefaults()
 	m := &Master{cfg: cfg, log: log.Named("master"), store: st, reg: reg, elector: el, defs: map[int64]*definition{}}
 	m.box, _ = secret.NewBox(cfg.Secret) // nil without a secret: sealed params then fail their tasks
 	m.life.Name, m.life.Log = "master", m.log

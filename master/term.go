@@ -33,6 +33,7 @@ type term struct {
 	watch  *workerWatch
 	wheel  *wheel
 	cron   *scheduler
+	pub    *publisher // the event stream's publisher and webhooks (publisher.go)
 
 	ctx    context.Context // ends with the term
 	cancel context.CancelFunc
@@ -81,6 +82,7 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	t.watch = newWorkerWatch(t, m.cfg.WorkerLossGrace)
 	t.wheel = newWheel(m.cfg.Clock, t.fire)
 	t.cron = newScheduler(t, m.cfg.Clock)
+	t.pub = newPublisher(t.store, t.log, m.cfg.Events, t.fenced, m.definition)
 	if err := startstop.StartAll(t.ctx, t.events, t.disp, t.wheel); err != nil {
 		t.log.Error("start term services", zap.Error(err))
 		t.stop()
@@ -94,7 +96,7 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 		t.stop()
 		return
 	}
-	if err := startstop.StartAll(t.ctx, t.cons, t.cron); err != nil {
+	if err := startstop.StartAll(t.ctx, t.cons, t.cron, t.pub); err != nil {
 		t.log.Error("start term services", zap.Error(err))
 		t.stop()
 		return
@@ -172,6 +174,7 @@ func (t *term) stop() {
 	}
 	t.m.mu.Unlock()
 	t.watch.Stop()
+	t.pub.Stop()
 	t.cron.Stop()
 	t.cons.Stop()
 	t.cancel()

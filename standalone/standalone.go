@@ -15,6 +15,7 @@ import (
 	"github.com/beluga-scheduler/beluga/api"
 	"github.com/beluga-scheduler/beluga/common/clusterkey"
 	"github.com/beluga-scheduler/beluga/common/config"
+	"github.com/beluga-scheduler/beluga/common/events"
 	"github.com/beluga-scheduler/beluga/common/metrics"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
@@ -30,6 +31,7 @@ import (
 // sockets exactly as in a cluster, with an in-process registry.
 type Standalone struct {
 	Store    *store.Store
+	Events   *events.Hub // wakes the API's event streams when the master published
 	Master   *master.Master
 	Worker   *worker.Worker
 	API      *api.Server
@@ -61,7 +63,7 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	sa := &Standalone{ready: make(chan struct{})}
+	sa := &Standalone{ready: make(chan struct{}), Events: events.NewHub()}
 	defer func() {
 		if err != nil {
 			sa.Stop()
@@ -112,7 +114,8 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 		return nil, err
 	}
 	sa.Master = master.New(master.Config{Listen: c.Master.Listen, Host: c.Master.Host, PollInterval: c.Master.PollInterval,
-		Selector: sel, MaxRunning: c.Master.MaxRunning, Limits: Limits(c), Secret: secret, TLS: tl}, sa.Store, reg, reg, log)
+		Selector: sel, MaxRunning: c.Master.MaxRunning, Limits: Limits(c), Secret: secret, TLS: tl,
+		Events: master.EventsConfig{Hub: sa.Events, Secrets: secrets}}, sa.Store, reg, reg, log)
 	if err = sa.Master.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -129,7 +132,7 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 	}
 	h := api.NewHandler(api.Deps{MetricsToken: mtoken, Store: sa.Store, Notify: sa.Master.Notify, Logs: LogFetcher(sa.logs, reg),
 		Cluster: api.ClusterView(sa.Store, reg, reg), Ready: sa.isReady, Log: log, Secrets: secrets,
-		Listen: c.API.Listen, AllowedHosts: c.API.AllowedHosts})
+		Listen: c.API.Listen, AllowedHosts: c.API.AllowedHosts, Events: sa.Events})
 	sa.API = api.NewServer(c.API.Listen, h, log)
 	if tl != nil {
 		sa.API.UseTLS(tl.HTTPSConfig())

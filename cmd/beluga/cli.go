@@ -193,6 +193,7 @@ func newRoot(a *app) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(projectCommand(a), workflowCommand(a), scheduleCommand(a), backfillCommand(a), instanceCommand(a), taskCommand(a), taskGroupCommand(a), datasourceCommand(a), clusterCommand(a))
 	root.AddCommand(loginCommand(a), logoutCommand(a), whoamiCommand(a), auditCommand(a))
+	root.AddCommand(subscriptionCommand(a), alertChannelCommand(a), alertCommand(a))
 	root.AddCommand(serverCommands()...)
 	return root
 }

@@ -115,6 +115,7 @@ func masterCommand() *cobra.Command {
 	masterFlags(s)
 	tlsFlags(s)
 	metricsFlags(s, true)
+	secretKeyFlag(s, "opens the signing secrets of webhook subscriptions (the API servers' key file)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, log, err := s.load()
 		if err != nil {
@@ -137,13 +138,18 @@ func masterCommand() *cobra.Command {
 		if err := startPprof(log); err != nil {
 			return usageError{err}
 		}
+		secrets, err := loadSecretKey(c, log) // opens webhook subscriptions' secrets
+		if err != nil {
+			return usageError{err}
+		}
 		st, z, closeAll, err := openCluster(ctx, c, secret, log, true)
 		if err != nil {
 			return err
 		}
 		defer closeAll()
 		m := bmaster.New(bmaster.Config{Listen: c.Master.Listen, Host: c.Master.Host, PollInterval: c.Master.PollInterval,
-			Selector: sel, MaxRunning: c.Master.MaxRunning, Limits: standalone.Limits(c), Secret: secret, TLS: tl}, st, z, z, log)
+			Selector: sel, MaxRunning: c.Master.MaxRunning, Limits: standalone.Limits(c), Secret: secret, TLS: tl,
+			Events: bmaster.EventsConfig{Secrets: secrets}}, st, z, z, log)
 		ms, err := startMetrics(c, log)
 		if err != nil {
 			return err

@@ -120,8 +120,12 @@ type Schedule struct {
 	Revision        int64      `json:"revision"` // moves on at every edit and fire
 	Version         int64      `json:"version"`  // moves on at every edit only
 	UpdatedBy       string     `json:"updated_by,omitempty"`
-	CreatedAt       time.Time  `json:"created_at"`
-	UpdatedAt       time.Time  `json:"updated_at"`
+	// Alerts and Deadline, when set, override the workflow's for the
+	// schedule's runs.
+	Alerts    *Alerts   `json:"alerts,omitempty"`
+	Deadline  string    `json:"deadline,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // Backfill runs a workflow once per schedule time of a past range, in order,

@@ -55,6 +55,10 @@ func shapeOf(t reflect.Type, what string) *shape {
 			}
 		}
 		return s
+	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct: // alerts
+		s := shapeOf(t.Elem(), what)
+		s.what = "alerts"
+		return s
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct:
 		return &shape{elem: shapeOf(t.Elem(), "a task")}
 	}

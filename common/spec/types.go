@@ -34,8 +34,12 @@ type Workflow struct {
 	// MaxActiveRuns bounds the started, unfinished runs of the workflow,
 	// whatever started them; beyond it new runs wait, queued in order. nil:
 	// no bound.
-	MaxActiveRuns *int   `json:"max_active_runs,omitempty" yaml:"max_active_runs,omitempty"`
-	Tasks         []Task `json:"tasks" yaml:"tasks"`
+	MaxActiveRuns *int `json:"max_active_runs,omitempty" yaml:"max_active_runs,omitempty"`
+	// Alerts names the channels runs alert and on what (alerts.go);
+	// Deadline when a run must have succeeded by ("06:00", "2h").
+	Alerts   *Alerts `json:"alerts,omitempty" yaml:"alerts,omitempty"`
+	Deadline string  `json:"deadline,omitempty" yaml:"deadline,omitempty"`
+	Tasks    []Task  `json:"tasks" yaml:"tasks"`
 }
 
 // Task is one node of a workflow spec.

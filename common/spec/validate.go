@@ -141,6 +141,8 @@ func (v *validator) workflow(w *Workflow) {
 	}
 	v.workerGroup("workflow", w.WorkerGroup)
 	v.tenant("workflow", w.Tenant)
+	v.alerts("workflow", w.Alerts)
+	v.deadline("workflow", w.Deadline)
 	switch {
 	case len(w.Tasks) == 0:
 		v.addf("workflow has no tasks")

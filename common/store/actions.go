@@ -246,6 +246,9 @@ func (s *Store) RequestAction(ctx context.Context, req ActionRequest) (ActionRes
 			}
 			res.State = to
 			detail += " -> " + string(to)
+			if err := appendEvents(tx, instanceChanges(inst.ID)); err != nil {
+				return err
+			}
 		}
 		now := time.Now().UTC()
 		cmd := actionCommandRow{Type: commandTypeAction, WorkflowInstanceID: inst.ID, TaskInstanceID: nullID(req.TaskInstanceID),
@@ -415,7 +418,12 @@ func (s *Store) AddHistory(ctx context.Context, e HistoryEntry) (HistoryEntry, e
 	e.By, e.Detail = clip(e.By, MaxActionBy), clip(e.Detail, MaxActionDetail)
 	r := historyRow{WorkflowInstanceID: e.InstanceID, TaskInstanceID: nullID(e.TaskInstanceID), Action: string(e.Action),
 		RequestedBy: e.By, At: e.At, Detail: e.Detail}
-	if err := s.tx(ctx, func(tx *gorm.DB) error { return tx.Create(&r).Error }); err != nil {
+	if err := s.tx(ctx, func(tx *gorm.DB) error {
+		if err := tx.Create(&r).Error; err != nil {
+			return err
+		}
+		return appendEvents(tx, historyChanges(e))
+	}); err != nil {
 		return e, fmt.Errorf("add history of instance %d: %w", e.InstanceID, err)
 	}
 	e.ID = r.ID

@@ -105,6 +105,9 @@ func insertRun(tx *gorm.DB, box *secret.Box, p projectRow, def workflowDefinitio
 	if err := tx.Create(&r).Error; err != nil {
 		return model.WorkflowInstance{}, fmt.Errorf("insert workflow instance: %w", err)
 	}
+	if err := appendEvents(tx, instanceChanges(r.ID)); err != nil {
+		return model.WorkflowInstance{}, err
+	}
 	if r.Queued {
 		return r.model(), nil
 	}
@@ -169,7 +172,7 @@ func (s *Store) ClaimCommands(ctx context.Context, host string, epoch int64, lim
 				return fmt.Errorf("read instance %d: %w", c.WorkflowInstanceID, err)
 			}
 			claimed = true
-			return nil
+			return appendEvents(tx, instanceChanges(inst.ID))
 		})
 		if err != nil {
 			return out, err
@@ -236,8 +239,11 @@ func (s *Store) ListWorkflowInstances(ctx context.Context, f InstanceFilter) ([]
 // FinishWorkflowInstance records the end of an instance.
 func (s *Store) FinishWorkflowInstance(ctx context.Context, id int64, state model.WorkflowState, end time.Time, reason string) error {
 	err := s.tx(ctx, func(tx *gorm.DB) error {
-		return tx.Model(&workflowInstanceRow{}).Where("id = ?", id).
-			Updates(map[string]any{"state": string(state), "end_time": end.UTC(), "reason": reason, "queued": false}).Error
+		if err := tx.Model(&workflowInstanceRow{}).Where("id = ?", id).
+			Updates(map[string]any{"state": string(state), "end_time": end.UTC(), "reason": reason, "queued": false}).Error; err != nil {
+			return err
+		}
+		return appendEvents(tx, instanceChanges(id))
 	})
 	if err != nil {
 		return fmt.Errorf("finish instance %d as %s: %w", id, state, err)

@@ -133,6 +133,9 @@ func stopForReplace(tx *gorm.DB, sc model.Schedule, busy []workflowInstanceRow, 
 		if res.RowsAffected == 0 {
 			continue
 		}
+		if err := appendEvents(tx, instanceChanges(b.ID)); err != nil {
+			return err
+		}
 		cmd := actionCommandRow{Type: commandTypeAction, WorkflowInstanceID: b.ID, Action: string(ActionStop), RequestedBy: by, CreatedAt: now}
 		if err := tx.Create(&cmd).Error; err != nil {
 			return fmt.Errorf("insert stop command: %w", err)
@@ -274,7 +277,7 @@ func (s *Store) ReleaseQueued(ctx context.Context, host string) ([]model.Workflo
 			}
 			out = append(out, inst.model())
 		}
-		return nil
+		return appendEvents(tx, instanceChanges(instanceIDs(out)...))
 	})
 	return out, err
 }

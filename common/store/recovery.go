@@ -75,7 +75,7 @@ func (s *Store) NeedFaultTolerance(ctx context.Context, ids []int64, host string
 				changed = append(changed, id)
 			}
 		}
-		return nil
+		return appendEvents(tx, taskChanges(changed...))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("mark need_fault_tolerance: %w", err)
@@ -99,7 +99,10 @@ func (s *Store) InsertAttempts(ctx context.Context, prev []int64, next []*model.
 		if len(rows) == 0 {
 			return nil
 		}
-		return tx.CreateInBatches(rows, 200).Error
+		if err := tx.CreateInBatches(rows, 200).Error; err != nil {
+			return err
+		}
+		return appendEvents(tx, taskChanges(taskRowIDs(rows)...))
 	})
 	if err != nil {
 		return fmt.Errorf("insert %d new attempts: %w", len(next), err)
@@ -147,6 +150,9 @@ func (s *Store) ReopenInstance(ctx context.Context, id int64, from []model.Workf
 		if res.RowsAffected == 0 {
 			return fmt.Errorf("workflow instance %d is not in %v: %w", id, from, ErrConflict)
 		}
+		if err := appendEvents(tx, instanceChanges(id)); err != nil {
+			return err
+		}
 		return tx.Take(&r, id).Error
 	})
 	if err != nil {
@@ -182,7 +188,7 @@ func (s *Store) SetTaskStates(ctx context.Context, ids []int64, from []model.Tas
 				changed = append(changed, id)
 			}
 		}
-		return nil
+		return appendEvents(tx, taskChanges(changed...))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("set tasks %s: %w", to, err)
@@ -194,6 +200,9 @@ func (s *Store) SetTaskStates(ctx context.Context, ids []int64, from []model.Tas
 // ready_stop) without ending it.
 func (s *Store) SetInstanceState(ctx context.Context, id int64, state model.WorkflowState) error {
 	return s.tx(ctx, func(tx *gorm.DB) error {
-		return tx.Exec(`UPDATE workflow_instance SET state = ? WHERE id = ?`, state, id).Error
+		if err := tx.Exec(`UPDATE workflow_instance SET state = ? WHERE id = ?`, state, id).Error; err != nil {
+			return err
+		}
+		return appendEvents(tx, instanceChanges(id))
 	})
 }

@@ -39,6 +39,8 @@ type scheduleRow struct {
 	Revision        int64
 	Version         int64
 	UpdatedBy       string
+	AlertsJSON      *string `gorm:"column:alerts_json"`
+	Deadline        string
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
 }
@@ -59,6 +61,10 @@ func (r scheduleRow) model() model.Schedule {
 	if r.ParamsJSON != nil && *r.ParamsJSON != "" {
 		_ = json.Unmarshal([]byte(*r.ParamsJSON), &s.Params) // written by us from a map
 	}
+	if r.AlertsJSON != nil && *r.AlertsJSON != "" {
+		_ = json.Unmarshal([]byte(*r.AlertsJSON), &s.Alerts) // written by us
+	}
+	s.Deadline = r.Deadline
 	return s
 }
 
@@ -95,7 +101,10 @@ func (s *Store) putSchedule(ctx context.Context, sc model.Schedule, ifVersion *i
 			Timezone: sc.Timezone, StartTime: utc(sc.StartTime), EndTime: utc(sc.EndTime), Catchup: sc.Catchup,
 			WorkerGroup: sc.WorkerGroup, Enabled: sc.Enabled, NextFireTime: utc(sc.NextFireTime),
 			UpdatedBy: sc.UpdatedBy, CreatedAt: now, UpdatedAt: now, Priority: priorityCol(sc.Priority),
-			Overlap: string(sc.Overlap)}
+			Overlap: string(sc.Overlap), Deadline: sc.Deadline}
+		if sc.Alerts != nil {
+			r.AlertsJSON = jsonText(sc.Alerts, 1)
+		}
 		if r.Overlap == "" {
 			r.Overlap = string(model.OverlapAllow)
 		}
@@ -134,7 +143,7 @@ func (s *Store) putSchedule(ctx context.Context, sc model.Schedule, ifVersion *i
 				"cron": r.Cron, "timezone": r.Timezone, "start_time": r.StartTime, "end_time": r.EndTime, "catchup": r.Catchup,
 				"priority": r.Priority, "worker_group": r.WorkerGroup, "params_json": r.ParamsJSON, "enabled": r.Enabled,
 				"next_fire_time": r.NextFireTime, "updated_by": r.UpdatedBy, "updated_at": r.UpdatedAt, "revision": r.Revision,
-				"version": r.Version, "overlap": r.Overlap})
+				"version": r.Version, "overlap": r.Overlap, "alerts_json": r.AlertsJSON, "deadline": r.Deadline})
 			if res.Error != nil {
 				return fmt.Errorf("update schedule: %w", res.Error)
 			}

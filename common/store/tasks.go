@@ -22,7 +22,12 @@ func (s *Store) InsertTaskInstances(ctx context.Context, tasks []*model.TaskInst
 	for i, t := range tasks {
 		rows[i] = taskRowFrom(t)
 	}
-	err := s.tx(ctx, func(tx *gorm.DB) error { return tx.CreateInBatches(rows, 200).Error })
+	err := s.tx(ctx, func(tx *gorm.DB) error {
+		if err := tx.CreateInBatches(rows, 200).Error; err != nil {
+			return err
+		}
+		return appendEvents(tx, taskChanges(taskRowIDs(rows)...))
+	})
 	if err != nil {
 		return fmt.Errorf("insert %d task instances: %w", len(tasks), err)
 	}
@@ -55,7 +60,7 @@ func (s *Store) MarkDispatched(ctx context.Context, ds []Dispatch) (ok []bool, e
 			}
 			ok[i] = n == 1
 		}
-		return nil
+		return appendEvents(tx, taskChanges(dispatchedIDs(ds, ok)...))
 	})
 	return ok, err
 }
@@ -157,7 +162,7 @@ func (s *Store) ApplyReports(ctx context.Context, rs []Report) (out []ReportOutc
 		for run, res := range merged {
 			out[run] = out[res]
 		}
-		return nil
+		return appendEvents(tx, taskChanges(appliedIDs(rs, out)...))
 	})
 	return out, err
 }
@@ -246,7 +251,10 @@ func (s *Store) ResetDispatch(ctx context.Context, id int64, host string) (bool,
 		res := tx.Exec(`UPDATE task_instance SET state = ?, host = '', dispatch_time = NULL WHERE id = ? AND state = ? AND host = ? AND log_path = ''`,
 			model.TaskSubmitted, id, model.TaskDispatched, host)
 		n = res.RowsAffected
-		return res.Error
+		if res.Error != nil || n == 0 {
+			return res.Error
+		}
+		return appendEvents(tx, taskChanges(id))
 	})
 	if err != nil {
 		return false, fmt.Errorf("reset dispatch of task %d: %w", id, err)

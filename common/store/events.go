@@ -1,0 +1,282 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+)
+
+// The event outbox (docs/architecture.md, Events). Every write site that
+// changes an instance's or a task's state calls appendEvents once, in its
+// own transaction, so an event exists exactly when the change committed.
+// The rows carry no public order yet: the leader's publisher
+// (PublishEvents) numbers committed rows one batch at a time, so readers
+// following seq never see a number below one they already read.
+
+type eventRow struct {
+	ID             int64
+	Seq            *int64
+	Time           time.Time
+	Kind           string
+	Project        string
+	Workflow       string
+	InstanceID     int64
+	TaskInstanceID int64
+	TaskName       string
+	State          string
+	Attempt        int
+	DetailJSON     *string `gorm:"column:detail_json"`
+}
+
+func (eventRow) TableName() string { return "event" }
+
+func (r eventRow) model() model.Event {
+	e := model.Event{Time: r.Time.UTC(), Kind: r.Kind, Project: r.Project, Workflow: r.Workflow,
+		InstanceID: r.InstanceID, TaskInstanceID: r.TaskInstanceID, TaskName: r.TaskName,
+		State: r.State, Attempt: r.Attempt}
+	if r.Seq != nil {
+		e.Seq = *r.Seq
+	}
+	if r.DetailJSON != nil && json.Valid([]byte(*r.DetailJSON)) {
+		e.Detail = json.RawMessage(*r.DetailJSON)
+	}
+	return e
+}
+
+// changed names the rows one write changed: tasks by task instance id,
+// instances by workflow instance id.
+type changed struct {
+	tasks     []int64
+	instances []int64
+	warning   *HistoryEntry // a timeout warning: an event of its own kind
+}
+
+// historyChanges makes an event of a timeout warning the runner recorded;
+// other history entries are not state changes.
+func historyChanges(e HistoryEntry) changed {
+	if e.Action != TimeoutWarning {
+		return changed{}
+	}
+	return changed{warning: &e}
+}
+
+func taskChanges(ids ...int64) changed     { return changed{tasks: ids} }
+func instanceChanges(ids ...int64) changed { return changed{instances: ids} }
+
+// appendEvents writes one outbox row per changed row, with the state the row
+// has now (in tx, so after the write), its names copied from the instance.
+// One INSERT ... SELECT per kind keeps it to a statement or two however many
+// rows changed.
+func appendEvents(tx *gorm.DB, c changed) error {
+	now := time.Now().UTC()
+	if ids := uniq(c.tasks); len(ids) > 0 {
+		err := tx.Exec(`INSERT INTO event (time, kind, project, workflow, instance_id, task_instance_id, task_name, state, attempt) `+
+			`SELECT ?, ?, w.project_name, w.workflow_name, t.workflow_instance_id, t.id, t.name, t.state, t.attempt `+
+			`FROM task_instance t JOIN workflow_instance w ON w.id = t.workflow_instance_id WHERE t.id IN ? ORDER BY t.id`,
+			now, model.EventTask, ids).Error
+		if err != nil {
+			return fmt.Errorf("append %d task events: %w", len(ids), err)
+		}
+	}
+	if w := c.warning; w != nil {
+		detail := jsonText(map[string]string{"detail": w.Detail}, 1)
+		err := tx.Exec(`INSERT INTO event (time, kind, project, workflow, instance_id, task_instance_id, task_name, state, attempt, detail_json) `+
+			`SELECT ?, ?, w.project_name, w.workflow_name, w.id, ?, COALESCE((SELECT name FROM task_instance WHERE id = ?), ''), ?, w.run_times, ? `+
+			`FROM workflow_instance w WHERE w.id = ?`,
+			now, model.EventTimeout, w.TaskInstanceID, w.TaskInstanceID, string(TimeoutWarning), detail, w.InstanceID).Error
+		if err != nil {
+			return fmt.Errorf("append timeout event: %w", err)
+		}
+	}
+	if ids := uniq(c.instances); len(ids) > 0 {
+		err := tx.Exec(`INSERT INTO event (time, kind, project, workflow, instance_id, task_instance_id, task_name, state, attempt, detail_json) `+
+			`SELECT ?, ?, project_name, workflow_name, id, 0, '', state, run_times, NULL FROM workflow_instance WHERE id IN ? ORDER BY id`,
+			now, model.EventInstance, ids).Error
+		if err != nil {
+			return fmt.Errorf("append %d instance events: %w", len(ids), err)
+		}
+	}
+	return nil
+}
+
+// uniq drops zero ids and repeats, keeping the first order.
+func uniq(ids []int64) []int64 {
+	if len(ids) < 2 {
+		if len(ids) == 1 && ids[0] == 0 {
+			return nil
+		}
+		return ids
+	}
+	seen := make(map[int64]struct{}, len(ids))
+	out := ids[:0:0]
+	for _, id := range ids {
+		if _, ok := seen[id]; ok || id == 0 {
+			continue
+		}
+		seen[id] = struct{}{}
+		out = append(out, id)
+	}
+	return out
+}
+
+// PublishEvents numbers up to limit committed, unnumbered outbox rows, in
+// id order after the highest seq, in one fenced transaction, and returns
+// them. Only the leader calls it (a stale term is fenced), so seqs are
+// handed out by one writer at a time and a committed seq is never followed
+// by a lower one. A batch gets seq = id + k with one k making its first
+// seq follow the highest: three statements however many rows, ids' gaps
+// kept (seqs increase, they need not be consecutive).
+func (s *Store) PublishEvents(ctx context.Context, limit int) ([]model.Event, error) {
+	// Idle polls stay outside a (fenced, on SQLite writing) transaction.
+	var any []int64
+	if err := s.db.WithContext(ctx).Model(&eventRow{}).Where("seq IS NULL").Limit(1).Pluck("id", &any).Error; err != nil {
+		return nil, fmt.Errorf("publish events: read outbox: %w", err)
+	}
+	if len(any) == 0 {
+		return nil, nil
+	}
+	var out []model.Event
+	err := s.tx(ctx, func(tx *gorm.DB) error {
+		var ids []int64
+		if err := tx.Model(&eventRow{}).Where("seq IS NULL").Order("id").Limit(limit).Pluck("id", &ids).Error; err != nil {
+			return fmt.Errorf("read outbox: %w", err)
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		var last int64
+		if err := tx.Raw(`SELECT COALESCE(MAX(seq), 0) FROM event`).Scan(&last).Error; err != nil {
+			return fmt.Errorf("read last seq: %w", err)
+		}
+		lo, hi := ids[0], ids[len(ids)-1]
+		k := max(0, last-lo+1)
+		// Rows of the range committed since the read above (MySQL's UPDATE
+		// sees them) are numbered too: still above last, still in id order.
+		if err := tx.Exec(`UPDATE event SET seq = id + ? WHERE seq IS NULL AND id BETWEEN ? AND ?`, k, lo, hi).Error; err != nil {
+			return fmt.Errorf("number events %d..%d: %w", lo, hi, err)
+		}
+		var rows []eventRow
+		if err := tx.Where("seq > ?", last).Order("seq").Find(&rows).Error; err != nil {
+			return fmt.Errorf("read numbered events: %w", err)
+		}
+		out = make([]model.Event, len(rows))
+		for i, r := range rows {
+			out[i] = r.model()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("publish events: %w", err)
+	}
+	return out, nil
+}
+
+// ListEvents returns up to limit published events after seq after that pass
+// f, in seq order.
+func (s *Store) ListEvents(ctx context.Context, after int64, f model.EventFilter, limit int) ([]model.Event, error) {
+	q := s.db.WithContext(ctx).Where("seq > ?", after)
+	if f.Project != "" {
+		q = q.Where("project = ?", f.Project)
+	}
+	if f.Workflow != "" {
+		q = q.Where("workflow = ?", f.Workflow)
+	}
+	if f.Instance != 0 {
+		q = q.Where("instance_id = ?", f.Instance)
+	}
+	var rows []eventRow
+	if err := q.Order("seq").Limit(limit).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list events after %d: %w", after, err)
+	}
+	out := make([]model.Event, len(rows))
+	for i, r := range rows {
+		out[i] = r.model()
+	}
+	return out, nil
+}
+
+// LastEventSeq is the highest published seq (0: none).
+func (s *Store) LastEventSeq(ctx context.Context) (int64, error) {
+	var last int64
+	if err := s.db.WithContext(ctx).Raw(`SELECT COALESCE(MAX(seq), 0) FROM event`).Scan(&last).Error; err != nil {
+		return 0, fmt.Errorf("read last event seq: %w", err)
+	}
+	return last, nil
+}
+
+// PruneEvents deletes published events older than before, and when keep > 0
+// all but the newest keep published ones, plus deliveries older than
+// before. The newest published event always stays, so the next seq follows
+// on. It returns the events deleted.
+func (s *Store) PruneEvents(ctx context.Context, before time.Time, keep int64) (int64, error) {
+	db := s.db.WithContext(ctx)
+	last, err := s.LastEventSeq(ctx)
+	if err != nil || last == 0 {
+		return 0, err
+	}
+	cut := last // delete seq < cut
+	var old int64
+	if err := db.Raw(`SELECT COALESCE(MAX(seq), 0) FROM event WHERE seq IS NOT NULL AND time < ?`, before.UTC()).Scan(&old).Error; err != nil {
+		return 0, fmt.Errorf("prune events: %w", err)
+	}
+	lim := old + 1
+	if keep > 0 && last-keep+1 > lim {
+		lim = last - keep + 1
+	}
+	cut = min(cut, lim)
+	res := db.Exec(`DELETE FROM event WHERE seq < ?`, cut)
+	if res.Error != nil {
+		return 0, fmt.Errorf("prune events below %d: %w", cut, res.Error)
+	}
+	if err := db.Exec(`DELETE FROM delivery WHERE time < ?`, before.UTC()).Error; err != nil {
+		return res.RowsAffected, fmt.Errorf("prune deliveries: %w", err)
+	}
+	return res.RowsAffected, nil
+}
+
+func instanceIDs(is []model.WorkflowInstance) []int64 {
+	out := make([]int64, len(is))
+	for i, w := range is {
+		out[i] = w.ID
+	}
+	return out
+}
+
+func taskRowIDs(rows []taskInstanceRow) []int64 {
+	out := make([]int64, len(rows))
+	for i, r := range rows {
+		out[i] = r.ID
+	}
+	return out
+}
+
+func dispatchedIDs(ds []Dispatch, ok []bool) []int64 {
+	var out []int64
+	for i, d := range ds {
+		if ok[i] {
+			out = append(out, d.ID)
+		}
+	}
+	return out
+}
+
+// appliedIDs are the tasks whose state a report moved: an ack only records
+// the log path of a task already dispatched.
+func appliedIDs(rs []Report, out []ReportOutcome) []int64 {
+	var ids []int64
+	for i, r := range rs {
+		if out[i] == Applied && r.Kind != ReportAck {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids
+}
+
+// TimeoutWarning is the history action the runner records when a task or
+// the workflow runs past its timeout; it is also an event (EventTimeout).
+const TimeoutWarning ActionKind = "timeout_warning"

@@ -1,0 +1,110 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/store"
+)
+
+func eventTrail(es []model.Event) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = fmt.Sprintf("%s/%s/%s", e.Kind, e.TaskName, e.State)
+	}
+	return out
+}
+
+// Every state write leaves one outbox row in its transaction; the publisher
+// numbers them in order and readers filter and resume by seq.
+func TestEventOutbox(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		if err := s.BeginTerm(ctx, 3, "m1"); err != nil {
+			t.Fatal(err)
+		}
+		lead := s.Term(3)
+		s.CreateProject(ctx, "demo", "")
+		s.PutWorkflow(ctx, "demo", mustSpec(t, diamond))
+		inst, err := s.CreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, _ := s.CreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
+		if got, _ := s.ListEvents(ctx, 0, model.EventFilter{}, 100); len(got) != 0 {
+			t.Fatalf("unpublished events are visible: %v", got)
+		}
+		if _, err := lead.ClaimCommands(ctx, "m1", 3, 1); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().UTC()
+		task := &model.TaskInstance{WorkflowInstanceID: inst.ID, Name: "a", Type: "shell", State: model.TaskSubmitted, Attempt: 1, SubmitTime: &now}
+		if err := lead.InsertTaskInstances(ctx, []*model.TaskInstance{task}); err != nil {
+			t.Fatal(err)
+		}
+		lead.MarkDispatched(ctx, []store.Dispatch{{ID: task.ID, Host: "w1", Time: now}})
+		lead.ApplyReports(ctx, []store.Report{
+			{ID: task.ID, Kind: store.ReportAck, Host: "w1", LogPath: "/l"},
+			{ID: task.ID, Kind: store.ReportAck, Host: "w1", LogPath: "/l"},
+		})
+		lead.ApplyReports(ctx, []store.Report{{ID: task.ID, Kind: store.ReportRunning, Host: "w1", PID: 4, StartTime: now}})
+		lead.ApplyReports(ctx, []store.Report{{ID: task.ID, Kind: store.ReportResult, Host: "w1", State: model.TaskFailed, StartTime: now, EndTime: now}})
+		lead.ApplyReports(ctx, []store.Report{{ID: task.ID, Kind: store.ReportResult, Host: "w1", State: model.TaskFailed, StartTime: now, EndTime: now}}) // re-sent
+		if err := lead.FinishWorkflowInstance(ctx, inst.ID, model.WorkflowFailed, now, "a failed"); err != nil {
+			t.Fatal(err)
+		}
+
+		if _, err := s.Term(2).PublishEvents(ctx, 100); err == nil {
+			t.Fatal("a stale term published events")
+		}
+		first, err := lead.PublishEvents(ctx, 3)
+		if err != nil || len(first) != 3 {
+			t.Fatalf("publish 3: %v %v", first, err)
+		}
+		rest, err := lead.PublishEvents(ctx, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := s.ListEvents(ctx, 0, model.EventFilter{Instance: inst.ID}, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"instance//submitted", "instance//running", "task/a/submitted", "task/a/dispatched",
+			"task/a/running", "task/a/failed", "instance//failed"}
+		if fmt.Sprint(eventTrail(all)) != fmt.Sprint(want) {
+			t.Fatalf("events of instance %d:\n got %v\nwant %v", inst.ID, eventTrail(all), want)
+		}
+		if len(first)+len(rest) != len(want)+1 { // + the other run's submitted
+			t.Fatalf("published %d+%d events, want %d", len(first), len(rest), len(want)+1)
+		}
+		for i := 1; i < len(all); i++ {
+			if all[i].Seq <= all[i-1].Seq {
+				t.Fatalf("seq not increasing: %v", all)
+			}
+		}
+		if e := all[2]; e.Project != "demo" || e.Workflow != "diamond" || e.TaskInstanceID != task.ID || e.Attempt != 1 {
+			t.Fatalf("task event: %+v", e)
+		}
+		after, _ := s.ListEvents(ctx, all[3].Seq, model.EventFilter{Project: "demo"}, 100)
+		if len(after) != 3 {
+			t.Fatalf("resume after %d: %v", all[3].Seq, eventTrail(after))
+		}
+		if got, _ := s.ListEvents(ctx, 0, model.EventFilter{Instance: other.ID}, 100); len(got) != 1 {
+			t.Fatalf("other instance: %v", eventTrail(got))
+		}
+
+		// Pruning keeps the newest published event, so seqs go on from it.
+		last, _ := s.LastEventSeq(ctx)
+		if n, err := s.PruneEvents(ctx, time.Now().Add(time.Hour), 0); err != nil || n != last-1 {
+			t.Fatalf("prune: %d %v (last %d)", n, err, last)
+		}
+		lead.FinishWorkflowInstance(ctx, other.ID, model.WorkflowStopped, now, "")
+		more, _ := lead.PublishEvents(ctx, 100)
+		if len(more) != 1 || more[0].Seq <= last {
+			t.Fatalf("after prune: %+v (last %d)", more, last)
+		}
+	})
+}

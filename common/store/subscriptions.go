@@ -1,0 +1,205 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+)
+
+// Subscription is a webhook subscription to the event stream. The secret is
+// only ever held sealed (common/secret). Cursor is the seq of the last
+// event handled (delivered, or given up on after its retries).
+type Subscription struct {
+	ID           int64
+	Name         string
+	URL          string
+	Filter       model.EventFilter
+	SecretSealed string
+	Cursor       int64
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+type subscriptionRow struct {
+	ID           int64
+	Name         string
+	URL          string `gorm:"column:url"`
+	Project      string
+	Workflow     string
+	InstanceID   int64
+	SecretSealed *string
+	CursorSeq    int64
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+func (subscriptionRow) TableName() string { return "subscription" }
+
+func (r subscriptionRow) model() Subscription {
+	s := Subscription{ID: r.ID, Name: r.Name, URL: r.URL, Cursor: r.CursorSeq,
+		Filter:    model.EventFilter{Project: r.Project, Workflow: r.Workflow, Instance: r.InstanceID},
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+	if r.SecretSealed != nil {
+		s.SecretSealed = *r.SecretSealed
+	}
+	return s
+}
+
+// KeepSecret passed as PutSubscription's sealed secret keeps the stored one.
+const KeepSecret = "\x00keep"
+
+// PutSubscription creates the subscription sub.Name, starting after the
+// newest published event, or replaces its URL, filter and secret (keeping
+// its cursor); created says which.
+func (s *Store) PutSubscription(ctx context.Context, sub Subscription) (out Subscription, created bool, err error) {
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var cur subscriptionRow
+		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("name = ?", sub.Name).Take(&cur).Error
+		exists := err == nil
+		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+			return fmt.Errorf("read subscription %q: %w", sub.Name, err)
+		}
+		r := subscriptionRow{Name: sub.Name, URL: sub.URL, Project: sub.Filter.Project, Workflow: sub.Filter.Workflow,
+			InstanceID: sub.Filter.Instance, CreatedAt: now, UpdatedAt: now}
+		switch {
+		case sub.SecretSealed == KeepSecret:
+			r.SecretSealed = cur.SecretSealed
+		case sub.SecretSealed != "":
+			v := sub.SecretSealed
+			r.SecretSealed = &v
+		}
+		if exists {
+			r.ID, r.CreatedAt, r.CursorSeq = cur.ID, cur.CreatedAt, cur.CursorSeq
+			if err := tx.Select("*").Omit("id", "created_at", "cursor_seq").Where("id = ?", cur.ID).Updates(&r).Error; err != nil {
+				return fmt.Errorf("update subscription %q: %w", sub.Name, err)
+			}
+		} else {
+			if err := tx.Raw(`SELECT COALESCE(MAX(seq), 0) FROM event`).Scan(&r.CursorSeq).Error; err != nil {
+				return fmt.Errorf("read last event seq: %w", err)
+			}
+			if err := tx.Create(&r).Error; err != nil {
+				if isUniqueViolation(err) {
+					return fmt.Errorf("subscription %q was created concurrently, retry: %w", sub.Name, ErrConflict)
+				}
+				return fmt.Errorf("create subscription %q: %w", sub.Name, err)
+			}
+		}
+		created = !exists
+		out = r.model()
+		return nil
+	})
+	return out, created, err
+}
+
+// GetSubscription returns one subscription.
+func (s *Store) GetSubscription(ctx context.Context, name string) (Subscription, error) {
+	var r subscriptionRow
+	if err := s.db.WithContext(ctx).Where("name = ?", name).Take(&r).Error; err != nil {
+		return Subscription{}, notFound(err, fmt.Sprintf("subscription %q", name))
+	}
+	return r.model(), nil
+}
+
+// ListSubscriptions returns every subscription by name.
+func (s *Store) ListSubscriptions(ctx context.Context) ([]Subscription, error) {
+	var rows []subscriptionRow
+	if err := s.db.WithContext(ctx).Order("name").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list subscriptions: %w", err)
+	}
+	out := make([]Subscription, len(rows))
+	for i, r := range rows {
+		out[i] = r.model()
+	}
+	return out, nil
+}
+
+// DeleteSubscription removes a subscription and its delivery log.
+func (s *Store) DeleteSubscription(ctx context.Context, name string) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var r subscriptionRow
+		if err := tx.Where("name = ?", name).Take(&r).Error; err != nil {
+			return notFound(err, fmt.Sprintf("subscription %q", name))
+		}
+		if err := tx.Exec(`DELETE FROM delivery WHERE subscription_id = ?`, r.ID).Error; err != nil {
+			return fmt.Errorf("delete deliveries of %q: %w", name, err)
+		}
+		return tx.Exec(`DELETE FROM subscription WHERE id = ?`, r.ID).Error
+	})
+}
+
+// Delivery is one POST attempt of an event to a subscription.
+type Delivery struct {
+	ID         int64     `json:"id"`
+	EventSeq   int64     `json:"event_id"`
+	Attempt    int       `json:"attempt"`
+	StatusCode int       `json:"status_code,omitempty"`
+	OK         bool      `json:"ok"`
+	Error      string    `json:"error,omitempty"`
+	DurationMs int64     `json:"duration_ms"`
+	Time       time.Time `json:"time"`
+}
+
+type deliveryRow struct {
+	ID             int64
+	SubscriptionID int64
+	EventSeq       int64
+	Attempt        int
+	StatusCode     int
+	OK             bool `gorm:"column:ok"`
+	Error          string
+	DurationMs     int64
+	Time           time.Time
+}
+
+func (deliveryRow) TableName() string { return "delivery" }
+
+// RecordDelivery logs an attempt and, when done (delivered, or given up),
+// moves the subscription's cursor to its event, in one fenced transaction:
+// the leader's deliverer is the only writer. A subscription deleted
+// meanwhile is left alone.
+func (s *Store) RecordDelivery(ctx context.Context, subID int64, d Delivery, done bool) error {
+	r := deliveryRow{SubscriptionID: subID, EventSeq: d.EventSeq, Attempt: d.Attempt, StatusCode: d.StatusCode,
+		OK: d.OK, Error: clip(d.Error, 1024), DurationMs: d.DurationMs, Time: d.Time.UTC()}
+	err := s.tx(ctx, func(tx *gorm.DB) error {
+		var n int64
+		if err := tx.Model(&subscriptionRow{}).Where("id = ?", subID).Count(&n).Error; err != nil || n == 0 {
+			return err
+		}
+		if err := tx.Create(&r).Error; err != nil {
+			return err
+		}
+		if !done {
+			return nil
+		}
+		return tx.Exec(`UPDATE subscription SET cursor_seq = ? WHERE id = ? AND cursor_seq < ?`, d.EventSeq, subID, d.EventSeq).Error
+	})
+	if err != nil {
+		return fmt.Errorf("record delivery of event %d to subscription %d: %w", d.EventSeq, subID, err)
+	}
+	return nil
+}
+
+// ListDeliveries returns a subscription's newest deliveries first.
+func (s *Store) ListDeliveries(ctx context.Context, name string, limit int) ([]Delivery, error) {
+	sub, err := s.GetSubscription(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	var rows []deliveryRow
+	if err := s.db.WithContext(ctx).Where("subscription_id = ?", sub.ID).Order("id DESC").Limit(limit).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list deliveries of %q: %w", name, err)
+	}
+	out := make([]Delivery, len(rows))
+	for i, r := range rows {
+		out[i] = Delivery{ID: r.ID, EventSeq: r.EventSeq, Attempt: r.Attempt, StatusCode: r.StatusCode, OK: r.OK,
+			Error: r.Error, DurationMs: r.DurationMs, Time: r.Time.UTC()}
+	}
+	return out, nil
+}
