@@ -65,6 +65,15 @@ type Datasource struct {
 	Params         map[string]string `json:"params,omitempty"`
 }
 
+// Ref is a workflow a task refers to. Project "" is the task's own.
+// Version 0 is the latest.
+type Ref struct {
+	Project  string
+	Workflow string
+	Version  int
+	Child    bool // runs it as a child run (sub_workflow), not only reads its runs
+}
+
 // Job is one attempt as a worker-side executor sees it.
 type Job struct {
 	TaskInstanceID int64
@@ -108,6 +117,10 @@ type Def struct {
 	// spec naming one that does not exist is refused when applied, and a
 	// datasource in use by a workflow's latest version is not deleted.
 	Datasource func(s Spec) string
+	// Refs names the workflows a spec refers to (sub_workflow, dependent):
+	// one that does not exist is refused when applied, and Child refs may
+	// not lead back to the workflow (recursion). nil: none.
+	Refs func(s Spec) []Ref
 
 	// Worker side: exactly one of Argv and Run for a Worker type.
 

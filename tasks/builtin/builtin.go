@@ -4,10 +4,12 @@ package builtin
 
 import (
 	"github.com/beluga-scheduler/beluga/common/tasktype"
+	"github.com/beluga-scheduler/beluga/tasks/dependent"
 	"github.com/beluga-scheduler/beluga/tasks/http"
 	"github.com/beluga-scheduler/beluga/tasks/python"
 	"github.com/beluga-scheduler/beluga/tasks/shell"
 	"github.com/beluga-scheduler/beluga/tasks/sql"
+	"github.com/beluga-scheduler/beluga/tasks/subworkflow"
 )
 
 func init() {
@@ -15,4 +17,6 @@ func init() {
 	tasktype.Register(python.Type)
 	tasktype.Register(http.Type)
 	tasktype.Register(sql.Type)
+	tasktype.Register(subworkflow.Type)
+	tasktype.Register(dependent.Type)
 }
