@@ -54,6 +54,9 @@ func (r *runner) onAction(ctx context.Context, a store.Action) {
 			r.t.checkFenced(err)
 		}
 		r.haltQueued(ctx)
+		if a.Action == store.ActionPause {
+			r.holdMasterTasks(ctx) // a child or a wait pauses too (logic.go)
+		}
 		if a.Action == store.ActionStop {
 			for _, t := range r.latest {
 				if t.State == model.TaskDispatched || t.State == model.TaskRunning {
@@ -171,6 +174,9 @@ func (r *runner) killRaced(ctx context.Context, ts []*model.TaskInstance, change
 // nothing to kill: the task is marked killed here, and a late ack is
 // refused as foreign.
 func (r *runner) killOnWorker(ctx context.Context, t *model.TaskInstance) {
+	if r.cancelMasterTask(ctx, t, store.ActionStop) { // not on a worker: logic.go
+		return
+	}
 	host, id := t.Host, t.ID
 	if host == "" {
 		if cur, err := r.t.store.GetTaskInstance(ctx, id); err == nil {
@@ -267,6 +273,8 @@ func (t *term) reopen(a store.Action) {
 			}
 			t.history(a, string(to)+" before any task started")
 			t.cons.Notify() // a queued run may start now
+			inst.State = to
+			t.logic.ended(inst)
 			return
 		}
 		t.history(a, "ignored: the instance is not running")

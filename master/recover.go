@@ -94,6 +94,10 @@ func (r *runner) rebuild(ctx context.Context) bool {
 		case model.TaskSubmitted:
 			requeue = append(requeue, t)
 		case model.TaskDispatched, model.TaskRunning:
+			if r.isMaster(name) { // a master-run attempt re-attaches (logic.go), never runs anew
+				requeue = append(requeue, t)
+				continue
+			}
 			inflight[t.Host] = append(inflight[t.Host], t)
 			r.watchTimeout(t)
 		}
@@ -143,6 +147,11 @@ func (r *runner) rebuild(ctx context.Context) bool {
 		// Finish the pause or stop its master began: nothing queued runs,
 		// and a stop kills what still runs.
 		r.haltQueued(ctx)
+		for _, t := range requeue { // master-run attempts found running: held as the instance is
+			if t.State == model.TaskRunning && r.isMaster(t.Name) {
+				r.cancelMasterTask(ctx, t, r.halt)
+			}
+		}
 		if r.halt == store.ActionStop {
 			for _, ts := range inflight {
 				for _, t := range ts {
@@ -153,7 +162,7 @@ func (r *runner) rebuild(ctx context.Context) bool {
 			}
 		}
 	} else {
-		r.queue(ctx, requeue...)
+		r.queueOrStart(ctx, requeue...)
 	}
 	if !r.halted {
 		for _, name := range r.graph.TopoOrder() {

@@ -353,7 +353,7 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 		items = append(items, t)
 	}
 	r.pending, r.again, r.retries = r.pending[:0], r.again[:0], r.retries[:0]
-	r.queue(ctx, items...)
+	r.queueOrStart(ctx, items...)
 	for _, t := range tasks {
 		if _, failed := failNow[t]; failed || t.DryRun {
 			state := t.State
@@ -386,6 +386,13 @@ func (r *runner) queue(ctx context.Context, ts ...*model.TaskInstance) {
 		r.onTask(taskEvent{TaskInstanceID: t.ID, State: model.TaskFailed, EndTime: now, Why: err.Error()})
 	}
 	r.t.disp.Submit(items...)
+}
+
+// queueOrStart is where ready attempts leave the runner: master-run types
+// (sub_workflow, dependent) go to the term's masterTasks hook (logic.go),
+// the rest to the dispatcher.
+func (r *runner) queueOrStart(ctx context.Context, ts ...*model.TaskInstance) {
+	r.queue(ctx, r.startMasterTasks(ctx, ts)...)
 }
 
 // retryAt is when the attempt after failed may start: its end (a DB time,
@@ -428,7 +435,7 @@ func (r *runner) onDeadline(ctx context.Context, d deadline) {
 			return
 		}
 		t.State = model.TaskSubmitted
-		r.queue(ctx, t)
+		r.queueOrStart(ctx, t)
 	case taskTimeout:
 		if t.State != model.TaskRunning {
 			return
@@ -633,6 +640,7 @@ func (r *runner) finish(ctx context.Context) {
 	}) == written && r.t.ctx.Err() == nil {
 		r.log.Info("workflow instance finished", zap.String("state", string(state)), zap.Int("tasks", len(r.latest)))
 		r.t.cons.Notify() // a queued run may start now
+		r.t.logic.ended(r.inst) // its parent task and dependents waiting for it look now
 		if r.inst.BackfillID != 0 {
 			r.t.cron.Notify() // its backfill may submit the next time
 		}

@@ -15,9 +15,10 @@ import (
 
 // Spec is the sub_workflow type's fields.
 type Spec struct {
-	Workflow string            `json:"workflow"`          // "name" (same project) or "project/name"
-	Version  int               `json:"version,omitempty"` // 0: the latest at the parent's start
-	Params   map[string]string `json:"params,omitempty"`  // the child's startup params; ${name} is the task's param
+	Workflow string `json:"workflow"`          // "name" (same project) or "project/name"
+	Version  int    `json:"version,omitempty"` // 0: the latest at the parent's start
+	// The task's own params (the common params field) are the child's
+	// startup params, ${name} in them read from the task's resolved params.
 }
 
 // Type is the sub_workflow task type.
@@ -45,14 +46,6 @@ func check(s *Spec) []string {
 	if s.Version < 0 {
 		out = append(out, fmt.Sprintf("version %d: must be positive (or left out for the latest)", s.Version))
 	}
-	for k, v := range s.Params {
-		if !params.IsName(k) {
-			out = append(out, fmt.Sprintf("params: %q is not a param name", k))
-		}
-		if err := params.Check(v); err != nil {
-			out = append(out, fmt.Sprintf("params.%s: %v", k, err))
-		}
-	}
 	return out
 }
 
@@ -64,12 +57,12 @@ func Split(ref string) (project, workflow string) {
 	return "", ref
 }
 
-// ChildParams resolves the child's startup params: ${name} is the parent
-// task's resolved param.
-func ChildParams(s *Spec, taskParams map[string]string) (map[string]string, error) {
-	out := make(map[string]string, len(s.Params))
-	for k, v := range s.Params {
-		r, err := params.Substitute(v, taskParams, nil)
+// ChildParams resolves the child's startup params, the task's declared
+// params: ${name} is the parent task's resolved param.
+func ChildParams(declared, resolved map[string]string) (map[string]string, error) {
+	out := make(map[string]string, len(declared))
+	for k, v := range declared {
+		r, err := params.Substitute(v, resolved, nil)
 		if err != nil {
 			return nil, fmt.Errorf("params.%s: %w", k, err)
 		}
