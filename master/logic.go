@@ -230,4 +230,5 @@ func (l *logicTasks) end(ctx context.Context, instID, taskID int64, state model.
 
 // isConflict reports a refused action (the child is not in a state for it).
 func isConflict(err error) bool { return errors.Is(err, store.ErrConflict) }
+
 var _ masterTasks = (*logicTasks)(nil)

@@ -639,7 +639,7 @@ func (r *runner) finish(ctx context.Context) {
 		return r.t.store.FinishWorkflowInstance(ctx, r.inst.ID, state, end, reason)
 	}) == written && r.t.ctx.Err() == nil {
 		r.log.Info("workflow instance finished", zap.String("state", string(state)), zap.Int("tasks", len(r.latest)))
-		r.t.cons.Notify() // a queued run may start now
+		r.t.cons.Notify()       // a queued run may start now
 		r.t.logic.ended(r.inst) // its parent task and dependents waiting for it look now
 		if r.inst.BackfillID != 0 {
 			r.t.cron.Notify() // its backfill may submit the next time

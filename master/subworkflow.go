@@ -31,7 +31,9 @@ func (l *logicTasks) startChild(ctx context.Context, mt masterTask) {
 	}
 	req := store.ChildRequest{ParentInstanceID: mt.Inst.ID, ParentTaskID: mt.Task.ID, Project: project, Workflow: wf,
 		Version: sp.Version, Params: ps, ScheduleTime: mt.Inst.ScheduleTime, Timezone: mt.Inst.Timezone,
-		Continue: func(c model.WorkflowState) store.ActionKind { return store.ActionKind(subworkflow.Continue(c, mt.Rerun)) }}
+		Continue: func(c model.WorkflowState) store.ActionKind {
+			return store.ActionKind(subworkflow.Continue(c, mt.Rerun))
+		}}
 	if mt.Inst.StartTime != nil {
 		req.AsOf = *mt.Inst.StartTime
 	}
