@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
@@ -363,5 +365,25 @@ tasks:
 tasks:
   - {name: w, type: dependent, wait_for: [{workflow: flaky, date: someday}]}
 `, "someday")
+	})
+}
+
+// TestWebUIChildLinks: the instance page links a sub_workflow task to its
+// child run, and the child's page links back to its parent.
+func TestWebUIChildLinks(t *testing.T) {
+	e := start(t, "")
+	e.apply("name: kid\ntasks:\n  - {name: a, command: \"true\"}\n")
+	e.apply("name: mom\ntasks:\n  - {name: child, type: sub_workflow, workflow: kid}\n")
+	id := e.run("mom", nil)
+	e.succeeded(id, 30*time.Second)
+	child := e.childOf(id, "child")
+	b := newBrowser(t, e.base)
+	b.step(t, 30*time.Second, func(s *session) {
+		s.open(fmt.Sprintf("#/instances/%d", id))
+		sel := fmt.Sprintf(`a[href="#/instances/%d"]`, child)
+		s.until("the child link", fmt.Sprintf(`document.querySelector(%s)?.textContent === %s`, js(sel), js(fmt.Sprintf("child #%d", child))))
+		s.run("follow it", chromedp.Click(sel, chromedp.ByQuery))
+		s.until("the child's page with its parent", fmt.Sprintf(`location.hash === %s && [...document.querySelectorAll('dl.kv dd a')].some(a => a.getAttribute('href') === %s)`,
+			js(fmt.Sprintf("#/instances/%d", child)), js(fmt.Sprintf("#/instances/%d", id))))
 	})
 }
