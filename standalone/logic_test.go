@@ -387,3 +387,28 @@ func TestWebUIChildLinks(t *testing.T) {
 			js(fmt.Sprintf("#/instances/%d", child)), js(fmt.Sprintf("#/instances/%d", id))))
 	})
 }
+
+// TestDependentStopAndResume: stopping a waiting dependent's run kills the
+// wait; resume waits again, and the upstream's finish ends it.
+func TestDependentStopAndResume(t *testing.T) {
+	e := start(t, "")
+	e.apply("name: source\ntasks:\n  - {name: a, command: \"true\"}\n")
+	e.apply(`name: sink
+tasks:
+  - {name: wait, type: dependent, wait_for: [{workflow: source, date: today}], check_interval: 1h}
+`)
+	id := e.run("sink", nil)
+	e.waitTask(id, "wait", "running")
+	e.act("instance", id, "stop", http.StatusAccepted)
+	if iv := e.wait(id, 30*time.Second); iv.State != "stopped" || iv.task("wait").State != "killed" {
+		t.Fatalf("after stop: %s, wait %s", iv.State, iv.task("wait").State)
+	}
+	e.act("instance", id, "resume", http.StatusAccepted)
+	e.applied(id, "resume")
+	e.waitTask(id, "wait", "running")
+	e.succeeded(e.run("source", nil), 30*time.Second)
+	iv, _ := e.succeeded(id, 30*time.Second)
+	if iv.count("wait") != 2 {
+		t.Fatalf("attempts of wait: %d", iv.count("wait"))
+	}
+}
