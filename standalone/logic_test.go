@@ -145,6 +145,20 @@ tasks:
 			t.Fatalf("parent of a failing child: %s, %+v", iv.State, iv.Tasks)
 		}
 
+		// Across projects: "project/name", for a child and for a dependency.
+		e.do("POST", "/api/v1/projects", `{"name":"crm"}`, http.StatusCreated, nil)
+		e.do("PUT", "/api/v1/projects/crm/workflows/export", "name: export\ntasks:\n  - {name: push, command: \"echo '${setValue(sent=yes)}'\"}\n", http.StatusCreated, nil)
+		e.apply(`name: cross
+tasks:
+  - {name: child, type: sub_workflow, workflow: crm/export}
+  - {name: after, type: dependent, depends_on: [child], wait_for: [{project: crm, workflow: export, task: push, date: current_hour}]}
+`)
+		id = e.run("cross", nil)
+		e.succeeded(id, 60*time.Second)
+		if v := e.logic(id); v.Tasks[v.latestOf("child")].Outputs["sent"] != "yes" || !strings.Contains(v.Tasks[v.latestOf("after")].Message, "crm/export task push") {
+			t.Fatalf("across projects: %+v", v.Tasks)
+		}
+
 		// Bad specs are refused at apply and change nothing.
 		e.refused(`name: orphan
 tasks:

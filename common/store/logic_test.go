@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -107,6 +108,36 @@ func TestRunsInCountsByScheduleTime(t *testing.T) {
 		}
 		if _, err := s.RunsIn(ctx, "nope", "diamond", "", now, now); err == nil {
 			t.Fatal("an unknown project gave no error")
+		}
+	})
+}
+
+// TestStartChildVersion: a pinned version is run as pinned; without one,
+// the latest created by the parent's start (none: the attempt cannot start).
+func TestStartChildVersion(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		parent := newInstance(t, s, model.WorkflowRunning)
+		if _, _, err := s.PutWorkflow(ctx, "demo", mustSpec(t, diamond+"  - {name: e, command: \"true\", depends_on: [d]}\n")); err != nil {
+			t.Fatal(err)
+		}
+		pinned := addTask(t, s, parent.ID, "pinned", model.TaskSubmitted, "")
+		cs, err := s.StartChild(ctx, store.ChildRequest{ParentInstanceID: parent.ID, ParentTaskID: pinned.ID, Project: "demo", Workflow: "diamond", Version: 1})
+		if err != nil || cs.Child.Version != 1 {
+			t.Fatalf("pinned: %+v %v", cs.Child, err)
+		}
+		latest := addTask(t, s, parent.ID, "latest", model.TaskSubmitted, "")
+		cs, err = s.StartChild(ctx, store.ChildRequest{ParentInstanceID: parent.ID, ParentTaskID: latest.ID, Project: "demo", Workflow: "diamond", AsOf: time.Now().Add(time.Hour)})
+		if err != nil || cs.Child.Version != 2 {
+			t.Fatalf("latest: %+v %v", cs.Child, err)
+		}
+		early := addTask(t, s, parent.ID, "early", model.TaskSubmitted, "")
+		_, err = s.StartChild(ctx, store.ChildRequest{ParentInstanceID: parent.ID, ParentTaskID: early.ID, Project: "demo", Workflow: "diamond", AsOf: time.Now().Add(-time.Hour)})
+		if !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("no version by the parent's start: %v", err)
+		}
+		if row, _ := s.GetTaskInstance(ctx, early.ID); row.State != model.TaskSubmitted || row.ChildInstanceID != 0 {
+			t.Fatalf("a refused start changed the attempt: %+v", row)
 		}
 	})
 }
