@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/failpoint"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/tasks/subworkflow"
@@ -37,6 +38,7 @@ func (l *logicTasks) startChild(ctx context.Context, mt masterTask) {
 	if mt.Inst.StartTime != nil {
 		req.AsOf = *mt.Inst.StartTime
 	}
+	failpoint.Hit(failpoint.BeforeStartChild)
 	var cs store.ChildStart
 	var missing error // the child workflow (or version) is gone: the attempt fails
 	if leaderWrite(ctx, l.log, "start child run", l.t.fenced, func() error {
@@ -53,6 +55,7 @@ func (l *logicTasks) startChild(ctx context.Context, mt masterTask) {
 		l.end(ctx, mt.Inst.ID, mt.Task.ID, model.TaskFailed, nil, missing.Error())
 		return
 	}
+	failpoint.Hit(failpoint.AfterStartChild)
 	log := l.log.With(zap.Int64("task_instance_id", mt.Task.ID), zap.Int64("child_instance_id", cs.Child.ID))
 	switch {
 	case cs.Created:
@@ -98,6 +101,7 @@ func (l *logicTasks) childEnded(ctx context.Context, childID int64) {
 	} else if c.Reason != "" {
 		why += ": " + c.Reason
 	}
+	failpoint.Hit(failpoint.BeforeEndParentTask)
 	l.end(ctx, c.Parent.InstanceID, c.Parent.TaskInstanceID, state, outs, why)
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beluga-scheduler/beluga/common/failpoint"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/common/store"
@@ -134,4 +135,42 @@ func TestDependentSurvivesLeaderKill(t *testing.T) {
 		t.Fatalf("dependent's message: %q", w.Message)
 	}
 	c.AssertNoStuckRows(t)
+}
+
+// TestSubWorkflowCrashPoints kills the leader at each step of a child's
+// life (master-1 kills itself at the point; master-2 takes over): before
+// the child is written, after it is written and before it is claimed, and
+// after it ended before its parent's attempt did. Every time there is
+// exactly one child, the parent's attempt is the only one and succeeds,
+// every worker task ran once and nothing is stuck.
+func TestSubWorkflowCrashPoints(t *testing.T) {
+	for _, point := range []string{failpoint.BeforeStartChild, failpoint.AfterStartChild, failpoint.BeforeEndParentTask} {
+		t.Run(point, func(t *testing.T) {
+			c := clustertest.New(t, clustertest.Options{Masters: 2, Workers: 1, SessionTimeout: sessionTimeout,
+				Env: map[string][]string{"master-1": {"BELUGA_FAILPOINT=" + point}}})
+			marks := t.TempDir()
+			c.Apply(t, spec.Workflow{Name: "leaf", Tasks: []spec.Task{task(marks, "a", "")}})
+			c.Apply(t, spec.Workflow{Name: "root", Tasks: []spec.Task{
+				logicTask(t, "child", "sub_workflow", map[string]any{"workflow": "leaf"}),
+				task(marks, "after", "", "child"),
+			}})
+			id := c.Run(t, "root")
+			crashed := c.Masters[0]
+			if err := crashed.Wait(failoverWithin); err == nil {
+				t.Fatalf("%s exited cleanly; want it killed by the failpoint", crashed.Name)
+			}
+			if log := crashed.Log(); !strings.Contains(log, "failpoint "+point+": killing the process") {
+				t.Fatalf("%s died, but not at %s:\n%s", crashed.Name, point, crashed.LogTail(30))
+			}
+			c.WaitLeader(t, failoverWithin, crashed)
+			c.WaitFinished(t, id, finishWithin)
+			pt := assertMasterTaskOnce(t, c, id, marks, "child", "after")
+			kids := instancesOf(t, c, "leaf")
+			if len(kids) != 1 || pt.ChildInstanceID != kids[0].ID {
+				t.Fatalf("want exactly one child, that of task instance %d: %+v", pt.ID, kids)
+			}
+			c.AssertRanOnce(t, kids[0].ID, marks)
+			c.AssertNoStuckRows(t)
+		})
+	}
 }
