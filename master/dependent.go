@@ -2,6 +2,7 @@ package master
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -92,6 +93,10 @@ func (l *logicTasks) check(ctx context.Context, w *waiter) bool {
 			return true
 		}
 		runs, err := l.t.store.RunsIn(ctx, project, d.Workflow, d.Task, from, to)
+		if errors.Is(err, store.ErrNotFound) { // its project is gone: nothing can satisfy it
+			l.end(ctx, w.instID, w.task.ID, model.TaskFailed, nil, err.Error())
+			return true
+		}
 		if err != nil {
 			l.log.Warn("read runs a dependent waits for", zap.Int64("task_instance_id", w.task.ID), zap.Error(err))
 			return false // looks again at its interval
