@@ -59,7 +59,8 @@ func (s *Store) StartChild(ctx context.Context, req ChildRequest) (ChildStart, e
 		}
 		now := time.Now().UTC()
 		running := func(childID int64) error {
-			return tx.Model(&taskInstanceRow{}).Where("id = ?", task.ID).Updates(map[string]any{
+			return tx.Model(&taskInstanceRow{}).Where("id = ? AND state IN ?", task.ID,
+				[]string{string(model.TaskSubmitted), string(model.TaskRunning)}).Updates(map[string]any{
 				"child_instance_id": childID, "state": string(model.TaskRunning),
 				"start_time": gorm.Expr("COALESCE(start_time, ?)", now)}).Error
 		}
@@ -69,7 +70,7 @@ func (s *Store) StartChild(ctx context.Context, req ChildRequest) (ChildStart, e
 				return notFound(err, fmt.Sprintf("child workflow instance %d", *task.ChildInstanceID))
 			}
 			out.Child, out.Attached = c.model(), true
-			return nil
+			return running(c.ID) // a resumed attempt (paused -> submitted) runs again
 		}
 		var prev taskInstanceRow
 		err := tx.Where("workflow_instance_id = ? AND name = ? AND child_instance_id IS NOT NULL AND id <> ?",
