@@ -71,6 +71,7 @@ bench: deps build
 	$(GO) run ./bench -bin $(BIN) $(BENCHFLAGS)
 	$(GO) run ./bench/control -bin $(BIN)
 	$(GO) run ./bench/events -bin $(BIN)
+	$(GO) run ./bench/logic -bin $(BIN)
 	# The cluster link: connect to first reply and a Dispatch round trip,
 	# open, with the HMAC handshake, and with TLS on top.
 	$(GO) test -run '^$$' -bench 'Handshake|RequestReplyAuth' -benchtime 2s ./remote/

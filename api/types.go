@@ -193,6 +193,9 @@ type Instance struct {
 	StartTime    *Time             `json:"start_time"`
 	EndTime      *Time             `json:"end_time"`
 	CreatedAt    Time              `json:"created_at"`
+	// Parent is the sub_workflow task attempt that started this run; null
+	// for a run of its own.
+	Parent *model.ParentRef `json:"parent"`
 }
 
 func fromInstance(w model.WorkflowInstance) Instance {
@@ -202,7 +205,7 @@ func fromInstance(w model.WorkflowInstance) Instance {
 		WorkerGroup: w.WorkerGroup, Host: w.Host, RunTimes: w.RunTimes, Reason: w.Reason,
 		Queued: w.Queued, Params: params, StartNodes: w.StartNodes, Scope: w.Scope, DryRun: w.DryRun, ScheduleID: w.ScheduleID,
 		BackfillID: w.BackfillID, Timezone: w.Timezone, ScheduleTime: timePtr(w.ScheduleTime), StartTime: timePtr(w.StartTime),
-		EndTime: timePtr(w.EndTime), CreatedAt: timeOf(w.CreatedAt)}
+		EndTime: timePtr(w.EndTime), CreatedAt: timeOf(w.CreatedAt), Parent: w.Parent}
 }
 
 // InstanceDetail is an instance with all its task instances (every attempt,
@@ -326,6 +329,10 @@ type TaskInstance struct {
 	// Wait says why the attempt is not running; null when it runs, ended
 	// or is superseded.
 	Wait *Wait `json:"wait"`
+	// ChildInstanceID is a sub_workflow attempt's child run (null: none);
+	// Message what a dependent waits for and has seen.
+	ChildInstanceID *int64 `json:"child_instance_id"`
+	Message         string `json:"message"`
 }
 
 // Output is one value a task of an instance exported.
@@ -381,5 +388,6 @@ func fromTask(t model.TaskInstance) TaskInstance {
 		ExitCode: t.ExitCode, Priority: t.Priority.String(), WorkerGroup: t.WorkerGroup, TaskGroup: t.TaskGroup, LogPath: t.LogPath,
 		SubmitTime: timePtr(t.SubmitTime), DispatchTime: timePtr(t.DispatchTime),
 		StartTime: timePtr(t.StartTime), EndTime: timePtr(t.EndTime),
-		Params: nonNil(secret.MaskMap(t.Params)), Outputs: nonNil(t.Outputs)} // sealed values show as ***
+		Params: nonNil(secret.MaskMap(t.Params)), Outputs: nonNil(t.Outputs), // sealed values show as ***
+		ChildInstanceID: optionalID(t.ChildInstanceID), Message: t.Message}
 }

@@ -71,6 +71,9 @@ func (h *handlers) applyWorkflow(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("%s", strings.Join(bad, "; "))
 	}
 	def, created, err := h.Store.PutWorkflow(r.Context(), project, wf)
+	if errors.Is(err, store.ErrBadRef) {
+		return badRequest("%s", strings.TrimSuffix(err.Error(), ": "+store.ErrBadRef.Error()))
+	}
 	if errors.Is(err, store.ErrUnknownDatasource) {
 		return badRequest("%s", strings.TrimSuffix(err.Error(), ": "+store.ErrUnknownDatasource.Error()))
 	}

@@ -59,8 +59,8 @@ func (r *runner) onAction(ctx context.Context, a store.Action) {
 		r.haltQueued(ctx)
 		if a.Action == store.ActionStop {
 			for _, t := range r.latest {
-				if t.State == model.TaskDispatched || t.State == model.TaskRunning {
-					r.cancel(ctx, t)
+				if !r.inMaster(t) && (t.State == model.TaskDispatched || t.State == model.TaskRunning) {
+					r.killOnWorker(ctx, t)
 				}
 			}
 		}
@@ -74,13 +74,13 @@ func (r *runner) onAction(ctx context.Context, a store.Action) {
 		switch t.State {
 		case model.TaskSubmitted, model.TaskDelayed:
 			if r.inMaster(t) && t.State == model.TaskSubmitted {
-				r.cancel(ctx, t) // begun in the master: its owner ends it
+				r.cancel(ctx, t, cancelStop) // begun in the master: its owner ends it
 				break
 			}
 			ts := []*model.TaskInstance{t}
 			r.killRaced(ctx, ts, r.setStates(ctx, ts, []model.TaskState{model.TaskSubmitted, model.TaskDelayed}, model.TaskKilled))
 		case model.TaskDispatched, model.TaskRunning:
-			r.cancel(ctx, t)
+			r.cancel(ctx, t, cancelStop)
 		default:
 			r.note(ctx, "kill", t.ID, "ignored: task is "+string(t.State))
 			return
@@ -118,13 +118,16 @@ func (r *runner) haltQueued(ctx context.Context) {
 		to = model.TaskKilled
 	}
 	var ts []*model.TaskInstance
+	how := cancelPause
+	if r.halt == store.ActionStop {
+		how = cancelStop
+	}
 	for _, t := range r.latest {
-		if r.inMaster(t) && t.State == model.TaskSubmitted {
-			// Begun in the master (masterTasks): a stop ends it there; a
-			// pause lets it run to its end, like a task on a worker.
-			if r.halt == store.ActionStop {
-				r.cancel(ctx, t)
-			}
+		if r.inMaster(t) && (t.State == model.TaskSubmitted || t.State == model.TaskDispatched || t.State == model.TaskRunning) {
+			// Run in the master (masterTasks): a stop ends it there; a pause
+			// holds it (a child run pauses, a dependent stops waiting) so
+			// that it continues on resume.
+			r.cancel(ctx, t, how)
 			continue
 		}
 		if t.State == model.TaskSubmitted || t.State == model.TaskDelayed {
@@ -274,6 +277,8 @@ func (t *term) reopen(a store.Action) {
 			}
 			t.history(a, string(to)+" before any task started")
 			t.cons.Notify() // a queued run may start now
+			inst.State = to
+			t.logic.ended(inst)
 			return
 		}
 		t.history(a, "ignored: the instance is not running")

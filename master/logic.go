@@ -14,24 +14,42 @@ import (
 )
 
 // masterTasks runs the master-placed types that finish later (sub_workflow,
-// dependent): Start begins attempt ti (written submitted) and, when it
-// ends, delivers its result to the runner's mailbox like a worker's
-// (r.events.Put(taskEvent{TaskInstanceID: ti.ID, State: ..., Outputs: ...}),
-// after persisting it). Start is called on the runner's goroutine and must
-// not block; an error fails the attempt with its text. Cancel ends what
-// Start began (a stop or kill of the task); it reports the task killed the
-// same way.
+// dependent: the term's logicTasks, master/logictasks.go): Start begins
+// attempt ti (written submitted) and, when it ends, delivers its result to
+// the runner's mailbox like a worker's (r.events.Put or term.deliver, after
+// persisting it). Start is called on the runner's goroutine and must not
+// block; an error fails the attempt with its text. Cancel ends or holds
+// what Start began, as how says (stop or kill: killed; pause: paused, to
+// continue on resume; timeout: failed); it reports the end the same way.
 //
 // Start is also how a new leader, or a resume, takes up an attempt it finds
 // submitted, dispatched or running in the DB (rebuild): it must continue
 // what that attempt began (the same child instance), never begin a second.
+// Cancel may likewise come to a new leader with no Start before it (a
+// rebuild finishing a pause or stop): it works from what the DB holds.
 //
-// The hook: a type plugs in by setting Master.logic (one value per master)
-// to something that switches on ti.Type; launch and cancel are the only
-// callers.
+// launch and cancel are the only callers; the hook is the term's
+// logicTasks unless Master.logic replaces it (tests).
 type masterTasks interface {
 	Start(ctx context.Context, r *runner, ti *model.TaskInstance) error
-	Cancel(ctx context.Context, r *runner, ti *model.TaskInstance)
+	Cancel(ctx context.Context, r *runner, ti *model.TaskInstance, how cancelHow)
+}
+
+// cancelHow is why a master-run attempt is cancelled.
+type cancelHow string
+
+const (
+	cancelStop    cancelHow = "stop"    // a stop of the instance, or a kill of the task: it ends killed
+	cancelPause   cancelHow = "pause"   // a pause: it ends paused and continues on resume
+	cancelTimeout cancelHow = "timeout" // it ran past its timeout (fail, warn_fail): it ends failed
+)
+
+// hook is the masterTasks that runs this runner's master-placed types.
+func (r *runner) hook() masterTasks {
+	if r.t.m.logic != nil {
+		return r.t.m.logic
+	}
+	return r.t.logic
 }
 
 // launch hands attempts written submitted to whatever runs them, by their
@@ -48,17 +66,26 @@ func (r *runner) launch(ctx context.Context, ts ...*model.TaskInstance) {
 			continue
 		}
 		var err error
-		switch mt := r.t.m.logic; {
-		case def.Decide != nil:
+		if def.Decide != nil {
 			err = fmt.Errorf("task type %s is decided as it is written; attempt %d cannot be relaunched", t.Type, t.Attempt)
-		case mt == nil:
-			err = fmt.Errorf("task type %s not supported", t.Type)
-		default:
-			err = mt.Start(ctx, r, t)
+		} else {
+			err = r.hook().Start(ctx, r, t)
 		}
 		if err != nil {
 			r.failSubmitted(ctx, t, err)
+			continue
 		}
+		// It runs now as far as the runner is concerned: kills and halts
+		// cancel it, and its timeout is watched here (no worker enforces it).
+		if t.State.Finished() {
+			continue
+		}
+		if t.StartTime == nil {
+			now := time.Now().UTC()
+			t.StartTime = &now
+		}
+		t.State = model.TaskRunning
+		r.watchTimeout(t)
 	}
 	r.queue(ctx, work...)
 }
@@ -107,14 +134,14 @@ func (r *runner) inMaster(t *model.TaskInstance) bool {
 	return def.Placement == tasktype.Master && def.Decide == nil
 }
 
-// cancel ends a started attempt where it runs: masterTasks cancels a
-// master type's, the worker kills any other (stop, kill, timeout stop).
-func (r *runner) cancel(ctx context.Context, t *model.TaskInstance) {
-	if r.inMaster(t) {
-		if r.t.m.logic != nil {
-			r.t.m.logic.Cancel(ctx, r, t)
-		}
-		return
+// cancel ends (or, pausing, holds) a started attempt where it runs:
+// masterTasks cancels a master type's; the worker kills any other on a stop
+// or kill, and under a pause a worker's task runs to its end.
+func (r *runner) cancel(ctx context.Context, t *model.TaskInstance, how cancelHow) {
+	switch {
+	case r.inMaster(t):
+		r.hook().Cancel(ctx, r, t, how)
+	case how == cancelStop:
+		r.killOnWorker(ctx, t)
 	}
-	r.killOnWorker(ctx, t)
 }

@@ -33,7 +33,7 @@ func (l *laterTasks) Start(ctx context.Context, r *runner, ti *model.TaskInstanc
 	return nil
 }
 
-func (l *laterTasks) Cancel(context.Context, *runner, *model.TaskInstance) {}
+func (l *laterTasks) Cancel(context.Context, *runner, *model.TaskInstance, cancelHow) {}
 
 // UseLaterTasks plugs a laterTasks into m (before Start) and returns how
 // many attempts it started so far.
@@ -69,7 +69,7 @@ func (h *heldTasks) Start(ctx context.Context, r *runner, ti *model.TaskInstance
 	return nil
 }
 
-func (h *heldTasks) Cancel(context.Context, *runner, *model.TaskInstance) {}
+func (h *heldTasks) Cancel(context.Context, *runner, *model.TaskInstance, cancelHow) {}
 
 // UseHeldTasks plugs a heldTasks into m (before Start): started lists the
 // task instances it was asked to start, release lets them end.

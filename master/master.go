@@ -69,7 +69,7 @@ type Master struct {
 	reg     registry.Registry
 	elector registry.Elector
 	box     *secret.Box // opens secret params for dispatches
-	logic   masterTasks // master-placed types that finish later (nil: not supported; master/logic.go)
+	logic   masterTasks // replaces the term's logicTasks as the hook for master-placed types (tests; nil: logicTasks; master/logic.go)
 
 	server *remote.Server
 	client *remote.Client

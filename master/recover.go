@@ -75,7 +75,7 @@ func (r *runner) rebuild(ctx context.Context) bool {
 		next, _ := r.branch(t)
 		r.flow.Restore(name, t.State, t.Attempt, t.RetryBase, next)
 		if r.inMaster(t) && (t.State == model.TaskSubmitted || t.State == model.TaskDispatched || t.State == model.TaskRunning) {
-			inMaster = append(inMaster, t) // masterTasks takes up the same attempt again (Start)
+			inMaster = append(inMaster, t) // masterTasks takes up the same attempt again (Start), or a halt cancels it
 			continue
 		}
 		switch t.State {
@@ -150,21 +150,22 @@ func (r *runner) rebuild(ctx context.Context) bool {
 			}
 		}
 	}
-	r.launch(ctx, inMaster...) // before a stop's haltQueued, which cancels them
 	if r.halt != "" {
 		// Finish the pause or stop its master began: nothing queued runs,
-		// and a stop kills what still runs.
+		// a stop kills what still runs, and master-run attempts are
+		// cancelled (paused or stopped) where they run, not started again.
 		r.haltQueued(ctx)
 		if r.halt == store.ActionStop {
 			for _, ts := range inflight {
 				for _, t := range ts {
 					if t.State == model.TaskDispatched || t.State == model.TaskRunning {
-						r.cancel(ctx, t)
+						r.killOnWorker(ctx, t)
 					}
 				}
 			}
 		}
 	} else {
+		r.launch(ctx, inMaster...)
 		r.launch(ctx, requeue...)
 	}
 	r.apply(r.flow.Start())

@@ -464,21 +464,29 @@ func (r *runner) onDeadline(ctx context.Context, d deadline) {
 			return
 		}
 		ts := r.def.tasks[name]
-		r.log.Warn("task ran past its timeout", zap.String("task", name), logging.TaskID(t.ID),
-			zap.Duration("timeout", ts.Timeout.D()))
-		r.note(ctx, "timeout_warning", t.ID, "task "+name+" ran past its timeout of "+ts.Timeout.D().String())
+		if ts.TimeoutStrategy == spec.TimeoutWarn || ts.TimeoutStrategy == spec.TimeoutWarnFail {
+			r.log.Warn("task ran past its timeout", zap.String("task", name), logging.TaskID(t.ID),
+				zap.Duration("timeout", ts.Timeout.D()))
+			r.note(ctx, "timeout_warning", t.ID, "task "+name+" ran past its timeout of "+ts.Timeout.D().String())
+		}
+		if r.inMaster(t) && killAfter(ts) > 0 {
+			// What a worker does at its timeout, done where the task runs.
+			r.cancel(ctx, t, cancelTimeout)
+		}
 	}
 }
 
-// watchTimeout puts a running task's timeout warning on the wheel. Killing
-// at the timeout (fail, warn_fail) is the worker's job: it has the process
-// and its own clock, which a master failover does not touch.
+// watchTimeout puts a running task's timeout on the wheel: the warning
+// (warn, warn_fail) and, for a task run in the master, the end (fail,
+// warn_fail). Killing a worker's task at its timeout is the worker's job:
+// it has the process and its own clock, which a master failover does not
+// touch.
 func (r *runner) watchTimeout(t *model.TaskInstance) {
 	ts := r.def.tasks[t.Name]
 	if ts.Timeout <= 0 || t.StartTime == nil {
 		return
 	}
-	if ts.TimeoutStrategy == spec.TimeoutWarn || ts.TimeoutStrategy == spec.TimeoutWarnFail {
+	if ts.TimeoutStrategy == spec.TimeoutWarn || ts.TimeoutStrategy == spec.TimeoutWarnFail || (r.inMaster(t) && killAfter(ts) > 0) {
 		r.t.wheel.Add(deadline{When: t.StartTime.Add(ts.Timeout.D()), Kind: taskTimeout, WorkflowID: r.inst.ID, TaskInstanceID: t.ID})
 	}
 }
@@ -651,7 +659,8 @@ func (r *runner) finish(ctx context.Context) {
 	}) == written && r.t.ctx.Err() == nil {
 		r.log.Info("workflow instance finished", zap.String("state", string(state)), zap.Int("tasks", len(r.latest)))
 		metrics.Instance(state, 1)
-		r.t.cons.Notify() // a queued run may start now
+		r.t.cons.Notify()       // a queued run may start now
+		r.t.logic.ended(r.inst) // its parent task and dependents waiting for it look now
 		if r.inst.BackfillID != 0 {
 			r.t.cron.Notify() // its backfill may submit the next time
 		}

@@ -33,7 +33,8 @@ type term struct {
 	watch  *workerWatch
 	wheel  *wheel
 	cron   *scheduler
-	pub    *publisher // the event stream's publisher and webhooks (publisher.go)
+	pub    *publisher  // the event stream's publisher and webhooks (publisher.go)
+	logic  *logicTasks // master-run task types: the masterTasks hook (logictasks.go)
 
 	ctx    context.Context // ends with the term
 	cancel context.CancelFunc
@@ -83,7 +84,8 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	t.wheel = newWheel(m.cfg.Clock, t.fire)
 	t.cron = newScheduler(t, m.cfg.Clock)
 	t.pub = newPublisher(t.store, t.log, m.cfg.Events, t.fenced, m.definition)
-	if err := startstop.StartAll(t.ctx, t.events, t.disp, t.wheel); err != nil {
+	t.logic = newLogicTasks(t)
+	if err := startstop.StartAll(t.ctx, t.events, t.disp, t.wheel, logicService{t.logic}); err != nil {
 		t.log.Error("start term services", zap.Error(err))
 		t.stop()
 		return
@@ -188,6 +190,7 @@ func (t *term) stop() {
 		<-r.done
 	}
 	t.kills.Wait() // each bounded by queryTimeout on the cancelled term context
+	logicService{t.logic}.Stop()
 	t.wheel.Stop()
 	t.disp.Stop()
 	t.events.Stop()

@@ -101,6 +101,9 @@ func (a *app) printInstance(d api.InstanceDetail) error {
 	kv.row("master", d.Host)
 	kv.row("run times", strconv.Itoa(d.RunTimes))
 	kv.row("trigger", trigger(d.Instance))
+	if d.Parent != nil {
+		kv.row("parent", fmt.Sprintf("instance %d, task instance %d (sub_workflow)", d.Parent.InstanceID, d.Parent.TaskInstanceID))
+	}
 	kv.row("params", params(d.Params))
 	kv.row("created", when(&d.CreatedAt))
 	kv.row("started", when(d.StartTime))
@@ -132,6 +135,9 @@ func (a *app) printInstance(d api.InstanceDetail) error {
 	if err := a.printWaits(d); err != nil {
 		return err
 	}
+	if err := a.printTaskLinks(d.Tasks); err != nil {
+		return err
+	}
 	if err := a.printTaskParams(d.Tasks); err != nil {
 		return err
 	}
@@ -158,6 +164,30 @@ func (a *app) printInstance(d api.InstanceDetail) error {
 		h.row(when(&e.At), e.Action, e.By, task, oneLine(e.Detail))
 	}
 	return h.flush()
+}
+
+// printTaskLinks lists the child runs of sub_workflow attempts and what
+// master-run tasks (dependent) say they wait for; nothing when none has.
+func (a *app) printTaskLinks(tasks []api.TaskInstance) error {
+	var t *table
+	for _, ti := range tasks {
+		if ti.ChildInstanceID == nil && ti.Message == "" {
+			continue
+		}
+		if t == nil {
+			fmt.Fprintln(a.stdout)
+			t = newTable(a.stdout, "TASK ID", "TASK", "CHILD INSTANCE", "MESSAGE")
+		}
+		child := ""
+		if ti.ChildInstanceID != nil {
+			child = strconv.FormatInt(*ti.ChildInstanceID, 10)
+		}
+		t.row(strconv.FormatInt(ti.ID, 10), ti.Name, child, cell(ti.Message))
+	}
+	if t == nil {
+		return nil
+	}
+	return t.flush()
 }
 
 // printTaskParams lists each task attempt's params, leaving out the
@@ -270,6 +300,12 @@ func (a *app) printInstanceTask(t api.TaskInstance) error {
 		exit = strconv.Itoa(*t.ExitCode)
 	}
 	kv.row("exit code", exit)
+	if t.ChildInstanceID != nil {
+		kv.row("child instance", strconv.FormatInt(*t.ChildInstanceID, 10))
+	}
+	if t.Message != "" {
+		kv.row("message", oneLine(t.Message))
+	}
 	if t.PID != 0 {
 		kv.row("pid", strconv.Itoa(t.PID))
 	}

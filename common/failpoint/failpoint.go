@@ -47,6 +47,15 @@ const (
 	// BeforeWorkerWatch: recovery has started the runners of the adopted
 	// instances; the worker watch has not started yet.
 	BeforeWorkerWatch = "before-worker-watch"
+
+	// BeforeStartChild: a sub_workflow attempt is ready, no child written.
+	BeforeStartChild = "before-start-child"
+	// AfterStartChild: the child run and both links are written, its start
+	// command not yet claimed.
+	AfterStartChild = "after-start-child"
+	// BeforeEndParentTask: a child run ended; its parent's attempt is not
+	// yet ended.
+	BeforeEndParentTask = "before-end-parent-task"
 )
 
 type action int

@@ -56,6 +56,14 @@ type WorkflowInstance struct {
 	StartTime    *time.Time `json:"start_time,omitempty"`
 	EndTime      *time.Time `json:"end_time,omitempty"`
 	CreatedAt    time.Time  `json:"created_at"`
+	// Parent is set on a child run a sub_workflow task started.
+	Parent *ParentRef `json:"parent,omitempty"`
+}
+
+// ParentRef names the sub_workflow task attempt that started a child run.
+type ParentRef struct {
+	InstanceID     int64 `json:"instance_id"`
+	TaskInstanceID int64 `json:"task_instance_id"`
 }
 
 // TaskInstance is one attempt of one task of a workflow instance.
@@ -90,6 +98,10 @@ type TaskInstance struct {
 	// the other causes (common/model/wait.go).
 	WaitCause  string `json:"wait_cause,omitempty"`
 	WaitReason string `json:"wait_reason,omitempty"`
+	// ChildInstanceID is the child run of a sub_workflow attempt (0: none).
+	ChildInstanceID int64 `json:"child_instance_id,omitempty"`
+	// Message says what a master-run task (dependent) waits for and saw.
+	Message string `json:"message,omitempty"`
 }
 
 // Schedule fires runs of a workflow on a cron expression. Priority,

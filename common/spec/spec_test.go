@@ -231,7 +231,7 @@ func TestParseRejects(t *testing.T) {
 		{"two-task cycle", y(head+"  - {name: x, command: x}", "  - {name: b, command: x, depends_on: [c, x]}",
 			"  - {name: c, command: x, depends_on: [b]}"),
 			[]string{"cycle: b -> c -> b"}},
-		{"unknown type", y(head + "  - {name: a, type: perl, command: x}"), []string{`task "a": unknown type "perl" (supported: conditions, http, python, shell, sql, switch)`}},
+		{"unknown type", y(head + "  - {name: a, type: perl, command: x}"), []string{`task "a": unknown type "perl" (supported: conditions, dependent, http, python, shell, sql, sub_workflow, switch)`}},
 		{"field of another type", y(head + "  - {name: a, command: x, url: \"http://h/\"}"), []string{`task "a": field "url" does not belong to type shell (its fields: command)`}},
 		{"http without url", y(head + "  - {name: a, type: http}"), []string{`task "a": url is required for type http`}},
 		{"http with a command", y(head + "  - {name: a, type: http, url: \"http://h/\", command: x}"), []string{`task "a": field "command" does not belong to type http`}},

@@ -112,6 +112,8 @@ type workflowInstanceRow struct {
 	StartTime            *time.Time
 	EndTime              *time.Time
 	CreatedAt            time.Time
+	ParentInstanceID     *int64
+	ParentTaskInstanceID *int64
 }
 
 func (workflowInstanceRow) TableName() string { return "workflow_instance" }
@@ -124,6 +126,9 @@ func (r workflowInstanceRow) model() model.WorkflowInstance {
 		RunTimes: r.RunTimes, Scope: r.Scope, DryRun: r.DryRun, Reason: r.Reason, Queued: r.Queued, ScheduleTime: utc(r.ScheduleTime),
 		ScheduleID: deref(r.ScheduleID), BackfillID: deref(r.BackfillID), Timezone: r.Timezone,
 		StartTime: utc(r.StartTime), EndTime: utc(r.EndTime), CreatedAt: r.CreatedAt.UTC()}
+	if r.ParentTaskInstanceID != nil {
+		w.Parent = &model.ParentRef{InstanceID: deref(r.ParentInstanceID), TaskInstanceID: *r.ParentTaskInstanceID}
+	}
 	if r.StartNodes != nil && *r.StartNodes != "" {
 		_ = json.Unmarshal([]byte(*r.StartNodes), &w.StartNodes) // written by us from a slice
 	}
@@ -158,6 +163,8 @@ type taskInstanceRow struct {
 	OutputsJSON        *string `gorm:"column:outputs_json"`
 	WaitCause          string
 	WaitReason         string
+	ChildInstanceID    *int64
+	Message            string
 }
 
 func (taskInstanceRow) TableName() string { return "task_instance" }
@@ -169,7 +176,8 @@ func (r taskInstanceRow) model() model.TaskInstance {
 		Priority: model.Priority(r.Priority), WorkerGroup: r.WorkerGroup, TaskGroup: r.TaskGroup,
 		SubmitTime: utc(r.SubmitTime), DispatchTime: utc(r.DispatchTime),
 		StartTime: utc(r.StartTime), EndTime: utc(r.EndTime),
-		Params: stringMap(r.ParamsJSON), Outputs: stringMap(r.OutputsJSON), WaitCause: r.WaitCause, WaitReason: r.WaitReason}
+		Params: stringMap(r.ParamsJSON), Outputs: stringMap(r.OutputsJSON), WaitCause: r.WaitCause, WaitReason: r.WaitReason,
+		ChildInstanceID: deref(r.ChildInstanceID), Message: r.Message}
 }
 
 // stringMap decodes a JSON object of strings; NULL or garbage is nil.
@@ -191,7 +199,8 @@ func taskRowFrom(t *model.TaskInstance) taskInstanceRow {
 		Priority: int(t.Priority), WorkerGroup: t.WorkerGroup, TaskGroup: t.TaskGroup, SubmitTime: t.SubmitTime,
 		DispatchTime: t.DispatchTime, StartTime: t.StartTime, EndTime: t.EndTime,
 		ParamsJSON: jsonText(t.Params, len(t.Params)), OutputsJSON: jsonText(t.Outputs, len(t.Outputs)),
-		WaitCause: t.WaitCause, WaitReason: t.WaitReason}
+		WaitCause: t.WaitCause, WaitReason: t.WaitReason,
+		ChildInstanceID: nullID(t.ChildInstanceID), Message: t.Message}
 }
 
 func utc(t *time.Time) *time.Time {

@@ -54,6 +54,9 @@ func (s *Store) PutWorkflow(ctx context.Context, project string, w *spec.Workflo
 		if err := checkDatasources(tx, specDatasources(uses)); err != nil {
 			return err
 		}
+		if err := checkRefs(tx, p.Name, w); err != nil {
+			return err
+		}
 		prio, _ := model.ParsePriority(w.Priority)
 		r := workflowDefinitionRow{ProjectID: p.ID, Name: w.Name, Version: latest.Version + 1,
 			SpecJSON: string(canon), SpecHash: hash, Description: w.Description,

@@ -78,6 +78,15 @@ type Branch struct {
 // task's choice (comma-separated task names), so a rebuild reads it back.
 const BranchNext = "next"
 
+// Ref is a workflow a task refers to. Project "" is the task's own.
+// Version 0 is the latest.
+type Ref struct {
+	Project  string
+	Workflow string
+	Version  int
+	Child    bool // runs it as a child run (sub_workflow), not only reads its runs
+}
+
 // Job is one attempt as a worker-side executor sees it.
 type Job struct {
 	TaskInstanceID int64
@@ -121,6 +130,10 @@ type Def struct {
 	// spec naming one that does not exist is refused when applied, and a
 	// datasource in use by a workflow's latest version is not deleted.
 	Datasource func(s Spec) string
+	// Refs names the workflows a spec refers to (sub_workflow, dependent):
+	// one that does not exist is refused when applied, and Child refs may
+	// not lead back to the workflow (recursion). nil: none.
+	Refs func(s Spec) []Ref
 
 	// Master side, branching types (conditions, switch): decided in the
 	// runner as the task is written, never dispatched.

@@ -5,10 +5,12 @@ package builtin
 import (
 	"github.com/beluga-scheduler/beluga/common/tasktype"
 	"github.com/beluga-scheduler/beluga/tasks/conditions"
+	"github.com/beluga-scheduler/beluga/tasks/dependent"
 	"github.com/beluga-scheduler/beluga/tasks/http"
 	"github.com/beluga-scheduler/beluga/tasks/python"
 	"github.com/beluga-scheduler/beluga/tasks/shell"
 	"github.com/beluga-scheduler/beluga/tasks/sql"
+	"github.com/beluga-scheduler/beluga/tasks/subworkflow"
 	switchtask "github.com/beluga-scheduler/beluga/tasks/switch"
 )
 
@@ -19,4 +21,6 @@ func init() {
 	tasktype.Register(sql.Type)
 	tasktype.Register(conditions.Type)
 	tasktype.Register(switchtask.Type)
+	tasktype.Register(subworkflow.Type)
+	tasktype.Register(dependent.Type)
 }
