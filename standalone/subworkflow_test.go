@@ -391,7 +391,7 @@ func TestWebUIChildLinks(t *testing.T) {
 	id := e.run("mom", nil)
 	e.succeeded(id, 30*time.Second)
 	child := e.childOf(id, "child")
-	b := newBrowser(t, e.base)
+	b := newBrowser(t, e.base, e.sessionToken())
 	b.step(t, 30*time.Second, func(s *session) {
 		s.open(fmt.Sprintf("#/instances/%d", id))
 		sel := fmt.Sprintf(`a[href="#/instances/%d"]`, child)
