@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -105,6 +106,21 @@ var access = map[string]need{
 	"POST /api/v1/datasources/{name}/test": {who: admin},
 
 	"GET /api/v1/cluster": {who: user},
+	// The event stream: any user, filtered to the projects they may view.
+	// Webhook subscriptions, alert channels and the alert history are
+	// cluster-wide settings and their secrets: admins.
+	"GET /api/v1/events":                          {who: user},
+	"GET /api/v1/subscriptions":                   {who: admin},
+	"PUT /api/v1/subscriptions/{name}":            {who: admin},
+	"GET /api/v1/subscriptions/{name}":            {who: admin},
+	"DELETE /api/v1/subscriptions/{name}":         {who: admin},
+	"GET /api/v1/subscriptions/{name}/deliveries": {who: admin},
+	"GET /api/v1/alert-channels":                  {who: admin},
+	"PUT /api/v1/alert-channels/{name}":           {who: admin},
+	"GET /api/v1/alert-channels/{name}":           {who: admin},
+	"DELETE /api/v1/alert-channels/{name}":        {who: admin},
+	"POST /api/v1/alert-channels/{name}/test":     {who: admin},
+	"GET /api/v1/alerts":                          {who: admin},
 }
 
 func accessOf(rt route) need {
@@ -256,6 +272,26 @@ func (h *handlers) viewable(ctx context.Context) ([]int64, error) {
 		}
 	}
 	return ids, nil
+}
+
+// viewableNames is viewable by project name (nil: every project), for
+// what is keyed by name, as events are.
+func (h *handlers) viewableNames(ctx context.Context) ([]string, error) {
+	ids, err := h.viewable(ctx)
+	if err != nil || ids == nil {
+		return nil, err
+	}
+	all, err := h.Store.ListProjects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := []string{}
+	for _, p := range all {
+		if slices.Contains(ids, p.ID) {
+			names = append(names, p.Name)
+		}
+	}
+	return names, nil
 }
 
 // permit checks n for c. A resource of a project the caller cannot view is

@@ -53,6 +53,9 @@ func (h *handlers) events(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if f.Projects, err = h.viewableNames(r.Context()); err != nil {
+		return err
+	}
 	from := r.Header.Get("Last-Event-ID")
 	src := "header Last-Event-ID"
 	if from == "" {

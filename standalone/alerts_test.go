@@ -290,7 +290,7 @@ func TestAlertRequestsRefused(t *testing.T) {
 			ct = "application/yaml"
 		}
 		req.Header.Set("Content-Type", ct)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := e.client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,12 +31,18 @@ type sseEvent struct {
 // called (the client hangs up) or the server ends the stream.
 func (e *env) stream(query string, lastID int64) (<-chan sseEvent, func()) {
 	e.t.Helper()
+	return e.streamWith(e.client(), query, lastID)
+}
+
+// streamWith is stream as the caller hc authenticates.
+func (e *env) streamWith(hc *http.Client, query string, lastID int64) (<-chan sseEvent, func()) {
+	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "GET", e.base+"/api/v1/events?"+query, nil)
 	if lastID >= 0 {
 		req.Header.Set("Last-Event-ID", strconv.FormatInt(lastID, 10))
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		cancel()
 		e.t.Fatal(err)
@@ -182,7 +188,7 @@ func TestEventRequestsRefused(t *testing.T) {
 		if c.header != "" {
 			req.Header.Set("Last-Event-ID", c.header)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := e.client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,5 +343,61 @@ func TestEventStreamEndsOnShutdown(t *testing.T) {
 		t.Fatalf("stop took %v with a stream open", took)
 	}
 	for range ch { // drained until the server ended it
+	}
+}
+
+// A user sees on the stream only the events of projects they may view:
+// a run in a project without a grant never shows, not even when asked for
+// by name; an anonymous stream is refused.
+func TestEventStreamShowsOnlyViewableProjects(t *testing.T) {
+	e := start(t, "")
+	const wf = "name: w\ntasks:\n  - {name: a, command: \"true\"}\n"
+	e.do("POST", "/api/v1/projects", `{"name":"other"}`, http.StatusCreated, nil)
+	e.apply(wf)
+	e.do("PUT", "/api/v1/projects/other/workflows/w", wf, http.StatusCreated, nil)
+	e.do("POST", "/api/v1/users", `{"name":"viv","password":"viv-password"}`, http.StatusCreated, nil)
+	e.do("PUT", "/api/v1/projects/demo/grants/viv", `{"level":"view"}`, http.StatusOK, nil)
+	var lr struct {
+		Token string `json:"token"`
+	}
+	e.do("POST", "/api/v1/login", `{"username":"viv","password":"viv-password"}`, http.StatusOK, &lr)
+	viv := &http.Client{Transport: bearer{lr.Token, http.DefaultTransport}}
+
+	resp, err := http.Get(e.base + "/api/v1/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("anonymous event stream: %d, want 401", resp.StatusCode)
+	}
+
+	var other struct {
+		ID int64 `json:"id"`
+	}
+	e.do("POST", "/api/v1/projects/other/workflows/w/runs", `{}`, http.StatusCreated, &other)
+	if iv := e.wait(other.ID, time.Minute); iv.State != "succeeded" {
+		t.Fatalf("run in other: %s", iv.State)
+	}
+	id := e.run("w", nil)
+	all, hangUp := e.streamWith(viv, "", 0) // from the first event: other's come before demo's
+	defer hangUp()
+	named, hangUpNamed := e.streamWith(viv, "project=other", 0)
+	defer hangUpNamed()
+	for {
+		ev := next(t, all)
+		if ev.Event.Project != "demo" {
+			t.Fatalf("viv (view on demo only) was sent an event of project %q: %+v", ev.Event.Project, ev.Event)
+		}
+		if ev.Event.Kind == model.EventInstance && ev.Event.InstanceID == id && ev.Event.State == "succeeded" {
+			break
+		}
+	}
+	select {
+	case ev, ok := <-named:
+		if ok {
+			t.Fatalf("viv's stream of project other sent %+v", ev.Event)
+		}
+	case <-time.After(500 * time.Millisecond): // nothing may come; the positive case above bounds the wait
 	}
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -55,11 +56,15 @@ type EventFilter struct {
 	Project  string
 	Workflow string
 	Instance int64
+	// Projects limits events to these projects (the caller's viewable
+	// ones); nil: no limit. Set by the API, never from a query.
+	Projects []string
 }
 
 // Match reports whether e passes f.
 func (f EventFilter) Match(e Event) bool {
-	return (f.Project == "" || f.Project == e.Project) &&
+	return (f.Projects == nil || slices.Contains(f.Projects, e.Project)) &&
+		(f.Project == "" || f.Project == e.Project) &&
 		(f.Workflow == "" || f.Workflow == e.Workflow) &&
 		(f.Instance == 0 || f.Instance == e.InstanceID)
 }

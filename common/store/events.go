@@ -180,6 +180,12 @@ func (s *Store) PublishEvents(ctx context.Context, limit int) ([]model.Event, er
 // f, in seq order.
 func (s *Store) ListEvents(ctx context.Context, after int64, f model.EventFilter, limit int) ([]model.Event, error) {
 	q := s.db.WithContext(ctx).Where("seq > ?", after)
+	if f.Projects != nil {
+		if len(f.Projects) == 0 {
+			return nil, nil
+		}
+		q = q.Where("project IN ?", f.Projects)
+	}
 	if f.Project != "" {
 		q = q.Where("project = ?", f.Project)
 	}

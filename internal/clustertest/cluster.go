@@ -114,7 +114,8 @@ type Cluster struct {
 	MariaDB    *mariadbtest.Server // Options.PrivateDB only
 	DBURL      string
 	Store      *store.Store   // the cluster's database, for assertions
-	Client     *client.Client // REST client of the api process
+	Client     *client.Client // REST client of the api process, logged in as admin
+	Token      string         // its bearer token
 	API        *Process
 	Masters    []*Process // master-1 is the first leader
 	Workers    []*Process
@@ -208,6 +209,7 @@ func Launch(o Options) (_ *Cluster, err error) {
 		return nil, fmt.Errorf("log in to the api as admin: %w", err)
 	}
 	c.Client = c.Client.WithToken(lr.Token)
+	c.Token = lr.Token
 	if err := c.Masters[0].start(); err != nil {
 		return nil, err
 	}

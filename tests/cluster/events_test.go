@@ -17,11 +17,12 @@ import (
 
 // openStream reads GET /api/v1/events of the api process after lastID and
 // sends the events on the returned channel until stop.
-func openStream(t *testing.T, base, query string, lastID int64) (<-chan model.Event, func()) {
+func openStream(t *testing.T, base, token, query string, lastID int64) (<-chan model.Event, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/api/v1/events?"+query, nil)
 	req.Header.Set("Last-Event-ID", strconv.FormatInt(lastID, 10))
+	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		cancel()
@@ -81,7 +82,7 @@ func TestEventStreamAcrossLeaderKill(t *testing.T) {
 		task(marks, "d", sleep(300*time.Millisecond), "b", "c"),
 	}})
 	base := "http://" + c.API.Addr
-	ch, hangUp := openStream(t, base, "workflow=dag", 0)
+	ch, hangUp := openStream(t, base, c.Token, "workflow=dag", 0)
 	id := c.Run(t, "dag")
 	var got []model.Event
 	for {
@@ -94,7 +95,7 @@ func TestEventStreamAcrossLeaderKill(t *testing.T) {
 	hangUp()
 	old := c.Leader()
 	old.Kill9()
-	ch, hangUp = openStream(t, base, "workflow=dag", got[len(got)-1].Seq)
+	ch, hangUp = openStream(t, base, c.Token, "workflow=dag", got[len(got)-1].Seq)
 	defer hangUp()
 	lead := c.WaitLeader(t, failoverWithin, old)
 	for {
