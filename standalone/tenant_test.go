@@ -61,7 +61,11 @@ func TestTenantTask(t *testing.T) {
 	iv = e.wait(id, 30*time.Second)
 	tk := iv.task("who")
 	if iv.State != "succeeded" {
-		t.Fatalf("tenant task: %+v", iv)
+		var raw string
+		e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &raw)
+		var tlog string
+		e.do("GET", fmt.Sprintf("/api/v1/task-instances/%d/log", tk.ID), "", http.StatusOK, &tlog)
+		t.Fatalf("tenant task: %s\nlog: %s", raw, tlog)
 	}
 	var log string
 	e.do("GET", fmt.Sprintf("/api/v1/task-instances/%d/log", tk.ID), "", http.StatusOK, &log)
