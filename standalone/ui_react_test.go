@@ -75,7 +75,7 @@ func TestWebUIEditor(t *testing.T) {
 			// Its form: the URL of this Beluga's own API.
 			s.run("select the http task", chromedp.Click(`.editflow .node[data-task=http_1]`, chromedp.ByQuery))
 			s.until("its form", `!!document.querySelector('.taskform .field[data-field=url] input')`)
-			s.setValue(`.taskform .field[data-field=url] input`, e.base+"/api/v1/cluster")
+			s.setValue(`.taskform .field[data-field=url] input`, e.base+"/healthz")
 			s.until("the http node fine", `document.querySelector('.editflow .node[data-task=http_1]').dataset.invalid === 'false'`)
 			s.run("select the last task", chromedp.Click(`.editflow .node[data-task=shell_2]`, chromedp.ByQuery))
 			s.until("its form", `!!document.querySelector('.taskform .field[data-field=command] textarea')`)
@@ -98,7 +98,7 @@ func TestWebUIEditor(t *testing.T) {
 			s.run("YAML", chromedp.Click(`#view-yaml`, chromedp.ByQuery))
 			var yaml string
 			s.eval(`document.querySelector('#spec').value`, &yaml)
-			for _, want := range []string{"type: http", "depends_on: [http_1, python_1]", "needle-1", "/api/v1/cluster"} {
+			for _, want := range []string{"type: http", "depends_on: [http_1, python_1]", "needle-1", "/healthz"} {
 				if !strings.Contains(yaml, want) {
 					t.Fatalf("YAML view lacks %q:\n%s", want, yaml)
 				}
@@ -309,6 +309,7 @@ func TestWebUIBigDAG(t *testing.T) {
 func TestWebUILogin(t *testing.T) {
 	e := start(t, "")
 	b := newBrowser(t, e.base, e.sessionToken())
+	anon := newBrowser(t, e.base, "")
 	e.do("PUT", "/api/v1/projects/demo/workflows/two", "tasks:\n  - name: a\n    command: echo a\n  - name: b\n    depends_on: [a]\n    command: exit 3\n", http.StatusCreated, nil)
 	id := e.run("two", nil)
 	e.wait(id, 30*time.Second)
@@ -328,7 +329,6 @@ func TestWebUILogin(t *testing.T) {
 	t.Run("login and logout", func(t *testing.T) {
 		e.do("POST", "/api/v1/users", `{"name":"ada","password":"ada-secret-1"}`, http.StatusCreated, nil)
 		e.do("PUT", "/api/v1/projects/demo/grants/ada", `{"level":"view"}`, http.StatusOK, nil)
-		anon := newBrowser(t, e.base, "")
 		anon.step(t, 30*time.Second, func(s *session) {
 			s.open("#/instances")
 			s.until("the login form", `!!document.querySelector('.login') && [...document.querySelectorAll('.login label')].map(l => l.textContent).join() === 'Username,Password' &&
