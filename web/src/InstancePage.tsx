@@ -94,10 +94,10 @@ export function InstancePage({id}: {id: number}) {
 
   useEffect(() => {
     const ctrl = new AbortController();
-    let timer = 0, alive = true, running = false, specDone: unknown = null;
+    let timer = 0, alive = true, gone = false, running = false, specDone: unknown = null;
     async function tick() {
       clearTimeout(timer);
-      if (!alive || running) return;
+      if (!alive || gone || running) return;
       const cur = detailRef.current;
       if (cur && workflowFinished(cur.state) && Date.now() > keepUntil.current) return;
       running = true;
@@ -125,7 +125,7 @@ export function InstancePage({id}: {id: number}) {
         setLogTask((lt) => (lt ? d.tasks.find((t) => t.id === lt.id) || lt : lt));
       } catch (e: any) {
         if (!alive || e.name === 'AbortError') return;
-        if (e.status === 404) { setMissing(describe(e)); return; }
+        if (e.status === 404) { gone = true; setMissing(describe(e)); return; } // not there: asked no more
         if (e.status === 401) return; // the login form shows; logging in opens the page again
         (flash as any)(describe(e), 'error', 'instance-poll');
       } finally {
