@@ -80,6 +80,10 @@ func TestWebUIEditor(t *testing.T) {
 			s.run("select the last task", chromedp.Click(`.editflow .node[data-task=shell_2]`, chromedp.ByQuery))
 			s.until("its form", `!!document.querySelector('.taskform .field[data-field=command] textarea')`)
 			s.setValue(`.taskform .field[data-field=command] textarea`, "echo needle-1; echo haystack; echo needle-2")
+			s.until("the command highlighted as shell", `(() => {
+				const pre = document.querySelector('.taskform .field[data-field=command] .codearea[data-lang=bash] pre[aria-hidden=true]');
+				return !!pre && pre.textContent.startsWith('echo needle-1; echo haystack') && [...pre.querySelectorAll('.token')].some((t) => t.textContent === 'echo');
+			})()`)
 
 			for _, edge := range [][2]string{{"shell_1", "http_1"}, {"shell_1", "python_1"}, {"http_1", "shell_2"}, {"python_1", "shell_2"}} {
 				s.drag(handle(edge[0], "source"), handle(edge[1], "target"))
