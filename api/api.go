@@ -113,6 +113,7 @@ var routes = []route{
 	{"GET", "/api/v1/projects/{project}/workflows/{name}/schedule", (*handlers).getSchedule},
 	{"DELETE", "/api/v1/projects/{project}/workflows/{name}/schedule", (*handlers).deleteSchedule},
 	{"GET", "/api/v1/schedules", (*handlers).listSchedules},
+	{"POST", "/api/v1/schedule-preview", (*handlers).schedulePreview},
 	{"POST", "/api/v1/projects/{project}/workflows/{name}/backfill", (*handlers).startBackfill},
 	{"GET", "/api/v1/backfills", (*handlers).listBackfills},
 	{"GET", "/api/v1/backfills/{id}", (*handlers).getBackfill},

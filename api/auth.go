@@ -81,6 +81,7 @@ var access = map[string]need{
 	"GET /api/v1/projects/{project}/workflows/{name}/schedule":    {who: byProject, level: store.GrantView},
 	"DELETE /api/v1/projects/{project}/workflows/{name}/schedule": {who: byProject, level: store.GrantEdit},
 	"GET /api/v1/schedules":                                       {who: user}, // filtered
+	"POST /api/v1/schedule-preview":                               {who: user}, // computes, stores nothing
 	"POST /api/v1/projects/{project}/workflows/{name}/backfill":   {who: byProject, level: store.GrantOperate},
 	"GET /api/v1/backfills":                                       {who: user}, // filtered
 	"GET /api/v1/backfills/{id}":                                  {who: byBackfill, level: store.GrantView},

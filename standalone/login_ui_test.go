@@ -54,7 +54,7 @@ func TestUILoginForbiddenLogout(t *testing.T) {
 		s.clickButton("Log in")
 
 		// Logged in: the user menu names viv, the asked-for page shows.
-		s.until("the user menu", `document.getElementById('user')?.textContent === 'viv'`)
+		s.until("the user menu", `document.getElementById('user-menu')?.textContent === 'viv'`)
 		s.until("the instance running", `document.querySelector('h1 .badge')?.textContent === 'running'`)
 
 		// A forbidden action: the API's 403 is shown as an error.
@@ -68,7 +68,7 @@ func TestUILoginForbiddenLogout(t *testing.T) {
 		s.clickButton("viv")
 		s.clickButton("Log out")
 		s.byLabel("Username")
-		s.until("no user menu", `!document.getElementById('user')`)
+		s.until("no user menu", `!document.getElementById('user-menu')`)
 		var status int
 		s.run("me after logout", chromedp.Evaluate(`fetch('/api/v1/me').then((r) => r.status)`, &status,
 			func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))

@@ -24,10 +24,10 @@ tasks:
 		s.open(fmt.Sprintf("#/instances/%d", id))
 		s.until("the instance succeeded", `document.querySelector('h1 .badge')?.textContent === 'succeeded'`)
 		s.until("no skipped in the DAG", `(() => {
-			const n = document.querySelector('svg.dag .node[data-task="no"]');
+			const n = document.querySelector('.dag .dagnode[data-task="no"]');
 			return !!n && n.dataset.state === 'skipped' && n.classList.contains('st-skipped');
 		})()`)
-		s.until("a skipped badge in the task list", `[...document.querySelectorAll('tbody tr')].some(r => r.textContent.includes('no') && r.querySelector('.badge.st-skipped')?.textContent === 'skipped')`)
-		s.until("skipped in the legend", `[...document.querySelectorAll('.legend .badge')].some(b => b.textContent === 'skipped')`)
+		s.until("a skipped badge in the task list", `[...document.querySelectorAll('table.tasks tbody tr[data-task="no"]')].some(r => r.dataset.state === 'skipped' && r.querySelector('.badge.st-skipped')?.textContent === 'skipped')`)
+		s.until("skipped in the legend", `(() => { const l = document.querySelector('.legend li.badge.st-skipped[data-state="skipped"]'); return !!l && l.textContent.includes('skipped'); })()`)
 	})
 }

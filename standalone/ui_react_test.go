@@ -1,7 +1,6 @@
 package standalone_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/input"
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -77,11 +75,15 @@ func TestWebUIEditor(t *testing.T) {
 			// Its form: the URL of this Beluga's own API.
 			s.run("select the http task", chromedp.Click(`.editflow .node[data-task=http_1]`, chromedp.ByQuery))
 			s.until("its form", `!!document.querySelector('.taskform .field[data-field=url] input')`)
-			s.setValue(`.taskform .field[data-field=url] input`, e.base+"/api/v1/cluster")
+			s.setValue(`.taskform .field[data-field=url] input`, e.base+"/healthz")
 			s.until("the http node fine", `document.querySelector('.editflow .node[data-task=http_1]').dataset.invalid === 'false'`)
 			s.run("select the last task", chromedp.Click(`.editflow .node[data-task=shell_2]`, chromedp.ByQuery))
 			s.until("its form", `!!document.querySelector('.taskform .field[data-field=command] textarea')`)
 			s.setValue(`.taskform .field[data-field=command] textarea`, "echo needle-1; echo haystack; echo needle-2")
+			s.until("the command highlighted as shell", `(() => {
+				const pre = document.querySelector('.taskform .field[data-field=command] .codearea[data-lang=bash] pre[aria-hidden=true]');
+				return !!pre && pre.textContent.startsWith('echo needle-1; echo haystack') && [...pre.querySelectorAll('.token')].some((t) => t.textContent === 'echo');
+			})()`)
 
 			for _, edge := range [][2]string{{"shell_1", "http_1"}, {"shell_1", "python_1"}, {"http_1", "shell_2"}, {"python_1", "shell_2"}} {
 				s.drag(handle(edge[0], "source"), handle(edge[1], "target"))
@@ -100,7 +102,7 @@ func TestWebUIEditor(t *testing.T) {
 			s.run("YAML", chromedp.Click(`#view-yaml`, chromedp.ByQuery))
 			var yaml string
 			s.eval(`document.querySelector('#spec').value`, &yaml)
-			for _, want := range []string{"type: http", "depends_on: [http_1, python_1]", "needle-1", "/api/v1/cluster"} {
+			for _, want := range []string{"type: http", "depends_on: [http_1, python_1]", "needle-1", "/healthz"} {
 				if !strings.Contains(yaml, want) {
 					t.Fatalf("YAML view lacks %q:\n%s", want, yaml)
 				}
@@ -304,48 +306,23 @@ func TestWebUIBigDAG(t *testing.T) {
 	}
 }
 
-// loginShim stands in for the API's users until they exist: every /api/v1
-// call answers 401 until POST /api/v1/login with ada/secret; then
-// /api/v1/me names her, and logout ends it. The UI's side of the contract
-// is what is tested.
-const loginShim = `(() => {
-	const real = window.fetch;
-	let in_ = false;
-	window.fetch = async (u, o) => {
-		const path = String(u), m = (o && o.method) || 'GET';
-		const json = (status, v) => new Response(JSON.stringify(v), {status, headers: {'Content-Type': 'application/json'}});
-		if (path === '/api/v1/login' && m === 'POST') {
-			const b = JSON.parse(o.body);
-			if (b.username === 'ada' && b.password === 'secret') { in_ = true; return json(200, {token: 't', expires_at: '2099-01-01T00:00:00Z'}); }
-			return json(401, {error: {code: 'unauthorized', message: 'wrong username or password'}});
-		}
-		if (path === '/api/v1/logout') { in_ = false; return new Response(null, {status: 204}); }
-		if (path.startsWith('/api/v1/') && !in_) return json(401, {error: {code: 'unauthorized', message: 'log in first'}});
-		if (path === '/api/v1/me') return json(200, {username: 'ada', role: 'admin'});
-		return real(u, o);
-	};
-})()`
-
 // TestWebUILogin: a 401 shows the login form; a wrong password says so; the
 // right one shows the page and the user menu, whose Log out brings the form
-// back. Without /api/v1/me (today's API) there is no login at all. Also the
-// grid and overview pages.
+// back (the real auth API, a user made by the admin). Also the grid and
+// overview pages.
 func TestWebUILogin(t *testing.T) {
 	e := start(t, "")
 	b := newBrowser(t, e.base, e.sessionToken())
+	anon := newBrowser(t, e.base, "")
 	e.do("PUT", "/api/v1/projects/demo/workflows/two", "tasks:\n  - name: a\n    command: echo a\n  - name: b\n    depends_on: [a]\n    command: exit 3\n", http.StatusCreated, nil)
 	id := e.run("two", nil)
 	e.wait(id, 30*time.Second)
 
-	t.Run("no users: no login", func(t *testing.T) {
+	t.Run("grid and overview", func(t *testing.T) {
 		b.step(t, 20*time.Second, func(s *session) {
 			s.open("#/grid/demo/two")
 			s.until("the grid", `document.querySelector('.runsgrid tr[data-task=b] td.cell')?.dataset.state === 'failed'`)
-			var login bool
-			s.eval(`!!document.querySelector('.login') || !!document.querySelector('#user-menu')`, &login)
-			if login {
-				t.Fatal("a login form or user menu on an API without users")
-			}
+			s.until("the admin's menu", `document.querySelector('#user-menu')?.textContent === 'admin' && !document.querySelector('.login')`)
 			s.run("open the run from its cell", chromedp.Click(`.runsgrid tr[data-task=a] td.cell a`, chromedp.ByQuery))
 			s.until("the run", fmt.Sprintf(`location.hash === '#/instances/%d'`, id))
 			s.open("#/overview/demo")
@@ -354,17 +331,9 @@ func TestWebUILogin(t *testing.T) {
 	})
 
 	t.Run("login and logout", func(t *testing.T) {
-		b.step(t, 30*time.Second, func(s *session) {
-			var script page.ScriptIdentifier
-			s.run("install the shim", chromedp.ActionFunc(func(ctx context.Context) error {
-				var err error
-				script, err = page.AddScriptToEvaluateOnNewDocument(loginShim).Do(ctx)
-				return err
-			}))
-			defer s.run("remove the shim", chromedp.ActionFunc(func(ctx context.Context) error {
-				return page.RemoveScriptToEvaluateOnNewDocument(script).Do(ctx)
-			}))
-			s.run("blank", chromedp.Navigate("about:blank"))
+		e.do("POST", "/api/v1/users", `{"name":"ada","password":"ada-secret-1"}`, http.StatusCreated, nil)
+		e.do("PUT", "/api/v1/projects/demo/grants/ada", `{"level":"view"}`, http.StatusOK, nil)
+		anon.step(t, 30*time.Second, func(s *session) {
 			s.open("#/instances")
 			s.until("the login form", `!!document.querySelector('.login') && [...document.querySelectorAll('.login label')].map(l => l.textContent).join() === 'Username,Password' &&
 				[...document.querySelectorAll('.login button')].some(b => b.textContent === 'Log in')`)
@@ -373,9 +342,9 @@ func TestWebUILogin(t *testing.T) {
 			s.setValue(`#login-password`, "wrong")
 			s.run("log in", chromedp.Click(`.login button[type=submit]`, chromedp.ByQuery))
 			s.until("the refusal", `document.querySelector('.login .apierror')?.textContent.includes('wrong username or password')`)
-			s.setValue(`#login-password`, "secret")
+			s.setValue(`#login-password`, "ada-secret-1")
 			s.run("log in", chromedp.Click(`.login button[type=submit]`, chromedp.ByQuery))
-			s.until("logged in", `!document.querySelector('.login') && document.querySelector('#user-menu')?.textContent.includes('ada') &&
+			s.until("logged in", `!document.querySelector('.login') && document.querySelector('#user-menu')?.textContent === 'ada' &&
 				document.querySelectorAll('table.grid tbody tr[data-id]').length === 1`)
 			s.run("menu", chromedp.Click(`#user-menu`, chromedp.ByQuery))
 			s.until("log out offered", `!!document.querySelector('.usermenu #logout')`)

@@ -1,10 +1,20 @@
 // Login: when the API answers 401 the login form covers the page; a
 // logged-in user gets a menu with Log out. An API without /api/v1/me (404)
-// has no users: nothing is shown.
+// has no users: nothing is shown. Until a user is logged in the navigation
+// is hidden; the admin pages' entries show for admins only.
 import {useEffect, useState} from 'react';
 import {api, describe} from './legacy/api.js';
 
-type Me = {username: string; role: string};
+export type Me = {username: string; role: string};
+
+// showNav hides the navigation before login and shows each entry to whom
+// it is for (data-admin: admins; data-user: any logged-in user).
+function showNav(me: Me | null, need: boolean) {
+  const nav = document.getElementById('nav');
+  if (nav) nav.hidden = need;
+  for (const a of document.querySelectorAll<HTMLElement>('#nav [data-admin]')) a.hidden = !me || me.role !== 'admin';
+  for (const a of document.querySelectorAll<HTMLElement>('#nav [data-user]')) a.hidden = !me;
+}
 
 export function Auth() {
   const [me, setMe] = useState<Me | null>(null);
@@ -19,6 +29,7 @@ export function Auth() {
     }).catch(() => {});
     return () => window.removeEventListener('beluga:unauthorized', on);
   }, []);
+  useEffect(() => showNav(me, need), [me, need]);
   async function logout() {
     try { await api('POST', '/api/v1/logout', {json: {}}); } catch { /* the session is gone either way */ }
     setMe(null); setOpen(false); setNeed(true);
@@ -27,8 +38,9 @@ export function Auth() {
     <>
       {me ? (
         <span className="usermenu">
-          <button type="button" className="linkish" id="user-menu" aria-expanded={open} onClick={() => setOpen(!open)}>{me.username} ▾</button>
+          <button type="button" className="linkish" id="user-menu" aria-expanded={open} onClick={() => setOpen(!open)}>{me.username}</button>
           {open ? <span className="menu"><span className="muted">{me.role}</span>
+            <a href="#/tokens" onClick={() => setOpen(false)}>Access tokens</a>
             <button type="button" id="logout" onClick={logout}>Log out</button></span> : null}
         </span>
       ) : null}
@@ -51,15 +63,16 @@ function Login({onDone}: {onDone: (m: Me) => void}) {
       onDone(me);
     } catch (ex) {
       setErr(describe(ex));
+      setP(''); // a failed password is typed again, not edited
     }
   }
   return (
     <div className="loginwrap" role="dialog" aria-modal="true" aria-labelledby="login-title">
       <form className="login panel form" onSubmit={submit}>
         <h1 id="login-title">Log in to Beluga</h1>
-        <label className="field"><span>Username</span><input id="login-username" autoComplete="username" value={u} onChange={(e) => setU(e.target.value)} required autoFocus /></label>
-        <label className="field"><span>Password</span><input id="login-password" type="password" autoComplete="current-password" value={p} onChange={(e) => setP(e.target.value)} required /></label>
-        {err ? <p className="apierror" role="alert">{err}</p> : null}
+        <div className="field"><label htmlFor="login-username">Username</label><input id="login-username" autoComplete="username" value={u} onChange={(e) => setU(e.target.value)} required autoFocus /></div>
+        <div className="field"><label htmlFor="login-password">Password</label><input id="login-password" type="password" autoComplete="current-password" value={p} onChange={(e) => setP(e.target.value)} required /></div>
+        {err ? <p className="apierror login-error" role="alert">{err}</p> : null}
         <div className="buttons"><button type="submit" className="primary">Log in</button></div>
       </form>
     </div>

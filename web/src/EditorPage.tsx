@@ -27,11 +27,11 @@ const EditNode = memo(function EditNode({data, selected}: NodeProps<Node<EData>>
   return (
     <div className={['dagnode', 'node', 'enode', probs.length && 'bad', selected && 'selected', data.hit && 'hit'].filter(Boolean).join(' ')}
       data-task={t.name} data-type={typeOf(t)} data-invalid={probs.length ? 'true' : 'false'}>
-      <Handle type="target" position={Position.Left} aria-label={`into ${t.name}`} />
+      <Handle type="target" position={Position.Left} title={`drop an edge here: that task then runs before ${t.name}`} />
       <span className="sym" aria-hidden="true">{TYPE_ICON[typeOf(t)]}</span>
       <span className="txt"><span className="name">{t.name}</span>
         <span className="sub">{probs.length ? <span className="problem">⚠ {probs[0]}</span> : typeOf(t)}</span></span>
-      <Handle type="source" position={Position.Right} aria-label={`out of ${t.name}`} />
+      <Handle type="source" position={Position.Right} title={`drag from here to a task that runs after ${t.name}`} />
     </div>
   );
 });
@@ -103,17 +103,45 @@ function Editor({project, name, page}: {project: string; name?: string; page: Pa
     id: `${d}>${t.name}`, source: d, target: t.name, data: {from: d, to: t.name}, deletable: true,
   }))), [tasks]);
 
-  function add(type: TaskType) {
+  function add(type: TaskType, at?: Pos) {
     const t = newTask(type, new Set(tasks.map((x) => x.name)));
-    // A new task goes right of the rightmost one, so it never covers another.
+    // A new task goes right of the rightmost one, so it never covers
+    // another; one dropped from the palette goes where it was dropped.
     let x = 20, y = 20;
     for (const p of pos.values()) { if (p.x + NODE_W + 40 > x) { x = p.x + NODE_W + 40; y = p.y; } }
     if (x > 1200) { x = 20; y = Math.max(...[...pos.values()].map((p) => p.y), 0) + 80; }
+    if (at) ({x, y} = at);
     setPos((m) => new Map(m).set(t.name, {x, y}));
     setTasks((ts) => [...ts, t]);
     setSel(t.name);
     setRefusal('');
   }
+
+  // Drag from the palette: a press on a task type that moves past a few
+  // pixels and is released over the canvas adds the task there (a press
+  // without moving is a click, which adds it beside the others).
+  const addRef = useRef(add);
+  addRef.current = add;
+  const palDrag = useRef<{type: TaskType; x: number; y: number; moved: boolean} | null>(null);
+  useEffect(() => {
+    const move = (e: PointerEvent) => {
+      const d = palDrag.current;
+      if (d && !d.moved && Math.hypot(e.clientX - d.x, e.clientY - d.y) > 6) { d.moved = true; document.body.classList.add('dragging-task'); }
+    };
+    const up = (e: PointerEvent) => {
+      const d = palDrag.current;
+      palDrag.current = null;
+      document.body.classList.remove('dragging-task');
+      if (!d || !d.moved) return;
+      const box = document.querySelector('.editflow')?.getBoundingClientRect();
+      if (!box || e.clientX < box.left || e.clientX > box.right || e.clientY < box.top || e.clientY > box.bottom) return;
+      const p = rf.screenToFlowPosition({x: e.clientX, y: e.clientY});
+      addRef.current(d.type, {x: p.x - NODE_W / 2, y: p.y - NODE_H / 2});
+    };
+    window.addEventListener('pointermove', move);
+    window.addEventListener('pointerup', up);
+    return () => { window.removeEventListener('pointermove', move); window.removeEventListener('pointerup', up); };
+  }, [rf]);
 
   function update(oldName: string, t: SpecTask) {
     setTasks((ts) => ts.map((x) => {
@@ -250,7 +278,8 @@ function Editor({project, name, page}: {project: string; name?: string; page: Pa
             <div className="palette" role="group" aria-label="Add a task">
               <h2>Add a task</h2>
               {TASK_TYPES.map((ty) => (
-                <button key={ty} type="button" className="paltype" data-type={ty} title={TYPE_HELP[ty]} onClick={() => add(ty)}>
+                <button key={ty} type="button" className="paltype" data-type={ty} title={TYPE_HELP[ty] + ' (click to add, or drag onto the graph)'}
+                  onClick={() => add(ty)} onPointerDown={(e) => { if (e.button === 0) palDrag.current = {type: ty, x: e.clientX, y: e.clientY, moved: false}; }}>
                   <span aria-hidden="true">{TYPE_ICON[ty]}</span> {ty}
                 </button>
               ))}

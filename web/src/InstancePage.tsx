@@ -9,7 +9,7 @@ import {confirmDialog, flash} from './legacy/dom.js';
 import {Dag, type NodeInfo} from './Dag';
 import {Gantt} from './Gantt';
 import {LogViewer} from './LogViewer';
-import {collapse, criticalPath, latestAttempts, matches, stateCounts, worstState, type SpecTask, type TaskAttempt} from './graph';
+import {collapse, criticalPath, latestAttempts, matches, stateCounts, worstState, type SpecTask, type TaskAttempt, type Wait} from './graph';
 import {STATE_SYMBOL, TASK_STATES, stateClass, stateLabel, workflowFinished} from './states';
 import {Badge, Duration, Time, Why, duration, enc} from './ui';
 import {perf} from './perf';
@@ -41,6 +41,8 @@ export interface Detail {
   tasks: TaskAttempt[]; outputs?: {name: string; value: string; task: string; task_instance_id: number}[];
   history: {at: string; action: string; by: string; task_instance_id?: number; detail: string}[];
   tasks_total?: number;
+  pending?: {name: string; wait: Wait}[];
+  parent?: {instance_id: number; task_instance_id?: number} | null;
 }
 
 // inScope is the set of task names a run with start nodes covers (null: all).
@@ -92,10 +94,10 @@ export function InstancePage({id}: {id: number}) {
 
   useEffect(() => {
     const ctrl = new AbortController();
-    let timer = 0, alive = true, running = false, specDone: unknown = null;
+    let timer = 0, alive = true, gone = false, running = false, specDone: unknown = null;
     async function tick() {
       clearTimeout(timer);
-      if (!alive || running) return;
+      if (!alive || gone || running) return;
       const cur = detailRef.current;
       if (cur && workflowFinished(cur.state) && Date.now() > keepUntil.current) return;
       running = true;
@@ -123,7 +125,8 @@ export function InstancePage({id}: {id: number}) {
         setLogTask((lt) => (lt ? d.tasks.find((t) => t.id === lt.id) || lt : lt));
       } catch (e: any) {
         if (!alive || e.name === 'AbortError') return;
-        if (e.status === 404) { setMissing(describe(e)); return; }
+        if (e.status === 404) { gone = true; setMissing(describe(e)); return; } // not there: asked no more
+        if (e.status === 401) return; // the login form shows; logging in opens the page again
         (flash as any)(describe(e), 'error', 'instance-poll');
       } finally {
         running = false;
@@ -250,6 +253,14 @@ export function InstancePage({id}: {id: number}) {
         </div>
       </div>
       {d ? <Head d={d} /> : <p className="muted">Loading…</p>}
+      {d && d.pending && d.pending.length ? (
+        <section className="pendingbox" aria-label="tasks not started">
+          <h2>Waiting to start</h2>
+          <ul className="pending">
+            {d.pending.map((p) => <li key={p.name} data-task={p.name} data-wait={p.wait.cause}>
+              <code>{p.name}</code> <WaitText w={p.wait} /></li>)}
+          </ul>
+        </section>) : null}
       {spec instanceof Error && d ? <p className="muted">The definition of {d.workflow} version {d.version} is not available ({describe(spec)}); the tasks are shown without their dependencies.</p> : null}
 
       <div className="toolbar">
@@ -325,8 +336,16 @@ function Head({d}: {d: Detail}) {
     ['Ended', <Time iso={d.end_time} />],
     ['Duration', <Duration start={d.start_time} end={d.end_time} />],
   ];
+  if (d.parent && d.parent.instance_id) {
+    rows.splice(1, 0, ['Parent', <a id="parent-link" href={`#/instances/${d.parent.instance_id}`}>instance #{d.parent.instance_id}</a>]);
+  }
   if (d.start_nodes && d.start_nodes.length) rows.splice(6, 0, ['Start nodes', <>{d.start_nodes.join(', ')}<span className="muted"> (scope {d.scope || 'only'})</span></>]);
   return <dl className="kv head">{rows.map(([k, v]) => [<dt key={k + 't'}>{k}</dt>, <dd key={k + 'd'}>{v === '' ? <span className="muted">–</span> : v}</dd>])}</dl>;
+}
+
+// WaitText is why a task waits, its cause as data-wait for tests and styles.
+function WaitText({w}: {w: Wait}) {
+  return <span className="wait" data-wait={w.cause} title={w.reason}>{w.reason}{w.retry_at ? <> (at <Time iso={w.retry_at} />)</> : null}</span>;
 }
 
 function Params({p}: {p?: Record<string, string>}) {
@@ -362,6 +381,9 @@ function TaskValues({t, onClose}: {t: TaskAttempt; onClose: () => void}) {
       <div className="titlebar"><h2><code>{t.name}</code> attempt {t.attempt}</h2>
         <span className="muted summary">{plural(np, 'param')} · {plural(no, 'output')}</span>
         <button type="button" className="small" onClick={onClose}>Close</button></div>
+      {t.child_instance_id ? <p><a className="child-link" href={`#/instances/${t.child_instance_id}`}>Open sub-workflow instance #{t.child_instance_id}</a></p> : null}
+      {t.message ? <p className="message">{t.message}</p> : null}
+      {t.wait ? <p><WaitText w={t.wait} /></p> : null}
       <h3>Params</h3>{list('params-of', t.params)}
       <h3>Outputs</h3>{list('outputs-of', t.outputs)}
     </section>
@@ -402,7 +424,10 @@ function TaskList({tasks, current, onOpen, onAct}: {tasks: TaskAttempt[]; curren
                 <td className="num">{t.id}</td>
                 <td>{t.name}{t.task_group ? <span className="tag" title="task group">{t.task_group}</span> : null}</td>
                 <td className="num">{t.attempt}{t.superseded ? <span className="tag" title="an earlier attempt, replaced by a rerun or retry">superseded</span> : null}</td>
-                <td><Badge state={t.state} />{t.dry_run ? <span className="tag">dry run</span> : null}</td>
+                <td><Badge state={t.state} />{t.dry_run ? <span className="tag">dry run</span> : null}
+                  {t.wait && !t.superseded ? <> <WaitText w={t.wait} /></> : null}
+                  {t.message ? <> <span className="message" title={t.message}>{t.message}</span></> : null}
+                  {t.child_instance_id ? <> <a className="child-link" href={`#/instances/${t.child_instance_id}`}>sub-workflow #{t.child_instance_id}</a></> : null}</td>
                 <td>{t.host}</td>
                 <td className="num">{t.pid ? String(t.pid) : ''}</td>
                 <td className="num">{t.exit_code === null || t.exit_code === undefined ? '' : String(t.exit_code)}</td>

@@ -3,6 +3,7 @@
 import {useId, useState, type ReactNode} from 'react';
 import type {SpecTask} from './graph';
 import {typeOf, type Problems} from './spec';
+import {CodeArea, type CodeLang} from './CodeArea';
 
 const PRIORITIES = ['highest', 'high', 'medium', 'low', 'lowest'];
 const list = (v: unknown): string[] => (Array.isArray(v) ? (v as unknown[]).map(String) : []);
@@ -24,9 +25,9 @@ export function TaskForm({task, problems = {}, others, onChange, onDelete}: Prop
   const text = (k: string, label: string, ph = '', hint?: string) => (
     <F k={k} label={label} hint={hint}>{(id, bad) => <input id={id} value={String(task[k] ?? '')} placeholder={ph} spellCheck={false}
       aria-invalid={bad} onChange={(e) => set(k, e.target.value)} />}</F>);
-  const code = (k: string, label: string, rows = 6) => (
-    <F k={k} label={label}>{(id, bad) => <textarea id={id} className="code" rows={rows} spellCheck={false} value={String(task[k] ?? '')}
-      aria-invalid={bad} onChange={(e) => set(k, e.target.value)} />}</F>);
+  const code = (k: string, label: string, rows = 6, lang: CodeLang = 'text') => (
+    <F k={k} label={label}>{(id, bad) => <CodeArea id={id} rows={rows} lang={lang} value={String(task[k] ?? '')}
+      invalid={bad} onChange={(v) => set(k, v)} />}</F>);
   const names = (k: string, label: string) => (
     <F k={k} label={label} hint={`task names, comma-separated (${others.slice(0, 4).join(', ')}${others.length > 4 ? ', …' : ''})`}>{(id, bad) =>
       <input id={id} value={list(task[k]).join(', ')} spellCheck={false} aria-invalid={bad} onChange={(e) => set(k, csv(e.target.value))} />}</F>);
@@ -40,13 +41,13 @@ export function TaskForm({task, problems = {}, others, onChange, onDelete}: Prop
         onKeyDown={(e) => { if (e.key === 'Enter') { e.preventDefault(); if (name !== task.name) onChange({...task, name}); } }} />}</F>
       {text('description', 'Description')}
 
-      {ty === 'shell' || ty === 'python' ? code('command', ty === 'python' ? 'Script' : 'Command', 8) : null}
+      {ty === 'shell' || ty === 'python' ? code('command', ty === 'python' ? 'Script' : 'Command', 8, ty === 'python' ? 'python' : 'bash') : null}
       {ty === 'http' ? <>
         <F k="method" label="Method">{(id) => <select id={id} value={String(task.method || 'GET')} onChange={(e) => set('method', e.target.value)}>
           {['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'].map((m) => <option key={m}>{m}</option>)}</select>}</F>
         {text('url', 'URL', 'https://example.com/api')}
         <KV label="Headers" value={task.headers as Record<string, string>} onChange={(v) => set('headers', v)} />
-        {code('body', 'Body', 4)}
+        {code('body', 'Body', 4, 'json')}
         <F k="expect_status" label="Expect status" hint="comma-separated; empty: any 2xx">{(id, bad) => <input id={id} aria-invalid={bad}
           value={list(task.expect_status).join(', ')} onChange={(e) => set('expect_status', csv(e.target.value).map(Number))} />}</F>
         <KV label="Outputs (name: JSON path)" value={task.outputs as Record<string, string>} onChange={(v) => set('outputs', v)} />
@@ -54,7 +55,7 @@ export function TaskForm({task, problems = {}, others, onChange, onDelete}: Prop
       </> : null}
       {ty === 'sql' ? <>
         {text('datasource', 'Datasource', 'name of a datasource')}
-        {code('sql', 'SQL', 6)}
+        {code('sql', 'SQL', 6, 'sql')}
         <Check label="In one transaction" value={task.transaction !== false} onChange={(v) => set('transaction', v ? undefined : false)} />
       </> : null}
       {ty === 'sub_workflow' ? <>

@@ -27,7 +27,13 @@ export interface TaskAttempt {
   dry_run?: boolean;
   params?: Record<string, string>;
   outputs?: Record<string, string>;
+  wait?: Wait | null;
+  child_instance_id?: number | null;
+  message?: string | null;
 }
+
+// Wait is why a task (or a pending one) is not running yet.
+export interface Wait { cause: string; reason: string; upstream?: string[]; ahead?: number; retry_at?: string }
 
 export const NODE_W = 180;
 export const NODE_H = 44;

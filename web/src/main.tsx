@@ -15,6 +15,7 @@ import {InstancePage} from './InstancePage';
 import {EditorPage} from './EditorPage';
 import {GridPage} from './GridPage';
 import {OverviewPage} from './OverviewPage';
+import {AuditPage, GrantsPage, TokensPage, UsersPage} from './AdminPages';
 
 type Page = {onClose: (f: () => void) => void; confirmLeave: null | (() => string); signal: AbortSignal};
 
@@ -33,6 +34,11 @@ start([
   [/^\/grid\/([^/]+)\/([^/]+)$/, 'workflows', mount(([p, w]) => <GridPage project={p} workflow={w} />)],
   [/^\/overview$/, 'overview', mount(() => <OverviewPage project="" />)],
   [/^\/overview\/([^/]+)$/, 'overview', mount(([p]) => <OverviewPage project={p} />)],
+  [/^\/admin\/users$/, 'users', mount(() => <UsersPage />)],
+  [/^\/admin\/grants$/, 'grants', mount(() => <GrantsPage />)],
+  [/^\/admin\/grants\/([^/]+)$/, 'grants', mount(([p]) => <GrantsPage project={p} />)],
+  [/^\/admin\/audit$/, 'audit', mount(() => <AuditPage />)],
+  [/^\/tokens$/, 'tokens', mount(() => <TokensPage />)],
 ]);
 
 createRoot(document.getElementById('usermenu')!).render(<Auth />);

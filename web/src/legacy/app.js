@@ -2,8 +2,8 @@
 // element and a Page that owns its timers and requests; navigating away
 // closes the Page, which stops its polls and aborts what is in flight.
 
-import {describe, isAbort, setUser, user} from './api.js';
-import {STOP_POLL, clearFlashes, flash, formDialog, h, replace, unflash} from './dom.js';
+import {describe, isAbort} from './api.js';
+import {STOP_POLL, clearFlashes, flash, h, replace, unflash} from './dom.js';
 import * as instances from './instances.js';
 import * as workflows from './workflows.js';
 import * as workflow from './workflow.js';
@@ -147,18 +147,6 @@ function route() {
     h('a', {href: '#/instances'}, 'Go to instances'), '.'));
 }
 
-function showUser() {
-  document.getElementById('user').textContent = 'acting as ' + user();
-}
-
-document.getElementById('user').addEventListener('click', async () => {
-  const v = await formDialog('Your name', [{name: 'user', label: 'Recorded with your actions (empty: ui)', value: user()}], 'Save');
-  if (v) {
-    setUser(v.user.trim());
-    showUser();
-  }
-});
-
 document.addEventListener('visibilitychange', () => {
   if (document.visibilityState === 'visible' && current) current.wake();
 });
@@ -176,7 +164,6 @@ window.addEventListener('unhandledrejection', (e) => {
 export function start(extra) {
   routes.unshift(...extra);
   window.addEventListener('hashchange', onHash);
-  showUser();
   route();
 }
 

@@ -8,6 +8,48 @@ import {PRIORITIES, STOP_POLL, confirmDialog, emptyRow, enc, flash, go, h, kv, k
 const CRON_HELP = '5 fields (minute hour day-of-month month day-of-week), 6 with leading seconds, ' +
   'or @daily, @hourly, @every 1h';
 
+// previewAs shows in el the next fire times of the cron and zone typed, as
+// the API computes them (POST /api/v1/schedule-preview), on the schedule's
+// clock (the browser's local time on hover); asked 300 ms after typing
+// stops, an older answer never overwriting a newer one.
+function previewAs(el, cron, tz) {
+  let timer = 0, ctrl = null;
+  function show() {
+    clearTimeout(timer);
+    timer = setTimeout(ask, 300);
+  }
+  async function ask() {
+    if (ctrl) ctrl.abort();
+    if (!el.isConnected && ctrl) return;
+    const expr = cron.value.trim(), zone = tz.value.trim();
+    if (!expr) {
+      replace(el, h('span', {class: 'muted'}, 'Type a cron to see when it fires.'));
+      return;
+    }
+    const my = ctrl = new AbortController();
+    try {
+      const r = await api('POST', '/api/v1/schedule-preview', {json: {cron: expr, timezone: zone, count: 5}, signal: my.signal});
+      if (my !== ctrl) return;
+      const name = zone || 'UTC';
+      replace(el, h('ol', {class: 'fires preview', dataset: {cron: expr, zone: name}}, r.times.map((t) => {
+        let wall;
+        try {
+          wall = new Date(t).toLocaleString('sv-SE', {timeZone: name});
+        } catch {
+          wall = t;
+        }
+        return h('li', {title: 'your time ' + new Date(t).toLocaleString('sv-SE') + '\nUTC ' + t}, h('time', {datetime: t}, wall), ' ', h('span', {class: 'muted'}, name));
+      })));
+    } catch (e) {
+      if (my !== ctrl || (e && e.name === 'AbortError')) return;
+      replace(el, h('span', {class: 'apierror preview-error', role: 'status'}, describe(e)));
+    }
+  }
+  cron.addEventListener('input', show);
+  tz.addEventListener('input', show);
+  ask();
+}
+
 function schedulePath(project, workflow) {
   return `/api/v1/projects/${enc(project)}/workflows/${enc(workflow)}/schedule`;
 }
@@ -123,6 +165,8 @@ export function schedulePanel(page, project, workflow, spec, onChange) {
     const enabled = h('input', {type: 'checkbox', name: 'enabled', checked: sc ? sc.enabled : true});
     const err = h('pre', {class: 'apierror', role: 'alert', hidden: true, id: 'schedule-error'});
     const save = h('button', {type: 'submit', class: 'primary', id: 'schedule-save'}, 'Save schedule');
+    const preview = h('div', {class: 'schedule-preview', id: 'schedule-preview', 'aria-live': 'polite'});
+    previewAs(preview, cron, tz);
 
     async function submit(e) {
       e.preventDefault();
@@ -155,6 +199,7 @@ export function schedulePanel(page, project, workflow, spec, onChange) {
       h('label', {class: 'field'}, h('span', {}, 'Cron'), cron),
       h('p', {class: 'hint'}, CRON_HELP),
       h('label', {class: 'field'}, h('span', {}, 'Timezone'), tz),
+      h('div', {class: 'field'}, h('span', {}, 'Next fires'), preview),
       h('label', {class: 'field'}, h('span', {}, 'Catch-up'), catchup),
       h('label', {class: 'field'}, h('span', {}, 'Overlap'), overlap),
       h('label', {class: 'field'}, h('span', {}, 'Priority'), prio),
