@@ -394,11 +394,13 @@ func TestWebUIChildLinks(t *testing.T) {
 	b := newBrowser(t, e.base, e.sessionToken())
 	b.step(t, 30*time.Second, func(s *session) {
 		s.open(fmt.Sprintf("#/instances/%d", id))
-		sel := fmt.Sprintf(`a[href="#/instances/%d"]`, child)
-		s.until("the child link", fmt.Sprintf(`document.querySelector(%s)?.textContent === %s`, js(sel), js(fmt.Sprintf("child #%d", child))))
+		sel := `table.tasks tr[data-task=child] a.child-link`
+		s.until("the child link", fmt.Sprintf(`document.querySelector(%s)?.getAttribute('href') === %s`, js(sel), js(fmt.Sprintf("#/instances/%d", child))))
 		s.run("follow it", chromedp.Click(sel, chromedp.ByQuery))
-		s.until("the child's page with its parent", fmt.Sprintf(`location.hash === %s && [...document.querySelectorAll('dl.kv dd a')].some(a => a.getAttribute('href') === %s)`,
+		s.until("the child's page with its parent", fmt.Sprintf(`location.hash === %s && document.querySelector('#parent-link')?.getAttribute('href') === %s`,
 			js(fmt.Sprintf("#/instances/%d", child)), js(fmt.Sprintf("#/instances/%d", id))))
+		s.run("back to the parent", chromedp.Click(`#parent-link`, chromedp.ByQuery))
+		s.until("the parent", fmt.Sprintf(`location.hash === %s && !!document.querySelector(%s)`, js(fmt.Sprintf("#/instances/%d", id)), js(sel)))
 	})
 }
 
