@@ -116,8 +116,9 @@ func (p *publisher) loop(ctx context.Context) {
 	defer prune.Stop()
 	idle := time.NewTimer(0)
 	defer idle.Stop()
+	cur := store.EventCursor{Last: -1}
 	for {
-		evs, err := p.store.PublishEvents(ctx, publishBatch)
+		evs, err := p.store.PublishEventsFrom(ctx, &cur, publishBatch)
 		switch {
 		case errors.Is(err, store.ErrFenced):
 			p.fenced()

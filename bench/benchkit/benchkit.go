@@ -41,7 +41,7 @@ func NewTarget(base string, st *store.Store, project string) *Target {
 // "bench", made in the database (with a password nobody knows) when
 // missing: benchmarks measure scheduling, not logins.
 func (t *Target) authenticate() error {
-	if t.API.Token() != "" {
+	if t.API.Token() != "" || t.Store == nil {
 		return nil
 	}
 	ctx := context.Background()
@@ -63,6 +63,10 @@ func (t *Target) authenticate() error {
 	t.API = t.API.WithToken(secret)
 	return nil
 }
+
+// Authenticate gives the client its token once the target's store is set
+// (a target made before its database had a schema).
+func (t *Target) Authenticate() error { return t.authenticate() }
 
 // WaitHealthy polls /healthz until it answers or within passes.
 func (t *Target) WaitHealthy(within time.Duration) error {

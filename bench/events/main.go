@@ -73,6 +73,9 @@ func measure(label, bin string, runs int, sse bool) error {
 	}
 	defer st.Close()
 	t.Store = st
+	if err := t.Authenticate(); err != nil {
+		return err
+	}
 	if err := t.CreateProject(); err != nil {
 		return err
 	}
@@ -85,7 +88,7 @@ func measure(label, bin string, runs int, sse bool) error {
 	var lat *latencies
 	if sse {
 		var stop func()
-		if lat, stop, err = attach(p.Base); err != nil {
+		if lat, stop, err = attach(p.Base, t.API.Token()); err != nil {
 			return err
 		}
 		defer stop()
@@ -131,13 +134,19 @@ func (l *latencies) wait(n int) []time.Duration {
 }
 
 // attach opens an SSE client from now on and records each event's latency.
-func attach(base string) (*latencies, func(), error) {
+func attach(base, token string) (*latencies, func(), error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/api/v1/events", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		cancel()
 		return nil, nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		cancel()
+		return nil, nil, fmt.Errorf("GET /api/v1/events: %s", resp.Status)
 	}
 	l := &latencies{}
 	done := make(chan struct{})

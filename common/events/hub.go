@@ -9,7 +9,8 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 )
 
-// hubKeep is how many of the newest published events a hub holds.
+// hubKeep is how many of the newest published events a hub holds at least
+// (up to a quarter more between trims).
 const hubKeep = 20000
 
 // Hub wakes readers in this process when events were published and keeps
@@ -42,7 +43,9 @@ func (h *Hub) Published(evs []model.Event) {
 		h.buf, h.floor = h.buf[:0], evs[0].Seq-1
 	}
 	h.buf = append(h.buf, evs...)
-	if n := len(h.buf) - hubKeep; n > 0 {
+	// Trimmed by a quarter at a time: a trim copies hubKeep events, so one
+	// per publish would cost more than the publish.
+	if n := len(h.buf) - hubKeep; n > hubKeep/4 {
 		h.floor = h.buf[n-1].Seq
 		h.buf = append(h.buf[:0], h.buf[n:]...)
 	}

@@ -91,15 +91,25 @@ func TestHub(t *testing.T) {
 			t.Errorf("since %d %+v: %q %d %v, want %q %v", c.after, c.f, seqsOf(got), last, ok, c.want, c.ok)
 		}
 	}
+	// Trimmed only past a quarter more than hubKeep, back to hubKeep.
 	big := make([]int64, hubKeep)
 	for i := range big {
 		big[i] = int64(100 + i)
 	}
 	h.Published(evs(big...))
-	if _, _, ok := h.Since(9, model.EventFilter{}, 1); ok {
+	if _, _, ok := h.Since(4, model.EventFilter{}, 1); !ok {
+		t.Fatal("trimmed below a quarter over")
+	}
+	more := make([]int64, hubKeep/4)
+	for i := range more {
+		more[i] = int64(100 + hubKeep + i)
+	}
+	h.Published(evs(more...))
+	first := int64(100 + hubKeep + hubKeep/4 - hubKeep) // the oldest kept
+	if _, _, ok := h.Since(first-2, model.EventFilter{}, 1); ok {
 		t.Fatal("answers for events it dropped")
 	}
-	if got, _, ok := h.Since(100, model.EventFilter{}, 1); !ok || seqsOf(got) != "101 " {
+	if got, _, ok := h.Since(first-1, model.EventFilter{}, 1); !ok || seqsOf(got) != fmt.Sprintf("%d ", first) {
 		t.Fatalf("after the trim: %q %v", seqsOf(got), ok)
 	}
 }

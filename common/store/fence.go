@@ -59,21 +59,86 @@ func (s *Store) CurrentTerm(ctx context.Context) (int64, error) {
 func (s *Store) tx(ctx context.Context, fn func(tx *gorm.DB) error) (err error) {
 	defer observeTx(time.Now(), &err)
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if s.epoch != 0 {
-			q := `SELECT epoch FROM fence WHERE id = 1`
-			if s.dialect == "mysql" {
-				q += ` LOCK IN SHARE MODE`
-			}
-			var cur int64
-			if err := tx.Raw(q).Scan(&cur).Error; err != nil {
-				return fmt.Errorf("check term: %w", err)
-			}
-			if cur != s.epoch {
-				return fmt.Errorf("term %d is over (current %d): %w", s.epoch, cur, ErrFenced)
-			}
+		if err := s.checkTerm(tx); err != nil {
+			return err
 		}
 		return fn(tx)
 	})
+}
+
+// checkTerm fails with ErrFenced when the view has an epoch that is no
+// longer the recorded one.
+func (s *Store) checkTerm(tx *gorm.DB) error {
+	if s.epoch == 0 {
+		return nil
+	}
+	q := `SELECT epoch FROM fence WHERE id = 1`
+	if s.dialect == "mysql" {
+		q += ` LOCK IN SHARE MODE`
+	}
+	var cur int64
+	if err := tx.Raw(q).Scan(&cur).Error; err != nil {
+		return fmt.Errorf("check term: %w", err)
+	}
+	if cur != s.epoch {
+		return fmt.Errorf("term %d is over (current %d): %w", s.epoch, cur, ErrFenced)
+	}
+	return nil
+}
+
+// foldedTx is tx for the hottest writes, which on SQLite check the term in
+// their first statement instead of a statement of its own (fold.add): SQLite's
+// BEGIN IMMEDIATE holds the only write lock from the start, so the fence
+// cannot change within the transaction and a check anywhere in it is as
+// good as one at the start. When the folded statement changed nothing
+// (fold.settle), the term is read as tx would. MySQL keeps the locking read
+// first, which orders the transaction against BeginTerm.
+func (s *Store) foldedTx(ctx context.Context, fn func(tx *gorm.DB, f *fold) error) (err error) {
+	if s.epoch == 0 || s.dialect != "sqlite" {
+		return s.tx(ctx, func(tx *gorm.DB) error { return fn(tx, &fold{}) })
+	}
+	defer observeTx(time.Now(), &err)
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		f := &fold{s: s, pending: true}
+		if err := fn(tx, f); err != nil {
+			return err
+		}
+		if f.pending { // no statement took the check
+			return s.checkTerm(tx)
+		}
+		return nil
+	})
+}
+
+// fold carries a term check not yet made into the next statement.
+type fold struct {
+	s       *Store
+	pending bool // the check is still to be made
+	added   bool // the last statement from add carries it
+}
+
+// add appends the term check to q's WHERE (q must end in a WHERE clause
+// and change or select only rows that pass it) when it is still to be
+// made; settle must follow with the rows the statement matched.
+func (f *fold) add(q string, args []any) (string, []any) {
+	if !f.pending {
+		return q, args
+	}
+	f.pending, f.added = false, true
+	return q + ` AND (SELECT epoch FROM fence WHERE id = 1) = ?`, append(args, f.s.epoch)
+}
+
+// settle takes the rows matched by the statement add changed: none may
+// mean the term is over, so then the term is read.
+func (f *fold) settle(tx *gorm.DB, n int64) error {
+	if !f.added {
+		return nil
+	}
+	f.added = false
+	if n > 0 {
+		return nil
+	}
+	return f.s.checkTerm(tx)
 }
 
 // TermInfo is the recorded leader term.

@@ -92,14 +92,14 @@ func (s *Store) InsertAttempts(ctx context.Context, prev []int64, next []*model.
 	}
 	err := s.tx(ctx, func(tx *gorm.DB) error {
 		if len(prev) > 0 {
-			if err := tx.Exec(`UPDATE task_instance SET superseded = 1 WHERE id IN ?`, prev).Error; err != nil {
+			if err := tx.Exec(`UPDATE`+orFail(tx)+` task_instance SET superseded = 1 WHERE id IN ?`, prev).Error; err != nil {
 				return err
 			}
 		}
 		if len(rows) == 0 {
 			return nil
 		}
-		if err := tx.CreateInBatches(rows, 200).Error; err != nil {
+		if err := insertRows(tx, rows); err != nil {
 			return err
 		}
 		return appendEvents(tx, taskChanges(taskRowIDs(rows)...))

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/beluga-scheduler/beluga/common/model"
 )
@@ -23,7 +25,7 @@ func (s *Store) InsertTaskInstances(ctx context.Context, tasks []*model.TaskInst
 		rows[i] = taskRowFrom(t)
 	}
 	err := s.tx(ctx, func(tx *gorm.DB) error {
-		if err := tx.CreateInBatches(rows, 200).Error; err != nil {
+		if err := insertRows(tx, rows); err != nil {
 			return err
 		}
 		return appendEvents(tx, taskChanges(taskRowIDs(rows)...))
@@ -37,6 +39,15 @@ func (s *Store) InsertTaskInstances(ctx context.Context, tasks []*model.TaskInst
 	return nil
 }
 
+// insertRows writes new rows in multi-row INSERTs (OR FAIL on SQLite, see
+// orFail) and sets their IDs.
+func insertRows[T any](tx *gorm.DB, rows []T) error {
+	if m := orFail(tx); m != "" {
+		tx = tx.Clauses(clause.Insert{Modifier: strings.TrimSpace(m)})
+	}
+	return tx.CreateInBatches(rows, 200).Error
+}
+
 // Dispatch records that a task instance was handed to a worker.
 type Dispatch struct {
 	ID   int64
@@ -46,23 +57,100 @@ type Dispatch struct {
 
 // MarkDispatched records the chosen worker of submitted task instances in one
 // transaction, before anything is sent. ok[i] is false when row i was no
-// longer submitted (it must not be sent).
+// longer submitted (it must not be sent). From prepareFrom rows on, two
+// statements for the batch however many rows (plus one per further worker
+// or time): the submitted rows are read first (locked on MySQL; SQLite's
+// transaction holds the only write lock), then each worker's rows are
+// updated together.
 func (s *Store) MarkDispatched(ctx context.Context, ds []Dispatch) (ok []bool, err error) {
 	ok = make([]bool, len(ds))
-	err = s.tx(ctx, func(tx *gorm.DB) error {
-		b := newBatch(ctx, tx, len(ds))
-		defer b.close()
-		for i, d := range ds {
-			n, err := b.exec(`UPDATE task_instance SET state = ?, host = ?, dispatch_time = ? WHERE id = ? AND state = ?`,
-				string(model.TaskDispatched), d.Host, d.Time.UTC(), d.ID, string(model.TaskSubmitted))
-			if err != nil {
-				return fmt.Errorf("mark task %d dispatched: %w", d.ID, err)
+	if len(ds) == 0 {
+		return ok, nil
+	}
+	err = s.foldedTx(ctx, func(tx *gorm.DB, f *fold) error {
+		if len(ds) < prepareFrom {
+			// A few rows: one update each costs fewer statements.
+			for i, d := range ds {
+				q, args := f.add(`UPDATE task_instance SET state = ?, host = ?, dispatch_time = ? WHERE id = ? AND state = ?`,
+					[]any{string(model.TaskDispatched), d.Host, d.Time.UTC(), d.ID, string(model.TaskSubmitted)})
+				res := tx.Exec(q, args...)
+				if res.Error != nil {
+					return fmt.Errorf("mark task %d dispatched: %w", d.ID, res.Error)
+				}
+				if err := f.settle(tx, res.RowsAffected); err != nil {
+					return err
+				}
+				ok[i] = res.RowsAffected == 1
 			}
-			ok[i] = n == 1
+			return appendEvents(tx, taskChanges(dispatchedIDs(ds, ok)...))
+		}
+		ids := make([]int64, len(ds))
+		for i, d := range ds {
+			ids[i] = d.ID
+		}
+		q := `SELECT id FROM task_instance WHERE id IN ? AND state = ?`
+		if s.dialect == "mysql" {
+			q += ` FOR UPDATE`
+		}
+		q, args := f.add(q, []any{ids, string(model.TaskSubmitted)})
+		var sub []int64
+		if err := tx.Raw(q, args...).Scan(&sub).Error; err != nil {
+			return fmt.Errorf("read %d tasks to dispatch: %w", len(ds), err)
+		}
+		if err := f.settle(tx, int64(len(sub))); err != nil {
+			return err
+		}
+		for _, g := range dispatchGroups(ds, sub, ok) {
+			res := tx.Exec(`UPDATE`+orFail(tx)+` task_instance SET state = ?, host = ?, dispatch_time = ? WHERE id IN ? AND state = ?`,
+				string(model.TaskDispatched), g.host, g.at, g.ids, string(model.TaskSubmitted))
+			if res.Error != nil {
+				return fmt.Errorf("mark %d tasks dispatched to %s: %w", len(g.ids), g.host, res.Error)
+			}
+			if res.RowsAffected != int64(len(g.ids)) { // the rows are locked: cannot happen
+				return fmt.Errorf("mark %d tasks dispatched to %s: %d changed", len(g.ids), g.host, res.RowsAffected)
+			}
 		}
 		return appendEvents(tx, taskChanges(dispatchedIDs(ds, ok)...))
 	})
+	if err != nil {
+		clear(ok)
+	}
 	return ok, err
+}
+
+// dispatchGroup is the rows of a batch dispatched to one host at one time.
+type dispatchGroup struct {
+	host string
+	at   time.Time
+	ids  []int64
+}
+
+// dispatchGroups sets ok[i] for the dispatches whose row is still submitted
+// and groups those by host and time, in first-seen order.
+func dispatchGroups(ds []Dispatch, submitted []int64, ok []bool) []dispatchGroup {
+	open := make(map[int64]bool, len(submitted))
+	for _, id := range submitted {
+		open[id] = true
+	}
+	var gs []dispatchGroup
+	at := map[string]int{}
+	for i, d := range ds {
+		if !open[d.ID] {
+			continue
+		}
+		open[d.ID] = false // a repeat in the batch is dispatched once
+		ok[i] = true
+		t := d.Time.UTC()
+		key := d.Host + "\x00" + t.Format(time.RFC3339Nano)
+		j, seen := at[key]
+		if !seen {
+			j = len(gs)
+			at[key] = j
+			gs = append(gs, dispatchGroup{host: d.Host, at: t})
+		}
+		gs[j].ids = append(gs[j].ids, d.ID)
+	}
+	return gs
 }
 
 // ReportKind names a worker report.
@@ -110,9 +198,17 @@ const (
 func (s *Store) ApplyReports(ctx context.Context, rs []Report) (out []ReportOutcome, err error) {
 	out = make([]ReportOutcome, len(rs))
 	merged := mergeRunning(rs)
-	err = s.tx(ctx, func(tx *gorm.DB) error {
+	err = s.foldedTx(ctx, func(tx *gorm.DB, f *fold) error {
 		b := newBatch(ctx, tx, len(rs))
 		defer b.close()
+		exec := func(q string, args ...any) (int64, error) {
+			q, args = f.add(q, args)
+			n, err := b.exec(q, args...)
+			if err == nil {
+				err = f.settle(tx, n)
+			}
+			return n, err
+		}
 		for i, r := range rs {
 			if _, ok := merged[i]; ok {
 				continue // written with its result, outcome copied below
@@ -122,10 +218,10 @@ func (s *Store) ApplyReports(ctx context.Context, rs []Report) (out []ReportOutc
 			submitted, dispatched, running := string(model.TaskSubmitted), string(model.TaskDispatched), string(model.TaskRunning)
 			switch r.Kind {
 			case ReportAck:
-				n, err = b.exec(`UPDATE task_instance SET state = ?, log_path = ? WHERE id = ? AND host = ? AND state IN (?, ?)`,
+				n, err = exec(`UPDATE task_instance SET state = ?, log_path = ? WHERE id = ? AND host = ? AND state IN (?, ?)`,
 					dispatched, r.LogPath, r.ID, r.Host, submitted, dispatched)
 			case ReportRunning:
-				n, err = b.exec(`UPDATE task_instance SET state = ?, pid = ?, start_time = ? WHERE id = ? AND host = ? AND state IN (?, ?)`,
+				n, err = exec(`UPDATE task_instance SET state = ?, pid = ?, start_time = ? WHERE id = ? AND host = ? AND state IN (?, ?)`,
 					running, r.PID, r.StartTime.UTC(), r.ID, r.Host, submitted, dispatched)
 			case ReportResult:
 				var pid, start any
@@ -135,7 +231,7 @@ func (s *Store) ApplyReports(ctx context.Context, rs []Report) (out []ReportOutc
 				if r.PID != 0 { // merged with its running report
 					pid = r.PID
 				}
-				n, err = b.exec(`UPDATE task_instance SET state = ?, exit_code = ?, end_time = ?, `+
+				n, err = exec(`UPDATE task_instance SET state = ?, exit_code = ?, end_time = ?, `+
 					`start_time = COALESCE(start_time, ?), pid = COALESCE(?, pid), outputs_json = ? `+
 					`WHERE id = ? AND host = ? AND state IN (?, ?, ?)`,
 					string(r.State), r.ExitCode, r.EndTime.UTC(), start, pid, jsonText(r.Outputs, len(r.Outputs)), r.ID, r.Host, submitted, dispatched, running)
