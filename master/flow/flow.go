@@ -74,6 +74,12 @@ type task struct {
 	tries     int             // attempts in the current retry budget
 	chosen    map[string]bool // a branching task that succeeded: the downstreams it took (nil: all)
 	final     bool            // failed or killed with nothing more to come
+	// ended is how many of the task's upstreams, in Upstream order, are
+	// known to have ended for it: consider resumes there, so a join of n
+	// upstreams costs O(n) in all, not a scan per upstream's end. Reset
+	// when an upstream runs again (reopen).
+	ended int
+	ups   []string // direct upstreams (the graph's Upstream copies on each call)
 }
 
 // Flow is one instance's machine. It is not safe for concurrent use: one
@@ -95,7 +101,7 @@ type Flow struct {
 func New(g *dag.Graph, specs map[string]Task, continueOnFailure bool) *Flow {
 	f := &Flow{g: g, specs: specs, cont: continueOnFailure, ts: make(map[string]*task, g.Len())}
 	for _, n := range g.Nodes() {
-		f.ts[n] = &task{}
+		f.ts[n] = &task{ups: g.Upstream(n)}
 	}
 	return f
 }
@@ -116,6 +122,7 @@ func (f *Flow) Restore(name string, st model.TaskState, attempt, base int, chose
 	}
 	t.state, t.submitted, t.tries = st, true, attempt-max(base, 1)+1
 	t.chosen = set(chosen)
+	f.reopen(name)
 	switch st {
 	case model.TaskSubmitted, model.TaskDispatched, model.TaskRunning, model.TaskDelayed:
 		t.active = true
@@ -134,6 +141,16 @@ func (f *Flow) Resubmit(name string) {
 	if t := f.ts[name]; t != nil && !t.active {
 		t.state = model.TaskSubmitted
 		f.setActive(t, true)
+		f.reopen(name)
+	}
+}
+
+// reopen forgets what name's downstreams knew of its end: it runs again.
+func (f *Flow) reopen(name string) {
+	for _, d := range f.g.Downstream(name) {
+		if dt := f.ts[d]; dt != nil {
+			dt.ended = 0
+		}
 	}
 }
 
@@ -162,6 +179,7 @@ func (f *Flow) RunAgain(name string) Decisions {
 	}
 	t.state = model.TaskSubmitted
 	f.setActive(t, true)
+	f.reopen(name)
 	t.tries++
 	return Decisions{Again: []string{name}}
 }
@@ -287,13 +305,18 @@ func (f *Flow) consider(n string) Decisions {
 	if t == nil || t.submitted {
 		return Decisions{}
 	}
+	ups := t.ups
+	for ; t.ended < len(ups); t.ended++ {
+		if !f.endedFor(n, ups[t.ended]) {
+			return Decisions{} // not ended yet, or failed and not handled here
+		}
+	}
 	taken, skipped := 0, 0
-	for _, u := range f.g.Upstream(n) {
+	for _, u := range ups {
 		ut := f.ts[u]
 		switch {
 		case ut == nil:
 			// Outside the sub-graph: not this run's to wait for.
-			continue
 		case ut.state == model.TaskSkipped:
 			skipped++
 		case ut.state.Success():
@@ -302,10 +325,8 @@ func (f *Flow) consider(n string) Decisions {
 			} else {
 				taken++
 			}
-		case ut.final && f.specs[n].HandlesFailure:
+		default: // failed, and n handles it
 			taken++
-		default:
-			return Decisions{} // not ended yet, or failed and not handled here
 		}
 	}
 	t.submitted = true
@@ -320,6 +341,21 @@ func (f *Flow) consider(n string) Decisions {
 	t.state, t.tries = model.TaskSubmitted, 1
 	f.setActive(t, true)
 	return Decisions{Submit: []string{n}}
+}
+
+// endedFor reports whether upstream u has ended as far as n is concerned:
+// skipped, succeeded, or failed for good where n handles failure. An
+// upstream outside the run's sub-graph counts as ended.
+func (f *Flow) endedFor(n, u string) bool {
+	ut := f.ts[u]
+	switch {
+	case ut == nil:
+		return true
+	case ut.state == model.TaskSkipped, ut.state.Success():
+		return true
+	default:
+		return ut.final && f.specs[n].HandlesFailure
+	}
 }
 
 // recordFailure counts name's failure against the instance unless every
