@@ -3,8 +3,9 @@
 # MariaDB server binaries (tests start a private mariadbd unless
 # BELUGA_TEST_MYSQL_DSN is set), ZooKeeper (cluster tests start a private
 # server), Chromium (the web UI's browser tests drive it headless) and
-# python3 (python task tests) and PostgreSQL server binaries (sql task tests
-# use the server on 127.0.0.1:5432, else initdb a private one).
+# python3 (python task tests), PostgreSQL server binaries (sql task tests
+# use the server on 127.0.0.1:5432, else initdb a private one) and Node.js
+# with npm (the web UI's stale-bundle check and its unit tests).
 # Needs root or sudo for apt-get; prints what it does.
 set -euo pipefail
 
@@ -15,6 +16,7 @@ command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 command -v python3 >/dev/null 2>&1 || need+=(python3-minimal) # python tasks
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql) # sql tasks
+command -v npm >/dev/null 2>&1 || need+=(nodejs npm) # the web UI's build check and unit tests (Node 20+)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
