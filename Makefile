@@ -19,6 +19,7 @@ run:
 # The web UI (web/: React, TypeScript, Vite). Its bundle is committed in
 # api/ui/dist and embedded by go:embed, so go build needs no Node.
 ui-deps:
+	@node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<20||(a===20&&b<19)) { console.error("the web UI build needs Node.js 20.19 or newer, found "+process.versions.node+" (a plain go build still serves the committed bundle)"); process.exit(1) }'
 	cd web && npm ci --no-audit --no-fund
 
 ui: ui-deps
