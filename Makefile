@@ -12,7 +12,7 @@ build:
 # run builds the UI first when Node is installed; without Node the
 # committed bundle (api/ui/dist) is what the binary serves.
 run:
-	@if command -v npm >/dev/null 2>&1; then $(MAKE) ui; else echo "npm not found: serving the committed UI bundle"; fi
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) ui || echo "the UI build failed: serving the committed UI bundle"; else echo "npm not found: serving the committed UI bundle"; fi
 	$(MAKE) build
 	./$(BIN) standalone $(ARGS)
 
