@@ -11,6 +11,7 @@ import {Gantt} from './Gantt';
 import {LogViewer} from './LogViewer';
 import {collapse, criticalPath, latestAttempts, matches, stateCounts, worstState, type SpecTask, type TaskAttempt, type Wait} from './graph';
 import {STATE_SYMBOL, TASK_STATES, stateClass, stateLabel, workflowFinished} from './states';
+import {applyEvents, mergeRows, type StreamEvent} from './live';
 import {Badge, Duration, Time, Why, duration, enc} from './ui';
 import {perf} from './perf';
 
@@ -75,7 +76,10 @@ async function fetchDetail(id: number, signal: AbortSignal): Promise<Detail> {
   return d;
 }
 
-const REFRESH_MS = 2000;
+const REFRESH_MS = 2000; // polling, when the event stream cannot be opened
+const SAFETY_MS = 30000; // the stream's safety read of the whole instance
+const ROWS_MS = 1000;    // rows events changed are read again at most this often
+const FEW_ROWS = 20;     // up to this many one by one, else as a page
 
 export function InstancePage({id}: {id: number}) {
   const [detail, setDetail] = useState<Detail | null>(null);
@@ -95,15 +99,41 @@ export function InstancePage({id}: {id: number}) {
   useEffect(() => {
     const ctrl = new AbortController();
     let timer = 0, alive = true, gone = false, running = false, specDone: unknown = null;
+    // The stream: while it is open the page reads no whole instance, only
+    // the rows events changed (and a slow safety read).
+    let es: EventSource | null = null, live = false, lastSeq = 0;
+    let queue: StreamEvent[] = [], since: StreamEvent[] | null = null, frame = 0;
+    let dirty = new Set<number>(), instGen = 0, refreshTimer = 0, refreshing = false;
+
+    function show(d: Detail) {
+      const t0 = performance.now();
+      detailRef.current = d;
+      flushSync(() => { setDetail(d); setVersion((v) => v + 1); });
+      perf.update(performance.now() - t0, d.tasks.length);
+      setLogTask((lt) => (lt ? d.tasks.find((t) => t.id === lt.id) || lt : lt));
+    }
+    function failed(e: any) {
+      if (!alive || e.name === 'AbortError') return;
+      if (e.status === 404) { gone = true; close(); setMissing(describe(e)); return; } // not there: asked no more
+      if (e.status === 401) return; // the login form shows; logging in opens the page again
+      (flash as any)(describe(e), 'error', 'instance-poll');
+    }
+
+    // tick reads the whole instance: the first time, when polling, and as
+    // the stream's slow safety read.
     async function tick() {
       clearTimeout(timer);
       if (!alive || gone || running) return;
       const cur = detailRef.current;
-      if (cur && workflowFinished(cur.state) && Date.now() > keepUntil.current) return;
+      if (cur && workflowFinished(cur.state) && Date.now() > keepUntil.current) {
+        if (live) timer = window.setTimeout(tick, SAFETY_MS);
+        return;
+      }
       running = true;
+      if (live) since = [];
       try {
         perf.mark('instance asked');
-        const d = await fetchDetail(id, ctrl.signal);
+        let d = await fetchDetail(id, ctrl.signal);
         perf.mark('instance read');
         if (!alive) return;
         if (!specDone || (specDone instanceof Error && (specDone as any).status !== 404)) {
@@ -117,27 +147,143 @@ export function InstancePage({id}: {id: number}) {
           setSpec(specDone as any);
         }
         perf.mark('spec read');
-        const t0 = performance.now();
-        detailRef.current = d;
-        flushSync(() => { setDetail(d); setVersion((v) => v + 1); });
-        perf.update(performance.now() - t0, d.tasks.length);
+        // What came on the stream while reading is newer than the read.
+        if (since && since.length) {
+          const r = applyEvents(d, since);
+          d = r.detail;
+          for (const x of r.dirty) dirty.add(x);
+          if (r.dirty.length) later();
+        }
+        since = null;
+        queue = [];
+        show(d);
         perf.mark('first render');
-        setLogTask((lt) => (lt ? d.tasks.find((t) => t.id === lt.id) || lt : lt));
       } catch (e: any) {
-        if (!alive || e.name === 'AbortError') return;
-        if (e.status === 404) { gone = true; setMissing(describe(e)); return; } // not there: asked no more
-        if (e.status === 401) return; // the login form shows; logging in opens the page again
-        (flash as any)(describe(e), 'error', 'instance-poll');
+        failed(e);
       } finally {
         running = false;
+        since = null;
       }
-      if (alive) timer = window.setTimeout(tick, REFRESH_MS);
+      if (alive && !gone) timer = window.setTimeout(tick, live ? SAFETY_MS : REFRESH_MS);
     }
-    wake.current = tick;
-    const vis = () => { if (document.visibilityState === 'visible') tick(); };
+
+    // flush applies the events that came since the last frame.
+    function flush() {
+      frame = 0;
+      const cur = detailRef.current;
+      if (!alive || !cur || running || !queue.length) return;
+      const evs = queue;
+      queue = [];
+      const r = applyEvents(cur, evs);
+      if (r.instance) instGen++;
+      for (const x of r.dirty) dirty.add(x);
+      if (r.detail !== cur) show(r.detail);
+      if (r.dirty.length || r.instance) later();
+    }
+    function later() {
+      if (!refreshTimer && !refreshing) refreshTimer = window.setTimeout(refresh, ROWS_MS);
+    }
+    // refresh reads again what events changed: those rows (one by one when
+    // few, else the page of rows they span) and the instance's head.
+    async function refresh() {
+      refreshTimer = 0;
+      if (!alive || gone) return;
+      if (running) { later(); return; }
+      refreshing = true;
+      const ids = [...dirty];
+      dirty = new Set();
+      const gen = instGen;
+      try {
+        const cur = detailRef.current!;
+        let rows: TaskAttempt[] = [];
+        let head: Detail | null = null;
+        if (ids.length <= FEW_ROWS) {
+          const got = await Promise.all(ids.map((x) => get(`/api/v1/task-instances/${x}`, {signal: ctrl.signal}).catch((e: any) => {
+            if (e.name === 'AbortError' || e.status !== 404) throw e;
+            return null;
+          })));
+          rows = got.filter(Boolean);
+          const last = Math.max(0, cur.tasks.length - 1);
+          head = await get(`/api/v1/instances/${id}?tasks_limit=1&tasks_offset=${last}`, {signal: ctrl.signal});
+          rows = rows.concat(head!.tasks || []);
+        } else {
+          const at = new Map(cur.tasks.map((t, i) => [t.id, i]));
+          const idx = ids.map((x) => at.get(x) ?? cur.tasks.length);
+          let lo = Math.min(...idx);
+          const hi = Math.max(...idx);
+          while (lo <= hi) {
+            const n = Math.min(hi - lo + 1, 1000);
+            head = await get(`/api/v1/instances/${id}?tasks_limit=${n}&tasks_offset=${lo}`, {signal: ctrl.signal});
+            const got = head!.tasks || [];
+            rows = rows.concat(got);
+            if (got.length < n) break;
+            lo += n;
+          }
+        }
+        if (!alive) return;
+        const now = detailRef.current!;
+        let d = mergeRows(now, rows, dirty);
+        if (head) {
+          const {tasks: _t, ...h} = head;
+          d = {...d, ...h, history: h.history || [], tasks: d.tasks};
+          if (instGen !== gen) d = {...d, state: now.state, run_times: now.run_times, end_time: now.end_time};
+        }
+        show(d);
+      } catch (e: any) {
+        failed(e);
+        for (const x of ids) dirty.add(x);
+      } finally {
+        refreshing = false;
+      }
+      if (dirty.size) later();
+    }
+
+    function onEvent(m: MessageEvent) {
+      let e: StreamEvent;
+      try { e = JSON.parse(m.data); } catch { return; }
+      lastSeq = Math.max(lastSeq, e.id || Number(m.lastEventId) || 0);
+      if (since) since.push(e);
+      queue.push(e);
+      if (!frame) frame = document.hidden ? window.setTimeout(flush, 250) : requestAnimationFrame(flush);
+    }
+    function close() {
+      if (es) { es.close(); es = null; }
+      live = false;
+    }
+    // The stream opens first and the instance is read once it is open, so
+    // nothing that happens in between is missed. Without a stream the page
+    // polls as before.
+    function open() {
+      if (typeof EventSource === 'undefined') { tick(); return; }
+      let opened = false;
+      es = new EventSource(`/api/v1/events?instance=${id}`);
+      es.onopen = () => {
+        live = true;
+        if (!opened) { opened = true; tick(); return; }
+        // Reopened with Last-Event-ID it resumes where it was; without one
+        // (no event had come) what happened in between is read.
+        if (!lastSeq) tick();
+      };
+      es.onerror = () => {
+        if (!es || es.readyState !== EventSource.CLOSED) return; // reconnecting by itself
+        close();
+        if (!opened) tick(); // never opened: poll
+        else { timer = window.setTimeout(tick, 0); }
+      };
+      es.addEventListener('task', onEvent as EventListener);
+      es.addEventListener('instance', onEvent as EventListener);
+    }
+    wake.current = () => { if (live) later(); else tick(); };
+    // Back in view: the head (history, waits) is read again; the stream
+    // brought the rest.
+    const vis = () => { if (document.visibilityState === 'visible') wake.current(); };
     document.addEventListener('visibilitychange', vis);
-    tick();
-    return () => { alive = false; ctrl.abort(); clearTimeout(timer); document.removeEventListener('visibilitychange', vis); };
+    open();
+    return () => {
+      alive = false; ctrl.abort(); clearTimeout(timer); clearTimeout(refreshTimer); close();
+      if (frame) { cancelAnimationFrame(frame); clearTimeout(frame); }
+      document.removeEventListener('visibilitychange', vis);
+    };
   }, [id]);
 
   const latest = useMemo(() => latestAttempts(detail?.tasks || []), [detail]);
