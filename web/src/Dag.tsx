@@ -6,10 +6,11 @@
 // search hit, critical) lives in a small store keyed by task name, which
 // writes a change straight to that node's element.
 import {memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef} from 'react';
-import {Background, Controls, MiniMap, Position, ReactFlow, useReactFlow, ReactFlowProvider,
+import {Background, Controls, MiniMap, Position, ReactFlow, useReactFlow, useStore, ReactFlowProvider,
   type Edge, type Node, type NodeProps} from '@xyflow/react';
 import {layout, NODE_H, NODE_W, type SpecTask} from './graph';
 import {STATE_SYMBOL, stateClass} from './states';
+import {perf} from './perf';
 
 export interface NodeInfo {
   state: string;
@@ -79,6 +80,8 @@ const TaskNode = memo(function TaskNode({data}: NodeProps<Node<TaskData>>) {
 const nodeTypes = {task: TaskNode};
 
 const MINIMAP_LIMIT = 400;
+const EDGE_ZOOM = 0.25;
+const NO_EDGES: Edge[] = [];
 
 // The handles are plain elements React Flow measures (and given here for
 // before it does), not Handle components: each of those subscribes to
@@ -106,7 +109,7 @@ function Flow({tasks, info, selected, search, critical, onSelect, onReady, versi
   // The layout depends on the graph's shape only, not on states.
   const shapeKey = useMemo(() => tasks.map((t) => t.name + '<' + (t.depends_on || []).join(',')).join(';'), [tasks]);
   const shape = useMemo(() => tasks, [shapeKey]); // eslint-disable-line react-hooks/exhaustive-deps
-  const pos = useMemo(() => layout(shape), [shape]);
+  const pos = useMemo(() => { const p = layout(shape); perf.mark('laid out'); return p; }, [shape]);
   const q = search.trim().toLowerCase();
 
   // Looks first, so nodes mounting now read them.
@@ -166,7 +169,12 @@ function Flow({tasks, info, selected, search, critical, onSelect, onReady, versi
   const onInit = useCallback(() => requestAnimationFrame(() => ready.current?.()), []);
   const mmClass = useCallback((n: Node) => stateClass(store.get(n.id).state), [store]);
 
-  return <FlowView nodes={nodes} edges={edges} big={shape.length > 300} minimap={shape.length <= MINIMAP_LIMIT}
+  // A big graph zoomed out far shows no edges: thousands of paths a few
+  // pixels long cost more to draw than they show; zoomed in they are back
+  // (only those in view).
+  const big = shape.length > 300;
+  const near = useStore((s) => s.transform[2] >= EDGE_ZOOM);
+  return <FlowView nodes={nodes} edges={big && !near ? NO_EDGES : edges} big={big} minimap={shape.length <= MINIMAP_LIMIT}
     onNodeClick={onNodeClick} onInit={onInit} mmClass={mmClass} />;
 }
 

@@ -61,12 +61,14 @@ function inScope(specTasks: SpecTask[], startNodes?: string[], scope?: string): 
   return set;
 }
 
-// fetchDetail reads the instance; when the API pages the tasks
-// (tasks_total beyond what came), it reads the rest too.
-async function fetchDetail(id: number, signal: AbortSignal): Promise<Detail> {
-  const d: Detail = await get(`/api/v1/instances/${id}`, {signal});
+// fetchDetail reads the instance (with limit, its first tasks only); when
+// the API pages the tasks (tasks_total beyond what came), it reads the
+// rest too, unless limit was given.
+async function fetchDetail(id: number, signal: AbortSignal, limit = 0): Promise<Detail> {
+  const d: Detail = await get(`/api/v1/instances/${id}${limit ? '?tasks_limit=' + limit : ''}`, {signal});
   d.tasks = d.tasks || [];
   d.history = d.history || [];
+  if (limit) return d;
   let guard = 0;
   while (d.tasks_total && d.tasks.length < d.tasks_total && guard++ < 100) {
     const more: Detail = await get(`/api/v1/instances/${id}?tasks_offset=${d.tasks.length}&tasks_limit=1000`, {signal});
@@ -79,7 +81,9 @@ async function fetchDetail(id: number, signal: AbortSignal): Promise<Detail> {
 const REFRESH_MS = 2000; // polling, when the event stream cannot be opened
 const SAFETY_MS = 30000; // the stream's safety read of the whole instance
 const ROWS_MS = 1000;    // rows events changed are read again at most this often
-const FEW_ROWS = 20;     // up to this many one by one, else as a page
+const FEW_ROWS = 20;
+const FIRST_PAGE = 100;  // the tasks the first read asks for
+const REST_PAGE = 1000;  // and each read after it     // up to this many one by one, else as a page
 
 export function InstancePage({id}: {id: number}) {
   const [detail, setDetail] = useState<Detail | null>(null);
@@ -95,6 +99,9 @@ export function InstancePage({id}: {id: number}) {
   const keepUntil = useRef(0);
   const wake = useRef<() => void>(() => {});
   const detailRef = useRef<Detail | null>(null);
+  // drawn resolves when the DAG is first fitted (or there is none to draw).
+  const drawnDone = useRef<() => void>(() => {});
+  const drawn = useRef(new Promise<void>((res) => { drawnDone.current = res; }));
 
   useEffect(() => {
     const ctrl = new AbortController();
@@ -103,6 +110,7 @@ export function InstancePage({id}: {id: number}) {
     // the rows events changed (and a slow safety read).
     let es: EventSource | null = null, live = false, lastSeq = 0;
     let queue: StreamEvent[] = [], since: StreamEvent[] | null = null, frame = 0;
+    let touched: Set<number> | null = null;
     let dirty = new Set<number>(), instGen = 0, refreshTimer = 0, refreshing = false;
 
     function show(d: Detail) {
@@ -133,7 +141,10 @@ export function InstancePage({id}: {id: number}) {
       if (live) since = [];
       try {
         perf.mark('instance asked');
-        let d = await fetchDetail(id, ctrl.signal);
+        // The first read asks for a page of tasks: the graph (from the
+        // spec) is drawn and fitted while the rest come.
+        const first = !detailRef.current;
+        let d = await fetchDetail(id, ctrl.signal, first ? FIRST_PAGE : 0);
         perf.mark('instance read');
         if (!alive) return;
         if (!specDone || (specDone instanceof Error && (specDone as any).status !== 404)) {
@@ -158,6 +169,7 @@ export function InstancePage({id}: {id: number}) {
         queue = [];
         show(d);
         perf.mark('first render');
+        if (first && d.tasks_total && d.tasks.length < d.tasks_total) rest(d.tasks.length, d.tasks_total);
       } catch (e: any) {
         failed(e);
       } finally {
@@ -165,6 +177,31 @@ export function InstancePage({id}: {id: number}) {
         since = null;
       }
       if (alive && !gone) timer = window.setTimeout(tick, live ? SAFETY_MS : REFRESH_MS);
+    }
+
+    // rest reads the tasks after the first page, a few pages at once, and
+    // puts each in place (a row an event changed since keeps its state).
+    async function rest(from: number, total: number) {
+      touched = new Set();
+      const offsets: number[] = [];
+      for (let o = from; o < total; o += REST_PAGE) offsets.push(o);
+      let rows: TaskAttempt[] = [];
+      const one = async () => {
+        for (let o = offsets.shift(); o !== undefined && alive; o = offsets.shift()) {
+          const p: Detail = await get(`/api/v1/instances/${id}?tasks_offset=${o}&tasks_limit=${REST_PAGE}`, {signal: ctrl.signal});
+          if (p.tasks) rows = rows.concat(p.tasks);
+        }
+      };
+      try {
+        // All at once, once the graph is fitted: one render, not one per
+        // page, and none while React Flow mounts.
+        await Promise.all([one(), one(), Promise.race([drawn.current, new Promise((res) => setTimeout(res, 3000))])]);
+        if (alive) show(mergeRows(detailRef.current!, rows, touched!));
+      } catch (e: any) {
+        failed(e);
+      } finally {
+        touched = null;
+      }
     }
 
     // flush applies the events that came since the last frame.
@@ -243,6 +280,7 @@ export function InstancePage({id}: {id: number}) {
       try { e = JSON.parse(m.data); } catch { return; }
       lastSeq = Math.max(lastSeq, e.id || Number(m.lastEventId) || 0);
       if (since) since.push(e);
+      if (touched && e.task_instance_id) touched.add(e.task_instance_id);
       queue.push(e);
       if (!frame) frame = document.hidden ? window.setTimeout(flush, 250) : requestAnimationFrame(flush);
     }
@@ -425,7 +463,7 @@ export function InstancePage({id}: {id: number}) {
         <div className="main-view">
           {view === 'graph'
             ? (d && specTasks.length ? <Dag key={fold ? 'folded' : 'all'} tasks={dagTasks} info={dagInfo} selected={selected} search={search}
-                critical={critical} onSelect={select} onReady={() => perf.ready(specTasks.length)} version={version} refit={!!logTask} />
+                critical={critical} onSelect={select} onReady={() => { perf.ready(specTasks.length); drawnDone.current(); }} version={version} refit={!!logTask} />
               : <p className="muted">{d ? 'No tasks.' : ''}</p>)
             : d ? <Gantt tasks={d.tasks} critical={critical} onOpen={(t) => openAttempt(t, 'log')} /> : null}
         </div>
