@@ -100,10 +100,11 @@ interface Props {
   onSelect: (name: string) => void;
   onReady?: () => void;
   version: number; // bumps when the states change
+  changed?: Set<string> | null; // the tasks whose state this version changed (null: any)
   refit?: boolean;  // flips when the box changes width (the side panel opens or closes)
 }
 
-function Flow({tasks, info, selected, search, critical, onSelect, onReady, version, refit}: Props) {
+function Flow({tasks, info, selected, search, critical, onSelect, onReady, version, changed, refit}: Props) {
   const rf = useReactFlow();
   const store = useMemo(() => new LookStore(), []);
   // The layout depends on the graph's shape only, not on states.
@@ -113,15 +114,20 @@ function Flow({tasks, info, selected, search, critical, onSelect, onReady, versi
   const q = search.trim().toLowerCase();
 
   // Looks first, so nodes mounting now read them.
-  const looks = () => {
-    for (const t of shape) {
-      store.set(t.name, {...info(t.name), selected: t.name === selected, hit: !!q && t.name.toLowerCase().includes(q),
-        critical: !!critical?.has(t.name)});
-    }
-  };
+  const look = (name: string) => store.set(name, {...info(name), selected: name === selected,
+    hit: !!q && name.toLowerCase().includes(q), critical: !!critical?.has(name)});
+  const looks = () => { for (const t of shape) look(t.name); };
   const first = useRef(true);
   if (first.current) { first.current = false; looks(); }
-  useLayoutEffect(looks, [shape, version, selected, q, critical]); // eslint-disable-line react-hooks/exhaustive-deps
+  // A live update that says which tasks changed looks at those only.
+  const was = useRef({shape, selected, q, critical});
+  useLayoutEffect(() => {
+    const w = was.current;
+    was.current = {shape, selected, q, critical};
+    if (changed && w.shape === shape && w.selected === selected && w.q === q && w.critical === critical) {
+      for (const n of changed) if (pos.has(n)) look(n);
+    } else looks();
+  }, [shape, version, selected, q, critical]); // eslint-disable-line react-hooks/exhaustive-deps
 
   const nodes = useMemo(() => shape.map((t): Node<TaskData> => ({id: t.name, type: 'task', position: pos.get(t.name)!,
     width: NODE_W, height: NODE_H, handles: HANDLES, data: {name: t.name, store}, draggable: false, connectable: false})),

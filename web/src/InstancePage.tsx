@@ -99,6 +99,7 @@ export function InstancePage({id}: {id: number}) {
   const keepUntil = useRef(0);
   const wake = useRef<() => void>(() => {});
   const detailRef = useRef<Detail | null>(null);
+  const changedRef = useRef<Set<string> | null>(null); // the tasks the last update changed (null: any)
   // drawn resolves when the DAG is first fitted (or there is none to draw).
   const drawnDone = useRef<() => void>(() => {});
   const drawn = useRef(new Promise<void>((res) => { drawnDone.current = res; }));
@@ -113,7 +114,8 @@ export function InstancePage({id}: {id: number}) {
     let touched: Set<number> | null = null;
     let dirty = new Set<number>(), instGen = 0, refreshTimer = 0, refreshing = false;
 
-    function show(d: Detail) {
+    function show(d: Detail, names: Set<string> | null = null) {
+      changedRef.current = names;
       const t0 = performance.now();
       detailRef.current = d;
       flushSync(() => { setDetail(d); setVersion((v) => v + 1); });
@@ -214,7 +216,9 @@ export function InstancePage({id}: {id: number}) {
       const r = applyEvents(cur, evs);
       if (r.instance) instGen++;
       for (const x of r.dirty) dirty.add(x);
-      if (r.detail !== cur) show(r.detail);
+      const names = new Set<string>();
+      for (const e of evs) if (e.kind === 'task' && e.task_name) names.add(e.task_name);
+      if (r.detail !== cur) show(r.detail, names);
       if (r.dirty.length || r.instance) later();
     }
     function later() {
@@ -463,7 +467,7 @@ export function InstancePage({id}: {id: number}) {
         <div className="main-view">
           {view === 'graph'
             ? (d && specTasks.length ? <Dag key={fold ? 'folded' : 'all'} tasks={dagTasks} info={dagInfo} selected={selected} search={search}
-                critical={critical} onSelect={select} onReady={() => { perf.ready(specTasks.length); drawnDone.current(); }} version={version} refit={!!logTask} />
+                critical={critical} onSelect={select} onReady={() => { perf.ready(specTasks.length); drawnDone.current(); }} version={version} changed={fold ? null : changedRef.current} refit={!!logTask} />
               : <p className="muted">{d ? 'No tasks.' : ''}</p>)
             : d ? <Gantt tasks={d.tasks} critical={critical} onOpen={(t) => openAttempt(t, 'log')} /> : null}
         </div>
