@@ -2,7 +2,7 @@
 // and text, with a legend and counts), search, the log and values of the
 // chosen task beside the graph, a Gantt of every attempt with the critical
 // path, the task list (windowed, filtered), outputs, history and actions.
-import {useCallback, useEffect, useMemo, useRef, useState} from 'react';
+import {memo, useCallback, useEffect, useMemo, useRef, useState} from 'react';
 import {flushSync} from 'react-dom';
 import {api, describe, get, user} from './legacy/api.js';
 import {confirmDialog, flash} from './legacy/dom.js';
@@ -82,6 +82,7 @@ const REFRESH_MS = 2000; // polling, when the event stream cannot be opened
 const SAFETY_MS = 30000; // the stream's safety read of the whole instance
 const ROWS_MS = 1000;    // rows events changed are read again at most this often
 const FEW_ROWS = 20;
+const CLOCK_MS = 5000;   // running tasks' durations move on
 const FIRST_PAGE = 100;  // the tasks the first read asks for
 const REST_PAGE = 1000;  // and each read after it     // up to this many one by one, else as a page
 
@@ -114,12 +115,12 @@ export function InstancePage({id}: {id: number}) {
     let touched: Set<number> | null = null;
     let dirty = new Set<number>(), instGen = 0, refreshTimer = 0, refreshing = false;
 
-    function show(d: Detail, names: Set<string> | null = null) {
+    function show(d: Detail, names: Set<string> | null = null, kind = 'read') {
       changedRef.current = names;
       const t0 = performance.now();
       detailRef.current = d;
       flushSync(() => { setDetail(d); setVersion((v) => v + 1); });
-      perf.update(performance.now() - t0, d.tasks.length);
+      perf.update(performance.now() - t0, d.tasks.length, kind);
       setLogTask((lt) => (lt ? d.tasks.find((t) => t.id === lt.id) || lt : lt));
     }
     function failed(e: any) {
@@ -218,7 +219,7 @@ export function InstancePage({id}: {id: number}) {
       for (const x of r.dirty) dirty.add(x);
       const names = new Set<string>();
       for (const e of evs) if (e.kind === 'task' && e.task_name) names.add(e.task_name);
-      if (r.detail !== cur) show(r.detail, names);
+      if (r.detail !== cur) show(r.detail, names, 'event');
       if (r.dirty.length || r.instance) later();
     }
     function later() {
@@ -269,7 +270,7 @@ export function InstancePage({id}: {id: number}) {
           d = {...d, ...h, history: h.history || [], tasks: d.tasks};
           if (instGen !== gen) d = {...d, state: now.state, run_times: now.run_times, end_time: now.end_time};
         }
-        show(d);
+        show(d, new Set(rows.map((r) => r.name)));
       } catch (e: any) {
         failed(e);
         for (const x of ids) dirty.add(x);
@@ -315,6 +316,13 @@ export function InstancePage({id}: {id: number}) {
       es.addEventListener('task', onEvent as EventListener);
       es.addEventListener('instance', onEvent as EventListener);
     }
+    // The durations of running tasks count on between events.
+    const clock = window.setInterval(() => {
+      const cur = detailRef.current;
+      if (!live || !cur || workflowFinished(cur.state) || document.hidden) return;
+      const on = new Set(cur.tasks.filter((t) => t.start_time && !t.end_time).map((t) => t.name));
+      if (on.size) show(cur, on, 'clock');
+    }, CLOCK_MS);
     wake.current = () => { if (live) later(); else tick(); };
     // Back in view: the head (history, waits) is read again; the stream
     // brought the rest.
@@ -322,7 +330,7 @@ export function InstancePage({id}: {id: number}) {
     document.addEventListener('visibilitychange', vis);
     open();
     return () => {
-      alive = false; ctrl.abort(); clearTimeout(timer); clearTimeout(refreshTimer); close();
+      alive = false; ctrl.abort(); clearTimeout(timer); clearTimeout(refreshTimer); clearInterval(clock); close();
       if (frame) { cancelAnimationFrame(frame); clearTimeout(frame); }
       document.removeEventListener('visibilitychange', vis);
     };
@@ -475,7 +483,7 @@ export function InstancePage({id}: {id: number}) {
       </div>
 
       <h2>Tasks</h2>
-      {d ? <TaskList tasks={d.tasks} current={logTask?.id} onOpen={openAttempt} onAct={taskAct} /> : null}
+      {d ? <TaskList tasks={d.tasks} clock={version} current={logTask?.id} onOpen={openAttempt} onAct={taskAct} /> : null}
 
       <h2>Outputs</h2>
       <table className="grid outputs">
@@ -582,13 +590,19 @@ const ROW_H = 33;
 
 // TaskList is every attempt, filtered by state and name, drawn by a window
 // of rows so 10,000 attempts scroll like 10.
-function TaskList({tasks, current, onOpen, onAct}: {tasks: TaskAttempt[]; current?: number;
+function TaskList({tasks, clock, current, onOpen, onAct}: {tasks: TaskAttempt[]; clock: number; current?: number;
   onOpen: (t: TaskAttempt, what: 'log' | 'values') => void; onAct: (t: TaskAttempt, a: string, l: string, text: string) => void}) {
   const [state, setState] = useState('');
   const [name, setName] = useState('');
   const [scroll, setScroll] = useState(0);
-  const rows = useMemo(() => [...tasks].sort((a, b) => a.id - b.id)
-    .filter((t) => (!state || t.state === state) && matches(t.name, name)), [tasks, state, name]);
+  // Stable handlers, so the memoized rows stay as they are.
+  const handlers = useRef({onOpen, onAct});
+  handlers.current = {onOpen, onAct};
+  const open = useCallback((t: TaskAttempt, what: 'log' | 'values') => handlers.current.onOpen(t, what), []);
+  const act = useCallback((t: TaskAttempt, a: string, l: string, text: string) => handlers.current.onAct(t, a, l, text), []);
+  // The tasks come in id order (the API's, and new attempts after).
+  const rows = useMemo(() => (!state && !name ? tasks : tasks.filter((t) => (!state || t.state === state) && matches(t.name, name))),
+    [tasks, state, name]);
   const H = 420;
   const first = Math.max(0, Math.floor(scroll / ROW_H) - 10);
   const last = Math.min(rows.length, Math.ceil((scroll + H) / ROW_H) + 10);
@@ -606,8 +620,23 @@ function TaskList({tasks, current, onOpen, onAct}: {tasks: TaskAttempt[]; curren
           <thead><tr><th>ID</th><th>Task</th><th>Attempt</th><th>State</th><th>Host</th><th>PID</th><th>Exit</th><th>Started</th><th>Ended</th><th>Duration</th><th>Actions</th></tr></thead>
           <tbody>
             {first > 0 ? <tr className="spacer" aria-hidden="true" style={{height: first * ROW_H}}><td colSpan={11} /></tr> : null}
-            {rows.slice(first, last).map((t) => (
-              <tr key={t.id} className={[t.superseded && 'superseded', current === t.id && 'current'].filter(Boolean).join(' ')}
+            {rows.slice(first, last).map((t) => <TaskRow key={t.id} t={t} now={t.start_time && !t.end_time ? clock : 0} current={current === t.id} onOpen={open} onAct={act} />)}
+            {last < rows.length ? <tr className="spacer" aria-hidden="true" style={{height: (rows.length - last) * ROW_H}}><td colSpan={11} /></tr> : null}
+            {!rows.length ? <tr className="empty"><td colSpan={11}>{tasks.length ? 'No attempt matches the filters.' : 'No task has been submitted yet.'}</td></tr> : null}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}
+
+// TaskRow is one attempt's row: memoized, so an update re-renders only the
+// rows whose attempt changed.
+// now changes while the attempt runs, so its duration moves on.
+const TaskRow = memo(function TaskRow({t, current, onOpen, onAct}: {t: TaskAttempt; now: number; current: boolean;
+  onOpen: (t: TaskAttempt, what: 'log' | 'values') => void; onAct: (t: TaskAttempt, a: string, l: string, text: string) => void}) {
+  return (
+              <tr className={[t.superseded && 'superseded', current && 'current'].filter(Boolean).join(' ')}
                 data-id={t.id} data-task={t.name} data-state={t.state}>
                 <td className="num">{t.id}</td>
                 <td>{t.name}{t.task_group ? <span className="tag" title="task group">{t.task_group}</span> : null}</td>
@@ -629,12 +658,5 @@ function TaskList({tasks, current, onOpen, onAct}: {tasks: TaskAttempt[]; curren
                     <button key={action} type="button" className="small" data-action={action} onClick={() => onAct(t, action, label, text(t))}>{label}</button>)}
                 </td>
               </tr>
-            ))}
-            {last < rows.length ? <tr className="spacer" aria-hidden="true" style={{height: (rows.length - last) * ROW_H}}><td colSpan={11} /></tr> : null}
-            {!rows.length ? <tr className="empty"><td colSpan={11}>{tasks.length ? 'No attempt matches the filters.' : 'No task has been submitted yet.'}</td></tr> : null}
-          </tbody>
-        </table>
-      </div>
-    </div>
   );
-}
+});
