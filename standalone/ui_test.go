@@ -650,7 +650,7 @@ tasks:
 				const real = window.fetch;
 				window.fetch = async (u, o) => {
 					const r = await real(u, o);
-					if (!/\/api\/v1\/instances\/\d+$/.test(String(u)) || (o && o.method && o.method !== 'GET')) return r;
+					if (!/\/api\/v1\/instances\/\d+(\?|$)/.test(String(u)) || (o && o.method && o.method !== 'GET')) return r;
 					const j = await r.json();
 					j.state = 'running';
 					return new Response(JSON.stringify(j), {status: r.status, headers: r.headers});

@@ -6,10 +6,11 @@
 // search hit, critical) lives in a small store keyed by task name, which
 // writes a change straight to that node's element.
 import {memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef} from 'react';
-import {Background, Controls, MiniMap, Position, ReactFlow, useReactFlow, ReactFlowProvider,
+import {Background, Controls, MiniMap, Position, ReactFlow, useReactFlow, useStore, ReactFlowProvider,
   type Edge, type Node, type NodeProps} from '@xyflow/react';
 import {layout, NODE_H, NODE_W, type SpecTask} from './graph';
 import {STATE_SYMBOL, stateClass} from './states';
+import {perf} from './perf';
 
 export interface NodeInfo {
   state: string;
@@ -79,6 +80,8 @@ const TaskNode = memo(function TaskNode({data}: NodeProps<Node<TaskData>>) {
 const nodeTypes = {task: TaskNode};
 
 const MINIMAP_LIMIT = 400;
+const EDGE_ZOOM = 0.25;
+const NO_EDGES: Edge[] = [];
 
 // The handles are plain elements React Flow measures (and given here for
 // before it does), not Handle components: each of those subscribes to
@@ -97,28 +100,34 @@ interface Props {
   onSelect: (name: string) => void;
   onReady?: () => void;
   version: number; // bumps when the states change
+  changed?: Set<string> | null; // the tasks whose state this version changed (null: any)
   refit?: boolean;  // flips when the box changes width (the side panel opens or closes)
 }
 
-function Flow({tasks, info, selected, search, critical, onSelect, onReady, version, refit}: Props) {
+function Flow({tasks, info, selected, search, critical, onSelect, onReady, version, changed, refit}: Props) {
   const rf = useReactFlow();
   const store = useMemo(() => new LookStore(), []);
   // The layout depends on the graph's shape only, not on states.
   const shapeKey = useMemo(() => tasks.map((t) => t.name + '<' + (t.depends_on || []).join(',')).join(';'), [tasks]);
   const shape = useMemo(() => tasks, [shapeKey]); // eslint-disable-line react-hooks/exhaustive-deps
-  const pos = useMemo(() => layout(shape), [shape]);
+  const pos = useMemo(() => { const p = layout(shape); perf.mark('laid out'); return p; }, [shape]);
   const q = search.trim().toLowerCase();
 
   // Looks first, so nodes mounting now read them.
-  const looks = () => {
-    for (const t of shape) {
-      store.set(t.name, {...info(t.name), selected: t.name === selected, hit: !!q && t.name.toLowerCase().includes(q),
-        critical: !!critical?.has(t.name)});
-    }
-  };
+  const look = (name: string) => store.set(name, {...info(name), selected: name === selected,
+    hit: !!q && name.toLowerCase().includes(q), critical: !!critical?.has(name)});
+  const looks = () => { for (const t of shape) look(t.name); };
   const first = useRef(true);
   if (first.current) { first.current = false; looks(); }
-  useLayoutEffect(looks, [shape, version, selected, q, critical]); // eslint-disable-line react-hooks/exhaustive-deps
+  // A live update that says which tasks changed looks at those only.
+  const was = useRef({shape, selected, q, critical});
+  useLayoutEffect(() => {
+    const w = was.current;
+    was.current = {shape, selected, q, critical};
+    if (changed && w.shape === shape && w.selected === selected && w.q === q && w.critical === critical) {
+      for (const n of changed) if (pos.has(n)) look(n);
+    } else looks();
+  }, [shape, version, selected, q, critical]); // eslint-disable-line react-hooks/exhaustive-deps
 
   const nodes = useMemo(() => shape.map((t): Node<TaskData> => ({id: t.name, type: 'task', position: pos.get(t.name)!,
     width: NODE_W, height: NODE_H, handles: HANDLES, data: {name: t.name, store}, draggable: false, connectable: false})),
@@ -166,7 +175,12 @@ function Flow({tasks, info, selected, search, critical, onSelect, onReady, versi
   const onInit = useCallback(() => requestAnimationFrame(() => ready.current?.()), []);
   const mmClass = useCallback((n: Node) => stateClass(store.get(n.id).state), [store]);
 
-  return <FlowView nodes={nodes} edges={edges} big={shape.length > 300} minimap={shape.length <= MINIMAP_LIMIT}
+  // A big graph zoomed out far shows no edges: thousands of paths a few
+  // pixels long cost more to draw than they show; zoomed in they are back
+  // (only those in view).
+  const big = shape.length > 300;
+  const near = useStore((s) => s.transform[2] >= EDGE_ZOOM);
+  return <FlowView nodes={nodes} edges={big && !near ? NO_EDGES : edges} big={big} minimap={shape.length <= MINIMAP_LIMIT}
     onNodeClick={onNodeClick} onInit={onInit} mmClass={mmClass} />;
 }
 

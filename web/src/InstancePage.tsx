@@ -2,7 +2,7 @@
 // and text, with a legend and counts), search, the log and values of the
 // chosen task beside the graph, a Gantt of every attempt with the critical
 // path, the task list (windowed, filtered), outputs, history and actions.
-import {useCallback, useEffect, useMemo, useRef, useState} from 'react';
+import {memo, useCallback, useEffect, useMemo, useRef, useState} from 'react';
 import {flushSync} from 'react-dom';
 import {api, describe, get, user} from './legacy/api.js';
 import {confirmDialog, flash} from './legacy/dom.js';
@@ -11,6 +11,7 @@ import {Gantt} from './Gantt';
 import {LogViewer} from './LogViewer';
 import {collapse, criticalPath, latestAttempts, matches, stateCounts, worstState, type SpecTask, type TaskAttempt, type Wait} from './graph';
 import {STATE_SYMBOL, TASK_STATES, stateClass, stateLabel, workflowFinished} from './states';
+import {applyEvents, mergeRows, type StreamEvent} from './live';
 import {Badge, Duration, Time, Why, duration, enc} from './ui';
 import {perf} from './perf';
 
@@ -60,12 +61,14 @@ function inScope(specTasks: SpecTask[], startNodes?: string[], scope?: string): 
   return set;
 }
 
-// fetchDetail reads the instance; when the API pages the tasks
-// (tasks_total beyond what came), it reads the rest too.
-async function fetchDetail(id: number, signal: AbortSignal): Promise<Detail> {
-  const d: Detail = await get(`/api/v1/instances/${id}`, {signal});
+// fetchDetail reads the instance (with limit, its first tasks only); when
+// the API pages the tasks (tasks_total beyond what came), it reads the
+// rest too, unless limit was given.
+async function fetchDetail(id: number, signal: AbortSignal, limit = 0): Promise<Detail> {
+  const d: Detail = await get(`/api/v1/instances/${id}${limit ? '?tasks_limit=' + limit : ''}`, {signal});
   d.tasks = d.tasks || [];
   d.history = d.history || [];
+  if (limit) return d;
   let guard = 0;
   while (d.tasks_total && d.tasks.length < d.tasks_total && guard++ < 100) {
     const more: Detail = await get(`/api/v1/instances/${id}?tasks_offset=${d.tasks.length}&tasks_limit=1000`, {signal});
@@ -75,7 +78,13 @@ async function fetchDetail(id: number, signal: AbortSignal): Promise<Detail> {
   return d;
 }
 
-const REFRESH_MS = 2000;
+const REFRESH_MS = 2000; // polling, when the event stream cannot be opened
+const SAFETY_MS = 30000; // the stream's safety read of the whole instance
+const ROWS_MS = 1000;    // rows events changed are read again at most this often
+const FEW_ROWS = 20;
+const CLOCK_MS = 5000;   // running tasks' durations move on
+const FIRST_PAGE = 100;  // the tasks the first read asks for
+const REST_PAGE = 1000;  // and each read after it     // up to this many one by one, else as a page
 
 export function InstancePage({id}: {id: number}) {
   const [detail, setDetail] = useState<Detail | null>(null);
@@ -91,19 +100,54 @@ export function InstancePage({id}: {id: number}) {
   const keepUntil = useRef(0);
   const wake = useRef<() => void>(() => {});
   const detailRef = useRef<Detail | null>(null);
+  const changedRef = useRef<Set<string> | null>(null); // the tasks the last update changed (null: any)
+  // drawn resolves when the DAG is first fitted (or there is none to draw).
+  const drawnDone = useRef<() => void>(() => {});
+  const drawn = useRef(new Promise<void>((res) => { drawnDone.current = res; }));
 
   useEffect(() => {
     const ctrl = new AbortController();
     let timer = 0, alive = true, gone = false, running = false, specDone: unknown = null;
+    // The stream: while it is open the page reads no whole instance, only
+    // the rows events changed (and a slow safety read).
+    let es: EventSource | null = null, live = false, lastSeq = 0;
+    let queue: StreamEvent[] = [], since: StreamEvent[] | null = null, frame = 0;
+    let touched: Set<number> | null = null;
+    let dirty = new Set<number>(), instGen = 0, refreshTimer = 0, refreshing = false;
+
+    function show(d: Detail, names: Set<string> | null = null, kind = 'read') {
+      changedRef.current = names;
+      const t0 = performance.now();
+      detailRef.current = d;
+      flushSync(() => { setDetail(d); setVersion((v) => v + 1); });
+      perf.update(performance.now() - t0, d.tasks.length, kind);
+      setLogTask((lt) => (lt ? d.tasks.find((t) => t.id === lt.id) || lt : lt));
+    }
+    function failed(e: any) {
+      if (!alive || e.name === 'AbortError') return;
+      if (e.status === 404) { gone = true; close(); setMissing(describe(e)); return; } // not there: asked no more
+      if (e.status === 401) return; // the login form shows; logging in opens the page again
+      (flash as any)(describe(e), 'error', 'instance-poll');
+    }
+
+    // tick reads the whole instance: the first time, when polling, and as
+    // the stream's slow safety read.
     async function tick() {
       clearTimeout(timer);
       if (!alive || gone || running) return;
       const cur = detailRef.current;
-      if (cur && workflowFinished(cur.state) && Date.now() > keepUntil.current) return;
+      if (cur && workflowFinished(cur.state) && Date.now() > keepUntil.current) {
+        if (live) timer = window.setTimeout(tick, SAFETY_MS);
+        return;
+      }
       running = true;
+      if (live) since = [];
       try {
         perf.mark('instance asked');
-        const d = await fetchDetail(id, ctrl.signal);
+        // The first read asks for a page of tasks: the graph (from the
+        // spec) is drawn and fitted while the rest come.
+        const first = !detailRef.current;
+        let d = await fetchDetail(id, ctrl.signal, first ? FIRST_PAGE : 0);
         perf.mark('instance read');
         if (!alive) return;
         if (!specDone || (specDone instanceof Error && (specDone as any).status !== 404)) {
@@ -117,27 +161,179 @@ export function InstancePage({id}: {id: number}) {
           setSpec(specDone as any);
         }
         perf.mark('spec read');
-        const t0 = performance.now();
-        detailRef.current = d;
-        flushSync(() => { setDetail(d); setVersion((v) => v + 1); });
-        perf.update(performance.now() - t0, d.tasks.length);
+        // What came on the stream while reading is newer than the read.
+        if (since && since.length) {
+          const r = applyEvents(d, since);
+          d = r.detail;
+          for (const x of r.dirty) dirty.add(x);
+          if (r.dirty.length) later();
+        }
+        since = null;
+        queue = [];
+        show(d);
         perf.mark('first render');
-        setLogTask((lt) => (lt ? d.tasks.find((t) => t.id === lt.id) || lt : lt));
+        if (first && d.tasks_total && d.tasks.length < d.tasks_total) rest(d.tasks.length, d.tasks_total);
       } catch (e: any) {
-        if (!alive || e.name === 'AbortError') return;
-        if (e.status === 404) { gone = true; setMissing(describe(e)); return; } // not there: asked no more
-        if (e.status === 401) return; // the login form shows; logging in opens the page again
-        (flash as any)(describe(e), 'error', 'instance-poll');
+        failed(e);
       } finally {
         running = false;
+        since = null;
       }
-      if (alive) timer = window.setTimeout(tick, REFRESH_MS);
+      if (alive && !gone) timer = window.setTimeout(tick, live ? SAFETY_MS : REFRESH_MS);
     }
-    wake.current = tick;
-    const vis = () => { if (document.visibilityState === 'visible') tick(); };
+
+    // rest reads the tasks after the first page, a few pages at once, and
+    // puts each in place (a row an event changed since keeps its state).
+    async function rest(from: number, total: number) {
+      touched = new Set();
+      const offsets: number[] = [];
+      for (let o = from; o < total; o += REST_PAGE) offsets.push(o);
+      let rows: TaskAttempt[] = [];
+      const one = async () => {
+        for (let o = offsets.shift(); o !== undefined && alive; o = offsets.shift()) {
+          const p: Detail = await get(`/api/v1/instances/${id}?tasks_offset=${o}&tasks_limit=${REST_PAGE}`, {signal: ctrl.signal});
+          if (p.tasks) rows = rows.concat(p.tasks);
+        }
+      };
+      try {
+        // All at once, once the graph is fitted: one render, not one per
+        // page, and none while React Flow mounts.
+        await Promise.all([one(), one(), Promise.race([drawn.current, new Promise((res) => setTimeout(res, 3000))])]);
+        if (alive) show(mergeRows(detailRef.current!, rows, touched!));
+      } catch (e: any) {
+        failed(e);
+      } finally {
+        touched = null;
+      }
+    }
+
+    // flush applies the events that came since the last frame.
+    function flush() {
+      frame = 0;
+      const cur = detailRef.current;
+      if (!alive || !cur || running || !queue.length) return;
+      const evs = queue;
+      queue = [];
+      const r = applyEvents(cur, evs);
+      if (r.instance) instGen++;
+      for (const x of r.dirty) dirty.add(x);
+      const names = new Set<string>();
+      for (const e of evs) if (e.kind === 'task' && e.task_name) names.add(e.task_name);
+      if (r.detail !== cur) show(r.detail, names, 'event');
+      if (r.dirty.length || r.instance) later();
+    }
+    function later() {
+      if (!refreshTimer && !refreshing) refreshTimer = window.setTimeout(refresh, ROWS_MS);
+    }
+    // refresh reads again what events changed: those rows (one by one when
+    // few, else the page of rows they span) and the instance's head.
+    async function refresh() {
+      refreshTimer = 0;
+      if (!alive || gone) return;
+      if (running) { later(); return; }
+      refreshing = true;
+      const ids = [...dirty];
+      dirty = new Set();
+      const gen = instGen;
+      try {
+        const cur = detailRef.current!;
+        let rows: TaskAttempt[] = [];
+        let head: Detail | null = null;
+        if (ids.length <= FEW_ROWS) {
+          const got = await Promise.all(ids.map((x) => get(`/api/v1/task-instances/${x}`, {signal: ctrl.signal}).catch((e: any) => {
+            if (e.name === 'AbortError' || e.status !== 404) throw e;
+            return null;
+          })));
+          rows = got.filter(Boolean);
+          const last = Math.max(0, cur.tasks.length - 1);
+          head = await get(`/api/v1/instances/${id}?tasks_limit=1&tasks_offset=${last}`, {signal: ctrl.signal});
+          rows = rows.concat(head!.tasks || []);
+        } else {
+          const at = new Map(cur.tasks.map((t, i) => [t.id, i]));
+          const idx = ids.map((x) => at.get(x) ?? cur.tasks.length);
+          let lo = Math.min(...idx);
+          const hi = Math.max(...idx);
+          while (lo <= hi) {
+            const n = Math.min(hi - lo + 1, 1000);
+            head = await get(`/api/v1/instances/${id}?tasks_limit=${n}&tasks_offset=${lo}`, {signal: ctrl.signal});
+            const got = head!.tasks || [];
+            rows = rows.concat(got);
+            if (got.length < n) break;
+            lo += n;
+          }
+        }
+        if (!alive) return;
+        const now = detailRef.current!;
+        let d = mergeRows(now, rows, dirty);
+        if (head) {
+          const {tasks: _t, ...h} = head;
+          d = {...d, ...h, history: h.history || [], tasks: d.tasks};
+          if (instGen !== gen) d = {...d, state: now.state, run_times: now.run_times, end_time: now.end_time};
+        }
+        show(d, new Set(rows.map((r) => r.name)));
+      } catch (e: any) {
+        failed(e);
+        for (const x of ids) dirty.add(x);
+      } finally {
+        refreshing = false;
+      }
+      if (dirty.size) later();
+    }
+
+    function onEvent(m: MessageEvent) {
+      let e: StreamEvent;
+      try { e = JSON.parse(m.data); } catch { return; }
+      lastSeq = Math.max(lastSeq, e.id || Number(m.lastEventId) || 0);
+      if (since) since.push(e);
+      if (touched && e.task_instance_id) touched.add(e.task_instance_id);
+      queue.push(e);
+      if (!frame) frame = document.hidden ? window.setTimeout(flush, 250) : requestAnimationFrame(flush);
+    }
+    function close() {
+      if (es) { es.close(); es = null; }
+      live = false;
+    }
+    // The stream opens first and the instance is read once it is open, so
+    // nothing that happens in between is missed. Without a stream the page
+    // polls as before.
+    function open() {
+      if (typeof EventSource === 'undefined') { tick(); return; }
+      let opened = false;
+      es = new EventSource(`/api/v1/events?instance=${id}`);
+      es.onopen = () => {
+        live = true;
+        if (!opened) { opened = true; tick(); return; }
+        // Reopened with Last-Event-ID it resumes where it was; without one
+        // (no event had come) what happened in between is read.
+        if (!lastSeq) tick();
+      };
+      es.onerror = () => {
+        if (!es || es.readyState !== EventSource.CLOSED) return; // reconnecting by itself
+        close();
+        if (!opened) tick(); // never opened: poll
+        else { timer = window.setTimeout(tick, 0); }
+      };
+      es.addEventListener('task', onEvent as EventListener);
+      es.addEventListener('instance', onEvent as EventListener);
+    }
+    // The durations of running tasks count on between events.
+    const clock = window.setInterval(() => {
+      const cur = detailRef.current;
+      if (!live || !cur || workflowFinished(cur.state) || document.hidden) return;
+      const on = new Set(cur.tasks.filter((t) => t.start_time && !t.end_time).map((t) => t.name));
+      if (on.size) show(cur, on, 'clock');
+    }, CLOCK_MS);
+    wake.current = () => { if (live) later(); else tick(); };
+    // Back in view: the head (history, waits) is read again; the stream
+    // brought the rest.
+    const vis = () => { if (document.visibilityState === 'visible') wake.current(); };
     document.addEventListener('visibilitychange', vis);
-    tick();
-    return () => { alive = false; ctrl.abort(); clearTimeout(timer); document.removeEventListener('visibilitychange', vis); };
+    open();
+    return () => {
+      alive = false; ctrl.abort(); clearTimeout(timer); clearTimeout(refreshTimer); clearInterval(clock); close();
+      if (frame) { cancelAnimationFrame(frame); clearTimeout(frame); }
+      document.removeEventListener('visibilitychange', vis);
+    };
   }, [id]);
 
   const latest = useMemo(() => latestAttempts(detail?.tasks || []), [detail]);
@@ -279,7 +475,7 @@ export function InstancePage({id}: {id: number}) {
         <div className="main-view">
           {view === 'graph'
             ? (d && specTasks.length ? <Dag key={fold ? 'folded' : 'all'} tasks={dagTasks} info={dagInfo} selected={selected} search={search}
-                critical={critical} onSelect={select} onReady={() => perf.ready(specTasks.length)} version={version} refit={!!logTask} />
+                critical={critical} onSelect={select} onReady={() => { perf.ready(specTasks.length); drawnDone.current(); }} version={version} changed={fold ? null : changedRef.current} refit={!!logTask} />
               : <p className="muted">{d ? 'No tasks.' : ''}</p>)
             : d ? <Gantt tasks={d.tasks} critical={critical} onOpen={(t) => openAttempt(t, 'log')} /> : null}
         </div>
@@ -287,7 +483,7 @@ export function InstancePage({id}: {id: number}) {
       </div>
 
       <h2>Tasks</h2>
-      {d ? <TaskList tasks={d.tasks} current={logTask?.id} onOpen={openAttempt} onAct={taskAct} /> : null}
+      {d ? <TaskList tasks={d.tasks} clock={version} current={logTask?.id} onOpen={openAttempt} onAct={taskAct} /> : null}
 
       <h2>Outputs</h2>
       <table className="grid outputs">
@@ -394,13 +590,19 @@ const ROW_H = 33;
 
 // TaskList is every attempt, filtered by state and name, drawn by a window
 // of rows so 10,000 attempts scroll like 10.
-function TaskList({tasks, current, onOpen, onAct}: {tasks: TaskAttempt[]; current?: number;
+function TaskList({tasks, clock, current, onOpen, onAct}: {tasks: TaskAttempt[]; clock: number; current?: number;
   onOpen: (t: TaskAttempt, what: 'log' | 'values') => void; onAct: (t: TaskAttempt, a: string, l: string, text: string) => void}) {
   const [state, setState] = useState('');
   const [name, setName] = useState('');
   const [scroll, setScroll] = useState(0);
-  const rows = useMemo(() => [...tasks].sort((a, b) => a.id - b.id)
-    .filter((t) => (!state || t.state === state) && matches(t.name, name)), [tasks, state, name]);
+  // Stable handlers, so the memoized rows stay as they are.
+  const handlers = useRef({onOpen, onAct});
+  handlers.current = {onOpen, onAct};
+  const open = useCallback((t: TaskAttempt, what: 'log' | 'values') => handlers.current.onOpen(t, what), []);
+  const act = useCallback((t: TaskAttempt, a: string, l: string, text: string) => handlers.current.onAct(t, a, l, text), []);
+  // The tasks come in id order (the API's, and new attempts after).
+  const rows = useMemo(() => (!state && !name ? tasks : tasks.filter((t) => (!state || t.state === state) && matches(t.name, name))),
+    [tasks, state, name]);
   const H = 420;
   const first = Math.max(0, Math.floor(scroll / ROW_H) - 10);
   const last = Math.min(rows.length, Math.ceil((scroll + H) / ROW_H) + 10);
@@ -418,8 +620,23 @@ function TaskList({tasks, current, onOpen, onAct}: {tasks: TaskAttempt[]; curren
           <thead><tr><th>ID</th><th>Task</th><th>Attempt</th><th>State</th><th>Host</th><th>PID</th><th>Exit</th><th>Started</th><th>Ended</th><th>Duration</th><th>Actions</th></tr></thead>
           <tbody>
             {first > 0 ? <tr className="spacer" aria-hidden="true" style={{height: first * ROW_H}}><td colSpan={11} /></tr> : null}
-            {rows.slice(first, last).map((t) => (
-              <tr key={t.id} className={[t.superseded && 'superseded', current === t.id && 'current'].filter(Boolean).join(' ')}
+            {rows.slice(first, last).map((t) => <TaskRow key={t.id} t={t} now={t.start_time && !t.end_time ? clock : 0} current={current === t.id} onOpen={open} onAct={act} />)}
+            {last < rows.length ? <tr className="spacer" aria-hidden="true" style={{height: (rows.length - last) * ROW_H}}><td colSpan={11} /></tr> : null}
+            {!rows.length ? <tr className="empty"><td colSpan={11}>{tasks.length ? 'No attempt matches the filters.' : 'No task has been submitted yet.'}</td></tr> : null}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}
+
+// TaskRow is one attempt's row: memoized, so an update re-renders only the
+// rows whose attempt changed.
+// now changes while the attempt runs, so its duration moves on.
+const TaskRow = memo(function TaskRow({t, current, onOpen, onAct}: {t: TaskAttempt; now: number; current: boolean;
+  onOpen: (t: TaskAttempt, what: 'log' | 'values') => void; onAct: (t: TaskAttempt, a: string, l: string, text: string) => void}) {
+  return (
+              <tr className={[t.superseded && 'superseded', current && 'current'].filter(Boolean).join(' ')}
                 data-id={t.id} data-task={t.name} data-state={t.state}>
                 <td className="num">{t.id}</td>
                 <td>{t.name}{t.task_group ? <span className="tag" title="task group">{t.task_group}</span> : null}</td>
@@ -441,12 +658,5 @@ function TaskList({tasks, current, onOpen, onAct}: {tasks: TaskAttempt[]; curren
                     <button key={action} type="button" className="small" data-action={action} onClick={() => onAct(t, action, label, text(t))}>{label}</button>)}
                 </td>
               </tr>
-            ))}
-            {last < rows.length ? <tr className="spacer" aria-hidden="true" style={{height: (rows.length - last) * ROW_H}}><td colSpan={11} /></tr> : null}
-            {!rows.length ? <tr className="empty"><td colSpan={11}>{tasks.length ? 'No attempt matches the filters.' : 'No task has been submitted yet.'}</td></tr> : null}
-          </tbody>
-        </table>
-      </div>
-    </div>
   );
-}
+});

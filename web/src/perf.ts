@@ -1,14 +1,15 @@
 // Figures the browser tests read (window.belugaPerf): when the DAG was
 // fitted and interactive, and the main-thread time of each live update.
 const w = window as unknown as {belugaPerf?: unknown};
-const store: {ready: {tasks: number; at: number}[]; updates: {ms: number; tasks: number}[]; marks: Record<string, number>} = {ready: [], updates: [], marks: {}};
+const store: {ready: {tasks: number; at: number}[]; updates: {ms: number; tasks: number; kind: string}[]; marks: Record<string, number>} = {ready: [], updates: [], marks: {}};
 w.belugaPerf = store;
 
 export const perf = {
   mark(name: string) { if (!(name in store.marks)) store.marks[name] = performance.now(); },
   ready(tasks: number) { store.ready.push({tasks, at: performance.now()}); },
-  update(ms: number, tasks: number) {
-    store.updates.push({ms, tasks});
+  // kind: 'event' (applied from the event stream) or 'read' (a read's answer)
+  update(ms: number, tasks: number, kind: string) {
+    store.updates.push({ms, tasks, kind});
     if (store.updates.length > 200) store.updates.shift();
   },
 };
