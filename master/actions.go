@@ -45,7 +45,7 @@ func (r *runner) onAction(ctx context.Context, a store.Action) {
 	switch a.Action {
 	case store.ActionStop, store.ActionPause:
 		if r.halt == store.ActionStop || r.halt == a.Action {
-			r.note(ctx, string(a.Action), 0, "already "+string(r.halt)+"ping")
+			r.note(ctx, string(a.Action), 0, "already "+halting(r.halt))
 			return
 		}
 		r.setHalt(a.Action)
@@ -64,7 +64,7 @@ func (r *runner) onAction(ctx context.Context, a store.Action) {
 				}
 			}
 		}
-		r.note(ctx, string(a.Action), 0, fmt.Sprintf("%sping: %d task(s) still running", a.Action, r.flow.Active()))
+		r.note(ctx, string(a.Action), 0, fmt.Sprintf("%s: %d task(s) still running", halting(a.Action), r.flow.Active()))
 	case store.ActionKill:
 		t := r.byID(a.TaskInstanceID)
 		if t == nil {
@@ -220,6 +220,14 @@ func (r *runner) killOnWorker(ctx context.Context, t *model.TaskInstance) {
 func (r *runner) forgive(name string) { r.apply(r.flow.Forgive(name)) }
 
 // setHalt records a pause or stop, for the runner and its machine.
+// halting names a pause or stop in progress ("pausing", "stopping").
+func halting(a store.ActionKind) string {
+	if a == store.ActionPause {
+		return "pausing"
+	}
+	return "stopping"
+}
+
 func (r *runner) setHalt(a store.ActionKind) {
 	r.halt = a
 	if a == store.ActionStop {

@@ -210,6 +210,7 @@ type instanceView struct {
 	History []struct {
 		Action string `json:"action"`
 		By     string `json:"by"`
+		Detail string `json:"detail"`
 	} `json:"history"`
 }
 

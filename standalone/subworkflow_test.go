@@ -182,7 +182,27 @@ tasks:
 	})
 }
 
-// gated is a child whose first task waits for a file and whose second
+// tookUp waits until instance id's runner has applied action: its own
+// history note, whose detail starts with prefix.
+func (e *env) tookUp(id int64, action, prefix string) {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var iv instanceView
+		e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &iv)
+		for _, h := range iv.History {
+			if h.By == "master" && h.Action == action && strings.HasPrefix(h.Detail, prefix) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("instance %d: the runner did not take up %s: %+v", id, action, iv.History)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the API as a user does
+	}
+}
+
+// gatedChild is a child whose first task waits for a file and whose second
 // fails while another file exists.
 func gatedChild(dir string) string {
 	return fmt.Sprintf(`name: gated
@@ -237,7 +257,9 @@ func TestSubWorkflowPauseAndResume(t *testing.T) {
 		e.waitTask(child, "a", "running")
 		e.act("instance", id, "pause", http.StatusAccepted)
 		e.applied(id, "pause")
-		e.applied(child, "pause")
+		// The parent's request is itself a history row of the child's by
+		// "master": wait for the child's runner to take the pause up.
+		e.tookUp(child, "pause", "pausing:")
 		os.WriteFile(filepath.Join(e.dir, "gate"), nil, 0o644) // a ends while pausing; b is held
 		iv := e.wait(id, 30*time.Second)
 		c := e.wait(child, 30*time.Second)
