@@ -47,10 +47,10 @@ func TestUILoginForbiddenLogout(t *testing.T) {
 		user, pass := s.byLabel("Username"), s.byLabel("Password")
 		s.until("no navigation before login", `document.getElementById('nav').hidden`)
 		// A wrong password is shown and lets nobody in.
-		s.run("wrong password", chromedp.SendKeys(user, "viv", chromedp.ByQuery), chromedp.SendKeys(pass, "nope-nope", chromedp.ByQuery))
+		s.run("wrong password", typeKeys(user, "viv", chromedp.ByQuery), typeKeys(pass, "nope-nope", chromedp.ByQuery))
 		s.clickButton("Log in")
 		s.until("the refusal", `document.querySelector('.login-error')?.textContent.includes('wrong username or password')`)
-		s.run("right password", chromedp.SendKeys(pass, "viv-password", chromedp.ByQuery))
+		s.run("right password", typeKeys(pass, "viv-password", chromedp.ByQuery))
 		s.clickButton("Log in")
 
 		// Logged in: the user menu names viv, the asked-for page shows.

@@ -158,7 +158,7 @@ func TestWebUIEditor(t *testing.T) {
 			if side.LogLeft < side.GraphRight {
 				t.Fatalf("the log is not beside the graph: %+v", side)
 			}
-			s.run("search", chromedp.SendKeys(`.logsearch`, "needle", chromedp.ByQuery))
+			s.run("search", typeKeys(`.logsearch`, "needle", chromedp.ByQuery))
 			s.until("two matches", `document.querySelector('.loghits').textContent === '1 of 2 matches' && document.querySelectorAll('.log .ln.match').length === 2`)
 		})
 	})
@@ -260,7 +260,7 @@ func TestWebUIBigDAG(t *testing.T) {
 				}
 
 				target := fmt.Sprintf("p%d", n/2+7)
-				s.run("find", chromedp.SendKeys(`#dag-search`, target, chromedp.ByQuery))
+				s.run("find", typeKeys(`#dag-search`, target, chromedp.ByQuery))
 				s.until("the match shown", fmt.Sprintf(`document.querySelector('#dag-hits').textContent === '1 match' &&
 					!!document.querySelector('.dag .node.hit[data-task=%s]')`, target))
 				var inView bool

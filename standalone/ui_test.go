@@ -39,6 +39,14 @@ type browser struct {
 	dialogs chan *page.EventJavascriptDialogOpening
 }
 
+// typeKeys types v into the element sel selects, as chromedp.SendKeys
+// does, without SendKeys' read of the node's attributes outside the node's
+// lock (chromedp v0.14.2), a data race with the page's own DOM updates that
+// -race reported on the big-DAG search box.
+func typeKeys(sel any, v string, opts ...chromedp.QueryOption) chromedp.Action {
+	return chromedp.Tasks{chromedp.Focus(sel, append(opts, chromedp.NodeVisible)...), chromedp.KeyEvent(v)}
+}
+
 // newBrowser opens base with the session cookie of token (a login's or
 // any token of the user; "": logged out, the UI shows its login page).
 func newBrowser(t *testing.T, base, token string) *browser {
@@ -406,7 +414,7 @@ tasks:
 			s.until("the project picker", `location.hash === '#/workflows/demo' && !!document.querySelector('#create-project')`)
 			s.run("create project",
 				chromedp.Click(`details.panel summary`, chromedp.ByQuery),
-				chromedp.SendKeys(`#create-project input[name=name]`, "webui", chromedp.ByQuery),
+				typeKeys(`#create-project input[name=name]`, "webui", chromedp.ByQuery),
 				chromedp.Click(`#create-project button[type=submit]`, chromedp.ByQuery))
 			s.until("the new project's page", `location.hash === '#/workflows/webui' && !!document.querySelector('#new-workflow')`)
 
@@ -569,7 +577,7 @@ tasks:
 			s.run("the YAML view", chromedp.Click(`#view-yaml`, chromedp.ByQuery))
 			s.until("the stored spec", `!!document.querySelector('#spec') && !document.querySelector('#spec').disabled && document.querySelector('#spec').value.includes('second done')`)
 			dialogs := s.takeDialogs()
-			s.run("type", chromedp.SendKeys(`#spec`, "# not saved yet\n", chromedp.ByQuery))
+			s.run("type", typeKeys(`#spec`, "# not saved yet\n", chromedp.ByQuery))
 			var typed string
 			s.eval(`document.querySelector('#spec').belugaMark = 'kept'; document.querySelector('#spec').value`, &typed)
 			if !strings.Contains(typed, "# not saved yet") {
