@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -121,16 +122,24 @@ func TestAlertStormBecomesASummary(t *testing.T) {
 		time.Sleep(20 * time.Millisecond) // polling the receiver's list
 	}
 	mu.Lock()
-	defer mu.Unlock()
-	if len(got) != 4 || got[3].Kind != "summary" || !strings.Contains(got[3].Text, "5 more alerts") {
-		t.Fatalf("received %+v", got)
+	received := slices.Clone(got)
+	mu.Unlock()
+	if len(received) != 4 || received[3].Kind != "summary" || !strings.Contains(received[3].Text, "5 more alerts") {
+		t.Fatalf("received %+v", received)
 	}
-	hist, _ := st.ListAlerts(ctx, store.AlertFilter{Channel: "hook"})
-	states := map[string]int{}
-	for _, h := range hist {
-		states[h.State]++
-	}
-	if states["sent"] != 4 || states["summarized"] != 5 {
-		t.Fatalf("history states %v", states)
+	// The summary's row is marked sent after its POST answered: wait for it.
+	for {
+		hist, _ := st.ListAlerts(ctx, store.AlertFilter{Channel: "hook"})
+		states := map[string]int{}
+		for _, h := range hist {
+			states[h.State]++
+		}
+		if states["sent"] == 4 && states["summarized"] == 5 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("history states %v, want 4 sent and 5 summarized", states)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the history
 	}
 }
