@@ -56,14 +56,8 @@ func (s *Store) PutAlertChannel(ctx context.Context, c AlertChannel) (out AlertC
 		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
 			return fmt.Errorf("read alert channel %q: %w", c.Name, err)
 		}
-		r := alertChannelRow{Name: c.Name, Kind: c.Kind, ConfigJSON: string(c.ConfigJSON), CreatedAt: now, UpdatedAt: now}
-		switch {
-		case c.SecretSealed == KeepSecret:
-			r.SecretSealed = cur.SecretSealed
-		case c.SecretSealed != "":
-			v := c.SecretSealed
-			r.SecretSealed = &v
-		}
+		r := alertChannelRow{Name: c.Name, Kind: c.Kind, ConfigJSON: string(c.ConfigJSON), CreatedAt: now, UpdatedAt: now,
+			SecretSealed: sealedToStore(c.SecretSealed, cur.SecretSealed)}
 		if exists {
 			r.ID, r.CreatedAt = cur.ID, cur.CreatedAt
 			if err := tx.Select("*").Omit("id", "created_at").Where("id = ?", cur.ID).Updates(&r).Error; err != nil {
@@ -84,24 +78,16 @@ func (s *Store) PutAlertChannel(ctx context.Context, c AlertChannel) (out AlertC
 
 // GetAlertChannel returns one channel.
 func (s *Store) GetAlertChannel(ctx context.Context, name string) (AlertChannel, error) {
-	var r alertChannelRow
-	if err := s.db.WithContext(ctx).Where("name = ?", name).Take(&r).Error; err != nil {
-		return AlertChannel{}, notFound(err, fmt.Sprintf("alert channel %q", name))
+	r, err := takeNamed[alertChannelRow](s.db.WithContext(ctx), "alert channel", name)
+	if err != nil {
+		return AlertChannel{}, err
 	}
 	return r.model(), nil
 }
 
 // ListAlertChannels returns every channel by name.
 func (s *Store) ListAlertChannels(ctx context.Context) ([]AlertChannel, error) {
-	var rows []alertChannelRow
-	if err := s.db.WithContext(ctx).Order("name").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("list alert channels: %w", err)
-	}
-	out := make([]AlertChannel, len(rows))
-	for i, r := range rows {
-		out[i] = r.model()
-	}
-	return out, nil
+	return listNamed(s.db.WithContext(ctx), "alert channels", alertChannelRow.model)
 }
 
 // DeleteAlertChannel removes a channel (alerts already planned for it fail

@@ -183,24 +183,16 @@ func (s *Store) CreateUser(ctx context.Context, name, role, passwordHash string)
 
 // GetUser returns the user by name.
 func (s *Store) GetUser(ctx context.Context, name string) (User, error) {
-	var r userRow
-	if err := s.db.WithContext(ctx).Where("name = ?", name).Take(&r).Error; err != nil {
-		return User{}, notFound(err, fmt.Sprintf("user %q", name))
+	r, err := takeNamed[userRow](s.db.WithContext(ctx), "user", name)
+	if err != nil {
+		return User{}, err
 	}
 	return r.model(), nil
 }
 
 // ListUsers returns every user by name.
 func (s *Store) ListUsers(ctx context.Context) ([]User, error) {
-	var rows []userRow
-	if err := s.db.WithContext(ctx).Order("name").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("list users: %w", err)
-	}
-	out := make([]User, len(rows))
-	for i, r := range rows {
-		out[i] = r.model()
-	}
-	return out, nil
+	return listNamed(s.db.WithContext(ctx), "users", userRow.model)
 }
 
 // UserChange is what UpdateUser changes (nil: kept).

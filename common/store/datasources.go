@@ -225,11 +225,7 @@ func datasourceUsers(db *gorm.DB, name string) ([]string, error) {
 }
 
 func getDatasource(db *gorm.DB, name string) (datasourceRow, error) {
-	var r datasourceRow
-	if err := db.Where("name = ?", name).Take(&r).Error; err != nil {
-		return r, notFound(err, fmt.Sprintf("datasource %q", name))
-	}
-	return r, nil
+	return takeNamed[datasourceRow](db, "datasource", name)
 }
 
 func joinMax(xs []string, n int) string {

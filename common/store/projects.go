@@ -32,22 +32,10 @@ func (s *Store) GetProject(ctx context.Context, name string) (model.Project, err
 }
 
 func getProject(db *gorm.DB, name string) (projectRow, error) {
-	var r projectRow
-	if err := db.Where("name = ?", name).Take(&r).Error; err != nil {
-		return r, notFound(err, fmt.Sprintf("project %q", name))
-	}
-	return r, nil
+	return takeNamed[projectRow](db, "project", name)
 }
 
 // ListProjects returns every project by name.
 func (s *Store) ListProjects(ctx context.Context) ([]model.Project, error) {
-	var rows []projectRow
-	if err := s.db.WithContext(ctx).Order("name").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("list projects: %w", err)
-	}
-	out := make([]model.Project, len(rows))
-	for i, r := range rows {
-		out[i] = r.model()
-	}
-	return out, nil
+	return listNamed(s.db.WithContext(ctx), "projects", projectRow.model)
 }

@@ -67,14 +67,8 @@ func (s *Store) PutSubscription(ctx context.Context, sub Subscription) (out Subs
 			return fmt.Errorf("read subscription %q: %w", sub.Name, err)
 		}
 		r := subscriptionRow{Name: sub.Name, URL: sub.URL, Project: sub.Filter.Project, Workflow: sub.Filter.Workflow,
-			InstanceID: sub.Filter.Instance, CreatedAt: now, UpdatedAt: now}
-		switch {
-		case sub.SecretSealed == KeepSecret:
-			r.SecretSealed = cur.SecretSealed
-		case sub.SecretSealed != "":
-			v := sub.SecretSealed
-			r.SecretSealed = &v
-		}
+			InstanceID: sub.Filter.Instance, CreatedAt: now, UpdatedAt: now,
+			SecretSealed: sealedToStore(sub.SecretSealed, cur.SecretSealed)}
 		if exists {
 			r.ID, r.CreatedAt, r.CursorSeq = cur.ID, cur.CreatedAt, cur.CursorSeq
 			if err := tx.Select("*").Omit("id", "created_at", "cursor_seq").Where("id = ?", cur.ID).Updates(&r).Error; err != nil {
@@ -100,32 +94,24 @@ func (s *Store) PutSubscription(ctx context.Context, sub Subscription) (out Subs
 
 // GetSubscription returns one subscription.
 func (s *Store) GetSubscription(ctx context.Context, name string) (Subscription, error) {
-	var r subscriptionRow
-	if err := s.db.WithContext(ctx).Where("name = ?", name).Take(&r).Error; err != nil {
-		return Subscription{}, notFound(err, fmt.Sprintf("subscription %q", name))
+	r, err := takeNamed[subscriptionRow](s.db.WithContext(ctx), "subscription", name)
+	if err != nil {
+		return Subscription{}, err
 	}
 	return r.model(), nil
 }
 
 // ListSubscriptions returns every subscription by name.
 func (s *Store) ListSubscriptions(ctx context.Context) ([]Subscription, error) {
-	var rows []subscriptionRow
-	if err := s.db.WithContext(ctx).Order("name").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("list subscriptions: %w", err)
-	}
-	out := make([]Subscription, len(rows))
-	for i, r := range rows {
-		out[i] = r.model()
-	}
-	return out, nil
+	return listNamed(s.db.WithContext(ctx), "subscriptions", subscriptionRow.model)
 }
 
 // DeleteSubscription removes a subscription and its delivery log.
 func (s *Store) DeleteSubscription(ctx context.Context, name string) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var r subscriptionRow
-		if err := tx.Where("name = ?", name).Take(&r).Error; err != nil {
-			return notFound(err, fmt.Sprintf("subscription %q", name))
+		r, err := takeNamed[subscriptionRow](tx, "subscription", name)
+		if err != nil {
+			return err
 		}
 		if err := tx.Exec(`DELETE FROM delivery WHERE subscription_id = ?`, r.ID).Error; err != nil {
 			return fmt.Errorf("delete deliveries of %q: %w", name, err)

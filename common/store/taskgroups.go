@@ -169,11 +169,7 @@ func (s *Store) DeleteTaskGroup(ctx context.Context, name string) error {
 }
 
 func getTaskGroup(db *gorm.DB, name string) (taskGroupRow, error) {
-	var r taskGroupRow
-	if err := db.Where("name = ?", name).Take(&r).Error; err != nil {
-		return r, notFound(err, fmt.Sprintf("task group %q", name))
-	}
-	return r, nil
+	return takeNamed[taskGroupRow](db, "task group", name)
 }
 
 func groupInUse(db *gorm.DB, name string) (int, error) {
