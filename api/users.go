@@ -142,7 +142,8 @@ func (h *handlers) changeOwnPassword(w http.ResponseWriter, r *http.Request) err
 	if err := decodeJSON(r, &req, false); err != nil {
 		return err
 	}
-	if err := checkPassword(req.New); err != nil {
+	ch, err := userChange(nil, &req.New, nil)
+	if err != nil {
 		return err
 	}
 	u, err := h.Store.GetUser(r.Context(), c.name)
@@ -152,15 +153,33 @@ func (h *handlers) changeOwnPassword(w http.ResponseWriter, r *http.Request) err
 	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(req.Current)) != nil {
 		return forbidden("the current password is wrong")
 	}
-	hash, err := HashPassword(req.New)
-	if err != nil {
-		return err
-	}
-	if _, _, err := h.Store.UpdateUser(r.Context(), c.name, store.UserChange{PasswordHash: &hash}); err != nil {
+	if _, _, err := h.Store.UpdateUser(r.Context(), c.name, ch); err != nil {
 		return storeError(err)
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// userChange checks a change of role, password or state and hashes the
+// password: the one path of an admin's edit and a user's own password.
+func userChange(role, password *string, disabled *bool) (store.UserChange, error) {
+	ch := store.UserChange{Role: role, Disabled: disabled}
+	if role != nil {
+		if err := checkRole(*role); err != nil {
+			return ch, err
+		}
+	}
+	if password != nil {
+		if err := checkPassword(*password); err != nil {
+			return ch, err
+		}
+		hash, err := HashPassword(*password)
+		if err != nil {
+			return ch, err
+		}
+		ch.PasswordHash = &hash
+	}
+	return ch, nil
 }
 
 func fromToken(t store.Token) Token {
@@ -305,21 +324,9 @@ func (h *handlers) updateUser(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &req, false); err != nil {
 		return err
 	}
-	ch := store.UserChange{Role: req.Role, Disabled: req.Disabled}
-	if req.Role != nil {
-		if err := checkRole(*req.Role); err != nil {
-			return err
-		}
-	}
-	if req.Password != nil {
-		if err := checkPassword(*req.Password); err != nil {
-			return err
-		}
-		hash, err := HashPassword(*req.Password)
-		if err != nil {
-			return err
-		}
-		ch.PasswordHash = &hash
+	ch, err := userChange(req.Role, req.Password, req.Disabled)
+	if err != nil {
+		return err
 	}
 	if c := callerOf(r.Context()); c.name == name && (req.Disabled != nil && *req.Disabled || req.Role != nil && *req.Role != store.RoleAdmin) {
 		return badRequest("an admin cannot disable or demote themselves; ask another admin")
