@@ -426,28 +426,40 @@ func TestWebUIChildLinks(t *testing.T) {
 	})
 }
 
-// TestDependentStopAndResume: stopping a waiting dependent's run kills the
-// wait; resume waits again, and the upstream's finish ends it.
-func TestDependentStopAndResume(t *testing.T) {
-	e := start(t, "")
-	e.apply("name: source\ntasks:\n  - {name: a, command: \"true\"}\n")
-	e.apply(`name: sink
+// TestDependentHeldAndResumed: stopping a waiting dependent's run kills
+// the wait and resume waits again in a new attempt; pausing holds the wait
+// (the task is paused, not killed) and resume continues the same attempt.
+// Either way the upstream's finish ends it.
+func TestDependentHeldAndResumed(t *testing.T) {
+	for _, c := range []struct {
+		action, instance, task string
+		attempts               int
+	}{
+		{"stop", "stopped", "killed", 2},
+		{"pause", "paused", "paused", 1},
+	} {
+		t.Run(c.action, func(t *testing.T) {
+			e := start(t, "")
+			e.apply("name: source\ntasks:\n  - {name: a, command: \"true\"}\n")
+			e.apply(`name: sink
 tasks:
   - {name: wait, type: dependent, wait_for: [{workflow: source, date: today}], check_interval: 1h}
 `)
-	id := e.run("sink", nil)
-	e.waitTask(id, "wait", "running")
-	e.act("instance", id, "stop", http.StatusAccepted)
-	if iv := e.wait(id, 30*time.Second); iv.State != "stopped" || iv.task("wait").State != "killed" {
-		t.Fatalf("after stop: %s, wait %s", iv.State, iv.task("wait").State)
-	}
-	e.act("instance", id, "resume", http.StatusAccepted)
-	e.applied(id, "resume")
-	e.waitTask(id, "wait", "running")
-	e.succeeded(e.run("source", nil), 30*time.Second)
-	iv, _ := e.succeeded(id, 30*time.Second)
-	if iv.count("wait") != 2 {
-		t.Fatalf("attempts of wait: %d", iv.count("wait"))
+			id := e.run("sink", nil)
+			e.waitTask(id, "wait", "running")
+			e.act("instance", id, c.action, http.StatusAccepted)
+			if iv := e.wait(id, 30*time.Second); iv.State != c.instance || iv.task("wait").State != c.task {
+				t.Fatalf("after %s: %s, wait %s", c.action, iv.State, iv.task("wait").State)
+			}
+			e.act("instance", id, "resume", http.StatusAccepted)
+			e.applied(id, "resume")
+			e.waitTask(id, "wait", "running")
+			e.succeeded(e.run("source", nil), 30*time.Second)
+			iv, _ := e.succeeded(id, 30*time.Second)
+			if iv.count("wait") != c.attempts {
+				t.Fatalf("attempts of wait: %d, want %d", iv.count("wait"), c.attempts)
+			}
+		})
 	}
 }
 
@@ -481,31 +493,5 @@ tasks:
 	child := e.childOf(parent, "child")
 	if c := e.wait(child, 30*time.Second); c.State != "stopped" {
 		t.Fatalf("child of the timed-out sub_workflow: %s", c.State)
-	}
-}
-
-// TestDependentPauseAndResume: pausing a waiting dependent's run holds the
-// wait (the task is paused, not killed); resume continues the same attempt,
-// and the upstream's finish ends it.
-func TestDependentPauseAndResume(t *testing.T) {
-	e := start(t, "")
-	e.apply("name: source\ntasks:\n  - {name: a, command: \"true\"}\n")
-	e.apply(`name: sink
-tasks:
-  - {name: wait, type: dependent, wait_for: [{workflow: source, date: today}], check_interval: 1h}
-`)
-	id := e.run("sink", nil)
-	e.waitTask(id, "wait", "running")
-	e.act("instance", id, "pause", http.StatusAccepted)
-	if iv := e.wait(id, 30*time.Second); iv.State != "paused" || iv.task("wait").State != "paused" {
-		t.Fatalf("after pause: %s, wait %s", iv.State, iv.task("wait").State)
-	}
-	e.act("instance", id, "resume", http.StatusAccepted)
-	e.applied(id, "resume")
-	e.waitTask(id, "wait", "running")
-	e.succeeded(e.run("source", nil), 30*time.Second)
-	iv, _ := e.succeeded(id, 30*time.Second)
-	if iv.count("wait") != 1 {
-		t.Fatalf("attempts of wait: %d, want the paused one continued", iv.count("wait"))
 	}
 }
