@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/beluga-scheduler/beluga/common/logspan"
 	"github.com/beluga-scheduler/beluga/common/secret"
-	"github.com/beluga-scheduler/beluga/worker/logspan"
 )
 
 // inOrder is a shell prelude: w TEXT waits until the task's log ($LOGF)

@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/beluga-scheduler/beluga/common/logspan"
 	"github.com/beluga-scheduler/beluga/common/secret"
-	"github.com/beluga-scheduler/beluga/worker/logspan"
 )
 
 // A process task's stdout and stderr are two pipes, copied into the one
