@@ -130,15 +130,15 @@ func (e *Executor) startProcess(l launch) (*os.Process, *cgroup.Task, *logCopy, 
 	// Output goes through pipes, so that the log can be capped; one for
 	// stdout and one for stderr, so that the log can tell them apart
 	// (tasklog.go).
-	outR, outW, err := os.Pipe()
+	outR, outW, err := logPipe()
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("log pipe: %w", err)
+		return nil, nil, nil, err
 	}
-	errR, errW, err := os.Pipe()
+	errR, errW, err := logPipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
-		return nil, nil, nil, fmt.Errorf("log pipe: %w", err)
+		return nil, nil, nil, err
 	}
 	closeAll := func(fs ...*os.File) {
 		for _, f := range fs {

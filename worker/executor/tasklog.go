@@ -11,6 +11,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/logspan"
 	"github.com/beluga-scheduler/beluga/common/secret"
+	"golang.org/x/sys/unix"
 )
 
 // A process task's stdout and stderr are two pipes, copied into the one
@@ -29,8 +30,27 @@ import (
 // order (and most programs block-buffer stdout anyway, so the order across
 // streams was never their order of prints).
 //
-// A task without output costs one pipe and two reads more than before:
-// nothing is opened, the sidecar is never created.
+// A task without output costs one pipe and two reads more than before
+// (logPipe makes each pipe cheaper than os.Pipe did): nothing is opened,
+// the sidecar is never created.
+
+// logPipe makes a task output pipe: its read end non-blocking, in the
+// runtime's poller; its write end, the child's, blocking and outside it.
+// os.Pipe would make both non-blocking and polled, and StartProcess then
+// make the write end blocking again: six more syscalls a pipe, on every
+// task's start.
+func logPipe() (r, w *os.File, err error) {
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
+		return nil, nil, fmt.Errorf("log pipe: %w", err)
+	}
+	if _, err := unix.FcntlInt(uintptr(p[0]), syscall.F_SETFL, syscall.O_NONBLOCK); err != nil {
+		syscall.Close(p[0])
+		syscall.Close(p[1])
+		return nil, nil, fmt.Errorf("log pipe: %w", err)
+	}
+	return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1"), nil
+}
 
 // taskLog is the log both copiers write into.
 type taskLog struct {
