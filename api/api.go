@@ -19,6 +19,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/api/ui"
 	"github.com/beluga-scheduler/beluga/common/events"
+	"github.com/beluga-scheduler/beluga/common/logspan"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/store"
@@ -27,6 +28,24 @@ import (
 // LogReader fetches part of a task's log from the worker that ran it.
 type LogReader interface {
 	ReadLog(ctx context.Context, t model.TaskInstance, offset, limit int64) ([]byte, error)
+}
+
+// StreamLogReader is a LogReader that also tells which bytes of a log came
+// from the task's stderr (the log route's stream filter, its streams route).
+type StreamLogReader interface {
+	// ReadLogStreams reads up to limit bytes from offset, maybe fewer than
+	// ReadLog would (a worker's window): the page says how many.
+	ReadLogStreams(ctx context.Context, t model.TaskInstance, offset, limit int64) (LogPage, error)
+}
+
+// LogPage is part of a log with its streams.
+type LogPage struct {
+	Data []byte
+	// Recorded says the worker records streams; without, all is stdout.
+	Recorded bool
+	// Stderr are the [start, end) byte ranges of the log, within the
+	// page's, that came from stderr, in order.
+	Stderr []logspan.Span
 }
 
 // Deps is what the handlers need. Only Store is required.
@@ -124,6 +143,7 @@ var routes = []route{
 	{"POST", "/api/v1/instances/{id}/actions", (*handlers).instanceAction},
 	{"GET", "/api/v1/task-instances/{id}", (*handlers).getTaskInstance},
 	{"GET", "/api/v1/task-instances/{id}/log", (*handlers).taskLog},
+	{"GET", "/api/v1/task-instances/{id}/log/streams", (*handlers).taskLogStreams},
 	{"POST", "/api/v1/task-instances/{id}/actions", (*handlers).taskAction},
 
 	{"POST", "/api/v1/task-groups", (*handlers).createTaskGroup},

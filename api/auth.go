@@ -87,12 +87,13 @@ var access = map[string]need{
 	"GET /api/v1/backfills/{id}":                                  {who: byBackfill, level: store.GrantView},
 	"POST /api/v1/backfills/{id}/actions":                         {who: byBackfill, level: store.GrantOperate},
 
-	"GET /api/v1/instances":                    {who: user}, // filtered
-	"GET /api/v1/instances/{id}":               {who: byInstance, level: store.GrantView},
-	"POST /api/v1/instances/{id}/actions":      {who: byInstance, level: store.GrantOperate},
-	"GET /api/v1/task-instances/{id}":          {who: byTask, level: store.GrantView},
-	"GET /api/v1/task-instances/{id}/log":      {who: byTask, level: store.GrantView},
-	"POST /api/v1/task-instances/{id}/actions": {who: byTask, level: store.GrantOperate},
+	"GET /api/v1/instances":                       {who: user}, // filtered
+	"GET /api/v1/instances/{id}":                  {who: byInstance, level: store.GrantView},
+	"POST /api/v1/instances/{id}/actions":         {who: byInstance, level: store.GrantOperate},
+	"GET /api/v1/task-instances/{id}":             {who: byTask, level: store.GrantView},
+	"GET /api/v1/task-instances/{id}/log":         {who: byTask, level: store.GrantView},
+	"GET /api/v1/task-instances/{id}/log/streams": {who: byTask, level: store.GrantView},
+	"POST /api/v1/task-instances/{id}/actions":    {who: byTask, level: store.GrantOperate},
 
 	"POST /api/v1/task-groups":          {who: admin},
 	"GET /api/v1/task-groups":           {who: user},

@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/logspan"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
@@ -140,45 +141,161 @@ func (h *handlers) getTaskInstance(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-// taskLog answers one page of a task's log as text. X-Next-Offset is the
-// offset to ask for next; fewer bytes than the limit means the end for now.
-func (h *handlers) taskLog(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
+// logRequest is what both log routes take: the task, offset and limit.
+func (h *handlers) logRequest(r *http.Request) (id int64, t model.TaskInstance, offset, limit int64, err error) {
+	if id, err = pathID(r, "id"); err != nil {
+		return
 	}
-	offset, err := queryInt(r, "offset", 0, 0, math.MaxInt64)
-	if err != nil {
-		return err
+	if offset, err = queryInt(r, "offset", 0, 0, math.MaxInt64); err != nil {
+		return
 	}
-	limit, err := queryInt(r, "limit", defaultLogLimit, 1, maxLogLimit)
-	if err != nil {
-		return err
+	if limit, err = queryInt(r, "limit", defaultLogLimit, 1, maxLogLimit); err != nil {
+		return
 	}
 	if h.Logs == nil {
-		return &httpError{http.StatusServiceUnavailable, CodeUnavailable, "this server cannot read task logs"}
+		err = &httpError{http.StatusServiceUnavailable, CodeUnavailable, "this server cannot read task logs"}
+		return
 	}
-	t, err := h.Store.GetTaskInstance(r.Context(), id)
-	if err != nil {
-		return storeError(err)
+	if t, err = h.Store.GetTaskInstance(r.Context(), id); err != nil {
+		err = storeError(err)
+		return
 	}
 	if t.Host == "" {
-		return &httpError{http.StatusConflict, CodeConflict,
+		err = &httpError{http.StatusConflict, CodeConflict,
 			fmt.Sprintf("task instance %d has no log yet: it is %s and has not reached a worker", id, t.State)}
+	}
+	return
+}
+
+// taskLog answers one page of a task's log as text. X-Next-Offset is the
+// offset to ask for next; fewer bytes than the limit means the end for now.
+// With stream=stdout or stderr, only that stream's bytes of the page.
+func (h *handlers) taskLog(w http.ResponseWriter, r *http.Request) error {
+	stream, err := logStream(r)
+	if err != nil {
+		return err
+	}
+	_, t, offset, limit, err := h.logRequest(r)
+	if err != nil {
+		return err
+	}
+	if stream != streamAll {
+		page, err := h.readLogStreams(r, t, offset, limit)
+		if err != nil {
+			return err
+		}
+		// X-Next-Offset is in the whole log: it pages as without a filter,
+		// but a page may hold fewer bytes than the limit before the end;
+		// the end (for now) is a page that does not advance.
+		data := logspan.Filter(nil, page.Data, offset, page.Stderr, stream == streamStderr)
+		w.Header().Set("X-Log-Streams", recordedWord(page.Recorded))
+		writeLogBody(w, offset+int64(len(page.Data)), data)
+		return nil
 	}
 	data, err := h.Logs.ReadLog(r.Context(), t, offset, limit)
 	if err != nil {
-		h.log.Warn("read task log failed", zap.String("request_id", requestID(r.Context())),
-			zap.Int64("task_instance", id), zap.String("worker", t.Host), zap.Error(err))
-		return &httpError{http.StatusBadGateway, CodeBadGateway,
-			fmt.Sprintf("read the log of task instance %d from worker %s: %v", id, t.Host, err)}
+		return h.logReadFailed(r, t, err)
 	}
 	if int64(len(data)) > limit {
 		data = data[:limit] // a reader that ignores limit must not break paging
 	}
+	writeLogBody(w, offset+int64(len(data)), data)
+	return nil
+}
+
+func writeLogBody(w http.ResponseWriter, next int64, data []byte) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Next-Offset", strconv.FormatInt(offset+int64(len(data)), 10))
+	w.Header().Set("X-Next-Offset", strconv.FormatInt(next, 10))
 	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 	_, _ = w.Write(data)
+}
+
+func (h *handlers) logReadFailed(r *http.Request, t model.TaskInstance, err error) error {
+	h.log.Warn("read task log failed", zap.String("request_id", requestID(r.Context())),
+		zap.Int64("task_instance", t.ID), zap.String("worker", t.Host), zap.Error(err))
+	return &httpError{http.StatusBadGateway, CodeBadGateway,
+		fmt.Sprintf("read the log of task instance %d from worker %s: %v", t.ID, t.Host, err)}
+}
+
+// The log route's stream filter.
+const (
+	streamAll    = "all"
+	streamStdout = "stdout"
+	streamStderr = "stderr"
+)
+
+// logStream is the stream query parameter: all (the default), stdout or stderr.
+func logStream(r *http.Request) (string, error) {
+	switch s := r.URL.Query().Get("stream"); s {
+	case "", streamAll:
+		return streamAll, nil
+	case streamStdout, streamStderr:
+		return s, nil
+	default:
+		return "", badRequest("query parameter stream must be all, stdout or stderr, got %q", s)
+	}
+}
+
+func recordedWord(ok bool) string {
+	if ok {
+		return "recorded"
+	}
+	return "unrecorded" // a worker that does not record them: all reads as stdout
+}
+
+// readLogStreams reads a page of t's log with its stderr spans, clipped
+// to limit.
+func (h *handlers) readLogStreams(r *http.Request, t model.TaskInstance, offset, limit int64) (LogPage, error) {
+	sr, ok := h.Logs.(StreamLogReader)
+	if !ok {
+		return LogPage{}, &httpError{http.StatusServiceUnavailable, CodeUnavailable, "this server cannot tell a log's streams apart"}
+	}
+	page, err := sr.ReadLogStreams(r.Context(), t, offset, limit)
+	if err != nil {
+		return LogPage{}, h.logReadFailed(r, t, err)
+	}
+	if int64(len(page.Data)) > limit {
+		page.Data = page.Data[:limit]
+	}
+	end := offset + int64(len(page.Data))
+	kept := page.Stderr[:0:0]
+	for _, s := range page.Stderr {
+		s.Start, s.End = max(s.Start, offset), min(s.End, end)
+		if s.Start < s.End {
+			kept = append(kept, s)
+		}
+	}
+	page.Stderr = kept
+	return page, nil
+}
+
+// LogStreams is the body of GET /api/v1/task-instances/{id}/log/streams.
+type LogStreams struct {
+	Offset     int64 `json:"offset"`
+	NextOffset int64 `json:"next_offset"`
+	// Recorded is false when the worker does not record streams: all of
+	// the log reads as stdout then.
+	Recorded bool       `json:"recorded"`
+	Stderr   [][2]int64 `json:"stderr"`
+}
+
+// taskLogStreams answers which bytes of a window of a task's log came
+// from stderr: [start, end) offsets in the whole log, as the log route
+// pages it.
+func (h *handlers) taskLogStreams(w http.ResponseWriter, r *http.Request) error {
+	_, t, offset, limit, err := h.logRequest(r)
+	if err != nil {
+		return err
+	}
+	page, err := h.readLogStreams(r, t, offset, limit)
+	if err != nil {
+		return err
+	}
+	out := LogStreams{Offset: offset, NextOffset: offset + int64(len(page.Data)), Recorded: page.Recorded,
+		Stderr: make([][2]int64, len(page.Stderr))}
+	for i, s := range page.Stderr {
+		out.Stderr[i] = [2]int64{s.Start, s.End}
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }

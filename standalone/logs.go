@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/beluga-scheduler/beluga/api"
+	"github.com/beluga-scheduler/beluga/common/logspan"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	"github.com/beluga-scheduler/beluga/remote"
@@ -41,24 +42,54 @@ func (f logFetcher) ReadLog(ctx context.Context, t model.TaskInstance, offset, l
 	return nil, errors.Join(errs...)
 }
 
+// ReadLogStreams reads one window of t's log (at most the worker's) with
+// its stderr spans.
+func (f logFetcher) ReadLogStreams(ctx context.Context, t model.TaskInstance, offset, limit int64) (api.LogPage, error) {
+	if t.Host == "" {
+		return api.LogPage{}, fmt.Errorf("task instance %d has not reached a worker yet", t.ID)
+	}
+	var errs []error
+	for _, addr := range logServers(t, f.reg.Nodes(registry.RoleWorker)) {
+		r, err := f.request(ctx, addr, t, message.LogRequest{TaskInstanceID: t.ID, LogPath: t.LogPath,
+			Offset: offset, Limit: limit, Streams: true})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		p := api.LogPage{Data: r.Data, Recorded: r.Streams, Stderr: make([]logspan.Span, len(r.Stderr))}
+		for i, s := range r.Stderr {
+			p.Stderr[i] = logspan.Span{Start: s[0], End: s[1]}
+		}
+		return p, nil
+	}
+	return api.LogPage{}, errors.Join(errs...)
+}
+
+// request sends one LogRequest to addr.
+func (f logFetcher) request(ctx context.Context, addr string, t model.TaskInstance, req message.LogRequest) (message.LogResponse, error) {
+	reply, err := f.c.Request(ctx, addr, req)
+	if err != nil {
+		return message.LogResponse{}, fmt.Errorf("read log of task instance %d from %s: %w", t.ID, addr, err)
+	}
+	switch m := reply.(type) {
+	case message.LogResponse:
+		return m, nil
+	case message.Error:
+		return message.LogResponse{}, fmt.Errorf("read log of task instance %d from %s: %s: %s", t.ID, addr, m.Code, m.Message)
+	default:
+		return message.LogResponse{}, fmt.Errorf("read log of task instance %d from %s: unexpected reply %T", t.ID, addr, reply)
+	}
+}
+
 func (f logFetcher) readFrom(ctx context.Context, addr string, t model.TaskInstance, offset, limit int64) ([]byte, error) {
 	// A worker answers at most its window (worker.MaxLogChunk) per request:
 	// read windows until limit or the end of the log.
 	var out []byte
 	for {
-		reply, err := f.c.Request(ctx, addr, message.LogRequest{TaskInstanceID: t.ID, LogPath: t.LogPath,
+		r, err := f.request(ctx, addr, t, message.LogRequest{TaskInstanceID: t.ID, LogPath: t.LogPath,
 			Offset: offset + int64(len(out)), Limit: limit - int64(len(out))})
 		if err != nil {
-			return nil, fmt.Errorf("read log of task instance %d from %s: %w", t.ID, addr, err)
-		}
-		var r message.LogResponse
-		switch m := reply.(type) {
-		case message.LogResponse:
-			r = m
-		case message.Error:
-			return nil, fmt.Errorf("read log of task instance %d from %s: %s: %s", t.ID, addr, m.Code, m.Message)
-		default:
-			return nil, fmt.Errorf("read log of task instance %d from %s: unexpected reply %T", t.ID, addr, reply)
+			return nil, err
 		}
 		if out == nil && (r.EOF || int64(len(r.Data)) >= limit) {
 			return r.Data, nil // one window: no copy

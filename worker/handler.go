@@ -117,5 +117,21 @@ func (w *Worker) serveLog(ex *executor.Executor, m message.LogRequest) message.M
 		w.log.Warn("read task log", zap.String("path", path), zap.Error(err))
 		return message.Error{Code: codeIO, Message: err.Error()}
 	}
-	return message.LogResponse{TaskInstanceID: m.TaskInstanceID, Data: data, EOF: eof}
+	r := message.LogResponse{TaskInstanceID: m.TaskInstanceID, Data: data, EOF: eof}
+	if m.Streams {
+		spans, end, err := readSpans(w.logDir, path, m.Offset, m.Offset+int64(len(data)))
+		if err != nil {
+			w.log.Warn("read stderr spans", zap.String("path", path), zap.Error(err))
+			return message.Error{Code: codeIO, Message: err.Error()}
+		}
+		if n := end - m.Offset; n < int64(len(data)) {
+			r.Data, r.EOF = data[:n], false // the rest's spans in the next window
+		}
+		r.Streams = true
+		r.Stderr = make([][2]int64, len(spans))
+		for i, s := range spans {
+			r.Stderr[i] = [2]int64{s.Start, s.End}
+		}
+	}
+	return r
 }

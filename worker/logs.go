@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/beluga-scheduler/beluga/common/logspan"
 )
 
 // MaxLogChunk caps one LogResponse: a larger log is read in several requests.
@@ -53,6 +55,37 @@ func readLog(dir, path string, offset, limit int64) (data []byte, eof bool, err 
 		return nil, false, err
 	}
 	return buf[:n], offset+int64(n) >= size, nil
+}
+
+// MaxLogSpans caps the stderr spans of one LogResponse (with the window's
+// bytes, within the frame limit): a window holding more ends where the
+// first left off starts.
+const MaxLogSpans = 1 << 16
+
+// readSpans returns the stderr spans of the log at path within [from, to)
+// and the end of the window they cover (to, or less past MaxLogSpans). A
+// log without a span file had no stderr, or was written before the worker
+// recorded streams: no spans.
+func readSpans(dir, path string, from, to int64) ([]logspan.Span, int64, error) {
+	if from >= to {
+		return nil, to, nil
+	}
+	f, err := openInside(dir, logspan.Path(path))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, to, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	spans, next, more, err := logspan.Read(f, from, to, MaxLogSpans)
+	if err != nil {
+		return nil, 0, fmt.Errorf("stderr spans of %s: %w", path, err)
+	}
+	if more {
+		to = next
+	}
+	return spans, to, nil
 }
 
 // insideDir checks that path names a file under dir, so a LogRequest cannot

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/beluga-scheduler/beluga/common/logspan"
 	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
@@ -78,5 +80,50 @@ func TestLogReadWindowBounded(t *testing.T) {
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 2<<20 {
 		t.Fatalf("one read allocated %d bytes", alloc)
+	}
+}
+
+// TestLogRequestStreams: asked for streams, a worker answers a window's
+// stderr spans; a window with more spans than a response holds ends where
+// the first one left off starts; a log without a span file has none.
+func TestLogRequestStreams(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	dir := filepath.Join(b.dir, "logs", "3")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "1.log")
+	n := int64(MaxLogSpans + 10)
+	if err := os.WriteFile(path, bytes.Repeat([]byte("e\n"), int(n)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := logspan.NewWriter(logspan.Path(path))
+	for i := int64(0); i < n; i++ {
+		_ = w.Add(2*i, 1) // "e" is stderr, each newline stdout
+	}
+	w.Close()
+	ask := func(req message.LogRequest) message.LogResponse {
+		t.Helper()
+		m, err := b.rpc.Request(ctxT(t), b.w.Addr(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.(message.LogResponse)
+	}
+	r := ask(message.LogRequest{TaskInstanceID: 1, LogPath: path, Offset: 1, Limit: 5, Streams: true})
+	if !r.Streams || string(r.Data) != "\ne\ne\n" || !reflect.DeepEqual(r.Stderr, [][2]int64{{2, 3}, {4, 5}}) {
+		t.Fatalf("window 1+5: %+v", r)
+	}
+	r = ask(message.LogRequest{TaskInstanceID: 1, LogPath: path, Streams: true})
+	if len(r.Stderr) != MaxLogSpans || r.EOF || int64(len(r.Data)) != 2*MaxLogSpans {
+		t.Fatalf("a window of %d spans: %d spans, %d bytes, eof %v", n, len(r.Stderr), len(r.Data), r.EOF)
+	}
+	if r := ask(message.LogRequest{TaskInstanceID: 1, LogPath: path, Limit: 4}); r.Streams || r.Stderr != nil || len(r.Data) != 4 {
+		t.Fatalf("without Streams: %+v", r)
+	}
+	os.Remove(logspan.Path(path))
+	if r := ask(message.LogRequest{TaskInstanceID: 1, LogPath: path, Limit: 4, Streams: true}); !r.Streams || len(r.Stderr) != 0 || len(r.Data) != 4 {
+		t.Fatalf("no span file: %+v", r)
 	}
 }

@@ -389,7 +389,39 @@ func (c *Client) GetTaskInstance(ctx context.Context, id int64) (TaskInstance, e
 // TaskLogPage reads up to limit bytes (0: the server's default) of a task's
 // log from offset, and returns them with the offset to read next.
 func (c *Client) TaskLogPage(ctx context.Context, id, offset, limit int64) (data []byte, next int64, err error) {
+	data, next, _, err = c.taskLogPage(ctx, id, offset, limit, "")
+	return data, next, err
+}
+
+// TaskLogStream copies one stream, "stdout" or "stderr", of a task's log
+// (as it is now), from offset, to w, and returns the offset after the last
+// byte of the whole log. recorded is false when the worker does not record
+// the streams apart: all of the log is stdout then.
+func (c *Client) TaskLogStream(ctx context.Context, id, offset int64, stream string, w io.Writer) (next int64, recorded bool, err error) {
+	recorded = true
+	for {
+		data, next, h, err := c.taskLogPage(ctx, id, offset, logPage, stream)
+		if err != nil {
+			return offset, recorded, err
+		}
+		recorded = recorded && h.Get("X-Log-Streams") != "unrecorded"
+		if _, err := w.Write(data); err != nil {
+			return offset, recorded, err
+		}
+		// A filtered page may hold fewer bytes than the limit before the
+		// end: the end is a page that does not advance.
+		if next <= offset {
+			return next, recorded, nil
+		}
+		offset = next
+	}
+}
+
+func (c *Client) taskLogPage(ctx context.Context, id, offset, limit int64, stream string) (data []byte, next int64, h http.Header, err error) {
 	q := url.Values{}
+	if stream != "" {
+		q.Set("stream", stream)
+	}
 	if offset > 0 {
 		q.Set("offset", strconv.FormatInt(offset, 10))
 	}
@@ -399,12 +431,12 @@ func (c *Client) TaskLogPage(ctx context.Context, id, offset, limit int64) (data
 	path := "/api/v1/task-instances/" + strconv.FormatInt(id, 10) + "/log"
 	res, err := c.do(ctx, "GET", path, q, "", nil)
 	if err != nil {
-		return nil, offset, err
+		return nil, offset, nil, err
 	}
 	defer res.Body.Close()
 	data, err = io.ReadAll(res.Body)
 	if err != nil {
-		return nil, offset, fmt.Errorf("%w at %s: read log: %w", ErrUnreachable, c.base, err)
+		return nil, offset, nil, fmt.Errorf("%w at %s: read log: %w", ErrUnreachable, c.base, err)
 	}
 	next = offset + int64(len(data))
 	if h := res.Header.Get("X-Next-Offset"); h != "" {
@@ -412,7 +444,7 @@ func (c *Client) TaskLogPage(ctx context.Context, id, offset, limit int64) (data
 			next = n
 		}
 	}
-	return data, next, nil
+	return data, next, res.Header, nil
 }
 
 // logPage is what TaskLog asks for at a time.

@@ -256,6 +256,7 @@ func TestTaskLogCommand(t *testing.T) {
 	e.want(0, []string{"task", "show", id}, "extract", "w1:1")
 	e.want(1, []string{"task", "log", "999"}, "not found")
 	e.want(2, []string{"task", "log", "x"}, "positive number")
+	e.want(2, []string{"task", "log", id, "--stream", "err"}, `--stream "err": want all, stdout or stderr`)
 }
 
 func TestUsageAndExitCodes(t *testing.T) {

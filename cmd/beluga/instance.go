@@ -241,6 +241,7 @@ func params(p map[string]string) string {
 
 func taskCommand(a *app) *cobra.Command {
 	var offset int64
+	var stream string
 	logCmd := &cobra.Command{
 		Use:   "log ID",
 		Short: "Print a task instance's log",
@@ -253,11 +254,23 @@ func taskCommand(a *app) *cobra.Command {
 			if offset < 0 {
 				return usagef("--offset must not be negative")
 			}
-			_, err = a.client().TaskLog(cmd.Context(), id, offset, a.stdout)
+			switch stream {
+			case "", "all":
+				_, err = a.client().TaskLog(cmd.Context(), id, offset, a.stdout)
+				return err
+			case "stdout", "stderr":
+			default:
+				return usagef("--stream %q: want all, stdout or stderr", stream)
+			}
+			_, recorded, err := a.client().TaskLogStream(cmd.Context(), id, offset, stream, a.stdout)
+			if err == nil && !recorded {
+				fmt.Fprintf(a.stderr, "note: the worker of task instance %d does not record stdout and stderr apart; all of its log counts as stdout\n", id)
+			}
 			return err
 		},
 	}
-	logCmd.Flags().Int64Var(&offset, "offset", 0, "start at this byte")
+	logCmd.Flags().Int64Var(&offset, "offset", 0, "start at this byte (of the whole log)")
+	logCmd.Flags().StringVar(&stream, "stream", "all", "print one stream only: stdout or stderr (all: both, interleaved)")
 
 	show := &cobra.Command{
 		Use:   "show ID",

@@ -135,3 +135,24 @@ func TestMaskerHoldsSplitValue(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// TestFilterMasksWhatIsPushed: a Masker fed by its caller masks a value
+// split across feeds, passes what cannot begin one at once, and gives the
+// held tail at End.
+func TestFilterMasksWhatIsPushed(t *testing.T) {
+	m := NewFilter([]string{"hunter2"})
+	var out []byte
+	for _, p := range []string{"pw=hun", "ter2; hu", "!"} {
+		out = append(out, m.Feed([]byte(p))...)
+	}
+	if string(out) != "pw="+Mask+"; hu!" {
+		t.Fatalf("fed: %q", out)
+	}
+	if got := string(m.Feed([]byte("x hunt"))) + string(m.End()); got != "x hunt" {
+		t.Fatalf("a held tail at the end: %q", got)
+	}
+	plain := NewFilter(nil)
+	if p := []byte("as is"); &plain.Feed(p)[0] != &p[0] || plain.End() != nil {
+		t.Fatal("with nothing to mask, Feed should pass its input on")
+	}
+}

@@ -29,6 +29,39 @@ type Masker struct {
 // NewMasker masks values (those shorter than 3 bytes are left alone) in what
 // r yields. With nothing to mask it returns r itself.
 func NewMasker(r io.Reader, values []string) io.Reader {
+	m := newMasker(r, values)
+	if len(m.values) == 0 {
+		return r
+	}
+	return m
+}
+
+// NewFilter returns a Masker that bytes are pushed through (Feed, End)
+// rather than read through: for a caller that reads its source itself.
+func NewFilter(values []string) *Masker { return newMasker(nil, values) }
+
+// Feed masks p and returns what can be passed on now; a tail that may
+// begin a value is held until the next Feed or End. With nothing to mask
+// it returns p itself.
+func (m *Masker) Feed(p []byte) []byte {
+	if len(m.values) == 0 {
+		return p
+	}
+	m.buf = append(m.buf, p...)
+	return m.mask(m.buf, false)
+}
+
+// End returns the bytes held back, masked: nothing more can complete a value.
+func (m *Masker) End() []byte {
+	if len(m.buf) == 0 {
+		return nil
+	}
+	out := m.mask(m.buf, true)
+	m.buf = nil
+	return out
+}
+
+func newMasker(r io.Reader, values []string) *Masker {
 	m := &Masker{r: r}
 	for _, v := range values {
 		if len(v) >= minMasked && !slices.ContainsFunc(m.values, func(b []byte) bool { return string(b) == v }) {
@@ -36,9 +69,6 @@ func NewMasker(r io.Reader, values []string) io.Reader {
 			m.maxLen = max(m.maxLen, len(v))
 			m.first[v[0]] = true
 		}
-	}
-	if len(m.values) == 0 {
-		return r
 	}
 	slices.SortFunc(m.values, func(a, b []byte) int { return len(b) - len(a) })
 	return m

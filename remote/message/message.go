@@ -147,6 +147,8 @@ type LogRequest struct {
 	LogPath        string `json:"log_path"`
 	Offset         int64  `json:"offset"`
 	Limit          int64  `json:"limit"`
+	// Streams asks which of the bytes came from stderr (LogResponse.Stderr).
+	Streams bool `json:"streams,omitempty"`
 }
 
 // LogResponse answers LogRequest.
@@ -154,6 +156,11 @@ type LogResponse struct {
 	TaskInstanceID int64  `json:"task_instance_id"`
 	Data           []byte `json:"data"`
 	EOF            bool   `json:"eof"`
+	// With LogRequest.Streams: Streams says the worker records them (one
+	// that does not leaves it false), Stderr the [start, end) byte ranges
+	// of the log, within Data's, that came from stderr.
+	Streams bool       `json:"streams,omitempty"`
+	Stderr  [][2]int64 `json:"stderr,omitempty"`
 }
 
 // Nudge tells the leader that a command is waiting; the command table

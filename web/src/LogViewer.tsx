@@ -1,8 +1,10 @@
 // The log of one task attempt: read by pages from the API, followed while
 // the task runs, shown by a window of lines (a 4 MB log stays fast), with
-// search, wrap, line numbers, jump to the end and download.
+// search, wrap, line numbers, jump to the end and download. Lines that came
+// from stderr are marked "err" (and coloured) and can be filtered.
 import {useEffect, useMemo, useRef, useState} from 'react';
-import {describe, readLog} from './legacy/api.js';
+import {describe, get, readLog} from './legacy/api.js';
+import {addLineStarts, stderrLines, viewOf, type Span, type StreamFilter} from './logstreams';
 import {taskFinished} from './states';
 import type {TaskAttempt} from './graph';
 
@@ -27,6 +29,11 @@ export function LogViewer({task, onClose}: Props) {
   const [q, setQ] = useState('');
   const [cur, setCur] = useState(0);
   const [scroll, setScroll] = useState(0);
+  const [stream, setStream] = useState<StreamFilter>('all');
+  // Where lines begin (bytes) and stderr's ranges, as loaded: the spans
+  // state changes with each page that has stderr.
+  const starts = useRef<number[]>([0]);
+  const [spans, setSpans] = useState<Span[]>([]);
   const [height, setHeight] = useState(480);
   const box = useRef<HTMLDivElement>(null);
   const stateRef = useRef(task.state);
@@ -36,7 +43,9 @@ export function LogViewer({task, onClose}: Props) {
     const ctrl = new AbortController();
     const dec = new TextDecoder('utf-8');
     let offset = 0, timer = 0, alive = true, acc = '';
-    setText(''); setDone(false); setErr(false); setStatus('loading…');
+    let got: Span[] = [];
+    starts.current = [0];
+    setText(''); setSpans([]); setDone(false); setErr(false); setStatus('loading…');
     async function more() {
       for (;;) {
         if (!alive) return;
@@ -52,6 +61,19 @@ export function LogViewer({task, onClose}: Props) {
           return;
         }
         if (!alive) return;
+        if (page.next > offset) {
+          // The worker records a range before its bytes: asked after
+          // them, the ranges cover the page.
+          try {
+            const st = await get(`/api/v1/task-instances/${task.id}/log/streams?offset=${offset}&limit=${page.next - offset}`, {signal: ctrl.signal});
+            if (!alive) return;
+            if (st && st.stderr && st.stderr.length) { got = got.concat(st.stderr); setSpans(got); }
+          } catch (e: any) {
+            if (!alive || e.name === 'AbortError') return;
+            // The lines still show, unmarked.
+          }
+          addLineStarts(starts.current, page.bytes, offset);
+        }
         setErr(false);
         const t = dec.decode(page.bytes, {stream: true});
         if (t) { acc += t; setText(acc); }
@@ -82,13 +104,20 @@ export function LogViewer({task, onClose}: Props) {
     if (l.length && l[l.length - 1] === '') l.pop();
     return l;
   }, [text]);
+  const errs = useMemo(() => stderrLines(starts.current, lines.length, spans), [lines, spans]);
+  const hasErr = spans.length > 0;
+  // The lines shown, by position in view; null: all, position = line.
+  const view = useMemo(() => viewOf(errs, stream), [errs, stream]);
+  const shown = view ? view.length : lines.length;
+  const lineOf = (k: number) => (view ? view[k] : k);
+  // Search hits are positions in view.
   const hits = useMemo(() => {
     if (!q) return [] as number[];
     const lq = q.toLowerCase();
     const out: number[] = [];
-    lines.forEach((l, i) => { if (l.toLowerCase().includes(lq)) out.push(i); });
+    for (let k = 0; k < shown; k++) if (lines[view ? view[k] : k].toLowerCase().includes(lq)) out.push(k);
     return out;
-  }, [lines, q]);
+  }, [lines, q, view, shown]);
   const hitSet = useMemo(() => new Set(hits), [hits]);
 
   useEffect(() => {
@@ -102,7 +131,7 @@ export function LogViewer({task, onClose}: Props) {
   useEffect(() => {
     const el = box.current;
     if (el && follow && !q) el.scrollTop = el.scrollHeight;
-  }, [lines.length, follow, q]);
+  }, [lines.length, follow, q, stream]);
 
   function jump(i: number) {
     const el = box.current;
@@ -130,8 +159,8 @@ export function LogViewer({task, onClose}: Props) {
 
   // The window: the lines in view plus a margin; wrapped lines have no
   // fixed height, so wrap shows the last 5,000 lines in flow instead.
-  const first = wrap ? Math.max(0, lines.length - 5000) : Math.max(0, Math.floor(scroll / LINE_H) - 50);
-  const last = wrap ? lines.length : Math.min(lines.length, Math.ceil((scroll + height) / LINE_H) + 50);
+  const first = wrap ? Math.max(0, shown - 5000) : Math.max(0, Math.floor(scroll / LINE_H) - 50);
+  const last = wrap ? shown : Math.min(shown, Math.ceil((scroll + height) / LINE_H) + 50);
   const gutter = String(lines.length).length;
 
   return (
@@ -150,24 +179,31 @@ export function LogViewer({task, onClose}: Props) {
         <label><input type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} /> Follow</label>
         <label><input type="checkbox" checked={wrap} onChange={(e) => setWrap(e.target.checked)} /> Wrap</label>
         <label><input type="checkbox" checked={numbers} onChange={(e) => setNumbers(e.target.checked)} /> Line numbers</label>
+        <label>Stream <select className="logstream" value={stream}
+          onChange={(e) => { setStream(e.target.value as StreamFilter); setCur(0); }}>
+          <option value="all">all</option>
+          <option value="stdout">stdout</option>
+          <option value="stderr">stderr</option>
+        </select></label>
         <button type="button" className="small" onClick={toEnd}>Jump to end</button>
         <button type="button" className="small" onClick={download} disabled={!text}>Download</button>
       </div>
-      <p className={['logstatus', err ? 'err' : 'muted', done && 'done'].filter(Boolean).join(' ')}>{status} · {lines.length} lines</p>
+      <p className={['logstatus', err ? 'err' : 'muted', done && 'done'].filter(Boolean).join(' ')}>{status} · {lines.length} lines{hasErr ? ` · ${errs.reduce((a, f) => a + f, 0)} from stderr` : ''}{view ? ` · showing ${shown} (${stream})` : ''}</p>
       <div ref={box} className={['log', wrap && 'wrap'].filter(Boolean).join(' ')} tabIndex={0} role="log" aria-label="log lines"
         onScroll={(e) => {
           const el = e.currentTarget;
           setScroll(el.scrollTop);
           if (el.scrollTop + el.clientHeight < el.scrollHeight - 4 && follow && !wrap) setFollow(false);
         }}>
-        <div className="logspace" style={wrap ? undefined : {height: lines.length * LINE_H}}>
-          {lines.slice(first, last).map((l, k) => {
-            const i = first + k;
+        <div className="logspace" style={wrap ? undefined : {height: shown * LINE_H}}>
+          {Array.from({length: Math.max(0, last - first)}, (_, j) => {
+            const k = first + j, i = lineOf(k), isErr = errs[i] === 1;
             return (
-              <div key={i} className={['ln', hitSet.has(i) && 'match', hits[cur] === i && 'current'].filter(Boolean).join(' ')}
-                style={wrap ? undefined : {top: i * LINE_H}} data-line={i + 1}>
+              <div key={i} className={['ln', isErr && 'stderr', hitSet.has(k) && 'match', hits[cur] === k && 'current'].filter(Boolean).join(' ')}
+                style={wrap ? undefined : {top: k * LINE_H}} data-line={i + 1} data-stream={isErr ? 'stderr' : undefined}>
                 {numbers ? <span className="ln-no" aria-hidden="true">{String(i + 1).padStart(gutter)}</span> : null}
-                <span className="ln-text">{l}</span>
+                {hasErr ? <span className="ln-err" title={isErr ? 'from stderr' : undefined}>{isErr ? 'err' : ''}</span> : null}
+                <span className="ln-text">{lines[i]}</span>
               </div>
             );
           })}

@@ -1,10 +1,8 @@
 package executor
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -97,28 +95,4 @@ func (e *Executor) openLogForOutput(path string) (*os.File, error) {
 		}
 	}
 	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-}
-
-// copyLazy copies src into the log that open opens at the first output,
-// up to limit (copyCapped); without output, nothing is opened.
-func copyLazy(open func() (*os.File, error), src io.Reader, limit int64) error {
-	buf := make([]byte, 32*1024)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			f, oerr := open()
-			if oerr != nil {
-				_, _ = io.Copy(io.Discard, src) // the task runs on; its output is lost
-				return oerr
-			}
-			defer f.Close()
-			return copyCapped(f, io.MultiReader(bytes.NewReader(buf[:n]), src), limit)
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
 }

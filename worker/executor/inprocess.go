@@ -14,7 +14,7 @@ import (
 func (e *Executor) runInProcess(ctx context.Context, l launch, def *tasktype.Def, j tasktype.Job) {
 	defer e.waiters.Done()
 	e.fsMu.Lock()
-	f, err := e.prepareFS(l)
+	f, err := e.prepareFS(l, true)
 	e.fsMu.Unlock()
 	if err != nil {
 		e.procCh <- procEvent{id: l.id, kind: evStartFailed, at: time.Now(), err: err}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"slices"
@@ -273,32 +272,4 @@ func wait4(pid, options int) {
 // logMarker ends a log cut at its cap.
 func logMarker(limit int64) string {
 	return fmt.Sprintf("\n[beluga: log truncated at %d bytes (worker.max_log_bytes); further output dropped]\n", limit)
-}
-
-// copyCapped copies src into the log dst until dst holds limit bytes, then
-// writes the marker once and drops the rest, reading on so that the task
-// never blocks on a full pipe. A log at its cap already (an earlier
-// attempt's) gets nothing more.
-func copyCapped(dst *os.File, src io.Reader, limit int64) error {
-	fi, err := dst.Stat()
-	if err != nil {
-		return err
-	}
-	if room := limit - fi.Size(); room > 0 {
-		if _, err := io.CopyN(dst, src, room); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		var one [1]byte
-		if n, _ := io.ReadFull(src, one[:]); n == 0 {
-			return nil // exactly at the cap
-		}
-		if _, err := dst.WriteString(logMarker(limit)); err != nil {
-			return err
-		}
-	}
-	_, err = io.Copy(io.Discard, src)
-	return err
 }

@@ -3,7 +3,6 @@ package executor
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/worker/cgroup"
 )
@@ -105,7 +103,7 @@ func (e *Executor) runProcess(l launch) {
 	}
 	if ev.code == 0 {
 		// Its exports: stdout's setValue lines, then $BELUGA_OUTPUT's.
-		vals, oerr := out.out.vals, out.out.err
+		vals, oerr := out.log.out.vals, out.log.out.err
 		if oerr == nil {
 			oerr = readOutputFile(filepath.Join(l.dir, outputFile), &vals)
 		}
@@ -118,51 +116,40 @@ func (e *Executor) runProcess(l launch) {
 	e.procCh <- ev
 }
 
-// logCopy is the goroutine that moves a task's output from its pipe into
-// its log, up to the cap (copyCapped).
-type logCopy struct {
-	r    *os.File
-	done chan struct{}
-	out  outputScanner // stdout's setValue lines; read after done
-}
-
-// finish waits for the copy to drain, at most logDrainGrace.
-func (c *logCopy) finish() {
-	select {
-	case <-c.done:
-	case <-time.After(logDrainGrace):
-		_ = c.r.SetReadDeadline(time.Now())
-		<-c.done
-	}
-}
-
 func (e *Executor) startProcess(l launch) (*os.Process, *cgroup.Task, *logCopy, error) {
 	// One task at a time creates its directories and log: creations in one
 	// directory from many threads while tasks fork cost several times more
 	// CPU in the kernel than the same creations in a row (measured with the
 	// fanout benchmark: 1.7 ms -> 0.8 ms of worker CPU per task at 32 slots).
 	e.fsMu.Lock()
-	err := e.prepareDirs(l)
-	if err == nil && l.tenant == nil {
-		err = e.placeLog(l.logPath) // opened at the first output (emptylog.go)
-		if err != nil {
-			err = fmt.Errorf("open log: %w", err)
-		}
-	}
+	_, err := e.prepareFS(l, false) // the log is opened at the first output (emptylog.go)
 	e.fsMu.Unlock()
-	if err == nil && l.tenant != nil {
-		// A tenant's log is its own file from the start: handing the
-		// shared empty log over would give every task's first log to it.
-		err = e.ownedByTenant(l)
-	}
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	// Output goes through a pipe, so that the log can be capped: stdout and
-	// stderr share it, which keeps their lines interleaved.
-	pr, pw, err := os.Pipe()
+	// Output goes through pipes, so that the log can be capped; one for
+	// stdout and one for stderr, so that the log can tell them apart
+	// (tasklog.go).
+	outR, outW, err := logPipe()
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("log pipe: %w", err)
+		return nil, nil, nil, err
+	}
+	errR, errW, err := logPipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, nil, nil, err
+	}
+	closeAll := func(fs ...*os.File) {
+		for _, f := range fs {
+			f.Close()
+		}
+	}
+	open := func() (*os.File, error) { return e.openLogForOutput(l.logPath) }
+	c, err := newCopy(outR, errR, open, l.logPath, l.secrets, e.cfg.MaxLogBytes)
+	if err != nil {
+		closeAll(outR, outW, errR, errW)
+		return nil, nil, nil, err
 	}
 	sys := &syscall.SysProcAttr{
 		Setpgid:   true, // the task and its children form one killable group
@@ -174,8 +161,7 @@ func (e *Executor) startProcess(l launch) (*os.Process, *cgroup.Task, *logCopy, 
 	var cg *cgroup.Task
 	if e.cgroups != nil && l.cgroup != "" {
 		if cg, err = e.cgroups.NewTask(l.cgroup); err != nil {
-			pw.Close()
-			pr.Close()
+			closeAll(outR, outW, errR, errW)
 			return nil, nil, nil, err
 		}
 		// Born in its cgroup (clone3 CLONE_INTO_CGROUP): nothing it forks
@@ -185,61 +171,56 @@ func (e *Executor) startProcess(l launch) (*os.Process, *cgroup.Task, *logCopy, 
 	p, err := os.StartProcess(l.path, l.argv, &os.ProcAttr{
 		Dir:   l.dir,
 		Env:   l.env,
-		Files: []*os.File{e.devNull, pw, pw},
+		Files: []*os.File{e.devNull, outW, errW},
 		Sys:   sys,
 	})
-	pw.Close() // the child has its own copy
+	closeAll(outW, errW) // the child has its own copies
 	if cg != nil {
 		cg.CloseFD()
 	}
 	if err != nil {
-		pr.Close()
+		closeAll(outR, errR)
 		if cg != nil {
 			_ = cg.Remove(time.Second) // empty: nothing started in it
 		}
 		return nil, nil, nil, fmt.Errorf("start %s: %w", l.argv[0], err)
 	}
 	shells.Store(p.Pid, struct{}{})
-	c := &logCopy{r: pr, done: make(chan struct{})}
-	go func() {
-		defer close(c.done)
-		defer pr.Close()
-		// Secret values are masked before anything reads the stream: the log
-		// and the outputs parser never see them.
-		open := func() (*os.File, error) { return e.openLogForOutput(l.logPath) }
-		_ = copyLazy(open, io.TeeReader(secret.NewMasker(pr, l.secrets), &c.out), e.cfg.MaxLogBytes) // an error: the log lost output, the task runs on
-		c.out.close()
-	}()
+	c.start()
 	return p, cg, c, nil
 }
 
-// prepareFS creates the task's work dir and opens its log file.
-func (e *Executor) prepareFS(l launch) (*os.File, error) {
+// prepareFS creates the task's work dir and its log, and hands both over
+// to the task's tenant if it has one: the one place both kinds of task
+// (a process, an in-process type) get their files. With open, the log is
+// returned open for appending (in-process types write it directly);
+// without, it only exists, as a link to the empty file where it can be.
+func (e *Executor) prepareFS(l launch, open bool) (*os.File, error) {
 	if err := e.prepareDirs(l); err != nil {
 		return nil, err
 	}
-	f, err := e.spares.openLog(l.logPath)
+	var f *os.File
+	var err error
+	if open || l.tenant != nil {
+		// A tenant's log is its own file from the start: handing the
+		// shared empty log over would give every task's first log to it.
+		f, err = e.spares.openLog(l.logPath)
+	} else {
+		err = e.placeLog(l.logPath)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
 	}
 	if l.tenant != nil {
-		if err := l.tenant.own(l.dir, l.logPath); err != nil {
+		err = l.tenant.own(l.dir, l.logPath)
+	}
+	if err != nil || !open {
+		if f != nil {
 			f.Close()
-			return nil, err
 		}
+		return nil, err
 	}
 	return f, nil
-}
-
-// ownedByTenant creates the log of a tenant's task and gives it and the
-// work dir to the tenant, so the task writes its files and reads its log.
-func (e *Executor) ownedByTenant(l launch) error {
-	f, err := e.spares.openLog(l.logPath)
-	if err != nil {
-		return fmt.Errorf("open log: %w", err)
-	}
-	f.Close()
-	return l.tenant.own(l.dir, l.logPath)
 }
 
 // prepareDirs creates the task's work dir and its log's directory.
