@@ -75,6 +75,12 @@ func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// Read before the instance: an event published by now is of a change
+	// committed before the reads below.
+	seq, err := h.lastEventSeq(r.Context())
+	if err != nil {
+		return err
+	}
 	inst, err := h.waitInstance(r.Context(), id, q.wait)
 	if err != nil {
 		return storeError(err)
@@ -108,7 +114,7 @@ func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := InstanceDetail{Instance: fromInstance(inst), Tasks: make([]TaskInstance, len(page.Tasks)),
 		History: make([]HistoryEntry, len(hist)), Outputs: outputsOf(withOutputs), Pending: nonNilSlice(pend),
-		TasksTotal: page.Total, TaskCounts: map[string]int{}}
+		TasksTotal: page.Total, TaskCounts: map[string]int{}, EventSeq: seq}
 	for st, n := range page.Counts {
 		out.TaskCounts[string(st)] = n
 	}
