@@ -44,6 +44,7 @@ export interface Detail {
   tasks_total?: number;
   pending?: {name: string; wait: Wait}[];
   parent?: {instance_id: number; task_instance_id?: number} | null;
+  event_seq?: number; // the newest event the read reflects
 }
 
 // inScope is the set of task names a run with start nodes covers (null: all).
@@ -110,7 +111,7 @@ export function InstancePage({id}: {id: number}) {
     let timer = 0, alive = true, gone = false, running = false, specDone: unknown = null;
     // The stream: while it is open the page reads no whole instance, only
     // the rows events changed (and a slow safety read).
-    let es: EventSource | null = null, live = false, lastSeq = 0;
+    let es: EventSource | null = null, live = false;
     let queue: StreamEvent[] = [], since: StreamEvent[] | null = null, frame = 0;
     let touched: Set<number> | null = null;
     let dirty = new Set<number>(), instGen = 0, refreshTimer = 0, refreshing = false;
@@ -161,9 +162,11 @@ export function InstancePage({id}: {id: number}) {
           setSpec(specDone as any);
         }
         perf.mark('spec read');
-        // What came on the stream while reading is newer than the read.
-        if (since && since.length) {
-          const r = applyEvents(d, since);
+        // What came on the stream while reading and is newer than the
+        // read (after the event seq it reflects) goes on top of it.
+        const newer = (since || []).filter((e) => !(e.id <= (d.event_seq ?? -1)));
+        if (newer.length) {
+          const r = applyEvents(d, newer);
           d = r.detail;
           for (const x of r.dirty) dirty.add(x);
           if (r.dirty.length) later();
@@ -172,6 +175,7 @@ export function InstancePage({id}: {id: number}) {
         queue = [];
         show(d);
         perf.mark('first render');
+        if (first) stream(d.event_seq);
         if (first && d.tasks_total && d.tasks.length < d.tasks_total) rest(d.tasks.length, d.tasks_total);
       } catch (e: any) {
         failed(e);
@@ -283,7 +287,6 @@ export function InstancePage({id}: {id: number}) {
     function onEvent(m: MessageEvent) {
       let e: StreamEvent;
       try { e = JSON.parse(m.data); } catch { return; }
-      lastSeq = Math.max(lastSeq, e.id || Number(m.lastEventId) || 0);
       if (since) since.push(e);
       if (touched && e.task_instance_id) touched.add(e.task_instance_id);
       queue.push(e);
@@ -293,29 +296,36 @@ export function InstancePage({id}: {id: number}) {
       if (es) { es.close(); es = null; }
       live = false;
     }
-    // The stream opens first and the instance is read once it is open, so
-    // nothing that happens in between is missed. Without a stream the page
-    // polls as before.
-    function open() {
-      if (typeof EventSource === 'undefined') { tick(); return; }
+    // The instance is read at once, and the stream opened once the read
+    // says which event it reflects (event_seq): the stream starts after
+    // it, so nothing in between is missed and the first paint waits for no
+    // stream. Without a stream the page polls as before.
+    function stream(seq?: number) {
+      if (typeof EventSource === 'undefined' || es || gone || !alive) return;
       let opened = false;
-      es = new EventSource(`/api/v1/events?instance=${id}`);
+      // An API without event_seq: the stream starts at its newest event
+      // and the instance is read again once it is open.
+      const after = seq === undefined ? '' : `&after=${seq}`;
+      es = new EventSource(`/api/v1/events?instance=${id}${after}`);
       es.onopen = () => {
         live = true;
-        if (!opened) { opened = true; tick(); return; }
-        // Reopened with Last-Event-ID it resumes where it was; without one
-        // (no event had come) what happened in between is read.
-        if (!lastSeq) tick();
+        const again = !opened && !after;
+        opened = true;
+        // Open: the whole instance is read only as the slow safety net.
+        // Reopened it resumes from Last-Event-ID, or from after.
+        clearTimeout(timer);
+        if (again) { tick(); return; }
+        if (!running) timer = window.setTimeout(tick, SAFETY_MS);
       };
       es.onerror = () => {
         if (!es || es.readyState !== EventSource.CLOSED) return; // reconnecting by itself
         close();
-        if (!opened) tick(); // never opened: poll
-        else { timer = window.setTimeout(tick, 0); }
+        timer = window.setTimeout(tick, opened ? 0 : REFRESH_MS); // poll
       };
       es.addEventListener('task', onEvent as EventListener);
       es.addEventListener('instance', onEvent as EventListener);
     }
+    function open() { tick(); }
     // The durations of running tasks count on between events.
     const clock = window.setInterval(() => {
       const cur = detailRef.current;
