@@ -112,9 +112,14 @@ func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	pendTotal := len(pend)
+	if len(pend) > q.pending {
+		pend = pend[:q.pending]
+	}
 	out := InstanceDetail{Instance: fromInstance(inst), Tasks: make([]TaskInstance, len(page.Tasks)),
 		History: make([]HistoryEntry, len(hist)), Outputs: outputsOf(withOutputs), Pending: nonNilSlice(pend),
-		TasksTotal: page.Total, TaskCounts: map[string]int{}, EventSeq: seq}
+		TasksTotal: page.Total, TaskCounts: map[string]int{}, EventSeq: seq,
+		PendingTotal: pendTotal}
 	for st, n := range page.Counts {
 		out.TaskCounts[string(st)] = n
 	}

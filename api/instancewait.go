@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"time"
 
@@ -27,6 +28,7 @@ const (
 type instanceParams struct {
 	limit, offset int
 	wait          time.Duration
+	pending       int // at most this many pending tasks in the answer
 }
 
 func instanceQuery(r *http.Request) (instanceParams, error) {
@@ -40,6 +42,13 @@ func instanceQuery(r *http.Request) (instanceParams, error) {
 		return p, err
 	}
 	p.limit, p.offset = int(limit), int(offset)
+	// A run whose tasks are still being made has thousands pending: a page
+	// that shows a few asks for a few (pending_total says how many).
+	pending, err := queryInt(r, "pending_limit", math.MaxInt32, 0, math.MaxInt32)
+	if err != nil {
+		return p, err
+	}
+	p.pending = int(pending)
 	if s := r.URL.Query().Get("wait"); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil || d < 0 || d > maxInstanceWait {

@@ -43,6 +43,7 @@ export interface Detail {
   history: {at: string; action: string; by: string; task_instance_id?: number; detail: string}[];
   tasks_total?: number;
   pending?: {name: string; wait: Wait}[];
+  pending_total?: number;
   parent?: {instance_id: number; task_instance_id?: number} | null;
   event_seq?: number; // the newest event the read reflects
 }
@@ -66,13 +67,13 @@ function inScope(specTasks: SpecTask[], startNodes?: string[], scope?: string): 
 // the API pages the tasks (tasks_total beyond what came), it reads the
 // rest too, unless limit was given.
 async function fetchDetail(id: number, signal: AbortSignal, limit = 0): Promise<Detail> {
-  const d: Detail = await get(`/api/v1/instances/${id}${limit ? '?tasks_limit=' + limit : ''}`, {signal});
+  const d: Detail = await get(`/api/v1/instances/${id}?pending_limit=${PENDING_SHOWN}${limit ? '&tasks_limit=' + limit : ''}`, {signal});
   d.tasks = d.tasks || [];
   d.history = d.history || [];
   if (limit) return d;
   let guard = 0;
   while (d.tasks_total && d.tasks.length < d.tasks_total && guard++ < 100) {
-    const more: Detail = await get(`/api/v1/instances/${id}?tasks_offset=${d.tasks.length}&tasks_limit=1000`, {signal});
+    const more: Detail = await get(`/api/v1/instances/${id}?tasks_offset=${d.tasks.length}&tasks_limit=1000&pending_limit=0`, {signal});
     if (!more.tasks || !more.tasks.length) break;
     d.tasks = d.tasks.concat(more.tasks);
   }
@@ -82,10 +83,13 @@ async function fetchDetail(id: number, signal: AbortSignal, limit = 0): Promise<
 const REFRESH_MS = 2000; // polling, when the event stream cannot be opened
 const SAFETY_MS = 30000; // the stream's safety read of the whole instance
 const ROWS_MS = 1000;    // rows events changed are read again at most this often
-const FEW_ROWS = 20;
+const FEW_ROWS = 20;      // rows events changed: up to this many read one by one, else as a page
 const CLOCK_MS = 5000;   // running tasks' durations move on
 const FIRST_PAGE = 100;  // the tasks the first read asks for
-const REST_PAGE = 1000;  // and each read after it     // up to this many one by one, else as a page
+const REST_PAGE = 1000;  // and each read after it
+const FOLD_ABOVE = 5000; // a graph of more tasks opens collapsed by prefix
+const REASON_SHOWN = 300;
+const PENDING_SHOWN = 50; // the tasks not started yet listed (a run being made has thousands)
 
 export function InstancePage({id}: {id: number}) {
   const [detail, setDetail] = useState<Detail | null>(null);
@@ -97,7 +101,8 @@ export function InstancePage({id}: {id: number}) {
   const [search, setSearch] = useState('');
   const [view, setView] = useState<'graph' | 'gantt'>('graph');
   const [version, setVersion] = useState(0);
-  const [folded, setFolded] = useState(false);
+  // null: folded when the graph is bigger than FOLD_ABOVE tasks.
+  const [foldChoice, setFolded] = useState<boolean | null>(null);
   const keepUntil = useRef(0);
   const wake = useRef<() => void>(() => {});
   const detailRef = useRef<Detail | null>(null);
@@ -195,7 +200,7 @@ export function InstancePage({id}: {id: number}) {
       let rows: TaskAttempt[] = [];
       const one = async () => {
         for (let o = offsets.shift(); o !== undefined && alive; o = offsets.shift()) {
-          const p: Detail = await get(`/api/v1/instances/${id}?tasks_offset=${o}&tasks_limit=${REST_PAGE}`, {signal: ctrl.signal});
+          const p: Detail = await get(`/api/v1/instances/${id}?tasks_offset=${o}&tasks_limit=${REST_PAGE}&pending_limit=0`, {signal: ctrl.signal});
           if (p.tasks) rows = rows.concat(p.tasks);
         }
       };
@@ -250,7 +255,7 @@ export function InstancePage({id}: {id: number}) {
           })));
           rows = got.filter(Boolean);
           const last = Math.max(0, cur.tasks.length - 1);
-          head = await get(`/api/v1/instances/${id}?tasks_limit=1&tasks_offset=${last}`, {signal: ctrl.signal});
+          head = await get(`/api/v1/instances/${id}?tasks_limit=1&tasks_offset=${last}&pending_limit=${PENDING_SHOWN}`, {signal: ctrl.signal});
           rows = rows.concat(head!.tasks || []);
         } else {
           const at = new Map(cur.tasks.map((t, i) => [t.id, i]));
@@ -259,7 +264,7 @@ export function InstancePage({id}: {id: number}) {
           const hi = Math.max(...idx);
           while (lo <= hi) {
             const n = Math.min(hi - lo + 1, 1000);
-            head = await get(`/api/v1/instances/${id}?tasks_limit=${n}&tasks_offset=${lo}`, {signal: ctrl.signal});
+            head = await get(`/api/v1/instances/${id}?tasks_limit=${n}&tasks_offset=${lo}&pending_limit=${PENDING_SHOWN}`, {signal: ctrl.signal});
             const got = head!.tasks || [];
             rows = rows.concat(got);
             if (got.length < n) break;
@@ -374,7 +379,14 @@ export function InstancePage({id}: {id: number}) {
   }, [latest, scope]);
 
   // Collapse by prefix: each family of tasks (part_1, part_2, …) one node.
-  const fold = useMemo(() => (folded ? collapse(specTasks) : null), [folded, specTasks]);
+  // A very big graph opens collapsed (its full layout and drawing would
+  // cost seconds at 100,000 tasks); unchecking the box draws it all.
+  const folded = foldChoice ?? specTasks.length > FOLD_ABOVE;
+  const fold = useMemo(() => {
+    if (!folded) return null;
+    const f = collapse(specTasks);
+    return foldChoice === null && f.tasks.length > FOLD_ABOVE ? null : f; // folding would not help
+  }, [folded, foldChoice, specTasks]);
   const dagTasks = fold ? fold.tasks : specTasks;
   const dagInfo = useCallback((name: string): NodeInfo => {
     const ms = fold?.members.get(name);
@@ -465,6 +477,8 @@ export function InstancePage({id}: {id: number}) {
           <ul className="pending">
             {d.pending.map((p) => <li key={p.name} data-task={p.name} data-wait={p.wait.cause}>
               <code>{p.name}</code> <WaitText w={p.wait} /></li>)}
+            {(d.pending_total || 0) > d.pending.length
+              ? <li className="muted more">and {(d.pending_total || 0) - d.pending.length} more not started yet</li> : null}
           </ul>
         </section>) : null}
       {spec instanceof Error && d ? <p className="muted">The definition of {d.workflow} version {d.version} is not available ({describe(spec)}); the tasks are shown without their dependencies.</p> : null}
@@ -478,14 +492,14 @@ export function InstancePage({id}: {id: number}) {
           onChange={(e) => setSearch(e.target.value)}
           onKeyDown={(e) => { if (e.key === 'Enter' && hits.length) open(hits[0]); }} /></label>
         <span className="muted" id="dag-hits" aria-live="polite">{search ? `${hits.length} match${hits.length === 1 ? '' : 'es'}` : ''}</span>
-        <label><input type="checkbox" id="dag-collapse" checked={folded} onChange={(e) => setFolded(e.target.checked)} /> Collapse by prefix</label>
+        <label><input type="checkbox" id="dag-collapse" checked={!!fold} onChange={(e) => setFolded(e.target.checked)} /> Collapse by prefix</label>
         <Legend counts={counts} total={names.length} />
       </div>
       <div className={['split', side ? 'with-side' : ''].join(' ')}>
         <div className="main-view">
           {view === 'graph'
             ? (d && specTasks.length ? <Dag key={fold ? 'folded' : 'all'} tasks={dagTasks} info={dagInfo} selected={selected} search={search}
-                critical={critical} onSelect={select} onReady={() => { perf.ready(specTasks.length); drawnDone.current(); }} version={version} changed={fold ? null : changedRef.current} refit={!!logTask} />
+                critical={critical} onSelect={select} onReady={() => { perf.ready(specTasks.length, dagTasks.length); drawnDone.current(); }} version={version} changed={fold ? null : changedRef.current} refit={!!logTask} />
               : <p className="muted">{d ? 'No tasks.' : ''}</p>)
             : d ? <Gantt tasks={d.tasks} critical={critical} onOpen={(t) => openAttempt(t, 'log')} /> : null}
         </div>
@@ -550,8 +564,11 @@ function Head({d}: {d: Detail}) {
 }
 
 // WaitText is why a task waits, its cause as data-wait for tests and styles.
+// A reason naming thousands of upstreams is cut short (the rest in the
+// graph and the list).
 function WaitText({w}: {w: Wait}) {
-  return <span className="wait" data-wait={w.cause} title={w.reason}>{w.reason}{w.retry_at ? <> (at <Time iso={w.retry_at} />)</> : null}</span>;
+  const r = w.reason.length > REASON_SHOWN ? w.reason.slice(0, REASON_SHOWN) + '…' : w.reason;
+  return <span className="wait" data-wait={w.cause} title={r}>{r}{w.retry_at ? <> (at <Time iso={w.retry_at} />)</> : null}</span>;
 }
 
 function Params({p}: {p?: Record<string, string>}) {
