@@ -284,22 +284,39 @@ function Overview({pos, store, on}: {pos: Map<string, Pos>; store: LookStore; on
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, w, h);
     const bw = Math.max(1, NODE_W * zoom), bh = Math.max(1, NODE_H * zoom);
-    const marks = bh >= 9;
-    if (marks) { g.font = `${Math.min(12, bh * 0.7)}px sans-serif`; g.textBaseline = 'middle'; }
-    const outlined: [number, number][] = [];
+    // One path per state, filled and stroked once: a few draw calls
+    // however many tasks (one per task cost most of a frame at 1,000).
+    const byState = new Map<string, Path2D>();
+    const marks = bh >= 14 ? new Map<string, [number, number][]>() : null;
+    const outlined = new Path2D();
     for (const [name, p] of pos) {
       const x = p.x * zoom + tx, y = p.y * zoom + ty;
       if (x + bw < 0 || y + bh < 0 || x > w || y > h) continue;
       const l = store.get(name);
-      const k = colour(l.state);
+      let path = byState.get(l.state);
+      if (!path) byState.set(l.state, path = new Path2D());
+      path.rect(x + 0.5, y + 0.5, bw - 1, bh - 1);
+      if (marks) (marks.get(l.state) || marks.set(l.state, []).get(l.state)!).push([x, y]);
+      if (l.selected || l.hit) outlined.rect(x - 2, y - 2, bw + 4, bh + 4);
+    }
+    g.lineWidth = 1;
+    for (const [st, path] of byState) {
+      const k = colour(st);
       g.fillStyle = k.bg;
-      g.fillRect(x, y, bw, bh);
-      if (bw >= 3) { g.strokeStyle = k.fg; g.lineWidth = 1; g.strokeRect(x + 0.5, y + 0.5, bw - 1, bh - 1); }
-      if (marks) { g.fillStyle = k.fg; g.fillText(STATE_SYMBOL[l.state] ?? '•', x + 2, y + bh / 2); }
-      if (l.selected || l.hit) outlined.push([x, y]);
+      g.fill(path);
+      if (bw >= 3) { g.strokeStyle = k.fg; g.stroke(path); }
+    }
+    if (marks) {
+      g.font = `${Math.min(12, bh * 0.5)}px sans-serif`;
+      g.textBaseline = 'middle';
+      for (const [st, at] of marks) {
+        g.fillStyle = colour(st).fg;
+        const sym = STATE_SYMBOL[st] ?? '•';
+        for (const [x, y] of at) g.fillText(sym, x + 3, y + bh / 2);
+      }
     }
     g.strokeStyle = '#0969da'; g.lineWidth = 2;
-    for (const [x, y] of outlined) g.strokeRect(x - 2, y - 2, bw + 4, bh + 4);
+    g.stroke(outlined);
     perf.mark('overview drawn');
   };
   useLayoutEffect(() => { draw.current(); });
