@@ -101,7 +101,7 @@ func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
 	// page derives them over all of the instance's tasks (a pending task's
 	// upstreams and a task's rank in its queue need the whole instance).
 	ws, pend := map[int64]*Wait{}, []PendingTask(nil)
-	if q.limit > 0 && !inst.State.Finished() {
+	if q.limit > 0 && !q.noWaits && !inst.State.Finished() {
 		all := page.Tasks
 		if page.Total > len(page.Tasks) {
 			if all, err = h.Store.ListTaskInstances(r.Context(), id); err != nil {

@@ -67,7 +67,9 @@ function inScope(specTasks: SpecTask[], startNodes?: string[], scope?: string): 
 // the API pages the tasks (tasks_total beyond what came), it reads the
 // rest too, unless limit was given.
 async function fetchDetail(id: number, signal: AbortSignal, limit = 0): Promise<Detail> {
-  const d: Detail = await get(`/api/v1/instances/${id}?pending_limit=${PENDING_SHOWN}${limit ? '&tasks_limit=' + limit : ''}`, {signal});
+  // The first page paints states only: its waits come by the next read.
+  const w = limit ? `&tasks_limit=${limit}&waits=false` : '';
+  const d: Detail = await get(`/api/v1/instances/${id}?pending_limit=${PENDING_SHOWN}${w}`, {signal});
   d.tasks = d.tasks || [];
   d.history = d.history || [];
   if (limit) return d;
@@ -89,6 +91,7 @@ const FIRST_PAGE = 100;  // the tasks the first read asks for
 const REST_PAGE = 1000;  // and each read after it
 const FOLD_ABOVE = 5000; // a graph of more tasks opens collapsed by prefix
 const REASON_SHOWN = 300;
+const WAITS_UP_TO = 2000; // the pages after the first carry waits up to this many tasks
 const PENDING_SHOWN = 50; // the tasks not started yet listed (a run being made has thousands)
 
 export function InstancePage({id}: {id: number}) {
@@ -181,6 +184,7 @@ export function InstancePage({id}: {id: number}) {
         show(d);
         perf.mark('first render');
         if (first) stream(d.event_seq);
+        if (first && !workflowFinished(d.state)) { for (const t of d.tasks) dirty.add(t.id); later(0); }
         if (first && d.tasks_total && d.tasks.length < d.tasks_total) rest(d.tasks.length, d.tasks_total);
       } catch (e: any) {
         failed(e);
@@ -195,12 +199,15 @@ export function InstancePage({id}: {id: number}) {
     // puts each in place (a row an event changed since keeps its state).
     async function rest(from: number, total: number) {
       touched = new Set();
+      // Each page's waits read every task again: a big instance's pages
+      // come without (a row's wait shows once an event re-reads it).
+      const bare = total > WAITS_UP_TO ? '&waits=false' : '';
       const offsets: number[] = [];
       for (let o = from; o < total; o += REST_PAGE) offsets.push(o);
       let rows: TaskAttempt[] = [];
       const one = async () => {
         for (let o = offsets.shift(); o !== undefined && alive; o = offsets.shift()) {
-          const p: Detail = await get(`/api/v1/instances/${id}?tasks_offset=${o}&tasks_limit=${REST_PAGE}&pending_limit=0`, {signal: ctrl.signal});
+          const p: Detail = await get(`/api/v1/instances/${id}?tasks_offset=${o}&tasks_limit=${REST_PAGE}&pending_limit=0${bare}`, {signal: ctrl.signal});
           if (p.tasks) rows = rows.concat(p.tasks);
         }
       };
@@ -231,8 +238,8 @@ export function InstancePage({id}: {id: number}) {
       if (r.detail !== cur) show(r.detail, names, 'event');
       if (r.dirty.length || r.instance) later();
     }
-    function later() {
-      if (!refreshTimer && !refreshing) refreshTimer = window.setTimeout(refresh, ROWS_MS);
+    function later(ms = ROWS_MS) {
+      if (!refreshTimer && !refreshing) refreshTimer = window.setTimeout(refresh, ms);
     }
     // refresh reads again what events changed: those rows (one by one when
     // few, else the page of rows they span) and the instance's head.
