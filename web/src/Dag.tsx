@@ -222,11 +222,12 @@ function Flow({tasks, info, selected, search, critical, onSelect, onReady, versi
   // mount those in view at zoom 1 only to drop them.
   const [fitted, setFitted] = useState(!big);
   const lod = useStore((s) => s.transform[2] < LOD_ZOOM) && big || !fitted;
+  // The same element while nothing it shows changed: FlowView (memo)
+  // then skips a live update, which the overview redraws by itself.
+  const overview = useMemo(() => (big ? <Overview pos={pos} store={store} on={lod} /> : null), [big, pos, store, lod]);
   return <FlowView nodes={lod ? NO_NODES : nodes} edges={big && (!near || lod) ? NO_EDGES : edges} big={big}
     minimap={shape.length <= MINIMAP_LIMIT} onNodeClick={onNodeClick} onInit={onInit} mmClass={mmClass}
-    onFit={fit} onPaneClick={onPaneClick}>
-    {big ? <Overview pos={pos} store={store} on={lod} /> : null}
-  </FlowView>;
+    onFit={fit} onPaneClick={onPaneClick}>{overview}</FlowView>;
 }
 
 function boundsOf(pos: Map<string, Pos>) {
