@@ -1,10 +1,12 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,7 +28,8 @@ const (
 	eventPage        = 500
 )
 
-// eventFilter reads the project, workflow and instance query parameters.
+// eventFilter reads the project, workflow, instance and kinds query
+// parameters.
 func eventFilter(r *http.Request) (model.EventFilter, error) {
 	q := r.URL.Query()
 	f := model.EventFilter{Project: q.Get("project"), Workflow: q.Get("workflow")}
@@ -40,7 +43,38 @@ func eventFilter(r *http.Request) (model.EventFilter, error) {
 		return f, err
 	}
 	f.Instance = id
+	if q.Has("kinds") {
+		if f.Kinds, err = eventKinds(q.Get("kinds")); err != nil {
+			return f, err
+		}
+	}
 	return f, nil
+}
+
+// eventKinds parses a comma-separated list of event kinds (kinds=instance
+// is what a list of instances needs: none of the task events).
+func eventKinds(s string) ([]string, error) {
+	var out []string
+	for _, k := range strings.Split(s, ",") {
+		k = strings.TrimSpace(k)
+		if !slices.Contains(model.EventKinds, k) {
+			return nil, badRequest("query parameter kinds: %q is not an event kind (one or more of %s, comma-separated)",
+				k, strings.Join(model.EventKinds, ", "))
+		}
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+// lastEventSeq is the newest published seq: the hub's when it holds one
+// (no query on a busy database), else the outbox's.
+func (h *handlers) lastEventSeq(ctx context.Context) (int64, error) {
+	if seq, ok := h.Events.Last(); ok {
+		return seq, nil
+	}
+	return h.Store.LastEventSeq(ctx)
 }
 
 // events streams published events as server-sent events, each with its
@@ -66,7 +100,7 @@ func (h *handlers) events(w http.ResponseWriter, r *http.Request) error {
 		if cursor, err = strconv.ParseInt(from, 10, 64); err != nil || cursor < 0 {
 			return badRequest("%s must be an event id (an integer >= 0), got %q", src, from)
 		}
-	} else if cursor, err = h.Store.LastEventSeq(r.Context()); err != nil {
+	} else if cursor, err = h.lastEventSeq(r.Context()); err != nil {
 		return err
 	}
 	rc := http.NewResponseController(w)

@@ -76,6 +76,12 @@ func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// Read before the instance: an event published by now is of a change
+	// committed before the reads below.
+	seq, err := h.lastEventSeq(r.Context())
+	if err != nil {
+		return err
+	}
 	inst, err := h.waitInstance(r.Context(), id, q.wait)
 	if err != nil {
 		return storeError(err)
@@ -96,7 +102,7 @@ func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
 	// page derives them over all of the instance's tasks (a pending task's
 	// upstreams and a task's rank in its queue need the whole instance).
 	ws, pend := map[int64]*Wait{}, []PendingTask(nil)
-	if q.limit > 0 && !inst.State.Finished() {
+	if q.limit > 0 && !q.noWaits && !inst.State.Finished() {
 		all := page.Tasks
 		if page.Total > len(page.Tasks) {
 			if all, err = h.Store.ListTaskInstances(r.Context(), id); err != nil {
@@ -107,9 +113,14 @@ func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	pendTotal := len(pend)
+	if len(pend) > q.pending {
+		pend = pend[:q.pending]
+	}
 	out := InstanceDetail{Instance: fromInstance(inst), Tasks: make([]TaskInstance, len(page.Tasks)),
 		History: make([]HistoryEntry, len(hist)), Outputs: outputsOf(withOutputs), Pending: nonNilSlice(pend),
-		TasksTotal: page.Total, TaskCounts: map[string]int{}}
+		TasksTotal: page.Total, TaskCounts: map[string]int{}, EventSeq: seq,
+		PendingTotal: pendTotal}
 	for st, n := range page.Counts {
 		out.TaskCounts[string(st)] = n
 	}

@@ -2,7 +2,9 @@ package api
 
 import (
 	"context"
+	"math"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/beluga-scheduler/beluga/common/model"
@@ -27,6 +29,8 @@ const (
 type instanceParams struct {
 	limit, offset int
 	wait          time.Duration
+	pending       int  // at most this many pending tasks in the answer
+	noWaits       bool // waits=false: no waits and no pending tasks derived
 }
 
 func instanceQuery(r *http.Request) (instanceParams, error) {
@@ -40,6 +44,22 @@ func instanceQuery(r *http.Request) (instanceParams, error) {
 		return p, err
 	}
 	p.limit, p.offset = int(limit), int(offset)
+	// A run whose tasks are still being made has thousands pending: a page
+	// that shows a few asks for a few (pending_total says how many).
+	pending, err := queryInt(r, "pending_limit", math.MaxInt32, 0, math.MaxInt32)
+	if err != nil {
+		return p, err
+	}
+	p.pending = int(pending)
+	// Deriving waits reads every task of the instance and its definition:
+	// a first paint that needs only states asks for none.
+	if v := r.URL.Query().Get("waits"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return p, badRequest("query parameter waits must be true or false, got %q", v)
+		}
+		p.noWaits = !b
+	}
 	if s := r.URL.Query().Get("wait"); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil || d < 0 || d > maxInstanceWait {

@@ -223,6 +223,13 @@ type InstanceDetail struct {
 	Outputs []Output `json:"outputs"`
 	// Pending are the tasks with no attempt yet, each with its wait.
 	Pending []PendingTask `json:"pending"`
+	// PendingTotal is how many tasks are pending, when pending_limit
+	// answered fewer.
+	PendingTotal int `json:"pending_total"`
+	// EventSeq is the newest event seq published before the read: every
+	// change with an event up to it is in this answer, so a client that
+	// follows GET /api/v1/events?after=EventSeq misses nothing.
+	EventSeq int64 `json:"event_seq"`
 }
 
 // HistoryEntry is an operator action on an instance or one of its tasks,

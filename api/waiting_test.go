@@ -50,6 +50,19 @@ func TestWaitsFromTheRows(t *testing.T) {
 		d.Pending[0].Wait.Reason != "waiting for upstream extract" {
 		t.Fatalf("pending %+v, want load waiting for upstream extract", d.Pending)
 	}
+	// pending_limit bounds the list, pending_total still counts it all.
+	var few InstanceDetail
+	b.get("/api/v1/instances/"+itoa(newer.ID)+"?pending_limit=0").want(t, http.StatusOK).json(t, &few)
+	if len(few.Pending) != 0 || few.PendingTotal != 1 || d.PendingTotal != 1 {
+		t.Fatalf("pending_limit=0: %d pending, pending_total %d (unlimited: %d); want none, 1 (1)", len(few.Pending), few.PendingTotal, d.PendingTotal)
+	}
+	b.get("/api/v1/instances/"+itoa(newer.ID)+"?pending_limit=-1").want(t, http.StatusBadRequest)
+	var bare InstanceDetail
+	b.get("/api/v1/instances/"+itoa(newer.ID)+"?waits=false").want(t, http.StatusOK).json(t, &bare)
+	if len(bare.Pending) != 0 || task(bare, rows[1].ID).Wait != nil || task(bare, rows[1].ID).State != "submitted" {
+		t.Fatalf("waits=false: pending %+v, wait %+v; want the tasks without waits", bare.Pending, task(bare, rows[1].ID).Wait)
+	}
+	b.get("/api/v1/instances/"+itoa(newer.ID)+"?waits=maybe").want(t, http.StatusBadRequest)
 	if w := task(b.detail(older.ID), rows[0].ID).Wait; w == nil || w.Cause != "queue" || *w.Ahead != 0 {
 		t.Fatalf("older extract wait %+v, want queued behind 0", w)
 	}

@@ -171,6 +171,8 @@ func TestEventRequestsRefused(t *testing.T) {
 		{"GET", "/api/v1/events?instance=0", "", ""},
 		{"GET", "/api/v1/events?project=a%20b", "", ""},
 		{"GET", "/api/v1/events?after=-3", "", ""},
+		{"GET", "/api/v1/events?kinds=instance,tasks", "", ""},
+		{"GET", "/api/v1/events?kinds=", "", ""},
 		{"GET", "/api/v1/events", "", "abc"},
 		{"PUT", "/api/v1/subscriptions/s1", `{}`, ""},
 		{"PUT", "/api/v1/subscriptions/s1", `{"url":"ftp://x/y"}`, ""},
@@ -399,5 +401,69 @@ func TestEventStreamShowsOnlyViewableProjects(t *testing.T) {
 			t.Fatalf("viv's stream of project other sent %+v", ev.Event)
 		}
 	case <-time.After(500 * time.Millisecond): // nothing may come; the positive case above bounds the wait
+	}
+}
+
+// kinds=instance sends the instance events only, and still only those of
+// the projects the caller may view; an instance's read says which event it
+// reflects (event_seq), from where a stream misses nothing.
+func TestEventStreamKinds(t *testing.T) {
+	e := start(t, "")
+	const wf = "name: w\ntasks:\n  - {name: a, command: \"true\"}\n  - {name: b, command: \"true\", depends_on: [a]}\n"
+	e.do("POST", "/api/v1/projects", `{"name":"other"}`, http.StatusCreated, nil)
+	e.apply(wf)
+	e.do("PUT", "/api/v1/projects/other/workflows/w", wf, http.StatusCreated, nil)
+	e.do("POST", "/api/v1/users", `{"name":"viv","password":"viv-password"}`, http.StatusCreated, nil)
+	e.do("PUT", "/api/v1/projects/demo/grants/viv", `{"level":"view"}`, http.StatusOK, nil)
+	var lr struct {
+		Token string `json:"token"`
+	}
+	e.do("POST", "/api/v1/login", `{"username":"viv","password":"viv-password"}`, http.StatusOK, &lr)
+	viv := &http.Client{Transport: bearer{lr.Token, http.DefaultTransport}}
+
+	var other struct {
+		ID int64 `json:"id"`
+	}
+	e.do("POST", "/api/v1/projects/other/workflows/w/runs", `{}`, http.StatusCreated, &other)
+	if iv := e.wait(other.ID, time.Minute); iv.State != "succeeded" {
+		t.Fatalf("run in other: %s", iv.State)
+	}
+	id := e.run("w", nil)
+	insts, hangUp := e.streamWith(viv, "kinds=instance", 0) // from the first event: other's come first
+	defer hangUp()
+	tasks, hangUpTasks := e.streamWith(e.client(), "kinds=task,timeout&instance="+strconv.FormatInt(id, 10), 0)
+	defer hangUpTasks()
+	var trail []string
+	var last int64
+	for {
+		ev := next(t, insts)
+		if ev.Event.Kind != model.EventInstance || ev.Event.Project != "demo" {
+			t.Fatalf("viv's kinds=instance stream (view on demo only) sent %+v", ev.Event)
+		}
+		trail = append(trail, ev.Event.State)
+		if ev.Event.InstanceID == id && ev.Event.State == "succeeded" {
+			last = ev.ID
+			break
+		}
+	}
+	if s := strings.Join(trail, " "); s != "submitted running succeeded" {
+		t.Fatalf("instance events: %s, want submitted running succeeded", s)
+	}
+	n := 0
+	for n < 2 {
+		ev := next(t, tasks)
+		if ev.Event.Kind != model.EventTask || ev.Event.InstanceID != id {
+			t.Fatalf("kinds=task,timeout stream of instance %d sent %+v", id, ev.Event)
+		}
+		if ev.Event.State == "succeeded" {
+			n++
+		}
+	}
+	var d struct {
+		EventSeq int64 `json:"event_seq"`
+	}
+	e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &d)
+	if d.EventSeq < last {
+		t.Fatalf("the read of the ended instance says event_seq %d; its last event is %d", d.EventSeq, last)
 	}
 }

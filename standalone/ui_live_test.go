@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
 // liveProxy sits in front of the API: it records each request the browser
@@ -22,6 +24,7 @@ type liveProxy struct {
 	mu      sync.Mutex
 	reqs    []seenReq
 	streams []context.CancelFunc
+	refuse  bool // answer the event stream 503, as a proxy that cannot stream does
 }
 
 type seenReq struct {
@@ -41,6 +44,11 @@ func newLiveProxy(t *testing.T, target string) (*liveProxy, string) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		p.reqs = append(p.reqs, seenReq{r.URL.Path, r.URL.Query(), r.Header.Get("Last-Event-ID")})
+		if r.URL.Path == "/api/v1/events" && p.refuse {
+			p.mu.Unlock()
+			http.Error(w, "no streams here", http.StatusServiceUnavailable)
+			return
+		}
 		if r.URL.Path == "/api/v1/events" {
 			ctx, cancel := context.WithCancel(r.Context())
 			p.streams = append(p.streams, cancel)
@@ -72,6 +80,17 @@ func (p *liveProxy) since(i int) []seenReq {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]seenReq(nil), p.reqs[i:]...)
+}
+
+// count is how many of the requests since i went to path.
+func (p *liveProxy) count(i int, path string) int {
+	n := 0
+	for _, r := range p.since(i) {
+		if r.path == path {
+			n++
+		}
+	}
+	return n
 }
 
 func (p *liveProxy) n() int {
@@ -180,4 +199,82 @@ func TestWebUILiveStream(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestWebUIInstancesLive: the instances list follows the event stream of
+// instance events (kinds=instance) and does not poll: no read of the list
+// while nothing happens, a new run and its end shown as they happen. With
+// no stream (refused) it polls.
+func TestWebUIInstancesLive(t *testing.T) {
+	e := start(t, "")
+	p, base := newLiveProxy(t, e.base)
+	b := newBrowser(t, base, e.sessionToken())
+	const list = "/api/v1/instances"
+	dir := t.TempDir()
+	e.apply(liveSpec(dir))
+	first := e.run("live", nil)
+	gate(t, dir, "a")
+	gate(t, dir, "b")
+	if iv := e.wait(first, time.Minute); iv.State != "succeeded" {
+		t.Fatalf("first run %s", iv.State)
+	}
+	row := func(id int64, state string) string {
+		return fmt.Sprintf(`document.querySelector('tr[data-id="%d"] .badge')?.textContent === %q`, id, state)
+	}
+	// watch returns the reads of the list during window (no wake-ups: a
+	// page that polls reads it every 2 s by itself).
+	watch := func(s *session, window time.Duration) int {
+		at := p.n()
+		select {
+		case <-time.After(window):
+		case <-s.ctx.Done():
+			t.Fatal(s.ctx.Err())
+		}
+		return p.count(at, list)
+	}
+	t.Run("follows", func(t *testing.T) {
+		os.Remove(filepath.Join(dir, "a"))
+		os.Remove(filepath.Join(dir, "b"))
+		b.step(t, 90*time.Second, func(s *session) {
+			s.open("#/instances")
+			s.until("the first run listed", row(first, "succeeded"))
+			s.waitFor("the stream of instance events open", func() bool {
+				for _, r := range p.since(0) {
+					if r.path == "/api/v1/events" && r.query.Get("kinds") == "instance" && r.query.Get("instance") == "" {
+						return true
+					}
+				}
+				return false
+			})
+			// The read when the stream opened may still be on its way.
+			s.until("settled", row(first, "succeeded"))
+			if n := watch(s, 5*time.Second); n != 0 {
+				t.Fatalf("the list was read %d time(s) in 5 s with nothing happening: it polls", n)
+			}
+			at := p.n()
+			id := e.run("live", nil)
+			s.until("the new run listed, running", row(id, "running"))
+			gate(t, dir, "a")
+			gate(t, dir, "b")
+			s.until("the new run succeeded", row(id, "succeeded"))
+			// One read per burst of instance events (submitted, running,
+			// succeeded), none per task event.
+			if n := p.count(at, list); n == 0 || n > 6 {
+				t.Fatalf("the list was read %d time(s) for a run's three instance events", n)
+			}
+		})
+	})
+	t.Run("no stream: polls", func(t *testing.T) {
+		p.mu.Lock()
+		p.refuse = true
+		p.mu.Unlock()
+		p.drop()
+		b.step(t, 90*time.Second, func(s *session) {
+			s.run("blank", chromedp.Navigate("about:blank"))
+			s.open("#/instances")
+			s.until("the first run listed", row(first, "succeeded"))
+			at := p.n()
+			s.waitFor("two polls", func() bool { return p.count(at, list) >= 2 })
+		})
+	})
 }

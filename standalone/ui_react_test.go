@@ -312,6 +312,69 @@ func TestWebUIBigDAG(t *testing.T) {
 	}
 }
 
+// TestWebUIHugeInstance opens a 10,000-task instance (the cap of a
+// workflow) while it runs: it opens collapsed by prefix (three nodes that
+// count their tasks), with the state counts and a first page of the task
+// list, and prints the time to that first useful paint. Unchecking the
+// collapse draws every task (the overview); the list holds every attempt
+// in a window of rows and filters by name.
+func TestWebUIHugeInstance(t *testing.T) {
+	const n = 10000
+	e := start(t, "")
+	b := newBrowser(t, e.base, e.sessionToken())
+	e.do("PUT", "/api/v1/projects/demo/workflows/huge", bigSpec(n), http.StatusCreated, nil)
+	var out struct{ ID int64 }
+	e.do("POST", "/api/v1/projects/demo/workflows/huge/runs", `{"dry_run":true}`, http.StatusCreated, &out)
+	b.step(t, 5*time.Minute, func(s *session) {
+		s.run("blank", chromedp.Navigate("about:blank"))
+		s.open(fmt.Sprintf("#/instances/%d", out.ID))
+		s.until("the collapsed DAG fitted", fmt.Sprintf(`(window.belugaPerf?.ready || []).some(r => r.tasks === %d)`, n))
+		var ready struct{ At, Drawn float64 }
+		s.eval(fmt.Sprintf(`window.belugaPerf.ready.find(r => r.tasks === %d)`, n), &ready)
+		var marks map[string]float64
+		s.eval(`window.belugaPerf.marks`, &marks)
+		var order []string
+		for k := range marks {
+			order = append(order, k)
+		}
+		sort.Slice(order, func(i, j int) bool { return marks[order[i]] < marks[order[j]] })
+		var parts []string
+		for _, k := range order {
+			parts = append(parts, fmt.Sprintf("%s %.0f", k, marks[k]))
+		}
+		t.Logf("FIGURE %d-task instance: first useful paint (graph collapsed to %.0f nodes and fitted, state counts, first page of tasks) %.0f ms after navigation (target 1000 ms); of which: %s",
+			n, ready.Drawn, ready.At, strings.Join(parts, ", "))
+		if ready.Drawn != 3 {
+			t.Fatalf("%d nodes drawn for the big instance; want it collapsed to 3", int(ready.Drawn))
+		}
+		s.until("collapsed, counted", fmt.Sprintf(`document.querySelector('#dag-collapse').checked &&
+			document.querySelectorAll('.dag .node').length === 3 &&
+			document.querySelector('.dag .node[data-task="p*"]')?.textContent.includes('%d tasks') &&
+			document.querySelector('#state-counts')?.textContent.includes('%d tasks') &&
+			document.querySelectorAll('table.tasks tbody tr[data-id]').length > 0`, n-2, n))
+
+		// On demand, every task: the overview of the whole graph.
+		s.run("expand all", chromedp.Click(`#dag-collapse`, chromedp.ByQuery))
+		s.until("every task drawn", fmt.Sprintf(`window.belugaPerf.ready.some(r => r.drawn === %d) &&
+			!document.querySelector('.dag canvas.overview').hidden`, n))
+		var all []struct{ At, Drawn float64 }
+		s.eval(`window.belugaPerf.ready`, &all)
+		t.Logf("FIGURE %d-task instance: the whole graph drawn on demand %.0f ms after the click's page had its first paint", n, all[len(all)-1].At-ready.At)
+
+		s.until("the run ended", `['succeeded', 'failed'].includes(document.querySelector('h1 .badge')?.textContent)`)
+		s.until("every attempt listed", fmt.Sprintf(`document.querySelector('#task-count')?.textContent.endsWith('of %d attempts')`, n))
+		var rows int
+		s.eval(`document.querySelectorAll('table.tasks tbody tr[data-id]').length`, &rows)
+		if rows == 0 || rows > 80 {
+			t.Fatalf("%d task rows in the DOM for %d attempts; want a window of them", rows, n)
+		}
+		target := fmt.Sprintf("p%d", n-17)
+		s.setValue(`#task-name-filter`, target)
+		s.until("the name filter", fmt.Sprintf(`document.querySelectorAll('table.tasks tbody tr[data-id]').length === 1 && !!document.querySelector('table.tasks tr[data-task=%s]')`, target))
+		s.setValue(`#task-name-filter`, "")
+	})
+}
+
 // TestWebUILogin: a 401 shows the login form; a wrong password says so; the
 // right one shows the page and the user menu, whose Log out brings the form
 // back (the real auth API, a user made by the admin). Also the grid and

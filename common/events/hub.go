@@ -100,3 +100,20 @@ func (h *Hub) Wait() <-chan struct{} {
 	defer h.mu.Unlock()
 	return h.ch
 }
+
+// Last returns the newest seq the hub holds, and false when it holds
+// nothing yet (nil hub, or nothing published since it started).
+func (h *Hub) Last() (int64, bool) {
+	if h == nil {
+		return 0, false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.floor < 0 {
+		return 0, false
+	}
+	if len(h.buf) == 0 {
+		return h.floor, true
+	}
+	return h.buf[len(h.buf)-1].Seq, true
+}

@@ -56,6 +56,8 @@ type EventFilter struct {
 	Project  string
 	Workflow string
 	Instance int64
+	// Kinds limits events to these kinds (EventInstance, ...); nil: all.
+	Kinds []string
 	// Projects limits events to these projects (the caller's viewable
 	// ones); nil: no limit. Set by the API, never from a query.
 	Projects []string
@@ -66,5 +68,9 @@ func (f EventFilter) Match(e Event) bool {
 	return (f.Projects == nil || slices.Contains(f.Projects, e.Project)) &&
 		(f.Project == "" || f.Project == e.Project) &&
 		(f.Workflow == "" || f.Workflow == e.Workflow) &&
-		(f.Instance == 0 || f.Instance == e.InstanceID)
+		(f.Instance == 0 || f.Instance == e.InstanceID) &&
+		(f.Kinds == nil || slices.Contains(f.Kinds, e.Kind))
 }
+
+// EventKinds are the kinds an event can have, in the order documented.
+var EventKinds = []string{EventInstance, EventTask, EventTimeout}

@@ -260,6 +260,12 @@ func (s *Store) ListEvents(ctx context.Context, after int64, f model.EventFilter
 	if f.Instance != 0 {
 		q = q.Where("instance_id = ?", f.Instance)
 	}
+	if f.Kinds != nil {
+		if len(f.Kinds) == 0 {
+			return nil, nil
+		}
+		q = q.Where("kind IN ?", f.Kinds)
+	}
 	var rows []eventRow
 	if err := q.Order("seq").Limit(limit).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list events after %d: %w", after, err)

@@ -95,6 +95,13 @@ func TestEventOutbox(t *testing.T) {
 		if got, _ := s.ListEvents(ctx, 0, model.EventFilter{Instance: other.ID}, 100); len(got) != 1 {
 			t.Fatalf("other instance: %v", eventTrail(got))
 		}
+		insts, _ := s.ListEvents(ctx, 0, model.EventFilter{Instance: inst.ID, Kinds: []string{model.EventInstance}}, 100)
+		if fmt.Sprint(eventTrail(insts)) != "[instance//submitted instance//running instance//failed]" {
+			t.Fatalf("kinds instance: %v", eventTrail(insts))
+		}
+		if got, _ := s.ListEvents(ctx, 0, model.EventFilter{Kinds: []string{}}, 100); len(got) != 0 {
+			t.Fatalf("no kinds: %v", eventTrail(got))
+		}
 
 		// Pruning keeps the newest published event, so seqs go on from it.
 		last, _ := s.LastEventSeq(ctx)

@@ -5,10 +5,10 @@
 // when the graph's shape does. What a node shows (state, label, selected,
 // search hit, critical) lives in a small store keyed by task name, which
 // writes a change straight to that node's element.
-import {memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef} from 'react';
+import {memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState} from 'react';
 import {Background, Controls, MiniMap, Position, ReactFlow, useReactFlow, useStore, ReactFlowProvider,
-  type Edge, type Node, type NodeProps} from '@xyflow/react';
-import {layout, NODE_H, NODE_W, type SpecTask} from './graph';
+  getViewportForBounds, type Edge, type Node, type NodeProps} from '@xyflow/react';
+import {layout, NODE_H, NODE_W, type Pos, type SpecTask} from './graph';
 import {STATE_SYMBOL, stateClass} from './states';
 import {perf} from './perf';
 
@@ -29,6 +29,8 @@ const NONE: Look = {state: '', label: '', title: '', selected: false, hit: false
 class LookStore {
   private looks = new Map<string, Look>();
   private els = new Map<string, HTMLDivElement>();
+  // onChange is told of every change (the overview redraws).
+  onChange: (() => void) | null = null;
   get = (name: string) => this.looks.get(name) || NONE;
   attach(name: string, el: HTMLDivElement | null) {
     if (el) {
@@ -43,6 +45,7 @@ class LookStore {
     this.looks.set(name, l);
     const el = this.els.get(name);
     if (el) paint(el, l);
+    this.onChange?.();
   }
 }
 
@@ -82,6 +85,15 @@ const nodeTypes = {task: TaskNode};
 const MINIMAP_LIMIT = 400;
 const EDGE_ZOOM = 0.25;
 const NO_EDGES: Edge[] = [];
+const NO_NODES: Node<TaskData>[] = [];
+// A big graph (more than BIG tasks) zoomed out below LOD_ZOOM is drawn on
+// one canvas (a box per task, coloured and marked by state) instead of as
+// React Flow nodes: fitted, 5,000 nodes are a few pixels each, and
+// mounting them cost most of the time to open the page. Zoomed in, the
+// nodes in view are React Flow's again.
+const BIG = 300;
+const LOD_ZOOM = 0.4;
+const PAD = 0.1;
 
 // The handles are plain elements React Flow measures (and given here for
 // before it does), not Handle components: each of those subscribes to
@@ -142,6 +154,17 @@ function Flow({tasks, info, selected, search, critical, onSelect, onReady, versi
     return out;
   }, [shape, critical]);
 
+  // fit shows the whole graph: React Flow's fitView for a small one; for a
+  // big one, whose nodes React Flow may not hold, the layout's bounds.
+  const bounds = useMemo(() => boundsOf(pos), [pos]);
+  const big = shape.length > BIG;
+  const fit = useCallback(() => {
+    if (!big) { rf.fitView(FIT); return; }
+    const el = document.querySelector('.dag .react-flow') as HTMLElement | null;
+    if (!el) return;
+    rf.setViewport(getViewportForBounds(bounds, el.clientWidth, el.clientHeight, 0.02, 1, PAD), {duration: 0});
+  }, [big, bounds, rf]);
+
   // A narrower or wider box: fit again once it has its new size.
   const refitted = useRef(refit);
   useEffect(() => {
@@ -152,7 +175,7 @@ function Flow({tasks, info, selected, search, critical, onSelect, onReady, versi
     const p = selected ? pos.get(selected) : undefined;
     const id = requestAnimationFrame(() => {
       if (p) rf.setCenter(p.x + NODE_W / 2, p.y + NODE_H / 2, {zoom: rf.getZoom(), duration: 0});
-      else rf.fitView(FIT);
+      else fit();
     });
     return () => cancelAnimationFrame(id);
   }, [refit]); // eslint-disable-line react-hooks/exhaustive-deps
@@ -172,31 +195,157 @@ function Flow({tasks, info, selected, search, critical, onSelect, onReady, versi
   const ready = useRef(onReady);
   ready.current = onReady;
   const onNodeClick = useCallback((_: unknown, n: Node) => sel.current(n.id), []);
-  const onInit = useCallback(() => requestAnimationFrame(() => ready.current?.()), []);
+  const onInit = useCallback(() => {
+    perf.mark('flow ready');
+    if (big) { fit(); setFitted(true); }
+    requestAnimationFrame(() => ready.current?.());
+  }, []); // eslint-disable-line react-hooks/exhaustive-deps
   const mmClass = useCallback((n: Node) => stateClass(store.get(n.id).state), [store]);
+  // A click on the overview: the task under it, zoomed in and chosen.
+  const onPaneClick = useCallback((e: {clientX: number; clientY: number}) => {
+    if (rf.getZoom() >= LOD_ZOOM) return;
+    const at = rf.screenToFlowPosition({x: e.clientX, y: e.clientY});
+    for (const [name, p] of pos) {
+      if (at.x >= p.x && at.x <= p.x + NODE_W && at.y >= p.y && at.y <= p.y + NODE_H) {
+        rf.setCenter(p.x + NODE_W / 2, p.y + NODE_H / 2, {zoom: 1, duration: 0});
+        sel.current(name);
+        return;
+      }
+    }
+  }, [pos, rf]);
 
   // A big graph zoomed out far shows no edges: thousands of paths a few
   // pixels long cost more to draw than they show; zoomed in they are back
-  // (only those in view).
-  const big = shape.length > 300;
+  // (only those in view). Zoomed out further its nodes are the overview.
   const near = useStore((s) => s.transform[2] >= EDGE_ZOOM);
-  return <FlowView nodes={nodes} edges={big && !near ? NO_EDGES : edges} big={big} minimap={shape.length <= MINIMAP_LIMIT}
-    onNodeClick={onNodeClick} onInit={onInit} mmClass={mmClass} />;
+  // Until the first fit a big graph gives React Flow no nodes: it would
+  // mount those in view at zoom 1 only to drop them.
+  const [fitted, setFitted] = useState(!big);
+  const lod = useStore((s) => s.transform[2] < LOD_ZOOM) && big || !fitted;
+  // The same element while nothing it shows changed: FlowView (memo)
+  // then skips a live update, which the overview redraws by itself.
+  const overview = useMemo(() => (big ? <Overview pos={pos} store={store} on={lod} /> : null), [big, pos, store, lod]);
+  return <FlowView nodes={lod ? NO_NODES : nodes} edges={big && (!near || lod) ? NO_EDGES : edges} big={big}
+    minimap={shape.length <= MINIMAP_LIMIT} onNodeClick={onNodeClick} onInit={onInit} mmClass={mmClass}
+    onFit={fit} onPaneClick={onPaneClick}>{overview}</FlowView>;
+}
+
+function boundsOf(pos: Map<string, Pos>) {
+  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+  for (const p of pos.values()) {
+    x0 = Math.min(x0, p.x); y0 = Math.min(y0, p.y);
+    x1 = Math.max(x1, p.x + NODE_W); y1 = Math.max(y1, p.y + NODE_H);
+  }
+  if (x0 === Infinity) return {x: 0, y: 0, width: 1, height: 1};
+  return {x: x0, y: y0, width: x1 - x0, height: y1 - y0};
+}
+
+// colours reads each state's colours from the stylesheet (st-<state>),
+// all at once (one style computation), so the overview matches the nodes.
+let COLOURS: Map<string, {fg: string; bg: string}> | null = null;
+function colour(state: string) {
+  if (!COLOURS) {
+    COLOURS = new Map();
+    const box = document.createElement('div');
+    box.style.display = 'none';
+    const probes = Object.keys(STATE_SYMBOL).map((st) => {
+      const p = document.createElement('span');
+      p.className = 'dagnode ' + stateClass(st);
+      box.appendChild(p);
+      return [st, p] as const;
+    });
+    document.body.appendChild(box);
+    for (const [st, p] of probes) {
+      const cs = getComputedStyle(p);
+      COLOURS.set(st, {fg: cs.color || '#57606a', bg: cs.backgroundColor || '#fff'});
+    }
+    box.remove();
+  }
+  return COLOURS.get(state) || COLOURS.get('')!;
+}
+
+// Overview draws every task of a big graph on one canvas, in screen
+// coordinates, as the viewport moves and as looks change: a box per task
+// in its state's colours, its symbol when there is room, the chosen task
+// and search hits outlined.
+function Overview({pos, store, on}: {pos: Map<string, Pos>; store: LookStore; on: boolean}) {
+  const ref = useRef<HTMLCanvasElement>(null);
+  const [tx, ty, zoom] = useStore((s) => s.transform);
+  const w = useStore((s) => s.width), h = useStore((s) => s.height);
+  const draw = useRef(() => {});
+  draw.current = () => {
+    const c = ref.current;
+    if (!c || !on) return;
+    const dpr = window.devicePixelRatio || 1;
+    if (c.width !== Math.round(w * dpr) || c.height !== Math.round(h * dpr)) {
+      c.width = Math.round(w * dpr); c.height = Math.round(h * dpr);
+    }
+    const g = c.getContext('2d');
+    if (!g) return;
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, w, h);
+    const bw = Math.max(1, NODE_W * zoom), bh = Math.max(1, NODE_H * zoom);
+    // One path per state, filled and stroked once: a few draw calls
+    // however many tasks (one per task cost most of a frame at 1,000).
+    const byState = new Map<string, Path2D>();
+    const marks = bh >= 14 ? new Map<string, [number, number][]>() : null;
+    const outlined = new Path2D();
+    for (const [name, p] of pos) {
+      const x = p.x * zoom + tx, y = p.y * zoom + ty;
+      if (x + bw < 0 || y + bh < 0 || x > w || y > h) continue;
+      const l = store.get(name);
+      let path = byState.get(l.state);
+      if (!path) byState.set(l.state, path = new Path2D());
+      path.rect(x + 0.5, y + 0.5, bw - 1, bh - 1);
+      if (marks) (marks.get(l.state) || marks.set(l.state, []).get(l.state)!).push([x, y]);
+      if (l.selected || l.hit) outlined.rect(x - 2, y - 2, bw + 4, bh + 4);
+    }
+    g.lineWidth = 1;
+    for (const [st, path] of byState) {
+      const k = colour(st);
+      g.fillStyle = k.bg;
+      g.fill(path);
+      if (bw >= 3) { g.strokeStyle = k.fg; g.stroke(path); }
+    }
+    if (marks) {
+      g.font = `${Math.min(12, bh * 0.5)}px sans-serif`;
+      g.textBaseline = 'middle';
+      for (const [st, at] of marks) {
+        g.fillStyle = colour(st).fg;
+        const sym = STATE_SYMBOL[st] ?? '•';
+        for (const [x, y] of at) g.fillText(sym, x + 3, y + bh / 2);
+      }
+    }
+    g.strokeStyle = '#0969da'; g.lineWidth = 2;
+    g.stroke(outlined);
+    perf.mark('overview drawn');
+  };
+  useLayoutEffect(() => { draw.current(); });
+  useEffect(() => {
+    let frame = 0;
+    store.onChange = () => { if (!frame) frame = requestAnimationFrame(() => { frame = 0; draw.current(); }); };
+    return () => { store.onChange = null; cancelAnimationFrame(frame); };
+  }, [store]);
+  return <canvas ref={ref} className="overview" role="img" hidden={!on} style={{width: w, height: h}}
+    aria-label={`Overview of ${pos.size} tasks, coloured by state: zoom in, search or click a task to see it`} />;
 }
 
 // FlowView takes only stable props, so a live update (which re-renders
 // Flow) does not re-render React Flow's tree.
-const FlowView = memo(function FlowView({nodes, edges, big, minimap, onNodeClick, onInit, mmClass}: {
+const FlowView = memo(function FlowView({nodes, edges, big, minimap, onNodeClick, onInit, mmClass, onFit, onPaneClick, children}: {
   nodes: Node<TaskData>[]; edges: Edge[]; big: boolean; minimap: boolean;
   onNodeClick: (e: unknown, n: Node) => void; onInit: () => void; mmClass: (n: Node) => string;
+  onFit: () => void; onPaneClick: (e: {clientX: number; clientY: number}) => void; children?: React.ReactNode;
 }) {
   return (
-    <ReactFlow nodes={nodes} edges={edges} nodeTypes={nodeTypes} fitView fitViewOptions={FIT} minZoom={0.02} maxZoom={2}
+    <ReactFlow nodes={nodes} edges={edges} nodeTypes={nodeTypes} fitView={!big} fitViewOptions={FIT} minZoom={0.02} maxZoom={2}
       onlyRenderVisibleElements={big} nodesDraggable={false} nodesConnectable={false}
-      elementsSelectable={false} proOptions={PRO} onNodeClick={onNodeClick} onInit={onInit}
+      elementsSelectable={false} proOptions={PRO} onNodeClick={onNodeClick} onInit={onInit} onPaneClick={onPaneClick}
       aria-label="workflow DAG">
       <Background gap={24} />
-      <Controls showInteractive={false} aria-label="zoom and fit" />
+      {children}
+      {/* Big: React Flow may hold none of the nodes; the fit is the layout's. */}
+      <Controls showInteractive={false} aria-label="zoom and fit" onFitView={big ? onFit : undefined} />
       {/* The minimap redraws every node on every change: past a few
           hundred tasks it costs more than it shows; fit view does its job. */}
       {minimap ? <MiniMap pannable zoomable ariaLabel="overview of the DAG" nodeClassName={mmClass} /> : null}

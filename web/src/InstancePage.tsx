@@ -43,7 +43,9 @@ export interface Detail {
   history: {at: string; action: string; by: string; task_instance_id?: number; detail: string}[];
   tasks_total?: number;
   pending?: {name: string; wait: Wait}[];
+  pending_total?: number;
   parent?: {instance_id: number; task_instance_id?: number} | null;
+  event_seq?: number; // the newest event the read reflects
 }
 
 // inScope is the set of task names a run with start nodes covers (null: all).
@@ -65,13 +67,15 @@ function inScope(specTasks: SpecTask[], startNodes?: string[], scope?: string): 
 // the API pages the tasks (tasks_total beyond what came), it reads the
 // rest too, unless limit was given.
 async function fetchDetail(id: number, signal: AbortSignal, limit = 0): Promise<Detail> {
-  const d: Detail = await get(`/api/v1/instances/${id}${limit ? '?tasks_limit=' + limit : ''}`, {signal});
+  // The first page paints states only: its waits come by the next read.
+  const w = limit ? `&tasks_limit=${limit}&waits=false` : '';
+  const d: Detail = await get(`/api/v1/instances/${id}?pending_limit=${PENDING_SHOWN}${w}`, {signal});
   d.tasks = d.tasks || [];
   d.history = d.history || [];
   if (limit) return d;
   let guard = 0;
   while (d.tasks_total && d.tasks.length < d.tasks_total && guard++ < 100) {
-    const more: Detail = await get(`/api/v1/instances/${id}?tasks_offset=${d.tasks.length}&tasks_limit=1000`, {signal});
+    const more: Detail = await get(`/api/v1/instances/${id}?tasks_offset=${d.tasks.length}&tasks_limit=1000&pending_limit=0`, {signal});
     if (!more.tasks || !more.tasks.length) break;
     d.tasks = d.tasks.concat(more.tasks);
   }
@@ -81,10 +85,14 @@ async function fetchDetail(id: number, signal: AbortSignal, limit = 0): Promise<
 const REFRESH_MS = 2000; // polling, when the event stream cannot be opened
 const SAFETY_MS = 30000; // the stream's safety read of the whole instance
 const ROWS_MS = 1000;    // rows events changed are read again at most this often
-const FEW_ROWS = 20;
+const FEW_ROWS = 20;      // rows events changed: up to this many read one by one, else as a page
 const CLOCK_MS = 5000;   // running tasks' durations move on
 const FIRST_PAGE = 100;  // the tasks the first read asks for
-const REST_PAGE = 1000;  // and each read after it     // up to this many one by one, else as a page
+const REST_PAGE = 1000;  // and each read after it
+const FOLD_ABOVE = 5000; // a graph of more tasks opens collapsed by prefix
+const REASON_SHOWN = 300;
+const WAITS_UP_TO = 2000; // the pages after the first carry waits up to this many tasks
+const PENDING_SHOWN = 50; // the tasks not started yet listed (a run being made has thousands)
 
 export function InstancePage({id}: {id: number}) {
   const [detail, setDetail] = useState<Detail | null>(null);
@@ -96,7 +104,8 @@ export function InstancePage({id}: {id: number}) {
   const [search, setSearch] = useState('');
   const [view, setView] = useState<'graph' | 'gantt'>('graph');
   const [version, setVersion] = useState(0);
-  const [folded, setFolded] = useState(false);
+  // null: folded when the graph is bigger than FOLD_ABOVE tasks.
+  const [foldChoice, setFolded] = useState<boolean | null>(null);
   const keepUntil = useRef(0);
   const wake = useRef<() => void>(() => {});
   const detailRef = useRef<Detail | null>(null);
@@ -110,7 +119,7 @@ export function InstancePage({id}: {id: number}) {
     let timer = 0, alive = true, gone = false, running = false, specDone: unknown = null;
     // The stream: while it is open the page reads no whole instance, only
     // the rows events changed (and a slow safety read).
-    let es: EventSource | null = null, live = false, lastSeq = 0;
+    let es: EventSource | null = null, live = false;
     let queue: StreamEvent[] = [], since: StreamEvent[] | null = null, frame = 0;
     let touched: Set<number> | null = null;
     let dirty = new Set<number>(), instGen = 0, refreshTimer = 0, refreshing = false;
@@ -161,9 +170,11 @@ export function InstancePage({id}: {id: number}) {
           setSpec(specDone as any);
         }
         perf.mark('spec read');
-        // What came on the stream while reading is newer than the read.
-        if (since && since.length) {
-          const r = applyEvents(d, since);
+        // What came on the stream while reading and is newer than the
+        // read (after the event seq it reflects) goes on top of it.
+        const newer = (since || []).filter((e) => !(e.id <= (d.event_seq ?? -1)));
+        if (newer.length) {
+          const r = applyEvents(d, newer);
           d = r.detail;
           for (const x of r.dirty) dirty.add(x);
           if (r.dirty.length) later();
@@ -172,6 +183,8 @@ export function InstancePage({id}: {id: number}) {
         queue = [];
         show(d);
         perf.mark('first render');
+        if (first) stream(d.event_seq);
+        if (first && !workflowFinished(d.state)) { for (const t of d.tasks) dirty.add(t.id); later(0); }
         if (first && d.tasks_total && d.tasks.length < d.tasks_total) rest(d.tasks.length, d.tasks_total);
       } catch (e: any) {
         failed(e);
@@ -186,12 +199,15 @@ export function InstancePage({id}: {id: number}) {
     // puts each in place (a row an event changed since keeps its state).
     async function rest(from: number, total: number) {
       touched = new Set();
+      // Each page's waits read every task again: a big instance's pages
+      // come without (a row's wait shows once an event re-reads it).
+      const bare = total > WAITS_UP_TO ? '&waits=false' : '';
       const offsets: number[] = [];
       for (let o = from; o < total; o += REST_PAGE) offsets.push(o);
       let rows: TaskAttempt[] = [];
       const one = async () => {
         for (let o = offsets.shift(); o !== undefined && alive; o = offsets.shift()) {
-          const p: Detail = await get(`/api/v1/instances/${id}?tasks_offset=${o}&tasks_limit=${REST_PAGE}`, {signal: ctrl.signal});
+          const p: Detail = await get(`/api/v1/instances/${id}?tasks_offset=${o}&tasks_limit=${REST_PAGE}&pending_limit=0${bare}`, {signal: ctrl.signal});
           if (p.tasks) rows = rows.concat(p.tasks);
         }
       };
@@ -222,8 +238,8 @@ export function InstancePage({id}: {id: number}) {
       if (r.detail !== cur) show(r.detail, names, 'event');
       if (r.dirty.length || r.instance) later();
     }
-    function later() {
-      if (!refreshTimer && !refreshing) refreshTimer = window.setTimeout(refresh, ROWS_MS);
+    function later(ms = ROWS_MS) {
+      if (!refreshTimer && !refreshing) refreshTimer = window.setTimeout(refresh, ms);
     }
     // refresh reads again what events changed: those rows (one by one when
     // few, else the page of rows they span) and the instance's head.
@@ -246,7 +262,7 @@ export function InstancePage({id}: {id: number}) {
           })));
           rows = got.filter(Boolean);
           const last = Math.max(0, cur.tasks.length - 1);
-          head = await get(`/api/v1/instances/${id}?tasks_limit=1&tasks_offset=${last}`, {signal: ctrl.signal});
+          head = await get(`/api/v1/instances/${id}?tasks_limit=1&tasks_offset=${last}&pending_limit=${PENDING_SHOWN}`, {signal: ctrl.signal});
           rows = rows.concat(head!.tasks || []);
         } else {
           const at = new Map(cur.tasks.map((t, i) => [t.id, i]));
@@ -255,7 +271,7 @@ export function InstancePage({id}: {id: number}) {
           const hi = Math.max(...idx);
           while (lo <= hi) {
             const n = Math.min(hi - lo + 1, 1000);
-            head = await get(`/api/v1/instances/${id}?tasks_limit=${n}&tasks_offset=${lo}`, {signal: ctrl.signal});
+            head = await get(`/api/v1/instances/${id}?tasks_limit=${n}&tasks_offset=${lo}&pending_limit=${PENDING_SHOWN}`, {signal: ctrl.signal});
             const got = head!.tasks || [];
             rows = rows.concat(got);
             if (got.length < n) break;
@@ -283,7 +299,6 @@ export function InstancePage({id}: {id: number}) {
     function onEvent(m: MessageEvent) {
       let e: StreamEvent;
       try { e = JSON.parse(m.data); } catch { return; }
-      lastSeq = Math.max(lastSeq, e.id || Number(m.lastEventId) || 0);
       if (since) since.push(e);
       if (touched && e.task_instance_id) touched.add(e.task_instance_id);
       queue.push(e);
@@ -293,29 +308,36 @@ export function InstancePage({id}: {id: number}) {
       if (es) { es.close(); es = null; }
       live = false;
     }
-    // The stream opens first and the instance is read once it is open, so
-    // nothing that happens in between is missed. Without a stream the page
-    // polls as before.
-    function open() {
-      if (typeof EventSource === 'undefined') { tick(); return; }
+    // The instance is read at once, and the stream opened once the read
+    // says which event it reflects (event_seq): the stream starts after
+    // it, so nothing in between is missed and the first paint waits for no
+    // stream. Without a stream the page polls as before.
+    function stream(seq?: number) {
+      if (typeof EventSource === 'undefined' || es || gone || !alive) return;
       let opened = false;
-      es = new EventSource(`/api/v1/events?instance=${id}`);
+      // An API without event_seq: the stream starts at its newest event
+      // and the instance is read again once it is open.
+      const after = seq === undefined ? '' : `&after=${seq}`;
+      es = new EventSource(`/api/v1/events?instance=${id}${after}`);
       es.onopen = () => {
         live = true;
-        if (!opened) { opened = true; tick(); return; }
-        // Reopened with Last-Event-ID it resumes where it was; without one
-        // (no event had come) what happened in between is read.
-        if (!lastSeq) tick();
+        const again = !opened && !after;
+        opened = true;
+        // Open: the whole instance is read only as the slow safety net.
+        // Reopened it resumes from Last-Event-ID, or from after.
+        clearTimeout(timer);
+        if (again) { tick(); return; }
+        if (!running) timer = window.setTimeout(tick, SAFETY_MS);
       };
       es.onerror = () => {
         if (!es || es.readyState !== EventSource.CLOSED) return; // reconnecting by itself
         close();
-        if (!opened) tick(); // never opened: poll
-        else { timer = window.setTimeout(tick, 0); }
+        timer = window.setTimeout(tick, opened ? 0 : REFRESH_MS); // poll
       };
       es.addEventListener('task', onEvent as EventListener);
       es.addEventListener('instance', onEvent as EventListener);
     }
+    function open() { tick(); }
     // The durations of running tasks count on between events.
     const clock = window.setInterval(() => {
       const cur = detailRef.current;
@@ -364,7 +386,14 @@ export function InstancePage({id}: {id: number}) {
   }, [latest, scope]);
 
   // Collapse by prefix: each family of tasks (part_1, part_2, …) one node.
-  const fold = useMemo(() => (folded ? collapse(specTasks) : null), [folded, specTasks]);
+  // A very big graph opens collapsed (its full layout and drawing would
+  // cost seconds at 100,000 tasks); unchecking the box draws it all.
+  const folded = foldChoice ?? specTasks.length > FOLD_ABOVE;
+  const fold = useMemo(() => {
+    if (!folded) return null;
+    const f = collapse(specTasks);
+    return foldChoice === null && f.tasks.length > FOLD_ABOVE ? null : f; // folding would not help
+  }, [folded, foldChoice, specTasks]);
   const dagTasks = fold ? fold.tasks : specTasks;
   const dagInfo = useCallback((name: string): NodeInfo => {
     const ms = fold?.members.get(name);
@@ -455,6 +484,8 @@ export function InstancePage({id}: {id: number}) {
           <ul className="pending">
             {d.pending.map((p) => <li key={p.name} data-task={p.name} data-wait={p.wait.cause}>
               <code>{p.name}</code> <WaitText w={p.wait} /></li>)}
+            {(d.pending_total || 0) > d.pending.length
+              ? <li className="muted more">and {(d.pending_total || 0) - d.pending.length} more not started yet</li> : null}
           </ul>
         </section>) : null}
       {spec instanceof Error && d ? <p className="muted">The definition of {d.workflow} version {d.version} is not available ({describe(spec)}); the tasks are shown without their dependencies.</p> : null}
@@ -468,14 +499,14 @@ export function InstancePage({id}: {id: number}) {
           onChange={(e) => setSearch(e.target.value)}
           onKeyDown={(e) => { if (e.key === 'Enter' && hits.length) open(hits[0]); }} /></label>
         <span className="muted" id="dag-hits" aria-live="polite">{search ? `${hits.length} match${hits.length === 1 ? '' : 'es'}` : ''}</span>
-        <label><input type="checkbox" id="dag-collapse" checked={folded} onChange={(e) => setFolded(e.target.checked)} /> Collapse by prefix</label>
+        <label><input type="checkbox" id="dag-collapse" checked={!!fold} onChange={(e) => setFolded(e.target.checked)} /> Collapse by prefix</label>
         <Legend counts={counts} total={names.length} />
       </div>
       <div className={['split', side ? 'with-side' : ''].join(' ')}>
         <div className="main-view">
           {view === 'graph'
             ? (d && specTasks.length ? <Dag key={fold ? 'folded' : 'all'} tasks={dagTasks} info={dagInfo} selected={selected} search={search}
-                critical={critical} onSelect={select} onReady={() => { perf.ready(specTasks.length); drawnDone.current(); }} version={version} changed={fold ? null : changedRef.current} refit={!!logTask} />
+                critical={critical} onSelect={select} onReady={() => { perf.ready(specTasks.length, dagTasks.length); drawnDone.current(); }} version={version} changed={fold ? null : changedRef.current} refit={!!logTask} />
               : <p className="muted">{d ? 'No tasks.' : ''}</p>)
             : d ? <Gantt tasks={d.tasks} critical={critical} onOpen={(t) => openAttempt(t, 'log')} /> : null}
         </div>
@@ -540,8 +571,11 @@ function Head({d}: {d: Detail}) {
 }
 
 // WaitText is why a task waits, its cause as data-wait for tests and styles.
+// A reason naming thousands of upstreams is cut short (the rest in the
+// graph and the list).
 function WaitText({w}: {w: Wait}) {
-  return <span className="wait" data-wait={w.cause} title={w.reason}>{w.reason}{w.retry_at ? <> (at <Time iso={w.retry_at} />)</> : null}</span>;
+  const r = w.reason.length > REASON_SHOWN ? w.reason.slice(0, REASON_SHOWN) + '…' : w.reason;
+  return <span className="wait" data-wait={w.cause} title={r}>{r}{w.retry_at ? <> (at <Time iso={w.retry_at} />)</> : null}</span>;
 }
 
 function Params({p}: {p?: Record<string, string>}) {

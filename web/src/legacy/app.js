@@ -13,6 +13,10 @@ import * as cluster from './cluster.js';
 
 // Refresh is how often visible pages poll the API.
 export const REFRESH_MS = 2000;
+// A followed page (Page.follow) reads again this long after an event (a
+// burst is one read) and, without events, this often as a safety net.
+const FOLLOW_MS = 150;
+const SAFETY_MS = 30000;
 
 const routes = [
   [/^\/instances$/, 'instances', instances.render],
@@ -79,7 +83,7 @@ class Page {
         tick();
         return;
       }
-      p.timer = setTimeout(tick, ms);
+      p.timer = setTimeout(tick, typeof ms === 'function' ? ms() : ms);
     };
     p.tick = tick;
     this.polls.add(p);
@@ -88,6 +92,29 @@ class Page {
       p.stopped = false;
       tick();
     };
+  }
+
+  // follow runs fn like poll, but while the event stream at url (GET
+  // /api/v1/events?...) is open it runs fn again on its events, a burst
+  // of them once, and else only every SAFETY_MS; it polls every ms only
+  // while the stream is down. The read when the stream opens covers what
+  // changed between the first read and the stream's start.
+  follow(url, fn, ms = REFRESH_MS) {
+    if (typeof EventSource === 'undefined') return this.poll(fn, ms);
+    let live = false, soon = 0;
+    const again = this.poll(fn, () => (live ? SAFETY_MS : ms));
+    const es = new EventSource(url);
+    const later = () => { if (!soon) soon = setTimeout(() => { soon = 0; if (this.alive) again(); }, FOLLOW_MS); };
+    es.onopen = () => { live = true; again(); };
+    es.onerror = () => {
+      if (es.readyState !== EventSource.CLOSED) return; // reconnecting by itself
+      live = false;
+      again();
+    };
+    es.onmessage = later;
+    for (const k of ['instance', 'task', 'timeout']) es.addEventListener(k, later);
+    this.onClose(() => { es.close(); clearTimeout(soon); });
+    return again;
   }
 
   // wake refreshes now what polls on (a tab back in view); one already

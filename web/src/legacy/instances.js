@@ -1,5 +1,5 @@
 // Instances: every run, newest first, filtered by project, workflow and
-// state, a page at a time, refreshed while visible.
+// state, a page at a time, following the event stream while visible.
 
 import {describe, get} from './api.js';
 import {WORKFLOW_STATES, badge, duration, emptyRow, enc, flash, go, h, link, patch, replace, select, table,
@@ -65,7 +65,12 @@ export function render(main, page, _args, query) {
 
   fillPickers(page, f, projectSel, workflowSel);
 
-  page.poll(async () => {
+  // The list follows the instance events of the stream (kinds=instance:
+  // none of the task events), reading its page again when one comes; it
+  // polls only while the stream is down.
+  const ev = new URLSearchParams({kinds: 'instance'});
+  for (const k of ['project', 'workflow']) if (f[k]) ev.set(k, f[k]);
+  page.follow('/api/v1/events?' + ev, async () => {
     const q = new URLSearchParams({limit: LIMIT, offset: f.offset});
     for (const k of ['project', 'workflow', 'state']) if (f[k]) q.set(k, f[k]);
     const list = await get('/api/v1/instances?' + q, {signal: page.signal});
