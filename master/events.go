@@ -3,7 +3,6 @@ package master
 import (
 	"context"
 	"errors"
-	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -165,18 +164,16 @@ func (e *eventService) apply(batch []report) {
 	if results {
 		failpoint.Hit(failpoint.BeforeDBAckResult)
 	}
-	for _, a := range dbAcks(batch, outcomes) {
-		r := batch[a.i]
+	for i, r := range batch {
 		kind := message.AckKind(r.rep.Kind)
-		if a.kill {
+		foreign := outcomes[i] == store.Foreign
+		if foreign {
 			e.log.Warn("report from a worker that does not own the task; telling it to drop the task",
 				e.about(r.workflowID, r.rep.ID), zap.String("worker", r.rep.Host), zap.String("kind", string(kind)))
 		}
-		if err := r.peer.Send(0, message.DBAck{TaskInstanceID: r.rep.ID, Kind: kind, Kill: a.kill}); err != nil {
+		if err := r.peer.Send(0, message.DBAck{TaskInstanceID: r.rep.ID, Kind: kind, Kill: foreign}); err != nil {
 			e.log.Debug("db-ack not sent; the worker will re-send", e.about(r.workflowID, r.rep.ID), zap.Error(err))
 		}
-	}
-	for i, r := range batch {
 		observeAck(r.at)
 		if outcomes[i] != store.Applied {
 			continue
@@ -189,55 +186,4 @@ func (e *eventService) apply(batch []report) {
 			e.deliver(r.workflowID, taskEvent{TaskInstanceID: r.rep.ID, State: model.TaskRunning, StartTime: r.rep.StartTime})
 		}
 	}
-}
-
-// dbAck is the DB-ack answering batch[i].
-type dbAck struct {
-	i    int
-	kill bool
-}
-
-// dbAcks picks the DB-acks that answer a persisted batch: one per task and
-// worker, for its report of the latest kind, since a worker takes the DB-ack
-// of a kind as one of every earlier kind too (a short task's running and
-// result, often in one batch, get one answer). A task with a report found
-// foreign gets a kill. They come in the order of the reports they answer.
-func dbAcks(batch []report, outcomes []store.ReportOutcome) []dbAck {
-	if len(batch) == 1 {
-		return []dbAck{{0, outcomes[0] == store.Foreign}}
-	}
-	type key struct {
-		peer remote.Peer
-		id   int64
-	}
-	at := make(map[key]int, len(batch)) // key -> index in out
-	out := make([]dbAck, 0, len(batch))
-	for i, r := range batch {
-		k := key{r.peer, r.rep.ID}
-		foreign := outcomes[i] == store.Foreign
-		j, seen := at[k]
-		if !seen {
-			at[k] = len(out)
-			out = append(out, dbAck{i, foreign})
-			continue
-		}
-		a := &out[j]
-		if kindRank(r.rep.Kind) >= kindRank(batch[a.i].rep.Kind) {
-			a.i = i
-		}
-		a.kill = a.kill || foreign
-	}
-	slices.SortFunc(out, func(a, b dbAck) int { return a.i - b.i })
-	return out
-}
-
-// kindRank orders report kinds as a task produces them.
-func kindRank(k store.ReportKind) int {
-	switch k {
-	case store.ReportAck:
-		return 0
-	case store.ReportRunning:
-		return 1
-	}
-	return 2
 }

@@ -54,7 +54,7 @@ func (w *Worker) handle(p remote.Peer, reqID uint64, m message.Message) {
 		reply = r
 	case message.DBAck:
 		if ex != nil {
-			ex.DBAckNoWait(m)
+			ex.DBAck(m)
 		}
 		return // a push: nothing to answer
 	case message.Query:

@@ -109,10 +109,9 @@ type Executor struct {
 	sender    Sender
 	cgroups   *cgroup.Dir // cfg.Cgroups
 
-	reqCh  chan func()        // closures run by the owner goroutine
-	ackCh  chan message.DBAck // DBAckNoWait -> owner
-	procCh chan procEvent     // process waiters -> owner
-	sendCh chan outMsg        // owner -> sender goroutine
+	reqCh  chan func()    // closures run by the owner goroutine
+	procCh chan procEvent // process waiters -> owner
+	sendCh chan outMsg    // owner -> sender goroutine
 
 	life   startstop.Base  // Start once; owns the owner, sender and refiller goroutines
 	stopCh <-chan struct{} // closed by Stop: the owner begins shutting down; owner goroutine only
@@ -164,7 +163,6 @@ func New(cfg Config, sender Sender, log *zap.Logger) (*Executor, error) {
 		sender:     sender,
 		cgroups:    cfg.Cgroups,
 		reqCh:      make(chan func()),
-		ackCh:      make(chan message.DBAck, 256),
 		procCh:     make(chan procEvent, 64),
 		sendCh:     make(chan outMsg),
 		ownerDone:  make(chan struct{}),
@@ -370,21 +368,6 @@ func (e *Executor) Kill(id int64) message.KillResult {
 // it to another worker); a task not admitted yet never starts.
 func (e *Executor) DBAck(a message.DBAck) {
 	e.call(func() { e.dbAck(a) })
-}
-
-// DBAckNoWait is DBAck without waiting for the owner to apply it: DB-acks
-// come in bursts (one per report of a persisted batch), and the owner takes
-// a queued burst in one go instead of a round trip each. DB-acks of one
-// caller are applied in the order given; it blocks only while the queue
-// is full.
-func (e *Executor) DBAckNoWait(a message.DBAck) {
-	if !e.started.Load() {
-		return
-	}
-	select {
-	case e.ackCh <- a:
-	case <-e.ownerDone:
-	}
 }
 
 // SetMaster sends the un-acked and future reports of every known task to

@@ -64,10 +64,7 @@ func (e *Executor) loop(stop <-chan struct{}) {
 		}
 		select {
 		case f := <-e.reqCh:
-			e.drainAcks() // those queued before this call apply first
 			f()
-		case a := <-e.ackCh:
-			e.dbAck(a)
 		case ev := <-e.procCh:
 			e.onProc(ev)
 		case out <- next:
@@ -80,18 +77,6 @@ func (e *Executor) loop(stop <-chan struct{}) {
 		case <-stopCh:
 			stopCh = nil
 			e.beginStop()
-		}
-	}
-}
-
-// drainAcks applies the DB-acks queued so far.
-func (e *Executor) drainAcks() {
-	for {
-		select {
-		case a := <-e.ackCh:
-			e.dbAck(a)
-		default:
-			return
 		}
 	}
 }
