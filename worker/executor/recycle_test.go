@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // An empty work dir goes back to the spare pool at the task's end and the
@@ -38,7 +40,7 @@ func TestWorkDirRecycledOnlyWhenUntouched(t *testing.T) {
 	n := 0
 	for len(b.e.spares.dirs) > 0 {
 		p := <-b.e.spares.dirs
-		if !pristine(p) {
+		if !pristine(p, b.e.spares.dirMode) {
 			t.Fatalf("spare %s is not an empty 0755 dir", p)
 		}
 		n++
@@ -54,7 +56,8 @@ func TestPristineSeesEveryEntry(t *testing.T) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if !pristine(dir) {
+	const mode = unix.S_IFDIR | 0o755
+	if !pristine(dir, mode) {
 		t.Fatal("an empty 0755 dir is not pristine")
 	}
 	// A long name does not fit a getdents buffer with "." and "..".
@@ -62,10 +65,10 @@ func TestPristineSeesEveryEntry(t *testing.T) {
 	if err := os.WriteFile(long, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if pristine(dir) {
+	if pristine(dir, mode) {
 		t.Fatal("a dir holding a file is pristine")
 	}
-	if pristine(long) {
+	if pristine(long, mode) {
 		t.Fatal("a file is pristine")
 	}
 }

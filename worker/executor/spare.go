@@ -22,6 +22,7 @@ import (
 type spares struct {
 	dir      string
 	recycled atomic.Int64  // names of recycled dirs
+	dirMode  uint32        // the type and mode of a new dir (set by prepare)
 	files    chan string   // paths of spare files, ready to take
 	dirs     chan string   // paths of spare directories
 	taken    chan struct{} // cap 1: a spare was taken, refill
@@ -45,7 +46,17 @@ func (s *spares) prepare() error {
 	if err := os.RemoveAll(s.dir); err != nil {
 		return err
 	}
-	return os.MkdirAll(s.dir, 0o755)
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return err
+	}
+	// The mode new dirs get under this process's umask: what a recycled
+	// dir must still have.
+	var st unix.Stat_t
+	if err := unix.Stat(s.dir, &st); err != nil {
+		return err
+	}
+	s.dirMode = st.Mode
+	return nil
 }
 
 // run refills the pool until ctx ends, then removes the spare directory.
@@ -173,12 +184,12 @@ func (s *spares) makeDir(target string) error {
 // task left it as it got it, so the next task takes it with a rename
 // instead of allocating an inode (about 150 µs of kernel CPU on some disks,
 // the largest part of a short task's set-up). As it got it means empty,
-// mode 0755 and without extended attributes (no ACL a task set would reach
+// of the mode a new dir gets and without extended attributes (no ACL a task set would reach
 // the next one). A dir that is not is kept in place, as every work dir was
 // before. Only dirs of the worker's own user come here: a tenant's task
 // owns its dir.
 func (s *spares) recycle(dir string) bool {
-	if len(s.dirs) == cap(s.dirs) || !pristine(dir) {
+	if len(s.dirs) == cap(s.dirs) || s.dirMode == 0 || !pristine(dir, s.dirMode) {
 		return false
 	}
 	p := filepath.Join(s.dir, "r"+strconv.FormatInt(s.recycled.Add(1), 10))
@@ -194,16 +205,16 @@ func (s *spares) recycle(dir string) bool {
 	}
 }
 
-// pristine reports whether dir is an empty directory of mode 0755 without
-// extended attributes.
-func pristine(dir string) bool {
+// pristine reports whether dir is an empty directory of type and mode
+// mode (as Stat_t.Mode has them) without extended attributes.
+func pristine(dir string, mode uint32) bool {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return false
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode != unix.S_IFDIR|0o755 {
+	if unix.Fstat(fd, &st) != nil || st.Mode != mode {
 		return false
 	}
 	if n, err := unix.Flistxattr(fd, nil); err != nil || n != 0 {
