@@ -122,7 +122,7 @@ func (c *Client) stopper(ctx context.Context) {
 }
 
 // Send pushes m (request id 0) to addr over the cached connection, dialling
-// it on first use or after it broke. It returns once the frame is handed to
+// it on first use or after it broke. It returns once the frame is queued for
 // the socket; an error means addr is unreachable or the connection closed,
 // so the caller can try another peer.
 func (c *Client) Send(ctx context.Context, addr string, m message.Message) error {

@@ -46,6 +46,16 @@ type conn struct {
 	done    chan struct{} // closed by OnClose
 	maxBody int
 
+	// The write queue (see write): frames wait in out until the event loop
+	// flushes them all with one write. flushing is true from the moment a
+	// flush is scheduled until it took out; flushed is closed (and
+	// replaced) by each flush, for writers waiting on a full queue.
+	wmu      sync.Mutex
+	out      []byte
+	spareOut []byte // the buffer of the last flush, reused (event loop only)
+	flushing bool
+	flushed  chan struct{}
+
 	// pending maps request ids to waiting Client.Request calls (client conns).
 	pmu     sync.Mutex
 	pending map[uint64]chan message.Message
@@ -93,37 +103,86 @@ func (c *conn) Send(reqID uint64, m message.Message) error {
 	return c.write(context.Background(), buf)
 }
 
-// write hands buf to the event loop and waits until it is written to the
-// socket (or buffered by gnet), the connection closes, or ctx ends.
+// maxOut caps the bytes queued for one connection's event loop; a writer
+// past it waits for the next flush, so a peer that stops reading slows its
+// senders instead of growing memory without bound.
+const maxOut = 4 << 20
+
+// keepOut is the largest flush buffer kept for reuse.
+const keepOut = 64 << 10
+
+// write queues buf for the socket and returns: it does not wait for the
+// write itself. Frames queued while a flush is pending leave together in one
+// write (a batch of DB-acks, the reply to a dispatch and the ack that
+// follows it), which spares a wake-up of the event loop and a system call
+// per frame. A frame queued before the connection closes may be lost with
+// it, as one in the socket's buffer may: every message that matters is
+// either a request (its reply is awaited) or re-sent until answered.
+// The error is ErrClosed for a closed connection, or ctx's when ctx ends
+// while the queue is full.
 func (c *conn) write(ctx context.Context, buf []byte) error {
-	res := make(chan error, 1)
-	c.mu.RLock()
-	if c.closed {
-		c.mu.RUnlock()
-		return fmt.Errorf("send to %s: %w", c.remote, ErrClosed)
-	}
-	err := c.gc.AsyncWrite(buf, func(_ gnet.Conn, err error) error {
-		res <- err
-		return nil
-	})
-	c.mu.RUnlock()
-	if err != nil {
-		return fmt.Errorf("send to %s: %w", c.remote, err)
-	}
-	select {
-	case err = <-res:
-	case <-c.done:
-		// The loop may have written it just before closing.
-		select {
-		case err = <-res:
-		default:
-			err = ErrClosed
+	for {
+		c.mu.RLock()
+		if c.closed {
+			c.mu.RUnlock()
+			return fmt.Errorf("send to %s: %w", c.remote, ErrClosed)
 		}
-	case <-ctx.Done():
-		return fmt.Errorf("send to %s: %w", c.remote, ctx.Err())
+		c.wmu.Lock()
+		if len(c.out) > 0 && len(c.out)+len(buf) > maxOut {
+			if c.flushed == nil {
+				c.flushed = make(chan struct{})
+			}
+			wait := c.flushed
+			c.wmu.Unlock()
+			c.mu.RUnlock()
+			select {
+			case <-wait:
+				continue
+			case <-c.done:
+				return fmt.Errorf("send to %s: %w", c.remote, ErrClosed)
+			case <-ctx.Done():
+				return fmt.Errorf("send to %s: %w", c.remote, ctx.Err())
+			}
+		}
+		c.out = append(c.out, buf...)
+		schedule := !c.flushing
+		c.flushing = true
+		c.wmu.Unlock()
+		var err error
+		if schedule {
+			// A writev of nothing is no system call: the callback, on the
+			// event loop, writes the whole queue.
+			err = c.gc.AsyncWritev(nil, c.flush)
+		}
+		c.mu.RUnlock()
+		if err != nil {
+			return fmt.Errorf("send to %s: %w", c.remote, err)
+		}
+		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("send to %s: %w", c.remote, err)
+}
+
+// flush writes every queued frame with one write; it runs on the event loop.
+// gnet copies what the socket does not take at once into its own buffer, so
+// the queue's buffer is free again when Write returns.
+func (c *conn) flush(gc gnet.Conn, err error) error {
+	c.wmu.Lock()
+	batch := c.out
+	c.out = c.spareOut[:0]
+	c.spareOut = nil
+	c.flushing = false
+	if c.flushed != nil {
+		close(c.flushed)
+		c.flushed = nil
+	}
+	c.wmu.Unlock()
+	if err == nil && len(batch) > 0 {
+		_, err = gc.Write(batch) // an error closes the connection (gnet)
+	}
+	if cap(batch) <= keepOut {
+		c.wmu.Lock()
+		c.spareOut = batch[:0]
+		c.wmu.Unlock()
 	}
 	return nil
 }

@@ -5,7 +5,8 @@
 //
 // Threading: gnet event loops only decode frames and queue the messages; each
 // connection has one goroutine that runs the Handler for its messages in
-// arrival order. Writes from any goroutine go through gnet's AsyncWrite.
+// arrival order. Writes from any goroutine are queued per connection and
+// flushed by the event loop, frames queued together in one write.
 package remote
 
 import (
@@ -22,8 +23,8 @@ import (
 // Peer is the other end of one connection; Send may be called from any goroutine.
 type Peer interface {
 	// Send writes m as a reply (reqID of the request) or a push (reqID 0). It
-	// returns once the bytes are handed to the socket (not once the peer read
-	// them), or an error when the connection is closed.
+	// returns once the frame is queued for the socket (not once it is written,
+	// nor once the peer read it), or an error when the connection is closed.
 	Send(reqID uint64, m message.Message) error
 	RemoteAddr() string
 }

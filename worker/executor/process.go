@@ -113,6 +113,9 @@ func (e *Executor) runProcess(l launch) {
 			ev.outputs = vals
 		}
 	}
+	if l.tenant == nil {
+		e.spares.recycle(l.dir) // only if the task left nothing in it
+	}
 	e.procCh <- ev
 }
 

@@ -1,0 +1,82 @@
+package executor
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// An empty work dir goes back to the spare pool at the task's end and the
+// next task gets it; a dir the task wrote in, or changed the mode of, stays.
+func TestWorkDirRecycledOnlyWhenUntouched(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{Shell: "sh", Slots: 1})
+	work := func(id int64) string { return filepath.Join(b.dir, "work", "7", strconv.FormatInt(id, 10)) }
+	cases := []struct {
+		cmd  string
+		kept bool
+	}{
+		{"true", false},
+		{"echo x > f", true},
+		{"chmod 0777 .", true},
+		{"mkdir d && rmdir d", false}, // empty again at the end
+		{"ln -s / l", true},
+	}
+	for i, c := range cases {
+		id := int64(i + 1)
+		b.mustDispatch(t, dispatch(id, c.cmd))
+		if res := b.waitResult(t, id); res.State != "succeeded" {
+			t.Fatalf("%q: result %+v", c.cmd, res)
+		}
+		_, err := os.Stat(work(id))
+		if kept := err == nil; kept != c.kept {
+			t.Fatalf("%q: work dir kept = %v (%v), want %v", c.cmd, kept, err, c.kept)
+		}
+	}
+	// The recycled dirs are in the pool, empty and private again.
+	n := 0
+	for len(b.e.spares.dirs) > 0 {
+		p := <-b.e.spares.dirs
+		if !pristine(p, b.e.spares.dirMode) {
+			t.Fatalf("spare %s is not an empty 0755 dir", p)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no spare dir in the pool")
+	}
+}
+
+func TestPristineSeesEveryEntry(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const mode = unix.S_IFDIR | 0o755
+	if !pristine(dir, mode) {
+		t.Fatal("an empty 0755 dir is not pristine")
+	}
+	// A long name does not fit a getdents buffer with "." and "..".
+	long := filepath.Join(dir, fill('a', 250))
+	if err := os.WriteFile(long, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if pristine(dir, mode) {
+		t.Fatal("a dir holding a file is pristine")
+	}
+	if pristine(long, mode) {
+		t.Fatal("a file is pristine")
+	}
+}
+
+func fill(c byte, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = c
+	}
+	return string(b)
+}
