@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"sort"
 	"strings"
@@ -125,8 +126,13 @@ func componentLine(parts map[string]time.Duration, cpu time.Duration, tasks int)
 func getCost(p *benchkit.Target, base string, pid int, id int64, q string, n int) (time.Duration, error) {
 	url := fmt.Sprintf("%s/api/v1/instances/%d%s", base, id, q)
 	c0 := benchkit.CPUTime(pid)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+p.API.Token())
 	for range n {
-		res, err := http.Get(url)
+		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return 0, err
 		}
@@ -145,6 +151,7 @@ func waitLag(p *benchkit.Target, bin, base, wf string, n int) ([]time.Duration, 
 	var lags []time.Duration
 	for range n {
 		cmd := exec.Command(bin, "workflow", "run", "-p", p.Project, wf, "--wait", "-o", "json", "--server", base)
+		cmd.Env = append(os.Environ(), "BELUGA_TOKEN="+p.API.Token())
 		var out bytes.Buffer
 		cmd.Stdout = &out
 		if err := cmd.Run(); err != nil {
