@@ -17,7 +17,7 @@ import (
 
 // stmtCacheSize bounds the statements kept per connection: the hot path
 // uses a few dozen, and IN lists of varying length make the rest.
-const stmtCacheSize = 1024
+const stmtCacheSize = 256
 
 // cachingConnector wraps a driver's connector so that each connection
 // caches its prepared statements.
