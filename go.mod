@@ -14,6 +14,7 @@ require (
 	github.com/go-zookeeper/zk v1.0.4
 	github.com/google/pprof v0.0.0-20221118152302-e6195bd50e26
 	github.com/jackc/pgx/v5 v5.8.0
+	github.com/mattn/go-sqlite3 v1.14.22
 	github.com/ncruces/go-sqlite3 v0.37.0
 	github.com/panjf2000/gnet/v2 v2.9.7
 	github.com/prometheus/client_golang v1.23.2

@@ -110,8 +110,9 @@ func open(ctx context.Context, rawURL string, log *zap.Logger) (*Store, error) {
 		SkipDefaultTransaction: true,
 		// No PrepareStmt: gorm's statement cache can deadlock when every
 		// connection is held (SQLite has one) by a transaction waiting on a
-		// statement another goroutine is preparing. MySQL interpolates
-		// parameters client-side instead, saving the prepare round trip.
+		// statement another goroutine is preparing. SQLite's connections
+		// keep their statements prepared themselves (stmtcache.go); MySQL
+		// interpolates parameters client-side, saving the prepare round trip.
 		NowFunc: func() time.Time { return time.Now().UTC() },
 	}
 	var db *gorm.DB

@@ -129,7 +129,7 @@ func (c *cachingConn) QueryContext(ctx context.Context, q string, args []driver.
 // the rest (named string types, Valuers) to database/sql's conversion.
 func (c *cachingConn) CheckNamedValue(nv *driver.NamedValue) error {
 	switch nv.Value.(type) {
-	case bool, int, int64, float64, string, []byte, time.Time, nil:
+	case bool, int64, float64, string, []byte, time.Time, nil:
 		return nil
 	}
 	return driver.ErrSkip

@@ -1,3 +1,5 @@
+//go:build !beluga_sqlite_cgo
+
 package store
 
 import (
