@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"reflect"
 	"time"
 )
 
@@ -181,4 +182,11 @@ func (r *cachedRows) ColumnTypeNullable(i int) (nullable, ok bool) {
 		return t.ColumnTypeNullable(i)
 	}
 	return false, false
+}
+
+func (r *cachedRows) ColumnTypeScanType(i int) reflect.Type {
+	if t, ok := r.Rows.(driver.RowsColumnTypeScanType); ok {
+		return t.ColumnTypeScanType(i)
+	}
+	return reflect.TypeFor[any]()
 }
