@@ -8,21 +8,28 @@ import (
 )
 
 // prepareFrom is the batch size from which statements are prepared once per
-// transaction: SQLite otherwise parses every statement again, while for a
-// few rows a MySQL prepare would cost one more round trip than it saves.
+// transaction on MySQL: for a few rows a prepare would cost one more round
+// trip than it saves. SQLite's connections keep their statements prepared
+// (stmtcache.go): there a batch sends its statements straight to the
+// transaction, without gorm's statement building.
 const prepareFrom = 4
 
 // batch runs the same few statements many times in one transaction.
 type batch struct {
 	ctx   context.Context
 	tx    *gorm.DB
-	sqlTx *sql.Tx // nil: send statements as they are
-	stmts map[string]*sql.Stmt
+	sqlTx *sql.Tx              // nil: send statements through gorm
+	stmts map[string]*sql.Stmt // nil: send to sqlTx unprepared
 }
 
 func newBatch(ctx context.Context, tx *gorm.DB, rows int) *batch {
 	b := &batch{ctx: ctx, tx: tx}
-	if t, ok := tx.Statement.ConnPool.(*sql.Tx); ok && rows >= prepareFrom {
+	t, ok := tx.Statement.ConnPool.(*sql.Tx)
+	switch {
+	case !ok:
+	case tx.Dialector.Name() == "sqlite":
+		b.sqlTx = t
+	case rows >= prepareFrom:
 		b.sqlTx, b.stmts = t, map[string]*sql.Stmt{}
 	}
 	return b
@@ -33,6 +40,13 @@ func (b *batch) exec(q string, args ...any) (int64, error) {
 	if b.sqlTx == nil {
 		res := b.tx.Exec(q, args...)
 		return res.RowsAffected, res.Error
+	}
+	if b.stmts == nil {
+		res, err := b.sqlTx.ExecContext(b.ctx, q, args...)
+		if err != nil {
+			return 0, err
+		}
+		return res.RowsAffected()
 	}
 	st := b.stmts[q]
 	if st == nil {

@@ -1,5 +1,14 @@
 package store
 
+import (
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"go.uber.org/zap"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
 // RawColumn reads column of every row of table as the database holds it,
 // for tests that check what is stored at rest.
 func RawColumn(s *Store, table, column string) ([]string, error) {
@@ -14,4 +23,26 @@ func RawColumn(s *Store, table, column string) ([]string, error) {
 		}
 	}
 	return vals, nil
+}
+
+// OpenWithOldDriver opens the SQLite file at path with the driver the store
+// used before its own (glebarez/modernc), for tests that files stay
+// readable both ways.
+func OpenWithOldDriver(path string) (*Store, error) {
+	db, err := gorm.Open(sqlite.Open(path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate"),
+		&gorm.Config{Logger: logger.Discard, SkipDefaultTransaction: true, NowFunc: func() time.Time { return time.Now().UTC() }})
+	if err != nil {
+		return nil, err
+	}
+	sqlDB, _ := db.DB()
+	sqlDB.SetMaxOpenConns(1)
+	return &Store{db: db, dialect: "sqlite", log: zap.NewNop(), ends: &finishes{}}, nil
+}
+
+// RawText reads column of every row of table as the text SQLite holds (no
+// driver's time decoding).
+func RawText(s *Store, table, column string) ([]string, error) {
+	var out []string
+	err := s.db.Raw(`SELECT CAST(` + column + ` AS TEXT) FROM ` + table + ` ORDER BY id`).Scan(&out).Error
+	return out, err
 }

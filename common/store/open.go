@@ -5,6 +5,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net/url"
@@ -63,8 +64,7 @@ func parseURL(raw string) (dialect, dsn string, err error) {
 		if p == "" {
 			return "", "", fmt.Errorf("database url %q: sqlite needs a file path, e.g. sqlite:///var/lib/beluga/beluga.db", shown)
 		}
-		q := "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(0)&_txlock=immediate"
-		return "sqlite", filepath.Clean(p) + "?" + q, nil
+		return "sqlite", sqliteDSN(filepath.Clean(p)), nil
 	case "mysql":
 		c := gomysql.NewConfig()
 		c.Net = "tcp"
@@ -110,14 +110,18 @@ func open(ctx context.Context, rawURL string, log *zap.Logger) (*Store, error) {
 		SkipDefaultTransaction: true,
 		// No PrepareStmt: gorm's statement cache can deadlock when every
 		// connection is held (SQLite has one) by a transaction waiting on a
-		// statement another goroutine is preparing. MySQL interpolates
-		// parameters client-side instead, saving the prepare round trip.
+		// statement another goroutine is preparing. SQLite's connections
+		// keep their statements prepared themselves (stmtcache.go); MySQL
+		// interpolates parameters client-side, saving the prepare round trip.
 		NowFunc: func() time.Time { return time.Now().UTC() },
 	}
 	var db *gorm.DB
 	switch dialect {
 	case "sqlite":
-		db, err = gorm.Open(sqlite.Open(dsn), cfg)
+		var conn *sql.DB
+		if conn, err = openSQLite(dsn); err == nil {
+			db, err = gorm.Open(&sqlite.Dialector{Conn: conn}, cfg)
+		}
 	case "mysql":
 		db, err = gorm.Open(mysql.Open(dsn), cfg)
 	}
