@@ -244,7 +244,7 @@ func (s *Store) PublishEventsFrom(ctx context.Context, c *EventCursor, limit int
 // ListEvents returns up to limit published events after seq after that pass
 // f, in seq order.
 func (s *Store) ListEvents(ctx context.Context, after int64, f model.EventFilter, limit int) ([]model.Event, error) {
-	q := s.db.WithContext(ctx).Where("seq > ?", after)
+	q := s.read(ctx).Where("seq > ?", after)
 	if f.Projects != nil {
 		if len(f.Projects) == 0 {
 			return nil, nil

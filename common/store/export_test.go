@@ -46,3 +46,22 @@ func RawText(s *Store, table, column string) ([]string, error) {
 	err := s.db.Raw(`SELECT CAST(` + column + ` AS TEXT) FROM ` + table + ` ORDER BY id`).Scan(&out).Error
 	return out, err
 }
+
+// HoldWriteLock begins a writing transaction on s (BEGIN IMMEDIATE: the
+// file's write lock) and keeps it until release is called.
+func HoldWriteLock(s *Store) (release func(), err error) {
+	tx := s.db.Begin()
+	if tx.Error != nil {
+		return nil, tx.Error
+	}
+	return func() { tx.Rollback() }, nil
+}
+
+// WritersInUse is how many of s's writing connections are taken.
+func WritersInUse(s *Store) int {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return -1
+	}
+	return sqlDB.Stats().InUse
+}

@@ -26,7 +26,7 @@ func (s *Store) InstanceTasks(ctx context.Context, id int64, limit, offset int) 
 		State string
 		N     int
 	}
-	if err := s.db.WithContext(ctx).Raw(`SELECT state, COUNT(*) AS n FROM task_instance WHERE workflow_instance_id = ? GROUP BY state`, id).
+	if err := s.read(ctx).Raw(`SELECT state, COUNT(*) AS n FROM task_instance WHERE workflow_instance_id = ? GROUP BY state`, id).
 		Scan(&counts).Error; err != nil {
 		return page, fmt.Errorf("count tasks of instance %d: %w", id, err)
 	}
@@ -38,7 +38,7 @@ func (s *Store) InstanceTasks(ctx context.Context, id int64, limit, offset int) 
 		return page, nil
 	}
 	var rows []taskInstanceRow
-	if err := s.db.WithContext(ctx).Where("workflow_instance_id = ?", id).Order("id").Limit(limit).Offset(offset).
+	if err := s.read(ctx).Where("workflow_instance_id = ?", id).Order("id").Limit(limit).Offset(offset).
 		Find(&rows).Error; err != nil {
 		return page, fmt.Errorf("list tasks of instance %d: %w", id, err)
 	}
@@ -54,7 +54,7 @@ func (s *Store) InstanceTasks(ctx context.Context, id int64, limit, offset int) 
 // 0020 holds only the tasks with outputs; a task without any has NULL).
 func (s *Store) InstanceOutputTasks(ctx context.Context, id int64) ([]model.TaskInstance, error) {
 	var rows []taskInstanceRow
-	if err := s.db.WithContext(ctx).Where("workflow_instance_id = ? AND outputs_json IS NOT NULL", id).
+	if err := s.read(ctx).Where("workflow_instance_id = ? AND outputs_json IS NOT NULL", id).
 		Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list outputs of instance %d: %w", id, err)
 	}

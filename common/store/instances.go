@@ -187,7 +187,7 @@ func (s *Store) ClaimCommands(ctx context.Context, host string, epoch int64, lim
 // GetWorkflowInstance returns one instance.
 func (s *Store) GetWorkflowInstance(ctx context.Context, id int64) (model.WorkflowInstance, error) {
 	var r workflowInstanceRow
-	if err := s.db.WithContext(ctx).Take(&r, id).Error; err != nil {
+	if err := s.read(ctx).Take(&r, id).Error; err != nil {
 		return model.WorkflowInstance{}, notFound(err, fmt.Sprintf("workflow instance %d", id))
 	}
 	return r.model(), nil
@@ -208,7 +208,7 @@ type InstanceFilter struct {
 
 // ListWorkflowInstances returns instances newest first and the total count.
 func (s *Store) ListWorkflowInstances(ctx context.Context, f InstanceFilter) ([]model.WorkflowInstance, int64, error) {
-	q := filterBy(s.db.WithContext(ctx).Model(&workflowInstanceRow{}), f.Project, f.Workflow, string(f.State))
+	q := filterBy(s.read(ctx).Model(&workflowInstanceRow{}), f.Project, f.Workflow, string(f.State))
 	if f.Backfill != 0 {
 		q = q.Where("backfill_id = ?", f.Backfill)
 	}

@@ -38,6 +38,20 @@ type Store struct {
 	epoch   int64       // leader term of this view; see Term
 	box     *secret.Box // seals secret params; see WithSecrets
 	ends    *finishes   // in-process waiters of instance ends; see WaitEnd
+	// rdb serves the reads of views (instance pages, lists, events). On
+	// SQLite it is a pool of read-only connections beside the one writing
+	// connection: in WAL mode a reader reads the last commit while a write
+	// goes on, so the API and the UI do not queue behind a run's writes, and
+	// a read that starts after a commit sees it. Nil: db (MySQL's pool).
+	rdb *gorm.DB
+}
+
+// read is the handle for a view's read outside any transaction.
+func (s *Store) read(ctx context.Context) *gorm.DB {
+	if s.rdb != nil {
+		return s.rdb.WithContext(ctx)
+	}
+	return s.db.WithContext(ctx)
 }
 
 // Dialect is "mysql" or "sqlite".
@@ -105,16 +119,7 @@ func open(ctx context.Context, rawURL string, log *zap.Logger) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := &gorm.Config{
-		Logger:                 logger.Discard,
-		SkipDefaultTransaction: true,
-		// No PrepareStmt: gorm's statement cache can deadlock when every
-		// connection is held (SQLite has one) by a transaction waiting on a
-		// statement another goroutine is preparing. SQLite's connections
-		// keep their statements prepared themselves (stmtcache.go); MySQL
-		// interpolates parameters client-side, saving the prepare round trip.
-		NowFunc: func() time.Time { return time.Now().UTC() },
-	}
+	cfg := gormConfig()
 	var db *gorm.DB
 	switch dialect {
 	case "sqlite":
@@ -148,11 +153,58 @@ func open(ctx context.Context, rawURL string, log *zap.Logger) (*Store, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("connect %s database: %w", dialect, err)
 	}
-	return &Store{db: db, dialect: dialect, log: log.Named("store"), ends: &finishes{}}, nil
+	st := &Store{db: db, dialect: dialect, log: log.Named("store"), ends: &finishes{}}
+	if dialect == "sqlite" {
+		if st.rdb, err = openSQLiteReader(dsn); err != nil {
+			sqlDB.Close()
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// gormConfig is a new gorm configuration: gorm keeps its callbacks and
+// dialector in it, so each *gorm.DB needs its own.
+func gormConfig() *gorm.Config {
+	return &gorm.Config{
+		Logger:                 logger.Discard,
+		SkipDefaultTransaction: true,
+		// No PrepareStmt: gorm's statement cache can deadlock when every
+		// connection is held (SQLite has one) by a transaction waiting on a
+		// statement another goroutine is preparing. SQLite's connections
+		// keep their statements prepared themselves (stmtcache.go); MySQL
+		// interpolates parameters client-side, saving the prepare round trip.
+		NowFunc: func() time.Time { return time.Now().UTC() },
+	}
+}
+
+// sqliteReaders is the size of SQLite's read pool: one per core here is
+// what the API's concurrent views use; more would only queue on CPU.
+const sqliteReaders = 2
+
+// openSQLiteReader opens the read-only pool of the SQLite file of dsn.
+func openSQLiteReader(dsn string) (*gorm.DB, error) {
+	conn, err := openSQLite(sqliteReadOnly(dsn))
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite readers: %w", err)
+	}
+	conn.SetMaxOpenConns(sqliteReaders)
+	conn.SetMaxIdleConns(sqliteReaders)
+	db, err := gorm.Open(&sqlite.Dialector{Conn: conn}, gormConfig())
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("open sqlite readers: %w", err)
+	}
+	return db, nil
 }
 
 // Close releases the connections.
 func (s *Store) Close() error {
+	if s.rdb != nil {
+		if r, err := s.rdb.DB(); err == nil {
+			r.Close()
+		}
+	}
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err

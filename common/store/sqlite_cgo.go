@@ -25,6 +25,8 @@ func sqliteDSN(path string) string {
 	return (&url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}).String()
 }
 
+func sqliteReadOnly(dsn string) string { return dsn + "&_query_only=1" }
+
 func openSQLite(dsn string) (*sql.DB, error) {
 	return sql.OpenDB(cachingConnector{dsnConnector{dsn}}), nil
 }

@@ -31,6 +31,9 @@ func sqliteDSN(path string) string {
 	return s
 }
 
+// sqliteReadOnly is dsn for connections that refuse to write.
+func sqliteReadOnly(dsn string) string { return dsn + "&_pragma=" + url.QueryEscape("query_only(1)") }
+
 // openSQLite opens dsn with the statement cache on each connection.
 func openSQLite(dsn string) (*sql.DB, error) {
 	c, err := (&driver.SQLite{}).OpenConnector(dsn)

@@ -319,7 +319,7 @@ func classify(r Report, cur taskInstanceRow) ReportOutcome {
 // ListTaskInstances returns a workflow instance's task instances by id.
 func (s *Store) ListTaskInstances(ctx context.Context, workflowInstanceID int64) ([]model.TaskInstance, error) {
 	var rows []taskInstanceRow
-	if err := s.db.WithContext(ctx).Where("workflow_instance_id = ?", workflowInstanceID).Order("id").Find(&rows).Error; err != nil {
+	if err := s.read(ctx).Where("workflow_instance_id = ?", workflowInstanceID).Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list tasks of instance %d: %w", workflowInstanceID, err)
 	}
 	out := make([]model.TaskInstance, len(rows))
@@ -332,7 +332,7 @@ func (s *Store) ListTaskInstances(ctx context.Context, workflowInstanceID int64)
 // GetTaskInstance returns one task instance.
 func (s *Store) GetTaskInstance(ctx context.Context, id int64) (model.TaskInstance, error) {
 	var r taskInstanceRow
-	if err := s.db.WithContext(ctx).Take(&r, id).Error; err != nil {
+	if err := s.read(ctx).Take(&r, id).Error; err != nil {
 		return model.TaskInstance{}, notFound(err, fmt.Sprintf("task instance %d", id))
 	}
 	return r.model(), nil
