@@ -251,7 +251,12 @@ func scaleFanout(p *benchkit.Target, pid, n int) error {
 	}
 	rss0 := benchkit.RSSMB(pid)
 	cpu0 := benchkit.CPUTime(pid)
-	inst, err := p.RunAndWait(name)
+	id, err := p.Run(name)
+	if err != nil {
+		return err
+	}
+	// At a loaded machine's 100 tasks/s, with room.
+	inst, err := p.Wait(id, max(5*time.Minute, time.Duration(n)*20*time.Millisecond))
 	if err != nil {
 		return err
 	}
