@@ -39,7 +39,7 @@ type waitFacts struct {
 	inst  model.WorkflowInstance
 	tasks []model.TaskInstance
 	wf    *spec.Workflow // nil: the definition did not parse (no pending tasks, no retry times)
-	g  *dag.Graph // the run's graph (its start nodes and scope): nil with wf
+	g     *dag.Graph     // the run's graph (its start nodes and scope): nil with wf
 	// ahead is the count of submitted tasks of other instances queued
 	// before this instance's (store.QueuedAhead).
 	ahead int
