@@ -44,7 +44,11 @@ type runner struct {
 	skip    []string                       // branches not taken: written skipped, never run
 	halt    store.ActionKind               // pause or stop requested: nothing new runs
 	prevOf  map[string]int64               // rerun: the attempt a new submission supersedes
-	nextOf  map[string]int                 // rerun: the attempt number a new submission gets
+	// outputs: some attempt of this run exported values. Until one does,
+	// upstreamOutputs has nothing to find and walks no upstreams (a walk
+	// per task is quadratic in a long chain).
+	outputs bool
+	nextOf  map[string]int // rerun: the attempt number a new submission gets
 
 	events    *mailbox[taskEvent]
 	deadlines *mailbox[deadline]
@@ -206,6 +210,7 @@ func (r *runner) onTask(ev taskEvent) {
 	}
 	if ev.State.Success() && ev.Outputs != nil {
 		t.Outputs = ev.Outputs // downstream tasks see them (upstreamOutputs)
+		r.outputs = r.outputs || len(ev.Outputs) > 0
 	}
 	fe := flow.Event{Name: name, State: ev.State, Why: ev.Why}
 	if ev.State.Success() {
@@ -348,6 +353,7 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 				dryWhy[t] = err.Error()
 			}
 			t.Outputs = outs
+			r.outputs = r.outputs || len(outs) > 0
 		}
 	}
 	if leaderWrite(ctx, r.log, "write submitted tasks", r.t.fenced, func() error {
@@ -402,6 +408,10 @@ func (r *runner) queue(ctx context.Context, ts ...*model.TaskInstance) {
 	for _, t := range ts {
 		it, err := r.item(t)
 		if err == nil {
+			// The dispatch holds its own copy; a queued fan-out of 100,000
+			// would otherwise keep both (inputs resolves them again if this
+			// attempt is ever queued anew).
+			t.Params = nil
 			items = append(items, it)
 			continue
 		}
@@ -546,6 +556,9 @@ func (r *runner) resolve(t *model.TaskInstance) (map[string]string, error) {
 // transitive: the nearest upstream wins; two at the same distance giving a
 // name different values is an error naming both.
 func (r *runner) upstreamOutputs(name string) (map[string]string, error) {
+	if !r.outputs {
+		return nil, nil
+	}
 	var out map[string]string
 	from := map[string]string{} // output name -> the task that gave it
 	seen := map[string]bool{name: true}
