@@ -15,6 +15,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/beluga-scheduler/beluga/api"
+	"github.com/beluga-scheduler/beluga/api/client"
 	"github.com/beluga-scheduler/beluga/bench/benchkit"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/spec"
@@ -271,17 +272,62 @@ func scaleFanout(p *benchkit.Target, pid, n int) error {
 	if err != nil {
 		return err
 	}
+	// The instance API while it runs (its waits derived) and once it ended.
+	running := ""
+	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) { // polling the API
+		d, err := p.API.GetInstancePage(context.Background(), id, client.InstanceQuery{NoTasks: true})
+		if err != nil {
+			return err
+		}
+		if model.WorkflowState(d.State).Finished() {
+			break
+		}
+		if d.TaskCounts[string(model.TaskSucceeded)] >= n/10 {
+			if running, err = getWalls(p, id); err != nil {
+				return err
+			}
+			break
+		}
+	}
 	// At a loaded machine's 100 tasks/s, with room.
 	inst, err := p.Wait(id, max(5*time.Minute, time.Duration(n)*20*time.Millisecond))
 	if err != nil {
 		return err
 	}
+	ended, err := getWalls(p, id)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("GET /api/v1/instances/{id} of the %d-task instance, wall (median of 3): running %s; ended %s\n", n+1, running, ended)
 	cpu := benchkit.CPUTime(pid) - cpu0
 	rss := benchkit.RSSMB(pid)
 	fmt.Printf("%s; own CPU %.0f µs/task; RSS %.1f -> %.1f MB (%+.2f MB per 1,000 tasks)\n",
 		benchkit.FanoutLine(fmt.Sprintf("fanout-%d", n), benchkit.Wall(inst), n+1), float64(cpu.Microseconds())/float64(n+1),
 		rss0, rss, (rss-rss0)/float64(n+1)*1000)
 	return nil
+}
+
+// getWalls times GET /instances/{id} with a page of 50 tasks and with the
+// default page.
+func getWalls(p *benchkit.Target, id int64) (string, error) {
+	var out []string
+	for _, limit := range []int{50, 0} {
+		var ws []time.Duration
+		for range 3 {
+			t0 := time.Now()
+			if _, err := p.API.GetInstancePage(context.Background(), id, client.InstanceQuery{TasksLimit: limit}); err != nil {
+				return "", err
+			}
+			ws = append(ws, time.Since(t0))
+		}
+		sort.Slice(ws, func(i, j int) bool { return ws[i] < ws[j] })
+		label := "tasks_limit=50"
+		if limit == 0 {
+			label = "default page (10,000 tasks)"
+		}
+		out = append(out, fmt.Sprintf("%s %v", label, ws[1].Round(time.Millisecond)))
+	}
+	return strings.Join(out, ", "), nil
 }
 
 // concurrentChains starts n runs of a 10-task chain at once and prints the
