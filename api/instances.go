@@ -96,7 +96,11 @@ func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
 	// and a task's rank in its queue need it), reading its unsettled rows.
 	ws, pend := map[int64]*Wait{}, []PendingTask(nil)
 	if q.limit > 0 && !inst.State.Finished() {
-		if ws, pend, err = h.instanceWaits(r.Context(), inst); err != nil {
+		want := make(map[int64]bool, len(page.Tasks))
+		for _, t := range page.Tasks {
+			want[t.ID] = true
+		}
+		if ws, pend, err = h.instanceWaits(r.Context(), inst, want); err != nil {
 			return err
 		}
 	}

@@ -46,6 +46,9 @@ type waitFacts struct {
 	// done are tasks whose latest attempt succeeded, their rows not read
 	// (tasks holds the others: settled).
 	done []string
+	// want are the task instances whose waits are asked for (nil: all):
+	// a page of a queued fan-out of 100,000 words 50 waits, not all.
+	want map[int64]bool
 }
 
 // waits derives each latest attempt's wait (by task instance id) and the
@@ -92,6 +95,9 @@ func waits(f waitFacts) (map[int64]*Wait, []PendingTask) {
 	})
 	cause, key, dispatchWait := model.ParseDispatchWait(f.inst.Reason)
 	for i, t := range queued {
+		if f.want != nil && !f.want[t.ID] {
+			continue
+		}
 		if dispatchWait && dispatchAbout(cause, key, t) {
 			out[t.ID] = &Wait{Cause: string(cause), Reason: f.inst.Reason}
 			continue
@@ -102,6 +108,9 @@ func waits(f waitFacts) (map[int64]*Wait, []PendingTask) {
 				n, f.inst.Priority, t.Priority)}
 	}
 	for _, t := range latest {
+		if f.want != nil && !f.want[t.ID] {
+			continue
+		}
 		switch {
 		case t.WaitCause != "":
 			out[t.ID] = &Wait{Cause: t.WaitCause, Reason: t.WaitReason}
@@ -169,7 +178,8 @@ func pending(f waitFacts, latest map[string]model.TaskInstance) []PendingTask {
 // instanceWaits reads the facts of inst's waits and derives them: from
 // the rows that did not succeed and the run's graph (settled), or, when
 // those do not account for every succeeded row, from all of its rows.
-func (h *handlers) instanceWaits(ctx context.Context, inst model.WorkflowInstance) (map[int64]*Wait, []PendingTask, error) {
+// want are the task instances whose waits are asked for (nil: all).
+func (h *handlers) instanceWaits(ctx context.Context, inst model.WorkflowInstance, want map[int64]bool) (map[int64]*Wait, []PendingTask, error) {
 	if inst.State.Finished() {
 		return map[int64]*Wait{}, nil, nil
 	}
@@ -177,7 +187,7 @@ func (h *handlers) instanceWaits(ctx context.Context, inst model.WorkflowInstanc
 	if err != nil {
 		return nil, nil, err
 	}
-	f := waitFacts{inst: inst, tasks: u.Tasks}
+	f := waitFacts{inst: inst, tasks: u.Tasks, want: want}
 	var handles map[string]bool
 	if d := h.defs.get(ctx, h.Store, inst.DefinitionID); d != nil {
 		f.wf, f.g, handles = d.wf, runGraph(d.graph, inst), d.handles
@@ -267,7 +277,7 @@ func (h *handlers) taskWait(ctx context.Context, t model.TaskInstance) (*Wait, e
 	if err != nil {
 		return nil, err
 	}
-	ws, _, err := h.instanceWaits(ctx, inst)
+	ws, _, err := h.instanceWaits(ctx, inst, map[int64]bool{t.ID: true})
 	if err != nil {
 		return nil, err
 	}

@@ -65,11 +65,9 @@ func (s *Store) FireSchedules(ctx context.Context, fires []ScheduleFire) ([]Fire
 	return out, nil
 }
 
-// fireChunk bounds the rows of one multi-row statement of fireMany: the
-// pure-Go SQLite driver binds each variable by a search of all of them
-// (quadratic in a statement's variables), so a run row's ~25 columns times
-// 50 rows costs less in several statements than in one.
-const fireChunk = 50
+// fireChunk bounds the schedules of one UPDATE of fireMany (6 variables
+// each; see insertBatch).
+const fireChunk = 200
 
 // fireMany writes the firings fires[i] for i in idx as timedRuns.write
 // would, each statement for all of them: read the projects, the latest
@@ -189,7 +187,7 @@ func (s *Store) fireMany(tx *gorm.DB, fires []ScheduleFire, idx []int, out []Fir
 	if len(rows) == 0 {
 		return nil
 	}
-	if err := insertRowsBy(tx, rows, fireChunk); err != nil {
+	if err := insertRows(tx, rows); err != nil {
 		return fmt.Errorf("insert %d scheduled runs: %w", len(rows), err)
 	}
 	runIDs := make([]int64, len(rows))
@@ -202,7 +200,7 @@ func (s *Store) fireMany(tx *gorm.DB, fires []ScheduleFire, idx []int, out []Fir
 	if err := appendEvents(tx, instanceChanges(runIDs...)); err != nil {
 		return err
 	}
-	if err := insertRowsBy(tx, cmds, 4*fireChunk); err != nil {
+	if err := insertRowsBy(tx, cmds, 4*insertBatch); err != nil { // 3 columns a row
 		return fmt.Errorf("insert %d start commands: %w", len(cmds), err)
 	}
 	return nil
