@@ -263,9 +263,11 @@ func scaleFanout(p *benchkit.Target, pid, n int) error {
 	}
 	n-- // the join is one of the n
 	name := fmt.Sprintf("fanout%d", n)
-	if err := p.Apply(benchkit.FanoutSpec(name, n)); err != nil {
+	t0 := time.Now()
+	if err := p.ApplyWithin(benchkit.FanoutSpec(name, n), 10*time.Minute); err != nil {
 		return err
 	}
+	fmt.Printf("fanout-%d: apply of the spec %v\n", n, time.Since(t0).Round(time.Millisecond))
 	rss0 := benchkit.RSSMB(pid)
 	cpu0 := benchkit.CPUTime(pid)
 	id, err := p.Run(name)
