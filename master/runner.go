@@ -255,6 +255,9 @@ func (r *runner) flush(ctx context.Context) bool {
 	return true
 }
 
+// flushMax bounds the ready tasks written in one transaction.
+const flushMax = 5000
+
 func (r *runner) flushOnce(ctx context.Context) bool {
 	now := time.Now().UTC()
 	var tasks []*model.TaskInstance
@@ -271,7 +274,12 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 		}
 		return r.newAttempt(name, attempt, attempt, now) // a new budget
 	}
-	for _, name := range r.pending {
+	// A fan-out of 100,000 is written in transactions of flushMax rows:
+	// one transaction of all of them held SQLite's write lock for tens of
+	// seconds, stalling every other writer (other runs, logins). A crash
+	// between two leaves the rest unwritten, which the rebuild writes.
+	ready := r.pending[:min(len(r.pending), flushMax)]
+	for _, name := range ready {
 		tasks = append(tasks, first(name))
 	}
 	// Skipped tasks are written finished and never reach a worker.
@@ -385,7 +393,7 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 		}
 		items = append(items, t)
 	}
-	r.pending, r.again, r.retries, r.skip = r.pending[:0], r.again[:0], r.retries[:0], r.skip[:0]
+	r.pending, r.again, r.retries, r.skip = r.pending[len(ready):], r.again[:0], r.retries[:0], r.skip[:0]
 	for _, t := range held {
 		r.apply(r.flow.Finished(flow.Event{Name: t.Name, State: t.State}))
 	}
