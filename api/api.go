@@ -88,6 +88,7 @@ type handlers struct {
 	Deps
 	log    *zap.Logger
 	limits *loginLimiter
+	defs   defCache // parsed workflow versions (the waits' graphs)
 }
 
 // route is one entry of the route table. The table is the only place routes

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -183,7 +184,9 @@ func TestApplyWorkflowRejects(t *testing.T) {
 		{"no Content-Type", "", etlYAML, 415, CodeUnsupportedMedia, "no Content-Type"},
 		{"bad Content-Type", "yaml;;", etlYAML, 415, CodeUnsupportedMedia, "bad Content-Type"},
 		{"spec over the spec limit", "application/yaml", etlYAML + "# " + strings.Repeat("x", spec.MaxSpecBytes) + "\n", 413, CodePayloadTooLarge, "limit"},
-		{"alias bomb", "application/yaml", "name: w\nparams:\n  big: &s \"" + strings.Repeat("x", 100<<10) + "\"\n" +
+		{"over the task limit", "application/yaml", manyTasks(spec.MaxTasks + 1), 400, CodeBadRequest,
+			fmt.Sprintf("workflow has %d tasks, the limit is %d", spec.MaxTasks+1, spec.MaxTasks)},
+		{"alias bomb", "application/yaml", "name: w\nparams:\n  big: &s \"" + strings.Repeat("x", spec.MaxSpecBytes/10) + "\"\n" +
 			aliasKeys(20) + "tasks:\n  - {name: a, command: x}\n", 400, CodeBadRequest, "YAML aliases expand"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -205,6 +208,16 @@ func TestApplyWorkflowRejects(t *testing.T) {
 	if len(list.Items) != 0 {
 		t.Fatalf("rejected specs were stored: %+v", list.Items)
 	}
+}
+
+// manyTasks is a spec of n independent tasks named w.
+func manyTasks(n int) string {
+	var b strings.Builder
+	b.WriteString("name: w\ntasks:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - {name: t%d, command: x}\n", i)
+	}
+	return b.String()
 }
 
 func TestBodyLimit(t *testing.T) {

@@ -99,17 +99,15 @@ func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// Waits are per task: a call that asks for no tasks derives none; a
-	// page derives them over all of the instance's tasks (a pending task's
-	// upstreams and a task's rank in its queue need the whole instance).
+	// page derives them over the whole instance (a pending task's upstreams
+	// and a task's rank in its queue need it), reading its unsettled rows.
 	ws, pend := map[int64]*Wait{}, []PendingTask(nil)
 	if q.limit > 0 && !q.noWaits && !inst.State.Finished() {
-		all := page.Tasks
-		if page.Total > len(page.Tasks) {
-			if all, err = h.Store.ListTaskInstances(r.Context(), id); err != nil {
-				return err
-			}
+		want := make(map[int64]bool, len(page.Tasks))
+		for _, t := range page.Tasks {
+			want[t.ID] = true
 		}
-		if ws, pend, err = h.instanceWaits(r.Context(), inst, all); err != nil {
+		if ws, pend, err = h.instanceWaits(r.Context(), inst, want); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/dag"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/spec"
+	"github.com/beluga-scheduler/beluga/common/store"
 )
 
 // Wait says why a task is not running (docs/architecture.md, "Reasons for
@@ -38,9 +39,16 @@ type waitFacts struct {
 	inst  model.WorkflowInstance
 	tasks []model.TaskInstance
 	wf    *spec.Workflow // nil: the definition did not parse (no pending tasks, no retry times)
+	g     *dag.Graph     // the run's graph (its start nodes and scope): nil with wf
 	// ahead is the count of submitted tasks of other instances queued
 	// before this instance's (store.QueuedAhead).
 	ahead int
+	// done are tasks whose latest attempt succeeded, their rows not read
+	// (tasks holds the others: settled).
+	done []string
+	// want are the task instances whose waits are asked for (nil: all):
+	// a page of a queued fan-out of 100,000 words 50 waits, not all.
+	want map[int64]bool
 }
 
 // waits derives each latest attempt's wait (by task instance id) and the
@@ -63,6 +71,9 @@ func waits(f waitFacts) (map[int64]*Wait, []PendingTask) {
 			prevEnd[t.Name] = t.EndTime
 		}
 	}
+	for _, n := range f.done {
+		latest[n] = model.TaskInstance{Name: n, State: model.TaskSucceeded}
+	}
 	tasksOf := map[string]*spec.Task{}
 	if f.wf != nil {
 		for i := range f.wf.Tasks {
@@ -84,6 +95,9 @@ func waits(f waitFacts) (map[int64]*Wait, []PendingTask) {
 	})
 	cause, key, dispatchWait := model.ParseDispatchWait(f.inst.Reason)
 	for i, t := range queued {
+		if f.want != nil && !f.want[t.ID] {
+			continue
+		}
 		if dispatchWait && dispatchAbout(cause, key, t) {
 			out[t.ID] = &Wait{Cause: string(cause), Reason: f.inst.Reason}
 			continue
@@ -94,6 +108,9 @@ func waits(f waitFacts) (map[int64]*Wait, []PendingTask) {
 				n, f.inst.Priority, t.Priority)}
 	}
 	for _, t := range latest {
+		if f.want != nil && !f.want[t.ID] {
+			continue
+		}
 		switch {
 		case t.WaitCause != "":
 			out[t.ID] = &Wait{Cause: t.WaitCause, Reason: t.WaitReason}
@@ -133,26 +150,9 @@ func pending(f waitFacts, latest map[string]model.TaskInstance) []PendingTask {
 	if f.wf == nil || f.inst.State != model.WorkflowRunning && f.inst.State != model.WorkflowSubmitted {
 		return nil
 	}
-	nodes := make([]string, len(f.wf.Tasks))
-	var edges [][2]string
-	for i, t := range f.wf.Tasks {
-		nodes[i] = t.Name
-		for _, up := range t.DependsOn {
-			edges = append(edges, [2]string{up, t.Name})
-		}
-	}
-	g, err := dag.New(nodes, edges)
-	if err != nil {
+	g := f.g
+	if g == nil {
 		return nil
-	}
-	if len(f.inst.StartNodes) > 0 {
-		scope, err := dag.ParseScope(f.inst.Scope)
-		if err == nil {
-			g, err = g.SubGraph(f.inst.StartNodes, scope)
-		}
-		if err != nil {
-			return nil
-		}
 	}
 	var out []PendingTask
 	for _, name := range g.TopoOrder() {
@@ -175,21 +175,97 @@ func pending(f waitFacts, latest map[string]model.TaskInstance) []PendingTask {
 	return out
 }
 
-// instanceWaits reads the facts of inst's waits and derives them.
-func (h *handlers) instanceWaits(ctx context.Context, inst model.WorkflowInstance, tasks []model.TaskInstance) (map[int64]*Wait, []PendingTask, error) {
+// instanceWaits reads the facts of inst's waits and derives them: from
+// the rows that did not succeed and the run's graph (settled), or, when
+// those do not account for every succeeded row, from all of its rows.
+// want are the task instances whose waits are asked for (nil: all).
+func (h *handlers) instanceWaits(ctx context.Context, inst model.WorkflowInstance, want map[int64]bool) (map[int64]*Wait, []PendingTask, error) {
 	if inst.State.Finished() {
 		return map[int64]*Wait{}, nil, nil
 	}
-	f := waitFacts{inst: inst, tasks: tasks}
-	if def, err := h.Store.GetDefinition(ctx, inst.DefinitionID); err == nil {
-		f.wf, _ = spec.ParseStored(def.SpecJSON)
+	u, err := h.Store.UnsettledTasks(ctx, inst.ID)
+	if err != nil {
+		return nil, nil, err
 	}
-	var err error
+	f := waitFacts{inst: inst, tasks: u.Tasks, want: want}
+	var handles map[string]bool
+	if d := h.defs.get(ctx, h.Store, inst.DefinitionID); d != nil {
+		f.wf, f.g, handles = d.wf, runGraph(d.graph, inst), d.handles
+	}
+	if f.g != nil {
+		var ok bool
+		if f.done, ok = settled(f.g, handles, u); !ok {
+			f.done = nil
+			if f.tasks, err = h.Store.ListTaskInstances(ctx, inst.ID); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
 	if f.ahead, err = h.Store.QueuedAhead(ctx, inst.ID, int(inst.Priority)); err != nil {
 		return nil, nil, err
 	}
 	w, p := waits(f)
 	return w, p, nil
+}
+
+// runGraph is the graph inst runs: its start nodes and scope of g, or all
+// of g; nil when they do not resolve (no pending tasks are derived then).
+func runGraph(g *dag.Graph, inst model.WorkflowInstance) *dag.Graph {
+	if len(inst.StartNodes) == 0 {
+		return g
+	}
+	scope, err := dag.ParseScope(inst.Scope)
+	if err == nil {
+		g, err = g.SubGraph(inst.StartNodes, scope)
+	}
+	if err != nil {
+		return nil
+	}
+	return g
+}
+
+// settled infers the tasks of g whose latest attempt succeeded from the
+// rows that did not (u.Tasks): as the runner writes them, a task has an
+// attempt once each upstream succeeded, was skipped, or failed for good
+// where the task handles failure (master/flow), so in topological order a
+// task with no unsettled latest row succeeded if its upstreams let it run,
+// and has no attempt otherwise. ok reports that the inferred tasks are as
+// many as the succeeded rows; when they are not (a ready task not written
+// yet, a run halted by a failure, rows not as the runner writes them) the
+// caller reads every row instead.
+func settled(g *dag.Graph, handles map[string]bool, u store.Unsettled) (done []string, ok bool) {
+	open := map[string]model.TaskInstance{} // latest unsettled row by name, superseded ones left out
+	for _, t := range u.Tasks {
+		if cur, has := open[t.Name]; !t.Superseded && (!has || t.Attempt > cur.Attempt) {
+			open[t.Name] = t
+		}
+	}
+	has := make(map[string]bool, g.Len()) // has a latest attempt
+	for _, n := range g.TopoOrder() {
+		if _, unsettled := open[n]; unsettled {
+			has[n] = true
+			continue
+		}
+		runs := true
+		for _, up := range g.Upstream(n) {
+			t, unsettled := open[up]
+			switch {
+			case !unsettled && has[up]: // succeeded
+			case unsettled && t.State == model.TaskSkipped:
+			case unsettled && (t.State == model.TaskFailed || t.State == model.TaskKilled) && handles[n]:
+			default:
+				runs = false
+			}
+			if !runs {
+				break
+			}
+		}
+		if runs {
+			has[n] = true
+			done = append(done, n)
+		}
+	}
+	return done, len(done) == u.Succeeded
 }
 
 // taskWait is one task instance's wait, derived with its instance's facts.
@@ -201,11 +277,7 @@ func (h *handlers) taskWait(ctx context.Context, t model.TaskInstance) (*Wait, e
 	if err != nil {
 		return nil, err
 	}
-	tasks, err := h.Store.ListTaskInstances(ctx, inst.ID)
-	if err != nil {
-		return nil, err
-	}
-	ws, _, err := h.instanceWaits(ctx, inst, tasks)
+	ws, _, err := h.instanceWaits(ctx, inst, map[int64]bool{t.ID: true})
 	if err != nil {
 		return nil, err
 	}

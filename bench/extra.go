@@ -16,6 +16,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/beluga-scheduler/beluga/api"
+	"github.com/beluga-scheduler/beluga/api/client"
 	"github.com/beluga-scheduler/beluga/bench/benchkit"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/spec"
@@ -206,16 +207,32 @@ func burst(p *benchkit.Target, n int) ([]time.Duration, error) {
 	if time.Now().UTC().After(at.Add(-200 * time.Millisecond)) {
 		return nil, fmt.Errorf("fire burst: writing %d schedules took past their fire time %v", n, at)
 	}
-	var runs []model.WorkflowInstance
-	for deadline := at.Add(time.Minute); len(runs) < n; time.Sleep(50 * time.Millisecond) { // polling the DB
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("fire burst: %d of %d runs within a minute", len(runs), n)
-		}
-		all, _, err := p.Store.ListWorkflowInstances(ctx, store.InstanceFilter{Project: proj, Limit: 1000})
+	// When the runs become visible (committed), by counting them every
+	// 2 ms: the runs' own times are stamped before their commit.
+	var seen50, seen99 time.Duration
+	for deadline := at.Add(time.Minute); ; time.Sleep(2 * time.Millisecond) { // polling the DB
+		_, total, err := p.Store.ListWorkflowInstances(ctx, store.InstanceFilter{Project: proj, Limit: 1})
 		if err != nil {
 			return nil, err
 		}
-		runs = all
+		if seen50 == 0 && total*2 >= int64(n) {
+			seen50 = time.Since(at)
+		}
+		if seen99 == 0 && total*100 >= int64(n)*99 {
+			seen99 = time.Since(at)
+		}
+		if total >= int64(n) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("fire burst: %d of %d runs within a minute", total, n)
+		}
+	}
+	fmt.Printf("fire burst: schedule time -> half of the runs committed %v, 99 %% %v (polled every 2 ms)\n",
+		seen50.Round(time.Millisecond), seen99.Round(time.Millisecond))
+	runs, _, err := p.Store.ListWorkflowInstances(ctx, store.InstanceFilter{Project: proj, Limit: n})
+	if err != nil {
+		return nil, err
 	}
 	per := map[string]int{}
 	var lags []time.Duration
@@ -253,21 +270,73 @@ func scaleFanout(p *benchkit.Target, pid, n int) error {
 	}
 	n-- // the join is one of the n
 	name := fmt.Sprintf("fanout%d", n)
-	if err := p.Apply(benchkit.FanoutSpec(name, n)); err != nil {
+	t0 := time.Now()
+	if err := p.ApplyWithin(benchkit.FanoutSpec(name, n), 10*time.Minute); err != nil {
 		return err
 	}
+	fmt.Printf("fanout-%d: apply of the spec %v\n", n, time.Since(t0).Round(time.Millisecond))
 	rss0 := benchkit.RSSMB(pid)
 	cpu0 := benchkit.CPUTime(pid)
-	inst, err := p.RunAndWait(name)
+	id, err := p.Run(name)
 	if err != nil {
 		return err
 	}
+	// The instance API while it runs (its waits derived) and once it ended.
+	running := ""
+	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) { // polling the API
+		d, err := p.API.GetInstancePage(context.Background(), id, client.InstanceQuery{NoTasks: true})
+		if err != nil {
+			return err
+		}
+		if model.WorkflowState(d.State).Finished() {
+			break
+		}
+		if d.TaskCounts[string(model.TaskSucceeded)] >= n/10 {
+			if running, err = getWalls(p, id); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	// At a loaded machine's 100 tasks/s, with room.
+	inst, err := p.Wait(id, max(5*time.Minute, time.Duration(n)*20*time.Millisecond))
+	if err != nil {
+		return err
+	}
+	ended, err := getWalls(p, id)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("GET /api/v1/instances/{id} of the %d-task instance, wall (median of 3): running %s; ended %s\n", n+1, running, ended)
 	cpu := benchkit.CPUTime(pid) - cpu0
 	rss := benchkit.RSSMB(pid)
 	fmt.Printf("%s; own CPU %.0f µs/task; RSS %.1f -> %.1f MB (%+.2f MB per 1,000 tasks)\n",
 		benchkit.FanoutLine(fmt.Sprintf("fanout-%d", n), benchkit.Wall(inst), n+1), float64(cpu.Microseconds())/float64(n+1),
 		rss0, rss, (rss-rss0)/float64(n+1)*1000)
 	return nil
+}
+
+// getWalls times GET /instances/{id} with a page of 50 tasks and with the
+// default page.
+func getWalls(p *benchkit.Target, id int64) (string, error) {
+	var out []string
+	for _, limit := range []int{50, 0} {
+		var ws []time.Duration
+		for range 3 {
+			t0 := time.Now()
+			if _, err := p.API.GetInstancePage(context.Background(), id, client.InstanceQuery{TasksLimit: limit}); err != nil {
+				return "", err
+			}
+			ws = append(ws, time.Since(t0))
+		}
+		sort.Slice(ws, func(i, j int) bool { return ws[i] < ws[j] })
+		label := "tasks_limit=50"
+		if limit == 0 {
+			label = "default page (10,000 tasks)"
+		}
+		out = append(out, fmt.Sprintf("%s %v", label, ws[1].Round(time.Millisecond)))
+	}
+	return strings.Join(out, ", "), nil
 }
 
 // concurrentChains starts n runs of a 10-task chain at once and prints the

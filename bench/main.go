@@ -40,6 +40,7 @@ func main() {
 	flag.IntVar(&opts.burst, "burst", 1000, "schedules due at the same second for the fire burst (0: skip it)")
 	flag.BoolVar(&opts.scale, "scale", false, "also run the fan-out of 100,000 tasks (several minutes)")
 	flag.BoolVar(&opts.skipScale, "no-scale", false, "skip the fan-out of 10,000 and the 1,000 concurrent chains")
+	flag.StringVar(&opts.only, "only", "", "run only this part, after fanout-1000 (the reference figure): scale (fan-out of 10,000, the concurrent chains and, with -scale, of 100,000) or burst")
 	alsoSh := flag.Bool("also-sh", true, "on SQLite, also measure fanout-1000 with --shell sh")
 	flag.Parse()
 	code := 0
@@ -69,6 +70,7 @@ func main() {
 var opts struct {
 	burst            int
 	scale, skipScale bool
+	only             string
 	full             bool
 }
 
@@ -145,6 +147,9 @@ func benchBackend(backend, bin, shell, python string, slots, triggers, typesChai
 	if !opts.full {
 		return benchFanout(p, pid, pprofAddr, backend, shell)
 	}
+	if opts.only != "" {
+		return benchOnly(p, pid, pprofAddr, backend, shell)
+	}
 	wall, hops, err := p.Chain("chain100")
 	if err != nil {
 		return err
@@ -194,12 +199,40 @@ func benchBackend(backend, bin, shell, python string, slots, triggers, typesChai
 		return err
 	}
 	if opts.burst > 0 && backend == "sqlite" {
-		lags, err := burst(p, opts.burst)
-		if err != nil {
+		if err := burstLine(p); err != nil {
 			return err
 		}
-		fmt.Printf("fire burst: %d schedules due at one second, each fired once: schedule time -> run written %s\n", opts.burst, pctLine(lags))
 	}
+	return scaleParts(p, pid)
+}
+
+// benchOnly is -only: fanout-1000 (the figure the scale ones compare
+// with), then the part asked for.
+func benchOnly(p *benchkit.Target, pid int, pprofAddr, backend, shell string) error {
+	switch opts.only {
+	case "scale":
+		if err := benchFanout(p, pid, pprofAddr, backend, shell); err != nil {
+			return err
+		}
+		return scaleParts(p, pid)
+	case "burst":
+		return burstLine(p)
+	}
+	return fmt.Errorf("-only %q: want scale or burst", opts.only)
+}
+
+func burstLine(p *benchkit.Target) error {
+	lags, err := burst(p, opts.burst)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("fire burst: %d schedules due at one second, each fired once: schedule time -> run written %s\n", opts.burst, pctLine(lags))
+	return nil
+}
+
+// scaleParts are the fan-out of 10,000, the concurrent chains and, with
+// -scale, the fan-out of 100,000.
+func scaleParts(p *benchkit.Target, pid int) error {
 	if !opts.skipScale {
 		if err := scaleFanout(p, pid, 10000); err != nil {
 			return err

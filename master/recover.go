@@ -35,6 +35,7 @@ func (r *runner) rebuild(ctx context.Context) bool {
 		if cur := r.latest[t.Name]; cur == nil || cur.Attempt < t.Attempt {
 			r.latest[t.Name] = t
 		}
+		r.outputs = r.outputs || len(t.Outputs) > 0
 	}
 	ends := map[string]*model.TaskInstance{} // the attempt before the latest, for retry clocks
 	for i := range rows {

@@ -44,7 +44,11 @@ type runner struct {
 	skip    []string                       // branches not taken: written skipped, never run
 	halt    store.ActionKind               // pause or stop requested: nothing new runs
 	prevOf  map[string]int64               // rerun: the attempt a new submission supersedes
-	nextOf  map[string]int                 // rerun: the attempt number a new submission gets
+	// outputs: some attempt of this run exported values. Until one does,
+	// upstreamOutputs has nothing to find and walks no upstreams (a walk
+	// per task is quadratic in a long chain).
+	outputs bool
+	nextOf  map[string]int // rerun: the attempt number a new submission gets
 
 	events    *mailbox[taskEvent]
 	deadlines *mailbox[deadline]
@@ -206,6 +210,7 @@ func (r *runner) onTask(ev taskEvent) {
 	}
 	if ev.State.Success() && ev.Outputs != nil {
 		t.Outputs = ev.Outputs // downstream tasks see them (upstreamOutputs)
+		r.outputs = r.outputs || len(ev.Outputs) > 0
 	}
 	fe := flow.Event{Name: name, State: ev.State, Why: ev.Why}
 	if ev.State.Success() {
@@ -250,6 +255,9 @@ func (r *runner) flush(ctx context.Context) bool {
 	return true
 }
 
+// flushMax bounds the ready tasks written in one transaction.
+const flushMax = 5000
+
 func (r *runner) flushOnce(ctx context.Context) bool {
 	now := time.Now().UTC()
 	var tasks []*model.TaskInstance
@@ -266,7 +274,12 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 		}
 		return r.newAttempt(name, attempt, attempt, now) // a new budget
 	}
-	for _, name := range r.pending {
+	// A fan-out of 100,000 is written in transactions of flushMax rows:
+	// one transaction of all of them held SQLite's write lock for tens of
+	// seconds, stalling every other writer (other runs, logins). A crash
+	// between two leaves the rest unwritten, which the rebuild writes.
+	ready := r.pending[:min(len(r.pending), flushMax)]
+	for _, name := range ready {
 		tasks = append(tasks, first(name))
 	}
 	// Skipped tasks are written finished and never reach a worker.
@@ -348,6 +361,7 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 				dryWhy[t] = err.Error()
 			}
 			t.Outputs = outs
+			r.outputs = r.outputs || len(outs) > 0
 		}
 	}
 	if leaderWrite(ctx, r.log, "write submitted tasks", r.t.fenced, func() error {
@@ -379,7 +393,7 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 		}
 		items = append(items, t)
 	}
-	r.pending, r.again, r.retries, r.skip = r.pending[:0], r.again[:0], r.retries[:0], r.skip[:0]
+	r.pending, r.again, r.retries, r.skip = r.pending[len(ready):], r.again[:0], r.retries[:0], r.skip[:0]
 	for _, t := range held {
 		r.apply(r.flow.Finished(flow.Event{Name: t.Name, State: t.State}))
 	}
@@ -402,6 +416,10 @@ func (r *runner) queue(ctx context.Context, ts ...*model.TaskInstance) {
 	for _, t := range ts {
 		it, err := r.item(t)
 		if err == nil {
+			// The dispatch holds its own copy; a queued fan-out of 100,000
+			// would otherwise keep both (inputs resolves them again if this
+			// attempt is ever queued anew).
+			t.Params = nil
 			items = append(items, it)
 			continue
 		}
@@ -546,6 +564,9 @@ func (r *runner) resolve(t *model.TaskInstance) (map[string]string, error) {
 // transitive: the nearest upstream wins; two at the same distance giving a
 // name different values is an error naming both.
 func (r *runner) upstreamOutputs(name string) (map[string]string, error) {
+	if !r.outputs {
+		return nil, nil
+	}
 	var out map[string]string
 	from := map[string]string{} // output name -> the task that gave it
 	seen := map[string]bool{name: true}

@@ -118,13 +118,26 @@ func (s *scheduler) schedules(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	now := s.clock.Now().UTC()
+	if at, ok := soonest(scheds, now); ok && at.Sub(now) <= fireLead {
+		// Read ahead of the fire time: the burst's write starts at its
+		// second, not a read of every schedule after it. A schedule edited
+		// meanwhile is caught by its revision (ErrScheduleMoved, reread).
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-s.wake:
+			return 0, nil // reread now
+		case <-s.clock.After(at.Sub(now)):
+		}
+		now = s.clock.Now().UTC()
+	}
 	wait := cronReload
 	var due []store.ScheduleFire
 	var plans []schedule.Plan
 	for _, sc := range scheds {
 		next := *sc.NextFireTime
 		if next.After(now) {
-			wait = min(wait, next.Sub(now))
+			wait = min(wait, max(next.Sub(now)-fireLead, 0))
 			continue
 		}
 		f, plan, ok := s.plan(sc, now)
@@ -148,7 +161,22 @@ func (s *scheduler) schedules(ctx context.Context) (time.Duration, error) {
 }
 
 // fireBatch bounds the schedules written in one transaction.
-const fireBatch = 500
+const fireBatch = 1000
+
+// fireLead is how long before a fire time the scheduler reads the
+// schedules, to write at the time itself.
+const fireLead = 100 * time.Millisecond
+
+// soonest is the earliest next fire time of scheds after now.
+func soonest(scheds []model.Schedule, now time.Time) (time.Time, bool) {
+	var at time.Time
+	for _, sc := range scheds {
+		if n := *sc.NextFireTime; n.After(now) && (at.IsZero() || n.Before(at)) {
+			at = n
+		}
+	}
+	return at, !at.IsZero()
+}
 
 // fireAll writes the firings of due schedules in one transaction and
 // returns how long to wait for the next pass; when the batch fails (other

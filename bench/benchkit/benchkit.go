@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -27,12 +28,13 @@ type Target struct {
 	API     *client.Client
 	Store   *store.Store
 	Project string
+	base    string
 }
 
 // NewTarget returns a target for the API at base ("http://host:port") and
 // the opened store; workflows live in project.
 func NewTarget(base string, st *store.Store, project string) *Target {
-	t := &Target{API: client.NewClient(base, nil), Store: st, Project: project}
+	t := &Target{API: client.NewClient(base, nil), Store: st, Project: project, base: base}
 	_ = t.authenticate() // the schema may not be there yet: WaitHealthy tries again
 	return t
 }
@@ -94,6 +96,15 @@ func (t *Target) CreateProject() error {
 // Apply stores a workflow spec (YAML or JSON) in the project.
 func (t *Target) Apply(spec string) error {
 	_, err := t.API.ApplyWorkflow(context.Background(), t.Project, []byte(spec))
+	return err
+}
+
+// ApplyWithin applies spec allowing the request up to timeout (a spec of
+// 100,000 tasks can take longer than the client's default on a loaded
+// machine).
+func (t *Target) ApplyWithin(spec string, timeout time.Duration) error {
+	c := client.NewClient(t.base, &http.Client{Timeout: timeout}).WithToken(t.API.Token())
+	_, err := c.ApplyWorkflow(context.Background(), t.Project, []byte(spec))
 	return err
 }
 

@@ -2,6 +2,8 @@
 // instances. It has no dependency on storage or transport.
 package model
 
+import "slices"
+
 // WorkflowState is the state of a workflow instance.
 type WorkflowState string
 
@@ -70,15 +72,14 @@ func (s TaskState) Finished() bool {
 // Success reports whether downstream tasks may run after this state.
 func (s TaskState) Success() bool { return s == TaskSucceeded || s == TaskForcedSuccess }
 
-// Valid reports whether s is a known task state.
-func (s TaskState) Valid() bool {
-	switch s {
-	case TaskSubmitted, TaskDispatched, TaskRunning, TaskSucceeded, TaskFailed, TaskKilled,
-		TaskPaused, TaskNeedFaultTolerance, TaskDelayed, TaskForcedSuccess, TaskSkipped:
-		return true
-	}
-	return false
+// TaskStates are the known task states (those Valid accepts).
+func TaskStates() []TaskState {
+	return []TaskState{TaskSubmitted, TaskDispatched, TaskRunning, TaskSucceeded, TaskFailed, TaskKilled,
+		TaskPaused, TaskNeedFaultTolerance, TaskDelayed, TaskForcedSuccess, TaskSkipped}
 }
+
+// Valid reports whether s is a known task state.
+func (s TaskState) Valid() bool { return slices.Contains(TaskStates(), s) }
 
 // Priority orders workflows and tasks in the dispatch queue; lower is more urgent.
 type Priority int

@@ -285,7 +285,7 @@ func TestParseTooLarge(t *testing.T) {
 	t.Parallel()
 	big := designYAML + "# " + strings.Repeat("x", MaxSpecBytes) + "\n"
 	_, err := Parse([]byte(big))
-	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "the limit is 1048576") {
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), fmt.Sprintf("the limit is %d", MaxSpecBytes)) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -330,11 +330,11 @@ func TestValidateTooManyTasks(t *testing.T) {
 	t.Parallel()
 	w := chainSpec(MaxTasks + 1)
 	err := w.Validate()
-	if err == nil || !strings.Contains(err.Error(), "workflow has 10001 tasks, the limit is 10000") {
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("workflow has %d tasks, the limit is %d", MaxTasks+1, MaxTasks)) {
 		t.Fatalf("err = %v", err)
 	}
 	if err := chainSpec(MaxTasks).Validate(); err != nil {
-		t.Fatalf("10000 tasks: %v", err)
+		t.Fatalf("%d tasks: %v", MaxTasks, err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -96,7 +97,7 @@ func instanceChanges(ids ...int64) changed { return changed{instances: ids} }
 // rows changed.
 func appendEvents(tx *gorm.DB, c changed) error {
 	now := time.Now().UTC()
-	if ids := uniq(c.tasks); len(ids) > 0 {
+	for ids := range slices.Chunk(uniq(c.tasks), maxInIDs) {
 		err := tx.Exec(`INSERT`+orFail(tx)+` INTO event (time, kind, project, workflow, instance_id, task_instance_id, task_name, state, attempt) `+
 			`SELECT ?, ?, w.project_name, w.workflow_name, t.workflow_instance_id, t.id, t.name, t.state, t.attempt `+
 			`FROM task_instance t JOIN workflow_instance w ON w.id = t.workflow_instance_id WHERE t.id IN ? ORDER BY t.id`,
@@ -115,7 +116,7 @@ func appendEvents(tx *gorm.DB, c changed) error {
 			return fmt.Errorf("append timeout event: %w", err)
 		}
 	}
-	if ids := uniq(c.instances); len(ids) > 0 {
+	for ids := range slices.Chunk(uniq(c.instances), maxInIDs) {
 		err := tx.Exec(`INSERT`+orFail(tx)+` INTO event (time, kind, project, workflow, instance_id, task_instance_id, task_name, state, attempt, detail_json) `+
 			`SELECT ?, ?, project_name, workflow_name, id, 0, '', state, run_times, NULL FROM workflow_instance WHERE id IN ? ORDER BY id`,
 			now, model.EventInstance, ids).Error
@@ -125,6 +126,11 @@ func appendEvents(tx *gorm.DB, c changed) error {
 	}
 	return nil
 }
+
+// maxInIDs bounds the ids of one "IN ?" list: SQLite takes at most 32,766
+// variables in a statement and MySQL 65,535 placeholders, and a
+// 100,000-task instance writes more rows than either at once.
+const maxInIDs = 10000
 
 // orFail is the conflict clause of a multi-row write on SQLite: FAIL, where
 // the default ABORT makes SQLite keep a statement journal to undo just the

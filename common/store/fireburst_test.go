@@ -81,3 +81,60 @@ func TestFireSchedulesBatch(t *testing.T) {
 		}
 	})
 }
+
+// A batch mixes schedules written together (overlap allow) with one whose
+// policy reads its runs (skip), and each fires once. A time that already
+// has its run fails the multi-row write: the whole batch is undone, and
+// fired one by one the time is passed over while the cursor moves on.
+func TestFireSchedulesMixedAndExisting(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		s.CreateProject(ctx, "demo", "")
+		t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+		t1 := t0.Add(24 * time.Hour)
+		put := func(name string, o model.Overlap) model.Schedule {
+			if _, _, err := s.PutWorkflow(ctx, "demo", mustSpec(t, "name: "+name+"\ntasks:\n  - {name: a, command: \"true\"}\n")); err != nil {
+				t.Fatal(err)
+			}
+			sc, _, err := s.PutSchedule(ctx, model.Schedule{Project: "demo", Workflow: name, Cron: "0 0 * * *", Enabled: true,
+				NextFireTime: &t0, Overlap: o}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return sc
+		}
+		a, b, c := put("a", model.OverlapAllow), put("b", model.OverlapSkip), put("c", "")
+		fire := func(sc model.Schedule) store.ScheduleFire {
+			return store.ScheduleFire{Schedule: sc, Firing: store.Firing{Times: []time.Time{t0}, Next: &t1}}
+		}
+		res, err := s.FireSchedules(ctx, []store.ScheduleFire{fire(a), fire(b)})
+		if err != nil || len(res[0].Runs) != 1 || len(res[1].Runs) != 1 {
+			t.Fatalf("mixed batch: %+v %v", res, err)
+		}
+		// c's run for t0 exists (written by c's own fire), and c is read
+		// again as if its cursor had not moved.
+		if _, err := s.FireSchedule(ctx, c, store.Firing{Times: []time.Time{t0}, Next: &t0}); err != nil {
+			t.Fatal(err)
+		}
+		c, _ = s.GetSchedule(ctx, "demo", "c")
+		a, _ = s.GetSchedule(ctx, "demo", "a")
+		t2 := t1.Add(24 * time.Hour)
+		fa := store.ScheduleFire{Schedule: a, Firing: store.Firing{Times: []time.Time{t1}, Next: &t2}}
+		if _, err := s.FireSchedules(ctx, []store.ScheduleFire{fa, fire(c)}); err == nil {
+			t.Fatal("a batch with a time that has its run: no error")
+		}
+		if all, _, _ := s.ListWorkflowInstances(ctx, store.InstanceFilter{Project: "demo"}); len(all) != 3 {
+			t.Fatalf("after the undone batch: %d runs, want 3", len(all))
+		}
+		runs, err := s.FireSchedule(ctx, c, store.Firing{Times: []time.Time{t0}, Next: &t1})
+		if err != nil || len(runs) != 0 {
+			t.Fatalf("one by one: %v %v, want the time passed over", runs, err)
+		}
+		if got, _ := s.GetSchedule(ctx, "demo", "c"); got.NextFireTime == nil || !got.NextFireTime.Equal(t1) {
+			t.Fatalf("c's cursor %v, want %v", got.NextFireTime, t1)
+		}
+		if runs, err := s.FireSchedule(ctx, a, fa.Firing); err != nil || len(runs) != 1 {
+			t.Fatalf("a one by one: %v %v", runs, err)
+		}
+	})
+}

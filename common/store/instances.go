@@ -76,6 +76,28 @@ func runTarget(tx *gorm.DB, req RunRequest) (projectRow, workflowDefinitionRow, 
 
 // insertRun writes the instance of req for def and its start command in tx.
 func insertRun(tx *gorm.DB, box *secret.Box, p projectRow, def workflowDefinitionRow, req RunRequest, now time.Time) (model.WorkflowInstance, error) {
+	r, err := runRow(tx, box, p, def, req, now)
+	if err != nil {
+		return model.WorkflowInstance{}, err
+	}
+	if err := tx.Create(&r).Error; err != nil {
+		return model.WorkflowInstance{}, fmt.Errorf("insert workflow instance: %w", err)
+	}
+	if err := appendEvents(tx, instanceChanges(r.ID)); err != nil {
+		return model.WorkflowInstance{}, err
+	}
+	if r.Queued {
+		return r.model(), nil
+	}
+	c := commandRow{Type: r.CommandType, WorkflowInstanceID: r.ID, CreatedAt: now}
+	if err := tx.Create(&c).Error; err != nil {
+		return model.WorkflowInstance{}, fmt.Errorf("insert command: %w", err)
+	}
+	return r.model(), nil
+}
+
+// runRow is the instance row of req for def, its params sealed.
+func runRow(tx *gorm.DB, box *secret.Box, p projectRow, def workflowDefinitionRow, req RunRequest, now time.Time) (workflowInstanceRow, error) {
 	r := workflowInstanceRow{ProjectID: p.ID, ProjectName: p.Name, WorkflowName: def.Name,
 		WorkflowDefinitionID: def.ID, Version: def.Version, State: string(model.WorkflowSubmitted),
 		CommandType: string(req.CommandType), Priority: def.Priority, WorkerGroup: def.WorkerGroup,
@@ -98,24 +120,11 @@ func insertRun(tx *gorm.DB, box *secret.Box, p projectRow, def workflowDefinitio
 	r.Scope, r.DryRun = req.Scope, req.DryRun
 	ps, err := runParams(tx, box, def, req)
 	if err != nil {
-		return model.WorkflowInstance{}, fmt.Errorf("run params: %w", err)
+		return r, fmt.Errorf("run params: %w", err)
 	}
 	r.StartNodes, r.ParamsJSON = jsonText(req.StartNodes, len(req.StartNodes)), jsonText(ps, len(ps))
 	r.Queued, r.Reason = req.Queued, req.QueueReason
-	if err := tx.Create(&r).Error; err != nil {
-		return model.WorkflowInstance{}, fmt.Errorf("insert workflow instance: %w", err)
-	}
-	if err := appendEvents(tx, instanceChanges(r.ID)); err != nil {
-		return model.WorkflowInstance{}, err
-	}
-	if r.Queued {
-		return r.model(), nil
-	}
-	c := commandRow{Type: r.CommandType, WorkflowInstanceID: r.ID, CreatedAt: now}
-	if err := tx.Create(&c).Error; err != nil {
-		return model.WorkflowInstance{}, fmt.Errorf("insert command: %w", err)
-	}
-	return r.model(), nil
+	return r, nil
 }
 
 // ClaimCommands consumes up to limit start commands, oldest first. Each

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -91,8 +92,8 @@ func (s *Store) InsertAttempts(ctx context.Context, prev []int64, next []*model.
 		rows[i] = taskRowFrom(t)
 	}
 	err := s.tx(ctx, func(tx *gorm.DB) error {
-		if len(prev) > 0 {
-			if err := tx.Exec(`UPDATE`+orFail(tx)+` task_instance SET superseded = 1 WHERE id IN ?`, prev).Error; err != nil {
+		for ids := range slices.Chunk(prev, maxInIDs) {
+			if err := tx.Exec(`UPDATE`+orFail(tx)+` task_instance SET superseded = 1 WHERE id IN ?`, ids).Error; err != nil {
 				return err
 			}
 		}

@@ -83,11 +83,11 @@ func (s *Store) PutWorkflow(ctx context.Context, project string, w *spec.Workflo
 				rels = append(rels, taskRelationRow{WorkflowDefinitionID: r.ID, PreTask: d, PostTask: t.Name})
 			}
 		}
-		if err := tx.CreateInBatches(tasks, 500).Error; err != nil {
+		if err := tx.CreateInBatches(tasks, 2*insertBatch).Error; err != nil { // ~11 columns a row
 			return fmt.Errorf("insert task definitions: %w", err)
 		}
 		if len(rels) > 0 {
-			if err := tx.CreateInBatches(rels, 500).Error; err != nil {
+			if err := tx.CreateInBatches(rels, 5*insertBatch).Error; err != nil { // 4 columns a row
 				return fmt.Errorf("insert task relations: %w", err)
 			}
 		}
