@@ -250,8 +250,8 @@ func (s *Store) CreateToken(ctx context.Context, t Token) (Token, error) {
 // Authenticate finds the live token with hash and its user: ErrNotFound
 // when there is none, it expired, or its user is disabled.
 func (s *Store) Authenticate(ctx context.Context, hash string, at time.Time) (User, Token, error) {
-	db := s.db.WithContext(ctx)
-	// One query per request: the token and its user together.
+	// One query per request, the token and its user together, on the
+	// readers: a request is not held up by a run's writes.
 	var row struct {
 		TokenID    int64
 		Kind       string
@@ -263,7 +263,7 @@ func (s *Store) Authenticate(ctx context.Context, hash string, at time.Time) (Us
 		UserName   string
 		Role       string
 	}
-	err := db.Table("auth_token t").Select("t.id AS token_id, t.kind, t.name, t.expires_at, t.created_at, t.last_used_at, "+
+	err := s.read(ctx).Table("auth_token t").Select("t.id AS token_id, t.kind, t.name, t.expires_at, t.created_at, t.last_used_at, "+
 		"u.id AS user_id, u.name AS user_name, u.role").
 		Joins("JOIN app_user u ON u.id = t.user_id").
 		Where("t.token_hash = ? AND t.expires_at > ? AND u.disabled = ?", hash, at.UTC(), false).Limit(1).Scan(&row).Error
@@ -276,7 +276,7 @@ func (s *Store) Authenticate(ctx context.Context, hash string, at time.Time) (Us
 	// Last use is a hint for the token list: once a minute is enough.
 	if row.LastUsedAt == nil || at.Sub(*row.LastUsedAt) > time.Minute {
 		lu := at.UTC().Truncate(time.Microsecond)
-		if err := db.Model(&tokenRow{}).Where("id = ?", row.TokenID).Update("last_used_at", lu).Error; err != nil {
+		if err := s.db.WithContext(ctx).Model(&tokenRow{}).Where("id = ?", row.TokenID).Update("last_used_at", lu).Error; err != nil {
 			s.log.Warn("record token use failed")
 		}
 	}
