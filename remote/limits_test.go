@@ -159,7 +159,7 @@ func pingRaw(nc net.Conn) error {
 // the idle timeout; one that keeps talking stays open.
 func TestIdleConnectionClosed(t *testing.T) {
 	t.Parallel()
-	const idle = 300 * time.Millisecond
+	const idle = 600 * time.Millisecond
 	s := startServer(t, "127.0.0.1:0", serve, Options{Limits: Limits{IdleTimeout: idle}})
 
 	// The server's idle clock starts at accept, which is after this start
@@ -176,7 +176,9 @@ func TestIdleConnectionClosed(t *testing.T) {
 	}
 	defer busy.Close()
 
-	// Talking every idle/3 for 4 idle periods keeps the busy one open.
+	// Talking every idle/6 for 4 idle periods keeps the busy one open (a
+	// ping's round trip comes on top of the pause: on a loaded machine under
+	// -race it has taken 200 ms and more).
 	start := time.Now()
 	busyErr := make(chan error, 1)
 	go func() {
@@ -185,7 +187,7 @@ func TestIdleConnectionClosed(t *testing.T) {
 				busyErr <- fmt.Errorf("busy connection after %v: %w", time.Since(start), err)
 				return
 			}
-			time.Sleep(idle / 3) // the client's pace, not synchronisation
+			time.Sleep(idle / 6) // the client's pace, not synchronisation
 		}
 		busyErr <- nil
 	}()
