@@ -469,7 +469,7 @@ func (a *alerter) sender(ctx context.Context) {
 		if len(due) == 50 {
 			continue
 		}
-		idle.Reset(a.cfg.Poll * 10) // a test alert the API wrote is seen within this
+		idle.Reset(a.cfg.Poll * 25) // a test alert the API wrote is seen within this (500 ms: each look is a query, and idle CPU counts)
 		select {
 		case <-ctx.Done():
 			return

@@ -20,9 +20,11 @@ type EventsConfig struct {
 	// Hub wakes SSE readers in this process (standalone); nil in a cluster,
 	// where the API polls the outbox.
 	Hub *events.Hub
-	// Poll is how often an idle publisher looks for new outbox rows.
-	// Default 20ms.
-	Poll time.Duration
+	// Poll is how soon the publisher looks for new outbox rows after it
+	// found some, or after this process appended some (a missed early look
+	// included); each empty look doubles the wait up to IdlePoll, the pace
+	// at which writes of other processes are found. Defaults 20ms, 250ms.
+	Poll, IdlePoll time.Duration
 	// Retention: published events older than this are pruned. Default 7 days.
 	Retention time.Duration
 	// Keep bounds the published events kept. Default 1,000,000.
@@ -50,6 +52,7 @@ func (c EventsConfig) withDefaults() EventsConfig {
 		}
 	}
 	def(&c.Poll, 20*time.Millisecond)
+	def(&c.IdlePoll, 250*time.Millisecond)
 	def(&c.Retention, 7*24*time.Hour)
 	def(&c.PruneEvery, time.Minute)
 	def(&c.RetryBase, time.Second)
@@ -117,8 +120,11 @@ func (p *publisher) loop(ctx context.Context) {
 	idle := time.NewTimer(0)
 	defer idle.Stop()
 	cur := store.EventCursor{Last: -1}
+	appended := p.store.EventsAppended()
+	wait := p.cfg.Poll
 	for {
 		evs, err := p.store.PublishEventsFrom(ctx, &cur, publishBatch)
+		wait = min(2*wait, p.cfg.IdlePoll)
 		switch {
 		case errors.Is(err, store.ErrFenced):
 			p.fenced()
@@ -126,6 +132,7 @@ func (p *publisher) loop(ctx context.Context) {
 		case err != nil && ctx.Err() == nil:
 			p.log.Warn("publish events", zap.Error(err))
 		case len(evs) > 0:
+			wait = p.cfg.Poll
 			p.cfg.Hub.Published(evs)
 			p.hooks.Wake()
 			p.alerts.Feed(evs)
@@ -133,10 +140,12 @@ func (p *publisher) loop(ctx context.Context) {
 				continue // more waiting
 			}
 		}
-		idle.Reset(p.cfg.Poll)
+		idle.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return
+		case <-appended:
+			wait = p.cfg.Poll / 2 // doubled to Poll by a look that comes too early
 		case <-idle.C:
 		case <-prune.C:
 			n, err := p.store.PruneEvents(ctx, time.Now().Add(-p.cfg.Retention), p.cfg.Keep)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -115,7 +116,9 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 	}
 	sa.Master = master.New(master.Config{Listen: c.Master.Listen, Host: c.Master.Host, PollInterval: c.Master.PollInterval,
 		Selector: sel, MaxRunning: c.Master.MaxRunning, Limits: Limits(c), Secret: secret, TLS: tl,
-		Events: master.EventsConfig{Hub: sa.Events, Secrets: secrets}}, sa.Store, reg, reg, log)
+		// Every outbox write of a standalone is its own, and signals the
+		// publisher (store.EventsAppended): the idle look is a safety net.
+		Events: master.EventsConfig{Hub: sa.Events, Secrets: secrets, IdlePoll: 2 * time.Second}}, sa.Store, reg, reg, log)
 	if err = sa.Master.Start(ctx); err != nil {
 		return nil, err
 	}

@@ -96,6 +96,7 @@ func instanceChanges(ids ...int64) changed { return changed{instances: ids} }
 // One INSERT ... SELECT per kind keeps it to a statement or two however many
 // rows changed.
 func appendEvents(tx *gorm.DB, c changed) error {
+	signalAppended(tx)
 	now := time.Now().UTC()
 	for ids := range slices.Chunk(uniq(c.tasks), maxInIDs) {
 		err := tx.Exec(`INSERT`+orFail(tx)+` INTO event (time, kind, project, workflow, instance_id, task_instance_id, task_name, state, attempt) `+

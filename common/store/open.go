@@ -133,6 +133,9 @@ func open(ctx context.Context, rawURL string, log *zap.Logger) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s database: %w", dialect, err)
 	}
+	if err := db.Use(&outboxSignal{c: make(chan struct{}, 1)}); err != nil {
+		return nil, fmt.Errorf("open %s database: %w", dialect, err)
+	}
 	if err := registerAuditCallback(db); err != nil {
 		return nil, err
 	}
