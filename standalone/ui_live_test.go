@@ -238,15 +238,19 @@ func TestWebUIInstancesLive(t *testing.T) {
 		b.step(t, 90*time.Second, func(s *session) {
 			s.open("#/instances")
 			s.until("the first run listed", row(first, "succeeded"))
+			opened := -1
 			s.waitFor("the stream of instance events open", func() bool {
-				for _, r := range p.since(0) {
+				for i, r := range p.since(0) {
 					if r.path == "/api/v1/events" && r.query.Get("kinds") == "instance" && r.query.Get("instance") == "" {
+						opened = i
 						return true
 					}
 				}
 				return false
 			})
-			// The read when the stream opened may still be on its way.
+			// The list is read once when the stream opens (the gap since
+			// the first read): wait for that read before the quiet window.
+			s.waitFor("the list read after the stream opened", func() bool { return p.count(opened+1, list) > 0 })
 			s.until("settled", row(first, "succeeded"))
 			if n := watch(s, 5*time.Second); n != 0 {
 				t.Fatalf("the list was read %d time(s) in 5 s with nothing happening: it polls", n)
