@@ -348,12 +348,9 @@ func TestEventStreamEndsOnShutdown(t *testing.T) {
 	}
 }
 
-// A user sees on the stream only the events of projects they may view:
-// a run in a project without a grant never shows, not even when asked for
-// by name; an anonymous stream is refused.
-func TestEventStreamShowsOnlyViewableProjects(t *testing.T) {
-	e := start(t, "")
-	const wf = "name: w\ntasks:\n  - {name: a, command: \"true\"}\n"
+// viewerOfDemo applies wf in demo and in a new project other, and returns
+// the client of user viv, who may view demo only.
+func (e *env) viewerOfDemo(wf string) *http.Client {
 	e.do("POST", "/api/v1/projects", `{"name":"other"}`, http.StatusCreated, nil)
 	e.apply(wf)
 	e.do("PUT", "/api/v1/projects/other/workflows/w", wf, http.StatusCreated, nil)
@@ -364,6 +361,16 @@ func TestEventStreamShowsOnlyViewableProjects(t *testing.T) {
 	}
 	e.do("POST", "/api/v1/login", `{"username":"viv","password":"viv-password"}`, http.StatusOK, &lr)
 	viv := &http.Client{Transport: bearer{lr.Token, http.DefaultTransport}}
+	return viv
+}
+
+// A user sees on the stream only the events of projects they may view:
+// a run in a project without a grant never shows, not even when asked for
+// by name; an anonymous stream is refused.
+func TestEventStreamShowsOnlyViewableProjects(t *testing.T) {
+	e := start(t, "")
+	const wf = "name: w\ntasks:\n  - {name: a, command: \"true\"}\n"
+	viv := e.viewerOfDemo(wf)
 
 	resp, err := http.Get(e.base + "/api/v1/events")
 	if err != nil {
@@ -410,16 +417,7 @@ func TestEventStreamShowsOnlyViewableProjects(t *testing.T) {
 func TestEventStreamKinds(t *testing.T) {
 	e := start(t, "")
 	const wf = "name: w\ntasks:\n  - {name: a, command: \"true\"}\n  - {name: b, command: \"true\", depends_on: [a]}\n"
-	e.do("POST", "/api/v1/projects", `{"name":"other"}`, http.StatusCreated, nil)
-	e.apply(wf)
-	e.do("PUT", "/api/v1/projects/other/workflows/w", wf, http.StatusCreated, nil)
-	e.do("POST", "/api/v1/users", `{"name":"viv","password":"viv-password"}`, http.StatusCreated, nil)
-	e.do("PUT", "/api/v1/projects/demo/grants/viv", `{"level":"view"}`, http.StatusOK, nil)
-	var lr struct {
-		Token string `json:"token"`
-	}
-	e.do("POST", "/api/v1/login", `{"username":"viv","password":"viv-password"}`, http.StatusOK, &lr)
-	viv := &http.Client{Transport: bearer{lr.Token, http.DefaultTransport}}
+	viv := e.viewerOfDemo(wf)
 
 	var other struct {
 		ID int64 `json:"id"`
