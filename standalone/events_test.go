@@ -364,6 +364,18 @@ func (e *env) viewerOfDemo(wf string) *http.Client {
 	return viv
 }
 
+// runInOther runs w in project other to its end (it must succeed).
+func (e *env) runInOther() {
+	e.t.Helper()
+	var other struct {
+		ID int64 `json:"id"`
+	}
+	e.do("POST", "/api/v1/projects/other/workflows/w/runs", `{}`, http.StatusCreated, &other)
+	if iv := e.wait(other.ID, time.Minute); iv.State != "succeeded" {
+		e.t.Fatalf("run in other: %s", iv.State)
+	}
+}
+
 // A user sees on the stream only the events of projects they may view:
 // a run in a project without a grant never shows, not even when asked for
 // by name; an anonymous stream is refused.
@@ -381,13 +393,7 @@ func TestEventStreamShowsOnlyViewableProjects(t *testing.T) {
 		t.Fatalf("anonymous event stream: %d, want 401", resp.StatusCode)
 	}
 
-	var other struct {
-		ID int64 `json:"id"`
-	}
-	e.do("POST", "/api/v1/projects/other/workflows/w/runs", `{}`, http.StatusCreated, &other)
-	if iv := e.wait(other.ID, time.Minute); iv.State != "succeeded" {
-		t.Fatalf("run in other: %s", iv.State)
-	}
+	e.runInOther()
 	id := e.run("w", nil)
 	all, hangUp := e.streamWith(viv, "", 0) // from the first event: other's come before demo's
 	defer hangUp()
@@ -419,13 +425,7 @@ func TestEventStreamKinds(t *testing.T) {
 	const wf = "name: w\ntasks:\n  - {name: a, command: \"true\"}\n  - {name: b, command: \"true\", depends_on: [a]}\n"
 	viv := e.viewerOfDemo(wf)
 
-	var other struct {
-		ID int64 `json:"id"`
-	}
-	e.do("POST", "/api/v1/projects/other/workflows/w/runs", `{}`, http.StatusCreated, &other)
-	if iv := e.wait(other.ID, time.Minute); iv.State != "succeeded" {
-		t.Fatalf("run in other: %s", iv.State)
-	}
+	e.runInOther()
 	id := e.run("w", nil)
 	insts, hangUp := e.streamWith(viv, "kinds=instance", 0) // from the first event: other's come first
 	defer hangUp()

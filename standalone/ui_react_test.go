@@ -236,18 +236,8 @@ func TestWebUIBigDAG(t *testing.T) {
 				var ready float64
 				s.eval(fmt.Sprintf(`window.belugaPerf.ready.find(r => r.tasks === %d).at`, n), &ready)
 				t.Logf("FIGURE %d-task instance: fitted, interactive DAG %.0f ms after navigation (target %d ms)", n, ready, map[int]int{1000: 1000, 5000: 2000}[n])
-				var marks map[string]float64
-				s.eval(`Object.assign({'script loaded': performance.getEntriesByType('navigation')[0]?.domContentLoadedEventEnd || 0}, window.belugaPerf.marks)`, &marks)
-				var order []string
-				for k := range marks {
-					order = append(order, k)
-				}
-				sort.Slice(order, func(i, j int) bool { return marks[order[i]] < marks[order[j]] })
-				var parts []string
-				for _, k := range order {
-					parts = append(parts, fmt.Sprintf("%s %.0f", k, marks[k]))
-				}
-				t.Logf("  of which (ms after navigation): %s, fitted %.0f", strings.Join(parts, ", "), ready)
+				marks := s.perfMarks(`Object.assign({'script loaded': performance.getEntriesByType('navigation')[0]?.domContentLoadedEventEnd || 0}, window.belugaPerf.marks)`)
+				t.Logf("  of which (ms after navigation): %s, fitted %.0f", marks, ready)
 				// Fitted: every node inside the viewport.
 				var fit bool
 				s.eval(`(() => {
@@ -331,19 +321,8 @@ func TestWebUIHugeInstance(t *testing.T) {
 		s.until("the collapsed DAG fitted", fmt.Sprintf(`(window.belugaPerf?.ready || []).some(r => r.tasks === %d)`, n))
 		var ready struct{ At, Drawn float64 }
 		s.eval(fmt.Sprintf(`window.belugaPerf.ready.find(r => r.tasks === %d)`, n), &ready)
-		var marks map[string]float64
-		s.eval(`window.belugaPerf.marks`, &marks)
-		var order []string
-		for k := range marks {
-			order = append(order, k)
-		}
-		sort.Slice(order, func(i, j int) bool { return marks[order[i]] < marks[order[j]] })
-		var parts []string
-		for _, k := range order {
-			parts = append(parts, fmt.Sprintf("%s %.0f", k, marks[k]))
-		}
 		t.Logf("FIGURE %d-task instance: first useful paint (graph collapsed to %.0f nodes and fitted, state counts, first page of tasks) %.0f ms after navigation (target 1000 ms); of which: %s",
-			n, ready.Drawn, ready.At, strings.Join(parts, ", "))
+			n, ready.Drawn, ready.At, s.perfMarks(`window.belugaPerf.marks`))
 		if ready.Drawn != 3 {
 			t.Fatalf("%d nodes drawn for the big instance; want it collapsed to 3", int(ready.Drawn))
 		}
@@ -421,4 +400,21 @@ func TestWebUILogin(t *testing.T) {
 			s.until("the login form again", `!!document.querySelector('.login') && !document.querySelector('#user-menu')`)
 		})
 	})
+}
+
+// perfMarks reads the page's timing marks (an object of name to ms after
+// navigation, from expr) as "name ms, ..." in time order.
+func (s *session) perfMarks(expr string) string {
+	var marks map[string]float64
+	s.eval(expr, &marks)
+	order := make([]string, 0, len(marks))
+	for k := range marks {
+		order = append(order, k)
+	}
+	sort.Slice(order, func(i, j int) bool { return marks[order[i]] < marks[order[j]] })
+	parts := make([]string, len(order))
+	for i, k := range order {
+		parts[i] = fmt.Sprintf("%s %.0f", k, marks[k])
+	}
+	return strings.Join(parts, ", ")
 }
