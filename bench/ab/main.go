@@ -7,7 +7,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -18,15 +17,12 @@ import (
 	"strings"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/beluga-scheduler/beluga/bench/benchkit"
-	"github.com/beluga-scheduler/beluga/common/store"
 )
 
 type side struct {
-	bin, dir   string
-	proc       *benchkit.Process
+	bin        string
+	sa         *benchkit.Standalone
 	t          *benchkit.Target
 	pprof      string
 	walls, cpu []time.Duration
@@ -41,8 +37,7 @@ func main() {
 	var sides []*side
 	defer func() {
 		for _, s := range sides {
-			s.proc.Stop()
-			os.RemoveAll(s.dir)
+			s.sa.Close()
 		}
 	}()
 	for _, bin := range strings.Split(*bins, ",") {
@@ -72,13 +67,13 @@ func main() {
 			} else {
 				close(done)
 			}
-			cpu0 := benchkit.CPUTime(s.proc.Cmd.Process.Pid)
+			cpu0 := benchkit.CPUTime(s.sa.Proc.Cmd.Process.Pid)
 			inst, err := s.t.RunAndWait("fan")
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "ab: %s: %v\n", s.bin, err)
 				return
 			}
-			s.cpu = append(s.cpu, benchkit.CPUTime(s.proc.Cmd.Process.Pid)-cpu0)
+			s.cpu = append(s.cpu, benchkit.CPUTime(s.sa.Proc.Cmd.Process.Pid)-cpu0)
 			s.walls = append(s.walls, benchkit.Wall(inst))
 			<-done
 			if raw != nil {
@@ -98,38 +93,18 @@ func main() {
 }
 
 func start(bin string, n int) (*side, error) {
-	dir, err := os.MkdirTemp("", "beluga-ab-")
-	if err != nil {
-		return nil, err
-	}
 	port, err := benchkit.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	pprof := fmt.Sprintf("127.0.0.1:%d", port)
 	os.Setenv("BELUGA_PPROF", pprof)
-	dbURL := "sqlite://" + filepath.Join(dir, "beluga.db")
-	p, err := benchkit.StartStandalone(bin, dir, dbURL)
+	sa, err := benchkit.LaunchStandalone(bin, "beluga-ab-")
 	if err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
-	s := &side{bin: bin, dir: dir, proc: p, pprof: pprof}
-	t := benchkit.NewTarget(p.Base, nil, "bench")
-	if err := t.WaitHealthy(30 * time.Second); err != nil {
-		return s, err
-	}
-	st, err := store.Open(context.Background(), dbURL, zap.NewNop())
-	if err != nil {
-		return s, err
-	}
-	t.Store = st
-	if err := t.Authenticate(); err != nil {
-		return s, err
-	}
-	if err := t.CreateProject(); err != nil {
-		return s, err
-	}
+	s := &side{bin: bin, sa: sa, pprof: pprof}
+	t := sa.Target
 	if err := t.Apply(benchkit.FanoutSpec("fan", n)); err != nil {
 		return s, err
 	}

@@ -10,17 +10,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/beluga-scheduler/beluga/bench/benchkit"
 	"github.com/beluga-scheduler/beluga/common/model"
-	"github.com/beluga-scheduler/beluga/common/store"
 )
 
 func main() {
@@ -39,31 +35,11 @@ func main() {
 
 // target starts a standalone on a fresh SQLite file.
 func target(bin string, extra ...string) (*benchkit.Target, *benchkit.Process, func(), error) {
-	dir, err := os.MkdirTemp("", "beluga-bench-control-")
+	sa, err := benchkit.LaunchStandalone(bin, "beluga-bench-control-", extra...)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	url := "sqlite://" + filepath.Join(dir, "beluga.db")
-	p, err := benchkit.StartStandalone(bin, dir, url, extra...)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	cleanup := func() { p.Stop(); os.RemoveAll(dir) }
-	st, err := store.Open(context.Background(), url, zap.NewNop())
-	if err != nil {
-		cleanup()
-		return nil, nil, nil, err
-	}
-	t := benchkit.NewTarget(p.Base, st, "bench")
-	if err := t.WaitHealthy(30 * time.Second); err != nil {
-		cleanup()
-		return nil, nil, nil, err
-	}
-	if err := t.CreateProject(); err != nil {
-		cleanup()
-		return nil, nil, nil, err
-	}
-	return t, p, func() { st.Close(); cleanup() }, nil
+	return sa.Target, sa.Proc, sa.Close, nil
 }
 
 // queue: with a platform cap of 1 every task waits in the master's queue

@@ -14,17 +14,13 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/beluga-scheduler/beluga/bench/benchkit"
 	"github.com/beluga-scheduler/beluga/common/model"
-	"github.com/beluga-scheduler/beluga/common/store"
 )
 
 func main() {
@@ -51,34 +47,12 @@ func main() {
 }
 
 func measure(label, bin string, runs int, sse bool) error {
-	dir, err := os.MkdirTemp("", "beluga-bench-events-")
+	sa, err := benchkit.LaunchStandalone(bin, "beluga-bench-events-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	dbURL := "sqlite://" + filepath.Join(dir, "beluga.db")
-	p, err := benchkit.StartStandalone(bin, dir, dbURL)
-	if err != nil {
-		return err
-	}
-	defer p.Stop()
-	ctx := context.Background()
-	t := benchkit.NewTarget(p.Base, nil, "bench")
-	if err := t.WaitHealthy(30 * time.Second); err != nil {
-		return err
-	}
-	st, err := store.Open(ctx, dbURL, zap.NewNop())
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	t.Store = st
-	if err := t.Authenticate(); err != nil {
-		return err
-	}
-	if err := t.CreateProject(); err != nil {
-		return err
-	}
+	defer sa.Close()
+	t, p := sa.Target, sa.Proc
 	if err := t.Apply(benchkit.FanoutSpec("fanout1000", 1000)); err != nil {
 		return err
 	}

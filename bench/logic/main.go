@@ -7,20 +7,15 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/beluga-scheduler/beluga/bench/benchkit"
 	"github.com/beluga-scheduler/beluga/common/model"
-	"github.com/beluga-scheduler/beluga/common/store"
 )
 
 func main() {
@@ -34,29 +29,12 @@ func main() {
 }
 
 func bench(bin string, n int) error {
-	dir, err := os.MkdirTemp("", "beluga-bench-logic-")
+	sa, err := benchkit.LaunchStandalone(bin, "beluga-bench-logic-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	url := "sqlite://" + filepath.Join(dir, "beluga.db")
-	p, err := benchkit.StartStandalone(bin, dir, url)
-	if err != nil {
-		return err
-	}
-	defer p.Stop()
-	st, err := store.Open(context.Background(), url, zap.NewNop())
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	t := benchkit.NewTarget(p.Base, st, "bench")
-	if err := t.WaitHealthy(30 * time.Second); err != nil {
-		return err
-	}
-	if err := t.CreateProject(); err != nil {
-		return err
-	}
+	defer sa.Close()
+	t := sa.Target
 	fmt.Println("== logic tasks (SQLite)")
 	wake, err := wakeUps(t, n)
 	if err != nil {
