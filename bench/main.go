@@ -126,7 +126,9 @@ func benchBackend(backend, bin, shell, python string, slots, triggers, typesChai
 	fmt.Printf("== %s (worker slots %d, shell %s)\n", backend, slots, shell)
 	time.Sleep(time.Second) // let start-up garbage settle before the idle reading
 	if opts.full {
-		fmt.Printf("idle: RSS %.1f MB, CPU %.2f %% (over 5 s)\n", benchkit.RSSMB(pid), idleCPU(pid, 5*time.Second))
+		anon, file := benchkit.RSSSplit(pid)
+		fmt.Printf("idle: RSS %.1f MB (private %.1f MB, mapped from the binary and libraries %.1f MB), CPU %.2f %% (over 5 s)\n",
+			benchkit.RSSMB(pid), anon, file, idleCPU(pid, 5*time.Second))
 	}
 	if err := p.CreateProject(); err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -41,7 +42,7 @@ var contentTypes = map[string]string{
 type asset struct {
 	body        []byte
 	contentType string
-	etag        string
+	etag        func() string // hashed on first use: hashing all at start-up kept every file's pages resident
 }
 
 // Handler serves the app at "/" and the assets under AssetPrefix; any
@@ -74,7 +75,7 @@ func Handler(notFound http.Handler) http.Handler {
 		// Revalidate every time: a new binary serves new files under the
 		// same names, and the ETag makes an unchanged file a cheap 304.
 		h.Set("Cache-Control", "no-cache")
-		h.Set("ETag", a.etag)
+		h.Set("ETag", a.etag())
 		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
 	})
 }
@@ -99,8 +100,10 @@ func load() (map[string]*asset, error) {
 		if err != nil {
 			return err
 		}
-		sum := sha256.Sum256(b)
-		out[p] = &asset{body: b, contentType: ct, etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+		out[p] = &asset{body: b, contentType: ct, etag: sync.OnceValue(func() string {
+			sum := sha256.Sum256(b)
+			return `"` + hex.EncodeToString(sum[:12]) + `"`
+		})}
 		return nil
 	})
 	if err != nil {

@@ -231,13 +231,24 @@ func Pct(ds []time.Duration, p int) time.Duration {
 }
 
 // RSSMB is the resident memory of a process in MB, -1 when unknown.
-func RSSMB(pid int) float64 {
+func RSSMB(pid int) float64 { return statusMB(pid, "VmRSS:") }
+
+// RSSSplit is a process's resident memory in MB by kind: private (anon:
+// heap, stacks, the SQLite page caches) and file (mapped pages of the
+// binary and libraries, shared with the page cache and dropped first
+// under memory pressure).
+func RSSSplit(pid int) (private, file float64) {
+	return statusMB(pid, "RssAnon:"), statusMB(pid, "RssFile:")
+}
+
+// statusMB reads one kB field of /proc/PID/status in MB (-1: unknown).
+func statusMB(pid int, field string) float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return -1
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(line, field); ok {
 			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
 			return float64(kb) / 1024
 		}
