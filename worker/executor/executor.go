@@ -178,7 +178,7 @@ func New(cfg Config, sender Sender, log *zap.Logger) (*Executor, error) {
 	// Stop waits for KillGrace, then for killed groups (awaitGroups): the
 	// bound covers both.
 	e.life.StopTimeout = startstop.DefaultStopTimeout + 2*cfg.KillGrace
-	e.spares = newSpares(filepath.Join(cfg.DataDir, ".spare"), min(max(cfg.Slots, 4), 64), log)
+	e.spares = newSpares(filepath.Join(cfg.DataDir, ".spare"), min(max(cfg.Slots, 4), 64), cfg.Slots, log)
 	e.st.init(cfg)
 	return e, nil
 }
