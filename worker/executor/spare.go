@@ -77,8 +77,8 @@ func (s *spares) run(ctx context.Context) {
 	seq := 0
 	for {
 		// Files and dirs are taken in pairs: refill them in pairs.
-		// Dirs only to half the pool: tasks that leave theirs empty
-		// return them (recycle), and those fill the rest.
+		// Dirs only to dirsLow: tasks that leave theirs empty return
+		// them (recycle), and those fill the rest.
 		for ctx.Err() == nil && (len(s.files) < cap(s.files) || len(s.dirs) < s.dirsLow) {
 			seq++
 			name := strconv.Itoa(seq)
