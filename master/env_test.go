@@ -31,6 +31,8 @@ type cell struct {
 	m   *master.Master
 	// secret is the master's cluster secret, given to the workers too.
 	secret clusterkey.Secret
+	// runningDelay is the workers' RunningDelay (0: their default).
+	runningDelay time.Duration
 }
 
 func newCell(t *testing.T, cfg master.Config) *cell { return newCellWith(t, cfg, nil) }
@@ -76,7 +78,7 @@ func (c *cell) addWorkerCap(slots, capacity int, groups ...string) *worker.Worke
 	}
 	w, err := worker.New(worker.Config{Listen: "127.0.0.1:0", Slots: slots, Groups: groups,
 		DataDir: filepath.Join(c.dir, "w"+time.Now().Format("150405.000000")), ResendInterval: 100 * time.Millisecond,
-		Secret: c.secret}, c.log)
+		RunningDelay: c.runningDelay, Secret: c.secret}, c.log)
 	if err != nil {
 		c.t.Fatal(err)
 	}

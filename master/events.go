@@ -72,7 +72,7 @@ func (e *eventService) Handle(p remote.Peer, m message.Message) {
 			Host: v.Host, PID: v.PID, StartTime: v.StartTime}, at: time.Now()})
 	case message.Result:
 		e.inbox.Put(report{peer: p, workflowID: v.WorkflowInstanceID, rep: store.Report{ID: v.TaskInstanceID, Kind: store.ReportResult,
-			Host: v.Host, State: resultState(v.State), ExitCode: v.ExitCode, StartTime: v.StartTime, EndTime: v.EndTime,
+			Host: v.Host, State: resultState(v.State), ExitCode: v.ExitCode, PID: v.PID, StartTime: v.StartTime, EndTime: v.EndTime,
 			Outputs: v.Outputs}, why: failedWhy(v), at: time.Now()})
 	}
 }

@@ -198,6 +198,11 @@ func (r *runner) onTask(ev taskEvent) {
 		return // an older attempt, or a repeat
 	}
 	t := r.latest[name]
+	if ev.State != model.TaskRunning && t.State != model.TaskRunning && startedBefore(ev) {
+		// Its Running report was held (it ended within the worker's
+		// RunningDelay): the transition is counted all the same.
+		metrics.Task(t.Type, model.TaskRunning)
+	}
 	metrics.Task(t.Type, ev.State)
 	if ev.State == model.TaskRunning {
 		t.State, t.StartTime = model.TaskRunning, &ev.StartTime
@@ -217,6 +222,13 @@ func (r *runner) onTask(ev taskEvent) {
 		fe.Branch, fe.Branched = r.branch(t)
 	}
 	r.apply(r.flow.Finished(fe))
+}
+
+// startedBefore reports whether a result is of a run that started: a start
+// time before its end (a process that could not start, or a task killed
+// before it, has none, or the same as its end).
+func startedBefore(ev taskEvent) bool {
+	return !ev.StartTime.IsZero() && ev.EndTime.After(ev.StartTime)
 }
 
 // branch is what a branching task (conditions, switch) chose, as recorded

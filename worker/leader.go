@@ -94,8 +94,7 @@ func (w *Worker) authorize(p remote.Peer, m message.Message) string {
 		}
 	}
 	peer, authed := remote.PeerIdentity(p)
-	deadline := time.NewTimer(leaderWait)
-	defer deadline.Stop()
+	var deadline *time.Timer // only when the view lags: not a timer per command
 	for {
 		id, ep, changed := w.leader.get()
 		why := commandFrom(peer, authed, id, ep, epoch, addr)
@@ -106,6 +105,10 @@ func (w *Worker) authorize(p remote.Peer, m message.Message) string {
 		lagging := authed && peer.Role == remote.RoleMaster && (id != peer.ID || epoch > ep)
 		if !lagging {
 			return why
+		}
+		if deadline == nil {
+			deadline = time.NewTimer(leaderWait)
+			defer deadline.Stop()
 		}
 		select {
 		case <-changed:

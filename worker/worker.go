@@ -49,6 +49,10 @@ type Config struct {
 	// KillGrace is the wait between SIGTERM and SIGKILL of a task's process
 	// group; default 2s.
 	KillGrace time.Duration
+	// RunningDelay holds a task's Running report until it has run this
+	// long (a shorter task sends only its Result); default
+	// executor.DefaultRunningDelay, negative: at once.
+	RunningDelay time.Duration
 	// TaskGuard chooses how task process groups die with the worker (see
 	// package worker/guard): GuardAuto (default) uses a guard process when
 	// the binary can run one (its main calls MaybeRunGuard), else runs
@@ -184,6 +188,7 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 		DataDir:        cfg.DataDir,
 		ResendInterval: cfg.ResendInterval,
 		KillGrace:      cfg.KillGrace,
+		RunningDelay:   cfg.RunningDelay,
 		EnvPassthrough: cfg.EnvPassthrough,
 		MaxLogBytes:    cfg.MaxLogBytes,
 	}.WithDefaults()

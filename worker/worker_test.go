@@ -199,6 +199,9 @@ func setup(t *testing.T, cfg Config) *bundle {
 	if cfg.KillGrace == 0 {
 		cfg.KillGrace = 300 * time.Millisecond
 	}
+	if cfg.RunningDelay == 0 {
+		cfg.RunningDelay = -1 // these tests follow a short task's every report
+	}
 	w, err := New(cfg, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)

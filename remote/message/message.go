@@ -98,14 +98,17 @@ type Running struct {
 
 // Result says the task ended. State is succeeded, failed or killed.
 type Result struct {
-	TaskInstanceID     int64     `json:"task_instance_id"`
-	WorkflowInstanceID int64     `json:"workflow_instance_id"`
-	Host               string    `json:"host"`
-	State              string    `json:"state"`
-	ExitCode           int       `json:"exit_code"`
-	StartTime          time.Time `json:"start_time"`
-	EndTime            time.Time `json:"end_time"`
-	Message            string    `json:"message,omitempty"`
+	TaskInstanceID     int64  `json:"task_instance_id"`
+	WorkflowInstanceID int64  `json:"workflow_instance_id"`
+	Host               string `json:"host"`
+	State              string `json:"state"`
+	ExitCode           int    `json:"exit_code"`
+	// PID is the task's process (0: none, or run in the worker): a task
+	// that ended before its Running report was due sends only this Result.
+	PID       int       `json:"pid,omitempty"`
+	StartTime time.Time `json:"start_time"`
+	EndTime   time.Time `json:"end_time"`
+	Message   string    `json:"message,omitempty"`
 	// Outputs are the values the task exported (name -> value), for its
 	// downstream tasks.
 	Outputs map[string]string `json:"outputs,omitempty"`

@@ -60,7 +60,7 @@ func BenchmarkTask(b *testing.B) {
 					b.Fatal(err)
 				}
 				if !pool {
-					e.spares = newSpares(filepath.Join(dir, ".spare"), 0, e.log)
+					e.spares = newSpares(filepath.Join(dir, ".spare"), 0, 0, e.log)
 				}
 				runTrueTasks(b, e, s)
 			})

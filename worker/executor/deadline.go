@@ -10,6 +10,7 @@ type deadlineKind uint8
 const (
 	dlTimeout  deadlineKind = iota // task ran longer than TimeoutMillis
 	dlEscalate                     // SIGTERM grace is over: SIGKILL
+	dlRunning                      // RunningDelay is over: report Running
 )
 
 // deadline is one timed action on a task. The owner keeps them in a heap

@@ -54,6 +54,12 @@ type Config struct {
 	DataDir        string        // work dirs and logs live under it; default <tmp>/beluga-worker
 	ResendInterval time.Duration // re-send period of un-DB-acked reports; default 1s
 	KillGrace      time.Duration // SIGTERM to SIGKILL delay; default 2s
+	// RunningDelay is how long a started task runs before its Running
+	// report goes out; a task that ends sooner sends only its Result, which
+	// carries the start time and pid too (one report, one DB write and a
+	// frame each way fewer for short tasks). Default DefaultRunningDelay;
+	// negative: at once.
+	RunningDelay time.Duration
 	// EnvPassthrough names the worker's environment variables tasks see
 	// besides PATH, HOME, LANG, TZ and USER (see allowedEnv).
 	EnvPassthrough []string
@@ -172,10 +178,15 @@ func New(cfg Config, sender Sender, log *zap.Logger) (*Executor, error) {
 	// Stop waits for KillGrace, then for killed groups (awaitGroups): the
 	// bound covers both.
 	e.life.StopTimeout = startstop.DefaultStopTimeout + 2*cfg.KillGrace
-	e.spares = newSpares(filepath.Join(cfg.DataDir, ".spare"), min(max(cfg.Slots, 4), 64), log)
+	e.spares = newSpares(filepath.Join(cfg.DataDir, ".spare"), min(max(cfg.Slots, 4), 64), cfg.Slots, log)
 	e.st.init(cfg)
 	return e, nil
 }
+
+// DefaultRunningDelay is Config.RunningDelay when 0: a short task (most
+// of a fan-out's) reports only its Result, while a task still running
+// after it shows as running with a lag nobody sees.
+const DefaultRunningDelay = 50 * time.Millisecond
 
 // DefaultMaxLogBytes caps a task's log when Config.MaxLogBytes is 0.
 const DefaultMaxLogBytes = 1 << 30
@@ -228,6 +239,9 @@ func (c Config) normalize() (Config, string, error) {
 	}
 	if c.KillGrace == 0 {
 		c.KillGrace = 2 * time.Second
+	}
+	if c.RunningDelay == 0 {
+		c.RunningDelay = DefaultRunningDelay
 	}
 	if c.Remembered == 0 {
 		c.Remembered = 10000

@@ -174,6 +174,11 @@ func setup(t *testing.T, cfg Config) *bundle {
 	if cfg.KillGrace == 0 {
 		cfg.KillGrace = 500 * time.Millisecond
 	}
+	if cfg.RunningDelay == 0 {
+		// Running at once: many tests follow a short task's every report.
+		// The held Running has tests of its own.
+		cfg.RunningDelay = -1
+	}
 	e, err := New(cfg, b.master, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)
@@ -387,6 +392,81 @@ func startGroup(t *testing.T, b *bundle, d message.Dispatch) (int, []int) {
 		return len(pids) >= 3
 	})
 	return run.PID, pids
+}
+
+// A task that ends within RunningDelay sends no Running report: its Result
+// carries the start time and pid instead.
+func TestShortTaskReportsOnlyResult(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{RunningDelay: time.Hour})
+	b.mustDispatch(t, dispatch(1, "echo $$ > pid"))
+	res := b.waitResult(t, 1)
+	if res.State != "succeeded" || res.StartTime.IsZero() || res.EndTime.Before(res.StartTime) {
+		t.Fatalf("result = %+v, want succeeded with its start and end times", res)
+	}
+	out, err := os.ReadFile(filepath.Join(b.dir, "work", "7", "1", "pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.TrimSpace(string(out)); res.PID == 0 || strconv.Itoa(res.PID) != want {
+		t.Fatalf("result pid %d, want the shell's %s", res.PID, want)
+	}
+	if _, ok := b.master.running(1); ok {
+		t.Fatal("a task that ended within RunningDelay reported Running")
+	}
+	waitFor(t, "the task settled", 5*time.Second, func() bool { return b.pendingCount() == 0 })
+}
+
+// A task still running after RunningDelay reports Running then, with its
+// pid and start time.
+func TestHeldRunningSentAfterDelay(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{RunningDelay: 30 * time.Millisecond})
+	b.mustDispatch(t, dispatch(1, "sleep 100"))
+	run := b.waitRunning(t, 1)
+	if run.PID == 0 || run.StartTime.IsZero() {
+		t.Fatalf("running = %+v, want its pid and start time", run)
+	}
+	if d := time.Since(run.StartTime); d < 30*time.Millisecond {
+		t.Fatalf("running reported %v after the start, want after RunningDelay", d)
+	}
+	b.e.Kill(1)
+	if res := b.waitResult(t, 1); res.State != "killed" || res.PID != run.PID {
+		t.Fatalf("result = %+v, want killed, pid %d", res, run.PID)
+	}
+}
+
+// A kill of a running task whose Running report is still held kills its
+// whole group: the executor has the process, whatever the master knows.
+func TestKillWhileRunningHeld(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{RunningDelay: time.Hour})
+	b.mustDispatch(t, dispatch(1, "sleep 100 & sleep 100; wait"))
+	var pgid int
+	waitFor(t, "the task running", 5*time.Second, func() bool {
+		b.e.call(func() {
+			if tk := b.e.st.tasks[1]; tk.phase == phaseRunning {
+				pgid = tk.pid
+			}
+		})
+		return pgid > 0
+	})
+	var pids []int
+	waitFor(t, "shell and two sleeps in the group", 5*time.Second, func() bool {
+		pids = procfs.GroupMembers(pgid)
+		return len(pids) >= 3
+	})
+	if r := b.e.Kill(1); !r.Found {
+		t.Fatalf("kill = %+v, want found", r)
+	}
+	res := b.waitResult(t, 1)
+	if res.State != "killed" || res.PID != pgid || res.StartTime.IsZero() {
+		t.Fatalf("result = %+v, want killed with pid %d and its start time", res, pgid)
+	}
+	waitFor(t, "every process of the group to be gone", 5*time.Second, func() bool { return procfs.Gone(pgid, pids) })
+	if _, ok := b.master.running(1); ok {
+		t.Fatal("Running reported although RunningDelay had not passed")
+	}
 }
 
 func TestKillKillsWholeGroup(t *testing.T) {

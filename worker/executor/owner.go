@@ -258,13 +258,15 @@ func (e *Executor) onProc(ev procEvent) {
 	case evStarted:
 		t.phase, t.pid, t.start = phaseRunning, ev.pid, ev.at
 		if !t.kill.silent() {
-			e.addReport(t, kindRunning, message.Running{
-				TaskInstanceID:     ev.id,
-				WorkflowInstanceID: t.d.WorkflowInstanceID,
-				Host:               e.cfg.Host,
-				PID:                ev.pid,
-				StartTime:          ev.at,
-			})
+			// Held for RunningDelay: a task ending sooner reports its start
+			// and pid with its Result. Meanwhile the DB row is dispatched
+			// and acked, which failover and kills treat as running, and a
+			// kill finds the process here.
+			if e.cfg.RunningDelay < 0 {
+				e.reportRunning(t)
+			} else {
+				t.running = st.deadlines.push(ev.at.Add(e.cfg.RunningDelay), t, dlRunning)
+			}
 		}
 		if t.kill == killLost {
 			t.signalled = true
@@ -291,7 +293,8 @@ func (e *Executor) onProc(ev procEvent) {
 		t.phase = phaseExited
 		st.deadlines.remove(t.timeout)
 		st.deadlines.remove(t.escalate)
-		t.timeout, t.escalate = nil, nil
+		st.deadlines.remove(t.running)
+		t.timeout, t.escalate, t.running = nil, nil, nil
 		if t.signalled {
 			// The leader is gone but group members that ignored SIGTERM may
 			// remain; the group id cannot have been reused this soon.
@@ -316,6 +319,17 @@ func (e *Executor) onProc(ev procEvent) {
 	e.publish()
 }
 
+// reportRunning queues t's Running report.
+func (e *Executor) reportRunning(t *task) {
+	e.addReport(t, kindRunning, message.Running{
+		TaskInstanceID:     t.d.TaskInstanceID,
+		WorkflowInstanceID: t.d.WorkflowInstanceID,
+		Host:               e.cfg.Host,
+		PID:                t.pid,
+		StartTime:          t.start,
+	})
+}
+
 // finish reports the end of t (unless its kill is silent) and settles it.
 func (e *Executor) finish(t *task, code int, start, end time.Time, msg string) {
 	res := message.Result{
@@ -323,6 +337,7 @@ func (e *Executor) finish(t *task, code int, start, end time.Time, msg string) {
 		WorkflowInstanceID: t.d.WorkflowInstanceID,
 		Host:               e.cfg.Host,
 		ExitCode:           code,
+		PID:                t.pid, // the Running report may have been held (RunningDelay)
 		StartTime:          start,
 		EndTime:            end,
 		Message:            msg,
@@ -441,6 +456,11 @@ func (e *Executor) onDeadlines() {
 		case dlEscalate:
 			t.escalate = nil
 			killGroup(t.pid, syscall.SIGKILL)
+		case dlRunning:
+			t.running = nil
+			if !t.kill.silent() {
+				e.reportRunning(t)
+			}
 		}
 	}
 }

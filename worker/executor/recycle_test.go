@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 )
 
@@ -79,4 +80,36 @@ func fill(c byte, n int) string {
 		b[i] = c
 	}
 	return string(b)
+}
+
+// With the refill's dirs ready, the dirs of every slot's task ending
+// together all go back to the pool: none is left behind for the refill to
+// replace with a new one (a mkdir each on a task's set-up path).
+func TestSparePoolTakesBackEverySlotsDir(t *testing.T) {
+	t.Parallel()
+	const slots = 4
+	dir := t.TempDir()
+	s := newSpares(filepath.Join(dir, ".spare"), min(max(slots, 4), 64), slots, zap.NewNop())
+	if err := s.prepare(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range s.dirsLow { // what the refill keeps ready
+		p := filepath.Join(s.dir, "d"+strconv.Itoa(i))
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		s.dirs <- p
+	}
+	for i := range slots {
+		work := filepath.Join(dir, "w"+strconv.Itoa(i))
+		if err := os.Mkdir(work, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(work, os.FileMode(s.dirMode&0o777)); err != nil { // a new dir's mode, whatever the umask
+			t.Fatal(err)
+		}
+		if !s.recycle(work) {
+			t.Fatalf("dir of task %d of %d ending together not taken back (pool %d of %d)", i+1, slots, len(s.dirs), cap(s.dirs))
+		}
+	}
 }

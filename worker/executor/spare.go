@@ -25,19 +25,26 @@ type spares struct {
 	dirMode  uint32        // the type and mode of a new dir (set by prepare)
 	files    chan string   // paths of spare files, ready to take
 	dirs     chan string   // paths of spare directories
+	dirsLow  int           // dirs the refill keeps ready
 	taken    chan struct{} // cap 1: a spare was taken, refill
 	done     chan struct{} // closed when the refill goroutine returned
 	log      *zap.Logger
 }
 
-func newSpares(dir string, n int, log *zap.Logger) *spares {
+// newSpares keeps n files and n/2 dirs ready. The dirs' pool also has room
+// for the dirs of slots tasks in flight: a task returns its dir when it
+// ends (recycle), and a pool too small to take it back (tasks ending
+// together) leaves the dir in place while the refill makes a new one:
+// with a pool of n, about every other task of a fan-out paid a mkdir.
+func newSpares(dir string, n, slots int, log *zap.Logger) *spares {
 	return &spares{
-		dir:   dir,
-		files: make(chan string, n),
-		dirs:  make(chan string, n),
-		taken: make(chan struct{}, 1),
-		done:  make(chan struct{}),
-		log:   log,
+		dir:     dir,
+		files:   make(chan string, n),
+		dirs:    make(chan string, (n+1)/2+slots),
+		dirsLow: (n + 1) / 2,
+		taken:   make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		log:     log,
 	}
 }
 
@@ -70,9 +77,9 @@ func (s *spares) run(ctx context.Context) {
 	seq := 0
 	for {
 		// Files and dirs are taken in pairs: refill them in pairs.
-		// Dirs only to half the pool: tasks that leave theirs empty
-		// return them (recycle), and those fill the rest.
-		for ctx.Err() == nil && (len(s.files) < cap(s.files) || len(s.dirs) < s.dirsLow()) {
+		// Dirs only to dirsLow: tasks that leave theirs empty return
+		// them (recycle), and those fill the rest.
+		for ctx.Err() == nil && (len(s.files) < cap(s.files) || len(s.dirs) < s.dirsLow) {
 			seq++
 			name := strconv.Itoa(seq)
 			if len(s.files) < cap(s.files) {
@@ -85,7 +92,7 @@ func (s *spares) run(ctx context.Context) {
 				f.Close()
 				s.files <- p // never blocks: only this goroutine sends
 			}
-			if len(s.dirs) < s.dirsLow() {
+			if len(s.dirs) < s.dirsLow {
 				p := filepath.Join(s.dir, "d"+name)
 				if err := os.Mkdir(p, 0o755); err != nil {
 					s.log.Warn("create spare work dir; tasks create their own", zap.Error(err))
@@ -105,9 +112,6 @@ func (s *spares) run(ctx context.Context) {
 		}
 	}
 }
-
-// dirsLow is how many dirs the refill keeps ready.
-func (s *spares) dirsLow() int { return (cap(s.dirs) + 1) / 2 }
 
 func (s *spares) signal() {
 	select {

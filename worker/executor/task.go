@@ -82,6 +82,7 @@ type task struct {
 	signalled bool      // SIGTERM sent to the group
 	timeout   *deadline // armed while running with a timeout
 	escalate  *deadline // armed between SIGTERM and SIGKILL
+	running   *deadline // armed from start until its Running report is due
 	reports   [numKinds]report
 	done      bool // exited and nothing left to report: only remembered
 }
