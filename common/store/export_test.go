@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -64,4 +65,48 @@ func WritersInUse(s *Store) int {
 		return -1
 	}
 	return sqlDB.Stats().InUse
+}
+
+// SingleConn shrinks s's pool to one connection, for tests that read the
+// MySQL session's counters or set its variables.
+func SingleConn(s *Store) {
+	sqlDB, _ := s.db.DB()
+	sqlDB.SetMaxOpenConns(1)
+	sqlDB.SetMaxIdleConns(1)
+}
+
+// SessionQuestions is the MySQL session's count of statements received,
+// this one's included (with SingleConn: every statement of s).
+func SessionQuestions(s *Store) (int64, error) {
+	var name string
+	var n int64
+	err := s.db.Raw(`SHOW SESSION STATUS LIKE 'Questions'`).Row().Scan(&name, &n)
+	return n, err
+}
+
+// ExecRaw runs q on s outside any transaction.
+func ExecRaw(s *Store, q string, args ...any) error { return s.db.Exec(q, args...).Error }
+
+// FoldedExec runs q in a hot write's transaction of s's term with the term
+// check folded in, then calls held before the commit.
+func FoldedExec(s *Store, ctx context.Context, q string, args []any, held func()) error {
+	return s.foldedTx(ctx, func(tx *gorm.DB, f *fold) error {
+		q, args := f.add(q, args)
+		res := tx.Exec(q, args...)
+		if res.Error != nil {
+			return res.Error
+		}
+		if err := f.settle(tx, res.RowsAffected); err != nil {
+			return err
+		}
+		held()
+		return nil
+	})
+}
+
+// QueryInt runs q on s and scans its one integer.
+func QueryInt(s *Store, q string, args ...any) (int64, error) {
+	var n int64
+	err := s.db.Raw(q, args...).Row().Scan(&n)
+	return n, err
 }

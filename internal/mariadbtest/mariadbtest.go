@@ -259,6 +259,17 @@ func (s *Server) start() error {
 // Addr is the server's host:port.
 func (s *Server) Addr() string { return s.url.Host }
 
+// Pid is the running mariadbd's process id (0 when it is not running), for
+// benchmarks that count the server's own CPU.
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.running {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // NewDatabase creates a fresh database on this server; see the package
 // function of the same name.
 func (s *Server) NewDatabase() (string, func(), error) { return newDatabase(s.url) }
