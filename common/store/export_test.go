@@ -110,3 +110,10 @@ func QueryInt(s *Store, q string, args ...any) (int64, error) {
 	err := s.db.Raw(q, args...).Row().Scan(&n)
 	return n, err
 }
+
+// QueryString runs q on s and scans its one string.
+func QueryString(s *Store, q string, args ...any) (string, error) {
+	var v string
+	err := s.db.Raw(q, args...).Row().Scan(&v)
+	return v, err
+}

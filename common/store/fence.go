@@ -139,12 +139,18 @@ func (f *fold) add(q string, args []any) (string, []any) {
 	return foldCheck(q, f.s.dialect), append(args, f.s.epoch)
 }
 
+// foldedCheck starts the term check foldCheck appends.
+const foldedCheck = ` AND (SELECT epoch FROM fence WHERE id = 1`
+
+// folded reports whether q carries the term check (fold.add).
+func folded(q string) bool { return strings.Contains(q, foldedCheck) }
+
 // foldCheck is q with the term check (one more argument, the epoch) at the
 // end of its WHERE clause.
 func foldCheck(q, dialect string) string {
-	check := ` AND (SELECT epoch FROM fence WHERE id = 1) = ?`
+	check := foldedCheck + `) = ?`
 	if dialect == "mysql" {
-		check = ` AND (SELECT epoch FROM fence WHERE id = 1 LOCK IN SHARE MODE) = ?`
+		check = foldedCheck + ` LOCK IN SHARE MODE) = ?`
 	}
 	if base, ok := strings.CutSuffix(q, ` FOR UPDATE`); ok {
 		return base + check + ` FOR UPDATE`

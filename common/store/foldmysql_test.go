@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -131,6 +132,9 @@ func TestFoldedTermCheckHoldsTheFenceOnMySQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	held, release, wrote := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free) // a failed test must not leave the write holding the database
 	go func() {
 		wrote <- store.FoldedExec(writer.Term(3), ctx, `UPDATE project SET description = ? WHERE name = ?`, []any{"term 3", "demo"},
 			func() { close(held); <-release })
@@ -144,27 +148,28 @@ func TestFoldedTermCheckHoldsTheFenceOnMySQL(t *testing.T) {
 	go func() { begun <- other.BeginTerm(ctx, 4, "m2") }()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		n, err := store.QueryInt(other, `SELECT COUNT(*) FROM information_schema.innodb_trx t
-			JOIN information_schema.processlist p ON p.id = t.trx_mysql_thread_id
-			WHERE t.trx_state = 'LOCK WAIT' AND p.db = DATABASE()`)
+		// The fence write is seen running while the folded write holds
+		// its lock: a lone-row update does not run for long otherwise.
+		n, err := store.QueryInt(other, `SELECT COUNT(*) FROM information_schema.processlist
+			WHERE db = DATABASE() AND info LIKE 'UPDATE fence SET%'`)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n > 0 {
-			break // the fence write waits on the folded write's lock
+			break
 		}
 		select {
 		case err := <-begun:
-			close(release)
 			t.Fatalf("the new term was recorded (%v) while the old term's write was in flight", err)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the fence write neither waited nor finished")
+			list, _ := store.QueryString(other, `SELECT GROUP_CONCAT(CONCAT(id, ' ', COALESCE(db, '-'), ' ', COALESCE(state, '-'), ' ', COALESCE(info, '-')) SEPARATOR '; ') FROM information_schema.processlist`)
+			t.Fatalf("the fence write neither waited nor finished; processlist: %s", list)
 		}
-		time.Sleep(10 * time.Millisecond) // polling the server's lock table
+		time.Sleep(10 * time.Millisecond) // polling the server's process list
 	}
-	close(release)
+	free()
 	if err := <-wrote; err != nil {
 		t.Fatalf("the old term's write in flight: %v", err)
 	}
