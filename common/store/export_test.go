@@ -75,13 +75,26 @@ func SingleConn(s *Store) {
 	sqlDB.SetMaxIdleConns(1)
 }
 
-// SessionQuestions is the MySQL session's count of statements received,
-// this one's included (with SingleConn: every statement of s).
-func SessionQuestions(s *Store) (int64, error) {
-	var name string
-	var n int64
-	err := s.db.Raw(`SHOW SESSION STATUS LIKE 'Questions'`).Row().Scan(&name, &n)
-	return n, err
+// SessionStatements is the count of statements the MySQL session's server
+// handled, this one included (with SingleConn: every statement of s):
+// Questions, which leaves out prepares and closes of prepared statements,
+// plus those.
+func SessionStatements(s *Store) (int64, error) {
+	rows, err := s.db.Raw(`SHOW SESSION STATUS WHERE Variable_name IN ('Questions', 'Com_stmt_prepare', 'Com_stmt_close')`).Rows()
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var total int64
+	for rows.Next() {
+		var name string
+		var n int64
+		if err := rows.Scan(&name, &n); err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, rows.Err()
 }
 
 // ExecRaw runs q on s outside any transaction.

@@ -29,8 +29,9 @@ func openMySQL(t *testing.T, url string) *store.Store {
 }
 
 // On MySQL the hot writes of a term check the fence inside their first
-// statement: a termed dispatch or report batch sends as many statements as
-// the same write unfenced (epoch 0), in the small and the batched shapes.
+// statement: a termed dispatch or report batch costs the server as many
+// statements (prepares and closes of prepared ones included) as the same
+// write unfenced (epoch 0), in the small and the batched shapes.
 func TestFoldedTermCheckCostsNoStatementOnMySQL(t *testing.T) {
 	ctx := context.Background()
 	s := openMySQL(t, mariadbtest.URL(t))
@@ -53,14 +54,14 @@ func TestFoldedTermCheckCostsNoStatementOnMySQL(t *testing.T) {
 	}
 	count := func(what string, f func() error) int64 {
 		t.Helper()
-		q0, err := store.SessionQuestions(s)
+		q0, err := store.SessionStatements(s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := f(); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		q1, err := store.SessionQuestions(s)
+		q1, err := store.SessionStatements(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,6 +107,7 @@ func TestFoldedTermCheckCostsNoStatementOnMySQL(t *testing.T) {
 			"ack many":      count("ack many", applied(acks)),
 		}
 	}
+	t.Logf("statements (unfenced, in a term): %v", statements)
 	for shape, n := range statements[0] {
 		if statements[1][shape] != n {
 			t.Errorf("%s: %d statements in a term, %d unfenced: the term check costs a statement of its own", shape, statements[1][shape], n)
