@@ -117,6 +117,15 @@ const (
 	ownerFile = "owner.pid" // the test binary whose shared server uses the dir
 )
 
+// SharedPid is the pid of the shared server this binary started, or 0 (none
+// yet, or BELUGA_TEST_MYSQL_DSN's), for benchmarks that count its CPU.
+func SharedPid() int {
+	if shared == nil {
+		return 0
+	}
+	return shared.Pid()
+}
+
 // Cleanup stops the shared server, if this binary started one, and removes
 // its data dir (a few hundred MB). Call it from TestMain after m.Run, and
 // from benchmark programs before they exit.
