@@ -12,8 +12,12 @@
 //     2 workers, MariaDB).
 //
 // Failover figures are min/median/max over -runs runs at the given session
-// timeout (default 5 s, the product default). It is run by `make
-// bench-failover`; it prints, it does not judge.
+// timeout (default 5 s, the product default). Throughput runs -rounds times
+// on each binary of -bins, interleaved (a cluster each, with a MariaDB of its
+// own whose CPU and statement counters are printed per task); -profile saves
+// CPU profiles of the master and workers over the last fan-out, -queries the
+// last fan-out's statements by shape (MariaDB's general log). It is run by
+// `make bench-failover`; it prints, it does not judge.
 package main
 
 import (
