@@ -28,7 +28,11 @@ type Target struct {
 	API     *client.Client
 	Store   *store.Store
 	Project string
-	base    string
+	// PollEvery is how often Wait reads the instance (0: every 5 ms). A
+	// cluster bench reads less often: its database is the cluster's, and the
+	// figures come from DB times, not from when the end is seen.
+	PollEvery time.Duration
+	base      string
 }
 
 // NewTarget returns a target for the API at base ("http://host:port") and
@@ -129,7 +133,12 @@ func (t *Target) Wait(id int64, within time.Duration) (model.WorkflowInstance, e
 			}
 			return inst, nil
 		}
-		time.Sleep(5 * time.Millisecond) // polling the DB: the end is seen within 5 ms
+		every := t.PollEvery
+		if every <= 0 {
+			every = 5 * time.Millisecond
+		}
+		time.Sleep(every) // polling the DB: the end is seen within that
+
 	}
 	return model.WorkflowInstance{}, fmt.Errorf("instance %d did not finish within %v", id, within)
 }
@@ -254,6 +263,19 @@ func statusMB(pid int, field string) float64 {
 		}
 	}
 	return -1
+}
+
+// ChildCPUTime is the user+system CPU time of a process's reaped children
+// (for a worker: the tasks it ran and waited for), from /proc/PID/stat.
+func ChildCPUTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	ut, _ := strconv.ParseInt(f[13], 10, 64)
+	st, _ := strconv.ParseInt(f[14], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100 // USER_HZ is 100 on Linux
 }
 
 // CPUTime is the user+system CPU time of a process (its own threads, not

@@ -12,18 +12,31 @@
 //     2 workers, MariaDB).
 //
 // Failover figures are min/median/max over -runs runs at the given session
-// timeout (default 5 s, the product default). It is run by `make
-// bench-failover`; it prints, it does not judge.
+// timeout (default 5 s, the product default). Throughput runs -rounds times
+// on each binary of -bins, interleaved (a cluster each, with a MariaDB of its
+// own whose CPU and statement counters are printed per task); -profile saves
+// CPU profiles of the master and workers over the last fan-out, -queries the
+// last fan-out's statements by shape (MariaDB's general log). It is run by
+// `make bench-failover`; it prints, it does not judge.
 package main
 
 import (
+	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"maps"
+	"net/http"
 	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+
+	_ "github.com/go-sql-driver/mysql" // the server's status counters
 
 	"github.com/beluga-scheduler/beluga/bench/benchkit"
 	"github.com/beluga-scheduler/beluga/common/model"
@@ -35,12 +48,19 @@ const project = "bench"
 
 func main() {
 	bin := flag.String("bin", "bin/beluga", "beluga binary")
+	bins := flag.String("bins", "", "comma-separated beluga binaries whose throughput figures are compared, interleaved (overrides -bin)")
+	rounds := flag.Int("rounds", 1, "throughput runs per binary")
+	profile := flag.String("profile", "", "directory for CPU profiles of the master and workers over the last fan-out")
+	queries := flag.String("queries", "", "file for the MariaDB statements of the last fan-out, counted by shape (general log: it slows the server)")
 	runs := flag.Int("runs", 5, "kills per failover figure")
 	session := flag.Duration("session-timeout", 5*time.Second, "ZooKeeper session timeout of every process")
 	slots := flag.Int("slots", 0, "worker slots for the throughput figures (0: the worker default, 2 x CPUs)")
 	only := flag.String("only", "leader,worker,throughput", "figures to measure, comma-separated")
 	flag.Parse()
-	b := bench{bin: *bin, runs: *runs, session: *session, slots: *slots}
+	b := bench{bins: splitList(*bins), runs: *runs, session: *session, slots: *slots, rounds: max(1, *rounds), profile: *profile, queries: *queries}
+	if len(b.bins) == 0 {
+		b.bins = []string{*bin}
+	}
 	for _, f := range []struct {
 		name string
 		run  func() error
@@ -58,19 +78,22 @@ func main() {
 }
 
 type bench struct {
-	bin     string
+	bins    []string // the failover figures use the first
+	rounds  int
+	profile string
+	queries string
 	runs    int
 	session time.Duration
 	slots   int
 }
 
 // launch starts a cluster in a temp dir; stop tears it down.
-func (b bench) launch(o clustertest.Options) (c *clustertest.Cluster, t *benchkit.Target, stop func(), err error) {
+func (b bench) launch(bin string, o clustertest.Options) (c *clustertest.Cluster, t *benchkit.Target, stop func(), err error) {
 	dir, err := os.MkdirTemp("", "beluga-bench-failover-")
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	o.Dir, o.Bin, o.Project, o.SessionTimeout = dir, b.bin, project, b.session
+	o.Dir, o.Bin, o.Project, o.SessionTimeout = dir, bin, project, b.session
 	if c, err = clustertest.Launch(o); err != nil {
 		os.RemoveAll(dir)
 		return nil, nil, nil, err
@@ -82,7 +105,7 @@ func (b bench) launch(o clustertest.Options) (c *clustertest.Cluster, t *benchki
 // times the first dispatch of the new leader; the killed master comes back
 // as the standby before the next run.
 func (b bench) leader() error {
-	c, t, stop, err := b.launch(clustertest.Options{Masters: 2, Workers: 2})
+	c, t, stop, err := b.launch(b.bins[0], clustertest.Options{Masters: 2, Workers: 2})
 	if err != nil {
 		return err
 	}
@@ -149,7 +172,7 @@ func (b bench) leader() error {
 // task's next attempt on the other worker; the killed worker comes back
 // before the next run.
 func (b bench) worker() error {
-	c, t, stop, err := b.launch(clustertest.Options{Masters: 1, Workers: 2})
+	c, t, stop, err := b.launch(b.bins[0], clustertest.Options{Masters: 1, Workers: 2})
 	if err != nil {
 		return err
 	}
@@ -199,44 +222,287 @@ func (b bench) worker() error {
 	return nil
 }
 
-// throughput runs chain-100 and fanout-1000 on 1 master and 2 workers.
+// throughput runs chain-100 and fanout-1000 on 1 master and 2 workers, for
+// each binary of -bins (a cluster each, with a MariaDB server of its own so
+// that its CPU and statement counters are the cluster's alone), -rounds
+// times, interleaved: the machine's load hits every build alike. It prints
+// every round and the medians per build.
 func (b bench) throughput() error {
-	c, t, stop, err := b.launch(clustertest.Options{Masters: 1, Workers: 2, WorkerSlots: b.slots, LogLevel: "warn"})
-	if err != nil {
-		return err
+	var sides []*side
+	defer func() {
+		for _, s := range sides {
+			s.stop()
+		}
+	}()
+	for _, bin := range b.bins {
+		s, err := b.startSide(bin)
+		if err != nil {
+			return fmt.Errorf("%s: %w", bin, err)
+		}
+		sides = append(sides, s)
 	}
-	defer stop()
-	fmt.Printf("== cluster: 1 master, 2 workers (slots %d each; 0 is 2 x CPUs), MariaDB\n", b.slots)
+	fmt.Printf("== cluster: 1 master, 2 workers (slots %d each; 0 is 2 x CPUs), MariaDB of its own; %d rounds\n", b.slots, b.rounds)
+	for r := range b.rounds {
+		for i, s := range sides {
+			prof, qlog := "", ""
+			if b.profile != "" && r == b.rounds-1 {
+				prof = filepath.Join(b.profile, fmt.Sprintf("bin%d", i))
+			}
+			if b.queries != "" && r == b.rounds-1 {
+				qlog = fmt.Sprintf("%s.bin%d", b.queries, i)
+			}
+			f, err := s.round(prof, qlog)
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.bin, err)
+			}
+			s.figs = append(s.figs, f)
+			fmt.Printf("round %d %s:\n  %s\n  %s\n", r+1, s.bin, f.chainLine, f.fanLine())
+		}
+	}
+	if b.rounds > 1 || len(sides) > 1 {
+		for _, s := range sides {
+			fmt.Printf("%s: median of %d: %s\n", s.bin, len(s.figs), medianLine(s.figs))
+		}
+	}
+	return nil
+}
+
+// side is one build's cluster in the throughput figures.
+type side struct {
+	bin   string
+	c     *clustertest.Cluster
+	t     *benchkit.Target
+	db    *sql.DB // the cluster's own server, for its status counters
+	pprof map[string]string
+	stop  func()
+	figs  []figures
+}
+
+type figures struct {
+	chainLine            string
+	hopP50, hopP99       time.Duration
+	wall                 time.Duration
+	master, workers, dbd time.Duration // CPU over the fan-out
+	tasks                time.Duration // the workers' reaped children
+	status               map[string]int64
+}
+
+const fanoutTasks = 1001
+
+func (f figures) tasksPerSec() float64 { return fanoutTasks / f.wall.Seconds() }
+
+func perTask(d time.Duration) float64 { return float64(d.Microseconds()) / fanoutTasks }
+
+func (f figures) fanLine() string {
+	return fmt.Sprintf("%s; CPU per task: master %.0f µs, workers %.0f µs, mariadbd %.0f µs, tasks %.0f µs (the workers' reaped children); "+
+		"per task: %.1f statements, %.2f commits, %.2f prepares, %.2f selects, %.2f updates, %.2f inserts, %.2f deletes",
+		benchkit.FanoutLine("fanout-1000", f.wall, fanoutTasks), perTask(f.master), perTask(f.workers), perTask(f.dbd), perTask(f.tasks),
+		f.per("Questions"), f.per("Com_commit"), f.per("Com_stmt_prepare"), f.per("Com_select"),
+		f.per("Com_update"), f.per("Com_insert"), f.per("Com_delete"))
+}
+
+func (f figures) per(name string) float64 { return float64(f.status[name]) / fanoutTasks }
+
+// medianLine renders the median of each figure over the rounds.
+func medianLine(fs []figures) string {
+	med := func(get func(figures) float64) float64 {
+		vs := make([]float64, len(fs))
+		for i, f := range fs {
+			vs[i] = get(f)
+		}
+		slices.Sort(vs)
+		return vs[len(vs)/2]
+	}
+	return fmt.Sprintf("chain-100 hop p50 %.2f ms p99 %.2f ms; fanout-1000 %.0f tasks/s; CPU per task master %.0f µs, workers %.0f µs, mariadbd %.0f µs; %.1f statements/task",
+		med(func(f figures) float64 { return float64(f.hopP50.Microseconds()) / 1000 }),
+		med(func(f figures) float64 { return float64(f.hopP99.Microseconds()) / 1000 }),
+		med(figures.tasksPerSec),
+		med(func(f figures) float64 { return perTask(f.master) }),
+		med(func(f figures) float64 { return perTask(f.workers) }),
+		med(func(f figures) float64 { return perTask(f.dbd) }),
+		med(func(f figures) float64 { return f.per("Questions") }))
+}
+
+func (b bench) startSide(bin string) (*side, error) {
+	o := clustertest.Options{Masters: 1, Workers: 2, WorkerSlots: b.slots, LogLevel: "warn", PrivateDB: true}
+	pp := map[string]string{}
+	if b.profile != "" {
+		if err := os.MkdirAll(b.profile, 0o755); err != nil {
+			return nil, err
+		}
+		o.Env = map[string][]string{}
+		for _, name := range []string{"master-1", "worker-1", "worker-2"} {
+			port, err := benchkit.FreePort()
+			if err != nil {
+				return nil, err
+			}
+			pp[name] = fmt.Sprintf("127.0.0.1:%d", port)
+			o.Env[name] = []string{"BELUGA_PPROF=" + pp[name]}
+		}
+	}
+	c, t, stop, err := b.launch(bin, o)
+	if err != nil {
+		return nil, err
+	}
+	t.PollEvery = 50 * time.Millisecond
+	s := &side{bin: bin, c: c, t: t, pprof: pp, stop: stop}
+	if s.db, err = sql.Open("mysql", "root@tcp("+c.MariaDB.Addr()+")/"); err != nil {
+		stop()
+		return nil, err
+	}
+	s.stop = func() { s.db.Close(); stop() }
 	for _, spec := range []string{benchkit.ChainSpec("chain100", 100), benchkit.FanoutSpec("fanout1000", 1000), benchkit.OneTaskSpec("one")} {
 		if err := t.Apply(spec); err != nil {
-			return err
+			s.stop()
+			return nil, err
 		}
 	}
 	if _, err := t.RunAndWait("one"); err != nil { // warm-up
-		return err
+		s.stop()
+		return nil, err
 	}
-	wall, hops, err := t.Chain("chain100")
+	return s, nil
+}
+
+// round runs chain-100 then fanout-1000; with prof set it saves a CPU
+// profile of the master and of each worker over the fan-out as
+// prof-NAME.pprof.
+func (s *side) round(prof, qlog string) (figures, error) {
+	var f figures
+	wall, hops, err := s.t.Chain("chain100")
 	if err != nil {
-		return err
+		return f, err
 	}
-	fmt.Println(benchkit.ChainLine("chain-100", wall, hops))
-	master := c.Masters[0].Pid()
-	cpu := func() (m, w time.Duration) {
-		for _, p := range c.Workers {
+	f.chainLine = benchkit.ChainLine("chain-100", wall, hops)
+	f.hopP50, f.hopP99 = benchkit.Pct(hops, 50), benchkit.Pct(hops, 99)
+	cpu := func() (m, w, d, k time.Duration) {
+		for _, p := range s.c.Workers {
 			w += benchkit.CPUTime(p.Pid())
+			k += benchkit.ChildCPUTime(p.Pid())
 		}
-		return benchkit.CPUTime(master), w
+		return benchkit.CPUTime(s.c.Masters[0].Pid()), w, benchkit.CPUTime(s.c.MariaDB.Pid()), k
 	}
-	m0, w0 := cpu()
-	inst, err := t.RunAndWait("fanout1000")
+	var wg sync.WaitGroup
+	if prof != "" {
+		for name, addr := range s.pprof {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := http.Get("http://" + addr + "/debug/pprof/profile?seconds=5")
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "profile of %s: %v\n", name, err)
+					return
+				}
+				defer res.Body.Close()
+				raw, _ := io.ReadAll(res.Body)
+				_ = os.WriteFile(prof+"-"+name+".pprof", raw, 0o644)
+			}()
+		}
+		time.Sleep(100 * time.Millisecond) // the profiles start before the run
+	}
+	if qlog != "" {
+		if _, err := s.db.Exec("TRUNCATE mysql.general_log"); err != nil {
+			return f, err
+		}
+		if _, err := s.db.Exec("SET GLOBAL log_output = 'TABLE', general_log = 1"); err != nil {
+			return f, err
+		}
+	}
+	st0, err := status(s.db)
+	if err != nil {
+		return f, err
+	}
+	m0, w0, d0, k0 := cpu()
+	inst, err := s.t.RunAndWait("fanout1000")
+	if err != nil {
+		return f, err
+	}
+	m1, w1, d1, k1 := cpu()
+	st1, err := status(s.db)
+	if err != nil {
+		return f, err
+	}
+	wg.Wait()
+	if qlog != "" {
+		if err := s.writeQueries(qlog); err != nil {
+			return f, err
+		}
+	}
+	f.wall, f.master, f.workers, f.dbd, f.tasks = benchkit.Wall(inst), m1-m0, w1-w0, d1-d0, k1-k0
+	f.status = map[string]int64{}
+	for k, v := range st1 {
+		f.status[k] = v - st0[k]
+	}
+	return f, nil
+}
+
+// writeQueries turns the general log off and writes its statements to
+// file, counted by shape (literals replaced by ?), most frequent first.
+func (s *side) writeQueries(file string) error {
+	if _, err := s.db.Exec("SET GLOBAL general_log = 0"); err != nil {
+		return err
+	}
+	rows, err := s.db.Query("SELECT thread_id, command_type, CONVERT(argument USING utf8mb4) FROM mysql.general_log ORDER BY event_time")
 	if err != nil {
 		return err
 	}
-	m1, w1 := cpu()
-	fmt.Printf("%s; CPU per task: master %.0f µs, workers %.0f µs (tasks' own CPU not included)\n",
-		benchkit.FanoutLine("fanout-1000", benchkit.Wall(inst), 1001),
-		float64((m1-m0).Microseconds())/1001, float64((w1-w0).Microseconds())/1001)
-	return nil
+	defer rows.Close()
+	counts := map[string]int{}
+	var raw strings.Builder // thread, command, shape: for following transactions
+	for rows.Next() {
+		var thread int64
+		var cmd, arg string
+		if err := rows.Scan(&thread, &cmd, &arg); err != nil {
+			return err
+		}
+		counts[cmd+" "+shape(arg)]++
+		fmt.Fprintf(&raw, "%d\t%s\t%s\n", thread, cmd, shape(arg))
+	}
+	if err := os.WriteFile(file+".log", []byte(raw.String()), 0o644); err != nil {
+		return err
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	keys := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(keys, func(a, b string) int { return counts[b] - counts[a] })
+	var out strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&out, "%7d %s\n", counts[k], k)
+	}
+	return os.WriteFile(file, []byte(out.String()), 0o644)
+}
+
+var literal = regexp.MustCompile(`'(?:[^'\\]|\\.)*'|\b\d+(?:\.\d+)?\b`)
+var lists = regexp.MustCompile(`\?(?:\s*,\s*\?)+`)
+
+// shape replaces a statement's literals by ? and lists of them by ?,...
+func shape(q string) string {
+	q = literal.ReplaceAllString(q, "?")
+	q = lists.ReplaceAllString(q, "?,...")
+	if len(q) > 300 {
+		q = q[:300] + "..."
+	}
+	return strings.Join(strings.Fields(q), " ")
+}
+
+// status reads the server's global statement counters.
+func status(db *sql.DB) (map[string]int64, error) {
+	rows, err := db.Query("SHOW GLOBAL STATUS WHERE Variable_name IN ('Questions','Com_commit','Com_stmt_prepare','Com_select','Com_update','Com_insert','Com_delete','Com_savepoint','Com_begin')")
+	if err != nil {
+		return nil, fmt.Errorf("server status: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var k string
+		var v int64
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return out, rows.Err()
 }
 
 // waitTask polls the DB until attempt of task name in instance id matches

@@ -199,6 +199,9 @@ func workerCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
+		if err := startPprof(log); err != nil {
+			return usageError{err}
+		}
 		w, err := standalone.NewWorker(c, secret, log) // bad settings fail before any wait on ZooKeeper
 		if err != nil {
 			return usageError{err}

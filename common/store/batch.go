@@ -41,7 +41,7 @@ func (b *batch) exec(q string, args ...any) (int64, error) {
 		res := b.tx.Exec(q, args...)
 		return res.RowsAffected, res.Error
 	}
-	if b.stmts == nil {
+	if b.stmts == nil || folded(q) { // a folded statement runs once per transaction: preparing it costs two more round trips
 		res, err := b.sqlTx.ExecContext(b.ctx, q, args...)
 		if err != nil {
 			return 0, err

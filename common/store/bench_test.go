@@ -3,7 +3,10 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
 )
 
 // BenchmarkTaskWrites is the store's share of one task on SQLite, written
@@ -22,13 +26,24 @@ import (
 // load).
 func BenchmarkTaskWrites(b *testing.B) {
 	for _, batch := range []int{1, 4, 16, 64} {
-		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) { benchTaskWrites(b, batch) })
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			benchTaskWrites(b, batch, "sqlite://"+filepath.Join(b.TempDir(), "b.db"))
+		})
 	}
 }
 
-func benchTaskWrites(b *testing.B, batch int) {
+// BenchmarkTaskWritesMySQL is BenchmarkTaskWrites on MariaDB; server-cpu-ns
+// is the CPU of the private mariadbd the tests start (0 with
+// BELUGA_TEST_MYSQL_DSN: a server of someone else's).
+func BenchmarkTaskWritesMySQL(b *testing.B) {
+	for _, batch := range []int{1, 4, 16} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) { benchTaskWrites(b, batch, mariadbtest.URL(b)) })
+	}
+}
+
+func benchTaskWrites(b *testing.B, batch int, url string) {
 	ctx := context.Background()
-	s, err := store.Open(ctx, "sqlite://"+filepath.Join(b.TempDir(), "b.db"), zap.NewNop())
+	s, err := store.Open(ctx, url, zap.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -44,7 +59,7 @@ func benchTaskWrites(b *testing.B, batch int) {
 	}
 	t := s.Term(1)
 	unpublished := 0
-	cpu0 := cpuTime()
+	cpu0, srv0 := cpuTime(), serverCPU()
 	b.ResetTimer()
 	for done := 0; done < b.N; done += batch {
 		tasks := make([]*model.TaskInstance, batch)
@@ -81,6 +96,25 @@ func benchTaskWrites(b *testing.B, batch int) {
 		}
 	}
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+	if s.Dialect() == "mysql" {
+		b.ReportMetric(float64(serverCPU()-srv0)/float64(b.N), "server-cpu-ns/op")
+	}
+}
+
+// serverCPU is the CPU time of the tests' private mariadbd, if it runs.
+func serverCPU() time.Duration {
+	pid := mariadbtest.SharedPid()
+	if pid == 0 {
+		return 0
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
 }
 
 // cpuTime is the process's user+system CPU: the figure that load on the

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"context"
+	"database/sql"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -64,4 +66,88 @@ func WritersInUse(s *Store) int {
 		return -1
 	}
 	return sqlDB.Stats().InUse
+}
+
+// SingleConn shrinks s's pool to one connection, for tests that read the
+// MySQL session's counters or set its variables.
+func SingleConn(s *Store) {
+	sqlDB, _ := s.db.DB()
+	sqlDB.SetMaxOpenConns(1)
+	sqlDB.SetMaxIdleConns(1)
+}
+
+// SessionStatements is the count of statements the MySQL session's server
+// handled, this one included (with SingleConn: every statement of s):
+// Questions, which leaves out prepares and closes of prepared statements,
+// plus those.
+func SessionStatements(s *Store) (int64, error) {
+	rows, err := s.db.Raw(`SHOW SESSION STATUS WHERE Variable_name IN ('Questions', 'Com_stmt_prepare', 'Com_stmt_close')`).Rows()
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var total int64
+	for rows.Next() {
+		var name string
+		var n int64
+		if err := rows.Scan(&name, &n); err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, rows.Err()
+}
+
+// ExecRaw runs q on s outside any transaction.
+func ExecRaw(s *Store, q string, args ...any) error { return s.db.Exec(q, args...).Error }
+
+// FoldedExec runs q in a hot write's transaction of s's term with the term
+// check folded in, then calls held before the commit.
+func FoldedExec(s *Store, ctx context.Context, q string, args []any, held func()) error {
+	return s.foldedTx(ctx, func(tx *gorm.DB, f *fold) error {
+		q, args := f.add(q, args)
+		res := tx.Exec(q, args...)
+		if res.Error != nil {
+			return res.Error
+		}
+		if err := f.settle(tx, res.RowsAffected); err != nil {
+			return err
+		}
+		held()
+		return nil
+	})
+}
+
+// QueryInt runs q on s and scans its one integer.
+func QueryInt(s *Store, q string, args ...any) (int64, error) {
+	var n int64
+	err := s.db.Raw(q, args...).Row().Scan(&n)
+	return n, err
+}
+
+// QueryString runs q on s and scans its one string.
+func QueryString(s *Store, q string, args ...any) (string, error) {
+	var v string
+	err := s.db.Raw(q, args...).Row().Scan(&v)
+	return v, err
+}
+
+// InTx runs fn in a transaction of s (gorm's, as the store's writes use);
+// exec sends a statement in it, prepared when prepare is set.
+func InTx(s *Store, fn func(exec func(prepare bool, q string, args ...any) error) error) error {
+	return s.db.Transaction(func(tx *gorm.DB) error {
+		return fn(func(prepare bool, q string, args ...any) error {
+			if !prepare {
+				return tx.Exec(q, args...).Error
+			}
+			sqlTx := tx.Statement.ConnPool.(*sql.Tx)
+			st, err := sqlTx.Prepare(q)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			_, err = st.Exec(args...)
+			return err
+		})
+	})
 }

@@ -117,6 +117,15 @@ const (
 	ownerFile = "owner.pid" // the test binary whose shared server uses the dir
 )
 
+// SharedPid is the pid of the shared server this binary started, or 0 (none
+// yet, or BELUGA_TEST_MYSQL_DSN's), for benchmarks that count its CPU.
+func SharedPid() int {
+	if shared == nil {
+		return 0
+	}
+	return shared.Pid()
+}
+
 // Cleanup stops the shared server, if this binary started one, and removes
 // its data dir (a few hundred MB). Call it from TestMain after m.Run, and
 // from benchmark programs before they exit.
@@ -258,6 +267,17 @@ func (s *Server) start() error {
 
 // Addr is the server's host:port.
 func (s *Server) Addr() string { return s.url.Host }
+
+// Pid is the running mariadbd's process id (0 when it is not running), for
+// benchmarks that count the server's own CPU.
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.running {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
 
 // NewDatabase creates a fresh database on this server; see the package
 // function of the same name.
