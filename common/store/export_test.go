@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -130,24 +129,4 @@ func QueryString(s *Store, q string, args ...any) (string, error) {
 	var v string
 	err := s.db.Raw(q, args...).Row().Scan(&v)
 	return v, err
-}
-
-// InTx runs fn in a transaction of s (gorm's, as the store's writes use);
-// exec sends a statement in it, prepared when prepare is set.
-func InTx(s *Store, fn func(exec func(prepare bool, q string, args ...any) error) error) error {
-	return s.db.Transaction(func(tx *gorm.DB) error {
-		return fn(func(prepare bool, q string, args ...any) error {
-			if !prepare {
-				return tx.Exec(q, args...).Error
-			}
-			sqlTx := tx.Statement.ConnPool.(*sql.Tx)
-			st, err := sqlTx.Prepare(q)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			_, err = st.Exec(args...)
-			return err
-		})
-	})
 }

@@ -128,10 +128,7 @@ func open(ctx context.Context, rawURL string, log *zap.Logger) (*Store, error) {
 			db, err = gorm.Open(&sqlite.Dialector{Conn: conn}, cfg)
 		}
 	case "mysql":
-		var conn *sql.DB
-		if conn, err = openMySQL(dsn); err == nil {
-			db, err = gorm.Open(mysql.New(mysql.Config{Conn: conn, DSN: dsn}), cfg)
-		}
+		db, err = gorm.Open(mysql.Open(dsn), cfg)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s database: %w", dialect, err)
@@ -167,23 +164,6 @@ func open(ctx context.Context, rawURL string, log *zap.Logger) (*Store, error) {
 		}
 	}
 	return st, nil
-}
-
-// openMySQL opens the pool of MySQL connections whose transactions begin
-// with their first statement (mysqlbegin.go), which needs several
-// statements per query allowed. Parameters are interpolated client-side,
-// with escaping; no statement is built from unescaped input.
-func openMySQL(dsn string) (*sql.DB, error) {
-	c, err := gomysql.ParseDSN(dsn)
-	if err != nil {
-		return nil, err
-	}
-	c.MultiStatements = true
-	conn, err := gomysql.NewConnector(c)
-	if err != nil {
-		return nil, err
-	}
-	return sql.OpenDB(lazyBeginConnector{conn}), nil
 }
 
 // gormConfig is a new gorm configuration: gorm keeps its callbacks and
