@@ -41,7 +41,7 @@ func main() {
 	flag.BoolVar(&opts.scale, "scale", false, "also run the fan-out of 100,000 tasks (several minutes)")
 	flag.BoolVar(&opts.skipScale, "no-scale", false, "skip the fan-out of 10,000 and the 1,000 concurrent chains")
 	flag.StringVar(&opts.only, "only", "", "run only this part, after fanout-1000 (the reference figure): scale (fan-out of 10,000, the concurrent chains and, with -scale, of 100,000), chains (the concurrent chains alone), get (the instance API's CPU per call) or burst")
-	flag.StringVar(&opts.profile, "profile", "", "with -only chains: save a CPU profile of the chains to this file")
+	flag.StringVar(&opts.profile, "profile", "", "with -only chains or get: save a CPU profile of the chains or of 2,000 GETs to this file")
 	alsoSh := flag.Bool("also-sh", true, "on SQLite, also measure fanout-1000 with --shell sh")
 	flag.Parse()
 	code := 0
@@ -242,7 +242,14 @@ func benchOnly(p *benchkit.Target, pid int, pprofAddr, base, backend, shell stri
 			}
 			fmt.Printf("GET /api/v1/instances/{id}%s of a 1,001-task instance: server CPU %v per call\n", q, c.Round(10*time.Microsecond))
 		}
-		return nil
+		// With -profile, a profile of 2,000 more pages of 50.
+		return profileTo(pprofAddr, opts.profile, 8, func() error {
+			if opts.profile == "" {
+				return nil
+			}
+			_, err := getCost(p, base, pid, fan[0].ID, "?tasks_limit=50", 2000)
+			return err
+		})
 	}
 	return fmt.Errorf("-only %q: want scale, chains, get or burst", opts.only)
 }
