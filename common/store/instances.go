@@ -1,6 +1,7 @@
 package store
 
 import (
+	"slices"
 	"context"
 	"errors"
 	"fmt"
@@ -294,6 +295,31 @@ func (s *Store) FinishWorkflowInstance(ctx context.Context, id int64, state mode
 func (s *Store) SetInstanceReason(ctx context.Context, id int64, reason string) error {
 	return s.tx(ctx, func(tx *gorm.DB) error {
 		return tx.Exec(`UPDATE workflow_instance SET reason = ? WHERE id = ? AND state = ?`, reason, id, model.WorkflowRunning).Error
+	})
+}
+
+// SetInstanceReasons is SetInstanceReason for several instances (id ->
+// reason) in one transaction, a statement per distinct reason: the
+// dispatcher notes the waits of a round's instances together (a thousand
+// concurrent runs waiting for workers were two commits per task).
+func (s *Store) SetInstanceReasons(ctx context.Context, reasons map[int64]string) error {
+	if len(reasons) == 0 {
+		return nil
+	}
+	byReason := map[string][]int64{}
+	for id, r := range reasons {
+		byReason[r] = append(byReason[r], id)
+	}
+	return s.tx(ctx, func(tx *gorm.DB) error {
+		for r, ids := range byReason {
+			slices.Sort(ids) // the same lock order every time (MySQL)
+			for chunk := range slices.Chunk(ids, maxInIDs) {
+				if err := tx.Exec(`UPDATE workflow_instance SET reason = ? WHERE id IN ? AND state = ?`, r, chunk, model.WorkflowRunning).Error; err != nil {
+					return fmt.Errorf("set the reason of %d instances: %w", len(chunk), err)
+				}
+			}
+		}
+		return nil
 	})
 }
 

@@ -8,12 +8,14 @@ import (
 	"gorm.io/gorm"
 )
 
-// Reads counts the statements a context's reads ran and the rows they
-// returned: what a test of a read path checks to show that it does not
-// grow with the data (a time would depend on the machine).
+// Reads counts the statements a context's reads ran, the rows they
+// returned and the write transactions it opened: what a test of a path
+// checks to show that it does not grow with the data (a time would depend
+// on the machine).
 type Reads struct {
-	Statements atomic.Int64
-	Rows       atomic.Int64
+	Statements   atomic.Int64
+	Rows         atomic.Int64
+	Transactions atomic.Int64
 }
 
 type readsKey struct{}
@@ -50,5 +52,12 @@ func countReads(db *gorm.DB) {
 func countRows(ctx context.Context, n int) {
 	if r, _ := ctx.Value(readsKey{}).(*Reads); r != nil {
 		r.Rows.Add(int64(n))
+	}
+}
+
+// countTx counts a write transaction opened with ctx.
+func countTx(ctx context.Context) {
+	if r, _ := ctx.Value(readsKey{}).(*Reads); r != nil {
+		r.Transactions.Add(1)
 	}
 }
