@@ -3,6 +3,7 @@ package master
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"go.uber.org/zap"
 
@@ -15,12 +16,22 @@ import (
 // most of their cost. It adds no wait: what queued while the last
 // transaction ran goes in the next one. A runner still goes on only once
 // its own write committed, so crash points see what they saw before.
-// Its goroutine owns the queue's taking; callers block on their reply.
+// Its goroutines own the queue's taking; callers block on their reply.
 type runnerWrites struct {
 	store  *store.Store
 	log    *zap.Logger
 	reqs   *mailbox[*runnerWrite]
 	exited chan struct{} // closed when run returns: no request is taken after
+}
+
+// writers is how many transactions of runner writes run at once: SQLite
+// has one writer, so one; MySQL commits several in parallel (as the
+// runners' own transactions did), each gathering what queued meanwhile.
+func writers(dialect string) int {
+	if dialect == "mysql" {
+		return 4
+	}
+	return 1
 }
 
 // runnerWrite is one runner's write and where its result goes.
@@ -38,8 +49,24 @@ func newRunnerWrites(st *store.Store, log *zap.Logger) *runnerWrites {
 // bounds one runner's): a long write holds SQLite's only write lock.
 const batchRows = flushMax
 
+// run runs the writers until ctx ends.
 func (w *runnerWrites) run(ctx context.Context) {
 	defer close(w.exited)
+	var wg sync.WaitGroup
+	for range writers(w.store.Dialect()) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.writer(ctx)
+		}()
+	}
+	wg.Wait()
+}
+
+// writer takes what is queued, writes it, and looks again; an idle writer
+// is woken by the queue (mailbox: a Put wakes one taker, and a busy one
+// finds the wake-up when it looks again).
+func (w *runnerWrites) writer(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
