@@ -110,9 +110,8 @@ func (w *runnerWrites) write(ctx context.Context, qs []*runnerWrite) {
 		return
 	}
 	w.log.Warn("shared write failed; writing each alone", zap.Int("writes", len(qs)), zap.Error(err))
-	for _, q := range qs {
-		q.done <- w.writeAll(ctx, qs[:1])
-		qs = qs[1:]
+	for i, q := range qs {
+		q.done <- w.writeAll(ctx, qs[i:i+1])
 	}
 }
 
