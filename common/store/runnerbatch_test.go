@@ -34,9 +34,17 @@ func TestWriteRunnerBatch(t *testing.T) {
 		if err := s.BeginTerm(ctx, 1, "m1"); err != nil {
 			t.Fatal(err)
 		}
-		claimed, err := term.ClaimCommands(ctx, "m1", 1, 10)
+		cctx, counts := store.CountReads(ctx)
+		claimed, err := term.ClaimCommands(cctx, "m1", 1, 10)
 		if err != nil || len(claimed) != 3 {
 			t.Fatalf("claim: %d runs, %v", len(claimed), err)
+		}
+		if n := counts.Transactions.Load(); n != 1 {
+			t.Fatalf("claiming 3 commands took %d transactions, want 1", n)
+		}
+		// Nothing queued: the release opens no write transaction.
+		if rel, err := term.ReleaseQueued(cctx, "m1"); err != nil || len(rel) != 0 || counts.Transactions.Load() != 1 {
+			t.Fatalf("release with nothing queued: %v %v, %d transactions in all", rel, err, counts.Transactions.Load())
 		}
 		for i, c := range claimed {
 			if c.ID != runs[i] || c.State != model.WorkflowRunning || c.Host != "m1" {
