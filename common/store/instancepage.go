@@ -41,9 +41,8 @@ func (s *Store) InstanceTasks(ctx context.Context, id int64, limit, offset int) 
 	if limit <= 0 || offset >= page.Total {
 		return page, nil
 	}
-	var rows []taskInstanceRow
-	if err := s.read(ctx).Where("workflow_instance_id = ?", id).Order("id").Limit(limit).Offset(offset).
-		Find(&rows).Error; err != nil {
+	rows, err := s.pageRows(ctx, id, limit, offset)
+	if err != nil {
 		return page, fmt.Errorf("list tasks of instance %d: %w", id, err)
 	}
 	page.Tasks = make([]model.TaskInstance, len(rows))
@@ -51,6 +50,38 @@ func (s *Store) InstanceTasks(ctx context.Context, id int64, limit, offset int) 
 		page.Tasks[i] = r.model()
 	}
 	return page, nil
+}
+
+// taskCols are the columns pageRows scans, in taskInstanceRow's order.
+const taskCols = `id, workflow_instance_id, name, type, state, attempt, retry_base, superseded, dry_run, host, pid, log_path, ` +
+	`exit_code, priority, worker_group, task_group, submit_time, dispatch_time, start_time, end_time, params_json, ` +
+	`outputs_json, wait_cause, wait_reason, child_instance_id, message`
+
+// pageRows reads a page of instance id's rows, scanned by hand: gorm's
+// reflection per column was a third of a page's CPU.
+func (s *Store) pageRows(ctx context.Context, id int64, limit, offset int) ([]taskInstanceRow, error) {
+	rows, err := s.read(ctx).Raw(`SELECT `+taskCols+` FROM task_instance WHERE workflow_instance_id = ? ORDER BY id LIMIT ? OFFSET ?`,
+		id, limit, offset).Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make([]taskInstanceRow, 0, limit)
+	for rows.Next() {
+		var r taskInstanceRow
+		if err := rows.Scan(&r.ID, &r.WorkflowInstanceID, &r.Name, &r.Type, &r.State, &r.Attempt, &r.RetryBase, &r.Superseded,
+			&r.DryRun, &r.Host, &r.PID, &r.LogPath, &r.ExitCode, &r.Priority, &r.WorkerGroup, &r.TaskGroup, &r.SubmitTime,
+			&r.DispatchTime, &r.StartTime, &r.EndTime, &r.ParamsJSON, &r.OutputsJSON, &r.WaitCause, &r.WaitReason,
+			&r.ChildInstanceID, &r.Message); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	countRows(ctx, len(out))
+	return out, nil
 }
 
 // Unsettled is what the waits of a running instance are derived from

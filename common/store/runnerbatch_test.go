@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -164,6 +165,51 @@ func TestQueueRanks(t *testing.T) {
 		u, err := s.UnsettledNames(ctx, runs[1])
 		if err != nil || len(u.Tasks) != 6 || u.Succeeded != 0 || u.Tasks[0].Name == "" {
 			t.Fatalf("unsettled names: %+v %v", u, err)
+		}
+	})
+}
+
+// A page of tasks, scanned by hand, holds what gorm's scan of the same
+// rows holds, every column set or NULL.
+func TestInstanceTasksScanAsGorm(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		if _, err := s.CreateProject(ctx, "demo", ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.PutWorkflow(ctx, "demo", mustSpec(t, diamond)); err != nil {
+			t.Fatal(err)
+		}
+		in, err := s.CreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().UTC().Truncate(time.Microsecond)
+		code, child := 3, in.ID
+		full := &model.TaskInstance{WorkflowInstanceID: in.ID, Name: "a", Type: "shell", State: model.TaskFailed, Attempt: 2, RetryBase: 1,
+			Superseded: true, DryRun: true, Host: "w1:1", PID: 42, LogPath: "/l", ExitCode: &code, Priority: model.PriorityHigh,
+			WorkerGroup: "g", TaskGroup: "tg", SubmitTime: &now, DispatchTime: &now, StartTime: &now, EndTime: &now,
+			Params: map[string]string{"k": "v", "q": `a"b<c`}, Outputs: map[string]string{"rows": "7"},
+			WaitCause: "dependent", WaitReason: "why", ChildInstanceID: child, Message: "m"}
+		bare := &model.TaskInstance{WorkflowInstanceID: in.ID, Name: "b", Type: "shell", State: model.TaskSubmitted, Attempt: 1}
+		if err := s.InsertTaskInstances(ctx, []*model.TaskInstance{full, bare}); err != nil {
+			t.Fatal(err)
+		}
+		want, err := s.ListTaskInstances(ctx, in.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := s.InstanceTasks(ctx, in.ID, 10, 0)
+		if err != nil || len(page.Tasks) != 2 {
+			t.Fatalf("page: %+v %v", page, err)
+		}
+		for i := range want {
+			if !reflect.DeepEqual(page.Tasks[i], want[i]) {
+				t.Fatalf("task %d:\n page %+v\n gorm %+v", i, page.Tasks[i], want[i])
+			}
+		}
+		if page.Tasks[0].ExitCode == nil || *page.Tasks[0].ExitCode != 3 || page.Tasks[0].Params["q"] != `a"b<c` || page.Tasks[1].EndTime != nil {
+			t.Fatalf("page rows: %+v", page.Tasks)
 		}
 	})
 }
