@@ -99,15 +99,10 @@ func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// Waits are per task: a call that asks for no tasks derives none; a
-	// page derives them over the whole instance (a pending task's upstreams
-	// and a task's rank in its queue need it), reading its unsettled rows.
+	// page derives its tasks' (pageWaits) and the pending tasks.
 	ws, pend := map[int64]*Wait{}, []PendingTask(nil)
 	if q.limit > 0 && !q.noWaits && !inst.State.Finished() {
-		want := make(map[int64]bool, len(page.Tasks))
-		for _, t := range page.Tasks {
-			want[t.ID] = true
-		}
-		if ws, pend, err = h.instanceWaits(r.Context(), inst, want); err != nil {
+		if ws, pend, err = h.pageWaits(r.Context(), inst, page.Tasks, true); err != nil {
 			return err
 		}
 	}

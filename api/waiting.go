@@ -2,11 +2,8 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"sort"
 	"strings"
-	"time"
 
 	"github.com/beluga-scheduler/beluga/common/dag"
 	"github.com/beluga-scheduler/beluga/common/model"
@@ -34,99 +31,11 @@ type PendingTask struct {
 	Wait Wait   `json:"wait"`
 }
 
-// waitFacts are what the waits of one instance are derived from.
+// waitFacts are what the pending tasks of one instance are derived from.
 type waitFacts struct {
-	inst  model.WorkflowInstance
-	tasks []model.TaskInstance
-	wf    *spec.Workflow // nil: the definition did not parse (no pending tasks, no retry times)
-	g     *dag.Graph     // the run's graph (its start nodes and scope): nil with wf
-	// ahead is the count of submitted tasks of other instances queued
-	// before this instance's (store.QueuedAhead).
-	ahead int
-	// done are tasks whose latest attempt succeeded, their rows not read
-	// (tasks holds the others: settled).
-	done []string
-	// want are the task instances whose waits are asked for (nil: all):
-	// a page of a queued fan-out of 100,000 words 50 waits, not all.
-	want map[int64]bool
-}
-
-// waits derives each latest attempt's wait (by task instance id) and the
-// tasks with no attempt yet. A finished instance has none. Pure: the
-// handler reads the facts.
-func waits(f waitFacts) (map[int64]*Wait, []PendingTask) {
-	out := map[int64]*Wait{}
-	if f.inst.State.Finished() {
-		return out, nil
-	}
-	latest := map[string]model.TaskInstance{}
-	prevEnd := map[string]*time.Time{} // end of the attempt before the latest
-	for _, t := range f.tasks {
-		if cur, ok := latest[t.Name]; !ok || t.Attempt > cur.Attempt {
-			if ok {
-				prevEnd[t.Name] = cur.EndTime
-			}
-			latest[t.Name] = t
-		} else if t.Attempt == latest[t.Name].Attempt-1 {
-			prevEnd[t.Name] = t.EndTime
-		}
-	}
-	for _, n := range f.done {
-		latest[n] = model.TaskInstance{Name: n, State: model.TaskSucceeded}
-	}
-	tasksOf := map[string]*spec.Task{}
-	if f.wf != nil {
-		for i := range f.wf.Tasks {
-			tasksOf[f.wf.Tasks[i].Name] = &f.wf.Tasks[i]
-		}
-	}
-	// The instance's own submitted tasks in queue order: task priority, id.
-	var queued []model.TaskInstance
-	for _, t := range latest {
-		if t.State == model.TaskSubmitted {
-			queued = append(queued, t)
-		}
-	}
-	sort.Slice(queued, func(i, j int) bool {
-		if queued[i].Priority != queued[j].Priority {
-			return queued[i].Priority < queued[j].Priority
-		}
-		return queued[i].ID < queued[j].ID
-	})
-	cause, key, dispatchWait := model.ParseDispatchWait(f.inst.Reason)
-	for i, t := range queued {
-		if f.want != nil && !f.want[t.ID] {
-			continue
-		}
-		if dispatchWait && dispatchAbout(cause, key, t) {
-			out[t.ID] = &Wait{Cause: string(cause), Reason: f.inst.Reason}
-			continue
-		}
-		n := f.ahead + i
-		out[t.ID] = &Wait{Cause: string(model.WaitQueue), Ahead: &n,
-			Reason: fmt.Sprintf("queued behind %d task(s) in priority order (workflow priority %s, task priority %s)",
-				n, f.inst.Priority, t.Priority)}
-	}
-	for _, t := range latest {
-		if f.want != nil && !f.want[t.ID] {
-			continue
-		}
-		switch {
-		case t.WaitCause != "":
-			out[t.ID] = &Wait{Cause: t.WaitCause, Reason: t.WaitReason}
-		case t.State == model.TaskDelayed:
-			w := &Wait{Cause: string(model.WaitRetry), Reason: "retry waiting for its interval"}
-			if ts := tasksOf[t.Name]; ts != nil && prevEnd[t.Name] != nil {
-				at := timeOf(prevEnd[t.Name].Add(ts.RetryInterval.D()))
-				w.RetryAt = &at
-				w.Reason = "retry at " + at.Format(time.RFC3339)
-			}
-			out[t.ID] = w
-		case t.State == model.TaskDispatched:
-			out[t.ID] = &Wait{Cause: string(model.WaitWorker), Reason: "dispatched to " + t.Host + "; waiting for the worker to start it"}
-		}
-	}
-	return out, pending(f, latest)
+	inst model.WorkflowInstance
+	wf   *spec.Workflow // nil: the definition did not parse (no pending tasks)
+	g    *dag.Graph     // the run's graph (its start nodes and scope): nil with wf
 }
 
 // dispatchAbout reports whether the dispatcher's reason on the instance
@@ -173,39 +82,6 @@ func pending(f waitFacts, latest map[string]model.TaskInstance) []PendingTask {
 			Reason: "waiting for upstream " + strings.Join(ups, ", ")}})
 	}
 	return out
-}
-
-// instanceWaits reads the facts of inst's waits and derives them: from
-// the rows that did not succeed and the run's graph (settled), or, when
-// those do not account for every succeeded row, from all of its rows.
-// want are the task instances whose waits are asked for (nil: all).
-func (h *handlers) instanceWaits(ctx context.Context, inst model.WorkflowInstance, want map[int64]bool) (map[int64]*Wait, []PendingTask, error) {
-	if inst.State.Finished() {
-		return map[int64]*Wait{}, nil, nil
-	}
-	u, err := h.Store.UnsettledTasks(ctx, inst.ID)
-	if err != nil {
-		return nil, nil, err
-	}
-	f := waitFacts{inst: inst, tasks: u.Tasks, want: want}
-	var handles map[string]bool
-	if d := h.defs.get(ctx, h.Store, inst.DefinitionID); d != nil {
-		f.wf, f.g, handles = d.wf, runGraph(d.graph, inst), d.handles
-	}
-	if f.g != nil {
-		var ok bool
-		if f.done, ok = settled(f.g, handles, u); !ok {
-			f.done = nil
-			if f.tasks, err = h.Store.ListTaskInstances(ctx, inst.ID); err != nil {
-				return nil, nil, err
-			}
-		}
-	}
-	if f.ahead, err = h.Store.QueuedAhead(ctx, inst.ID, int(inst.Priority)); err != nil {
-		return nil, nil, err
-	}
-	w, p := waits(f)
-	return w, p, nil
 }
 
 // runGraph is the graph inst runs: its start nodes and scope of g, or all
@@ -277,7 +153,7 @@ func (h *handlers) taskWait(ctx context.Context, t model.TaskInstance) (*Wait, e
 	if err != nil {
 		return nil, err
 	}
-	ws, _, err := h.instanceWaits(ctx, inst, map[int64]bool{t.ID: true})
+	ws, _, err := h.pageWaits(ctx, inst, []model.TaskInstance{t}, false)
 	if err != nil {
 		return nil, err
 	}

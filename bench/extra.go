@@ -382,3 +382,30 @@ func pctLine(ds []time.Duration) string {
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	return fmt.Sprintf("p50 %v p99 %v max %v", benchkit.Pct(ds, 50), benchkit.Pct(ds, 99), benchkit.Pct(ds, 100))
 }
+
+// profileTo runs f, saving a CPU profile of the process (pprof on
+// pprofAddr, up to secs seconds) to file when file is set.
+func profileTo(pprofAddr, file string, secs int, f func() error) error {
+	if file == "" {
+		return f()
+	}
+	errc := make(chan error, 1)
+	go func() {
+		res, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, secs))
+		if err != nil {
+			errc <- err
+			return
+		}
+		defer res.Body.Close()
+		raw, err := io.ReadAll(res.Body)
+		if err == nil {
+			err = os.WriteFile(file, raw, 0o644)
+		}
+		errc <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // the profile starts before the run
+	if err := f(); err != nil {
+		return err
+	}
+	return <-errc
+}

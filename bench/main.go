@@ -40,7 +40,8 @@ func main() {
 	flag.IntVar(&opts.burst, "burst", 1000, "schedules due at the same second for the fire burst (0: skip it)")
 	flag.BoolVar(&opts.scale, "scale", false, "also run the fan-out of 100,000 tasks (several minutes)")
 	flag.BoolVar(&opts.skipScale, "no-scale", false, "skip the fan-out of 10,000 and the 1,000 concurrent chains")
-	flag.StringVar(&opts.only, "only", "", "run only this part, after fanout-1000 (the reference figure): scale (fan-out of 10,000, the concurrent chains and, with -scale, of 100,000) or burst")
+	flag.StringVar(&opts.only, "only", "", "run only this part, after fanout-1000 (the reference figure): scale (fan-out of 10,000, the concurrent chains and, with -scale, of 100,000), chains (the concurrent chains alone), get (the instance API's CPU per call) or burst")
+	flag.StringVar(&opts.profile, "profile", "", "with -only chains or get: save a CPU profile of the chains or of 2,000 GETs to this file")
 	alsoSh := flag.Bool("also-sh", true, "on SQLite, also measure fanout-1000 with --shell sh")
 	flag.Parse()
 	code := 0
@@ -71,6 +72,7 @@ var opts struct {
 	burst            int
 	scale, skipScale bool
 	only             string
+	profile          string
 	full             bool
 }
 
@@ -150,7 +152,7 @@ func benchBackend(backend, bin, shell, python string, slots, triggers, typesChai
 		return benchFanout(p, pid, pprofAddr, backend, shell)
 	}
 	if opts.only != "" {
-		return benchOnly(p, pid, pprofAddr, backend, shell)
+		return benchOnly(p, pid, pprofAddr, base, backend, shell)
 	}
 	wall, hops, err := p.Chain("chain100")
 	if err != nil {
@@ -210,7 +212,7 @@ func benchBackend(backend, bin, shell, python string, slots, triggers, typesChai
 
 // benchOnly is -only: fanout-1000 (the figure the scale ones compare
 // with), then the part asked for.
-func benchOnly(p *benchkit.Target, pid int, pprofAddr, backend, shell string) error {
+func benchOnly(p *benchkit.Target, pid int, pprofAddr, base, backend, shell string) error {
 	switch opts.only {
 	case "scale":
 		if err := benchFanout(p, pid, pprofAddr, backend, shell); err != nil {
@@ -219,8 +221,39 @@ func benchOnly(p *benchkit.Target, pid int, pprofAddr, backend, shell string) er
 		return scaleParts(p, pid)
 	case "burst":
 		return burstLine(p)
+	case "chains":
+		// The concurrent chains alone (with -profile, under a CPU profile),
+		// for A/B rounds of that figure.
+		if err := benchFanout(p, pid, pprofAddr, backend, shell); err != nil {
+			return err
+		}
+		return profileTo(pprofAddr, opts.profile, 40, func() error { return concurrentChains(p, pid, 1000) })
+	case "get":
+		// The instance API's cost alone: a 1,001-task instance's pages.
+		if _, err := p.RunAndWait("fanout1000"); err != nil {
+			return err
+		}
+		fan, _, err := p.Store.ListWorkflowInstances(context.Background(), store.InstanceFilter{Project: p.Project, Workflow: "fanout1000", Limit: 1})
+		if err != nil || len(fan) == 0 {
+			return fmt.Errorf("fanout instance: %v", err)
+		}
+		for _, q := range []string{"?tasks_limit=50", "?tasks_limit=0", "?tasks_limit=50", "?tasks_limit=0"} {
+			c, err := getCost(p, base, pid, fan[0].ID, q, 300)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("GET /api/v1/instances/{id}%s of a 1,001-task instance: server CPU %v per call\n", q, c.Round(10*time.Microsecond))
+		}
+		// With -profile, a profile of 2,000 more pages of 50.
+		return profileTo(pprofAddr, opts.profile, 8, func() error {
+			if opts.profile == "" {
+				return nil
+			}
+			_, err := getCost(p, base, pid, fan[0].ID, "?tasks_limit=50", 2000)
+			return err
+		})
 	}
-	return fmt.Errorf("-only %q: want scale or burst", opts.only)
+	return fmt.Errorf("-only %q: want scale, chains, get or burst", opts.only)
 }
 
 func burstLine(p *benchkit.Target) error {

@@ -13,7 +13,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/common/failpoint"
-	"github.com/beluga-scheduler/beluga/common/logging"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	"github.com/beluga-scheduler/beluga/common/store"
@@ -62,6 +61,7 @@ type dispatcher struct {
 	maxTotal  int              // platform cap on tasks in flight (0: none)
 	forced    map[int64]bool   // task instances let through a full task group
 	waiting   map[int64]string // instances whose reason says why they wait: that reason
+	reasons   map[int64]string // reasons noted this round, written by flushReasons
 	sending   map[string]int   // dispatch requests in flight per worker
 	selector  Selector
 	gauge     dispatchGauges // the slow gauges' state (metrics.go)
@@ -183,6 +183,7 @@ func (d *dispatcher) dispatchSome(ctx context.Context) (wait time.Duration) {
 	if d.queue.Len() == 0 {
 		return 0
 	}
+	defer d.flushReasons(ctx)
 	now := time.Now()
 	var batch []*taskItem
 	var ds []store.Dispatch
@@ -388,11 +389,24 @@ func (d *dispatcher) noteWaiting(ctx context.Context, id int64, why string) {
 	}
 }
 
-func (d *dispatcher) setReason(ctx context.Context, id int64, reason string) {
-	if err := d.store.SetInstanceReason(ctx, id, reason); err != nil {
-		d.log.Warn("record instance reason", zap.Int64(logging.FieldInstance, id), zap.Error(err))
+// setReason notes instance id's reason for flushReasons, which writes a
+// round's reasons together at its end.
+func (d *dispatcher) setReason(_ context.Context, id int64, reason string) {
+	if d.reasons == nil {
+		d.reasons = map[int64]string{}
+	}
+	d.reasons[id] = reason
+}
+
+func (d *dispatcher) flushReasons(ctx context.Context) {
+	if len(d.reasons) == 0 {
+		return
+	}
+	if err := d.store.SetInstanceReasons(ctx, d.reasons); err != nil {
+		d.log.Warn("record instance reasons", zap.Int("instances", len(d.reasons)), zap.Error(err))
 		d.checkFenced(err)
 	}
+	clear(d.reasons)
 }
 
 func (d *dispatcher) checkFenced(err error) {

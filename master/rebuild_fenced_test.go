@@ -73,6 +73,8 @@ func fencedRunner(t *testing.T, mode store.ActionKind) (*runner, *term, *observe
 	tm := &term{m: m, epoch: 1, store: old, log: log, runners: map[int64]*runner{}, fencedCh: make(chan struct{})}
 	tm.ctx, tm.cancel = context.WithCancel(ctx)
 	t.Cleanup(tm.cancel)
+	tm.writes = newRunnerWrites(old, log)
+	go tm.writes.run(tm.ctx)
 	tm.wheel = newWheel(nil, tm.fire)
 	tm.disp = newDispatcher(log, old, reg, nil, "old", 1, tm.fenced)
 	r := newRunner(tm, inst, def, mode)

@@ -377,7 +377,7 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 		}
 	}
 	if leaderWrite(ctx, r.log, "write submitted tasks", r.t.fenced, func() error {
-		return r.t.store.InsertAttempts(ctx, prev, append(tasks, skipped...))
+		return r.t.writes.attempts(ctx, store.AttemptWrite{Prev: prev, Next: append(tasks, skipped...)})
 	}) != written {
 		return false
 	}
@@ -688,7 +688,7 @@ func (r *runner) finish(ctx context.Context) {
 	end := time.Now().UTC()
 	// Fenced out: not finished here; the term logs once that it lost.
 	if leaderWrite(ctx, r.log, "record instance end", r.t.fenced, func() error {
-		return r.t.store.FinishWorkflowInstance(ctx, r.inst.ID, state, end, reason)
+		return r.t.writes.finish(ctx, store.InstanceEnd{ID: r.inst.ID, State: state, End: end, Reason: reason})
 	}) == written && r.t.ctx.Err() == nil {
 		r.log.Info("workflow instance finished", zap.String("state", string(state)), zap.Int("tasks", len(r.latest)))
 		metrics.Instance(state, 1)

@@ -33,8 +33,9 @@ type term struct {
 	watch  *workerWatch
 	wheel  *wheel
 	cron   *scheduler
-	pub    *publisher  // the event stream's publisher and webhooks (publisher.go)
-	logic  *logicTasks // master-run task types: the masterTasks hook (logictasks.go)
+	pub    *publisher    // the event stream's publisher and webhooks (publisher.go)
+	writes *runnerWrites // the runners' attempts and ends, in shared transactions
+	logic  *logicTasks   // master-run task types: the masterTasks hook (logictasks.go)
 
 	ctx    context.Context // ends with the term
 	cancel context.CancelFunc
@@ -65,6 +66,8 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	t := &term{m: m, epoch: epoch, store: m.store.Term(epoch), runners: map[int64]*runner{}, fencedCh: make(chan struct{}),
 		log: m.log.With(zap.Int64("epoch", epoch))}
 	t.ctx, t.cancel = context.WithCancel(tctx)
+	t.writes = newRunnerWrites(t.store, t.log)
+	go t.writes.run(t.ctx) // waited in stop
 	t.disp = newDispatcher(t.log, t.store, m.reg, m.client, m.cfg.Host, epoch, t.fenced)
 	t.disp.selector = m.cfg.Selector
 	t.disp.groups = newTaskGroups(t.store, t.log)
@@ -189,6 +192,7 @@ func (t *term) stop() {
 	for _, r := range rs {
 		<-r.done
 	}
+	<-t.writes.exited
 	t.kills.Wait() // each bounded by queryTimeout on the cancelled term context
 	logicService{t.logic}.Stop()
 	t.wheel.Stop()

@@ -59,6 +59,7 @@ func (s *Store) CurrentTerm(ctx context.Context) (int64, error) {
 // on MySQL the shared row lock orders them against BeginTerm.
 func (s *Store) tx(ctx context.Context, fn func(tx *gorm.DB) error) (err error) {
 	defer observeTx(time.Now(), &err)
+	countTx(ctx)
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := s.checkTerm(tx); err != nil {
 			return err
@@ -105,6 +106,7 @@ func (s *Store) foldedTx(ctx context.Context, fn func(tx *gorm.DB, f *fold) erro
 		return s.tx(ctx, func(tx *gorm.DB) error { return fn(tx, &fold{}) })
 	}
 	defer observeTx(time.Now(), &err)
+	countTx(ctx)
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		f := &fold{s: s, pending: true}
 		if err := fn(tx, f); err != nil {

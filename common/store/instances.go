@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -140,57 +141,93 @@ func (s *Store) ClaimCommands(ctx context.Context, host string, epoch int64, lim
 	if err := db.Where("type <> ?", commandTypeAction).Order("id").Limit(limit).Find(&cmds).Error; err != nil {
 		return nil, fmt.Errorf("read commands: %w", err)
 	}
+	// The commands found at once are claimed in one transaction (a burst
+	// of runs is a transaction, not one each); when that fails, each in its
+	// own, so one bad command does not hold up the others.
+	if len(cmds) > 1 {
+		var out []model.WorkflowInstance
+		err := s.tx(ctx, func(tx *gorm.DB) error {
+			out = nil
+			var ids []int64
+			for _, c := range cmds {
+				inst, err := claimCommand(tx, c, host, epoch)
+				if err != nil {
+					return err
+				}
+				if inst != nil {
+					out, ids = append(out, inst.model()), append(ids, inst.ID)
+				}
+			}
+			if len(ids) == 0 {
+				return nil
+			}
+			return appendEvents(tx, instanceChanges(ids...))
+		})
+		if err == nil || errors.Is(err, ErrFenced) {
+			return out, err
+		}
+	}
 	var out []model.WorkflowInstance
 	for _, c := range cmds {
-		var inst workflowInstanceRow
-		claimed := false
+		var inst *workflowInstanceRow
 		err := s.tx(ctx, func(tx *gorm.DB) error {
-			del := tx.Where("id = ?", c.ID).Delete(&commandRow{})
-			if del.Error != nil {
-				return fmt.Errorf("delete command %d: %w", c.ID, del.Error)
-			}
-			if del.RowsAffected == 0 {
-				return nil // another master took it
-			}
-			var cur workflowInstanceRow
-			err := tx.Select("id, project_id, workflow_name, state").Where("id = ? AND state = ?", c.WorkflowInstanceID, model.WorkflowSubmitted).
-				Take(&cur).Error
-			if errors.Is(err, gorm.ErrRecordNotFound) {
-				return nil // instance gone or not submitted: drop the stale command
-			} else if err != nil {
-				return fmt.Errorf("read instance %d: %w", c.WorkflowInstanceID, err)
-			}
-			hold, why, err := holdForLimit(tx, wfKey{cur.ProjectID, cur.WorkflowName})
-			if err != nil {
+			var err error
+			if inst, err = claimCommand(tx, c, host, epoch); err != nil || inst == nil {
 				return err
 			}
-			if hold { // over max_active_runs: ReleaseQueued starts it in its turn
-				return tx.Model(&workflowInstanceRow{}).Where("id = ?", cur.ID).
-					UpdateColumns(map[string]any{"queued": true, "reason": clip(why, 1024)}).Error
-			}
-			now := time.Now().UTC()
-			up := tx.Model(&workflowInstanceRow{}).Where("id = ? AND state = ?", c.WorkflowInstanceID, model.WorkflowSubmitted).
-				Updates(map[string]any{"state": string(model.WorkflowRunning), "host": host, "epoch": epoch, "start_time": now})
-			if up.Error != nil {
-				return fmt.Errorf("start instance %d: %w", c.WorkflowInstanceID, up.Error)
-			}
-			if up.RowsAffected == 0 {
-				return nil // instance gone or not submitted: drop the stale command
-			}
-			if err := tx.Take(&inst, c.WorkflowInstanceID).Error; err != nil {
-				return fmt.Errorf("read instance %d: %w", c.WorkflowInstanceID, err)
-			}
-			claimed = true
 			return appendEvents(tx, instanceChanges(inst.ID))
 		})
 		if err != nil {
 			return out, err
 		}
-		if claimed {
+		if inst != nil {
 			out = append(out, inst.model())
 		}
 	}
 	return out, nil
+}
+
+// claimCommand consumes command c in tx: its instance, now running under
+// host, or nil when another master took it, the instance is gone or no
+// longer submitted, or it was queued for its workflow's max_active_runs.
+func claimCommand(tx *gorm.DB, c commandRow, host string, epoch int64) (*workflowInstanceRow, error) {
+	del := tx.Where("id = ?", c.ID).Delete(&commandRow{})
+	if del.Error != nil {
+		return nil, fmt.Errorf("delete command %d: %w", c.ID, del.Error)
+	}
+	if del.RowsAffected == 0 {
+		return nil, nil // another master took it
+	}
+	var cur workflowInstanceRow
+	err := tx.Select("id, project_id, workflow_name, state").Where("id = ? AND state = ?", c.WorkflowInstanceID, model.WorkflowSubmitted).
+		Take(&cur).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, nil // instance gone or not submitted: drop the stale command
+	} else if err != nil {
+		return nil, fmt.Errorf("read instance %d: %w", c.WorkflowInstanceID, err)
+	}
+	hold, why, err := holdForLimit(tx, wfKey{cur.ProjectID, cur.WorkflowName})
+	if err != nil {
+		return nil, err
+	}
+	if hold { // over max_active_runs: ReleaseQueued starts it in its turn
+		return nil, tx.Model(&workflowInstanceRow{}).Where("id = ?", cur.ID).
+			UpdateColumns(map[string]any{"queued": true, "reason": clip(why, 1024)}).Error
+	}
+	now := time.Now().UTC()
+	up := tx.Model(&workflowInstanceRow{}).Where("id = ? AND state = ?", c.WorkflowInstanceID, model.WorkflowSubmitted).
+		Updates(map[string]any{"state": string(model.WorkflowRunning), "host": host, "epoch": epoch, "start_time": now})
+	if up.Error != nil {
+		return nil, fmt.Errorf("start instance %d: %w", c.WorkflowInstanceID, up.Error)
+	}
+	if up.RowsAffected == 0 {
+		return nil, nil // instance gone or not submitted: drop the stale command
+	}
+	var inst workflowInstanceRow
+	if err := tx.Take(&inst, c.WorkflowInstanceID).Error; err != nil {
+		return nil, fmt.Errorf("read instance %d: %w", c.WorkflowInstanceID, err)
+	}
+	return &inst, nil
 }
 
 // GetWorkflowInstance returns one instance.
@@ -247,17 +284,9 @@ func (s *Store) ListWorkflowInstances(ctx context.Context, f InstanceFilter) ([]
 
 // FinishWorkflowInstance records the end of an instance.
 func (s *Store) FinishWorkflowInstance(ctx context.Context, id int64, state model.WorkflowState, end time.Time, reason string) error {
-	err := s.tx(ctx, func(tx *gorm.DB) error {
-		if err := tx.Model(&workflowInstanceRow{}).Where("id = ?", id).
-			Updates(map[string]any{"state": string(state), "end_time": end.UTC(), "reason": reason, "queued": false}).Error; err != nil {
-			return err
-		}
-		return appendEvents(tx, instanceChanges(id))
-	})
-	if err != nil {
+	if err := s.writeRunnerBatch(ctx, nil, []InstanceEnd{{ID: id, State: state, End: end, Reason: reason}}); err != nil {
 		return fmt.Errorf("finish instance %d as %s: %w", id, state, err)
 	}
-	s.ended(id)
 	return nil
 }
 
@@ -266,6 +295,31 @@ func (s *Store) FinishWorkflowInstance(ctx context.Context, id int64, state mode
 func (s *Store) SetInstanceReason(ctx context.Context, id int64, reason string) error {
 	return s.tx(ctx, func(tx *gorm.DB) error {
 		return tx.Exec(`UPDATE workflow_instance SET reason = ? WHERE id = ? AND state = ?`, reason, id, model.WorkflowRunning).Error
+	})
+}
+
+// SetInstanceReasons is SetInstanceReason for several instances (id ->
+// reason) in one transaction, a statement per distinct reason: the
+// dispatcher notes the waits of a round's instances together (a thousand
+// concurrent runs waiting for workers were two commits per task).
+func (s *Store) SetInstanceReasons(ctx context.Context, reasons map[int64]string) error {
+	if len(reasons) == 0 {
+		return nil
+	}
+	byReason := map[string][]int64{}
+	for id, r := range reasons {
+		byReason[r] = append(byReason[r], id)
+	}
+	return s.tx(ctx, func(tx *gorm.DB) error {
+		for r, ids := range byReason {
+			slices.Sort(ids) // the same lock order every time (MySQL)
+			for chunk := range slices.Chunk(ids, maxInIDs) {
+				if err := tx.Exec(`UPDATE workflow_instance SET reason = ? WHERE id IN ? AND state = ?`, r, chunk, model.WorkflowRunning).Error; err != nil {
+					return fmt.Errorf("set the reason of %d instances: %w", len(chunk), err)
+				}
+			}
+		}
+		return nil
 	})
 }
 

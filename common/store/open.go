@@ -139,6 +139,9 @@ func open(ctx context.Context, rawURL string, log *zap.Logger) (*Store, error) {
 	if err := registerAuditCallback(db); err != nil {
 		return nil, err
 	}
+	if err := registerReadCallback(db); err != nil {
+		return nil, err
+	}
 	sqlDB, err := db.DB()
 	if err != nil {
 		return nil, fmt.Errorf("open %s database: %w", dialect, err)
@@ -197,6 +200,10 @@ func openSQLiteReader(dsn string) (*gorm.DB, error) {
 	if err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("open sqlite readers: %w", err)
+	}
+	if err := registerReadCallback(db); err != nil {
+		conn.Close()
+		return nil, err
 	}
 	return db, nil
 }

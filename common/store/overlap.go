@@ -205,6 +205,17 @@ const maxReleaseScan = 1000
 // view's epoch, like a claimed command. It returns them for the master to
 // run.
 func (s *Store) ReleaseQueued(ctx context.Context, host string) ([]model.WorkflowInstance, error) {
+	// Most looks find nothing queued: a read says so without a write
+	// transaction (the consumer looks after every run's end). A run
+	// queued after this read wakes the consumer again.
+	var queued []int64
+	if err := s.db.WithContext(ctx).Model(&workflowInstanceRow{}).Where("queued = ? AND state = ?", true, model.WorkflowSubmitted).
+		Limit(1).Pluck("id", &queued).Error; err != nil {
+		return nil, fmt.Errorf("read queued runs: %w", err)
+	}
+	if len(queued) == 0 {
+		return nil, s.checkTerm(s.db.WithContext(ctx)) // a fenced term still hears it
+	}
 	var out []model.WorkflowInstance
 	err := s.tx(ctx, func(tx *gorm.DB) error {
 		out = nil

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -87,29 +86,8 @@ func (s *Store) NeedFaultTolerance(ctx context.Context, ids []int64, host string
 // InsertAttempts flags the attempts in prev as superseded and writes the
 // next attempts, in one transaction, setting their IDs.
 func (s *Store) InsertAttempts(ctx context.Context, prev []int64, next []*model.TaskInstance) error {
-	rows := make([]taskInstanceRow, len(next))
-	for i, t := range next {
-		rows[i] = taskRowFrom(t)
-	}
-	err := s.tx(ctx, func(tx *gorm.DB) error {
-		for ids := range slices.Chunk(prev, maxInIDs) {
-			if err := tx.Exec(`UPDATE`+orFail(tx)+` task_instance SET superseded = 1 WHERE id IN ?`, ids).Error; err != nil {
-				return err
-			}
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		if err := insertRows(tx, rows); err != nil {
-			return err
-		}
-		return appendEvents(tx, taskChanges(taskRowIDs(rows)...))
-	})
-	if err != nil {
+	if err := s.writeRunnerBatch(ctx, []AttemptWrite{{Prev: prev, Next: next}}, nil); err != nil {
 		return fmt.Errorf("insert %d new attempts: %w", len(next), err)
-	}
-	for i := range next {
-		next[i].ID = rows[i].ID
 	}
 	return nil
 }

@@ -3,7 +3,9 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -185,11 +187,67 @@ func stringMap(s *string) map[string]string {
 	if s == nil || *s == "" {
 		return nil
 	}
+	if m, ok := flatStrings(*s); ok {
+		return m
+	}
 	var m map[string]string
 	if json.Unmarshal([]byte(*s), &m) != nil {
 		return nil
 	}
 	return m
+}
+
+// flatStrings decodes the JSON object of strings that json.Marshal writes
+// for a map[string]string when nothing in it is escaped (no backslash, no
+// control character): each string is then the bytes between two quotes.
+// ok false sends anything else to json.Unmarshal. A page of 50 tasks spent
+// a fifth of its CPU decoding their params with json.Unmarshal.
+func flatStrings(s string) (m map[string]string, ok bool) {
+	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' || !utf8.ValidString(s) {
+		return nil, false
+	}
+	pairs := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\' || c < 0x20:
+			return nil, false
+		case c == ':':
+			pairs++
+		}
+	}
+	body := s[1 : len(s)-1]
+	m = make(map[string]string, pairs)
+	for len(body) > 0 {
+		k, rest, ok := quoted(body)
+		if !ok || len(rest) == 0 || rest[0] != ':' {
+			return nil, false
+		}
+		v, rest, ok := quoted(rest[1:])
+		if !ok {
+			return nil, false
+		}
+		m[k] = v
+		if len(rest) == 0 {
+			break
+		}
+		if rest[0] != ',' || len(rest) == 1 {
+			return nil, false
+		}
+		body = rest[1:]
+	}
+	return m, true
+}
+
+// quoted splits a leading "..." (no escapes) off s.
+func quoted(s string) (v, rest string, ok bool) {
+	if len(s) == 0 || s[0] != '"' {
+		return "", "", false
+	}
+	end := strings.IndexByte(s[1:], '"')
+	if end < 0 {
+		return "", "", false
+	}
+	return s[1 : 1+end], s[2+end:], true
 }
 
 func taskRowFrom(t *model.TaskInstance) taskInstanceRow {
