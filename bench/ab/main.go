@@ -32,8 +32,14 @@ func main() {
 	bins := flag.String("bins", "", "comma-separated beluga binaries to compare")
 	rounds := flag.Int("rounds", 5, "runs per build, interleaved")
 	n := flag.Int("n", 1000, "fan-out width")
-	profile := flag.String("profile", "", "directory for a CPU profile of each build's last run")
+	profile := flag.String("profile", "", "directory for a CPU profile of each build's last run (made if missing)")
 	flag.Parse()
+	if *profile != "" {
+		if err := os.MkdirAll(*profile, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, "ab:", err)
+			os.Exit(2)
+		}
+	}
 	var sides []*side
 	defer func() {
 		for _, s := range sides {
