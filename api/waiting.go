@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -17,8 +18,10 @@ import (
 type Wait struct {
 	Cause  string `json:"cause"`
 	Reason string `json:"reason"`
-	// Upstream: the upstream tasks not succeeded yet (cause upstream).
-	Upstream []string `json:"upstream,omitempty"`
+	// Upstream: the upstream tasks not succeeded yet (cause upstream), the
+	// first upstreamNamed of them by name; UpstreamTotal counts them all.
+	Upstream      []string `json:"upstream,omitempty"`
+	UpstreamTotal int      `json:"upstream_total,omitempty"`
 	// Ahead: tasks before it in the leader's queue (cause queue).
 	Ahead *int `json:"ahead,omitempty"`
 	// RetryAt: when the retry may start (cause retry).
@@ -77,11 +80,27 @@ func pending(f waitFacts, latest map[string]model.TaskInstance) []PendingTask {
 		if len(ups) == 0 {
 			continue // ready: the runner writes it at once
 		}
-		slices.Sort(ups)
-		out = append(out, PendingTask{Name: name, Wait: Wait{Cause: string(model.WaitUpstream), Upstream: ups,
-			Reason: "waiting for upstream " + strings.Join(ups, ", ")}})
+		out = append(out, PendingTask{Name: name, Wait: upstreamWait(ups)})
 	}
 	return out
+}
+
+// upstreamNamed bounds the upstreams a wait names: a join after a fan-out of
+// 100,000 would otherwise put every name in the answer twice, making the
+// instance's read as big as the instance.
+const upstreamNamed = 50
+
+// upstreamWait is the wait of a task for the upstreams ups (not succeeded
+// yet): the first upstreamNamed by name, and their count.
+func upstreamWait(ups []string) Wait {
+	slices.Sort(ups)
+	w := Wait{Cause: string(model.WaitUpstream), UpstreamTotal: len(ups)}
+	w.Upstream = ups[:min(len(ups), upstreamNamed)]
+	w.Reason = "waiting for upstream " + strings.Join(w.Upstream, ", ")
+	if more := len(ups) - len(w.Upstream); more > 0 {
+		w.Reason += fmt.Sprintf(" and %d more", more)
+	}
+	return w
 }
 
 // runGraph is the graph inst runs: its start nodes and scope of g, or all
