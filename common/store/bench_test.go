@@ -43,6 +43,10 @@ func benchTaskWrites(b *testing.B, batch int) {
 		b.Fatal(err)
 	}
 	t := s.Term(1)
+	cur, err := t.NewEventCursor(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
 	unpublished := 0
 	cpu0 := cpuTime()
 	b.ResetTimer()
@@ -74,7 +78,7 @@ func benchTaskWrites(b *testing.B, batch int) {
 			b.Fatal(err)
 		}
 		if unpublished += batch; unpublished >= 32 {
-			if _, err := t.PublishEvents(ctx, 1000); err != nil {
+			if _, err := t.PublishEventsFrom(ctx, &cur, 1000); err != nil {
 				b.Fatal(err)
 			}
 			unpublished = 0

@@ -65,3 +65,7 @@ func WritersInUse(s *Store) int {
 	}
 	return sqlDB.Stats().InUse
 }
+
+// ExecRaw runs q on the store's writing connection, for tests that set up
+// what an older version left in the database.
+func ExecRaw(s *Store, q string, args ...any) error { return s.db.Exec(q, args...).Error }
