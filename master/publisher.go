@@ -22,9 +22,11 @@ type EventsConfig struct {
 	// where the API polls the outbox.
 	Hub *events.Hub
 	// Poll is how soon the publisher looks for new outbox rows after it
-	// found some, or after this process appended some (a missed early look
-	// included); each empty look doubles the wait up to IdlePoll, the pace
-	// at which writes of other processes are found. Defaults 20ms, 250ms.
+	// found some (writes meanwhile do not hasten it); after it found none it
+	// looks at once when this process appends some (a missed early look
+	// included), and each empty look doubles the wait up to IdlePoll, the
+	// pace at which writes of other processes are found. Defaults 20ms,
+	// 250ms.
 	Poll, IdlePoll time.Duration
 	// Retention: published events older than this are pruned. Default 7 days.
 	Retention time.Duration
@@ -148,10 +150,17 @@ func (p *publisher) loop(ctx context.Context, cur store.EventCursor) {
 			}
 		}
 		idle.Reset(wait)
+		signal := appended
+		if len(evs) > 0 {
+			// Read again after Poll, not after each of the writes meanwhile:
+			// a fan-out commits hundreds a second, each read costing as much
+			// as a few events.
+			signal = nil
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-appended:
+		case <-signal:
 			wait = p.cfg.Poll / 2 // doubled to Poll by a look that comes too early
 		case <-idle.C:
 		case <-prune.C:
