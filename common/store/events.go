@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -86,12 +85,7 @@ func (s *Store) eventColsSeq() string {
 // scanEvents reads the rows of q (selecting eventCols) without gorm's
 // reflection, which costs the publisher more than the query.
 func scanEvents(q *gorm.DB) ([]eventRow, error) {
-	return scanEventRows(q.Rows())
-}
-
-// scanEventRows reads rows of eventCols; extra takes the columns after
-// them (the same values in every row: the last row's are kept).
-func scanEventRows(rs *sql.Rows, err error, extra ...any) ([]eventRow, error) {
+	rs, err := q.Rows()
 	if err != nil {
 		return nil, err
 	}
@@ -99,8 +93,8 @@ func scanEventRows(rs *sql.Rows, err error, extra ...any) ([]eventRow, error) {
 	var out []eventRow
 	for rs.Next() {
 		var r eventRow
-		if err := rs.Scan(append([]any{&r.ID, &r.Seq, &r.Time, &r.Kind, &r.Project, &r.Workflow, &r.InstanceID, &r.TaskInstanceID,
-			&r.TaskName, &r.State, &r.Attempt, &r.DetailJSON}, extra...)...); err != nil {
+		if err := rs.Scan(&r.ID, &r.Seq, &r.Time, &r.Kind, &r.Project, &r.Workflow, &r.InstanceID, &r.TaskInstanceID,
+			&r.TaskName, &r.State, &r.Attempt, &r.DetailJSON); err != nil {
 			return nil, err
 		}
 		out = append(out, r)
@@ -318,18 +312,10 @@ func (s *Store) handOverEvents(ctx context.Context, c *EventCursor, limit int) (
 		}
 		c.Last = last
 	}
-	db, err := s.db.DB()
-	if err != nil {
-		return nil, fmt.Errorf("publish events: %w", err)
-	}
-	// One statement, past gorm (its building cost as much as the read):
-	// the rows and the recorded term. The limit is written in: SQLite's
-	// planner uses a bound LIMIT's value, so it re-prepares the statement
-	// at each bind (75 -> 20 µs a read).
-	var epoch int64
-	rs, err := db.QueryContext(ctx, `SELECT `+s.eventColsSeq()+`, (SELECT epoch FROM fence WHERE id = 1) `+
-		`FROM event WHERE id > ? ORDER BY id LIMIT `+strconv.Itoa(limit), c.Last)
-	rows, err := scanEventRows(rs, err, &epoch)
+	db := s.db.WithContext(ctx)
+	// The limit is written in: SQLite's planner uses a bound LIMIT's value,
+	// so it re-prepares the statement at each bind (75 -> 20 µs a read).
+	rows, err := scanEvents(db.Raw(`SELECT `+s.eventColsSeq()+` FROM event WHERE id > ? ORDER BY id LIMIT `+strconv.Itoa(limit), c.Last))
 	if err != nil {
 		return nil, fmt.Errorf("publish events: read outbox after %d: %w", c.Last, err)
 	}
@@ -337,9 +323,9 @@ func (s *Store) handOverEvents(ctx context.Context, c *EventCursor, limit int) (
 		c.Busy = false
 		return nil, nil
 	}
-	if s.epoch != 0 && epoch != s.epoch {
+	if err := s.checkTerm(db); err != nil {
 		c.Last, c.Busy = -1, false
-		return nil, fmt.Errorf("publish events: term %d is over (current %d): %w", s.epoch, epoch, ErrFenced)
+		return nil, fmt.Errorf("publish events: %w", err)
 	}
 	out := make([]model.Event, len(rows))
 	for i, r := range rows {
