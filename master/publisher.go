@@ -76,7 +76,7 @@ func (c EventsConfig) withDefaults() EventsConfig {
 const publishBatch = 1000
 
 // publisher is the leader-only service that numbers committed outbox rows
-// (store.PublishEvents; on SQLite they are public at commit and it only
+// (store.PublishEventsFrom; on SQLite they are public at commit and it only
 // hands them over) and wakes the readers: the in-process hub, the webhook
 // deliverer and the alerter. A new leader's publisher goes on from the
 // outbox where the last one stopped, so nothing is lost across a failover,

@@ -17,7 +17,7 @@ import (
 // changes an instance's or a task's state calls appendEvents once, in its
 // own transaction, so an event exists exactly when the change committed.
 // On MySQL the rows carry no public order yet: the leader's publisher
-// (PublishEvents) numbers committed rows one batch at a time, so readers
+// (PublishEventsFrom) numbers committed rows one batch at a time, so readers
 // following seq never see a number below one they already read.
 //
 // On SQLite an event's seq is its id (seqIsID), public at commit: numbering
@@ -196,17 +196,6 @@ func uniq(ids []int64) []int64 {
 	return out
 }
 
-// PublishEvents numbers up to limit committed, unnumbered outbox rows, in
-// id order after the highest seq, in one fenced transaction, and returns
-// them. Only the leader calls it (a stale term is fenced), so seqs are
-// handed out by one writer at a time and a committed seq is never followed
-// by a lower one. A batch gets seq = id + k with one k making its first
-// seq follow the highest: ids' gaps kept (seqs increase, they need not be
-// consecutive).
-func (s *Store) PublishEvents(ctx context.Context, limit int) ([]model.Event, error) {
-	return s.PublishEventsFrom(ctx, &EventCursor{Last: -1}, limit)
-}
-
 // EventCursor is what a publisher knows between batches, so a busy one
 // spends two statements per batch: Last is the highest seq it numbered
 // (-1: unknown, read from the table), Busy says its last batch found rows
@@ -234,8 +223,15 @@ func (s *Store) NewEventCursor(ctx context.Context) (EventCursor, error) {
 	return EventCursor{Last: last}, nil
 }
 
-// PublishEventsFrom is PublishEvents for a publisher that keeps c between
-// calls. c.Last is only trusted within one term: the fenced transaction
+// PublishEventsFrom numbers up to limit committed, unnumbered outbox rows,
+// in id order after the highest seq, in one fenced transaction, and
+// returns them (on SQLite, where rows are public at commit, it returns the
+// rows after c.Last: handOverEvents). Only the leader calls it (a stale
+// term is fenced), so seqs are handed out by one writer at a time and a
+// committed seq is never followed by a lower one. A batch gets seq = id + k
+// with one k making its first seq follow the highest: ids' gaps kept (seqs
+// increase, they need not be consecutive). The publisher keeps c between
+// calls; c.Last is only trusted within one term: the fenced transaction
 // proves no other publisher numbered rows since.
 func (s *Store) PublishEventsFrom(ctx context.Context, c *EventCursor, limit int) ([]model.Event, error) {
 	if s.seqIsID() {
