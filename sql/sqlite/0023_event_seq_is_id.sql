@@ -3,7 +3,8 @@
 -- rows need no numbering after their commit, and the seq column and its
 -- index are no longer written or read. Before that, every row's seq must be
 -- its id, which the old publisher already gave (seq = id + k, k = 0 with one
--- writer); the statements below also hold when it did not.
+-- writer); the statements below also hold when it did not. Each is safe to
+-- run again, as after a crash part way through this file.
 --
 -- Rows the old publisher had not numbered yet get the seq it would have
 -- given them: in id order, after the highest seq.
