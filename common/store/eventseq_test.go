@@ -11,14 +11,36 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
+	schema "github.com/beluga-scheduler/beluga/sql"
 )
 
 // On SQLite an event's seq is its id from migration 0023 on. A file the
 // old publisher left (rows numbered seq = id or above it, and rows not
 // numbered yet) keeps every seq a reader may hold; the unnumbered rows are
 // numbered after them, and new events follow above, so a reader resuming
-// from a seq it read misses nothing and sees nothing twice.
+// from a seq it read misses nothing and sees nothing twice. A crash part
+// way through the migration (its first k statements applied, not
+// recorded) ends the same when it runs again.
 func TestEventSeqUpgrade(t *testing.T) {
+	migs, err := schema.For("sqlite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stmts []string
+	for _, m := range migs {
+		if m.Version == 23 {
+			stmts = schema.Statements(m.SQL)
+		}
+	}
+	if len(stmts) == 0 {
+		t.Fatal("no sqlite migration 0023")
+	}
+	for k := range len(stmts) + 1 {
+		t.Run(fmt.Sprintf("crashed after %d", k), func(t *testing.T) { upgradeEventSeq(t, stmts[:k]) })
+	}
+}
+
+func upgradeEventSeq(t *testing.T, crashed []string) {
 	ctx := context.Background()
 	s, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "b.db"), zap.NewNop())
 	if err != nil {
@@ -51,6 +73,11 @@ func TestEventSeqUpgrade(t *testing.T) {
 	} {
 		if err := store.ExecRaw(s, q); err != nil {
 			t.Fatal(err)
+		}
+	}
+	for _, q := range crashed {
+		if err := store.ExecRaw(s, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
 		}
 	}
 	if applied, err := s.Migrate(ctx); err != nil || len(applied) != 1 {
