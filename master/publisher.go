@@ -3,6 +3,7 @@ package master
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -21,9 +22,11 @@ type EventsConfig struct {
 	// where the API polls the outbox.
 	Hub *events.Hub
 	// Poll is how soon the publisher looks for new outbox rows after it
-	// found some, or after this process appended some (a missed early look
-	// included); each empty look doubles the wait up to IdlePoll, the pace
-	// at which writes of other processes are found. Defaults 20ms, 250ms.
+	// found some (writes meanwhile do not hasten it); after it found none it
+	// looks at once when this process appends some (a missed early look
+	// included), and each empty look doubles the wait up to IdlePoll, the
+	// pace at which writes of other processes are found. Defaults 20ms,
+	// 250ms.
 	Poll, IdlePoll time.Duration
 	// Retention: published events older than this are pruned. Default 7 days.
 	Retention time.Duration
@@ -73,10 +76,11 @@ func (c EventsConfig) withDefaults() EventsConfig {
 const publishBatch = 1000
 
 // publisher is the leader-only service that numbers committed outbox rows
-// (store.PublishEvents) and wakes the readers: the in-process hub and the
-// webhook deliverer. A new leader's publisher goes on from the outbox
-// where the last one stopped, so nothing is lost across a failover, and
-// only committed rows are ever numbered.
+// (store.PublishEventsFrom; on SQLite they are public at commit and it only
+// hands them over) and wakes the readers: the in-process hub, the webhook
+// deliverer and the alerter. A new leader's publisher goes on from the
+// outbox where the last one stopped, so nothing is lost across a failover,
+// and only committed rows are ever numbered.
 type publisher struct {
 	store  *store.Store
 	log    *zap.Logger
@@ -98,10 +102,16 @@ func newPublisher(st *store.Store, log *zap.Logger, cfg EventsConfig, fenced fun
 
 func (p *publisher) Start(ctx context.Context) error {
 	return p.life.StartWith(ctx, func() error {
+		// Taken before the readers start: what the loop hands over then
+		// follows on from what they read from the outbox.
+		cur, err := p.store.NewEventCursor(ctx)
+		if err != nil {
+			return fmt.Errorf("start event publisher: %w", err)
+		}
 		if err := startstop.StartAll(ctx, p.hooks, p.alerts); err != nil {
 			return err
 		}
-		p.life.Go(p.loop)
+		p.life.Go(func(ctx context.Context) { p.loop(ctx, cur) })
 		return nil
 	}, p.stopReaders)
 }
@@ -114,12 +124,11 @@ func (p *publisher) stopReaders() {
 	p.hooks.Stop()
 }
 
-func (p *publisher) loop(ctx context.Context) {
+func (p *publisher) loop(ctx context.Context, cur store.EventCursor) {
 	prune := time.NewTicker(p.cfg.PruneEvery)
 	defer prune.Stop()
 	idle := time.NewTimer(0)
 	defer idle.Stop()
-	cur := store.EventCursor{Last: -1}
 	appended := p.store.EventsAppended()
 	wait := p.cfg.Poll
 	for {
@@ -141,10 +150,17 @@ func (p *publisher) loop(ctx context.Context) {
 			}
 		}
 		idle.Reset(wait)
+		signal := appended
+		if len(evs) > 0 {
+			// Read again after Poll, not after each of the writes meanwhile:
+			// a fan-out commits hundreds a second, each read costing as much
+			// as a few events.
+			signal = nil
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-appended:
+		case <-signal:
 			wait = p.cfg.Poll / 2 // doubled to Poll by a look that comes too early
 		case <-idle.C:
 		case <-prune.C:

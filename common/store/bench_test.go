@@ -58,6 +58,10 @@ func benchTaskWrites(b *testing.B, batch int, url string) {
 		b.Fatal(err)
 	}
 	t := s.Term(1)
+	cur, err := t.NewEventCursor(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
 	unpublished := 0
 	cpu0, srv0 := cpuTime(), serverCPU()
 	b.ResetTimer()
@@ -89,7 +93,7 @@ func benchTaskWrites(b *testing.B, batch int, url string) {
 			b.Fatal(err)
 		}
 		if unpublished += batch; unpublished >= 32 {
-			if _, err := t.PublishEvents(ctx, 1000); err != nil {
+			if _, err := t.PublishEventsFrom(ctx, &cur, 1000); err != nil {
 				b.Fatal(err)
 			}
 			unpublished = 0

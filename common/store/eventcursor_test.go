@@ -21,6 +21,10 @@ func TestPublishWithCursor(t *testing.T) {
 			t.Fatal(err)
 		}
 		lead := s.Term(3)
+		cur, err := lead.NewEventCursor(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
 		s.CreateProject(ctx, "demo", "")
 		s.PutWorkflow(ctx, "demo", mustSpec(t, diamond))
 		inst, _ := s.CreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
@@ -35,7 +39,6 @@ func TestPublishWithCursor(t *testing.T) {
 			}
 		}
 		insert(5)
-		cur := store.EventCursor{Last: -1}
 		var got []model.Event
 		for _, n := range []int{2, 2, 2} { // the third finds 1 (plus the run's submitted event: 6 in all)
 			evs, err := lead.PublishEventsFrom(ctx, &cur, n)
@@ -71,12 +74,16 @@ func TestPublishWithCursor(t *testing.T) {
 			t.Fatal(err)
 		}
 		writer = s.Term(4)
+		next, err := s.Term(4).NewEventCursor(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
 		insert(1)
 		stale := store.EventCursor{Last: cur.Last, Busy: true}
 		if _, err := lead.PublishEventsFrom(ctx, &stale, 10); !errors.Is(err, store.ErrFenced) || stale.Last != -1 {
 			t.Fatalf("stale term with a busy cursor: %v %+v", err, stale)
 		}
-		evs, err = s.Term(4).PublishEventsFrom(ctx, &store.EventCursor{Last: -1}, 10)
+		evs, err = s.Term(4).PublishEventsFrom(ctx, &next, 10)
 		if err != nil || len(evs) != 1 || evs[0].Seq <= got[len(got)-1].Seq {
 			t.Fatalf("the new term goes on: %v %v", evs, err)
 		}

@@ -97,7 +97,8 @@ func SessionStatements(s *Store) (int64, error) {
 	return total, rows.Err()
 }
 
-// ExecRaw runs q on s outside any transaction.
+// ExecRaw runs q on the store's writing connection outside any transaction
+// (a setup of what an older version left in the database, a session setting).
 func ExecRaw(s *Store, q string, args ...any) error { return s.db.Exec(q, args...).Error }
 
 // FoldedExec runs q in a hot write's transaction of s's term with the term

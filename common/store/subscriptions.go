@@ -75,7 +75,7 @@ func (s *Store) PutSubscription(ctx context.Context, sub Subscription) (out Subs
 				return fmt.Errorf("update subscription %q: %w", sub.Name, err)
 			}
 		} else {
-			if err := tx.Raw(`SELECT COALESCE(MAX(seq), 0) FROM event`).Scan(&r.CursorSeq).Error; err != nil {
+			if err := tx.Raw(`SELECT COALESCE(MAX(` + s.seqCol() + `), 0) FROM event`).Scan(&r.CursorSeq).Error; err != nil {
 				return fmt.Errorf("read last event seq: %w", err)
 			}
 			if err := tx.Create(&r).Error; err != nil {
