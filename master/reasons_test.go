@@ -2,14 +2,12 @@ package master
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
-	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
@@ -19,24 +17,7 @@ import (
 // runs), and each instance shows its reason.
 func TestWaitReasonsInOneTransaction(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "b.db"), zap.NewNop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.CreateProject(ctx, "p", ""); err != nil {
-		t.Fatal(err)
-	}
-	wf, err := spec.Parse([]byte("name: w\ntasks:\n  - {name: a, command: \"true\"}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := st.PutWorkflow(ctx, "p", wf); err != nil {
-		t.Fatal(err)
-	}
+	st := oneTaskStore(t, zap.NewNop())
 	const n = 20
 	for range n {
 		if _, err := st.CreateRun(ctx, store.RunRequest{Project: "p", Workflow: "w"}); err != nil {

@@ -25,24 +25,7 @@ func fencedRunner(t *testing.T, mode store.ActionKind) (*runner, *term, *observe
 	ctx := context.Background()
 	core, logs := observer.New(zap.InfoLevel)
 	log := zap.New(zapcore.NewTee(core, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)).Core()))
-	st, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "b.db"), log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.CreateProject(ctx, "p", ""); err != nil {
-		t.Fatal(err)
-	}
-	wf, err := spec.Parse([]byte("name: w\ntasks:\n  - {name: a, command: \"true\"}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := st.PutWorkflow(ctx, "p", wf); err != nil {
-		t.Fatal(err)
-	}
+	st := oneTaskStore(t, log)
 	inst, err := st.CreateRun(ctx, store.RunRequest{Project: "p", Workflow: "w"})
 	if err != nil {
 		t.Fatal(err)
@@ -126,4 +109,30 @@ func TestFinishFencedLogsLostTerm(t *testing.T) {
 	if n := logs.FilterMessageSnippet("lost the leader term").Len(); n != 1 {
 		t.Fatalf("lost-term logged %d times, want once", n)
 	}
+}
+
+// oneTaskStore is a migrated SQLite store of a test's own with project p
+// and its workflow w of one task a.
+func oneTaskStore(t *testing.T, log *zap.Logger) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "b.db"), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateProject(ctx, "p", ""); err != nil {
+		t.Fatal(err)
+	}
+	wf, err := spec.Parse([]byte("name: w\ntasks:\n  - {name: a, command: \"true\"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.PutWorkflow(ctx, "p", wf); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

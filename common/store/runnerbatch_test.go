@@ -17,20 +17,7 @@ import (
 func TestWriteRunnerBatch(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		if _, err := s.CreateProject(ctx, "demo", ""); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := s.PutWorkflow(ctx, "demo", mustSpec(t, diamond)); err != nil {
-			t.Fatal(err)
-		}
-		var runs []int64
-		for range 3 {
-			in, err := s.CreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			runs = append(runs, in.ID)
-		}
+		runs := diamondRuns(t, s, 3)
 		term := s.Term(1)
 		if err := s.BeginTerm(ctx, 1, "m1"); err != nil {
 			t.Fatal(err)
@@ -97,20 +84,7 @@ func TestWriteRunnerBatch(t *testing.T) {
 func TestQueueRanks(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		if _, err := s.CreateProject(ctx, "demo", ""); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := s.PutWorkflow(ctx, "demo", mustSpec(t, diamond)); err != nil {
-			t.Fatal(err)
-		}
-		var runs []int64
-		for range 2 {
-			in, err := s.CreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			runs = append(runs, in.ID)
-		}
+		runs := diamondRuns(t, s, 2)
 		if _, err := s.ClaimCommands(ctx, "m1", 0, 10); err != nil {
 			t.Fatal(err)
 		}
@@ -212,4 +186,25 @@ func TestInstanceTasksScanAsGorm(t *testing.T) {
 			t.Fatalf("page rows: %+v", page.Tasks)
 		}
 	})
+}
+
+// diamondRuns creates project demo, its workflow diamond and n runs of it.
+func diamondRuns(t *testing.T, s *store.Store, n int) []int64 {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.CreateProject(ctx, "demo", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.PutWorkflow(ctx, "demo", mustSpec(t, diamond)); err != nil {
+		t.Fatal(err)
+	}
+	var runs []int64
+	for range n {
+		in, err := s.CreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, in.ID)
+	}
+	return runs
 }
