@@ -59,7 +59,8 @@ func TestLogRequestRefusesSymlinks(t *testing.T) {
 // TestLogReadWindowBounded: one read of a large log holds a bounded window,
 // not the whole 8 MiB the protocol allowed.
 func TestLogReadWindowBounded(t *testing.T) {
-	t.Parallel()
+	// Not parallel: TotalAlloc counts every goroutine's allocations, and a
+	// parallel test's pushed this one over its bound (seen in a full run).
 	dir := t.TempDir()
 	path := filepath.Join(dir, "3", "1.log")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

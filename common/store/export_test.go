@@ -131,3 +131,9 @@ func QueryString(s *Store, q string, args ...any) (string, error) {
 	err := s.db.Raw(q, args...).Row().Scan(&v)
 	return v, err
 }
+
+// MigrateUpTo applies the schema files up to version upto, for tests of an
+// upgrade from that schema.
+func MigrateUpTo(s *Store, ctx context.Context, upto int) ([]string, error) {
+	return s.migrate(ctx, upto)
+}

@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -225,6 +226,11 @@ func (s *Store) Close() error {
 // Migrate applies the schema files not yet applied, each in order, and
 // records them in schema_version.
 func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
+	return s.migrate(ctx, math.MaxInt)
+}
+
+// migrate is Migrate of the files up to version upto.
+func (s *Store) migrate(ctx context.Context, upto int) (applied []string, err error) {
 	db := s.db.WithContext(ctx)
 	if s.dialect == "mysql" {
 		// Masters may start together: one migrates, the others wait on the
@@ -257,7 +263,7 @@ func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
 		return nil, err
 	}
 	for _, m := range migs {
-		if m.Version <= current {
+		if m.Version <= current || m.Version > upto {
 			continue
 		}
 		// MySQL commits DDL implicitly, so a failed file is reported with the
