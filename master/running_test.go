@@ -36,11 +36,7 @@ func readPID(t *testing.T, path string) int {
 // RunningDelay sends only its Result; its row still gets the start time,
 // the pid and the end time.
 func TestShortTaskRowFromResultAlone(t *testing.T) {
-	c := newCell(t, master.Config{})
-	c.runningDelay = time.Hour
-	c.addWorker(1)
-	pidFile := filepath.Join(c.dir, "pid")
-	c.apply(fmt.Sprintf("name: short\ntasks:\n  - {name: a, command: \"echo $$ > %s\"}\n", pidFile))
+	c, pidFile := heldPIDCell(t, "short", "echo $$ > PID")
 	inst := c.run("short", model.PriorityMedium)
 	if got := c.finished(inst.ID); got.State != model.WorkflowSucceeded {
 		t.Fatalf("instance: %+v", got)
@@ -61,11 +57,7 @@ func TestShortTaskRowFromResultAlone(t *testing.T) {
 // reported Running yet (its row is dispatched and acked): the worker kills
 // its process, and the row ends killed with its pid.
 func TestStopWhileRunningHeld(t *testing.T) {
-	c := newCell(t, master.Config{})
-	c.runningDelay = time.Hour
-	c.addWorker(1)
-	pidFile := filepath.Join(c.dir, "pid")
-	c.apply(fmt.Sprintf("name: long\ntasks:\n  - {name: a, command: \"echo $$ > %s; sleep 100\"}\n", pidFile))
+	c, pidFile := heldPIDCell(t, "long", "echo $$ > PID; sleep 100")
 	inst := c.run("long", model.PriorityMedium)
 	pid := readPID(t, pidFile)
 	if ts := c.tasks(inst.ID); len(ts) != 1 || ts[0].State != model.TaskDispatched || ts[0].LogPath == "" {
@@ -156,4 +148,16 @@ tasks:
 			t.Fatalf("b: %+v, want its one attempt with pid and start time", tk)
 		}
 	}
+}
+
+// heldPIDCell is a cell whose worker holds every Running report, with
+// workflow wf of one task a running cmd, PID in cmd standing for the file
+// the task writes its shell's pid to.
+func heldPIDCell(t *testing.T, wf, cmd string) (*cell, string) {
+	c := newCell(t, master.Config{})
+	c.runningDelay = time.Hour
+	c.addWorker(1)
+	pidFile := filepath.Join(c.dir, "pid")
+	c.apply(fmt.Sprintf("name: %s\ntasks:\n  - {name: a, command: %q}\n", wf, strings.ReplaceAll(cmd, "PID", pidFile)))
+	return c, pidFile
 }
