@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/worker/cgroup"
 )
 
@@ -107,9 +108,9 @@ func children() []int {
 
 var leaderChildren = "/proc/self/task/" + strconv.Itoa(os.Getpid()) + "/children"
 
-// hasEnv reports whether pid's initial environment holds kv exactly.
-func hasEnv(pid int, kv string) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+// ownedBy reports whether pid's initial environment holds kv exactly.
+func ownedBy(pid int, kv string) bool {
+	b, err := procfs.Environ(pid)
 	if err != nil {
 		return false
 	}
@@ -136,7 +137,7 @@ func killOrphans(scope string) {
 	for range 8 { // each round kills a generation; deeper trees are rare
 		found := false
 		for _, pid := range children() {
-			if _, shell := shells.Load(pid); shell || !hasEnv(pid, kv) {
+			if _, shell := shells.Load(pid); shell || !ownedBy(pid, kv) {
 				continue
 			}
 			found = true

@@ -52,6 +52,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
 	"github.com/beluga-scheduler/beluga/worker/cgroup"
 	"golang.org/x/sys/unix"
@@ -500,7 +501,7 @@ func killScoped(worker int) int {
 			if err != nil || pid == os.Getpid() {
 				continue
 			}
-			env, err := os.ReadFile("/proc/" + en.Name() + "/environ")
+			env, err := procfs.Environ(pid)
 			if err != nil || !hasPrefixEntry(env, prefix) {
 				continue
 			}
