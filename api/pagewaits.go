@@ -8,6 +8,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/dag"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/spec"
+	"github.com/beluga-scheduler/beluga/common/store"
 )
 
 // pageWaits derives the waits of page (a page of inst's tasks, from
@@ -134,22 +135,29 @@ func (h *handlers) pendingTasks(ctx context.Context, inst model.WorkflowInstance
 	if err != nil {
 		return nil, err
 	}
-	tasks := u.Tasks
-	done, ok := settled(g, handles, u)
-	if !ok {
-		done = nil
-		if tasks, err = h.Store.ListTaskInstances(ctx, inst.ID); err != nil {
-			return nil, err
-		}
-	}
-	latest := map[string]model.TaskInstance{}
-	for _, t := range tasks {
+	// The latest attempt's state by task: of the unsettled rows and the
+	// succeeded tasks inferred, or of every row.
+	latest := make(map[string]store.AttemptState, g.Len())
+	keep := func(t store.AttemptState) {
 		if cur, has := latest[t.Name]; !has || t.Attempt > cur.Attempt {
 			latest[t.Name] = t
 		}
 	}
-	for _, n := range done {
-		latest[n] = model.TaskInstance{Name: n, State: model.TaskSucceeded}
+	if done, ok := settled(g, handles, u); ok {
+		for _, t := range u.Tasks {
+			keep(t)
+		}
+		for _, n := range done {
+			latest[n] = store.AttemptState{Name: n, State: model.TaskSucceeded}
+		}
+	} else {
+		all, err := h.Store.ListTaskInstances(ctx, inst.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range all {
+			keep(store.AttemptState{Name: t.Name, State: t.State, Attempt: t.Attempt, Superseded: t.Superseded})
+		}
 	}
 	return pending(waitFacts{inst: inst, wf: wf, g: g}, latest), nil
 }

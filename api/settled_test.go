@@ -17,24 +17,24 @@ func TestSettled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := func(name string, st model.TaskState, attempt int, superseded bool) model.TaskInstance {
-		return model.TaskInstance{Name: name, State: st, Attempt: attempt, Superseded: superseded}
+	row := func(name string, st model.TaskState, attempt int, superseded bool) store.AttemptState {
+		return store.AttemptState{Name: name, State: st, Attempt: attempt, Superseded: superseded}
 	}
 	for _, c := range []struct {
 		name      string
-		rows      []model.TaskInstance
+		rows      []store.AttemptState
 		succeeded int
 		handles   map[string]bool
 		done      []string
 		ok        bool
 	}{
-		{"fan-out with one running", []model.TaskInstance{row("b", model.TaskRunning, 1, false), row("cond", model.TaskSubmitted, 1, false)},
+		{"fan-out with one running", []store.AttemptState{row("b", model.TaskRunning, 1, false), row("cond", model.TaskSubmitted, 1, false)},
 			2, nil, []string{"a", "c"}, true},
-		{"a retry that succeeded", []model.TaskInstance{row("a", model.TaskFailed, 1, true), row("b", model.TaskRunning, 1, false),
+		{"a retry that succeeded", []store.AttemptState{row("a", model.TaskFailed, 1, true), row("b", model.TaskRunning, 1, false),
 			row("cond", model.TaskSubmitted, 1, false)}, 2, nil, []string{"a", "c"}, true},
-		{"a failure handled by conditions", []model.TaskInstance{row("b", model.TaskFailed, 1, false)},
+		{"a failure handled by conditions", []store.AttemptState{row("b", model.TaskFailed, 1, false)},
 			4, map[string]bool{"cond": true}, []string{"a", "c", "cond", "after"}, true},
-		{"a ready task not written yet", []model.TaskInstance{row("b", model.TaskRunning, 1, false), row("cond", model.TaskSubmitted, 1, false)},
+		{"a ready task not written yet", []store.AttemptState{row("b", model.TaskRunning, 1, false), row("cond", model.TaskSubmitted, 1, false)},
 			1, nil, nil, false},
 		{"nothing written", nil, 0, nil, nil, false},
 	} {

@@ -58,7 +58,7 @@ func dispatchAbout(cause model.WaitCause, key string, t model.TaskInstance) bool
 
 // pending lists the tasks of the run's graph with no attempt yet, each
 // waiting for the upstream tasks that have not succeeded.
-func pending(f waitFacts, latest map[string]model.TaskInstance) []PendingTask {
+func pending(f waitFacts, latest map[string]store.AttemptState) []PendingTask {
 	if f.wf == nil || f.inst.State != model.WorkflowRunning && f.inst.State != model.WorkflowSubmitted {
 		return nil
 	}
@@ -129,7 +129,7 @@ func runGraph(g *dag.Graph, inst model.WorkflowInstance) *dag.Graph {
 // yet, a run halted by a failure, rows not as the runner writes them) the
 // caller reads every row instead.
 func settled(g *dag.Graph, handles map[string]bool, u store.Unsettled) (done []string, ok bool) {
-	open := map[string]model.TaskInstance{} // latest unsettled row by name, superseded ones left out
+	open := make(map[string]store.AttemptState, len(u.Tasks)) // latest unsettled row by name, superseded ones left out
 	for _, t := range u.Tasks {
 		if cur, has := open[t.Name]; !t.Superseded && (!has || t.Attempt > cur.Attempt) {
 			open[t.Name] = t

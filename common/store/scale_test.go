@@ -28,7 +28,7 @@ func TestInsertAttemptsPastVariableLimit(t *testing.T) {
 		if err := s.InsertAttempts(ctx, nil, first); err != nil {
 			t.Fatal(err)
 		}
-		u, err := s.UnsettledTasks(ctx, inst.ID)
+		u, err := s.UnsettledNames(ctx, inst.ID)
 		if err != nil || u.Succeeded != n-1 || len(u.Tasks) != 1 || u.Tasks[0].Name != "t0" {
 			t.Fatalf("unsettled: %d rows, %d succeeded, %v; want t0 and %d", len(u.Tasks), u.Succeeded, err, n-1)
 		}
@@ -41,7 +41,7 @@ func TestInsertAttemptsPastVariableLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Superseded rows no longer count as succeeded.
-		if u, err = s.UnsettledTasks(ctx, inst.ID); err != nil || u.Succeeded != 0 || len(u.Tasks) != 2 {
+		if u, err = s.UnsettledNames(ctx, inst.ID); err != nil || u.Succeeded != 0 || len(u.Tasks) != 2 {
 			t.Fatalf("after the rerun: %d rows, %d succeeded, %v; want 2 and 0", len(u.Tasks), u.Succeeded, err)
 		}
 	})
