@@ -1,7 +1,8 @@
 // Package procfs reads process state from Linux's /proc: whether a process
-// lives (a zombie does not), which process group it is in, its environment. The worker
-// uses it to know when a task's whole group is gone; tests use it to check
-// that no process outlived what should have killed it.
+// lives (a zombie does not), which process group it is in, and its
+// environment. The worker uses it to know when a task's whole group is gone
+// and which processes are a task's; tests use it to check that no process
+// outlived what should have killed it.
 package procfs
 
 import (
@@ -14,18 +15,8 @@ import (
 // Group returns the process group of pid, and false when pid is gone or a
 // zombie.
 func Group(pid int) (int, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	// The command name may hold spaces and parentheses: fields start after
-	// the last ')'. They are: state ppid pgrp ...
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+	f, ok := statFields(pid)
+	if !ok || len(f) < 3 || f[0] == "Z" || f[0] == "X" {
 		return 0, false
 	}
 	g, err := strconv.Atoi(f[2])
@@ -33,6 +24,21 @@ func Group(pid int) (int, bool) {
 		return 0, false
 	}
 	return g, true
+}
+
+// statFields returns pid's /proc stat from its third field (state, ppid,
+// pgrp, ...); false when pid is gone. The command name before them may hold
+// spaces and parentheses: the fields start after the last ')'.
+func statFields(pid int) ([]string, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil, false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return nil, false
+	}
+	return strings.Fields(string(b[i+1:])), true
 }
 
 // Alive reports whether pid runs and is not a zombie.
@@ -99,17 +105,9 @@ const execWait = time.Second
 // environment mapped yet (env_start, stat's field 50, is 0; an empty
 // environment still has one mapped).
 func execState(pid int) (user, inExec bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false, false
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return false, false
-	}
-	f := strings.Fields(string(b[i+1:])) // field 3 (state) onwards
-	const flags, envStart = 9 - 3, 50 - 3
-	if len(f) <= envStart || f[0] == "Z" || f[0] == "X" {
+	f, ok := statFields(pid)
+	const flags, envStart = 9 - 3, 50 - 3 // stat's fields 9 and 50, from field 3
+	if !ok || len(f) <= envStart || f[0] == "Z" || f[0] == "X" {
 		return false, false
 	}
 	if fl, err := strconv.ParseUint(f[flags], 10, 32); err != nil || fl&pfKthread != 0 {
