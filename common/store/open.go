@@ -79,7 +79,13 @@ func parseURL(raw string) (dialect, dsn string, err error) {
 		if p == "" {
 			return "", "", fmt.Errorf("database url %q: sqlite needs a file path, e.g. sqlite:///var/lib/beluga/beluga.db", shown)
 		}
-		return "sqlite", sqliteDSN(filepath.Clean(p)), nil
+		// Absolute: a relative path in the driver's file: URI would be
+		// read as its host ("beluga-data" of the default data dir).
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return "", "", fmt.Errorf("database url %q: %w", shown, err)
+		}
+		return "sqlite", sqliteDSN(abs), nil
 	case "mysql":
 		c := gomysql.NewConfig()
 		c.Net = "tcp"
