@@ -412,8 +412,11 @@ tasks:
 			// Create a project from the workflows page.
 			s.open("#/workflows")
 			s.until("the project picker", `location.hash === '#/workflows/demo' && !!document.querySelector('#create-project')`)
+			s.run("open the create-project panel", chromedp.Click(`details.panel summary`, chromedp.ByQuery))
+			// Typed into only once the opened panel has laid it out: typing at
+			// once met "Element is not focusable" once in a full run.
+			s.until("the create-project form", `(() => { const i = document.querySelector('#create-project input[name=name]'); return !!i && i.offsetParent !== null && !i.disabled; })()`)
 			s.run("create project",
-				chromedp.Click(`details.panel summary`, chromedp.ByQuery),
 				typeKeys(`#create-project input[name=name]`, "webui", chromedp.ByQuery),
 				chromedp.Click(`#create-project button[type=submit]`, chromedp.ByQuery))
 			s.until("the new project's page", `location.hash === '#/workflows/webui' && !!document.querySelector('#new-workflow')`)
