@@ -4,7 +4,7 @@ BIN     := bin/beluga
 PKGS    := ./...
 TESTFLAGS ?= -race -count=1 -timeout 30m
 
-.PHONY: build run test fuzz test-short bench bench-failover lint fmt deps clean ui ui-deps ui-check ui-test
+.PHONY: compose-secrets compose-images compose-test build run test fuzz test-short bench bench-failover soak lint fmt deps clean ui ui-deps ui-check ui-test
 
 build:
 	$(GO) build -o $(BIN) ./cmd/beluga
@@ -26,7 +26,7 @@ ui: ui-deps
 	cd web && npx vite build
 
 # ui-check fails when the committed bundle is not what web/ builds (the
-# build is deterministic: fixed file names, no timestamps).
+# build is deterministic: names hashed from content, no timestamps).
 UI_TMP := $(shell mktemp -u /tmp/beluga-ui.XXXXXX)
 ui-check: ui-deps
 	cd web && npx tsc --noEmit
@@ -76,6 +76,8 @@ bench: deps build
 	$(GO) run ./bench/control -bin $(BIN)
 	$(GO) run ./bench/events -bin $(BIN)
 	$(GO) run ./bench/logic -bin $(BIN)
+	$(GO) run ./bench/scale -bin $(BIN)
+	$(GO) run ./bench/startup -bin $(BIN)
 	# The cluster link: connect to first reply and a Dispatch round trip,
 	# open, with the HMAC handshake, and with TLS on top.
 	$(GO) test -run '^$$' -bench 'Handshake|RequestReplyAuth' -benchtime 2s ./remote/
@@ -86,6 +88,16 @@ bench: deps build
 bench-failover: deps build
 	$(GO) run ./bench/failover -bin $(BIN)
 
+# The soak (tests/soak, docs/reliability.md): two masters, two workers, a
+# private ZooKeeper and MariaDB under a mixed workload and seeded random
+# faults for MINUTES, then a drain and the invariants against the tasks'
+# ledger and the DB. A failing seed prints its replay line.
+MINUTES      ?= 10
+SEED         ?= 1
+SOAK_TIMEOUT ?= 3h
+soak: deps
+	$(GO) test -count=1 -timeout $(SOAK_TIMEOUT) -run '^TestSoak$$' -v ./tests/soak -minutes=$(MINUTES) -seed=$(SEED)$(if $(KEEP), -keep=$(KEEP))
+
 lint:
 	$(GO) vet $(PKGS)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
@@ -95,3 +107,15 @@ fmt:
 
 clean:
 	rm -rf bin beluga-data
+
+# The container deployment (docker/). compose-secrets writes the cluster's
+# secrets as files under docker/secrets (once); compose-test builds the image
+# and runs the compose cluster end to end (tests/compose), as .ci/run does.
+compose-secrets:
+	./scripts/compose-secrets.sh
+
+compose-images:
+	./scripts/compose-images.sh || [ $$? = 3 ]
+
+compose-test:
+	BUILD=$(BUILD) ./scripts/compose-test.sh

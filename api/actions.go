@@ -7,7 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/common/model"
 )
 
 // UserHeader names the operator when an action body has no "by".
@@ -25,7 +25,7 @@ func (h *handlers) instanceAction(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return h.requestAction(w, r, store.ActionRequest{InstanceID: id, Action: kind, By: by})
+	return h.requestAction(w, r, model.ActionRequest{InstanceID: id, Action: kind, By: by})
 }
 
 func (h *handlers) taskAction(w http.ResponseWriter, r *http.Request) error {
@@ -37,13 +37,13 @@ func (h *handlers) taskAction(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return h.requestAction(w, r, store.ActionRequest{TaskInstanceID: id, Action: kind, By: by})
+	return h.requestAction(w, r, model.ActionRequest{TaskInstanceID: id, Action: kind, By: by})
 }
 
 // requestAction writes the request and answers 202: the master acts on it
 // later; the caller watches the instance for the outcome.
-func (h *handlers) requestAction(w http.ResponseWriter, r *http.Request, req store.ActionRequest) error {
-	res, err := h.Store.RequestAction(r.Context(), req)
+func (h *handlers) requestAction(w http.ResponseWriter, r *http.Request, req model.ActionRequest) error {
+	res, err := h.Store.ActionRequest(r.Context(), req)
 	if err != nil {
 		return storeError(err)
 	}
@@ -57,15 +57,15 @@ func (h *handlers) requestAction(w http.ResponseWriter, r *http.Request, req sto
 
 // actionBody decodes and checks an action request for an instance
 // (onTask false) or a task instance.
-func actionBody(r *http.Request, onTask bool) (store.ActionKind, string, error) {
+func actionBody(r *http.Request, onTask bool) (model.ActionKind, string, error) {
 	var req ActionRequest
 	if err := decodeJSON(r, &req, false); err != nil {
 		return "", "", err
 	}
-	valid, other := store.InstanceActions(), "POST /api/v1/task-instances/{id}/actions"
+	valid, other := model.InstanceActions(), "POST /api/v1/task-instances/{id}/actions"
 	what, otherWhat := "an instance", "a task instance"
 	if onTask {
-		valid, other = store.TaskActions(), "POST /api/v1/instances/{id}/actions"
+		valid, other = model.TaskActions(), "POST /api/v1/instances/{id}/actions"
 		what, otherWhat = "a task instance", "an instance"
 	}
 	names := make([]string, len(valid))
@@ -73,7 +73,7 @@ func actionBody(r *http.Request, onTask bool) (store.ActionKind, string, error) 
 		names[i] = string(v)
 	}
 	list := strings.Join(names, ", ")
-	kind := store.ActionKind(req.Action)
+	kind := model.ActionKind(req.Action)
 	switch {
 	case req.Action == "":
 		return "", "", badRequest("action is required; the actions on %s are %s", what, list)
@@ -103,7 +103,7 @@ func requestedBy(r *http.Request, by string) (string, error) {
 		by = defaultBy
 	}
 	if !validBy(by) {
-		return "", badRequest("%s must be printable UTF-8 text of at most %d characters", source, store.MaxActionBy)
+		return "", badRequest("%s must be printable UTF-8 text of at most %d characters", source, model.MaxActionBy)
 	}
 	if c := callerOf(r.Context()); c != nil {
 		return c.name, nil
@@ -114,7 +114,7 @@ func requestedBy(r *http.Request, by string) (string, error) {
 // validBy: who is recorded in history and shown in tables, so no control
 // characters.
 func validBy(s string) bool {
-	if !utf8.ValidString(s) || utf8.RuneCountInString(s) > store.MaxActionBy || strings.TrimSpace(s) == "" {
+	if !utf8.ValidString(s) || utf8.RuneCountInString(s) > model.MaxActionBy || strings.TrimSpace(s) == "" {
 		return false
 	}
 	for _, c := range s {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/beluga-scheduler/beluga/common/model"
-	"github.com/beluga-scheduler/beluga/common/store"
 )
 
 // action posts an action body to path as user (an admin made on first
@@ -26,7 +25,7 @@ func (b *bundle) action(path, body, user string) resp {
 	switch {
 	case user == "":
 	case validName(user) && len(user) <= 64:
-		req.Header.Set("Authorization", "Bearer "+b.tokenOf(user, store.RoleAdmin))
+		req.Header.Set("Authorization", "Bearer "+b.tokenOf(user, model.RoleAdmin))
 	default:
 		req.Header.Set(UserHeader, user)
 	}
@@ -100,7 +99,7 @@ func TestInstanceActions(t *testing.T) {
 
 	// A finished instance: resume needs paused or stopped, rerun is queued
 	// once; the history names the authenticated user, whatever "by" says.
-	if err := b.store.FinishWorkflowInstance(ctx, inst.ID, model.WorkflowFailed, time.Now(), ""); err != nil {
+	if err := b.store.InstanceFinish(ctx, inst.ID, model.WorkflowFailed, time.Now(), ""); err != nil {
 		t.Fatal(err)
 	}
 	e = b.action(path, `{"action":"resume"}`, "").wantError(t, http.StatusConflict, CodeConflict)
@@ -115,7 +114,7 @@ func TestInstanceActions(t *testing.T) {
 	if !strings.Contains(e.Message, "waiting") {
 		t.Fatalf("message %q", e.Message)
 	}
-	if got, err := b.store.ClaimActions(ctx, 10); err != nil || len(got) != 2 {
+	if got, err := b.store.ActionClaim(ctx, 10); err != nil || len(got) != 2 {
 		t.Fatalf("claimed %+v %v", got, err)
 	}
 	b.action(path, `{"action":"recover_failed"}`, "").want(t, http.StatusAccepted)
@@ -125,7 +124,7 @@ func TestInstanceActions(t *testing.T) {
 	}
 	notified = b.notified.Load()
 
-	long := strings.Repeat("x", store.MaxActionBy+1)
+	long := strings.Repeat("x", model.MaxActionBy+1)
 	for _, tc := range []struct {
 		name, path, body, user string
 		status                 int
@@ -168,14 +167,14 @@ func TestTaskActions(t *testing.T) {
 	ctx := context.Background()
 	b.mustWorkflow("p")
 	inst := b.mustRun("p", "")
-	if _, err := b.store.ClaimCommands(ctx, "m1:1", 1, 10); err != nil {
+	if _, err := b.store.InstanceClaimCommands(ctx, "m1:1", 1, 10); err != nil {
 		t.Fatal(err)
 	}
 	tasks := []*model.TaskInstance{
 		{WorkflowInstanceID: inst.ID, Name: "extract", Type: "shell", State: model.TaskRunning, Attempt: 1, Host: "w1:1"},
 		{WorkflowInstanceID: inst.ID, Name: "load", Type: "shell", State: model.TaskFailed, Attempt: 1, Host: "w1:1"},
 	}
-	if err := b.store.InsertTaskInstances(ctx, tasks); err != nil {
+	if err := b.store.TaskInsert(ctx, tasks); err != nil {
 		t.Fatal(err)
 	}
 	run, failed := "/api/v1/task-instances/"+itoa(tasks[0].ID)+"/actions", "/api/v1/task-instances/"+itoa(tasks[1].ID)+"/actions"
@@ -222,8 +221,8 @@ func TestTaskActions(t *testing.T) {
 		*d.History[0].TaskInstanceID != tasks[0].ID || d.History[1].By != "admin" {
 		t.Fatalf("history %+v", d.History)
 	}
-	got, err := b.store.ClaimActions(ctx, 10)
-	if err != nil || len(got) != 2 || got[0].TaskInstanceID != tasks[0].ID || got[1].Action != store.ActionForceSuccess {
+	got, err := b.store.ActionClaim(ctx, 10)
+	if err != nil || len(got) != 2 || got[0].TaskInstanceID != tasks[0].ID || got[1].Action != model.ActionForceSuccess {
 		t.Fatalf("claimed %+v %v", got, err)
 	}
 }

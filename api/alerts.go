@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/beluga-scheduler/beluga/common/alert"
+	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
@@ -18,7 +19,7 @@ func (h *handlers) unknownAlertChannels(ctx context.Context, a *spec.Alerts) ([]
 	if a == nil {
 		return nil, nil
 	}
-	missing, err := h.Store.MissingAlertChannels(ctx, a.Channels)
+	missing, err := h.Store.AlertChannelMissing(ctx, a.Channels)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +49,7 @@ type AlertChannel struct {
 	UpdatedAt Time `json:"updated_at"`
 }
 
-func fromAlertChannel(c store.AlertChannel) AlertChannel {
+func fromAlertChannel(c model.AlertChannel) AlertChannel {
 	out := AlertChannel{Name: c.Name, Kind: c.Kind, SecretSet: c.SecretSealed != "",
 		CreatedAt: timeOf(c.CreatedAt), UpdatedAt: timeOf(c.UpdatedAt)}
 	_ = json.Unmarshal(c.ConfigJSON, &out.Config) // written by putAlertChannel
@@ -71,7 +72,7 @@ func (h *handlers) putAlertChannel(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	c := store.AlertChannel{Name: name, Kind: req.Kind, ConfigJSON: cfg, SecretSealed: store.KeepSecret}
+	c := model.AlertChannel{Name: name, Kind: req.Kind, ConfigJSON: cfg, SecretSealed: store.KeepSecret}
 	if req.Secret != nil {
 		c.SecretSealed = ""
 		if *req.Secret != "" {
@@ -86,7 +87,7 @@ func (h *handlers) putAlertChannel(w http.ResponseWriter, r *http.Request) error
 			}
 		}
 	}
-	got, created, err := h.Store.PutAlertChannel(r.Context(), c)
+	got, created, err := h.Store.AlertChannelPut(r.Context(), c)
 	if err != nil {
 		return storeError(err)
 	}
@@ -100,7 +101,7 @@ func (h *handlers) putAlertChannel(w http.ResponseWriter, r *http.Request) error
 }
 
 func (h *handlers) listAlertChannels(w http.ResponseWriter, r *http.Request) error {
-	cs, err := h.Store.ListAlertChannels(r.Context())
+	cs, err := h.Store.AlertChannelList(r.Context())
 	if err != nil {
 		return err
 	}
@@ -117,7 +118,7 @@ func (h *handlers) getAlertChannel(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	c, err := h.Store.GetAlertChannel(r.Context(), name)
+	c, err := h.Store.AlertChannelGet(r.Context(), name)
 	if err != nil {
 		return storeError(err)
 	}
@@ -130,7 +131,7 @@ func (h *handlers) deleteAlertChannel(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	if err := h.Store.DeleteAlertChannel(r.Context(), name); err != nil {
+	if err := h.Store.AlertChannelDelete(r.Context(), name); err != nil {
 		return storeError(err)
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -145,21 +146,21 @@ func (h *handlers) testAlertChannel(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	if _, err := h.Store.GetAlertChannel(r.Context(), name); err != nil {
+	if _, err := h.Store.AlertChannelGet(r.Context(), name); err != nil {
 		return storeError(err)
 	}
-	a, err := h.Store.AddTestAlert(r.Context(), name)
+	a, err := h.Store.AlertAddTest(r.Context(), name)
 	if err != nil {
 		return err
 	}
 	deadline := time.Now().Add(20 * time.Second)
-	for a.State == store.AlertPending && a.Attempts == 0 && time.Now().Before(deadline) {
+	for a.State == model.AlertPending && a.Attempts == 0 && time.Now().Before(deadline) {
 		select {
 		case <-r.Context().Done():
 			return nil
 		case <-time.After(100 * time.Millisecond): // the leader sends within its poll
 		}
-		if a, err = h.Store.GetAlert(r.Context(), a.ID); err != nil {
+		if a, err = h.Store.AlertGet(r.Context(), a.ID); err != nil {
 			return err
 		}
 	}
@@ -181,13 +182,13 @@ func (h *handlers) listAlerts(w http.ResponseWriter, r *http.Request) error {
 	if ch != "" && !validName(ch) {
 		return badRequest("query parameter channel: %q is not a valid name: %s", ch, nameRule)
 	}
-	as, err := h.Store.ListAlerts(r.Context(), store.AlertFilter{Instance: inst, Channel: ch, Limit: int(limit)})
+	as, err := h.Store.AlertList(r.Context(), store.AlertFilter{Instance: inst, Channel: ch, Limit: int(limit)})
 	if err != nil {
 		return err
 	}
 	if as == nil {
-		as = []store.Alert{}
+		as = []model.Alert{}
 	}
-	writeJSON(w, http.StatusOK, List[store.Alert]{Items: as})
+	writeJSON(w, http.StatusOK, List[model.Alert]{Items: as})
 	return nil
 }

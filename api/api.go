@@ -14,15 +14,16 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/beluga-scheduler/beluga/api/ui"
 	"github.com/beluga-scheduler/beluga/common/events"
 	"github.com/beluga-scheduler/beluga/common/logspan"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/secret"
-	"github.com/beluga-scheduler/beluga/common/store"
 )
 
 // LogReader fetches part of a task's log from the worker that ran it.
@@ -50,7 +51,7 @@ type LogPage struct {
 
 // Deps is what the handlers need. Only Store is required.
 type Deps struct {
-	Store *store.Store
+	Store Store
 	// Notify is called after a run, an operator action or a schedule is
 	// written, to wake the master (nil: the master finds the change on its
 	// next poll).
@@ -61,7 +62,10 @@ type Deps struct {
 	Cluster func(ctx context.Context) (any, error)
 	// Ready says whether /healthz answers 200 (nil: always ready).
 	Ready func() bool
-	Log   *zap.Logger
+	// Isolation is how this process's worker isolates tasks, shown by
+	// /healthz (nil: no worker here).
+	Isolation func() TaskIsolation
+	Log       *zap.Logger
 	// Listen is the address the server listens on. On a loopback address
 	// (or "") only loopback Host names are answered, against DNS
 	// rebinding; on any other address every Host is, unless AllowedHosts
@@ -79,7 +83,14 @@ type Deps struct {
 	// Events wakes event streams when the master in this process published
 	// (standalone); nil: streams poll the outbox.
 	Events *events.Hub
+	// EndRecheck is how often a GET waiting for an instance's end re-reads
+	// it, for ends this process is not told of (0: endRecheck).
+	EndRecheck time.Duration
 }
+
+// The TaskSpec's type-dependent part of openapi.yaml and the UI's
+// web/src/tasktypes.gen.ts come from the task-type registry.
+//go:generate go run ./gentypes
 
 //go:embed openapi.yaml
 var openAPIDoc []byte
@@ -89,6 +100,13 @@ type handlers struct {
 	log    *zap.Logger
 	limits *loginLimiter
 	defs   defCache // parsed workflow versions (the waits' graphs)
+	outage outageLog
+
+	settings *settingsCache      // the quotas (settings table)
+	streams  *streamSet          // open event streams: one poll, one recheck
+	uploads  byteBudget          // spec bodies being read and parsed
+	logReads userSlots           // log reads in flight per user
+	logPages *semaphore.Weighted // bytes of log pages being read on this server (logPageBudget)
 }
 
 // route is one entry of the route table. The table is the only place routes
@@ -102,6 +120,7 @@ type route struct {
 var routes = []route{
 	{"GET", "/healthz", (*handlers).healthz},
 	{"GET", "/api/v1/openapi.yaml", (*handlers).openAPI},
+	{"GET", "/api/v1/task-types", (*handlers).listTaskTypes},
 
 	{"POST", "/api/v1/login", (*handlers).login},
 	{"POST", "/api/v1/logout", (*handlers).logout},
@@ -142,6 +161,7 @@ var routes = []route{
 	{"GET", "/api/v1/instances", (*handlers).listInstances},
 	{"GET", "/api/v1/instances/{id}", (*handlers).getInstance},
 	{"POST", "/api/v1/instances/{id}/actions", (*handlers).instanceAction},
+	{"GET", "/api/v1/task-instances", (*handlers).listTaskInstances},
 	{"GET", "/api/v1/task-instances/{id}", (*handlers).getTaskInstance},
 	{"GET", "/api/v1/task-instances/{id}/log", (*handlers).taskLog},
 	{"GET", "/api/v1/task-instances/{id}/log/streams", (*handlers).taskLogStreams},
@@ -174,6 +194,8 @@ var routes = []route{
 	{"DELETE", "/api/v1/alert-channels/{name}", (*handlers).deleteAlertChannel},
 	{"POST", "/api/v1/alert-channels/{name}/test", (*handlers).testAlertChannel},
 	{"GET", "/api/v1/alerts", (*handlers).listAlerts},
+	{"GET", "/api/v1/settings", (*handlers).listSettings},
+	{"PUT", "/api/v1/settings/{name}", (*handlers).putSetting},
 }
 
 // NewHandler returns the API with its middleware, and the web UI at "/".
@@ -185,12 +207,15 @@ func NewHandler(d Deps) http.Handler {
 		log = zap.NewNop()
 	}
 	log = log.Named("api")
-	h := &handlers{Deps: d, log: log, limits: newLoginLimiter()}
+	h := &handlers{Deps: d, log: log, limits: newLoginLimiter(),
+		settings: &settingsCache{store: d.Store, log: log}, streams: newStreamSet(d.Store, d.Events, log),
+		logPages: semaphore.NewWeighted(logPageBudget)}
 	mux := http.NewServeMux()
 	allowed := map[string][]string{}
 	var patterns []string
 	for _, rt := range routes {
-		mux.Handle(rt.method+" "+rt.pattern, instrument(rt.method+" "+rt.pattern, h.guard(rt, h.bind(rt.handle))))
+		route := rt.method + " " + rt.pattern
+		mux.Handle(route, instrument(route, compressed(route, h.guard(rt, h.bind(rt.handle)))))
 		if _, ok := allowed[rt.pattern]; !ok {
 			patterns = append(patterns, rt.pattern)
 		}
@@ -236,7 +261,18 @@ func (h *handlers) healthz(w http.ResponseWriter, r *http.Request) error {
 		writeError(w, r, http.StatusServiceUnavailable, CodeUnavailable, "not ready")
 		return nil
 	}
-	writeJSON(w, http.StatusOK, Health{Status: "ok"})
+	hl := Health{Status: "ok"}
+	if h.Isolation != nil {
+		ti := h.Isolation()
+		if ti.RunsAsServer {
+			ti.UsersCode = "non-admins' shell and python tasks are refused (setting " + settingUnsandboxedCode + " is 0)"
+			if h.settings.get(r.Context(), settingUnsandboxedCode) != 0 {
+				ti.UsersCode = "non-admins may run shell and python tasks as the server's user (setting " + settingUnsandboxedCode + " is 1)"
+			}
+		}
+		hl.Tasks = &ti
+	}
+	writeJSON(w, http.StatusOK, hl)
 	return nil
 }
 

@@ -305,7 +305,7 @@ func TestDeleteWorkflow(t *testing.T) {
 	}
 	b.get("/api/v1/projects/p/workflows/nightly_etl").want(t, http.StatusOK)
 
-	if err := b.store.FinishWorkflowInstance(context.Background(), inst.ID, model.WorkflowSucceeded, time.Now(), ""); err != nil {
+	if err := b.store.InstanceFinish(context.Background(), inst.ID, model.WorkflowSucceeded, time.Now(), ""); err != nil {
 		t.Fatal(err)
 	}
 	r := b.do("DELETE", "/api/v1/projects/p/workflows/nightly_etl", "", nil).want(t, http.StatusNoContent)
@@ -395,7 +395,7 @@ func TestInstances(t *testing.T) {
 	b.mustRun("q", "")
 
 	// The master claims the first run and writes two attempts of a task.
-	claimed, err := b.store.ClaimCommands(ctx, "master-1:5678", 1, 1)
+	claimed, err := b.store.InstanceClaimCommands(ctx, "master-1:5678", 1, 1)
 	if err != nil || len(claimed) != 1 || claimed[0].ID != first.ID {
 		t.Fatalf("claim %+v %v", claimed, err)
 	}
@@ -406,7 +406,7 @@ func TestInstances(t *testing.T) {
 			Host: "worker-1:1234", PID: 42, ExitCode: &exit, SubmitTime: &now, StartTime: &now, EndTime: &now},
 		{WorkflowInstanceID: first.ID, Name: "extract", Type: "shell", State: model.TaskSubmitted, Attempt: 2, SubmitTime: &now},
 	}
-	if err := b.store.InsertTaskInstances(ctx, tasks); err != nil {
+	if err := b.store.TaskInsert(ctx, tasks); err != nil {
 		t.Fatal(err)
 	}
 
@@ -448,6 +448,30 @@ func TestInstances(t *testing.T) {
 	if list.Total != 4 || len(list.Items) != 2 || list.Limit != 2 || list.Offset != 1 || list.Items[0].Project != "p" {
 		t.Fatalf("paged %+v", list)
 	}
+	// By cursor: the same five newest first, two a page, nothing counted.
+	var ids []int64
+	for cursor, pages := "", 0; ; pages++ {
+		var page InstanceList
+		b.get("/api/v1/instances?limit=2&cursor="+cursor).want(t, http.StatusOK).json(t, &page)
+		if page.Total != -1 || len(page.Items) > 2 || pages > 3 {
+			t.Fatalf("cursor page %d: %+v", pages, page)
+		}
+		for _, it := range page.Items {
+			ids = append(ids, it.ID)
+		}
+		if cursor = page.NextCursor; cursor == "" {
+			break
+		}
+	}
+	b.get("/api/v1/instances").want(t, http.StatusOK).json(t, &list)
+	if len(ids) != 5 || fmt.Sprint(ids) != fmt.Sprint(func() (out []int64) {
+		for _, it := range list.Items {
+			out = append(out, it.ID)
+		}
+		return out
+	}()) {
+		t.Fatalf("cursor pages %v, want the list %+v", ids, list.Items)
+	}
 	b.get("/api/v1/instances?state=running").want(t, http.StatusOK).json(t, &list)
 	if list.Total != 1 || list.Items[0].ID != first.ID {
 		t.Fatalf("by state %+v", list)
@@ -463,6 +487,8 @@ func TestInstances(t *testing.T) {
 		{"/api/v1/instances?limit=1001", "limit"},
 		{"/api/v1/instances?limit=ten", "limit"},
 		{"/api/v1/instances?offset=-1", "offset"},
+		{"/api/v1/instances?cursor=xx", "cursor"},
+		{"/api/v1/instances?cursor=&offset=2", "offset"},
 		{"/api/v1/instances?project=a%20b", "project"},
 		{"/api/v1/instances/abc", "id"},
 		{"/api/v1/instances/0", "id"},
@@ -491,7 +517,7 @@ func TestTaskLog(t *testing.T) {
 		{WorkflowInstanceID: inst.ID, Name: "extract", Type: "shell", State: model.TaskRunning, Attempt: 1, Host: "w1:1234", LogPath: "/logs/1.log"},
 		{WorkflowInstanceID: inst.ID, Name: "load", Type: "shell", State: model.TaskSubmitted, Attempt: 1},
 	}
-	if err := b.store.InsertTaskInstances(ctx, tasks); err != nil {
+	if err := b.store.TaskInsert(ctx, tasks); err != nil {
 		t.Fatal(err)
 	}
 	path := "/api/v1/task-instances/" + itoa(tasks[0].ID) + "/log"
@@ -617,7 +643,7 @@ func TestPanicRecovery(t *testing.T) {
 	b.mustWorkflow("p")
 	inst := b.mustRun("p", "")
 	tasks := []*model.TaskInstance{{WorkflowInstanceID: inst.ID, Name: "extract", Type: "shell", State: model.TaskRunning, Attempt: 1, Host: "w1:1"}}
-	if err := b.store.InsertTaskInstances(context.Background(), tasks); err != nil {
+	if err := b.store.TaskInsert(context.Background(), tasks); err != nil {
 		t.Fatal(err)
 	}
 

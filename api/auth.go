@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
@@ -53,6 +54,7 @@ var access = map[string]need{
 	"GET /api/v1/me":           {who: user},
 	"POST /api/v1/me/password": {who: user},
 	"GET /api/v1/openapi.yaml": {who: user},
+	"GET /api/v1/task-types":   {who: user},
 
 	"POST /api/v1/tokens":        {who: user},
 	"GET /api/v1/tokens":         {who: user},
@@ -63,37 +65,38 @@ var access = map[string]need{
 	"GET /api/v1/users/{name}":                        {who: admin},
 	"PATCH /api/v1/users/{name}":                      {who: admin},
 	"GET /api/v1/audit":                               {who: admin},
-	"GET /api/v1/projects/{project}/grants":           {who: byProject, level: store.GrantOwner},
-	"PUT /api/v1/projects/{project}/grants/{user}":    {who: byProject, level: store.GrantOwner},
-	"DELETE /api/v1/projects/{project}/grants/{user}": {who: byProject, level: store.GrantOwner},
+	"GET /api/v1/projects/{project}/grants":           {who: byProject, level: model.GrantOwner},
+	"PUT /api/v1/projects/{project}/grants/{user}":    {who: byProject, level: model.GrantOwner},
+	"DELETE /api/v1/projects/{project}/grants/{user}": {who: byProject, level: model.GrantOwner},
 
 	"POST /api/v1/projects":          {who: user}, // the creator becomes its owner
 	"GET /api/v1/projects":           {who: user}, // filtered
-	"GET /api/v1/projects/{project}": {who: byProject, level: store.GrantView},
+	"GET /api/v1/projects/{project}": {who: byProject, level: model.GrantView},
 
-	"GET /api/v1/projects/{project}/workflows":                    {who: byProject, level: store.GrantView},
-	"PUT /api/v1/projects/{project}/workflows/{name}":             {who: byProject, level: store.GrantEdit},
-	"GET /api/v1/projects/{project}/workflows/{name}":             {who: byProject, level: store.GrantView},
-	"DELETE /api/v1/projects/{project}/workflows/{name}":          {who: byProject, level: store.GrantEdit},
-	"GET /api/v1/projects/{project}/workflows/{name}/versions":    {who: byProject, level: store.GrantView},
-	"POST /api/v1/projects/{project}/workflows/{name}/runs":       {who: byProject, level: store.GrantOperate},
-	"PUT /api/v1/projects/{project}/workflows/{name}/schedule":    {who: byProject, level: store.GrantEdit},
-	"GET /api/v1/projects/{project}/workflows/{name}/schedule":    {who: byProject, level: store.GrantView},
-	"DELETE /api/v1/projects/{project}/workflows/{name}/schedule": {who: byProject, level: store.GrantEdit},
+	"GET /api/v1/projects/{project}/workflows":                    {who: byProject, level: model.GrantView},
+	"PUT /api/v1/projects/{project}/workflows/{name}":             {who: byProject, level: model.GrantEdit},
+	"GET /api/v1/projects/{project}/workflows/{name}":             {who: byProject, level: model.GrantView},
+	"DELETE /api/v1/projects/{project}/workflows/{name}":          {who: byProject, level: model.GrantEdit},
+	"GET /api/v1/projects/{project}/workflows/{name}/versions":    {who: byProject, level: model.GrantView},
+	"POST /api/v1/projects/{project}/workflows/{name}/runs":       {who: byProject, level: model.GrantOperate},
+	"PUT /api/v1/projects/{project}/workflows/{name}/schedule":    {who: byProject, level: model.GrantEdit},
+	"GET /api/v1/projects/{project}/workflows/{name}/schedule":    {who: byProject, level: model.GrantView},
+	"DELETE /api/v1/projects/{project}/workflows/{name}/schedule": {who: byProject, level: model.GrantEdit},
 	"GET /api/v1/schedules":                                       {who: user}, // filtered
 	"POST /api/v1/schedule-preview":                               {who: user}, // computes, stores nothing
-	"POST /api/v1/projects/{project}/workflows/{name}/backfill":   {who: byProject, level: store.GrantOperate},
+	"POST /api/v1/projects/{project}/workflows/{name}/backfill":   {who: byProject, level: model.GrantOperate},
 	"GET /api/v1/backfills":                                       {who: user}, // filtered
-	"GET /api/v1/backfills/{id}":                                  {who: byBackfill, level: store.GrantView},
-	"POST /api/v1/backfills/{id}/actions":                         {who: byBackfill, level: store.GrantOperate},
+	"GET /api/v1/backfills/{id}":                                  {who: byBackfill, level: model.GrantView},
+	"POST /api/v1/backfills/{id}/actions":                         {who: byBackfill, level: model.GrantOperate},
 
 	"GET /api/v1/instances":                       {who: user}, // filtered
-	"GET /api/v1/instances/{id}":                  {who: byInstance, level: store.GrantView},
-	"POST /api/v1/instances/{id}/actions":         {who: byInstance, level: store.GrantOperate},
-	"GET /api/v1/task-instances/{id}":             {who: byTask, level: store.GrantView},
-	"GET /api/v1/task-instances/{id}/log":         {who: byTask, level: store.GrantView},
-	"GET /api/v1/task-instances/{id}/log/streams": {who: byTask, level: store.GrantView},
-	"POST /api/v1/task-instances/{id}/actions":    {who: byTask, level: store.GrantOperate},
+	"GET /api/v1/instances/{id}":                  {who: byInstance, level: model.GrantView},
+	"POST /api/v1/instances/{id}/actions":         {who: byInstance, level: model.GrantOperate},
+	"GET /api/v1/task-instances":                  {who: user}, // filtered
+	"GET /api/v1/task-instances/{id}":             {who: byTask, level: model.GrantView},
+	"GET /api/v1/task-instances/{id}/log":         {who: byTask, level: model.GrantView},
+	"GET /api/v1/task-instances/{id}/log/streams": {who: byTask, level: model.GrantView},
+	"POST /api/v1/task-instances/{id}/actions":    {who: byTask, level: model.GrantOperate},
 
 	"POST /api/v1/task-groups":          {who: admin},
 	"GET /api/v1/task-groups":           {who: user},
@@ -101,9 +104,9 @@ var access = map[string]need{
 	"PATCH /api/v1/task-groups/{name}":  {who: admin},
 	"DELETE /api/v1/task-groups/{name}": {who: admin},
 
-	"GET /api/v1/datasources":              {who: admin},
+	"GET /api/v1/datasources":              {who: user}, // filtered: those granted to a project the caller views
 	"PUT /api/v1/datasources/{name}":       {who: admin},
-	"GET /api/v1/datasources/{name}":       {who: admin},
+	"GET /api/v1/datasources/{name}":       {who: user}, // the same filter; else 404
 	"DELETE /api/v1/datasources/{name}":    {who: admin},
 	"POST /api/v1/datasources/{name}/test": {who: admin},
 
@@ -123,6 +126,9 @@ var access = map[string]need{
 	"DELETE /api/v1/alert-channels/{name}":        {who: admin},
 	"POST /api/v1/alert-channels/{name}/test":     {who: admin},
 	"GET /api/v1/alerts":                          {who: admin},
+	// The quotas: server-wide, admins.
+	"GET /api/v1/settings":        {who: admin},
+	"PUT /api/v1/settings/{name}": {who: admin},
 }
 
 func accessOf(rt route) need {
@@ -138,11 +144,12 @@ type caller struct {
 	name    string
 	role    string
 	tokenID int64
-	kind    string // store.TokenSession or store.TokenPersonal
+	kind    string    // model.TokenSession or model.TokenPersonal
+	expires time.Time // the token's: a token it makes expires no later
 	levels  map[int64]string
 }
 
-func (c *caller) admin() bool { return c.role == store.RoleAdmin }
+func (c *caller) admin() bool { return c.role == model.RoleAdmin }
 
 type callerKey struct{}
 
@@ -222,24 +229,24 @@ func (h *handlers) authenticate(r *http.Request) (*caller, error) {
 		return nil, unauthorized("authentication required: log in with POST /api/v1/login (or `beluga login`) " +
 			"and send the token as Authorization: Bearer <token>")
 	}
-	u, t, err := h.Store.Authenticate(r.Context(), HashToken(tok), time.Now())
+	u, t, err := h.Store.TokenAuthenticate(r.Context(), HashToken(tok), time.Now())
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, unauthorized("the token is invalid, expired or revoked; log in again")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("authenticate: %w", err)
 	}
-	return &caller{id: u.ID, name: u.Name, role: u.Role, tokenID: t.ID, kind: t.Kind}, nil
+	return &caller{id: u.ID, name: u.Name, role: u.Role, tokenID: t.ID, kind: t.Kind, expires: t.ExpiresAt}, nil
 }
 
 // level is the caller's grant on project id ("" for none); admins hold
 // every project as owners.
 func (h *handlers) level(ctx context.Context, c *caller, projectID int64) (string, error) {
 	if c.admin() {
-		return store.GrantOwner, nil
+		return model.GrantOwner, nil
 	}
 	if c.levels == nil {
-		l, err := h.Store.ProjectLevels(ctx, c.id)
+		l, err := h.Store.GrantLevels(ctx, c.id)
 		if err != nil {
 			return "", err
 		}
@@ -255,7 +262,7 @@ func (h *handlers) canView(ctx context.Context, projectID int64) (bool, error) {
 		return true, nil
 	}
 	l, err := h.level(ctx, c, projectID)
-	return store.GrantRank(l) >= store.GrantRank(store.GrantView), err
+	return model.GrantRank(l) >= model.GrantRank(model.GrantView), err
 }
 
 // viewable is the ids of the projects the caller may view, nil for all.
@@ -269,7 +276,7 @@ func (h *handlers) viewable(ctx context.Context) ([]int64, error) {
 		return nil, err
 	}
 	for id, l := range c.levels {
-		if store.GrantRank(l) >= store.GrantRank(store.GrantView) {
+		if model.GrantRank(l) >= model.GrantRank(model.GrantView) {
 			ids = append(ids, id)
 		}
 	}
@@ -283,7 +290,7 @@ func (h *handlers) viewableNames(ctx context.Context) ([]string, error) {
 	if err != nil || ids == nil {
 		return nil, err
 	}
-	all, err := h.Store.ListProjects(ctx)
+	all, err := h.Store.ProjectList(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +322,7 @@ func (h *handlers) permit(r *http.Request, c *caller, n need) error {
 		if err != nil {
 			return err
 		}
-		p, err := h.Store.GetProject(ctx, name)
+		p, err := h.Store.ProjectGet(ctx, name)
 		if err != nil {
 			return storeError(err)
 		}
@@ -327,23 +334,23 @@ func (h *handlers) permit(r *http.Request, c *caller, n need) error {
 		}
 		switch n.who {
 		case byInstance:
-			wi, err := h.Store.GetWorkflowInstance(ctx, id)
+			wi, err := h.Store.InstanceGet(ctx, id)
 			if err != nil {
 				return storeError(err)
 			}
 			projectID, project, missing = wi.ProjectID, wi.Project, fmt.Sprintf("workflow instance %d", id)
 		case byTask:
-			t, err := h.Store.GetTaskInstance(ctx, id)
+			t, err := h.Store.TaskGet(ctx, id)
 			if err != nil {
 				return storeError(err)
 			}
-			wi, err := h.Store.GetWorkflowInstance(ctx, t.WorkflowInstanceID)
+			wi, err := h.Store.InstanceGet(ctx, t.WorkflowInstanceID)
 			if err != nil {
 				return storeError(err)
 			}
 			projectID, project, missing = wi.ProjectID, wi.Project, fmt.Sprintf("task instance %d", id)
 		default:
-			b, err := h.Store.GetBackfill(ctx, id)
+			b, err := h.Store.BackfillGet(ctx, id)
 			if err != nil {
 				return storeError(err)
 			}
@@ -354,10 +361,10 @@ func (h *handlers) permit(r *http.Request, c *caller, n need) error {
 	if err != nil {
 		return err
 	}
-	if store.GrantRank(l) < store.GrantRank(store.GrantView) {
+	if model.GrantRank(l) < model.GrantRank(model.GrantView) {
 		return errNotFound(missing + ": " + store.ErrNotFound.Error())
 	}
-	if store.GrantRank(l) < store.GrantRank(n.level) {
+	if model.GrantRank(l) < model.GrantRank(n.level) {
 		return forbidden("%s %s needs %s on project %q; user %q has %s", r.Method, r.URL.Path, n.level, project, c.name, l)
 	}
 	return nil
@@ -419,7 +426,7 @@ func (h *handlers) finishAudit(r *http.Request, pending *store.PendingAudit, rec
 	// The request may have been cancelled by now; the entry is still owed.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
 	defer cancel()
-	if err := h.Store.FinishAudit(ctx, pending, status, truncate(outcome, 1024)); err != nil {
+	if err := h.Store.AuditFinish(ctx, pending, status, truncate(outcome, 1024)); err != nil {
 		h.log.Error("audit entry lost", zap.String("request_id", requestID(r.Context())),
 			zap.String("path", r.URL.Path), zap.Int("status", status), zap.Error(err))
 	}

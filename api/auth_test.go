@@ -94,13 +94,13 @@ func TestProjectPermissions(t *testing.T) {
 	instA, instB := b.mustRun("a", ""), b.mustRun("b", "")
 	taskOf := func(inst Instance) int64 {
 		ts := []*model.TaskInstance{{WorkflowInstanceID: inst.ID, Name: "extract", Type: "shell", State: model.TaskRunning, Attempt: 1, Host: "w1:1"}}
-		if err := b.store.InsertTaskInstances(ctx, ts); err != nil {
+		if err := b.store.TaskInsert(ctx, ts); err != nil {
 			t.Fatal(err)
 		}
 		return ts[0].ID
 	}
 	taskA, taskB := taskOf(instA), taskOf(instB)
-	ann := b.tokenOf("ann", store.RoleUser)
+	ann := b.tokenOf("ann", model.RoleUser)
 	b.send("PUT", "/api/v1/projects/a/grants/ann", `{"level":"view"}`).want(t, http.StatusOK)
 
 	// Lists show only a.
@@ -160,7 +160,7 @@ func TestProjectPermissions(t *testing.T) {
 	b.send("PUT", "/api/v1/projects/a/grants/ann", `{"level":"edit"}`).want(t, http.StatusOK)
 	b.as(ann, "PUT", "/api/v1/projects/a/workflows/nightly_etl/schedule", `{"cron":"@daily"}`).want(t, http.StatusCreated)
 	b.as(ann, "PUT", "/api/v1/projects/a/grants/ann", `{"level":"owner"}`).wantError(t, http.StatusForbidden, CodeForbidden)
-	for _, c := range [][3]string{{"GET", "/api/v1/datasources", ""}, {"GET", "/api/v1/users", ""}, {"GET", "/api/v1/audit", ""},
+	for _, c := range [][3]string{{"PUT", "/api/v1/datasources/x", `{"type":"sqlite","database":"/tmp/x.db"}`}, {"GET", "/api/v1/users", ""}, {"GET", "/api/v1/audit", ""},
 		{"POST", "/api/v1/task-groups", `{"name":"g","capacity":1}`}, {"POST", "/api/v1/users", `{"name":"x","password":"xxxxxxxxxx"}`}} {
 		e := b.as(ann, c[0], c[1], c[2]).wantError(t, http.StatusForbidden, CodeForbidden)
 		if !strings.Contains(e.Message, "for admins") {
@@ -176,7 +176,7 @@ func TestProjectPermissions(t *testing.T) {
 
 	// A project ann makes is hers to grant; the admin sees it too.
 	b.as(ann, "POST", "/api/v1/projects", `{"name":"mine"}`).want(t, http.StatusCreated)
-	b.tokenOf("bo", store.RoleUser)
+	b.tokenOf("bo", model.RoleUser)
 	b.as(ann, "PUT", "/api/v1/projects/mine/grants/bo", `{"level":"view"}`).want(t, http.StatusOK)
 	var gs List[Grant]
 	b.get("/api/v1/projects/mine/grants").want(t, http.StatusOK).json(t, &gs)
@@ -230,7 +230,7 @@ func TestLoginSessionsAndTokens(t *testing.T) {
 
 	// A personal token: shown once, listed without its secret, revocable.
 	var nt NewToken
-	b.as(lr.Token, "POST", "/api/v1/tokens", `{"name":"ci","expires_in":"720h"}`).want(t, http.StatusCreated).json(t, &nt)
+	b.as(lr.Token, "POST", "/api/v1/tokens", `{"name":"ci","expires_in":"11h"}`).want(t, http.StatusCreated).json(t, &nt)
 	if nt.Secret == "" || nt.ID == 0 || nt.Name != "ci" {
 		t.Fatalf("new token %+v", nt)
 	}
@@ -248,11 +248,11 @@ func TestLoginSessionsAndTokens(t *testing.T) {
 	b.get("/api/v1/tokens/"+itoa(nt.ID)).want(t, http.StatusMethodNotAllowed)
 
 	// An expired token is refused on its next call.
-	u, err := b.store.GetUser(context.Background(), "cat")
+	u, err := b.store.UserGet(context.Background(), "cat")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.store.CreateToken(context.Background(), store.Token{UserID: u.ID, Kind: store.TokenPersonal, Name: "old",
+	if _, err := b.store.TokenCreate(context.Background(), model.Token{UserID: u.ID, Kind: model.TokenPersonal, Name: "old",
 		Hash: HashToken("blg_expired"), ExpiresAt: time.Now().Add(-time.Second)}); err != nil {
 		t.Fatal(err)
 	}
@@ -283,26 +283,43 @@ func TestLoginSessionsAndTokens(t *testing.T) {
 	b.send("PATCH", "/api/v1/users/admin", `{"disabled":true}`).wantError(t, http.StatusBadRequest, CodeBadRequest)
 }
 
+// TestLoginRateLimit: guesses from one address hold that address back
+// (429 with Retry-After), the right password from another address goes
+// through at once, and the name's spellings share one count.
 func TestLoginRateLimit(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{})
+	for _, db := range []string{"sqlite", "mariadb"} {
+		t.Run(db, func(t *testing.T) {
+			t.Parallel()
+			loginRateLimit(t, setup(t, options{mariadb: db == "mariadb"}))
+		})
+	}
+}
+
+func loginRateLimit(t *testing.T, b *bundle) {
 	b.send("POST", "/api/v1/users", `{"name":"dan","password":"dan-password"}`).want(t, http.StatusCreated)
-	for i := 0; i < loginFailsPerUser; i++ {
-		b.as("", "POST", "/api/v1/login", `{"username":"dan","password":"guess-`+strconv.Itoa(i)+`"}`).
+	// Each spelling counts against the one name "dan".
+	for i, name := range []string{"dan", "Dan", "DAN ", " dan  ", "dAn"} {
+		b.as("", "POST", "/api/v1/login", `{"username":"`+name+`","password":"guess-`+strconv.Itoa(i)+`"}`).
 			wantError(t, http.StatusUnauthorized, CodeUnauthorized)
 	}
-	// Now even the right password waits.
-	r := b.as("", "POST", "/api/v1/login", `{"username":"dan","password":"dan-password"}`)
+	// From this address even the right password waits now.
+	r := b.as("", "POST", "/api/v1/login", `{"username":"DAN","password":"dan-password"}`)
 	r.wantError(t, http.StatusTooManyRequests, CodeTooManyRequests)
-	if s, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || s < 1 || s > int(loginWindow.Seconds()) {
+	if s, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || s < 1 || s > int(loginMaxBackoff.Seconds()) {
 		t.Fatalf("Retry-After %q", r.header.Get("Retry-After"))
+	}
+	// From another address the right password logs in at once.
+	other := b.from("127.0.0.2")
+	if r := other.as("", "POST", "/api/v1/login", `{"username":"dan","password":"dan-password"}`); r.status != http.StatusOK {
+		t.Fatalf("the right password from another address: %d %s", r.status, r.body)
 	}
 	// Another user is not held up by dan's guesses.
 	b.send("POST", "/api/v1/users", `{"name":"eve","password":"eve-password"}`).want(t, http.StatusCreated)
 	b.as("", "POST", "/api/v1/login", `{"username":"eve","password":"eve-password"}`).want(t, http.StatusOK)
 }
 
-func TestRetryAfter(t *testing.T) {
+func TestLoginBackoff(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
@@ -311,14 +328,98 @@ func TestRetryAfter(t *testing.T) {
 		want  time.Duration
 	}{
 		{0, 0, 0},
-		{4, time.Second, 0},
-		{5, time.Second, 5*time.Minute - time.Second},
-		{9, 4 * time.Minute, time.Minute},
-		{5, 5 * time.Minute, 0},
+		{4, 0, 0},                            // free
+		{5, 0, time.Second},                  // the first wait
+		{7, time.Second, 3 * time.Second},    // 4 s after the 7th
+		{20, time.Minute, 14 * time.Minute},  // capped at 15 min
+		{200, time.Minute, 14 * time.Minute}, // no overflow
+		{9, 16 * time.Second, 0},             // waited out
+		{30, loginForget, 0},                 // forgotten
 	} {
-		if got := retryAfter(failWindow{start: t0, fails: c.fails}, 5, 5*time.Minute, t0.Add(c.at)); got != c.want {
+		if got := backoff(failures{n: c.fails, last: t0}, loginFreeFails, loginMaxBackoff, t0.Add(c.at)); got != c.want {
 			t.Errorf("%d fails at +%v: %v, want %v", c.fails, c.at, got, c.want)
 		}
+	}
+	if d := nameSlow(failures{n: loginNameSlowAfter, last: t0}, t0.Add(time.Minute)); d != loginNameSlow {
+		t.Errorf("a guessed name is slowed by %v, want %v", d, loginNameSlow)
+	}
+	if d := nameSlow(failures{n: loginNameSlowAfter, last: t0}, t0.Add(loginNameWindow)); d != 0 {
+		t.Errorf("after its window a name is slowed by %v", d)
+	}
+}
+
+// TestLoginLockoutIsPerAddress: the limiter never holds a name from an
+// address that has not failed; many names' guesses from one address hold
+// that address.
+func TestLoginLockoutIsPerAddress(t *testing.T) {
+	t.Parallel()
+	l := newLoginLimiter()
+	for i := 0; i < 50; i++ {
+		l.fail("admin", "198.51.100."+strconv.Itoa(i%3))
+	}
+	if wait, slow := l.check("admin", "203.0.113.9"); wait != 0 || slow != loginNameSlow {
+		t.Fatalf("a new address for a guessed name: wait %v, slowed %v; want 0 and %v", wait, slow, loginNameSlow)
+	}
+	if wait, _ := l.check("admin", "198.51.100.1"); wait == 0 {
+		t.Fatal("a guessing address is not held")
+	}
+	for i := 0; i < loginFreeFailsAddr; i++ {
+		l.fail("user"+strconv.Itoa(i), "192.0.2.7")
+	}
+	if wait, _ := l.check("someone", "192.0.2.7"); wait == 0 {
+		t.Fatal("an address spraying names is not held")
+	}
+}
+
+// TestLoginKeysBounded: one failure each from very many addresses does
+// not grow the limiter without bound, and a pair that is held stays held.
+func TestLoginKeysBounded(t *testing.T) {
+	t.Parallel()
+	l := newLoginLimiter()
+	t0 := time.Now()
+	l.now = func() time.Time { return t0 } // the held pair's 1 s must not pass under -race
+	for range loginFreeFails {
+		l.fail("admin", "192.0.2.1")
+	}
+	for i := range 3 * loginKeysMax {
+		l.fail("admin", "10."+strconv.Itoa(i>>16)+"."+strconv.Itoa(i>>8&255)+"."+strconv.Itoa(i&255))
+	}
+	if n := len(l.keys); n > loginKeysMax+3 {
+		t.Fatalf("%d keys kept, want at most about %d", n, loginKeysMax)
+	}
+	if wait, _ := l.check("admin", "192.0.2.1"); wait == 0 {
+		t.Fatal("a held pair was dropped")
+	}
+}
+
+// TestLoginComparesAreBounded: with every compare slot taken, a login's
+// compare does not run (its request answers 429) rather than queueing
+// bcrypt work without end.
+func TestLoginComparesAreBounded(t *testing.T) {
+	t.Parallel()
+	l := newLoginLimiter()
+	l.wait = 20 * time.Millisecond
+	release := make(chan struct{})
+	held := make(chan struct{}, loginCompares)
+	for i := 0; i < loginCompares; i++ {
+		go l.compare(context.Background(), func() { held <- struct{}{}; <-release })
+	}
+	for i := 0; i < loginCompares; i++ {
+		<-held
+	}
+	ran := false
+	if l.compare(context.Background(), func() { ran = true }) || ran {
+		t.Fatal("a compare ran over the bound")
+	}
+	close(release)
+	deadline := time.Now().Add(10 * time.Second)
+	for !l.compare(context.Background(), func() { ran = true }) {
+		if time.Now().After(deadline) {
+			t.Fatal("no compare slot came free")
+		}
+	}
+	if !ran {
+		t.Fatal("the compare did not run")
 	}
 }
 
@@ -328,7 +429,7 @@ func TestAuditTrail(t *testing.T) {
 	b.mustWorkflow("p")
 	inst := b.mustRun("p", "")
 	b.action("/api/v1/instances/"+itoa(inst.ID)+"/actions", `{"action":"stop"}`, "").want(t, http.StatusAccepted)
-	fin := b.tokenOf("fin", store.RoleUser)
+	fin := b.tokenOf("fin", model.RoleUser)
 	b.as(fin, "DELETE", "/api/v1/projects/p/workflows/nightly_etl", "").wantError(t, http.StatusNotFound, CodeNotFound)
 	b.as("", "POST", "/api/v1/login", `{"username":"fin","password":"nope-nope"}`).want(t, http.StatusUnauthorized)
 
@@ -411,8 +512,8 @@ func TestBootstrap(t *testing.T) {
 		t.Fatalf("password file %v %v", fi, err)
 	}
 	pw, _ := os.ReadFile(AdminPasswordFile(dir))
-	u, err := st.GetUser(ctx, "admin")
-	if err != nil || u.Role != store.RoleAdmin || u.PasswordHash == strings.TrimSpace(string(pw)) {
+	u, err := st.UserGet(ctx, "admin")
+	if err != nil || u.Role != model.RoleAdmin || u.PasswordHash == strings.TrimSpace(string(pw)) {
 		t.Fatalf("admin %+v %v", u, err)
 	}
 	// Users exist: nothing happens.

@@ -10,6 +10,10 @@ const (
 type LoginRequest struct {
 	Username string `json:"username"`
 	Password string `json:"password"`
+	// PersonalToken, when given, asks for a personal access token of that
+	// name and term instead of a session (beluga login): a token that
+	// outlives a session is made with the password, not with a session.
+	PersonalToken *TokenRequest `json:"personal_token,omitempty"`
 }
 
 // LoginResponse answers a login: a session token (also set as the UI's
@@ -17,6 +21,7 @@ type LoginRequest struct {
 type LoginResponse struct {
 	Token     string `json:"token"`
 	ExpiresAt Time   `json:"expires_at"`
+	TokenID   int64  `json:"token_id,omitempty"` // the personal token's id (personal_token asked)
 }
 
 // Me is the caller, GET /api/v1/me.

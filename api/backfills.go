@@ -40,10 +40,10 @@ func (h *handlers) startBackfill(w http.ResponseWriter, r *http.Request) error {
 	// Without a cron the workflow's schedule gives it, with its zone.
 	var sc *model.Schedule
 	if strings.TrimSpace(req.Cron) == "" {
-		if _, err := h.Store.GetWorkflow(r.Context(), project, name, 0); err != nil {
+		if _, err := h.Store.WorkflowGet(r.Context(), project, name, 0); err != nil {
 			return storeError(err)
 		}
-		s, err := h.Store.GetSchedule(r.Context(), project, name)
+		s, err := h.Store.ScheduleGet(r.Context(), project, name)
 		switch {
 		case err == nil:
 			sc = &s
@@ -55,11 +55,14 @@ func (h *handlers) startBackfill(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := h.codeGateStored(r, project, name, 0); err != nil {
+		return err
+	}
 	if b.RequestedBy, err = requestedBy(r, req.By); err != nil {
 		return err
 	}
 	b.Project, b.Workflow = project, name
-	out, err := h.Store.CreateBackfill(r.Context(), b)
+	out, err := h.Store.BackfillCreate(r.Context(), b)
 	if err != nil {
 		return storeError(err)
 	}
@@ -200,7 +203,7 @@ func (h *handlers) listBackfills(w http.ResponseWriter, r *http.Request) error {
 	if f.State != "" && !slices.Contains(backfillStates, f.State) {
 		return badRequest("query parameter state: %q is not a backfill state; use running, done, failed or stopped", f.State)
 	}
-	bs, err := h.Store.ListBackfills(r.Context(), f)
+	bs, err := h.Store.BackfillList(r.Context(), f)
 	if err != nil {
 		return err
 	}
@@ -221,7 +224,7 @@ func (h *handlers) getBackfill(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b, err := h.Store.GetBackfill(r.Context(), id)
+	b, err := h.Store.BackfillGet(r.Context(), id)
 	if err != nil {
 		return storeError(err)
 	}
@@ -251,7 +254,7 @@ func (h *handlers) backfillAction(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	b, err := h.Store.StopBackfill(r.Context(), id, by)
+	b, err := h.Store.BackfillStop(r.Context(), id, by)
 	if err != nil {
 		return storeError(err)
 	}

@@ -95,11 +95,11 @@ func TestBackfills(t *testing.T) {
 	}
 
 	// The master submits the first two times: the runs carry the backfill.
-	m, err := b.store.GetBackfill(ctx, bf.ID)
+	m, err := b.store.BackfillGet(ctx, bf.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	insts, err := b.store.SubmitBackfill(ctx, m, 2)
+	insts, err := b.store.BackfillSubmit(ctx, m, 2)
 	if err != nil || len(insts) != 2 {
 		t.Fatalf("submit: %v %v", insts, err)
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/beluga-scheduler/beluga/common/registry"
-	"github.com/beluga-scheduler/beluga/common/store"
 )
 
 // ClusterMaster is one master in GET /api/v1/cluster.
@@ -50,9 +49,9 @@ type Cluster struct {
 
 // ClusterView builds the cluster view from the registry, the election and
 // the recorded leader term.
-func ClusterView(st *store.Store, reg registry.Registry, el registry.Elector) func(context.Context) (any, error) {
+func ClusterView(st ClusterStore, reg registry.Registry, el registry.Elector) func(context.Context) (any, error) {
 	return func(ctx context.Context) (any, error) {
-		term, err := st.CurrentTermInfo(ctx)
+		term, err := st.TermCurrentInfo(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -71,7 +70,7 @@ func ClusterView(st *store.Store, reg registry.Registry, el registry.Elector) fu
 			}
 			c.Masters = append(c.Masters, m)
 		}
-		held, err := st.InFlight(ctx)
+		held, err := st.TaskInFlight(ctx)
 		if err != nil {
 			return nil, err
 		}

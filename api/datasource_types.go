@@ -1,8 +1,6 @@
 package api
 
-import (
-	"github.com/beluga-scheduler/beluga/common/store"
-)
+import "github.com/beluga-scheduler/beluga/common/model"
 
 // DatasourceRequest is the body of PUT /api/v1/datasources/{name}. A
 // password left out keeps the stored one (GET never shows it, so a client
@@ -15,6 +13,9 @@ type DatasourceRequest struct {
 	User     string            `json:"user,omitempty"`
 	Password *string           `json:"password,omitempty"`
 	Params   map[string]string `json:"params,omitempty"`
+	// Projects are the projects whose workflows may use the datasource
+	// (docs/security.md, section 4); left out keeps the stored ones.
+	Projects *[]string `json:"projects,omitempty"`
 }
 
 // Datasource is a stored datasource without its password.
@@ -29,7 +30,9 @@ type Datasource struct {
 	Params      map[string]string `json:"params"`
 	// UsedBy lists "project/workflow" of the workflows whose latest version
 	// has a task on it (DELETE is refused while it is not empty).
-	UsedBy    []string `json:"used_by"`
+	UsedBy []string `json:"used_by"`
+	// Projects are the projects it is granted to; none: admins' workflows only.
+	Projects  []string `json:"projects"`
 	CreatedAt Time     `json:"created_at"`
 	UpdatedAt Time     `json:"updated_at"`
 }
@@ -43,7 +46,10 @@ type DatasourceTest struct {
 	ElapsedMs int64  `json:"elapsed_ms"`
 }
 
-func fromDatasource(d store.Datasource, usedBy []string) Datasource {
+func fromDatasource(d model.Datasource, usedBy, projects []string) Datasource {
+	if projects == nil {
+		projects = []string{}
+	}
 	if usedBy == nil {
 		usedBy = []string{}
 	}
@@ -52,6 +58,6 @@ func fromDatasource(d store.Datasource, usedBy []string) Datasource {
 		params = map[string]string{}
 	}
 	return Datasource{Name: d.Name, Type: d.Type, Host: d.Host, Port: d.Port, Database: d.Database, User: d.User,
-		PasswordSet: d.PasswordSealed != "", Params: params, UsedBy: usedBy,
+		PasswordSet: d.PasswordSealed != "", Params: params, UsedBy: usedBy, Projects: projects,
 		CreatedAt: timeOf(d.CreatedAt), UpdatedAt: timeOf(d.UpdatedAt)}
 }

@@ -2,12 +2,16 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/common/datasource"
+	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
@@ -35,7 +39,7 @@ func (h *handlers) putDatasource(w http.ResponseWriter, r *http.Request) error {
 	if err := c.Validate(); err != nil {
 		return badRequest("datasource %q: %v", name, err)
 	}
-	d := store.Datasource{Name: name, Type: c.Type, Host: c.Host, Port: c.Port, Database: c.Database,
+	d := model.Datasource{Name: name, Type: c.Type, Host: c.Host, Port: c.Port, Database: c.Database,
 		User: c.User, Params: c.Params, PasswordSealed: store.KeepPassword}
 	if req.Password != nil {
 		d.PasswordSealed = ""
@@ -51,11 +55,31 @@ func (h *handlers) putDatasource(w http.ResponseWriter, r *http.Request) error {
 	if c.Type == datasource.SQLite {
 		d.PasswordSealed = ""
 	}
-	got, created, err := h.Store.PutDatasource(r.Context(), d)
+	if req.Projects != nil {
+		// Checked first, so that a bad name changes nothing.
+		for _, p := range *req.Projects {
+			if _, err := h.Store.ProjectGet(r.Context(), p); err != nil {
+				if store.IsNotFound(err) {
+					return badRequest("datasource %q: projects: project %q does not exist", name, p)
+				}
+				return err
+			}
+		}
+	}
+	got, created, err := h.Store.DatasourcePut(r.Context(), d)
 	if err != nil {
 		return storeError(err)
 	}
-	users, err := h.Store.DatasourceUsers(r.Context(), name)
+	if req.Projects != nil {
+		by := ""
+		if c := callerOf(r.Context()); c != nil {
+			by = c.name
+		}
+		if err := h.Store.DatasourceSetProjects(r.Context(), name, *req.Projects, by); err != nil {
+			return storeError(err)
+		}
+	}
+	view, _, err := h.datasourceView(r, got)
 	if err != nil {
 		return err
 	}
@@ -64,36 +88,38 @@ func (h *handlers) putDatasource(w http.ResponseWriter, r *http.Request) error {
 		status = http.StatusCreated
 		w.Header().Set("Location", "/api/v1/datasources/"+name)
 	}
-	writeJSON(w, status, fromDatasource(got, users))
+	writeJSON(w, status, view)
 	return nil
 }
 
 func (h *handlers) listDatasources(w http.ResponseWriter, r *http.Request) error {
-	ds, err := h.Store.ListDatasources(r.Context())
+	ds, err := h.Store.DatasourceList(r.Context())
 	if err != nil {
 		return err
 	}
-	out := List[Datasource]{Items: make([]Datasource, len(ds))}
-	for i, d := range ds {
-		users, err := h.Store.DatasourceUsers(r.Context(), d.Name)
+	out := List[Datasource]{Items: []Datasource{}}
+	for _, d := range ds {
+		v, ok, err := h.datasourceView(r, d)
 		if err != nil {
 			return err
 		}
-		out.Items[i] = fromDatasource(d, users)
+		if ok {
+			out.Items = append(out.Items, v)
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
 // pathDatasource loads the datasource the path names.
-func (h *handlers) pathDatasource(r *http.Request) (string, store.Datasource, error) {
+func (h *handlers) pathDatasource(r *http.Request) (string, model.Datasource, error) {
 	name, err := pathName(r, "name")
 	if err != nil {
-		return "", store.Datasource{}, err
+		return "", model.Datasource{}, err
 	}
-	d, err := h.Store.GetDatasource(r.Context(), name)
+	d, err := h.Store.DatasourceGet(r.Context(), name)
 	if err != nil {
-		return "", store.Datasource{}, storeError(err)
+		return "", model.Datasource{}, storeError(err)
 	}
 	return name, d, nil
 }
@@ -103,11 +129,14 @@ func (h *handlers) getDatasource(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	users, err := h.Store.DatasourceUsers(r.Context(), name)
+	v, ok, err := h.datasourceView(r, d)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, fromDatasource(d, users))
+	if !ok { // as a missing one: names cannot be probed
+		return errNotFound(fmt.Sprintf("datasource %q: %s", name, store.ErrNotFound.Error()))
+	}
+	writeJSON(w, http.StatusOK, v)
 	return nil
 }
 
@@ -116,7 +145,7 @@ func (h *handlers) deleteDatasource(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	if err := h.Store.DeleteDatasource(r.Context(), name); err != nil {
+	if err := h.Store.DatasourceDelete(r.Context(), name); err != nil {
 		return storeError(err)
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -151,7 +180,7 @@ func (h *handlers) testDatasource(w http.ResponseWriter, r *http.Request) error 
 // OpenDatasource turns a stored datasource into connection details, its
 // password opened with box (secret.ErrNoKey when it has one and box is
 // nil).
-func OpenDatasource(d store.Datasource, box *secret.Box) (datasource.Config, error) {
+func OpenDatasource(d model.Datasource, box *secret.Box) (datasource.Config, error) {
 	c := datasource.Config{Type: d.Type, Host: d.Host, Port: d.Port, Database: d.Database, User: d.User, Params: d.Params}
 	if d.PasswordSealed != "" {
 		pw, err := box.OpenFor(d.PasswordSealed, datasource.SealContext(d.Name))
@@ -161,4 +190,34 @@ func OpenDatasource(d store.Datasource, box *secret.Box) (datasource.Config, err
 		c.Password = pw
 	}
 	return c, nil
+}
+
+// datasourceView is d as the caller may see it, and whether they may: an
+// admin sees every datasource whole; another user those granted to a
+// project they may view, with only such projects in its projects and
+// used_by (nothing of another project reaches them).
+func (h *handlers) datasourceView(r *http.Request, d model.Datasource) (Datasource, bool, error) {
+	ctx := r.Context()
+	grants, err := h.Store.DatasourceProjects(ctx)
+	if err != nil {
+		return Datasource{}, false, err
+	}
+	projects, ok, err := h.visibleProjects(r, grants[d.ID])
+	if err != nil || !ok {
+		return Datasource{}, false, err
+	}
+	users, err := h.Store.DatasourceUsers(ctx, d.Name)
+	if err != nil {
+		return Datasource{}, false, err
+	}
+	if c := callerOf(ctx); c != nil && !c.admin() {
+		kept := []string{}
+		for _, u := range users {
+			if p, _, _ := strings.Cut(u, "/"); slices.Contains(projects, p) {
+				kept = append(kept, u)
+			}
+		}
+		users = kept
+	}
+	return fromDatasource(d, users, projects), true, nil
 }

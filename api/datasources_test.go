@@ -35,7 +35,7 @@ func TestDatasourcesPutGetHidesPassword(t *testing.T) {
 	if d.Name != "wh" || d.Type != "mysql" || d.Host != "db.internal" || d.Port != 3307 || d.User != "etl" || !d.PasswordSet || d.Params["tls"] != "false" {
 		t.Fatalf("created %+v", d)
 	}
-	stored, err := b.store.GetDatasource(context.Background(), "wh")
+	stored, err := b.store.DatasourceGet(context.Background(), "wh")
 	if err != nil {
 		t.Fatal(err)
 	}

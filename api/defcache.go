@@ -6,7 +6,6 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/dag"
 	"github.com/beluga-scheduler/beluga/common/spec"
-	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/common/tasktype"
 )
 
@@ -34,14 +33,14 @@ type defCache struct {
 
 // get returns definition id parsed, or nil when it cannot be read or
 // parsed (the waits then have no pending tasks, as before).
-func (c *defCache) get(ctx context.Context, st *store.Store, id int64) *parsedDef {
+func (c *defCache) get(ctx context.Context, st defStore, id int64) *parsedDef {
 	c.mu.Lock()
 	d, ok := c.defs[id]
 	c.mu.Unlock()
 	if ok {
 		return d
 	}
-	def, err := st.GetDefinition(ctx, id)
+	def, err := st.WorkflowDefinition(ctx, id)
 	if err != nil {
 		return nil
 	}

@@ -13,6 +13,8 @@ import (
 
 	"encoding/json"
 
+	"go.uber.org/zap"
+
 	"github.com/beluga-scheduler/beluga/common/events"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
@@ -71,10 +73,10 @@ func eventKinds(s string) ([]string, error) {
 // lastEventSeq is the newest published seq: the hub's when it holds one
 // (no query on a busy database), else the outbox's.
 func (h *handlers) lastEventSeq(ctx context.Context) (int64, error) {
-	if seq, ok := h.Events.Last(); ok {
+	if seq, ok := h.streams.hub.Last(); ok {
 		return seq, nil
 	}
-	return h.Store.LastEventSeq(ctx)
+	return h.Store.EventLastSeq(ctx)
 }
 
 // events streams published events as server-sent events, each with its
@@ -103,6 +105,17 @@ func (h *handlers) events(w http.ResponseWriter, r *http.Request) error {
 	} else if cursor, err = h.lastEventSeq(r.Context()); err != nil {
 		return err
 	}
+	c := callerOf(r.Context())
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	if c != nil {
+		o := &openStream{user: c.id, token: c.tokenID, admin: c.admin(), projects: f.Projects, cancel: cancel}
+		if err := h.streams.join(o, int(h.settings.get(ctx, settingStreamsPerUser))); err != nil {
+			return err
+		}
+		defer h.streams.leave(o)
+	}
+	hub := h.streams.hub
 	rc := http.NewResponseController(w)
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
@@ -112,24 +125,22 @@ func (h *handlers) events(w http.ResponseWriter, r *http.Request) error {
 	if err := rc.Flush(); err != nil {
 		return nil // the client is gone or the writer cannot stream
 	}
-	poll := eventPollCluster
-	if h.Events != nil {
-		poll = eventPollHub
-	}
-	ctx := r.Context()
+	// Streams wait on the hub (this process's publisher's, or the shared
+	// poll's); the timer only covers a reader behind what the hub holds.
+	poll := eventPollHub
 	closing := serverClosing(ctx)
 	idle, alive := time.NewTimer(0), time.NewTicker(eventKeepAlive)
 	defer idle.Stop()
 	defer alive.Stop()
 	var buf []byte
 	for {
-		wake := h.Events.Wait() // taken before reading, so no publish is missed
-		evs, last, ok := h.Events.Since(cursor, f, eventPage)
+		wake := hub.Wait() // taken before reading, so no publish is missed
+		evs, last, ok := hub.Since(cursor, f, eventPage)
 		if !ok { // behind what the hub holds, or no hub: read the outbox
-			if last, err = h.Store.LastEventSeq(ctx); err != nil {
+			if last, err = h.Store.EventLastSeq(ctx); err != nil {
 				return nil // headers are sent: end the stream, the client resumes
 			}
-			if evs, err = h.Store.ListEvents(ctx, cursor, f, eventPage); err != nil {
+			if evs, err = h.Store.EventList(ctx, cursor, f, eventPage); err != nil {
 				return nil
 			}
 		}
@@ -159,6 +170,12 @@ func (h *handlers) events(w http.ResponseWriter, r *http.Request) error {
 		idle.Reset(poll)
 		select {
 		case <-ctx.Done():
+			if err := context.Cause(ctx); errors.As(err, new(errStreamRevoked)) {
+				// EventSource reconnects by itself: the next attempt is refused.
+				h.log.Info("event stream ended", zap.Int64("user_id", c.id), zap.Error(err))
+				_, _ = fmt.Fprintf(w, ": %s\n\n", err)
+				_ = rc.Flush()
+			}
 			return nil
 		case <-closing: // the client reconnects elsewhere, or later, with Last-Event-ID
 			return nil
@@ -199,7 +216,7 @@ type Subscription struct {
 	UpdatedAt Time  `json:"updated_at"`
 }
 
-func fromSubscription(s store.Subscription) Subscription {
+func fromSubscription(s model.Subscription) Subscription {
 	return Subscription{Name: s.Name, URL: s.URL, Project: s.Filter.Project, Workflow: s.Filter.Workflow,
 		InstanceID: s.Filter.Instance, SecretSet: s.SecretSealed != "", Cursor: s.Cursor,
 		CreatedAt: timeOf(s.CreatedAt), UpdatedAt: timeOf(s.UpdatedAt)}
@@ -240,7 +257,7 @@ func (h *handlers) putSubscription(w http.ResponseWriter, r *http.Request) error
 	if req.InstanceID < 0 {
 		return badRequest("subscription %q: instance_id must be positive", name)
 	}
-	sub := store.Subscription{Name: name, URL: req.URL, SecretSealed: store.KeepSecret,
+	sub := model.Subscription{Name: name, URL: req.URL, SecretSealed: store.KeepSecret,
 		Filter: model.EventFilter{Project: req.Project, Workflow: req.Workflow, Instance: req.InstanceID}}
 	if req.Secret != nil {
 		sub.SecretSealed = ""
@@ -256,7 +273,7 @@ func (h *handlers) putSubscription(w http.ResponseWriter, r *http.Request) error
 			}
 		}
 	}
-	got, created, err := h.Store.PutSubscription(r.Context(), sub)
+	got, created, err := h.Store.SubscriptionPut(r.Context(), sub)
 	if err != nil {
 		return storeError(err)
 	}
@@ -270,7 +287,7 @@ func (h *handlers) putSubscription(w http.ResponseWriter, r *http.Request) error
 }
 
 func (h *handlers) listSubscriptions(w http.ResponseWriter, r *http.Request) error {
-	subs, err := h.Store.ListSubscriptions(r.Context())
+	subs, err := h.Store.SubscriptionList(r.Context())
 	if err != nil {
 		return err
 	}
@@ -287,7 +304,7 @@ func (h *handlers) getSubscription(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	s, err := h.Store.GetSubscription(r.Context(), name)
+	s, err := h.Store.SubscriptionGet(r.Context(), name)
 	if err != nil {
 		return storeError(err)
 	}
@@ -300,7 +317,7 @@ func (h *handlers) deleteSubscription(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	if err := h.Store.DeleteSubscription(r.Context(), name); err != nil {
+	if err := h.Store.SubscriptionDelete(r.Context(), name); err != nil {
 		return storeError(err)
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -317,13 +334,13 @@ func (h *handlers) listDeliveries(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	ds, err := h.Store.ListDeliveries(r.Context(), name, int(limit))
+	ds, err := h.Store.SubscriptionDeliveries(r.Context(), name, int(limit))
 	if err != nil {
 		return storeError(err)
 	}
 	if ds == nil {
-		ds = []store.Delivery{}
+		ds = []model.Delivery{}
 	}
-	writeJSON(w, http.StatusOK, List[store.Delivery]{Items: ds})
+	writeJSON(w, http.StatusOK, List[model.Delivery]{Items: ds})
 	return nil
 }

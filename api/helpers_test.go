@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -20,6 +22,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/internal/authtest"
+	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
 )
 
 // bundle is one API under test: a real store on a temp SQLite file behind
@@ -31,6 +34,16 @@ type bundle struct {
 	notified atomic.Int64
 	logs     *observer.ObservedLogs
 	token    string // admin's: sent on every request that names no Authorization
+	client   *http.Client
+}
+
+// from is b with its requests sent from local address ip (any of
+// 127.0.0.0/8 on Linux), as from another client machine.
+func (b *bundle) from(ip string) *bundle {
+	tr := b.srv.Client().Transport.(*http.Transport).Clone()
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	tr.DialContext = d.DialContext
+	return &bundle{t: b.t, srv: b.srv, store: b.store, logs: b.logs, token: b.token, client: &http.Client{Transport: tr}}
 }
 
 type options struct {
@@ -40,6 +53,8 @@ type options struct {
 	listen       string // Deps.Listen; "" is taken as loopback
 	allowedHosts []string
 	secrets      *secret.Box
+	mariadb      bool // the store on MariaDB (internal/mariadbtest), not SQLite
+	endRecheck   time.Duration
 }
 
 func setup(t *testing.T, o options) *bundle {
@@ -47,7 +62,11 @@ func setup(t *testing.T, o options) *bundle {
 	ctx := context.Background()
 	core, logs := observer.New(zap.DebugLevel)
 	log := zap.New(core)
-	st, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "beluga.db"), log)
+	url := "sqlite://" + filepath.Join(t.TempDir(), "beluga.db")
+	if o.mariadb {
+		url = mariadbtest.URL(t)
+	}
+	st, err := store.Open(ctx, url, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +76,8 @@ func setup(t *testing.T, o options) *bundle {
 	}
 	b := &bundle{t: t, store: st, logs: logs, token: authtest.Admin(t, st)}
 	h := NewHandler(Deps{Store: st, Notify: func() { b.notified.Add(1) }, Logs: o.logs,
-		Cluster: o.cluster, Ready: o.ready, Log: log, Listen: o.listen, AllowedHosts: o.allowedHosts, Secrets: o.secrets})
+		Cluster: o.cluster, Ready: o.ready, Log: log, Listen: o.listen, AllowedHosts: o.allowedHosts, Secrets: o.secrets,
+		EndRecheck: o.endRecheck})
 	b.srv = httptest.NewServer(h)
 	t.Cleanup(b.srv.Close)
 	return b
@@ -84,6 +104,10 @@ func (r resp) wantError(t *testing.T, status int, code string) ErrorDetail {
 	}
 	if ct := r.header.Get("Content-Type"); ct != "application/json" {
 		t.Fatalf("error Content-Type %q", ct)
+	}
+	// Every 429 says when to come back (item 22.8).
+	if ra := r.header.Get("Retry-After"); status == http.StatusTooManyRequests && (ra == "" || strings.Trim(ra, "0123456789") != "" || ra == "0") {
+		t.Fatalf("429 with Retry-After %q, want whole seconds > 0", ra)
 	}
 	var e ErrorBody
 	r.json(t, &e)
@@ -130,7 +154,11 @@ func (b *bundle) request(method, path, host, contentType string, body io.Reader,
 	if req.Header.Get("Authorization") == "" {
 		req.Header.Del("Authorization")
 	}
-	res, err := b.srv.Client().Do(req)
+	client := b.srv.Client()
+	if b.client != nil {
+		client = b.client
+	}
+	res, err := client.Do(req)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -145,7 +173,7 @@ func (b *bundle) request(method, path, host, contentType string, body io.Reader,
 // tokenOf returns a token of user name, made with role on first use.
 func (b *bundle) tokenOf(name, role string) string {
 	b.t.Helper()
-	if u, err := b.store.GetUser(context.Background(), name); err == nil {
+	if u, err := b.store.UserGet(context.Background(), name); err == nil {
 		return authtest.Token(b.t, b.store, u.ID)
 	}
 	return authtest.User(b.t, b.store, name, role)

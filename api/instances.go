@@ -28,22 +28,40 @@ const (
 
 var workflowStates = "submitted, running, ready_pause, paused, ready_stop, stopped, failed or succeeded"
 
+// projectWorkflowValid checks the project and workflow query parameters
+// of a list (empty: not filtered).
+func projectWorkflowValid(project, workflow string) error {
+	for _, c := range [...][2]string{{"project", project}, {"workflow", workflow}} {
+		if c[1] != "" && !validName(c[1]) {
+			return badRequest("query parameter %s: %q is not a valid name: %s", c[0], c[1], nameRule)
+		}
+	}
+	return nil
+}
+
+// pageParams are a list's limit (default 50, at most 1,000) and offset.
+func pageParams(r *http.Request) (limit, offset int, err error) {
+	l, err := queryInt(r, "limit", defaultInstanceLimit, 1, maxInstanceLimit)
+	if err != nil {
+		return 0, 0, err
+	}
+	o, err := queryInt(r, "offset", 0, 0, math.MaxInt32)
+	if err != nil {
+		return 0, 0, err
+	}
+	return int(l), int(o), nil
+}
+
 func (h *handlers) listInstances(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := store.InstanceFilter{Project: q.Get("project"), Workflow: q.Get("workflow"), State: model.WorkflowState(q.Get("state"))}
-	for param, v := range map[string]string{"project": f.Project, "workflow": f.Workflow} {
-		if v != "" && !validName(v) {
-			return badRequest("query parameter %s: %q is not a valid name: %s", param, v, nameRule)
-		}
+	if err := projectWorkflowValid(f.Project, f.Workflow); err != nil {
+		return err
 	}
 	if f.State != "" && !f.State.Valid() {
 		return badRequest("query parameter state: %q is not a workflow state; use %s", f.State, workflowStates)
 	}
-	limit, err := queryInt(r, "limit", defaultInstanceLimit, 1, maxInstanceLimit)
-	if err != nil {
-		return err
-	}
-	offset, err := queryInt(r, "offset", 0, 0, math.MaxInt32)
+	limit, offset, err := pageParams(r)
 	if err != nil {
 		return err
 	}
@@ -51,15 +69,34 @@ func (h *handlers) listInstances(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f.Limit, f.Offset, f.Backfill = int(limit), int(offset), backfill
+	f.Limit, f.Offset, f.Backfill = limit, offset, backfill
+	// cursor (empty for the first page) pages by keyset: from the id
+	// after the page before, nothing counted (total -1), so page 1,000
+	// costs what page 1 does.
+	if f.Keyset = q.Has("cursor"); f.Keyset {
+		if q.Has("offset") {
+			return badRequest("query parameters cursor and offset: use one (cursor pages from the next_cursor of the page before)")
+		}
+		key, err := cursorKey(q.Get("cursor"))
+		if err != nil {
+			return err
+		}
+		if f.Before, err = strconv.ParseInt(key, 10, 64); key != "" && (err != nil || f.Before <= 0) {
+			return badRequest("query parameter cursor: %q is not a next_cursor of the instance list; start again with an empty cursor", q.Get("cursor"))
+		}
+	}
 	if f.OnlyProjects, err = h.viewable(r.Context()); err != nil {
 		return err
 	}
-	items, total, err := h.Store.ListWorkflowInstances(r.Context(), f)
+	items, total, err := h.Store.InstanceList(r.Context(), f)
 	if err != nil {
 		return err
 	}
+	items, more := f.More(items)
 	out := InstanceList{Items: make([]Instance, len(items)), Total: total, Limit: f.Limit, Offset: f.Offset}
+	if more {
+		out.NextCursor = nextCursor(strconv.FormatInt(items[len(items)-1].ID, 10))
+	}
 	for i, it := range items {
 		out.Items[i] = fromInstance(it)
 	}
@@ -94,7 +131,7 @@ func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	hist, err := h.Store.History(r.Context(), id)
+	hist, err := h.Store.InstanceHistory(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -133,7 +170,7 @@ func (h *handlers) getTaskInstance(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	t, err := h.Store.GetTaskInstance(r.Context(), id)
+	t, err := h.Store.TaskGet(r.Context(), id)
 	if err != nil {
 		return storeError(err)
 	}
@@ -160,7 +197,7 @@ func (h *handlers) logRequest(r *http.Request) (id int64, t model.TaskInstance, 
 		err = &httpError{http.StatusServiceUnavailable, CodeUnavailable, "this server cannot read task logs"}
 		return
 	}
-	if t, err = h.Store.GetTaskInstance(r.Context(), id); err != nil {
+	if t, err = h.Store.TaskGet(r.Context(), id); err != nil {
 		err = storeError(err)
 		return
 	}
@@ -183,6 +220,11 @@ func (h *handlers) taskLog(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	release, err := h.holdLogRead(r, limit)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if stream != streamAll {
 		page, err := h.readLogStreams(r, t, offset, limit)
 		if err != nil {
@@ -291,6 +333,11 @@ func (h *handlers) taskLogStreams(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
+	release, err := h.holdLogRead(r, limit)
+	if err != nil {
+		return err
+	}
+	defer release()
 	page, err := h.readLogStreams(r, t, offset, limit)
 	if err != nil {
 		return err

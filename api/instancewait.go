@@ -75,26 +75,30 @@ func instanceQuery(r *http.Request) (instanceParams, error) {
 // sleeps on the store's end signal, not in a polling loop.
 func (h *handlers) waitInstance(ctx context.Context, id int64, wait time.Duration) (model.WorkflowInstance, error) {
 	if wait <= 0 {
-		return h.Store.GetWorkflowInstance(ctx, id)
+		return h.Store.InstanceGet(ctx, id)
 	}
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	for {
 		// Listen before reading: an end written in between still wakes us.
-		ended, stop := h.Store.WaitEnd(id)
-		inst, err := h.Store.GetWorkflowInstance(ctx, id)
+		ended, stop := h.Store.InstanceWaitEnd(id)
+		inst, err := h.Store.InstanceGet(ctx, id)
 		if err != nil || inst.State.Finished() {
 			stop()
 			return inst, err
 		}
-		recheck := time.NewTimer(endRecheck)
+		every := h.EndRecheck
+		if every <= 0 {
+			every = endRecheck
+		}
+		recheck := time.NewTimer(every)
 		select {
 		case <-ended:
 		case <-recheck.C:
 		case <-deadline.C:
 			stop()
 			recheck.Stop()
-			return h.Store.GetWorkflowInstance(ctx, id)
+			return h.Store.InstanceGet(ctx, id)
 		case <-ctx.Done():
 			stop()
 			recheck.Stop()

@@ -4,8 +4,16 @@ import (
 	"os"
 	"testing"
 
+	"github.com/beluga-scheduler/beluga/common/tasktype"
 	"github.com/beluga-scheduler/beluga/internal/leakcheck"
+	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
+	"github.com/beluga-scheduler/beluga/tasks/builtin"
 )
 
-// TestMain fails the package's tests when they leave goroutines running.
-func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
+// TestMain fails the package's tests when they leave goroutines running,
+// and removes the private MariaDB's data (login tests on MariaDB).
+func TestMain(m *testing.M) {
+	builtin.Register()
+	tasktype.MaybeRunChild() // sql tasks re-execute this binary
+	os.Exit(leakcheck.Run(m, mariadbtest.Cleanup))
+}

@@ -207,7 +207,7 @@ func TestHostCheck(t *testing.T) {
 			for _, r := range []resp{
 				b.req("GET", "/api/v1/projects", host, "", ""),
 				b.req("GET", "/", host, "", ""),
-				b.req("GET", "/ui/assets/app.js", host, "", ""),
+				b.req("GET", "/ui/favicon.svg", host, "", ""),
 				b.req("POST", "/api/v1/projects", host, "application/json", `{"name":"rebound"}`),
 			} {
 				e := r.wantError(t, http.StatusForbidden, CodeForbidden)
@@ -253,7 +253,7 @@ func TestNoSniff(t *testing.T) {
 	inst := b.mustRun("p", "")
 	task := &model.TaskInstance{WorkflowInstanceID: inst.ID, Name: "extract", Type: "shell", State: model.TaskRunning,
 		Attempt: 1, Host: "w1:1234", LogPath: "/logs/1.log"}
-	if err := b.store.InsertTaskInstances(context.Background(), []*model.TaskInstance{task}); err != nil {
+	if err := b.store.TaskInsert(context.Background(), []*model.TaskInstance{task}); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range []resp{
@@ -262,7 +262,7 @@ func TestNoSniff(t *testing.T) {
 		b.get("/api/v1/openapi.yaml").want(t, http.StatusOK),
 		b.get("/healthz").want(t, http.StatusOK),
 		b.get("/").want(t, http.StatusOK),
-		b.get("/ui/assets/app.js").want(t, http.StatusOK),
+		b.get("/ui/favicon.svg").want(t, http.StatusOK),
 		b.get("/nope").want(t, http.StatusNotFound),
 		b.do("POST", "/api/v1/projects", "text/plain", strings.NewReader(`{"name":"x"}`)).want(t, http.StatusUnsupportedMediaType),
 		b.req("GET", "/api/v1/projects", "evil.example", "", "").want(t, http.StatusForbidden),

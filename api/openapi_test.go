@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/beluga-scheduler/beluga/common/tasktype"
 )
 
 // TestOpenAPIMatchesRoutes fails when a route is missing from openapi.yaml
@@ -114,6 +116,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"Workflow": Workflow{}, "RunRequest": RunRequest{}, "Instance": Instance{}, "InstanceDetail": InstanceDetail{},
 		"HistoryEntry": HistoryEntry{}, "ActionAccepted": ActionAccepted{}, "CreateTaskGroupRequest": CreateTaskGroupRequest{},
 		"ResizeTaskGroupRequest": ResizeTaskGroupRequest{}, "TaskGroup": TaskGroup{}, "InstanceList": InstanceList{},
+		"TaskInstanceList": TaskInstanceList{}, "ListedTask": ListedTask{},
 		"TaskInstance": TaskInstance{}, "Output": Output{}, "ScheduleRequest": ScheduleRequest{}, "Schedule": Schedule{}, "Health": Health{},
 		"BackfillRequest": BackfillRequest{}, "Backfill": Backfill{}, "BackfillProgress": BackfillProgress{},
 		"BackfillActionRequest": ActionRequest{}, "InstanceActionRequest": ActionRequest{}, "TaskActionRequest": ActionRequest{},
@@ -121,7 +124,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"LoginRequest": LoginRequest{}, "LoginResponse": LoginResponse{}, "Me": Me{}, "PasswordChange": PasswordChange{},
 		"TokenRequest": TokenRequest{}, "Token": Token{}, "NewToken": NewToken{}, "User": User{},
 		"CreateUserRequest": CreateUserRequest{}, "UpdateUserRequest": UpdateUserRequest{}, "Grant": Grant{},
-		"GrantRequest": GrantRequest{}, "AuditEntry": AuditEntry{},
+		"GrantRequest": GrantRequest{}, "AuditEntry": AuditEntry{}, "SettingValue": SettingValue{}, "SettingRequest": SettingRequest{},
+		"TaskType": TaskType{}, "TaskTypeField": tasktype.Field{},
 	} {
 		s, ok := doc.Components.Schemas[name]
 		if !ok {

@@ -35,7 +35,7 @@ func seedFanout(t *testing.T, b *bundle, p string, n, done int, join bool) Insta
 	b.putSpec(p, "fan", "application/yaml", spec.String()).want(t, http.StatusCreated)
 	var inst Instance
 	b.send("POST", "/api/v1/projects/"+p+"/workflows/fan/runs", "").want(t, http.StatusCreated).json(t, &inst)
-	if _, err := b.store.ClaimCommands(ctx, "master-1:5678", 1, 1); err != nil {
+	if _, err := b.store.InstanceClaimCommands(ctx, "master-1:5678", 1, 1); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()
@@ -47,7 +47,7 @@ func seedFanout(t *testing.T, b *bundle, p string, n, done int, join bool) Insta
 			tasks[i].State, tasks[i].StartTime, tasks[i].EndTime = model.TaskSucceeded, &now, &now
 		}
 	}
-	if err := b.store.InsertTaskInstances(ctx, tasks); err != nil {
+	if err := b.store.TaskInsert(ctx, tasks); err != nil {
 		t.Fatal(err)
 	}
 	return inst

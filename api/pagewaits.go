@@ -13,7 +13,7 @@ import (
 
 // pageWaits derives the waits of page (a page of inst's tasks, from
 // store.InstanceTasks) and the instance's pending tasks. A queued task's
-// rank is counted in the database (store.QueueRanks), so a page of a
+// rank is counted in the database (store.InstanceQueueRanks), so a page of a
 // fan-out of 100,000 reads its own rows and a few counts, not the 90,000
 // queued rows the waits of every task were derived from. withPending
 // false leaves the pending tasks out.
@@ -28,11 +28,11 @@ func (h *handlers) pageWaits(ctx context.Context, inst model.WorkflowInstance, p
 		f.wf, g, handles = d.wf, runGraph(d.graph, inst), d.handles
 	}
 	var err error
-	if f.ranks, err = h.Store.QueueRanks(ctx, inst.ID, page); err != nil {
+	if f.ranks, err = h.Store.InstanceQueueRanks(ctx, inst.ID, page); err != nil {
 		return nil, nil, err
 	}
 	if len(f.ranks) > 0 {
-		if f.ahead, err = h.Store.QueuedAhead(ctx, inst.ID, int(inst.Priority)); err != nil {
+		if f.ahead, err = h.Store.TaskQueuedAhead(ctx, inst.ID, int(inst.Priority)); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -42,7 +42,7 @@ func (h *handlers) pageWaits(ctx context.Context, inst model.WorkflowInstance, p
 			delayed[t.Name] = t.Attempt
 		}
 	}
-	if f.prevEnd, err = h.Store.PreviousEnds(ctx, inst.ID, delayed); err != nil {
+	if f.prevEnd, err = h.Store.InstancePreviousEnds(ctx, inst.ID, delayed); err != nil {
 		return nil, nil, err
 	}
 	var pend []PendingTask
@@ -123,7 +123,7 @@ func (h *handlers) pendingTasks(ctx context.Context, inst model.WorkflowInstance
 	if len(inst.StartNodes) == 0 {
 		// A run of the whole graph has rows of its tasks only: as many
 		// latest attempts as tasks means each has one.
-		n, err := h.Store.LatestRows(ctx, inst.ID)
+		n, err := h.Store.InstanceLatestRows(ctx, inst.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -131,7 +131,7 @@ func (h *handlers) pendingTasks(ctx context.Context, inst model.WorkflowInstance
 			return nil, nil
 		}
 	}
-	u, err := h.Store.UnsettledNames(ctx, inst.ID)
+	u, err := h.Store.InstanceUnsettled(ctx, inst.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +151,7 @@ func (h *handlers) pendingTasks(ctx context.Context, inst model.WorkflowInstance
 			latest[n] = store.AttemptState{Name: n, State: model.TaskSucceeded}
 		}
 	} else {
-		all, err := h.Store.ListTaskInstances(ctx, inst.ID)
+		all, err := h.Store.TaskList(ctx, inst.ID)
 		if err != nil {
 			return nil, err
 		}

@@ -24,7 +24,11 @@ func (h *handlers) createProject(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("project tenant %q is not valid: %s", req.Tenant, spec.TenantRule)
 	}
 	c := callerOf(r.Context())
-	p, err := h.Store.CreateProjectOwned(r.Context(), req.Name, req.Description, req.Tenant, c.id, c.name)
+	if req.Tenant != "" && !c.admin() {
+		// Its tasks would run as that OS user (docs/security.md, tenants).
+		return forbidden("only an admin sets a project's tenant (tenant %q)", req.Tenant)
+	}
+	p, err := h.Store.ProjectCreateOwned(r.Context(), req.Name, req.Description, req.Tenant, c.id, c.name)
 	if err != nil {
 		return storeError(err)
 	}
@@ -34,7 +38,7 @@ func (h *handlers) createProject(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handlers) listProjects(w http.ResponseWriter, r *http.Request) error {
-	ps, err := h.Store.ListProjects(r.Context())
+	ps, err := h.Store.ProjectList(r.Context())
 	if err != nil {
 		return err
 	}
@@ -55,7 +59,7 @@ func (h *handlers) getProject(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := h.Store.GetProject(r.Context(), name)
+	p, err := h.Store.ProjectGet(r.Context(), name)
 	if err != nil {
 		return storeError(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -69,21 +71,72 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+	// Every 429 says when to try again: the login limiter sets its own
+	// wait; a quota frees when another request of the caller's ends, so a
+	// second is the guess that neither hammers nor stalls.
+	if status == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", quotaRetryAfter)
+	}
 	writeJSON(w, status, ErrorBody{Error: ErrorDetail{Code: code, Message: msg, RequestID: requestID(r.Context())}})
 }
 
-// fail answers err: an *httpError as it says, anything else as a 500 whose
-// cause is logged here (once) and not shown to the caller.
+// fail answers err: an *httpError as it says; the database out of reach
+// as a 503 with Retry-After; anything else as a 500. The cause of the
+// last two is logged here (once) and not shown to the caller: driver text
+// names internal addresses.
 func (h *handlers) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var he *httpError
 	if errors.As(err, &he) {
 		writeError(w, r, he.status, he.code, he.msg)
 		return
 	}
+	if store.Unavailable(err) {
+		h.outage.note(h.log, r, err)
+		w.Header().Set("Retry-After", strconv.Itoa(int(dbRetryAfter/time.Second)))
+		writeError(w, r, http.StatusServiceUnavailable, CodeUnavailable,
+			fmt.Sprintf("temporarily unavailable: the database cannot be reached; retry in %d s (request id %s)",
+				int(dbRetryAfter/time.Second), requestID(r.Context())))
+		return
+	}
 	h.log.Error("request failed", zap.String("request_id", requestID(r.Context())),
 		zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
 	writeError(w, r, http.StatusInternalServerError, CodeInternal,
 		"internal error; the server log has the details under request id "+requestID(r.Context()))
+}
+
+// quotaRetryAfter is the Retry-After of a quota's 429, in seconds.
+const quotaRetryAfter = "1"
+
+// dbRetryAfter is what a 503 for an unreachable database asks clients to
+// wait: database/sql dials again on the next request, so recovery needs
+// no more than the database being back.
+const dbRetryAfter = 5 * time.Second
+
+// outageLog logs an unreachable database at most once per outageEvery with
+// the driver's error, and how many requests it failed since, rather than
+// once per request during an outage.
+type outageLog struct {
+	mu     sync.Mutex
+	last   time.Time
+	missed int
+}
+
+const outageEvery = 10 * time.Second
+
+func (o *outageLog) note(log *zap.Logger, r *http.Request, err error) {
+	o.mu.Lock()
+	now := time.Now()
+	if !o.last.IsZero() && now.Sub(o.last) < outageEvery {
+		o.missed++
+		o.mu.Unlock()
+		return
+	}
+	missed := o.missed
+	o.last, o.missed = now, 0
+	o.mu.Unlock()
+	log.Warn("database unreachable: answering 503", zap.String("request_id", requestID(r.Context())),
+		zap.String("method", r.Method), zap.String("path", r.URL.Path),
+		zap.Int("also_failed_since_last_line", missed), zap.Error(err))
 }
 
 // readBody reads the whole (already size-limited) body.

@@ -47,6 +47,11 @@ func (h *handlers) putSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if sc.Enabled {
+		if err := h.codeGateStored(r, project, name, 0); err != nil {
+			return err
+		}
+	}
 	if bad, err := h.unknownAlertChannels(r.Context(), sc.Alerts); err != nil || len(bad) > 0 {
 		if err != nil {
 			return err
@@ -62,7 +67,7 @@ func (h *handlers) putSchedule(w http.ResponseWriter, r *http.Request) error {
 		// A replaced schedule must not plan a time it already fired (a
 		// master whose clock runs ahead of ours may have fired "now"): the
 		// run exists and the fire would be refused over and over.
-		old, err := h.Store.GetSchedule(r.Context(), project, name)
+		old, err := h.Store.ScheduleGet(r.Context(), project, name)
 		switch {
 		case err == nil && old.LastFireTime != nil && !old.LastFireTime.Before(from):
 			from = old.LastFireTime.Add(time.Nanosecond)
@@ -73,7 +78,7 @@ func (h *handlers) putSchedule(w http.ResponseWriter, r *http.Request) error {
 			sc.NextFireTime = &t
 		}
 	}
-	out, created, err := h.Store.PutSchedule(r.Context(), sc, req.Version)
+	out, created, err := h.Store.SchedulePut(r.Context(), sc, req.Version)
 	if err != nil {
 		return storeError(err)
 	}
@@ -210,7 +215,7 @@ func (h *handlers) getSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sc, err := h.Store.GetSchedule(r.Context(), project, name)
+	sc, err := h.Store.ScheduleGet(r.Context(), project, name)
 	if err != nil {
 		return storeError(err)
 	}
@@ -223,7 +228,7 @@ func (h *handlers) deleteSchedule(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if err := h.Store.DeleteSchedule(r.Context(), project, name); err != nil {
+	if err := h.Store.ScheduleDelete(r.Context(), project, name); err != nil {
 		return storeError(err)
 	}
 	if h.Notify != nil {
@@ -238,11 +243,34 @@ func (h *handlers) listSchedules(w http.ResponseWriter, r *http.Request) error {
 	if project != "" && !validName(project) {
 		return badRequest("query parameter project: %q is not a valid name: %s", project, nameRule)
 	}
-	scs, err := h.Store.ListSchedules(r.Context(), project)
+	pg, err := pageQuery(r)
+	if err != nil {
+		return err
+	}
+	var scs []model.Schedule
+	var more bool
+	if pg.paged {
+		// By project and workflow name from the cursor's: one page read
+		// from the index, however many schedules exist.
+		var after store.ScheduleName
+		if pg.After != "" {
+			var ok bool
+			if after.Project, after.Workflow, ok = strings.Cut(pg.After, "/"); !ok {
+				return badRequest("query parameter cursor: not a next_cursor of the schedule list; start again without it")
+			}
+		}
+		scs, more, err = h.Store.SchedulePage(r.Context(), project, after, pg.Prefix, pg.Limit)
+	} else {
+		scs, err = h.Store.ScheduleList(r.Context(), project)
+	}
 	if err != nil {
 		return err
 	}
 	out := List[Schedule]{Items: make([]Schedule, 0, len(scs))}
+	if more {
+		last := scs[len(scs)-1]
+		out.NextCursor = nextCursor(last.Project, last.Workflow)
+	}
 	for _, sc := range scs {
 		if ok, err := h.canView(r.Context(), sc.ProjectID); err != nil {
 			return err

@@ -158,13 +158,13 @@ func TestScheduleUpcomingFromNextFire(t *testing.T) {
 	b := setup(t, options{})
 	b.mustWorkflow("p")
 	b.send("PUT", schedPath, `{"cron":"0 * * * *"}`).want(t, http.StatusCreated)
-	sc, err := b.store.GetSchedule(ctx, "p", "nightly_etl")
+	sc, err := b.store.ScheduleGet(ctx, "p", "nightly_etl")
 	if err != nil {
 		t.Fatal(err)
 	}
 	behind := time.Date(2020, 1, 1, 5, 0, 0, 0, time.UTC) // a master that fell behind
 	sc.NextFireTime = &behind
-	if _, _, err := b.store.PutSchedule(ctx, sc, nil); err != nil {
+	if _, _, err := b.store.SchedulePut(ctx, sc, nil); err != nil {
 		t.Fatal(err)
 	}
 	var got Schedule
@@ -278,13 +278,13 @@ func TestScheduledRun(t *testing.T) {
 	b.mustWorkflow("p")
 	body := `{"cron":"0 2 * * *","timezone":"Asia/Shanghai","priority":"low","params":{"bizdate":"x"}}`
 	b.send("PUT", schedPath, body).want(t, http.StatusCreated)
-	sc, err := b.store.GetSchedule(ctx, "p", "nightly_etl")
+	sc, err := b.store.ScheduleGet(ctx, "p", "nightly_etl")
 	if err != nil {
 		t.Fatal(err)
 	}
 	fired := *sc.NextFireTime // up to a day ahead
 	next := fired.Add(24 * time.Hour)
-	insts, err := b.store.FireSchedule(ctx, sc, store.Firing{Times: []time.Time{fired}, Next: &next})
+	insts, err := b.store.ScheduleFireOne(ctx, sc, store.Firing{Times: []time.Time{fired}, Next: &next})
 	if err != nil || len(insts) != 1 {
 		t.Fatalf("fire: %v %v", insts, err)
 	}

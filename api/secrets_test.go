@@ -180,7 +180,7 @@ func TestSecretSpecReadAndAppliedBack(t *testing.T) {
 	if res.Created || res.Version != 1 || res.SpecHash != wf.SpecHash {
 		t.Fatalf("the masked spec applied back: %+v (read version %d hash %s)", res, wf.Version, wf.SpecHash)
 	}
-	def, err := b.store.GetWorkflow(context.Background(), "p", "nightly_etl", 0)
+	def, err := b.store.WorkflowGet(context.Background(), "p", "nightly_etl", 0)
 	if err != nil || strings.Contains(string(def.SpecJSON), `"***"`) {
 		t.Fatalf("stored spec holds the mask: %s %v", def.SpecJSON, err)
 	}

@@ -59,7 +59,7 @@ func TestTaskGroups(t *testing.T) {
 		{WorkflowInstanceID: inst.ID, Name: "extract", Type: "shell", State: model.TaskRunning, Attempt: 1, TaskGroup: "warehouse"},
 		{WorkflowInstanceID: inst.ID, Name: "load", Type: "shell", State: model.TaskSubmitted, Attempt: 1, TaskGroup: "warehouse"},
 	}
-	if err := b.store.InsertTaskInstances(ctx, tasks); err != nil {
+	if err := b.store.TaskInsert(ctx, tasks); err != nil {
 		t.Fatal(err)
 	}
 	var list List[TaskGroup]
@@ -111,7 +111,7 @@ func TestTaskGroups(t *testing.T) {
 	if !strings.Contains(e.Message, "1 task(s) dispatched or running") {
 		t.Fatalf("message %q", e.Message)
 	}
-	if ok, err := b.store.SetTaskStates(ctx, []int64{tasks[0].ID}, []model.TaskState{model.TaskRunning}, model.TaskSucceeded); err != nil || len(ok) != 1 {
+	if ok, err := b.store.TaskSetStates(ctx, []int64{tasks[0].ID}, []model.TaskState{model.TaskRunning}, model.TaskSucceeded); err != nil || len(ok) != 1 {
 		t.Fatalf("finish task: %v %v", ok, err)
 	}
 	r = b.do("DELETE", "/api/v1/task-groups/warehouse", "", nil).want(t, http.StatusNoContent)

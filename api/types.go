@@ -8,7 +8,6 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/secret"
-	"github.com/beluga-scheduler/beluga/common/store"
 )
 
 // The wire types of the REST API. Handlers translate model values into these
@@ -88,11 +87,29 @@ const (
 // Health is the body of GET /healthz when ready.
 type Health struct {
 	Status string `json:"status"`
+	// Tasks says how this server's own worker keeps tasks from it
+	// (standalone; absent on an API server, which runs no task).
+	Tasks *TaskIsolation `json:"tasks,omitempty"`
+}
+
+// TaskIsolation is how tasks are kept from the server (docs/security.md).
+type TaskIsolation struct {
+	TaskUser string `json:"task_user,omitempty"` // tasks without a tenant run as it; "": the server's own user
+	Sandbox  bool   `json:"sandbox"`             // each task in a namespace hiding the data dir and the server's process
+	Warning  string `json:"warning,omitempty"`   // what a task can reach when isolation is short
+	// RunsAsServer: the server is not root, so tasks run as its own OS user
+	// with no sandbox; UsersCode then says whether non-admins' shell and
+	// python tasks are refused (setting tasks.allow_unsandboxed_code).
+	RunsAsServer bool   `json:"runs_as_server,omitempty"`
+	UsersCode    string `json:"users_code,omitempty"`
 }
 
 // List wraps a collection.
 type List[T any] struct {
 	Items []T `json:"items"`
+	// NextCursor, on a paged list (limit, cursor or prefix asked), is the
+	// cursor of the next page; none when this page is the last.
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // CreateProjectRequest is the body of POST /api/v1/projects.
@@ -242,7 +259,7 @@ type HistoryEntry struct {
 	Detail         string `json:"detail"`
 }
 
-func fromHistory(e store.HistoryEntry) HistoryEntry {
+func fromHistory(e model.HistoryEntry) HistoryEntry {
 	return HistoryEntry{Action: string(e.Action), By: e.By, At: timeOf(e.At), Detail: e.Detail,
 		TaskInstanceID: optionalID(e.TaskInstanceID)}
 }
@@ -265,7 +282,7 @@ type ActionAccepted struct {
 	State          string `json:"state"`
 }
 
-func fromActionResult(r store.ActionResult) ActionAccepted {
+func fromActionResult(r model.ActionResult) ActionAccepted {
 	return ActionAccepted{CommandID: r.CommandID, InstanceID: r.InstanceID, Action: string(r.Action), State: string(r.State),
 		TaskInstanceID: optionalID(r.TaskInstanceID)}
 }
@@ -275,37 +292,47 @@ type CreateTaskGroupRequest struct {
 	Name        string `json:"name"`
 	Capacity    int    `json:"capacity"`
 	Description string `json:"description,omitempty"`
+	// Projects are the projects whose workflows may use the group.
+	Projects []string `json:"projects,omitempty"`
 }
 
-// ResizeTaskGroupRequest is the body of PATCH /api/v1/task-groups/{name}.
+// ResizeTaskGroupRequest is the body of PATCH /api/v1/task-groups/{name}:
+// a new capacity, the projects it is granted to, or both.
 type ResizeTaskGroupRequest struct {
-	Capacity *int `json:"capacity"`
+	Capacity *int      `json:"capacity"`
+	Projects *[]string `json:"projects,omitempty"` // replaces the granted projects
 }
 
 // TaskGroup is a named concurrency limit shared across workflows and
 // projects. InUse counts its tasks now dispatched or running; it may exceed
 // Capacity after the group was made smaller.
 type TaskGroup struct {
-	ID          int64  `json:"id"`
-	Name        string `json:"name"`
-	Capacity    int    `json:"capacity"`
-	InUse       int    `json:"in_use"`
-	Description string `json:"description"`
-	CreatedAt   Time   `json:"created_at"`
+	ID          int64    `json:"id"`
+	Name        string   `json:"name"`
+	Capacity    int      `json:"capacity"`
+	InUse       int      `json:"in_use"`
+	Description string   `json:"description"`
+	Projects    []string `json:"projects"` // granted to; none: admins' workflows only
+	CreatedAt   Time     `json:"created_at"`
 }
 
-func fromTaskGroup(g store.TaskGroup) TaskGroup {
+func fromTaskGroup(g model.TaskGroup, projects []string) TaskGroup {
+	if projects == nil {
+		projects = []string{}
+	}
 	return TaskGroup{ID: g.ID, Name: g.Name, Capacity: g.Capacity, InUse: g.InUse,
-		Description: g.Description, CreatedAt: timeOf(g.CreatedAt)}
+		Description: g.Description, Projects: projects, CreatedAt: timeOf(g.CreatedAt)}
 }
 
 // InstanceList is one page of instances, newest first; Total counts every
-// instance the filter matches.
+// instance the filter matches (-1 on a page asked for by cursor, which
+// counts nothing); NextCursor, on such a page, is the cursor of the next.
 type InstanceList struct {
-	Items  []Instance `json:"items"`
-	Total  int64      `json:"total"`
-	Limit  int        `json:"limit"`
-	Offset int        `json:"offset"`
+	Items      []Instance `json:"items"`
+	Total      int64      `json:"total"`
+	Limit      int        `json:"limit"`
+	Offset     int        `json:"offset"`
+	NextCursor string     `json:"next_cursor,omitempty"`
 }
 
 // TaskInstance is one attempt of one task.

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -25,12 +26,13 @@ func TestUIMounted(t *testing.T) {
 	if r.header.Get("X-Request-Id") == "" {
 		t.Fatal("GET /: the UI does not run through the API middleware")
 	}
-	if !strings.Contains(string(r.body), "/ui/assets/app.js") {
+	app := regexp.MustCompile(`/ui/assets/app-[^"]+\.js`).FindString(string(r.body))
+	if app == "" {
 		t.Fatalf("GET /: %s", r.body)
 	}
-	r = b.get("/ui/assets/app.js")
+	r = b.get(app)
 	if r.status != http.StatusOK || r.header.Get("Content-Type") != "text/javascript; charset=utf-8" {
-		t.Fatalf("GET /ui/assets/app.js: %d %q", r.status, r.header.Get("Content-Type"))
+		t.Fatalf("GET %s: %d %q", app, r.status, r.header.Get("Content-Type"))
 	}
 
 	e := b.get("/api/v1/nope").wantError(t, http.StatusNotFound, CodeNotFound)

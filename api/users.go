@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
@@ -39,8 +40,11 @@ func HashPassword(pw string) (string, error) {
 }
 
 // dummyHash is checked against when the user does not exist, so a login
-// takes as long for an unknown name as for a wrong password.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("no such user, no such password"), bcrypt.DefaultCost)
+// takes as long for an unknown name as for a wrong password. It is a
+// constant (a hash of a phrase at bcrypt.DefaultCost, the cost
+// HashPassword uses): computing it at package init cost every beluga
+// process, the CLI included, ~57 ms of CPU at start.
+var dummyHash = []byte("$2a$10$k5ZG7UkfQHpPrsIubi.lNe0xJ5vMFPQY0dfEfj4oXybJlv0vXBE3u")
 
 func checkPassword(pw string) error {
 	if len(pw) < minPassword || len(pw) > maxPassword {
@@ -50,7 +54,7 @@ func checkPassword(pw string) error {
 }
 
 func checkRole(role string) error {
-	if role != store.RoleAdmin && role != store.RoleUser {
+	if role != model.RoleAdmin && role != model.RoleUser {
 		return badRequest("role %q is not valid; use admin or user", role)
 	}
 	return nil
@@ -60,9 +64,9 @@ func checkRole(role string) error {
 func newSecret() string { return "blg_" + rand.Text() }
 
 // issue makes a token of kind for u and returns its secret.
-func (h *handlers) issue(ctx context.Context, u store.User, kind, name string, expires time.Time) (string, store.Token, error) {
+func (h *handlers) issue(ctx context.Context, u model.User, kind, name string, expires time.Time) (string, model.Token, error) {
 	secret := newSecret()
-	t, err := h.Store.CreateToken(ctx, store.Token{UserID: u.ID, Kind: kind, Name: name, Hash: HashToken(secret), ExpiresAt: expires})
+	t, err := h.Store.TokenCreate(ctx, model.Token{UserID: u.ID, Kind: kind, Name: name, Hash: HashToken(secret), ExpiresAt: expires})
 	return secret, t, err
 }
 
@@ -84,14 +88,34 @@ func (h *handlers) doLogin(w http.ResponseWriter, r *http.Request, req LoginRequ
 	if req.Username == "" || req.Password == "" {
 		return badRequest("username and password are required")
 	}
+	var personal time.Time
+	if req.PersonalToken != nil {
+		var err error
+		if personal, err = tokenTerms(*req.PersonalToken, time.Now()); err != nil {
+			return err
+		}
+	}
 	addr := clientAddr(r)
-	if wait := h.limits.check(req.Username, addr); wait > 0 {
+	name := store.NormalUserName(req.Username) // one key however it is spelt
+	wait, slow := h.limits.check(name, addr)
+	if wait > 0 {
 		secs := int(math.Ceil(wait.Seconds()))
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		return &httpError{http.StatusTooManyRequests, CodeTooManyRequests,
-			fmt.Sprintf("too many failed logins for %q or from %s; try again in %d s", req.Username, addr, secs)}
+			fmt.Sprintf("too many failed logins for %q from %s; try again in %d s", name, addr, secs)}
 	}
-	u, err := h.Store.GetUser(r.Context(), req.Username)
+	if slow > 0 {
+		// The name is being guessed from many places: every login for it
+		// is slowed, none refused.
+		t := time.NewTimer(slow)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return r.Context().Err()
+		}
+	}
+	u, err := h.Store.UserGet(r.Context(), name)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
@@ -99,13 +123,29 @@ func (h *handlers) doLogin(w http.ResponseWriter, r *http.Request, req LoginRequ
 	if err == nil {
 		hash = []byte(u.PasswordHash)
 	}
-	if bcrypt.CompareHashAndPassword(hash, []byte(req.Password)) != nil || err != nil || u.Disabled {
-		h.limits.fail(req.Username, addr)
+	var wrong error
+	if !h.limits.compare(r.Context(), func() { wrong = bcrypt.CompareHashAndPassword(hash, []byte(req.Password)) }) {
+		w.Header().Set("Retry-After", "1")
+		return &httpError{http.StatusTooManyRequests, CodeTooManyRequests,
+			fmt.Sprintf("too many logins being checked at once (at most %d); try again in 1 s", loginCompares)}
+	}
+	if wrong != nil || err != nil || u.Disabled {
+		h.limits.fail(name, addr)
 		return unauthorized("wrong username or password, or the user is disabled")
 	}
-	h.limits.succeed(req.Username)
+	h.limits.succeed(name, addr)
+	if req.PersonalToken != nil {
+		// The password itself vouches for a token of any term: no session,
+		// no cookie.
+		secret, t, err := h.issue(r.Context(), u, model.TokenPersonal, req.PersonalToken.Name, personal)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, LoginResponse{Token: secret, ExpiresAt: Time{t.ExpiresAt}, TokenID: t.ID})
+		return nil
+	}
 	expires := time.Now().Add(SessionTTL).UTC().Truncate(time.Second)
-	secret, _, err := h.issue(r.Context(), u, store.TokenSession, "login", expires)
+	secret, _, err := h.issue(r.Context(), u, model.TokenSession, "login", expires)
 	if err != nil {
 		return err
 	}
@@ -119,8 +159,8 @@ func (h *handlers) logout(w http.ResponseWriter, r *http.Request) error {
 	c := callerOf(r.Context())
 	// A personal access token is revoked by DELETE /tokens/{id}, not by
 	// a logout that happens to carry it.
-	if c.kind == store.TokenSession {
-		if err := h.Store.DeleteTokenByHash(r.Context(), HashToken(credential(r))); err != nil {
+	if c.kind == model.TokenSession {
+		if err := h.Store.TokenDeleteByHash(r.Context(), HashToken(credential(r))); err != nil {
 			return err
 		}
 	}
@@ -146,14 +186,14 @@ func (h *handlers) changeOwnPassword(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	u, err := h.Store.GetUser(r.Context(), c.name)
+	u, err := h.Store.UserGet(r.Context(), c.name)
 	if err != nil {
 		return storeError(err)
 	}
 	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(req.Current)) != nil {
 		return forbidden("the current password is wrong")
 	}
-	if _, _, err := h.Store.UpdateUser(r.Context(), c.name, ch); err != nil {
+	if _, _, err := h.Store.UserUpdate(r.Context(), c.name, ch); err != nil {
 		return storeError(err)
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -162,8 +202,8 @@ func (h *handlers) changeOwnPassword(w http.ResponseWriter, r *http.Request) err
 
 // userChange checks a change of role, password or state and hashes the
 // password: the one path of an admin's edit and a user's own password.
-func userChange(role, password *string, disabled *bool) (store.UserChange, error) {
-	ch := store.UserChange{Role: role, Disabled: disabled}
+func userChange(role, password *string, disabled *bool) (model.UserChange, error) {
+	ch := model.UserChange{Role: role, Disabled: disabled}
 	if role != nil {
 		if err := checkRole(*role); err != nil {
 			return ch, err
@@ -182,12 +222,38 @@ func userChange(role, password *string, disabled *bool) (store.UserChange, error
 	return ch, nil
 }
 
-func fromToken(t store.Token) Token {
+func fromToken(t model.Token) Token {
 	out := Token{ID: t.ID, Name: t.Name, ExpiresAt: Time{t.ExpiresAt}, CreatedAt: Time{t.CreatedAt}}
 	if t.LastUsedAt != nil {
 		out.LastUsedAt = &Time{*t.LastUsedAt}
 	}
 	return out
+}
+
+// tokenTerms checks a personal token's name and works out its expiry.
+func tokenTerms(req TokenRequest, now time.Time) (time.Time, error) {
+	if strings.TrimSpace(req.Name) == "" || len(req.Name) > 128 || !validBy(req.Name) {
+		return time.Time{}, badRequest("a token needs a name: printable text of at most 128 characters")
+	}
+	var expires time.Time
+	switch {
+	case req.ExpiresAt != nil && req.ExpiresIn != "":
+		return time.Time{}, badRequest("give expires_at or expires_in, not both")
+	case req.ExpiresAt != nil:
+		expires = req.ExpiresAt.Time
+	case req.ExpiresIn != "":
+		d, err := time.ParseDuration(req.ExpiresIn)
+		if err != nil {
+			return time.Time{}, badRequest("expires_in %q is not a duration such as 720h", req.ExpiresIn)
+		}
+		expires = now.Add(d)
+	default:
+		return time.Time{}, badRequest("a token needs an expiry: expires_at (RFC 3339) or expires_in (such as 720h)")
+	}
+	if !expires.After(now) || expires.Sub(now) > maxTokenTTL {
+		return time.Time{}, badRequest("a token must expire in the future and within %d days", int(maxTokenTTL.Hours()/24))
+	}
+	return expires, nil
 }
 
 func (h *handlers) createToken(w http.ResponseWriter, r *http.Request) error {
@@ -196,33 +262,23 @@ func (h *handlers) createToken(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &req, false); err != nil {
 		return err
 	}
-	if strings.TrimSpace(req.Name) == "" || len(req.Name) > 128 || !validBy(req.Name) {
-		return badRequest("a token needs a name: printable text of at most 128 characters")
+	expires, err := tokenTerms(req, time.Now())
+	if err != nil {
+		return err
 	}
-	now := time.Now()
-	var expires time.Time
-	switch {
-	case req.ExpiresAt != nil && req.ExpiresIn != "":
-		return badRequest("give expires_at or expires_in, not both")
-	case req.ExpiresAt != nil:
-		expires = req.ExpiresAt.Time
-	case req.ExpiresIn != "":
-		d, err := time.ParseDuration(req.ExpiresIn)
-		if err != nil {
-			return badRequest("expires_in %q is not a duration such as 720h", req.ExpiresIn)
-		}
-		expires = now.Add(d)
-	default:
-		return badRequest("a token needs an expiry: expires_at (RFC 3339) or expires_in (such as 720h)")
+	// A token must not outlive the one that made it: else a stolen session
+	// (12 h) would buy a year's access that survives the session's end. A
+	// longer one is asked for with the password (POST /login with
+	// personal_token), as beluga login does.
+	if !c.expires.IsZero() && expires.After(c.expires) {
+		return badRequest("a token cannot outlive the token that makes it: this request's %s token expires at %s; "+
+			"ask for an expiry no later than that, or log in with personal_token for a longer one", c.kind, c.expires.UTC().Format(time.RFC3339))
 	}
-	if !expires.After(now) || expires.Sub(now) > maxTokenTTL {
-		return badRequest("a token must expire in the future and within %d days", int(maxTokenTTL.Hours()/24))
-	}
-	u, err := h.Store.GetUser(r.Context(), c.name)
+	u, err := h.Store.UserGet(r.Context(), c.name)
 	if err != nil {
 		return storeError(err)
 	}
-	secret, t, err := h.issue(r.Context(), u, store.TokenPersonal, req.Name, expires)
+	secret, t, err := h.issue(r.Context(), u, model.TokenPersonal, req.Name, expires)
 	if err != nil {
 		return err
 	}
@@ -231,7 +287,7 @@ func (h *handlers) createToken(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handlers) listTokens(w http.ResponseWriter, r *http.Request) error {
-	ts, err := h.Store.ListTokens(r.Context(), callerOf(r.Context()).id, store.TokenPersonal)
+	ts, err := h.Store.TokenList(r.Context(), callerOf(r.Context()).id, model.TokenPersonal)
 	if err != nil {
 		return err
 	}
@@ -248,14 +304,14 @@ func (h *handlers) deleteToken(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Store.DeleteToken(r.Context(), callerOf(r.Context()).id, id); err != nil {
+	if err := h.Store.TokenDelete(r.Context(), callerOf(r.Context()).id, id); err != nil {
 		return storeError(err)
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-func fromUser(u store.User) User {
+func fromUser(u model.User) User {
 	return User{Name: u.Name, Role: u.Role, Disabled: u.Disabled, CreatedAt: Time{u.CreatedAt}, UpdatedAt: Time{u.UpdatedAt}}
 }
 
@@ -264,11 +320,12 @@ func (h *handlers) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &req, false); err != nil {
 		return err
 	}
+	req.Name = store.NormalUserName(req.Name) // stored so: see store.NormalUserName
 	if !validName(req.Name) || len(req.Name) > 64 {
 		return badRequest("user name %q is not valid: %s (at most 64)", req.Name, nameRule)
 	}
 	if req.Role == "" {
-		req.Role = store.RoleUser
+		req.Role = model.RoleUser
 	}
 	if err := checkRole(req.Role); err != nil {
 		return err
@@ -280,7 +337,7 @@ func (h *handlers) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	u, err := h.Store.CreateUser(r.Context(), req.Name, req.Role, hash)
+	u, err := h.Store.UserCreate(r.Context(), req.Name, req.Role, hash)
 	if err != nil {
 		return storeError(err)
 	}
@@ -290,7 +347,7 @@ func (h *handlers) createUser(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handlers) listUsers(w http.ResponseWriter, r *http.Request) error {
-	us, err := h.Store.ListUsers(r.Context())
+	us, err := h.Store.UserList(r.Context())
 	if err != nil {
 		return err
 	}
@@ -307,7 +364,7 @@ func (h *handlers) getUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	u, err := h.Store.GetUser(r.Context(), name)
+	u, err := h.Store.UserGet(r.Context(), name)
 	if err != nil {
 		return storeError(err)
 	}
@@ -328,10 +385,10 @@ func (h *handlers) updateUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if c := callerOf(r.Context()); c.name == name && (req.Disabled != nil && *req.Disabled || req.Role != nil && *req.Role != store.RoleAdmin) {
+	if c := callerOf(r.Context()); c.name == name && (req.Disabled != nil && *req.Disabled || req.Role != nil && *req.Role != model.RoleAdmin) {
 		return badRequest("an admin cannot disable or demote themselves; ask another admin")
 	}
-	u, _, err := h.Store.UpdateUser(r.Context(), name, ch)
+	u, _, err := h.Store.UserUpdate(r.Context(), name, ch)
 	if err != nil {
 		return storeError(err)
 	}
@@ -339,7 +396,7 @@ func (h *handlers) updateUser(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func fromGrant(g store.Grant) Grant {
+func fromGrant(g model.Grant) Grant {
 	return Grant{Project: g.Project, User: g.User, Level: g.Level, GrantedBy: g.GrantedBy, CreatedAt: Time{g.CreatedAt}}
 }
 
@@ -348,7 +405,7 @@ func (h *handlers) listGrants(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	gs, err := h.Store.Grants(r.Context(), project, 0)
+	gs, err := h.Store.GrantList(r.Context(), project, 0)
 	if err != nil {
 		return storeError(err)
 	}
@@ -373,10 +430,10 @@ func (h *handlers) putGrant(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &req, false); err != nil {
 		return err
 	}
-	if store.GrantRank(req.Level) == 0 {
+	if model.GrantRank(req.Level) == 0 {
 		return badRequest("level %q is not valid; use view, operate, edit or owner", req.Level)
 	}
-	if err := h.Store.PutGrant(r.Context(), project, user, req.Level, callerOf(r.Context()).name); err != nil {
+	if err := h.Store.GrantPut(r.Context(), project, user, req.Level, callerOf(r.Context()).name); err != nil {
 		return storeError(err)
 	}
 	writeJSON(w, http.StatusOK, Grant{Project: project, User: user, Level: req.Level, GrantedBy: callerOf(r.Context()).name, CreatedAt: Time{time.Now()}})
@@ -392,7 +449,7 @@ func (h *handlers) deleteGrant(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Store.PutGrant(r.Context(), project, user, "", callerOf(r.Context()).name); err != nil {
+	if err := h.Store.GrantPut(r.Context(), project, user, "", callerOf(r.Context()).name); err != nil {
 		return storeError(err)
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -423,7 +480,7 @@ func (h *handlers) listAudit(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	f.Limit, f.BeforeID = int(limit), before
-	es, err := h.Store.ListAudit(r.Context(), f)
+	es, err := h.Store.AuditList(r.Context(), f)
 	if err != nil {
 		return err
 	}
@@ -443,8 +500,8 @@ func AdminPasswordFile(dataDir string) string { return filepath.Join(dataDir, "a
 // password when given, else a random one written to
 // AdminPasswordFile(dataDir) (0600). It returns what the start line should
 // say ("" when users existed).
-func Bootstrap(ctx context.Context, st *store.Store, password, dataDir string, log *zap.Logger) (string, error) {
-	n, err := st.CountUsers(ctx)
+func Bootstrap(ctx context.Context, st BootstrapStore, password, dataDir string, log *zap.Logger) (string, error) {
+	n, err := st.UserCount(ctx)
 	if err != nil || n > 0 {
 		return "", err
 	}
@@ -469,7 +526,7 @@ func Bootstrap(ctx context.Context, st *store.Store, password, dataDir string, l
 	if err != nil {
 		return "", err
 	}
-	if _, err := st.CreateUser(ctx, "admin", store.RoleAdmin, hash); err != nil {
+	if _, err := st.UserCreate(ctx, "admin", model.RoleAdmin, hash); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			return "", nil // another API process bootstrapped it first
 		}

@@ -168,7 +168,7 @@ func (h *handlers) taskWait(ctx context.Context, t model.TaskInstance) (*Wait, e
 	if t.Superseded || t.State == model.TaskRunning || t.State.Finished() {
 		return nil, nil
 	}
-	inst, err := h.Store.GetWorkflowInstance(ctx, t.WorkflowInstanceID)
+	inst, err := h.Store.InstanceGet(ctx, t.WorkflowInstanceID)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ func TestWaitsFromTheRows(t *testing.T) {
 	ctx := context.Background()
 	b.mustWorkflow("p")
 	older, newer, third := b.mustRun("p", ""), b.mustRun("p", ""), b.mustRun("p", "")
-	if _, err := b.store.ClaimCommands(ctx, "m1:1", 1, 10); err != nil {
+	if _, err := b.store.InstanceClaimCommands(ctx, "m1:1", 1, 10); err != nil {
 		t.Fatal(err)
 	}
 	end := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
@@ -29,7 +29,7 @@ func TestWaitsFromTheRows(t *testing.T) {
 		{WorkflowInstanceID: older.ID, Name: "extract", Type: "shell", State: model.TaskSubmitted, Attempt: 1},
 		{WorkflowInstanceID: newer.ID, Name: "extract", Type: "shell", State: model.TaskSubmitted, Attempt: 1},
 	}
-	if err := b.store.InsertTaskInstances(ctx, rows); err != nil {
+	if err := b.store.TaskInsert(ctx, rows); err != nil {
 		t.Fatal(err)
 	}
 	task := func(d InstanceDetail, id int64) TaskInstance {
@@ -73,7 +73,7 @@ func TestWaitsFromTheRows(t *testing.T) {
 	}
 
 	// The holder's own wait wins (a dependent task's).
-	if err := b.store.SetTaskWait(ctx, rows[1].ID, string(model.WaitDependent), "waiting on p/upstream_wf"); err != nil {
+	if err := b.store.TaskSetWait(ctx, rows[1].ID, string(model.WaitDependent), "waiting on p/upstream_wf"); err != nil {
 		t.Fatal(err)
 	}
 	if w := task(b.detail(newer.ID), rows[1].ID).Wait; w == nil || w.Cause != "dependent" || w.Reason != "waiting on p/upstream_wf" {
@@ -85,7 +85,7 @@ func TestWaitsFromTheRows(t *testing.T) {
 		{WorkflowInstanceID: third.ID, Name: "extract", Type: "shell", State: model.TaskFailed, Attempt: 1, EndTime: &end},
 		{WorkflowInstanceID: third.ID, Name: "extract", Type: "shell", State: model.TaskDelayed, Attempt: 2},
 	}
-	if err := b.store.InsertTaskInstances(ctx, retry); err != nil {
+	if err := b.store.TaskInsert(ctx, retry); err != nil {
 		t.Fatal(err)
 	}
 	w := task(b.detail(third.ID), retry[1].ID).Wait
@@ -99,10 +99,10 @@ func TestWaitsFromTheRows(t *testing.T) {
 	grouped := []*model.TaskInstance{
 		{WorkflowInstanceID: newer.ID, Name: "load", Type: "shell", State: model.TaskSubmitted, Attempt: 1, TaskGroup: "tg"},
 	}
-	if err := b.store.SetTaskWait(ctx, rows[1].ID, "", ""); err != nil {
+	if err := b.store.TaskSetWait(ctx, rows[1].ID, "", ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.store.InsertTaskInstances(ctx, grouped); err != nil {
+	if err := b.store.TaskInsert(ctx, grouped); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -113,7 +113,7 @@ func TestWaitsFromTheRows(t *testing.T) {
 		{model.WaitPlatformReason(4), "platform", "platform", grouped[0]},
 		{model.WaitNoWorkerReason("default"), "queue", "queue", grouped[0]}, // rows have worker group ""
 	} {
-		if err := b.store.SetInstanceReason(ctx, newer.ID, c.reason); err != nil {
+		if err := b.store.InstanceSetReason(ctx, newer.ID, c.reason); err != nil {
 			t.Fatal(err)
 		}
 		d := b.detail(newer.ID)

@@ -30,6 +30,11 @@ func (h *handlers) applyWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	release, err := h.holdUpload(r)
+	if err != nil {
+		return err
+	}
+	defer release()
 	body, err := readBody(r)
 	if err != nil {
 		return err
@@ -61,6 +66,12 @@ func (h *handlers) applyWorkflow(w http.ResponseWriter, r *http.Request) error {
 			bad = append(bad, fmt.Sprintf("task %q: task_group %q is not valid: %s", t.Name, t.TaskGroup, nameRule))
 		}
 	}
+	if err := h.checkTenants(r, project, wf); err != nil {
+		return err
+	}
+	if err := h.codeGate(r.Context(), wf); err != nil {
+		return err
+	}
 	bad = append(bad, checkSpecNotSealed(wf)...)
 	if more, err := h.unknownAlertChannels(r.Context(), wf.Alerts); err != nil {
 		return err
@@ -70,7 +81,14 @@ func (h *handlers) applyWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if len(bad) > 0 {
 		return badRequest("%s", strings.Join(bad, "; "))
 	}
-	def, created, err := h.Store.PutWorkflow(r.Context(), project, wf)
+	if err := h.checkWalls(r.Context(), project, wf); err != nil {
+		return err
+	}
+	author := ""
+	if c := callerOf(r.Context()); c != nil {
+		author = c.name
+	}
+	def, created, err := h.Store.WorkflowPutAs(r.Context(), project, author, wf)
 	if errors.Is(err, store.ErrBadRef) {
 		return badRequest("%s", strings.TrimSuffix(err.Error(), ": "+store.ErrBadRef.Error()))
 	}
@@ -79,6 +97,9 @@ func (h *handlers) applyWorkflow(w http.ResponseWriter, r *http.Request) error {
 	}
 	if errors.Is(err, store.ErrMaskedSecret) {
 		return badRequest("%s", err.Error())
+	}
+	if errors.Is(err, store.ErrVersionQuota) {
+		return badRequest("%s", strings.TrimSuffix(err.Error(), ": "+store.ErrVersionQuota.Error()))
 	}
 	if err != nil {
 		return storeError(err)
@@ -196,7 +217,7 @@ func (h *handlers) getWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	def, err := h.Store.GetWorkflow(r.Context(), project, name, int(version))
+	def, err := h.Store.WorkflowGet(r.Context(), project, name, int(version))
 	if err != nil {
 		return storeError(err)
 	}
@@ -209,11 +230,27 @@ func (h *handlers) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	defs, err := h.Store.ListWorkflows(r.Context(), project)
+	pg, err := pageQuery(r)
+	if err != nil {
+		return err
+	}
+	if !pg.paged {
+		defs, err := h.Store.WorkflowList(r.Context(), project)
+		if err != nil {
+			return storeError(err)
+		}
+		writeJSON(w, http.StatusOK, definitions(defs))
+		return nil
+	}
+	defs, more, err := h.Store.WorkflowPage(r.Context(), project, pg.NamePage)
 	if err != nil {
 		return storeError(err)
 	}
-	writeJSON(w, http.StatusOK, definitions(defs))
+	out := definitions(defs)
+	if more {
+		out.NextCursor = nextCursor(defs[len(defs)-1].Name)
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -222,7 +259,7 @@ func (h *handlers) listVersions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	defs, err := h.Store.ListWorkflowVersions(r.Context(), project, name)
+	defs, err := h.Store.WorkflowVersions(r.Context(), project, name)
 	if err != nil {
 		return storeError(err)
 	}
@@ -235,7 +272,7 @@ func (h *handlers) deleteWorkflow(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if err := h.Store.DeleteWorkflow(r.Context(), project, name); err != nil {
+	if err := h.Store.WorkflowDelete(r.Context(), project, name); err != nil {
 		return storeError(err)
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -285,8 +322,11 @@ func (h *handlers) runWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if err := h.checkStartNodes(r, project, name, req); err != nil {
 		return err
 	}
+	if err := h.codeGateStored(r, project, name, req.Version); err != nil {
+		return err
+	}
 	rr.StartNodes, rr.Scope, rr.DryRun = req.StartNodes, req.Scope, req.DryRun
-	inst, err := h.Store.CreateRun(r.Context(), rr)
+	inst, err := h.Store.InstanceCreateRun(r.Context(), rr)
 	if err != nil {
 		return storeError(err)
 	}
@@ -328,7 +368,7 @@ func (h *handlers) checkStartNodes(r *http.Request, project, name string, req Ru
 	if _, err := dag.ParseScope(req.Scope); err != nil {
 		return badRequest("scope: %v", err)
 	}
-	def, err := h.Store.GetWorkflow(r.Context(), project, name, req.Version)
+	def, err := h.Store.WorkflowGet(r.Context(), project, name, req.Version)
 	if err != nil {
 		return storeError(err)
 	}
@@ -348,6 +388,32 @@ func (h *handlers) checkStartNodes(r *http.Request, project, name string, req Ru
 	}
 	if len(missing) > 0 {
 		return badRequest("start_nodes: workflow %q version %d has no task %s", name, def.Version, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// checkTenants refuses a spec naming a tenant other than its project's
+// unless the caller is an admin (spec.CheckTenant; 403 naming the tenant).
+func (h *handlers) checkTenants(r *http.Request, project string, wf *spec.Workflow) error {
+	named := wf.Tenant != ""
+	for _, t := range wf.Tasks {
+		named = named || t.Tenant != ""
+	}
+	c := callerOf(r.Context())
+	if !named || c.admin() {
+		return nil
+	}
+	p, err := h.Store.ProjectGet(r.Context(), project)
+	if err != nil {
+		return storeError(err)
+	}
+	if err := spec.CheckTenant(wf.Tenant, p.Tenant, false); err != nil {
+		return forbidden("workflow: %v", err)
+	}
+	for _, t := range wf.Tasks {
+		if err := spec.CheckTenant(t.Tenant, p.Tenant, false); err != nil {
+			return forbidden("task %q: %v", t.Name, err)
+		}
 	}
 	return nil
 }

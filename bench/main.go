@@ -26,11 +26,19 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
+	"github.com/beluga-scheduler/beluga/internal/pgtest"
 )
+
+// serverDBs make a fresh database of each server backend (sqlite: a file
+// in the run's directory).
+var serverDBs = map[string]func() (url string, drop func(), err error){
+	"mysql":    mariadbtest.NewDatabase,
+	"postgres": pgtest.NewDatabase,
+}
 
 func main() {
 	bin := flag.String("bin", "bin/beluga", "beluga binary")
-	backends := flag.String("db", "sqlite,mysql", "comma-separated backends: sqlite, mysql")
+	backends := flag.String("db", "sqlite,mysql,postgres", "comma-separated backends: sqlite, mysql, postgres")
 	triggers := flag.Int("trigger-runs", 50, "runs for the trigger latency")
 	slots := flag.Int("slots", 0, "worker slots (0: the worker default, 2 x CPUs)")
 	shell := flag.String("shell", "bash", "shell for tasks: bash or sh")
@@ -63,6 +71,7 @@ func main() {
 		}
 	}
 	mariadbtest.Cleanup()
+	pgtest.Cleanup()
 	os.Exit(code)
 }
 
@@ -83,8 +92,8 @@ func benchBackend(backend, bin, shell, python string, slots, triggers, typesChai
 	}
 	defer os.RemoveAll(dir)
 	dbURL := "sqlite://" + filepath.Join(dir, "beluga.db")
-	if backend == "mysql" {
-		u, drop, err := mariadbtest.NewDatabase()
+	if newDB := serverDBs[backend]; newDB != nil {
+		u, drop, err := newDB()
 		if err != nil {
 			return err
 		}
@@ -168,7 +177,7 @@ func benchBackend(backend, bin, shell, python string, slots, triggers, typesChai
 	if err := benchFanout(p, pid, pprofAddr, backend, shell); err != nil {
 		return err
 	}
-	fan, _, err := p.Store.ListWorkflowInstances(context.Background(), store.InstanceFilter{Project: p.Project, Workflow: "fanout1000", Limit: 1})
+	fan, _, err := p.Store.InstanceList(context.Background(), store.InstanceFilter{Project: p.Project, Workflow: "fanout1000", Limit: 1})
 	if err != nil || len(fan) == 0 {
 		return fmt.Errorf("fanout instance: %v", err)
 	}
@@ -202,8 +211,8 @@ func benchBackend(backend, bin, shell, python string, slots, triggers, typesChai
 	if err := benchCron(p, 10); err != nil {
 		return err
 	}
-	if opts.burst > 0 && backend == "sqlite" {
-		if err := burstLine(p); err != nil {
+	if opts.burst > 0 && backend != "mysql" {
+		if err := burstLine(p, pid); err != nil {
 			return err
 		}
 	}
@@ -220,7 +229,7 @@ func benchOnly(p *benchkit.Target, pid int, pprofAddr, base, backend, shell stri
 		}
 		return scaleParts(p, pid)
 	case "burst":
-		return burstLine(p)
+		return burstLine(p, pid)
 	case "chains":
 		// The concurrent chains alone (with -profile, under a CPU profile),
 		// for A/B rounds of that figure.
@@ -233,7 +242,7 @@ func benchOnly(p *benchkit.Target, pid int, pprofAddr, base, backend, shell stri
 		if _, err := p.RunAndWait("fanout1000"); err != nil {
 			return err
 		}
-		fan, _, err := p.Store.ListWorkflowInstances(context.Background(), store.InstanceFilter{Project: p.Project, Workflow: "fanout1000", Limit: 1})
+		fan, _, err := p.Store.InstanceList(context.Background(), store.InstanceFilter{Project: p.Project, Workflow: "fanout1000", Limit: 1})
 		if err != nil || len(fan) == 0 {
 			return fmt.Errorf("fanout instance: %v", err)
 		}
@@ -256,13 +265,9 @@ func benchOnly(p *benchkit.Target, pid int, pprofAddr, base, backend, shell stri
 	return fmt.Errorf("-only %q: want scale, chains, get or burst", opts.only)
 }
 
-func burstLine(p *benchkit.Target) error {
-	lags, err := burst(p, opts.burst)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("fire burst: %d schedules due at one second, each fired once: schedule time -> run written %s\n", opts.burst, pctLine(lags))
-	return nil
+func burstLine(p *benchkit.Target, pid int) error {
+	_, err := burst(p, pid, opts.burst) // it prints its figures
+	return err
 }
 
 // scaleParts are the fan-out of 10,000, the concurrent chains and, with
@@ -323,7 +328,7 @@ func benchCron(p *benchkit.Target, n int) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("cron: %d of %d runs within a minute", len(insts), n)
 		}
-		all, _, err := p.Store.ListWorkflowInstances(ctx, store.InstanceFilter{Project: p.Project, Workflow: "one",
+		all, _, err := p.Store.InstanceList(ctx, store.InstanceFilter{Project: p.Project, Workflow: "one",
 			State: model.WorkflowSucceeded})
 		if err != nil {
 			return err

@@ -7,12 +7,11 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/failpoint"
 	"github.com/beluga-scheduler/beluga/common/logging"
 	"github.com/beluga-scheduler/beluga/common/metrics"
 	"github.com/beluga-scheduler/beluga/common/model"
-	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/master/flow"
-	"github.com/beluga-scheduler/beluga/remote/message"
 )
 
 // Operator actions (stop, pause, kill, force_success on a live instance)
@@ -24,69 +23,63 @@ import (
 // note records something that happened to the instance (a timeout warning,
 // what an operator action did) in its history.
 func (r *runner) note(ctx context.Context, action string, taskInstanceID int64, detail string) {
-	_, err := r.t.store.AddHistory(ctx, store.HistoryEntry{InstanceID: r.inst.ID, TaskInstanceID: taskInstanceID,
-		Action: store.ActionKind(action), By: "master", Detail: detail})
+	_, err := r.env.runnerStore().InstanceHistoryAdd(ctx, model.HistoryEntry{InstanceID: r.inst.ID, TaskInstanceID: taskInstanceID,
+		Action: model.ActionKind(action), By: "master", Detail: detail})
 	if err != nil {
-		r.t.checkFenced(err)
 		r.log.Warn("record history", zap.String("action", action), zap.Error(err))
 	}
 }
 
 // stopping reports whether the instance is being paused or stopped: then
 // nothing new runs.
-func (r *runner) stopping() bool { return r.halt != "" }
+func (r *runner) stopping() bool { return r.flow.Halting() != flow.Running }
 
 // stopOnTimeout stops the instance because it ran past its timeout.
 func (r *runner) stopOnTimeout(ctx context.Context) {
-	r.onAction(ctx, store.Action{InstanceID: r.inst.ID, Action: store.ActionStop, By: "timeout"})
+	r.onAction(ctx, model.Action{InstanceID: r.inst.ID, Action: model.ActionStop, By: "timeout"})
 }
 
-func (r *runner) onAction(ctx context.Context, a store.Action) {
+func (r *runner) onAction(ctx context.Context, a model.Action) {
 	switch a.Action {
-	case store.ActionStop, store.ActionPause:
-		if r.halt == store.ActionStop || r.halt == a.Action {
-			r.note(ctx, string(a.Action), 0, "already "+halting(r.halt))
+	case model.ActionStop, model.ActionPause:
+		if !r.flow.Halt(haltOf(a.Action)) {
+			r.note(ctx, string(a.Action), 0, "already "+halting(r.flow.Halting()))
 			return
 		}
-		r.setHalt(a.Action)
 		state := model.WorkflowReadyPause
-		if a.Action == store.ActionStop {
+		if a.Action == model.ActionStop {
 			state = model.WorkflowReadyStop
 		}
-		if err := r.t.store.SetInstanceState(ctx, r.inst.ID, state); err != nil {
-			r.t.checkFenced(err)
-		}
+		// Best effort (the halt goes on in memory either way); a refusal for
+		// a newer term reaches the term from its store view (store.OnFenced).
+		_ = r.env.runnerStore().InstanceSetState(ctx, r.inst.ID, state)
 		r.haltQueued(ctx)
-		if a.Action == store.ActionStop {
+		if a.Action == model.ActionStop {
 			for _, t := range r.latest {
 				if !r.inMaster(t) && (t.State == model.TaskDispatched || t.State == model.TaskRunning) {
 					r.killOnWorker(ctx, t)
 				}
 			}
 		}
-		r.note(ctx, string(a.Action), 0, fmt.Sprintf("%s: %d task(s) still running", halting(a.Action), r.flow.Active()))
-	case store.ActionKill:
+		r.note(ctx, string(a.Action), 0, fmt.Sprintf("%s: %d task(s) still running", halting(r.flow.Halting()), r.flow.Active()))
+	case model.ActionKill:
 		t := r.byID(a.TaskInstanceID)
 		if t == nil {
 			r.note(ctx, "kill", a.TaskInstanceID, "ignored: not the latest attempt of a task of this instance")
 			return
 		}
-		switch t.State {
-		case model.TaskSubmitted, model.TaskDelayed:
-			if r.inMaster(t) && t.State == model.TaskSubmitted {
-				r.cancel(ctx, t, cancelStop) // begun in the master: its owner ends it
-				break
-			}
+		switch flow.KillOf(t.State, r.inMaster(t)) {
+		case flow.KillTakeBack:
 			ts := []*model.TaskInstance{t}
 			r.killRaced(ctx, ts, r.setStates(ctx, ts, []model.TaskState{model.TaskSubmitted, model.TaskDelayed}, model.TaskKilled))
-		case model.TaskDispatched, model.TaskRunning:
-			r.cancel(ctx, t, cancelStop)
+		case flow.KillCancel:
+			r.cancel(ctx, t, cancelStop) // on its worker, or by its owner in the master
 		default:
 			r.note(ctx, "kill", t.ID, "ignored: task is "+string(t.State))
 			return
 		}
 		r.note(ctx, "kill", t.ID, "kill sent")
-	case store.ActionForceSuccess:
+	case model.ActionForceSuccess:
 		t := r.byID(a.TaskInstanceID)
 		if t == nil || (t.State != model.TaskFailed && t.State != model.TaskKilled) {
 			r.note(ctx, "force_success", a.TaskInstanceID, "ignored: not a failed or killed latest attempt")
@@ -97,13 +90,13 @@ func (r *runner) onAction(ctx context.Context, a store.Action) {
 			r.forgive(t.Name)
 			r.note(ctx, "force_success", t.ID, "task counts as succeeded; downstream continues")
 		}
-	case store.ActionForceStart:
+	case model.ActionForceStart:
 		t := r.byID(a.TaskInstanceID)
 		if t == nil || t.State != model.TaskSubmitted {
 			r.note(ctx, "force_start", a.TaskInstanceID, "ignored: not a queued latest attempt")
 			return
 		}
-		r.t.disp.ForceStart(t.ID)
+		r.env.forceStart(t.ID)
 		r.note(ctx, "force_start", t.ID, "let through task group "+t.TaskGroup+" once")
 	default:
 		r.note(ctx, string(a.Action), a.TaskInstanceID, "ignored: the instance is running")
@@ -113,13 +106,10 @@ func (r *runner) onAction(ctx context.Context, a store.Action) {
 // haltQueued takes back what has not reached a worker: queued and delayed
 // tasks become paused (pause: they start on resume) or killed (stop).
 func (r *runner) haltQueued(ctx context.Context) {
-	to := model.TaskPaused
-	if r.halt == store.ActionStop {
-		to = model.TaskKilled
-	}
+	to, stop := r.flow.HeldAs(), r.flow.Halting() == flow.Stop
 	var ts []*model.TaskInstance
 	how := cancelPause
-	if r.halt == store.ActionStop {
+	if stop {
 		how = cancelStop
 	}
 	for _, t := range r.latest {
@@ -135,7 +125,7 @@ func (r *runner) haltQueued(ctx context.Context) {
 		}
 	}
 	changed := r.setStates(ctx, ts, []model.TaskState{model.TaskSubmitted, model.TaskDelayed}, to)
-	if r.halt == store.ActionStop {
+	if stop {
 		r.killRaced(ctx, ts, changed)
 	}
 	// Pausing: a task that reached a worker meanwhile runs to its end.
@@ -153,9 +143,9 @@ func (r *runner) setStates(ctx context.Context, ts []*model.TaskInstance, from [
 		ids[i] = t.ID
 	}
 	var changed []int64
-	leaderWrite(ctx, r.log, "set task states", r.t.fenced, func() error {
+	leaderWrite(ctx, r.log, "set task states", func() error {
 		var err error
-		changed, err = r.t.store.SetTaskStates(ctx, ids, from, to)
+		changed, err = r.env.runnerStore().TaskSetStates(ctx, ids, from, to)
 		return err
 	})
 	for _, id := range changed {
@@ -177,7 +167,7 @@ func (r *runner) killRaced(ctx context.Context, ts []*model.TaskInstance, change
 		if contains(changed, t.ID) {
 			continue
 		}
-		if cur, err := r.t.store.GetTaskInstance(ctx, t.ID); err == nil &&
+		if cur, err := r.env.runnerStore().TaskGet(ctx, t.ID); err == nil &&
 			(cur.State == model.TaskDispatched || cur.State == model.TaskRunning) {
 			t.Host = cur.Host
 			r.killOnWorker(ctx, t)
@@ -192,49 +182,39 @@ func (r *runner) killRaced(ctx context.Context, ts []*model.TaskInstance, change
 func (r *runner) killOnWorker(ctx context.Context, t *model.TaskInstance) {
 	host, id := t.Host, t.ID
 	if host == "" {
-		if cur, err := r.t.store.GetTaskInstance(ctx, id); err == nil {
+		if cur, err := r.env.runnerStore().TaskGet(ctx, id); err == nil {
 			host = cur.Host
 		}
 	}
-	r.t.kills.Add(1) // on the runner's goroutine, which term.stop waits for before kills.Wait
-	go func() {
-		defer r.t.kills.Done()
-		kctx, cancel := context.WithTimeout(r.t.ctx, queryTimeout)
-		defer cancel()
-		reply, err := r.t.m.client.Request(kctx, host, message.Kill{TaskInstanceID: id})
-		if kr, ok := reply.(message.KillResult); err == nil && ok && !kr.Found {
-			changed, err := r.t.store.SetTaskStates(kctx, []int64{id}, []model.TaskState{model.TaskDispatched, model.TaskRunning}, model.TaskKilled)
-			if err == nil && len(changed) == 1 {
-				r.t.disp.Finished(id)
-				r.events.Put(taskEvent{TaskInstanceID: id, State: model.TaskKilled, EndTime: time.Now().UTC()})
-			}
-		} else if err != nil {
-			r.log.Warn("kill not delivered; the task ends with its worker or is failed over", logging.TaskID(id),
-				zap.String("worker", host), zap.Error(err))
+	// Started on the runner's goroutine, which term.stop waits for before
+	// it waits for the kills.
+	st, ended, wf := r.env.runnerStore(), r.env.taskEnded, r.inst.ID
+	r.env.talker().kill(host, id, func(kctx context.Context) {
+		changed, err := st.TaskSetStates(kctx, []int64{id}, []model.TaskState{model.TaskDispatched, model.TaskRunning}, model.TaskKilled)
+		if err == nil && len(changed) == 1 {
+			ended(wf, taskEvent{TaskInstanceID: id, State: model.TaskKilled, EndTime: time.Now().UTC()})
 		}
-	}()
+	})
 }
 
 // forgive undoes the failure of name after force_success and lets its
 // downstream run.
 func (r *runner) forgive(name string) { r.apply(r.flow.Forgive(name)) }
 
-// setHalt records a pause or stop, for the runner and its machine.
 // halting names a pause or stop in progress ("pausing", "stopping").
-func halting(a store.ActionKind) string {
-	if a == store.ActionPause {
+func halting(h flow.Halt) string {
+	if h == flow.Pause {
 		return "pausing"
 	}
 	return "stopping"
 }
 
-func (r *runner) setHalt(a store.ActionKind) {
-	r.halt = a
-	if a == store.ActionStop {
-		r.flow.Halt(flow.Stop)
-	} else {
-		r.flow.Halt(flow.Pause)
+// haltOf is the machine's halt an operator action asks for.
+func haltOf(a model.ActionKind) flow.Halt {
+	if a == model.ActionStop {
+		return flow.Stop
 	}
+	return flow.Pause
 }
 
 func (r *runner) byID(id int64) *model.TaskInstance {
@@ -256,48 +236,54 @@ func contains(ids []int64, id int64) bool {
 
 // reopen handles an action on an instance this term has no runner for: it
 // was finished (or paused/stopped) when the action was asked.
-func (t *term) reopen(a store.Action) {
+func (t *term) reopen(a model.Action) {
 	var from []model.WorkflowState
 	newRun := false
 	switch a.Action {
-	case store.ActionResume:
+	case model.ActionResume:
 		from = []model.WorkflowState{model.WorkflowPaused, model.WorkflowStopped}
-	case store.ActionRerun:
+	case model.ActionRerun:
 		from = []model.WorkflowState{model.WorkflowSucceeded, model.WorkflowFailed, model.WorkflowStopped, model.WorkflowPaused}
 		newRun = true
-	case store.ActionRecoverFailed:
+	case model.ActionRecoverFailed:
 		from = []model.WorkflowState{model.WorkflowFailed, model.WorkflowStopped, model.WorkflowPaused}
-	case store.ActionForceSuccess:
-		changed, err := t.store.SetTaskStates(t.ctx, []int64{a.TaskInstanceID}, []model.TaskState{model.TaskFailed, model.TaskKilled}, model.TaskForcedSuccess)
+	case model.ActionForceSuccess:
+		changed, err := t.store.TaskSetStates(t.ctx, []int64{a.TaskInstanceID}, []model.TaskState{model.TaskFailed, model.TaskKilled}, model.TaskForcedSuccess)
 		if err != nil || len(changed) == 0 {
 			t.history(a, fmt.Sprintf("ignored: task is not failed or killed (%v)", err))
 			return
 		}
 		from = []model.WorkflowState{model.WorkflowFailed, model.WorkflowStopped}
-	case store.ActionStop, store.ActionPause:
+	case model.ActionStop, model.ActionPause:
 		// Asked before any master started the instance: its start command
-		// was dropped, so end it here as asked.
-		inst, err := t.store.GetWorkflowInstance(t.ctx, a.InstanceID)
-		end := map[model.WorkflowState]model.WorkflowState{model.WorkflowReadyStop: model.WorkflowStopped, model.WorkflowReadyPause: model.WorkflowPaused}
-		if to, ok := end[inst.State]; err == nil && ok {
-			if err := t.store.FinishWorkflowInstance(t.ctx, inst.ID, to, time.Now().UTC(), string(to)+" before it started"); err != nil {
-				t.checkFenced(err)
-			}
-			t.history(a, string(to)+" before any task started")
-			t.cons.Notify() // a queued run may start now
-			inst.State = to
-			t.logic.ended(inst)
+		// was dropped, so end it here as asked. The action is claimed (its
+		// command is gone): the end is written until it lands, else a DB
+		// blip (a deadlock, an outage) left the run ready_stop for good,
+		// with its schedule's or workflow's next run queued behind it.
+		failpoint.Hit(failpoint.BeforeEndUnstarted)
+		var inst model.WorkflowInstance
+		ended := false
+		if leaderWrite(t.ctx, t.log, "end a run halted before it started", func() error {
+			var err error
+			inst, ended, err = t.store.InstanceEndUnstarted(t.ctx, a.InstanceID, time.Now())
+			return err
+		}) != written {
+			return // the term ended: the next one ends it (it adopts ready_stop and ready_pause runs)
+		}
+		if !ended {
+			t.history(a, "ignored: the instance is not running")
 			return
 		}
-		t.history(a, "ignored: the instance is not running")
+		t.history(a, string(inst.State)+" before any task started")
+		t.cons.Notify() // a queued run may start now
+		t.logic.ended(inst)
 		return
 	default:
 		t.history(a, "ignored: the instance is not running")
 		return
 	}
-	inst, err := t.store.ReopenInstance(t.ctx, a.InstanceID, from, newRun, t.m.cfg.Host)
+	inst, err := t.store.InstanceReopen(t.ctx, a.InstanceID, from, newRun, t.m.cfg.Host)
 	if err != nil {
-		t.checkFenced(err)
 		t.history(a, "ignored: "+err.Error())
 		return
 	}
@@ -307,15 +293,15 @@ func (t *term) reopen(a store.Action) {
 	t.history(a, "instance running again")
 }
 
-func (t *term) history(a store.Action, detail string) {
-	if _, err := t.store.AddHistory(t.ctx, store.HistoryEntry{InstanceID: a.InstanceID, TaskInstanceID: a.TaskInstanceID,
-		Action: a.Action, By: "master", Detail: detail}); err != nil {
-		t.checkFenced(err)
-	}
+// history records what an action did; best effort (a refusal for a newer
+// term reaches the term from its store view).
+func (t *term) history(a model.Action, detail string) {
+	_, _ = t.store.InstanceHistoryAdd(t.ctx, model.HistoryEntry{InstanceID: a.InstanceID, TaskInstanceID: a.TaskInstanceID,
+		Action: a.Action, By: "master", Detail: detail})
 }
 
 // route hands an action to the instance's runner, or reopens the instance.
-func (t *term) route(a store.Action) {
+func (t *term) route(a model.Action) {
 	t.mu.Lock()
 	r := t.runners[a.InstanceID]
 	if r != nil {

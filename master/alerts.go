@@ -77,23 +77,22 @@ func alertText(trigger string, e model.Event, detail string) string {
 // back-off, folding a storm (more than StormLimit a minute on a channel)
 // into one summary.
 type alerter struct {
-	store  *store.Store
-	log    *zap.Logger
-	cfg    EventsConfig
-	fenced func()
-	def    func(ctx context.Context, id int64) (*definition, error)
-	wake   chan struct{}         // alerts were planned: the sender looks now
-	feed   *mailbox[model.Event] // batches the publisher numbered, in order
-	life   startstop.Base
-	send   alert.Sender
+	store alertStore
+	log   *zap.Logger
+	cfg   EventsConfig
+	def   func(ctx context.Context, id int64) (*definition, error)
+	wake  chan struct{}         // alerts were planned: the sender looks now
+	feed  *mailbox[model.Event] // batches the publisher numbered, in order
+	life  startstop.Base
+	send  alert.Sender
 	// stormLimit alerts per stormWindow and channel at most (StormLimit a
 	// minute; tests shorten it).
 	stormLimit  int
 	stormWindow time.Duration
 }
 
-func newAlerter(st *store.Store, log *zap.Logger, cfg EventsConfig, fenced func(), def func(context.Context, int64) (*definition, error)) *alerter {
-	a := &alerter{store: st, log: log.Named("alerts"), cfg: cfg, fenced: fenced, def: def, wake: make(chan struct{}, 1),
+func newAlerter(st alertStore, log *zap.Logger, cfg EventsConfig, def func(context.Context, int64) (*definition, error)) *alerter {
+	a := &alerter{store: st, log: log.Named("alerts"), cfg: cfg, def: def, wake: make(chan struct{}, 1),
 		feed: newMailbox[model.Event](), send: alert.Sender{Client: cfg.Client},
 		stormLimit: StormLimit, stormWindow: time.Minute}
 	a.life.Name, a.life.Log = "alerter", a.log
@@ -127,8 +126,7 @@ func (a *alerter) Wake() {
 // checkErr reports a failed leader write; false when the term is over.
 func (a *alerter) checkErr(ctx context.Context, what string, err error) bool {
 	if errors.Is(err, store.ErrFenced) {
-		a.fenced()
-		return false
+		return false // the term heard it from its store view
 	}
 	if err != nil && ctx.Err() == nil {
 		a.log.Warn(what, zap.Error(err))
@@ -138,7 +136,7 @@ func (a *alerter) checkErr(ctx context.Context, what string, err error) bool {
 
 // workflowAlerts is the alerts setting and deadline of an instance.
 func (a *alerter) workflowAlerts(ctx context.Context, instanceID int64) (*spec.Alerts, string, model.WorkflowInstance, error) {
-	inst, err := a.store.GetWorkflowInstance(ctx, instanceID)
+	inst, err := a.store.InstanceGet(ctx, instanceID)
 	if err != nil {
 		return nil, "", inst, err
 	}
@@ -155,7 +153,7 @@ func (a *alerter) settings(ctx context.Context, inst model.WorkflowInstance) (*s
 	}
 	al, dl := d.wf.Alerts, d.wf.Deadline
 	if inst.ScheduleID != 0 {
-		sc, err := a.store.GetSchedule(ctx, inst.Project, inst.Workflow)
+		sc, err := a.store.ScheduleGet(ctx, inst.Project, inst.Workflow)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, "", err
 		}
@@ -196,7 +194,7 @@ func (a *alerter) plan(ctx context.Context, deadlines chan<- model.WorkflowInsta
 		if len(plan) == 0 && (cursor == saved || time.Since(savedAt) < cursorEvery) {
 			return true
 		}
-		added, err := a.store.AddAlerts(ctx, plan, cursor)
+		added, err := a.store.AlertAdd(ctx, plan, cursor)
 		if !a.checkErr(ctx, "plan alerts", err) {
 			return false
 		}
@@ -209,7 +207,7 @@ func (a *alerter) plan(ctx context.Context, deadlines chan<- model.WorkflowInsta
 		return true
 	}
 	for { // catch up from the outbox
-		evs, err := a.store.ListEvents(ctx, cursor, model.EventFilter{}, 500)
+		evs, err := a.store.EventList(ctx, cursor, model.EventFilter{}, 500)
 		if !a.checkErr(ctx, "read events for alerts", err) {
 			return
 		}
@@ -243,14 +241,14 @@ func (a *alerter) plan(ctx context.Context, deadlines chan<- model.WorkflowInsta
 }
 
 // planBatch plans the alerts of the events after cursor.
-func (a *alerter) planBatch(ctx context.Context, evs []model.Event, cursor int64, deadlines chan<- model.WorkflowInstance) ([]store.Alert, bool) {
-	var plan []store.Alert
+func (a *alerter) planBatch(ctx context.Context, evs []model.Event, cursor int64, deadlines chan<- model.WorkflowInstance) ([]model.Alert, bool) {
+	var plan []model.Alert
 	for _, e := range evs {
 		if e.Seq <= cursor {
 			continue
 		}
 		if e.Kind == model.EventInstance && e.State == string(model.WorkflowSubmitted) {
-			if inst, err := a.store.GetWorkflowInstance(ctx, e.InstanceID); err == nil {
+			if inst, err := a.store.InstanceGet(ctx, e.InstanceID); err == nil {
 				select {
 				case deadlines <- inst:
 				case <-ctx.Done():
@@ -273,7 +271,7 @@ func (a *alerter) planBatch(ctx context.Context, evs []model.Event, cursor int64
 		var detail struct{ Detail string }
 		_ = json.Unmarshal(e.Detail, &detail)
 		for _, ch := range cfg.Channels {
-			plan = append(plan, store.Alert{Key: alertKey(trigger, e, ch), Channel: ch, Kind: trigger, Project: e.Project,
+			plan = append(plan, model.Alert{Key: alertKey(trigger, e, ch), Channel: ch, Kind: trigger, Project: e.Project,
 				Workflow: e.Workflow, InstanceID: e.InstanceID, Message: alertText(trigger, e, detail.Detail)})
 		}
 	}
@@ -338,7 +336,7 @@ func (a *alerter) deadlines(ctx context.Context, add <-chan model.WorkflowInstan
 			heap.Push(&q, deadlineItem{at: at, instance: inst.ID})
 		}
 	}
-	unfinished, err := a.store.UnfinishedInstances(ctx)
+	unfinished, err := a.store.InstanceUnfinished(ctx)
 	if !a.checkErr(ctx, "read unfinished instances", err) {
 		return
 	}
@@ -385,14 +383,14 @@ func (a *alerter) fireDeadline(ctx context.Context, it deadlineItem) bool {
 	if cfg == nil {
 		return true
 	}
-	var plan []store.Alert
+	var plan []model.Alert
 	for _, ch := range cfg.Channels {
-		plan = append(plan, store.Alert{Key: fmt.Sprintf("deadline:%d:%d:%s", inst.ID, inst.RunTimes, ch), Channel: ch,
+		plan = append(plan, model.Alert{Key: fmt.Sprintf("deadline:%d:%d:%s", inst.ID, inst.RunTimes, ch), Channel: ch,
 			Kind: "deadline", Project: inst.Project, Workflow: inst.Workflow, InstanceID: inst.ID,
 			Message: fmt.Sprintf("%s/%s run %d is %s at its deadline %s", inst.Project, inst.Workflow, inst.ID, inst.State,
 				it.at.Format(time.RFC3339))})
 	}
-	_, err = a.store.AddAlerts(ctx, plan, 0)
+	_, err = a.store.AlertAdd(ctx, plan, 0)
 	a.Wake()
 	return a.checkErr(ctx, "add deadline alerts", err)
 }
@@ -404,7 +402,7 @@ const StormLimit = 10
 // sender sends the due alerts, one at a time.
 func (a *alerter) sender(ctx context.Context) {
 	sent := map[string][]time.Time{}    // channel -> send times in the last minute
-	held := map[string][]store.Alert{}  // channel -> alerts folded into its next summary
+	held := map[string][]model.Alert{}  // channel -> alerts folded into its next summary
 	heldSince := map[string]time.Time{} // channel -> first alert held
 	idle := time.NewTimer(0)
 	defer idle.Stop()
@@ -419,7 +417,7 @@ func (a *alerter) sender(ctx context.Context) {
 			for _, h := range hs {
 				fmt.Fprintf(&b, "\n- %s: %s", h.Kind, h.Message)
 			}
-			_, err := a.store.AddAlerts(ctx, []store.Alert{{Key: fmt.Sprintf("summary:%s:%d", ch, heldSince[ch].UnixNano()),
+			_, err := a.store.AlertAdd(ctx, []model.Alert{{Key: fmt.Sprintf("summary:%s:%d", ch, heldSince[ch].UnixNano()),
 				Channel: ch, Kind: "summary", Message: b.String()}}, 0)
 			if !a.checkErr(ctx, "add a summary alert", err) {
 				return
@@ -427,7 +425,7 @@ func (a *alerter) sender(ctx context.Context) {
 			delete(held, ch)
 			delete(heldSince, ch)
 		}
-		due, err := a.store.DueAlerts(ctx, now, 50)
+		due, err := a.store.AlertDue(ctx, now, 50)
 		if !a.checkErr(ctx, "read due alerts", err) {
 			return
 		}
@@ -444,18 +442,18 @@ func (a *alerter) sender(ctx context.Context) {
 					heldSince[al.Channel] = now
 				}
 				held[al.Channel] = append(held[al.Channel], al)
-				if !a.checkErr(ctx, "fold an alert", a.store.AlertAttempt(ctx, al.ID, store.AlertSummarized, "", now)) {
+				if !a.checkErr(ctx, "fold an alert", a.store.AlertAttempt(ctx, al.ID, model.AlertSummarized, "", now)) {
 					return
 				}
 				continue
 			}
 			err := a.deliver(ctx, al)
-			state, next, msg := store.AlertSent, now, ""
+			state, next, msg := model.AlertSent, now, ""
 			if err != nil {
 				msg = err.Error()
-				state, next = store.AlertPending, now.Add(backoff(a.cfg.RetryBase, a.cfg.RetryMax, al.Attempts+1))
+				state, next = model.AlertPending, now.Add(backoff(a.cfg.RetryBase, a.cfg.RetryMax, al.Attempts+1))
 				if al.Attempts+1 >= a.cfg.MaxAttempts {
-					state = store.AlertFailed
+					state = model.AlertFailed
 				}
 				a.log.Warn("send alert", zap.Int64("alert", al.ID), zap.String("channel", al.Channel),
 					zap.Int("attempt", al.Attempts+1), zap.Error(err))
@@ -479,8 +477,8 @@ func (a *alerter) sender(ctx context.Context) {
 	}
 }
 
-func (a *alerter) deliver(ctx context.Context, al store.Alert) error {
-	ch, err := a.store.GetAlertChannel(ctx, al.Channel)
+func (a *alerter) deliver(ctx context.Context, al model.Alert) error {
+	ch, err := a.store.AlertChannelGet(ctx, al.Channel)
 	if err != nil {
 		return fmt.Errorf("channel %q: %w", al.Channel, err)
 	}

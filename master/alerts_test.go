@@ -92,17 +92,17 @@ func TestAlertStormBecomesASummary(t *testing.T) {
 	}))
 	defer recv.Close()
 	cfg, _ := json.Marshal(alert.Config{URL: recv.URL})
-	if _, _, err := st.PutAlertChannel(ctx, store.AlertChannel{Name: "hook", Kind: alert.Webhook, ConfigJSON: cfg}); err != nil {
+	if _, _, err := st.AlertChannelPut(ctx, model.AlertChannel{Name: "hook", Kind: alert.Webhook, ConfigJSON: cfg}); err != nil {
 		t.Fatal(err)
 	}
-	var many []store.Alert
+	var many []model.Alert
 	for i := range 8 {
-		many = append(many, store.Alert{Key: fmt.Sprint("k", i), Channel: "hook", Kind: "failure", Message: fmt.Sprint("run ", i, " failed")})
+		many = append(many, model.Alert{Key: fmt.Sprint("k", i), Channel: "hook", Kind: "failure", Message: fmt.Sprint("run ", i, " failed")})
 	}
-	if _, err := st.AddAlerts(ctx, many, 0); err != nil {
+	if _, err := st.AlertAdd(ctx, many, 0); err != nil {
 		t.Fatal(err)
 	}
-	a := newAlerter(st, zap.NewNop(), EventsConfig{}.withDefaults(), func() { t.Error("fenced") }, nil)
+	a := newAlerter(st, zap.NewNop(), EventsConfig{}.withDefaults(), nil)
 	a.stormLimit, a.stormWindow = 3, 2*time.Second
 	if err := a.life.StartWith(ctx, func() error { a.life.Go(a.sender); return nil }, nil); err != nil {
 		t.Fatal(err)
@@ -129,7 +129,7 @@ func TestAlertStormBecomesASummary(t *testing.T) {
 	}
 	// The summary's row is marked sent after its POST answered: wait for it.
 	for {
-		hist, _ := st.ListAlerts(ctx, store.AlertFilter{Channel: "hook"})
+		hist, _ := st.AlertList(ctx, store.AlertFilter{Channel: "hook"})
 		states := map[string]int{}
 		for _, h := range hist {
 			states[h.State]++

@@ -14,7 +14,7 @@ import (
 func (c *cell) backfill(b model.Backfill) model.Backfill {
 	c.t.Helper()
 	b.Project = "p"
-	out, err := c.st.CreateBackfill(c.ctx, b)
+	out, err := c.st.BackfillCreate(c.ctx, b)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func (c *cell) backfillEnded(id int64) model.Backfill {
 	var b model.Backfill
 	waitFor(c.t, "backfill ended", func() bool {
 		var err error
-		b, err = c.st.GetBackfill(c.ctx, id)
+		b, err = c.st.BackfillGet(c.ctx, id)
 		return err == nil && b.State != model.BackfillRunning
 	})
 	return b
@@ -55,7 +55,7 @@ func TestBackfillKeepsItsParallelism(t *testing.T) {
 	if b.State != model.BackfillDone || b.Submitted != 5 || b.Succeeded != 5 {
 		t.Fatalf("backfill %+v", b)
 	}
-	insts, _, _ := c.st.ListWorkflowInstances(c.ctx, store.InstanceFilter{Project: "p", Workflow: "day"})
+	insts, _, _ := c.st.InstanceList(c.ctx, store.InstanceFilter{Project: "p", Workflow: "day"})
 	sort.Slice(insts, func(i, j int) bool { return insts[i].ID < insts[j].ID })
 	if len(insts) != 5 {
 		t.Fatalf("%d runs", len(insts))
@@ -103,7 +103,7 @@ func TestBackfillStopsOnFailure(t *testing.T) {
 	if b.State != model.BackfillFailed || b.Submitted != 2 || b.Succeeded != 1 || b.Failed != 1 {
 		t.Fatalf("backfill %+v", b)
 	}
-	if _, n, _ := c.st.ListWorkflowInstances(c.ctx, store.InstanceFilter{Project: "p", Workflow: "day"}); n != 2 {
+	if _, n, _ := c.st.InstanceList(c.ctx, store.InstanceFilter{Project: "p", Workflow: "day"}); n != 2 {
 		t.Fatalf("%d runs, want 2", n)
 	}
 }

@@ -19,15 +19,36 @@ const claimBatch = 64
 // Notify when a command is written in this process, and scans on a slow
 // timer as a fallback for commands written elsewhere.
 type consumer struct {
-	t    *term
-	log  *zap.Logger
-	poll time.Duration
-	wake chan struct{}
-	life startstop.Base
+	env   consumerEnv
+	store consumerStore
+	host  string // this master's address: the owner of what it claims
+	epoch int64
+	log   *zap.Logger
+	poll  time.Duration
+	wake  chan struct{}
+	life  startstop.Base
 }
 
-func newConsumer(t *term, poll time.Duration) *consumer {
-	c := &consumer{t: t, log: t.log.Named("consumer"), poll: poll, wake: make(chan struct{}, 1)}
+// consumerEnv is what the consumer hands on to its term: instances to run
+// and actions to route (to a runner, or reopening a finished instance).
+type consumerEnv interface {
+	startInstance(inst model.WorkflowInstance, restore bool) error
+	route(a model.Action)
+	// bursting: the cron scheduler is writing a burst of fires, so only
+	// runs a person asked for are claimed meanwhile.
+	bursting() bool
+}
+
+// consumerStore is what the consumer claims from the term's fenced view.
+type consumerStore interface {
+	InstanceClaimCommands(ctx context.Context, host string, epoch int64, limit int) ([]model.WorkflowInstance, error)
+	InstanceClaimManualCommands(ctx context.Context, host string, epoch int64, limit int) ([]model.WorkflowInstance, error)
+	InstanceReleaseQueued(ctx context.Context, host string) ([]model.WorkflowInstance, error)
+	ActionClaim(ctx context.Context, limit int) ([]model.Action, error)
+}
+
+func newConsumer(env consumerEnv, st consumerStore, log *zap.Logger, host string, epoch int64, poll time.Duration) *consumer {
+	c := &consumer{env: env, store: st, host: host, epoch: epoch, log: log.Named("consumer"), poll: poll, wake: make(chan struct{}, 1)}
 	c.life.Name, c.life.Log = "consumer", c.log
 	return c
 }
@@ -55,9 +76,12 @@ func (c *consumer) run(ctx context.Context) {
 	failing := false
 	for {
 		for ctx.Err() == nil {
-			insts, err := c.t.store.ClaimCommands(ctx, c.t.m.cfg.Host, c.t.epoch, claimBatch)
+			claim := c.store.InstanceClaimCommands
+			if c.env.bursting() {
+				claim = c.store.InstanceClaimManualCommands // see scheduler.bursting
+			}
+			insts, err := claim(ctx, c.host, c.epoch, claimBatch)
 			if err != nil {
-				c.t.checkFenced(err)
 				if !failing && ctx.Err() == nil {
 					c.log.Error("claim commands failed; will retry", zap.Error(err))
 				}
@@ -67,15 +91,14 @@ func (c *consumer) run(ctx context.Context) {
 			failing = false
 			metrics.Instance(model.WorkflowRunning, len(insts))
 			for _, inst := range insts {
-				if err := c.t.startInstance(inst, false); err != nil {
+				if err := c.env.startInstance(inst, false); err != nil {
 					c.log.Error("start workflow instance", logging.Instance(inst.ID, inst.Project, inst.Workflow), zap.Error(err))
 				}
 			}
 			// Queued runs (schedule overlap wait/replace, max_active_runs)
 			// whose turn came: a run ended, here or under an earlier leader.
-			rel, err := c.t.store.ReleaseQueued(ctx, c.t.m.cfg.Host)
+			rel, err := c.store.InstanceReleaseQueued(ctx, c.host)
 			if err != nil {
-				c.t.checkFenced(err)
 				if !failing && ctx.Err() == nil {
 					c.log.Error("release queued runs failed; will retry", zap.Error(err))
 				}
@@ -85,13 +108,12 @@ func (c *consumer) run(ctx context.Context) {
 			metrics.Instance(model.WorkflowRunning, len(rel))
 			for _, inst := range rel {
 				c.log.Info("queued run released", logging.Instance(inst.ID, inst.Project, inst.Workflow))
-				if err := c.t.startInstance(inst, false); err != nil {
+				if err := c.env.startInstance(inst, false); err != nil {
 					c.log.Error("start workflow instance", logging.Instance(inst.ID, inst.Project, inst.Workflow), zap.Error(err))
 				}
 			}
-			acts, err := c.t.store.ClaimActions(ctx, claimBatch)
+			acts, err := c.store.ActionClaim(ctx, claimBatch)
 			if err != nil {
-				c.t.checkFenced(err)
 				if !failing && ctx.Err() == nil {
 					c.log.Error("claim actions failed; will retry", zap.Error(err))
 				}
@@ -99,7 +121,7 @@ func (c *consumer) run(ctx context.Context) {
 				break
 			}
 			for _, a := range acts {
-				c.t.route(a)
+				c.env.route(a)
 			}
 			if len(insts) < claimBatch && len(acts) < claimBatch {
 				break
@@ -113,3 +135,5 @@ func (c *consumer) run(ctx context.Context) {
 		}
 	}
 }
+
+func (t *term) bursting() bool { return t.cron != nil && t.cron.Bursting() }

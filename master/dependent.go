@@ -11,6 +11,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/common/tasktype"
 	"github.com/beluga-scheduler/beluga/tasks/dependent"
 )
 
@@ -24,6 +25,7 @@ import (
 type waiter struct {
 	instID  int64
 	project string // the waiting run's project, for deps that name none
+	defID   int64  // the waiting run's workflow version, whose author's grants count
 	task    *model.TaskInstance
 	spec    *dependent.Spec
 	base    time.Time // schedule time, else start
@@ -57,14 +59,14 @@ func (l *logicTasks) startWait(ctx context.Context, mt masterTask) {
 		}
 	}
 	var ok bool
-	if leaderWrite(ctx, l.log, "start dependent", l.t.fenced, func() error {
+	if leaderWrite(ctx, l.log, "start dependent", func() error {
 		var err error
-		ok, err = l.t.store.StartMasterTask(ctx, mt.Task.ID, "waiting: first look", time.Now().UTC())
+		ok, err = l.store.TaskStartOnMaster(ctx, mt.Task.ID, "waiting: first look", time.Now().UTC())
 		return err
 	}) != written || !ok {
 		return
 	}
-	l.adds.Put(&waiter{instID: mt.Inst.ID, project: mt.Inst.Project, task: mt.Task, spec: sp, base: base, loc: loc})
+	l.adds.Put(&waiter{instID: mt.Inst.ID, project: mt.Inst.Project, defID: mt.Inst.DefinitionID, task: mt.Task, spec: sp, base: base, loc: loc})
 }
 
 func (l *logicTasks) cancelWait(ctx context.Context, mt masterTask, how cancelHow) {
@@ -90,12 +92,19 @@ func (l *logicTasks) check(ctx context.Context, w *waiter) bool {
 		if project == "" {
 			project = w.project
 		}
+		if why, err := l.wall(ctx, w.project, w.defID, tasktype.Ref{Project: project, Workflow: d.Workflow}); err != nil {
+			l.log.Warn("check the grant on a dependency's project", zap.Int64("task_instance_id", w.task.ID), zap.Error(err))
+			return false // looks again at its interval
+		} else if why != "" {
+			l.end(ctx, w.instID, w.task.ID, model.TaskFailed, nil, fmt.Sprintf("wait_for[%d]: %s", i, why))
+			return true
+		}
 		from, to, err := dependent.Window(d.Date, w.base, w.loc)
 		if err != nil {
 			l.end(ctx, w.instID, w.task.ID, model.TaskFailed, nil, err.Error())
 			return true
 		}
-		runs, err := l.t.store.RunsIn(ctx, project, d.Workflow, d.Task, from, to)
+		runs, err := l.store.InstanceRunsIn(ctx, project, d.Workflow, d.Task, from, to)
 		if errors.Is(err, store.ErrNotFound) { // its project is gone: nothing can satisfy it
 			l.end(ctx, w.instID, w.task.ID, model.TaskFailed, nil, err.Error())
 			return true
@@ -124,9 +133,7 @@ func (l *logicTasks) check(ctx context.Context, w *waiter) bool {
 	msg := "waiting for " + waitingOn + "; seen: " + strings.Join(notes, "; ")
 	if msg != w.message {
 		w.message = msg
-		if err := l.t.store.SetTaskMessage(ctx, w.task.ID, msg); err != nil {
-			l.t.checkFenced(err)
-		}
+		_ = l.store.TaskSetMessage(ctx, w.task.ID, msg) // best effort; a fence reaches the term from the store
 	}
 	return false
 }

@@ -15,9 +15,9 @@ import (
 	"github.com/beluga-scheduler/beluga/common/failpoint"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
+	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
-	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
 
@@ -34,13 +34,13 @@ const (
 // own goroutines so a slow worker never stalls the queue; their outcomes come
 // back through a mailbox to this goroutine, which alone touches the queue.
 type dispatcher struct {
-	log    *zap.Logger
-	store  *store.Store
-	reg    registry.Registry
-	client *remote.Client
-	self   string // master address for worker reports
-	epoch  int64
-	fenced func() // a write was refused for a newer term
+	log   *zap.Logger
+	store dispatchStore
+	reg   registry.Registry
+	// workers sends the dispatch frames (the term's one talker to workers,
+	// workers.go).
+	workers *workers
+	box     *secret.Box // seals secret params for the link (sealForLink); nil: none
 	// failed reports a task failed on addr without running (its dispatch
 	// was refused as invalid), through the result path.
 	failed func(it *taskItem, addr, why string)
@@ -76,8 +76,8 @@ type sendResult struct {
 	err  error
 }
 
-func newDispatcher(log *zap.Logger, st *store.Store, reg registry.Registry, client *remote.Client, self string, epoch int64, fenced func()) *dispatcher {
-	return &dispatcher{log: log.Named("dispatcher"), store: st, reg: reg, client: client, self: self, epoch: epoch, fenced: fenced,
+func newDispatcher(log *zap.Logger, st dispatchStore, reg registry.Registry, w *workers) *dispatcher {
+	return &dispatcher{log: log.Named("dispatcher"), store: st, reg: reg, workers: w,
 		inbox: newMailbox[*taskItem](), results: newMailbox[sendResult](), freed: newMailbox[int64](), forces: newMailbox[int64](),
 		places: newPlaces(), waiting: map[int64]string{}, forced: map[int64]bool{}, selector: SelectRoundRobin,
 		parked: map[string]*taskQueue{}, rr: map[string]int{}, blacklist: map[string]time.Time{}, warned: map[string]bool{},
@@ -186,7 +186,7 @@ func (d *dispatcher) dispatchSome(ctx context.Context) (wait time.Duration) {
 	defer d.flushReasons(ctx)
 	now := time.Now()
 	var batch []*taskItem
-	var ds []store.Dispatch
+	var ds []model.Dispatch
 	var addrs []string
 	for d.queue.Len() > 0 && len(batch) < dispatchBatch {
 		it := d.queue.Pop()
@@ -194,7 +194,7 @@ func (d *dispatcher) dispatchSome(ctx context.Context) (wait time.Duration) {
 			d.park(ctx, key, why, it)
 			continue
 		}
-		addr, retryIn, none, busy := d.pick(it.Group, now)
+		addr, retryIn, none, busy := d.pick(it.Group, it.isolated, now)
 		if addr == "" {
 			if retryIn > 0 && (wait == 0 || retryIn < wait) {
 				wait = retryIn
@@ -215,17 +215,16 @@ func (d *dispatcher) dispatchSome(ctx context.Context) (wait time.Duration) {
 		delete(d.forced, it.TaskInstanceID)
 		d.places.take(it.TaskInstanceID, addr, it.TaskGroup) // counted now, so the rest of this batch sees it
 		batch = append(batch, it)
-		ds = append(ds, store.Dispatch{ID: it.TaskInstanceID, Host: addr, Time: now.UTC()})
+		ds = append(ds, model.Dispatch{ID: it.TaskInstanceID, Host: addr, Time: now.UTC()})
 		addrs = append(addrs, addr)
 	}
 	if len(batch) == 0 {
 		return wait
 	}
 	failpoint.Hit(failpoint.BeforeRecordDispatch)
-	ok, err := d.store.MarkDispatched(ctx, ds)
+	ok, err := d.store.TaskMarkDispatched(ctx, ds)
 	if errors.Is(err, store.ErrFenced) {
-		d.fenced() // never send what a newer term may own
-		return 0
+		return 0 // never send what a newer term may own; the store view told the term
 	}
 	if err != nil {
 		if ctx.Err() == nil {
@@ -290,7 +289,11 @@ func ParseSelector(s string) (Selector, error) {
 // blacklisted worker is usable again when none is usable now (0: wait for
 // a registry change or a finished task), and then why the group's workers
 // are busy (none: there is no worker in the group).
-func (d *dispatcher) pick(group string, now time.Time) (addr string, retryIn time.Duration, none bool, busy busyWorkers) {
+//
+// isolated skips the workers whose tasks run as their own OS user
+// (registry.Node.TasksRunAsServer); they count as busy, so the task waits
+// with a reason naming them.
+func (d *dispatcher) pick(group string, isolated bool, now time.Time) (addr string, retryIn time.Duration, none bool, busy busyWorkers) {
 	type cand struct {
 		addr   string
 		weight float64
@@ -303,6 +306,10 @@ func (d *dispatcher) pick(group string, now time.Time) (addr string, retryIn tim
 			continue
 		}
 		none = false
+		if isolated && n.TasksRunAsServer {
+			busy.unisolated++
+			continue
+		}
 		if until, bad := d.blacklist[n.Addr]; bad {
 			if now.Before(until) {
 				if left := until.Sub(now); soonest == 0 || left < soonest {
@@ -354,7 +361,7 @@ func (d *dispatcher) pick(group string, now time.Time) (addr string, retryIn tim
 }
 
 // busyWorkers counts why the workers of a group cannot take a task now.
-type busyWorkers struct{ overloaded, full, sending, failing int }
+type busyWorkers struct{ overloaded, full, sending, failing, unisolated int }
 
 // reason is the instance reason for a task waiting on such workers.
 func (b busyWorkers) reason(group string) string {
@@ -362,7 +369,8 @@ func (b busyWorkers) reason(group string) string {
 	for _, p := range []struct {
 		n    int
 		what string
-	}{{b.overloaded, "overloaded"}, {b.full, "full"}, {b.sending, "not answering dispatches"}, {b.failing, "retried after a failed dispatch"}} {
+	}{{b.overloaded, "overloaded"}, {b.full, "full"}, {b.sending, "not answering dispatches"}, {b.failing, "retried after a failed dispatch"},
+		{b.unisolated, "running tasks as their own OS user (a non-admin's shell or python task waits for a worker that isolates it: " + model.SettingUnsandboxedCode + " is 0)"}} {
 		if p.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
 		}
@@ -402,17 +410,10 @@ func (d *dispatcher) flushReasons(ctx context.Context) {
 	if len(d.reasons) == 0 {
 		return
 	}
-	if err := d.store.SetInstanceReasons(ctx, d.reasons); err != nil {
+	if err := d.store.InstanceSetReasons(ctx, d.reasons); err != nil {
 		d.log.Warn("record instance reasons", zap.Int("instances", len(d.reasons)), zap.Error(err))
-		d.checkFenced(err)
 	}
 	clear(d.reasons)
-}
-
-func (d *dispatcher) checkFenced(err error) {
-	if errors.Is(err, store.ErrFenced) {
-		d.fenced()
-	}
 }
 
 // Finished tells the dispatcher that a task ended (result, failover, kill),
@@ -454,10 +455,11 @@ func (d *dispatcher) park(ctx context.Context, key, why string, it *taskItem) {
 // so a hung worker holds only its own sends, not the queue. Every outcome
 // comes back through results, which frees the send place.
 func (d *dispatcher) send(ctx context.Context, it *taskItem, addr string) {
-	msg := it.Dispatch
-	msg.MasterAddr = d.self
-	msg.Epoch = d.epoch
+	msg, err := sealForLink(d.box, it.Dispatch)
 	d.sending[addr]++
+	if err != nil && it.unsendable == "" {
+		it.unsendable = err.Error()
+	}
 	if it.unsendable != "" { // failed as a worker's refusal of an invalid dispatch is
 		d.results.Put(sendResult{item: it, addr: addr, err: refusedErr{it.unsendable, true}})
 		return
@@ -467,12 +469,7 @@ func (d *dispatcher) send(ctx context.Context, it *taskItem, addr string) {
 		defer d.sends.Done()
 		sctx, cancel := context.WithTimeout(ctx, sendTimeout)
 		defer cancel()
-		reply, err := d.client.Request(sctx, addr, msg)
-		if err == nil {
-			if r, ok := reply.(message.DispatchReply); !ok || !r.Accepted {
-				err = refusedError(reply)
-			}
-		}
+		err := d.workers.dispatch(sctx, addr, msg)
 		d.results.Put(sendResult{item: it, addr: addr, err: err})
 	}()
 }
@@ -490,9 +487,8 @@ func (d *dispatcher) handleResult(ctx context.Context, r sendResult) {
 		d.handleInvalid(ctx, r, ref.reason)
 		return
 	}
-	reset, err := d.store.ResetDispatch(ctx, r.item.TaskInstanceID, r.addr)
+	reset, err := d.store.TaskResetDispatch(ctx, r.item.TaskInstanceID, r.addr)
 	if errors.Is(err, store.ErrFenced) {
-		d.fenced()
 		return
 	}
 	if err != nil {
@@ -509,7 +505,7 @@ func (d *dispatcher) handleResult(ctx context.Context, r sendResult) {
 	if errors.Is(r.err, context.DeadlineExceeded) {
 		// The connection may be hung: redial next time. Only then: the
 		// connection carries other dispatches, which a close would fail.
-		d.client.Forget(r.addr)
+		d.workers.forget(r.addr)
 	}
 	d.queue.Push(r.item)
 }

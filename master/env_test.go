@@ -49,7 +49,7 @@ func newCellWith(t *testing.T, cfg master.Config, before func(*master.Master)) *
 	if _, err := c.st.Migrate(c.ctx); err != nil {
 		t.Fatal(err)
 	}
-	c.st.CreateProject(c.ctx, "p", "")
+	c.st.ProjectCreate(c.ctx, "p", "")
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"
 	}
@@ -100,14 +100,14 @@ func (c *cell) apply(y string) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	if _, _, err := c.st.PutWorkflow(c.ctx, "p", wf); err != nil {
+	if _, _, err := c.st.WorkflowPut(c.ctx, "p", wf); err != nil {
 		c.t.Fatal(err)
 	}
 }
 
 func (c *cell) run(name string, prio model.Priority) model.WorkflowInstance {
 	c.t.Helper()
-	inst, err := c.st.CreateRun(c.ctx, store.RunRequest{Project: "p", Workflow: name, Priority: &prio})
+	inst, err := c.st.InstanceCreateRun(c.ctx, store.RunRequest{Project: "p", Workflow: name, Priority: &prio})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func (c *cell) run(name string, prio model.Priority) model.WorkflowInstance {
 }
 
 func (c *cell) instance(id int64) model.WorkflowInstance {
-	got, err := c.st.GetWorkflowInstance(c.ctx, id)
+	got, err := c.st.InstanceGet(c.ctx, id)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func (c *cell) finished(id int64) model.WorkflowInstance {
 }
 
 func (c *cell) tasks(id int64) []model.TaskInstance {
-	ts, err := c.st.ListTaskInstances(c.ctx, id)
+	ts, err := c.st.TaskList(c.ctx, id)
 	if err != nil {
 		c.t.Fatal(err)
 	}

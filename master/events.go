@@ -25,7 +25,7 @@ const persistTimeout = 5 * time.Second
 type report struct {
 	peer       remote.Peer
 	workflowID int64
-	rep        store.Report
+	rep        model.Report
 	why        string    // a failure the master made itself: why
 	at         time.Time // when it arrived (report-to-DB-ack latency)
 }
@@ -46,17 +46,19 @@ type taskEvent struct {
 // a wide fan-out. A failed batch is dropped: workers re-send until DB-acked.
 type eventService struct {
 	log     *zap.Logger
-	store   *store.Store
+	store   reportStore
 	deliver func(workflowID int64, ev taskEvent)
-	fenced  func()
-	freed   func(taskInstanceID int64) // a task ended: its places are free
+	ended   func(workflowID int64, ev taskEvent) // a result: places freed, then delivered (term.taskEnded)
 	inbox   *mailbox[report]
 	about   func(workflowID, taskID int64) zap.Field // the log fields naming a task (term.taskRef)
 	life    startstop.Base
 }
 
-func newEventService(log *zap.Logger, st *store.Store, deliver func(int64, taskEvent), fenced func(), freed func(int64)) *eventService {
-	e := &eventService{log: log.Named("task-events"), store: st, deliver: deliver, fenced: fenced, freed: freed, inbox: newMailbox[report]()}
+func newEventService(log *zap.Logger, st reportStore, deliver, ended func(int64, taskEvent)) *eventService {
+	e := &eventService{log: log.Named("task-events"), store: st, deliver: deliver, ended: ended, inbox: newMailbox[report](),
+		// The task's id until a term names it fuller (term.taskRef): a
+		// service built without one logged a foreign report through nil.
+		about: func(_, taskID int64) zap.Field { return zap.Int64("task", taskID) }}
 	e.life.Name, e.life.Log = "task events", e.log
 	return e
 }
@@ -65,13 +67,13 @@ func newEventService(log *zap.Logger, st *store.Store, deliver func(int64, taskE
 func (e *eventService) Handle(p remote.Peer, m message.Message) {
 	switch v := m.(type) {
 	case message.Ack:
-		e.inbox.Put(report{peer: p, workflowID: v.WorkflowInstanceID, rep: store.Report{ID: v.TaskInstanceID, Kind: store.ReportAck,
+		e.inbox.Put(report{peer: p, workflowID: v.WorkflowInstanceID, rep: model.Report{ID: v.TaskInstanceID, Kind: model.ReportAck,
 			Host: v.Host, LogPath: v.LogPath}, at: time.Now()})
 	case message.Running:
-		e.inbox.Put(report{peer: p, workflowID: v.WorkflowInstanceID, rep: store.Report{ID: v.TaskInstanceID, Kind: store.ReportRunning,
+		e.inbox.Put(report{peer: p, workflowID: v.WorkflowInstanceID, rep: model.Report{ID: v.TaskInstanceID, Kind: model.ReportRunning,
 			Host: v.Host, PID: v.PID, StartTime: v.StartTime}, at: time.Now()})
 	case message.Result:
-		e.inbox.Put(report{peer: p, workflowID: v.WorkflowInstanceID, rep: store.Report{ID: v.TaskInstanceID, Kind: store.ReportResult,
+		e.inbox.Put(report{peer: p, workflowID: v.WorkflowInstanceID, rep: model.Report{ID: v.TaskInstanceID, Kind: model.ReportResult,
 			Host: v.Host, State: resultState(v.State), ExitCode: v.ExitCode, PID: v.PID, StartTime: v.StartTime, EndTime: v.EndTime,
 			Outputs: v.Outputs}, why: failedWhy(v), at: time.Now()})
 	}
@@ -81,7 +83,7 @@ func (e *eventService) Handle(p remote.Peer, m message.Message) {
 // dispatch was refused as invalid) into the batch, as the worker's result
 // would be: persisted if host still holds it, then delivered to its runner.
 func (e *eventService) Failed(workflowID, taskInstanceID int64, host, why string) {
-	e.inbox.Put(report{noPeer{}, workflowID, store.Report{ID: taskInstanceID, Kind: store.ReportResult,
+	e.inbox.Put(report{noPeer{}, workflowID, model.Report{ID: taskInstanceID, Kind: model.ReportResult,
 		Host: host, State: model.TaskFailed, ExitCode: -1, EndTime: time.Now()}, why, time.Now()})
 }
 
@@ -137,24 +139,27 @@ func (e *eventService) run(ctx context.Context) {
 }
 
 func (e *eventService) apply(batch []report) {
-	reps := make([]store.Report, len(batch))
+	reps := make([]model.Report, len(batch))
 	acks, results := false, false
 	for i, r := range batch {
 		reps[i] = r.rep
-		acks = acks || r.rep.Kind == store.ReportAck
-		results = results || r.rep.Kind == store.ReportResult
+		acks = acks || r.rep.Kind == model.ReportAck
+		results = results || r.rep.Kind == model.ReportResult
 	}
 	if acks {
 		failpoint.Hit(failpoint.BeforePersistAck)
 	}
+	if results {
+		failpoint.Hit(failpoint.BeforePersistResult)
+	}
 	// Not cancelled by Stop: a batch that was read is finished and acked,
 	// or given up after persistTimeout.
 	ctx, cancel := context.WithTimeout(context.Background(), persistTimeout)
-	outcomes, err := e.store.ApplyReports(ctx, reps)
+	outcomes, err := e.store.TaskApplyReports(ctx, reps)
 	cancel()
 	if errors.Is(err, store.ErrFenced) {
-		// Not acked: the workers re-send to the current leader.
-		e.fenced()
+		// Not acked: the workers re-send to the current leader (the term
+		// heard of the fence from its store view).
 		return
 	}
 	if err != nil {
@@ -166,7 +171,7 @@ func (e *eventService) apply(batch []report) {
 	}
 	for i, r := range batch {
 		kind := message.AckKind(r.rep.Kind)
-		foreign := outcomes[i] == store.Foreign
+		foreign := outcomes[i] == model.ReportForeign
 		if foreign {
 			e.log.Warn("report from a worker that does not own the task; telling it to drop the task",
 				e.about(r.workflowID, r.rep.ID), zap.String("worker", r.rep.Host), zap.String("kind", string(kind)))
@@ -175,14 +180,13 @@ func (e *eventService) apply(batch []report) {
 			e.log.Debug("db-ack not sent; the worker will re-send", e.about(r.workflowID, r.rep.ID), zap.Error(err))
 		}
 		observeAck(r.at)
-		if outcomes[i] != store.Applied {
+		if outcomes[i] != model.ReportApplied {
 			continue
 		}
 		switch r.rep.Kind {
-		case store.ReportResult:
-			e.freed(r.rep.ID)
-			e.deliver(r.workflowID, taskEvent{TaskInstanceID: r.rep.ID, State: r.rep.State, StartTime: r.rep.StartTime, EndTime: r.rep.EndTime, Why: r.why, Outputs: r.rep.Outputs})
-		case store.ReportRunning:
+		case model.ReportResult:
+			e.ended(r.workflowID, taskEvent{TaskInstanceID: r.rep.ID, State: r.rep.State, StartTime: r.rep.StartTime, EndTime: r.rep.EndTime, Why: r.why, Outputs: r.rep.Outputs})
+		case model.ReportRunning:
 			e.deliver(r.workflowID, taskEvent{TaskInstanceID: r.rep.ID, State: model.TaskRunning, StartTime: r.rep.StartTime})
 		}
 	}

@@ -36,7 +36,7 @@ func TestEventsStopBoundedByHungStore(t *testing.T) {
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	e := newEventService(log, st, func(int64, taskEvent) {}, func() {}, func(int64) {})
+	e := newEventService(log, st, func(int64, taskEvent) {}, func(int64, taskEvent) {})
 	if err := db.Pause(); err != nil {
 		t.Fatal(err)
 	}

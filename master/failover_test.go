@@ -71,17 +71,17 @@ tasks:
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.CreateProject(ctx, "p", "")
-	if _, _, err := st.PutWorkflow(ctx, "p", wf); err != nil {
+	st.ProjectCreate(ctx, "p", "")
+	if _, _, err := st.WorkflowPut(ctx, "p", wf); err != nil {
 		t.Fatal(err)
 	}
-	inst, err := st.CreateRun(ctx, store.RunRequest{Project: "p", Workflow: "hand"})
+	inst, err := st.InstanceCreateRun(ctx, store.RunRequest{Project: "p", Workflow: "hand"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.Notify()
 	waitFor(t, "task b running", func() bool {
-		ts, _ := st.ListTaskInstances(ctx, inst.ID)
+		ts, _ := st.TaskList(ctx, inst.ID)
 		for _, tk := range ts {
 			if tk.Name == "b" && tk.State == model.TaskRunning {
 				return true
@@ -97,14 +97,14 @@ tasks:
 	}
 	os.WriteFile(gate, nil, 0o644)
 	waitFor(t, "instance finished", func() bool {
-		got, _ := st.GetWorkflowInstance(ctx, inst.ID)
+		got, _ := st.InstanceGet(ctx, inst.ID)
 		return got.State.Finished()
 	})
-	got, _ := st.GetWorkflowInstance(ctx, inst.ID)
+	got, _ := st.InstanceGet(ctx, inst.ID)
 	if got.State != model.WorkflowSucceeded || got.Host != b.Addr() {
 		t.Fatalf("instance: %+v (b is %s)", got, b.Addr())
 	}
-	ts, _ := st.ListTaskInstances(ctx, inst.ID)
+	ts, _ := st.TaskList(ctx, inst.ID)
 	if len(ts) != 3 {
 		t.Fatalf("task rows: %+v", ts)
 	}
@@ -132,13 +132,13 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // running task is killed on its worker. Nothing new runs either way.
 func TestHaltAskedWhileNoMasterLeads(t *testing.T) {
 	for _, tc := range []struct {
-		action   store.ActionKind
+		action   model.ActionKind
 		instance model.WorkflowState
 		first    model.TaskState
 		downRows int
 	}{
-		{store.ActionPause, model.WorkflowPaused, model.TaskSucceeded, 1},
-		{store.ActionStop, model.WorkflowStopped, model.TaskKilled, 0},
+		{model.ActionPause, model.WorkflowPaused, model.TaskSucceeded, 1},
+		{model.ActionStop, model.WorkflowStopped, model.TaskKilled, 0},
 	} {
 		t.Run(string(tc.action), func(t *testing.T) {
 			c := newCell(t, master.Config{})
@@ -156,7 +156,7 @@ tasks:
 				return len(ts) == 1 && ts[0].State == model.TaskRunning
 			})
 			c.m.Stop()
-			if _, err := c.st.RequestAction(c.ctx, store.ActionRequest{InstanceID: inst.ID, Action: tc.action, By: "op"}); err != nil {
+			if _, err := c.st.ActionRequest(c.ctx, model.ActionRequest{InstanceID: inst.ID, Action: tc.action, By: "op"}); err != nil {
 				t.Fatal(err)
 			}
 			next := master.New(master.Config{Listen: "127.0.0.1:0"}, c.st, c.reg, c.reg, c.log)
@@ -165,7 +165,7 @@ tasks:
 			}
 			defer next.Stop()
 			waitFor(t, "next master leads", next.IsLeader)
-			if tc.action == store.ActionPause {
+			if tc.action == model.ActionPause {
 				os.WriteFile(gate, nil, 0o644)
 			}
 			got := c.finished(inst.ID)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
-	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/master"
 )
 
@@ -67,7 +66,7 @@ func TestPriorityUnderContention(t *testing.T) {
 func TestTaskGroupLimitsConcurrency(t *testing.T) {
 	c := newCell(t, master.Config{})
 	c.addWorker(4)
-	if _, err := c.st.CreateTaskGroup(c.ctx, "db", 1, ""); err != nil {
+	if _, err := c.st.TaskGroupCreate(c.ctx, "db", 1, ""); err != nil {
 		t.Fatal(err)
 	}
 	gate := filepath.Join(c.dir, "gate")
@@ -114,7 +113,7 @@ func TestTaskGroupLimitsConcurrency(t *testing.T) {
 func TestForceStartPassesAFullTaskGroup(t *testing.T) {
 	c := newCell(t, master.Config{})
 	c.addWorker(4)
-	c.st.CreateTaskGroup(c.ctx, "db", 1, "")
+	c.st.TaskGroupCreate(c.ctx, "db", 1, "")
 	gate := filepath.Join(c.dir, "gate")
 	c.apply(fmt.Sprintf(`name: pair
 tasks:
@@ -136,7 +135,7 @@ tasks:
 		waiting = sub
 		return run == 1 && sub != 0
 	})
-	if _, err := c.st.RequestAction(c.ctx, store.ActionRequest{TaskInstanceID: waiting, Action: store.ActionForceStart, By: "op"}); err != nil {
+	if _, err := c.st.ActionRequest(c.ctx, model.ActionRequest{TaskInstanceID: waiting, Action: model.ActionForceStart, By: "op"}); err != nil {
 		t.Fatal(err)
 	}
 	c.m.Notify()
@@ -149,7 +148,7 @@ tasks:
 		}
 		return n == 2
 	})
-	g, _ := c.st.GetTaskGroup(c.ctx, "db")
+	g, _ := c.st.TaskGroupGet(c.ctx, "db")
 	if g.InUse != 2 {
 		t.Fatalf("group in use %d while both run", g.InUse)
 	}

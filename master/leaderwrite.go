@@ -32,9 +32,10 @@ func (r writeResult) String() string {
 
 // leaderWrite runs a store write of the leader: retried with back-off (see
 // retry) until it succeeds or ctx ends; a write refused for a newer term
-// (store.ErrFenced) is not retried: fenced is called (nil: nobody to tell)
-// and the result says fencedOut, which callers treat as done, acting no more.
-func leaderWrite(ctx context.Context, log *zap.Logger, what string, fenced func(), op func() error) writeResult {
+// (store.ErrFenced) is not retried: the result says fencedOut, which
+// callers treat as done, acting no more. The term hears of the fence from
+// its store view (store.OnFenced), not from here.
+func leaderWrite(ctx context.Context, log *zap.Logger, what string, op func() error) writeResult {
 	refused := false
 	ok := retry(ctx, log, what, func() error {
 		err := op()
@@ -46,9 +47,6 @@ func leaderWrite(ctx context.Context, log *zap.Logger, what string, fenced func(
 	})
 	switch {
 	case refused:
-		if fenced != nil {
-			fenced()
-		}
 		return fencedOut
 	case ok:
 		return written

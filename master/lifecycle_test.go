@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
 	"github.com/beluga-scheduler/beluga/master"
 )
@@ -29,6 +30,6 @@ func TestMasterStartTwice(t *testing.T) {
 
 // TestMasterStopBeforeStart: Stop on a master that never started returns.
 func TestMasterStopBeforeStart(t *testing.T) {
-	m := master.New(master.Config{Listen: "127.0.0.1:0"}, nil, nil, nil, zap.NewNop())
+	m := master.New[*store.Store](master.Config{Listen: "127.0.0.1:0"}, nil, nil, nil, zap.NewNop())
 	m.Stop()
 }

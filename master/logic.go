@@ -35,22 +35,18 @@ type masterTasks interface {
 	Cancel(ctx context.Context, r *runner, ti *model.TaskInstance, how cancelHow)
 }
 
-// cancelHow is why a master-run attempt is cancelled.
-type cancelHow string
+// cancelHow is why a master-run attempt is cancelled (the types' master
+// face takes it as it is).
+type cancelHow = tasktype.CancelReason
 
 const (
-	cancelStop    cancelHow = "stop"    // a stop of the instance, or a kill of the task: it ends killed
-	cancelPause   cancelHow = "pause"   // a pause: it ends paused and continues on resume
-	cancelTimeout cancelHow = "timeout" // it ran past its timeout (fail, warn_fail): it ends failed
+	cancelStop    = tasktype.CancelStop    // a stop of the instance, or a kill of the task: it ends killed
+	cancelPause   = tasktype.CancelPause   // a pause: it ends paused and continues on resume
+	cancelTimeout = tasktype.CancelTimeout // it ran past its timeout (fail, warn_fail): it ends failed
 )
 
 // hook is the masterTasks that runs this runner's master-placed types.
-func (r *runner) hook() masterTasks {
-	if r.t.m.logic != nil {
-		return r.t.m.logic
-	}
-	return r.t.logic
-}
+func (r *runner) hook() masterTasks { return r.env.masterTasks() }
 
 // launch hands attempts written submitted to whatever runs them, by their
 // type's placement: worker types go to the dispatcher; branching master
@@ -95,8 +91,8 @@ func (r *runner) launch(ctx context.Context, ts ...*model.TaskInstance) {
 func (r *runner) failSubmitted(ctx context.Context, t *model.TaskInstance, why error) {
 	r.log.Warn("task cannot run; failing it", zap.String("task", t.Name), zap.Int64("task_instance_id", t.ID), zap.Error(why))
 	now := time.Now().UTC()
-	if leaderWrite(ctx, r.log, "fail task that cannot run", r.t.fenced, func() error {
-		_, err := r.t.store.SetTaskStates(ctx, []int64{t.ID}, []model.TaskState{model.TaskSubmitted}, model.TaskFailed)
+	if leaderWrite(ctx, r.log, "fail task that cannot run", func() error {
+		_, err := r.env.runnerStore().TaskSetStates(ctx, []int64{t.ID}, []model.TaskState{model.TaskSubmitted}, model.TaskFailed)
 		return err
 	}) != written {
 		return

@@ -26,7 +26,7 @@ func (l *laterTasks) Start(ctx context.Context, r *runner, ti *model.TaskInstanc
 	l.started.Add(1)
 	id := ti.ID
 	go func() {
-		if _, err := r.t.store.SetTaskStates(ctx, []int64{id}, []model.TaskState{model.TaskSubmitted}, model.TaskSucceeded); err == nil {
+		if _, err := r.env.runnerStore().TaskSetStates(ctx, []int64{id}, []model.TaskState{model.TaskSubmitted}, model.TaskSucceeded); err == nil {
 			r.events.Put(taskEvent{TaskInstanceID: id, State: model.TaskSucceeded, EndTime: time.Now().UTC()})
 		}
 	}()
@@ -62,7 +62,7 @@ func (h *heldTasks) Start(ctx context.Context, r *runner, ti *model.TaskInstance
 			return
 		case <-h.release:
 		}
-		if _, err := r.t.store.SetTaskStates(ctx, []int64{id}, []model.TaskState{model.TaskSubmitted}, model.TaskSucceeded); err == nil {
+		if _, err := r.env.runnerStore().TaskSetStates(ctx, []int64{id}, []model.TaskState{model.TaskSubmitted}, model.TaskSucceeded); err == nil {
 			r.events.Put(taskEvent{TaskInstanceID: id, State: model.TaskSucceeded, EndTime: time.Now().UTC()})
 		}
 	}()

@@ -12,8 +12,6 @@ import (
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/common/tasktype"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
-	"github.com/beluga-scheduler/beluga/tasks/dependent"
-	"github.com/beluga-scheduler/beluga/tasks/subworkflow"
 )
 
 // masterTask is one attempt of a master-run task as logicTasks sees it,
@@ -31,8 +29,12 @@ type masterTask struct {
 
 func (r *runner) masterTask(t *model.TaskInstance) masterTask {
 	return masterTask{Inst: r.inst, Task: t, Spec: r.def.types[t.Name].spec, Params: r.def.tasks[t.Name].Params,
-		Inputs: r.inputs(t), Rerun: r.mode == store.ActionRerun, Timeout: r.def.tasks[t.Name].Timeout.D()}
+		Inputs: r.inputs(t), Rerun: r.mode == model.ActionRerun, Timeout: r.def.tasks[t.Name].Timeout.D()}
 }
+
+// TaskInstanceID makes a masterTask the tasktype.Attempt a type's master
+// face hands back to the host.
+func (mt masterTask) TaskInstanceID() int64 { return mt.Task.ID }
 
 // timedOut is why an attempt that ran past its timeout failed, as a
 // worker words it.
@@ -43,9 +45,14 @@ func (mt masterTask) timedOut() string { return "timed out after " + mt.Timeout.
 // takes the ends of instances (ended), which finish a parent's task and
 // wake dependents at once.
 type logicTasks struct {
-	t    *term
-	log  *zap.Logger
-	life startstop.Base
+	store logicStore // the term's fenced view
+	// taskEnded is term.taskEnded: an attempt's end goes the one way every
+	// task's end does; wake is the command consumer's Notify (a child run
+	// was written).
+	taskEnded func(workflowID int64, ev taskEvent)
+	wake      func()
+	log       *zap.Logger
+	life      startstop.Base
 
 	ends   *mailbox[model.WorkflowInstance]
 	adds   *mailbox[*waiter]
@@ -53,34 +60,45 @@ type logicTasks struct {
 	waiter map[int64]*waiter // by task instance id; the goroutine's own
 }
 
-func newLogicTasks(t *term) *logicTasks {
-	l := &logicTasks{t: t, log: t.log.Named("logic"), ends: newMailbox[model.WorkflowInstance](),
+func newLogicTasks(log *zap.Logger, st logicStore, ended func(int64, taskEvent), wake func()) *logicTasks {
+	l := &logicTasks{store: st, taskEnded: ended, wake: wake, log: log.Named("logic"), ends: newMailbox[model.WorkflowInstance](),
 		adds: newMailbox[*waiter](), drops: newMailbox[int64](), waiter: map[int64]*waiter{}}
 	l.life.Name, l.life.Log = "logic tasks", l.log
 	return l
 }
 
-// Start is the masterTasks hook's (master/logic.go).
+// Start is the masterTasks hook's (master/logic.go): the type's master
+// face picks the service (host) that carries the attempt.
 func (l *logicTasks) Start(ctx context.Context, r *runner, ti *model.TaskInstance) error {
-	switch ti.Type {
-	case subworkflow.Type.Name:
-		l.startChild(ctx, r.masterTask(ti))
-	case dependent.Type.Name:
-		l.startWait(ctx, r.masterTask(ti))
-	default:
+	def, ok := tasktype.Lookup(ti.Type)
+	if !ok || def.Start == nil {
 		return fmt.Errorf("task type %s not supported", ti.Type)
 	}
+	def.Start(ctx, host{l}, r.masterTask(ti))
 	return nil
 }
 
 // Cancel is the masterTasks hook's (master/logic.go).
 func (l *logicTasks) Cancel(ctx context.Context, r *runner, ti *model.TaskInstance, how cancelHow) {
-	switch ti.Type {
-	case subworkflow.Type.Name:
-		l.cancelChild(ctx, r.masterTask(ti), how)
-	case dependent.Type.Name:
-		l.cancelWait(ctx, r.masterTask(ti), how)
+	if def, ok := tasktype.Lookup(ti.Type); ok && def.Cancel != nil {
+		def.Cancel(ctx, host{l}, r.masterTask(ti), how)
 	}
+}
+
+// host is the leader's services as the types' master face sees them
+// (tasktype.Host): child runs (subworkflow.go) and waits (dependent.go).
+// The attempts it is handed are the masterTasks Start and Cancel made.
+type host struct{ l *logicTasks }
+
+func (h host) StartChild(ctx context.Context, a tasktype.Attempt) {
+	h.l.startChild(ctx, a.(masterTask))
+}
+func (h host) StartWait(ctx context.Context, a tasktype.Attempt) { h.l.startWait(ctx, a.(masterTask)) }
+func (h host) CancelChild(ctx context.Context, a tasktype.Attempt, why tasktype.CancelReason) {
+	h.l.cancelChild(ctx, a.(masterTask), why)
+}
+func (h host) CancelWait(ctx context.Context, a tasktype.Attempt, why tasktype.CancelReason) {
+	h.l.cancelWait(ctx, a.(masterTask), why)
 }
 
 // ended is called wherever an instance's end is committed: a parent's
@@ -163,9 +181,9 @@ func (s logicService) Stop()                           { _ = s.l.life.Stop(nil) 
 func (l *logicTasks) end(ctx context.Context, instID, taskID int64, state model.TaskState, outputs map[string]string, why string) {
 	now := time.Now().UTC()
 	var ok bool
-	if leaderWrite(ctx, l.log, "end master task", l.t.fenced, func() error {
+	if leaderWrite(ctx, l.log, "end master task", func() error {
 		var err error
-		ok, err = l.t.store.EndMasterTask(ctx, taskID, state, outputs, why, now)
+		ok, err = l.store.TaskEndOnMaster(ctx, taskID, state, outputs, why, now)
 		return err
 	}) != written || !ok {
 		return
@@ -174,10 +192,12 @@ func (l *logicTasks) end(ctx context.Context, instID, taskID int64, state model.
 	if state == model.TaskFailed {
 		ev.Why = why
 	}
-	l.t.deliver(instID, ev)
+	l.taskEnded(instID, ev) // it holds no place; the one path all the same
 }
 
 // isConflict reports a refused action (the child is not in a state for it).
 func isConflict(err error) bool { return errors.Is(err, store.ErrConflict) }
 
 var _ masterTasks = (*logicTasks)(nil)
+
+var _ tasktype.Host = host{}

@@ -4,13 +4,20 @@ import (
 	"os"
 	"testing"
 
+	"github.com/beluga-scheduler/beluga/common/tasktype"
 	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
+	"github.com/beluga-scheduler/beluga/tasks/builtin"
 	"github.com/beluga-scheduler/beluga/worker"
+	"github.com/beluga-scheduler/beluga/worker/executor"
 )
 
 // TestMain lets this test binary serve as its workers' task guard.
 func TestMain(m *testing.M) {
+	builtin.Register()
+	tasktype.MaybeRunChild() // sql tasks re-execute this binary
 	worker.MaybeRunGuard()
+	// Tests' tasks share gate and marker files with the test.
+	os.Setenv(executor.TaskIsolationEnv, "off")
 	os.Exit(leakcheck.Run(m, mariadbtest.Cleanup))
 }

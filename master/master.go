@@ -6,7 +6,9 @@ package master
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,7 +18,6 @@ import (
 	"github.com/beluga-scheduler/beluga/common/clusterkey"
 	"github.com/beluga-scheduler/beluga/common/registry"
 	"github.com/beluga-scheduler/beluga/common/secret"
-	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
 	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/remote/message"
@@ -55,6 +56,11 @@ type Config struct {
 	Secret clusterkey.Secret
 	// Events configures the event stream's publisher and webhooks.
 	Events EventsConfig
+	// TasksRunAsServer: the worker of this process runs tasks as the
+	// server's own OS user (executor.RunsAsServer; a standalone that is not
+	// root). Then a version no admin applied may run shell and python tasks
+	// only while setting tasks.allow_unsandboxed_code is 1.
+	TasksRunAsServer bool
 }
 
 // maxCachedDefinitions bounds the parsed workflow versions a master keeps.
@@ -65,7 +71,7 @@ const maxCachedDefinitions = 256
 type Master struct {
 	cfg     Config
 	log     *zap.Logger
-	store   *store.Store
+	store   Store[TermStore]
 	reg     registry.Registry
 	elector registry.Elector
 	box     *secret.Box // opens secret params for dispatches
@@ -83,7 +89,7 @@ type Master struct {
 }
 
 // New builds a master; nothing runs until Start.
-func New(cfg Config, st *store.Store, reg registry.Registry, el registry.Elector, log *zap.Logger) *Master {
+func New[T TermStore](cfg Config, st Store[T], reg registry.Registry, el registry.Elector, log *zap.Logger) *Master {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = time.Second
 	}
@@ -94,7 +100,10 @@ func New(cfg Config, st *store.Store, reg registry.Registry, el registry.Elector
 		cfg.WorkerLossGrace = time.Second
 	}
 	cfg.Events = cfg.Events.withDefaults()
-	m := &Master{cfg: cfg, log: log.Named("master"), store: st, reg: reg, elector: el, defs: map[int64]*definition{}}
+	if path := os.Getenv(ClockOffsetFileEnv); path != "" && cfg.Clock == nil {
+		cfg.Clock = newOffsetClock(path, log.Named("master"))
+	}
+	m := &Master{cfg: cfg, log: log.Named("master"), store: erase(st), reg: reg, elector: el, defs: map[int64]*definition{}}
 	m.box, _ = secret.NewBox(cfg.Secret) // nil without a secret: sealed params then fail their tasks
 	m.life.Name, m.life.Log = "master", m.log
 	return m
@@ -246,6 +255,13 @@ func (m *Master) handle(p remote.Peer, reqID uint64, msg message.Message) {
 		m.mu.Lock()
 		t := m.cur
 		m.mu.Unlock()
+		if r, ok := msg.(message.Result); ok {
+			ref := zap.Inline(idsOnly{r.WorkflowInstanceID, r.TaskInstanceID})
+			if t != nil {
+				ref = t.taskRef(r.WorkflowInstanceID, r.TaskInstanceID)
+			}
+			logResult(m.log, p, r, ref)
+		}
 		if t != nil {
 			t.events.Handle(p, msg)
 		}
@@ -256,6 +272,10 @@ func (m *Master) handle(p remote.Peer, reqID uint64, msg message.Message) {
 	}
 }
 
+// errBadDefinition marks a definition that does not build: reading it
+// again will not help.
+var errBadDefinition = errors.New("bad definition")
+
 func (m *Master) definition(ctx context.Context, id int64) (*definition, error) {
 	m.mu.Lock()
 	d, ok := m.defs[id]
@@ -263,14 +283,14 @@ func (m *Master) definition(ctx context.Context, id int64) (*definition, error) 
 	if ok {
 		return d, nil
 	}
-	wd, err := m.store.GetDefinition(ctx, id)
+	wd, err := m.store.WorkflowDefinition(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	if d, err = newDefinition(wd.SpecJSON); err != nil {
-		return nil, fmt.Errorf("workflow definition %d: %w", id, err)
+		return nil, fmt.Errorf("workflow definition %d: %w: %w", id, errBadDefinition, err)
 	}
-	d.tenant = wd.ProjectTenant
+	d.tenant, d.byAdmin = wd.ProjectTenant, wd.AuthorAdmin
 	m.mu.Lock()
 	if len(m.defs) >= maxCachedDefinitions {
 		// Runners hold their own pointer: dropping any entry only costs a

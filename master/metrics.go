@@ -74,11 +74,11 @@ func (d *dispatcher) gauges() {
 	}
 	var oldest time.Time
 	scan := func(q *taskQueue) {
-		for _, it := range q.h {
+		q.all(func(it *taskItem) {
 			if !it.queued.IsZero() && (oldest.IsZero() || it.queued.Before(oldest)) {
 				oldest = it.queued
 			}
-		}
+		})
 	}
 	scan(&d.queue)
 	for _, q := range d.parked {

@@ -65,7 +65,7 @@ func (c *overlapCell) fire() time.Time {
 	c.clock.step(time.Minute)
 	c.m.Notify()
 	waitFor(c.t, "fire at "+at.Format(time.TimeOnly), func() bool {
-		sc, err := c.st.GetSchedule(c.ctx, "p", "slow")
+		sc, err := c.st.ScheduleGet(c.ctx, "p", "slow")
 		return err == nil && sc.NextFireTime != nil && sc.NextFireTime.After(at)
 	})
 	c.next = at.Add(time.Minute)
@@ -142,7 +142,7 @@ func TestOverlapSkipRecordsSkippedFires(t *testing.T) {
 	if n := len(c.scheduled("slow")); n != 1 {
 		t.Fatalf("%d runs under skip, want 1", n)
 	}
-	sc, _ := c.st.GetSchedule(c.ctx, "p", "slow")
+	sc, _ := c.st.ScheduleGet(c.ctx, "p", "slow")
 	if sc.SkippedFires != 2 || sc.LastSkippedTime == nil || !sc.LastSkippedTime.Equal(last) {
 		t.Fatalf("schedule: skipped %d, last %v; want 2, %v (note %q)", sc.SkippedFires, sc.LastSkippedTime, last, sc.Note)
 	}
@@ -217,7 +217,7 @@ func TestMaxActiveRunsManualRuns(t *testing.T) {
 	c.apply("name: capped\nmax_active_runs: 2\ntasks:\n  - {name: t, command: \"while [ ! -f " + gate + ".$n ]; do sleep 0.01; done\"}\n")
 	var runs []model.WorkflowInstance
 	for i := range 4 {
-		in, err := c.st.CreateRun(c.ctx, storeRun("capped", strconv.Itoa(i)))
+		in, err := c.st.InstanceCreateRun(c.ctx, storeRun("capped", strconv.Itoa(i)))
 		if err != nil {
 			t.Fatal(err)
 		}

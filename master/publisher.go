@@ -76,16 +76,15 @@ func (c EventsConfig) withDefaults() EventsConfig {
 const publishBatch = 1000
 
 // publisher is the leader-only service that numbers committed outbox rows
-// (store.PublishEventsFrom; on SQLite they are public at commit and it only
+// (store.EventPublishFrom; on SQLite they are public at commit and it only
 // hands them over) and wakes the readers: the in-process hub, the webhook
 // deliverer and the alerter. A new leader's publisher goes on from the
 // outbox where the last one stopped, so nothing is lost across a failover,
 // and only committed rows are ever numbered.
 type publisher struct {
-	store  *store.Store
+	store  publishStore
 	log    *zap.Logger
 	cfg    EventsConfig
-	fenced func()
 	hooks  *webhooks
 	alerts *alerter
 	life   startstop.Base
@@ -93,9 +92,9 @@ type publisher struct {
 
 // newPublisher builds the term's publisher with its readers: the webhook
 // deliverer and the alerter (def reads a workflow version's spec).
-func newPublisher(st *store.Store, log *zap.Logger, cfg EventsConfig, fenced func(), def func(context.Context, int64) (*definition, error)) *publisher {
-	p := &publisher{store: st, log: log.Named("events"), cfg: cfg, fenced: fenced,
-		hooks: newWebhooks(st, cfg.Secrets, log, cfg, fenced), alerts: newAlerter(st, log, cfg, fenced, def)}
+func newPublisher(st publishStore, log *zap.Logger, cfg EventsConfig, def func(context.Context, int64) (*definition, error)) *publisher {
+	p := &publisher{store: st, log: log.Named("events"), cfg: cfg,
+		hooks: newWebhooks(st, cfg.Secrets, log, cfg), alerts: newAlerter(st, log, cfg, def)}
 	p.life.Name, p.life.Log = "event publisher", p.log
 	return p
 }
@@ -104,7 +103,7 @@ func (p *publisher) Start(ctx context.Context) error {
 	return p.life.StartWith(ctx, func() error {
 		// Taken before the readers start: what the loop hands over then
 		// follows on from what they read from the outbox.
-		cur, err := p.store.NewEventCursor(ctx)
+		cur, err := p.store.EventCursorNew(ctx)
 		if err != nil {
 			return fmt.Errorf("start event publisher: %w", err)
 		}
@@ -129,15 +128,14 @@ func (p *publisher) loop(ctx context.Context, cur store.EventCursor) {
 	defer prune.Stop()
 	idle := time.NewTimer(0)
 	defer idle.Stop()
-	appended := p.store.EventsAppended()
+	appended := p.store.EventAppended()
 	wait := p.cfg.Poll
 	for {
-		evs, err := p.store.PublishEventsFrom(ctx, &cur, publishBatch)
+		evs, err := p.store.EventPublishFrom(ctx, &cur, publishBatch)
 		wait = min(2*wait, p.cfg.IdlePoll)
 		switch {
 		case errors.Is(err, store.ErrFenced):
-			p.fenced()
-			return
+			return // the term heard it from its store view
 		case err != nil && ctx.Err() == nil:
 			p.log.Warn("publish events", zap.Error(err))
 		case len(evs) > 0:
@@ -164,7 +162,7 @@ func (p *publisher) loop(ctx context.Context, cur store.EventCursor) {
 			wait = p.cfg.Poll / 2 // doubled to Poll by a look that comes too early
 		case <-idle.C:
 		case <-prune.C:
-			n, err := p.store.PruneEvents(ctx, time.Now().Add(-p.cfg.Retention), p.cfg.Keep)
+			n, err := p.store.EventPrune(ctx, time.Now().Add(-p.cfg.Retention), p.cfg.Keep)
 			if err != nil && ctx.Err() == nil {
 				p.log.Warn("prune events", zap.Error(err))
 			} else if n > 0 {

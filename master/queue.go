@@ -17,11 +17,18 @@ type taskItem struct {
 	TaskInstanceID     int64
 	Group              string // worker group
 	TaskGroup          string // concurrency limit shared across workflows ("" for none)
-	Dispatch           message.Dispatch
+	// Manual: the run was asked for by a person (a start command), not
+	// fired by a schedule or a backfill; see taskQueue.
+	Manual   bool
+	Dispatch message.Dispatch
 	// unsendable says why the task cannot be sent (a secret param that does
 	// not open): the dispatcher fails it as a worker fails an invalid one.
 	unsendable string
-	queued     time.Time // when it entered the queue (dispatch latency, oldest queued age)
+	// isolated: only a worker that keeps tasks from itself may run it (not
+	// registry.Node.TasksRunAsServer): a non-admin's code while
+	// tasks.allow_unsandboxed_code is 0 (runner.codeAllowed).
+	isolated bool
+	queued   time.Time // when it entered the queue (dispatch latency, oldest queued age)
 }
 
 // less is the queue order of docs/architecture.md, "Lifecycle of a run", step 4: workflow priority, workflow
@@ -40,27 +47,73 @@ func less(a, b *taskItem) bool {
 	return a.Group < b.Group
 }
 
-// taskQueue is a min-heap of taskItems. Not safe for concurrent use: the
-// dispatcher goroutine owns it.
-type taskQueue struct{ h itemHeap }
+// taskQueue holds the waiting taskItems in two min-heaps by less: the
+// tasks of runs a person asked for (manual) and the others (scheduled,
+// backfill). Their heads of the same workflow priority take turns, so an
+// operator's run started during a burst of 10,000 scheduled runs has its
+// tasks sent between the burst's, not after all of them (its instance id
+// is the newest); a better workflow priority still goes first. Not safe
+// for concurrent use: the dispatcher goroutine owns it.
+type taskQueue struct {
+	manual, other itemHeap
+	otherTurn     bool // at a tie of the heads' priority, other goes next
+}
 
-func (q *taskQueue) Push(it *taskItem) { heap.Push(&q.h, it) }
-func (q *taskQueue) Len() int          { return len(q.h) }
+func (q *taskQueue) Push(it *taskItem) {
+	if it.Manual {
+		heap.Push(&q.manual, it)
+	} else {
+		heap.Push(&q.other, it)
+	}
+}
+
+func (q *taskQueue) Len() int { return len(q.manual) + len(q.other) }
+
+// next is the heap the most urgent item is in, or nil when empty.
+func (q *taskQueue) next() *itemHeap {
+	switch {
+	case len(q.manual) == 0 && len(q.other) == 0:
+		return nil
+	case len(q.other) == 0:
+		return &q.manual
+	case len(q.manual) == 0:
+		return &q.other
+	}
+	m, o := q.manual[0].WorkflowPriority, q.other[0].WorkflowPriority
+	if m < o || m == o && !q.otherTurn {
+		return &q.manual
+	}
+	return &q.other
+}
 
 // Pop removes and returns the most urgent item, or nil.
 func (q *taskQueue) Pop() *taskItem {
-	if len(q.h) == 0 {
+	h := q.next()
+	if h == nil {
 		return nil
 	}
-	return heap.Pop(&q.h).(*taskItem)
+	if len(q.manual) > 0 && len(q.other) > 0 && q.manual[0].WorkflowPriority == q.other[0].WorkflowPriority {
+		q.otherTurn = h == &q.manual
+	}
+	return heap.Pop(h).(*taskItem)
 }
 
-// Peek returns the most urgent item without removing it, or nil.
+// Peek returns the item Pop would return, without removing it, or nil.
 func (q *taskQueue) Peek() *taskItem {
-	if len(q.h) == 0 {
-		return nil
+	if h := q.next(); h != nil {
+		return (*h)[0]
 	}
-	return q.h[0]
+	return nil
+}
+
+// all calls f with every item, in no order.
+func (q *taskQueue) all(f func(*taskItem)) {
+	for _, it := range q.manual {
+		f(it)
+	}
+	for _, it := range q.other {
+		f(it)
+	}
 }
 
 type itemHeap []*taskItem

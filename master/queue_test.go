@@ -2,6 +2,7 @@ package master
 
 import (
 	"math/rand"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -55,5 +56,34 @@ func BenchmarkQueuePushPop(b *testing.B) {
 				q.Push(it)
 			}
 		})
+	}
+}
+
+// TestQueueManualTakesTurns: at the same workflow priority the tasks of
+// runs a person asked for and of scheduled runs take turns, so an
+// operator's run queued after a burst is not sent after all of it; a
+// better workflow priority still goes first, and each class keeps its own
+// order.
+func TestQueueManualTakesTurns(t *testing.T) {
+	var q taskQueue
+	for i := range 5 { // the burst: older instances
+		q.Push(&taskItem{WorkflowPriority: model.PriorityMedium, WorkflowInstanceID: int64(i + 1), TaskInstanceID: int64(i + 1)})
+	}
+	q.Push(&taskItem{WorkflowPriority: model.PriorityMedium, WorkflowInstanceID: 100, TaskInstanceID: 100, Manual: true})
+	q.Push(&taskItem{WorkflowPriority: model.PriorityMedium, WorkflowInstanceID: 101, TaskInstanceID: 101, Manual: true})
+	q.Push(&taskItem{WorkflowPriority: model.PriorityHigh, WorkflowInstanceID: 9, TaskInstanceID: 9})
+	var got []int64
+	for q.Len() > 0 {
+		if p := q.Peek(); p == nil {
+			t.Fatal("peek of a non-empty queue")
+		} else if it := q.Pop(); it != p {
+			t.Fatalf("pop %d after peek %d", it.TaskInstanceID, p.TaskInstanceID)
+		} else {
+			got = append(got, it.TaskInstanceID)
+		}
+	}
+	want := []int64{9, 100, 1, 101, 2, 3, 4, 5}
+	if !slices.Equal(got, want) {
+		t.Fatalf("order %v, want %v", got, want)
 	}
 }

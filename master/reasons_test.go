@@ -20,22 +20,22 @@ func TestWaitReasonsInOneTransaction(t *testing.T) {
 	st := oneTaskStore(t, zap.NewNop())
 	const n = 20
 	for range n {
-		if _, err := st.CreateRun(ctx, store.RunRequest{Project: "p", Workflow: "w"}); err != nil {
+		if _, err := st.InstanceCreateRun(ctx, store.RunRequest{Project: "p", Workflow: "w"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := st.BeginTerm(ctx, 1, "m"); err != nil {
+	if err := st.TermBegin(ctx, 1, "m"); err != nil {
 		t.Fatal(err)
 	}
 	term := st.Term(1)
-	insts, err := term.ClaimCommands(ctx, "m", 1, n)
+	insts, err := term.InstanceClaimCommands(ctx, "m", 1, n)
 	if err != nil || len(insts) != n {
 		t.Fatalf("claim: %d %v", len(insts), err)
 	}
 	reg := registry.NewMemory()
 	reg.Register(ctx, registry.Node{Addr: "w1", Role: registry.RoleWorker, Groups: []string{"default"},
 		Heartbeat: registry.Heartbeat{Capacity: 1}})
-	d := newDispatcher(zap.NewNop(), term, reg, nil, "m", 1, func() {})
+	d := newDispatcher(zap.NewNop(), term, reg, nil)
 	for i := range queueFactor { // the worker is full
 		d.places.take(int64(-1-i), "w1", "")
 	}
@@ -48,7 +48,7 @@ func TestWaitReasonsInOneTransaction(t *testing.T) {
 		t.Fatalf("a round of %d waiting instances opened %d transactions, want 1", n, got)
 	}
 	for _, in := range insts {
-		got, err := st.GetWorkflowInstance(ctx, in.ID)
+		got, err := st.InstanceGet(ctx, in.ID)
 		if err != nil || got.Reason == "" {
 			t.Fatalf("instance %d: reason %q %v", in.ID, got.Reason, err)
 		}

@@ -20,30 +20,30 @@ import (
 // fencedRunner builds, on a SQLite store, a runner of term 1 for an
 // instance whose one task is paused, after term 2 has begun: every write of
 // term 1 is refused.
-func fencedRunner(t *testing.T, mode store.ActionKind) (*runner, *term, *observer.ObservedLogs) {
+func fencedRunner(t *testing.T, mode model.ActionKind) (*runner, *term, *observer.ObservedLogs) {
 	t.Helper()
 	ctx := context.Background()
 	core, logs := observer.New(zap.InfoLevel)
 	log := zap.New(zapcore.NewTee(core, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)).Core()))
 	st := oneTaskStore(t, log)
-	inst, err := st.CreateRun(ctx, store.RunRequest{Project: "p", Workflow: "w"})
+	inst, err := st.InstanceCreateRun(ctx, store.RunRequest{Project: "p", Workflow: "w"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.BeginTerm(ctx, 1, "old"); err != nil {
+	if err := st.TermBegin(ctx, 1, "old"); err != nil {
 		t.Fatal(err)
 	}
 	old := st.Term(1)
 	now := time.Now().UTC()
 	paused := &model.TaskInstance{WorkflowInstanceID: inst.ID, Name: "a", Type: "shell", State: model.TaskPaused,
 		Attempt: 1, WorkerGroup: model.DefaultWorkerGroup, SubmitTime: &now}
-	if err := old.InsertAttempts(ctx, nil, []*model.TaskInstance{paused}); err != nil {
+	if err := old.TaskInsertAttempts(ctx, nil, []*model.TaskInstance{paused}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.BeginTerm(ctx, 2, "new"); err != nil { // the newer leader
+	if err := st.TermBegin(ctx, 2, "new"); err != nil { // the newer leader
 		t.Fatal(err)
 	}
-	wd, err := st.GetDefinition(ctx, inst.DefinitionID)
+	wd, err := st.WorkflowDefinition(ctx, inst.DefinitionID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,15 +52,16 @@ func fencedRunner(t *testing.T, mode store.ActionKind) (*runner, *term, *observe
 		t.Fatal(err)
 	}
 	reg := registry.NewMemory()
-	m := &Master{cfg: Config{Host: "old"}, log: log, store: st, reg: reg, elector: reg, defs: map[int64]*definition{}}
-	tm := &term{m: m, epoch: 1, store: old, log: log, runners: map[int64]*runner{}, fencedCh: make(chan struct{})}
+	m := &Master{cfg: Config{Host: "old"}, log: log, store: erase(st), reg: reg, elector: reg, defs: map[int64]*definition{}}
+	tm := &term{m: m, epoch: 1, log: log, runners: map[int64]*runner{}, fencedCh: make(chan struct{})}
+	tm.store = old.OnFenced(tm.fenced) // as lead makes it: the view tells the term
 	tm.ctx, tm.cancel = context.WithCancel(ctx)
 	t.Cleanup(tm.cancel)
-	tm.writes = newRunnerWrites(old, log)
+	tm.writes = newRunnerWrites(tm.store, log)
 	go tm.writes.run(tm.ctx)
 	tm.wheel = newWheel(nil, tm.fire)
-	tm.disp = newDispatcher(log, old, reg, nil, "old", 1, tm.fenced)
-	r := newRunner(tm, inst, def, mode)
+	tm.disp = newDispatcher(log, tm.store, reg, nil)
+	r := newRunner(tm, log, inst, def, mode)
 	r.graph = def.graph
 	return r, tm, logs
 }
@@ -71,7 +72,7 @@ func fencedRunner(t *testing.T, mode store.ActionKind) (*runner, *term, *observe
 // the refused write until its context ends.
 func TestRebuildResumeFenced(t *testing.T) {
 	ctx := context.Background()
-	r, tm, _ := fencedRunner(t, store.ActionResume)
+	r, tm, _ := fencedRunner(t, model.ActionResume)
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	began := time.Now()
@@ -124,14 +125,14 @@ func oneTaskStore(t *testing.T, log *zap.Logger) *store.Store {
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.CreateProject(ctx, "p", ""); err != nil {
+	if _, err := st.ProjectCreate(ctx, "p", ""); err != nil {
 		t.Fatal(err)
 	}
 	wf, err := spec.Parse([]byte("name: w\ntasks:\n  - {name: a, command: \"true\"}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := st.PutWorkflow(ctx, "p", wf); err != nil {
+	if _, _, err := st.WorkflowPut(ctx, "p", wf); err != nil {
 		t.Fatal(err)
 	}
 	return st

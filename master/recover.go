@@ -7,12 +7,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/common/model"
-	"github.com/beluga-scheduler/beluga/common/registry"
-	"github.com/beluga-scheduler/beluga/common/store"
-	"github.com/beluga-scheduler/beluga/remote/message"
+	"github.com/beluga-scheduler/beluga/master/flow"
 )
-
-const queryTimeout = 3 * time.Second
 
 // rebuild restores the runner from the DB after a leader change, in place:
 // same instance, the latest attempt of each task as recorded. Tasks a live
@@ -25,7 +21,7 @@ func (r *runner) rebuild(ctx context.Context) bool {
 	var rows []model.TaskInstance
 	if !retry(ctx, r.log, "load task instances", func() error {
 		var err error
-		rows, err = r.t.store.ListTaskInstances(ctx, r.inst.ID)
+		rows, err = r.env.runnerStore().TaskList(ctx, r.inst.ID)
 		return err
 	}) {
 		return false
@@ -45,20 +41,19 @@ func (r *runner) rebuild(ctx context.Context) bool {
 	}
 	switch r.inst.State {
 	case model.WorkflowReadyPause:
-		r.setHalt(store.ActionPause) // its master died while pausing: finish the pause
+		r.flow.Halt(flow.Pause) // its master died while pausing: finish the pause
 	case model.WorkflowReadyStop:
-		r.setHalt(store.ActionStop)
+		r.flow.Halt(flow.Stop)
 	}
 	switch r.mode {
-	case store.ActionRerun:
+	case model.ActionRerun:
 		r.redo(r.graph.Nodes())
-	case store.ActionRecoverFailed:
+	case model.ActionRecoverFailed:
 		var bad []string
 		for name, t := range r.latest {
-			// A failure a conditions task handled stays as it is: its
-			// decision stands, and only what failed the instance runs again
-			// (with everything downstream of it, skipped tasks re-decided).
-			if (t.State == model.TaskFailed || t.State == model.TaskKilled) && !r.flow.Handled(name) {
+			// Only what failed the instance runs again (with everything
+			// downstream of it, skipped tasks re-decided).
+			if r.flow.Redone(name, t.State) {
 				bad = append(bad, name)
 			}
 		}
@@ -74,37 +69,26 @@ func (r *runner) rebuild(ctx context.Context) bool {
 			continue
 		}
 		next, _ := r.branch(t)
-		r.flow.Restore(name, t.State, t.Attempt, t.RetryBase, next)
-		if r.inMaster(t) && (t.State == model.TaskSubmitted || t.State == model.TaskDispatched || t.State == model.TaskRunning) {
+		// A failed attempt with retries left gets its next attempt here: the
+		// term that wrote the failure may have ended before writing it.
+		r.apply(r.flow.Restore(name, t.State, t.Attempt, t.RetryBase, next))
+		switch flow.TakeUp(t.State, reopening(r.mode), r.inMaster(t), r.def.types[name].def.Decide != nil) {
+		case flow.Continue:
 			inMaster = append(inMaster, t) // masterTasks takes up the same attempt again (Start), or a halt cancels it
-			continue
-		}
-		switch t.State {
-		case model.TaskPaused:
-			if r.mode != store.ActionResume {
-				continue
-			}
-			if r.def.types[name].def.Decide != nil {
-				again = append(again, name) // decided anew as it is written
-				continue
-			}
+		case flow.Unpause:
 			unpause = append(unpause, t)
-		case model.TaskKilled:
-			if r.mode == store.ActionResume {
-				again = append(again, name) // resume: a killed task gets a new attempt
-			}
-		case model.TaskNeedFaultTolerance:
+		case flow.RunAnew:
 			again = append(again, name)
-		case model.TaskDelayed:
+		case flow.Delay:
 			// The retry clock runs from the failed attempt's end, as written.
 			at := time.Now()
 			if prev := ends[name]; prev != nil {
 				at = retryAt(prev, r.def.tasks[name].RetryInterval.D())
 			}
-			r.t.wheel.Add(deadline{When: at, Kind: retryDue, WorkflowID: r.inst.ID, TaskInstanceID: t.ID})
-		case model.TaskSubmitted:
+			r.env.addDeadline(deadline{When: at, Kind: retryDue, WorkflowID: r.inst.ID, TaskInstanceID: t.ID})
+		case flow.Requeue:
 			requeue = append(requeue, t)
-		case model.TaskDispatched, model.TaskRunning:
+		case flow.Ask:
 			inflight[t.Host] = append(inflight[t.Host], t)
 			r.watchTimeout(t)
 		}
@@ -118,17 +102,21 @@ func (r *runner) rebuild(ctx context.Context) bool {
 			continue
 		}
 		var changed []int64
-		if leaderWrite(ctx, r.log, "fail over lost tasks", r.t.fenced, func() error {
+		if leaderWrite(ctx, r.log, "fail over lost tasks", func() error {
 			var err error
-			changed, err = r.t.store.NeedFaultTolerance(ctx, lost, host)
+			changed, err = r.env.runnerStore().TaskNeedFaultTolerance(ctx, lost, host)
 			return err
 		}) != written {
 			return false
 		}
 		for _, id := range changed {
-			r.t.disp.Finished(id)
-			r.onTask(taskEvent{TaskInstanceID: id, State: model.TaskNeedFaultTolerance})
+			r.env.taskEnded(r.inst.ID, taskEvent{TaskInstanceID: id, State: model.TaskNeedFaultTolerance})
 		}
+	}
+	// The ends just delivered (and any report that came meanwhile) are
+	// taken now, before the halt below looks at what still runs.
+	for _, ev := range r.events.Drain() {
+		r.onTask(ev)
 	}
 	if len(unpause) > 0 {
 		ids := make([]int64, len(unpause))
@@ -136,9 +124,9 @@ func (r *runner) rebuild(ctx context.Context) bool {
 			ids[i] = t.ID
 		}
 		var changed []int64
-		if leaderWrite(ctx, r.log, "resume paused tasks", r.t.fenced, func() error {
+		if leaderWrite(ctx, r.log, "resume paused tasks", func() error {
 			var err error
-			changed, err = r.t.store.SetTaskStates(ctx, ids, []model.TaskState{model.TaskPaused}, model.TaskSubmitted)
+			changed, err = r.env.runnerStore().TaskSetStates(ctx, ids, []model.TaskState{model.TaskPaused}, model.TaskSubmitted)
 			return err
 		}) != written {
 			return false
@@ -151,12 +139,12 @@ func (r *runner) rebuild(ctx context.Context) bool {
 			}
 		}
 	}
-	if r.halt != "" {
+	if r.stopping() {
 		// Finish the pause or stop its master began: nothing queued runs,
 		// a stop kills what still runs, and master-run attempts are
 		// cancelled (paused or stopped) where they run, not started again.
 		r.haltQueued(ctx)
-		if r.halt == store.ActionStop {
+		if r.flow.Halting() == flow.Stop {
 			for _, ts := range inflight {
 				for _, t := range ts {
 					if t.State == model.TaskDispatched || t.State == model.TaskRunning {
@@ -171,8 +159,22 @@ func (r *runner) rebuild(ctx context.Context) bool {
 	}
 	r.apply(r.flow.Start())
 	r.log.Info("workflow instance recovered", zap.Int("tasks", len(r.latest)), zap.Int("in_flight", r.flow.Active()),
-		zap.Int("queued_again", len(requeue)), zap.Int("run_again", len(r.again)), zap.Int("ready", len(r.pending)))
+		zap.Int("queued_again", len(requeue)), zap.Int("run_again", len(r.again)), zap.Int("retried", len(r.retries)),
+		zap.Int("ready", len(r.pending)))
 	return true
+}
+
+// reopening is the machine's name for why the runner rebuilds (its mode).
+func reopening(mode model.ActionKind) flow.Reopening {
+	switch mode {
+	case model.ActionResume:
+		return flow.Resume
+	case model.ActionRerun:
+		return flow.Rerun
+	case model.ActionRecoverFailed:
+		return flow.RecoverFailed
+	}
+	return flow.Recover
 }
 
 // lostOn returns the ids among ts that host no longer holds: all of them
@@ -186,26 +188,12 @@ func (r *runner) lostOn(ctx context.Context, host string, ts []*model.TaskInstan
 	for i, t := range ts {
 		ids[i] = t.ID
 	}
-	alive := false
-	for _, n := range r.t.m.reg.Nodes(registry.RoleWorker) {
-		if n.Addr == host {
-			alive = true
-		}
-	}
-	if !alive {
+	if !r.env.talker().live(host) {
 		return ids
 	}
-	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
-	defer cancel()
-	reply, err := r.t.m.client.Request(qctx, host, message.Query{TaskInstanceIDs: ids, MasterAddr: r.t.m.cfg.Host, Epoch: r.t.epoch})
-	qr, ok := reply.(message.QueryReply)
-	if err != nil || !ok {
-		r.log.Warn("cannot ask a live worker about its tasks; waiting for its reports", zap.String("worker", host), zap.Error(err))
+	held, ok := r.env.talker().held(ctx, host, ids)
+	if !ok {
 		return nil
-	}
-	held := map[int64]bool{}
-	for _, id := range qr.Held {
-		held[id] = true
 	}
 	var lost []int64
 	for _, id := range ids {
@@ -225,7 +213,8 @@ func (r *runner) redo(names []string) {
 		if t == nil {
 			continue
 		}
-		r.prevOf[name], r.nextOf[name] = t.ID, t.Attempt+1
+		r.prevOf[name] = t.ID // the row the new attempt supersedes
+		r.flow.Redo(name, t.Attempt)
 		delete(r.latest, name)
 	}
 }

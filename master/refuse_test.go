@@ -32,7 +32,7 @@ func TestRefusedDispatchWedgesNothing(t *testing.T) {
 		good = append(good, c.run("good", model.PriorityMedium))
 	}
 	prio := model.PriorityHigh
-	bad, err := c.st.CreateRun(c.ctx, store.RunRequest{Project: "p", Workflow: "bad", Priority: &prio,
+	bad, err := c.st.InstanceCreateRun(c.ctx, store.RunRequest{Project: "p", Workflow: "bad", Priority: &prio,
 		Params: map[string]string{"P": "x\x00y"}, CommandType: model.CommandStart})
 	if err != nil {
 		t.Fatal(err)

@@ -3,13 +3,15 @@ package master
 import (
 	"fmt"
 
+	"go.uber.org/zap"
+
 	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
 
 // reportRefusal says why a worker report must be dropped ("" to take it).
 // A report names the worker it comes from (Host); the store then accepts it
-// only for the attempt the DB says that worker owns (store.ApplyReports,
+// only for the attempt the DB says that worker owns (store.TaskApplyReports,
 // Foreign). So the name must be the worker's authenticated identity: a
 // member cannot report on another worker's tasks.
 func (m *Master) reportRefusal(p remote.Peer, msg message.Message) string {
@@ -43,4 +45,17 @@ func reportHost(msg message.Message) string {
 		return v.Host
 	}
 	return ""
+}
+
+// logResult names the sender of a result (issue 22, item 6): the worker's
+// authenticated identity and its address, with the task's fields (task). A task that did not succeed is
+// logged at info, the many that did at debug.
+func logResult(log *zap.Logger, p remote.Peer, r message.Result, task zap.Field) {
+	peer, _ := remote.PeerIdentity(p)
+	lvl := zap.DebugLevel
+	if r.State != "succeeded" {
+		lvl = zap.InfoLevel
+	}
+	log.Log(lvl, "task result", task, zap.String("state", r.State),
+		zap.Stringer("from", peer), zap.String("remote", p.RemoteAddr()))
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/common/dag"
+	"github.com/beluga-scheduler/beluga/common/failpoint"
 	"github.com/beluga-scheduler/beluga/common/logging"
 	"github.com/beluga-scheduler/beluga/common/metrics"
 	"github.com/beluga-scheduler/beluga/common/model"
@@ -28,12 +29,12 @@ import (
 // task. Only its own goroutine touches these fields; it is driven by task
 // events arriving in its mailbox (docs/architecture.md, "Lifecycle of a run", steps 3 and 9).
 type runner struct {
-	t     *term
+	env   runnerEnv // the term, as far as the runner may reach it (runnerenv.go)
 	log   *zap.Logger
 	inst  model.WorkflowInstance
 	def   *definition
 	graph *dag.Graph       // the tasks this instance runs: all, or a run's start nodes and scope
-	mode  store.ActionKind // "start": a new instance; else rebuild from the DB (see startInstanceMode)
+	mode  model.ActionKind // "start": a new instance; else rebuild from the DB (see startInstanceMode)
 
 	latest  map[string]*model.TaskInstance // by task name
 	names   map[int64]string               // task instance id -> task name
@@ -42,17 +43,15 @@ type runner struct {
 	again   []string                       // lost attempts (need_fault_tolerance) to run anew
 	retries []string                       // failed attempts with retries left
 	skip    []string                       // branches not taken: written skipped, never run
-	halt    store.ActionKind               // pause or stop requested: nothing new runs
-	prevOf  map[string]int64               // rerun: the attempt a new submission supersedes
+	prevOf  map[string]int64               // rerun: the row a new submission supersedes (flow.Redo numbers it)
 	// outputs: some attempt of this run exported values. Until one does,
 	// upstreamOutputs has nothing to find and walks no upstreams (a walk
 	// per task is quadratic in a long chain).
 	outputs bool
-	nextOf  map[string]int // rerun: the attempt number a new submission gets
 
 	events    *mailbox[taskEvent]
 	deadlines *mailbox[deadline]
-	actions   *mailbox[store.Action]
+	actions   *mailbox[model.Action]
 	done      chan struct{}
 }
 
@@ -60,6 +59,9 @@ type runner struct {
 type definition struct {
 	wf     *spec.Workflow
 	tenant string // the project's: the default of the workflow's and tasks'
+	// byAdmin: the version's author is an admin, who may name other tenants
+	// (spec.CheckTenant).
+	byAdmin bool
 
 	graph *dag.Graph
 	tasks map[string]*spec.Task
@@ -103,10 +105,10 @@ func newDefinition(raw []byte) (*definition, error) {
 	return d, nil
 }
 
-func newRunner(t *term, inst model.WorkflowInstance, def *definition, mode store.ActionKind) *runner {
-	r := &runner{t: t, inst: inst, def: def, mode: mode, prevOf: map[string]int64{}, nextOf: map[string]int{},
-		actions: newMailbox[store.Action](),
-		log:     t.log.Named("runner").With(logging.Instance(inst.ID, inst.Project, inst.Workflow)),
+func newRunner(env runnerEnv, log *zap.Logger, inst model.WorkflowInstance, def *definition, mode model.ActionKind) *runner {
+	r := &runner{env: env, inst: inst, def: def, mode: mode, prevOf: map[string]int64{},
+		actions: newMailbox[model.Action](),
+		log:     log.Named("runner").With(logging.Instance(inst.ID, inst.Project, inst.Workflow)),
 		latest:  map[string]*model.TaskInstance{}, names: map[int64]string{},
 		events: newMailbox[taskEvent](), deadlines: newMailbox[deadline](), done: make(chan struct{})}
 	r.graph = def.graph
@@ -116,7 +118,7 @@ func newRunner(t *term, inst model.WorkflowInstance, def *definition, mode store
 
 func (r *runner) run(ctx context.Context) {
 	defer close(r.done)
-	defer r.t.forget(r)
+	defer r.env.runnerExited(r)
 	r.graph = r.def.graph
 	if len(r.inst.StartNodes) > 0 {
 		scope, err := dag.ParseScope(r.inst.Scope)
@@ -141,7 +143,7 @@ func (r *runner) run(ctx context.Context) {
 		r.apply(r.flow.Start())
 	}
 	if to := r.def.wf.Timeout.D(); to > 0 && r.inst.StartTime != nil {
-		r.t.wheel.Add(deadline{When: r.inst.StartTime.Add(to), Kind: workflowTimeout, WorkflowID: r.inst.ID})
+		r.env.addDeadline(deadline{When: r.inst.StartTime.Add(to), Kind: workflowTimeout, WorkflowID: r.inst.ID})
 	}
 	if !r.flush(ctx) {
 		return
@@ -179,9 +181,13 @@ func (r *runner) newFlow(g *dag.Graph) *flow.Flow {
 		if def.Decide != nil {
 			retries = 0 // a decision is the same every time
 		}
-		specs[name] = flow.Task{Retries: retries, HandlesFailure: def.HandlesFailure}
+		specs[name] = flow.Task{Retries: retries, HandlesFailure: def.HandlesFailure, Decides: def.Decide != nil}
 	}
-	return flow.New(g, specs, r.def.wf.FailureStrategy == string(model.FailureContinue))
+	f := flow.New(g, specs, r.def.wf.FailureStrategy == string(model.FailureContinue))
+	if r.inst.DryRun {
+		f.DryRun()
+	}
+	return f
 }
 
 // apply queues the machine's decisions for the next flush.
@@ -276,15 +282,19 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 	var prev []int64
 	due := map[*model.TaskInstance]time.Time{}
 	dryWhy := map[*model.TaskInstance]string{}
-	first := func(name string) *model.TaskInstance {
-		attempt := 1
-		if n, ok := r.nextOf[name]; ok { // a rerun: the old attempt is superseded now
-			attempt = n
-			prev = append(prev, r.prevOf[name])
-			delete(r.nextOf, name)
-			delete(r.prevOf, name)
+	// The machine numbers each new attempt and says whether it supersedes
+	// the task's latest row; the runner knows that row's id.
+	next := func(name string, kind flow.Kind) *model.TaskInstance {
+		a := r.flow.Number(name, kind)
+		if a.Supersedes {
+			if id, redone := r.prevOf[name]; redone { // a rerun's: its latest row was forgotten (redo)
+				prev = append(prev, id)
+				delete(r.prevOf, name)
+			} else {
+				prev = append(prev, r.latest[name].ID)
+			}
 		}
-		return r.newAttempt(name, attempt, attempt, now) // a new budget
+		return r.newAttempt(name, a.Number, a.Base, now)
 	}
 	// A fan-out of 100,000 is written in transactions of flushMax rows:
 	// one transaction of all of them held SQLite's write lock for tens of
@@ -292,35 +302,41 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 	// between two leaves the rest unwritten, which the rebuild writes.
 	ready := r.pending[:min(len(r.pending), flushMax)]
 	for _, name := range ready {
-		tasks = append(tasks, first(name))
+		tasks = append(tasks, next(name, flow.Fresh))
 	}
 	// Skipped tasks are written finished and never reach a worker.
 	var skipped []*model.TaskInstance
 	for _, name := range r.skip {
-		t := first(name)
+		t := next(name, flow.Skipped)
 		t.State, t.StartTime, t.EndTime = model.TaskSkipped, &now, &now
 		skipped = append(skipped, t)
 	}
 	for _, name := range r.again {
-		old := r.latest[name]
-		prev = append(prev, old.ID)
-		tasks = append(tasks, r.newAttempt(name, old.Attempt+1, old.RetryBase, now))
+		tasks = append(tasks, next(name, flow.Again))
 	}
 	for _, name := range r.retries {
 		old := r.latest[name]
-		prev = append(prev, old.ID)
-		t := r.newAttempt(name, old.Attempt+1, old.RetryBase, now)
+		t := next(name, flow.Retried)
 		if at := retryAt(old, r.def.tasks[name].RetryInterval.D()); at.After(now) {
 			t.State = model.TaskDelayed
 			due[t] = at
 		}
 		tasks = append(tasks, t)
 	}
+	// How each is written is the machine's (flow.WriteOf): held by a
+	// pause (paused, starts on resume) or a stop (killed); a dry run's
+	// ended as written; a branching type's decided as written (its code
+	// runs here); else queued. Params are resolved for all but the held
+	// (resolved when resumed); one that does not resolve fails as written.
 	failNow := map[*model.TaskInstance]string{}
 	decided := map[*model.TaskInstance]bool{} // branching tasks, finished as written
+	dry := map[*model.TaskInstance]bool{}
 	for _, t := range tasks {
-		if r.halt != "" {
-			break // held: resolved when it is resumed
+		w := r.flow.WriteOf(t.Name)
+		if w == flow.Held {
+			t.State = r.flow.HeldAs()
+			delete(due, t)
+			continue
 		}
 		env, err := r.resolve(t)
 		if err != nil {
@@ -329,55 +345,46 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 		}
 		delete(env, params.TaskInstanceID) // not known yet; inputs adds it
 		t.Params = env
-		if r.def.types[t.Name].def.Decide != nil && !r.inst.DryRun {
-			// A dry run takes every branch instead (its upstreams export
-			// nothing to decide on), so it goes through the whole DAG.
+		switch w {
+		case flow.Decide:
 			decided[t] = true
 			if why := r.decide(t, now); why != "" {
 				failNow[t] = why
 			}
+		case flow.Dry:
+			dry[t] = true
 		}
 	}
-	if r.halt != "" {
-		// Pausing: what became ready is recorded paused and starts on
-		// resume. Stopping: a lost task's replacement is recorded killed.
-		held := model.TaskPaused
-		if r.halt == store.ActionStop {
-			held = model.TaskKilled
-		}
-		for _, t := range tasks {
-			t.State = held
-			delete(due, t)
-		}
-	} else if len(failNow) > 0 || r.inst.DryRun {
-		for t, why := range failNow {
-			// Its params do not resolve: it fails as it is written.
-			t.State, t.StartTime, t.EndTime = model.TaskFailed, &now, &now
-			dryWhy[t] = why
-			delete(due, t)
-		}
-		for _, t := range tasks {
-			if _, failed := failNow[t]; failed || !r.inst.DryRun || decided[t] {
-				continue
-			}
-			// What a dry run of a task does is its type's (DryRun on the seam).
-			t.State, t.DryRun, t.StartTime, t.EndTime = model.TaskSucceeded, true, &now, &now
-			delete(due, t)
-			ty := r.def.types[t.Name]
-			if ty.def.DryRun == nil {
-				continue
-			}
-			outs, err := ty.def.DryRun(ty.spec, r.inputs(t))
-			if err != nil {
-				t.State = model.TaskFailed
-				dryWhy[t] = err.Error()
-			}
-			t.Outputs = outs
-			r.outputs = r.outputs || len(outs) > 0
-		}
+	for t, why := range failNow {
+		// Its params do not resolve: it fails as it is written.
+		t.State, t.StartTime, t.EndTime = model.TaskFailed, &now, &now
+		dryWhy[t] = why
+		delete(due, t)
 	}
-	if leaderWrite(ctx, r.log, "write submitted tasks", r.t.fenced, func() error {
-		return r.t.writes.attempts(ctx, store.AttemptWrite{Prev: prev, Next: append(tasks, skipped...)})
+	for _, t := range tasks {
+		if !dry[t] {
+			continue
+		}
+		// What a dry run of a task does is its type's (DryRun on the seam).
+		t.State, t.DryRun, t.StartTime, t.EndTime = model.TaskSucceeded, true, &now, &now
+		delete(due, t)
+		ty := r.def.types[t.Name]
+		if ty.def.DryRun == nil {
+			continue
+		}
+		outs, err := ty.def.DryRun(ty.spec, r.inputs(t))
+		if err != nil {
+			t.State = model.TaskFailed
+			dryWhy[t] = err.Error()
+		}
+		t.Outputs = outs
+		r.outputs = r.outputs || len(outs) > 0
+	}
+	if len(r.retries) > 0 {
+		failpoint.Hit(failpoint.BeforeWriteRetry)
+	}
+	if leaderWrite(ctx, r.log, "write submitted tasks", func() error {
+		return r.env.writeAttempts(ctx, store.AttemptWrite{Prev: prev, Next: append(tasks, skipped...)})
 	}) != written {
 		return false
 	}
@@ -400,7 +407,7 @@ func (r *runner) flushOnce(ctx context.Context) bool {
 			continue // finished at once below
 		}
 		if at, delayed := due[t]; delayed {
-			r.t.wheel.Add(deadline{When: at, Kind: retryDue, WorkflowID: r.inst.ID, TaskInstanceID: t.ID})
+			r.env.addDeadline(deadline{When: at, Kind: retryDue, WorkflowID: r.inst.ID, TaskInstanceID: t.ID})
 			continue
 		}
 		items = append(items, t)
@@ -437,15 +444,15 @@ func (r *runner) queue(ctx context.Context, ts ...*model.TaskInstance) {
 		}
 		r.log.Warn("task cannot be dispatched; failing it", zap.String("task", t.Name), logging.TaskID(t.ID), zap.Error(err))
 		now := time.Now().UTC()
-		if leaderWrite(ctx, r.log, "fail undispatchable task", r.t.fenced, func() error {
-			_, err := r.t.store.SetTaskStates(ctx, []int64{t.ID}, []model.TaskState{model.TaskSubmitted}, model.TaskFailed)
+		if leaderWrite(ctx, r.log, "fail undispatchable task", func() error {
+			_, err := r.env.runnerStore().TaskSetStates(ctx, []int64{t.ID}, []model.TaskState{model.TaskSubmitted}, model.TaskFailed)
 			return err
 		}) != written {
 			continue
 		}
 		r.onTask(taskEvent{TaskInstanceID: t.ID, State: model.TaskFailed, EndTime: now, Why: err.Error()})
 	}
-	r.t.disp.Submit(items...)
+	r.env.queueTasks(items...)
 }
 
 // retryAt is when the attempt after failed may start: its end (a DB time,
@@ -479,10 +486,11 @@ func (r *runner) onDeadline(ctx context.Context, d deadline) {
 		if t.State != model.TaskDelayed {
 			return
 		}
+		failpoint.Hit(failpoint.BeforeSubmitRetry)
 		var moved []int64
-		if leaderWrite(ctx, r.log, "submit delayed retry", r.t.fenced, func() error {
+		if leaderWrite(ctx, r.log, "submit delayed retry", func() error {
 			var err error
-			moved, err = r.t.store.SetTaskStates(ctx, []int64{t.ID}, []model.TaskState{model.TaskDelayed}, model.TaskSubmitted)
+			moved, err = r.env.runnerStore().TaskSetStates(ctx, []int64{t.ID}, []model.TaskState{model.TaskDelayed}, model.TaskSubmitted)
 			return err
 		}) != written || len(moved) == 0 {
 			return
@@ -517,7 +525,7 @@ func (r *runner) watchTimeout(t *model.TaskInstance) {
 		return
 	}
 	if ts.TimeoutStrategy == spec.TimeoutWarn || ts.TimeoutStrategy == spec.TimeoutWarnFail || (r.inMaster(t) && killAfter(ts) > 0) {
-		r.t.wheel.Add(deadline{When: t.StartTime.Add(ts.Timeout.D()), Kind: taskTimeout, WorkflowID: r.inst.ID, TaskInstanceID: t.ID})
+		r.env.addDeadline(deadline{When: t.StartTime.Add(ts.Timeout.D()), Kind: taskTimeout, WorkflowID: r.inst.ID, TaskInstanceID: t.ID})
 	}
 }
 
@@ -565,11 +573,17 @@ func (r *runner) resolve(t *model.TaskInstance) (map[string]string, error) {
 	if r.inst.ScheduleTime != nil {
 		base = *r.inst.ScheduleTime
 	}
-	env := params.ForTask(params.TaskInputs{Base: params.BaseIn(base, r.inst.Timezone),
+	in := params.TaskInputs{Base: params.BaseIn(base, r.inst.Timezone),
 		Project: r.inst.Project, Workflow: r.inst.Workflow, Version: r.inst.Version,
 		WorkflowInstance: r.inst.ID, TaskInstance: t.ID, Task: t.Name, Attempt: t.Attempt,
-		WorkflowParams: r.def.wf.Params, UpstreamOutputs: up, TaskParams: ts.Params, RunParams: r.inst.Params})
-	return env, err
+		WorkflowParams: r.def.wf.Params, UpstreamOutputs: up, TaskParams: ts.Params, RunParams: r.inst.Params}
+	if cerr := in.Check(); cerr != nil && err == nil {
+		// A reserved name that got past the checks at apply and run (stored
+		// before them, an upstream's output, a parent's params): the task
+		// fails with this reason and never starts.
+		err = cerr
+	}
+	return params.ForTask(in), err
 }
 
 // upstreamOutputs merges the outputs of name's upstream tasks, direct and
@@ -624,11 +638,22 @@ func clipValue(s string) string {
 }
 
 // datasource reads a managed datasource for a type's payload (sql), at
-// each dispatch, so an edited datasource applies to the next attempt.
+// each dispatch, so an edited datasource applies to the next attempt; only
+// once the run's version may use it (store.DatasourceUsable: its author's
+// rights now). The refusal reads the same whether the datasource exists.
 func (r *runner) datasource(name string) (tasktype.Datasource, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	d, err := r.t.store.GetDatasource(ctx, name)
+	a, err := r.env.runnerStore().WorkflowVersionAuthor(ctx, r.inst.DefinitionID)
+	if err != nil {
+		return tasktype.Datasource{}, err
+	}
+	if ok, err := r.env.runnerStore().DatasourceUsable(ctx, a, name, r.inst.Project); err != nil {
+		return tasktype.Datasource{}, err
+	} else if !ok {
+		return tasktype.Datasource{}, fmt.Errorf("not granted to project %q, and %q, who applied this workflow version, is not an admin", r.inst.Project, a.Name)
+	}
+	d, err := r.env.runnerStore().DatasourceGet(ctx, name)
 	if err != nil {
 		return tasktype.Datasource{}, err
 	}
@@ -641,12 +666,17 @@ func (r *runner) datasource(name string) (tasktype.Datasource, error) {
 // fails the attempt.
 func (r *runner) item(t *model.TaskInstance) (*taskItem, error) {
 	ts, ty := r.def.tasks[t.Name], r.def.types[t.Name]
+	if t.TaskGroup != "" {
+		if err := r.taskGroupUsable(t.TaskGroup); err != nil {
+			return nil, err
+		}
+	}
 	in := r.inputs(t)
 	// Params are stored (and resolved) with secret values sealed; they are
 	// opened only here, for the dispatch, and named so the worker masks them.
 	var sec openedSecrets
 	for k, v := range in.Params {
-		in.Params[k] = sec.open(r.t.m.box, k, v)
+		in.Params[k] = sec.open(r.env.sealBox(), k, v)
 	}
 	d := message.Dispatch{TaskInstanceID: t.ID, WorkflowInstanceID: r.inst.ID, Name: t.Name,
 		TaskType: t.Type, Env: in.Params, Attempt: t.Attempt, TimeoutMillis: killAfter(ts).Milliseconds(),
@@ -656,6 +686,15 @@ func (r *runner) item(t *model.TaskInstance) (*taskItem, error) {
 	}
 	if d.Tenant == "" {
 		d.Tenant = r.def.tenant
+	}
+	if err := spec.CheckTenant(d.Tenant, r.def.tenant, r.def.byAdmin); err != nil {
+		// A version applied before the check, or whose author is no longer
+		// an admin: it never runs as that user.
+		return nil, fmt.Errorf("%w (re-apply the workflow as an admin, or remove the tenant)", err)
+	}
+	isolated, err := r.codeAllowed(ty.def, t.WorkerGroup)
+	if err != nil {
+		return nil, err
 	}
 	if ty.def.Command != nil {
 		d.Command = ty.def.Command(ty.spec)
@@ -671,7 +710,7 @@ func (r *runner) item(t *model.TaskInstance) (*taskItem, error) {
 	}
 	return &taskItem{WorkflowPriority: r.inst.Priority, WorkflowInstanceID: r.inst.ID,
 		TaskPriority: t.Priority, TaskInstanceID: t.ID, Group: t.WorkerGroup, TaskGroup: t.TaskGroup,
-		Dispatch: d, unsendable: sec.problem}, nil
+		Manual: r.inst.CommandType == model.CommandStart, Dispatch: d, unsendable: sec.problem, isolated: isolated}, nil
 }
 
 // killAfter is the timeout the worker enforces by killing the task: only
@@ -687,16 +726,12 @@ func (r *runner) finish(ctx context.Context) {
 	state, reason := r.flow.End()
 	end := time.Now().UTC()
 	// Fenced out: not finished here; the term logs once that it lost.
-	if leaderWrite(ctx, r.log, "record instance end", r.t.fenced, func() error {
-		return r.t.writes.finish(ctx, store.InstanceEnd{ID: r.inst.ID, State: state, End: end, Reason: reason})
-	}) == written && r.t.ctx.Err() == nil {
+	if leaderWrite(ctx, r.log, "record instance end", func() error {
+		return r.env.writeEnd(ctx, store.InstanceEnd{ID: r.inst.ID, State: state, End: end, Reason: reason})
+	}) == written && !r.env.termOver() {
 		r.log.Info("workflow instance finished", zap.String("state", string(state)), zap.Int("tasks", len(r.latest)))
 		metrics.Instance(state, 1)
-		r.t.cons.Notify()       // a queued run may start now
-		r.t.logic.ended(r.inst) // its parent task and dependents waiting for it look now
-		if r.inst.BackfillID != 0 {
-			r.t.cron.Notify() // its backfill may submit the next time
-		}
+		r.env.instanceEnded(r.inst)
 	}
 }
 

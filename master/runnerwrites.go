@@ -11,27 +11,17 @@ import (
 )
 
 // runnerWrites gathers the runners' new attempts and instance ends into
-// shared transactions (store.WriteRunnerBatch): a thousand concurrent
+// shared transactions (store.TaskWriteRunnerBatch): a thousand concurrent
 // chains each write one attempt per step, and one commit per write was
 // most of their cost. It adds no wait: what queued while the last
 // transaction ran goes in the next one. A runner still goes on only once
 // its own write committed, so crash points see what they saw before.
 // Its goroutines own the queue's taking; callers block on their reply.
 type runnerWrites struct {
-	store  *store.Store
+	store  writeStore
 	log    *zap.Logger
 	reqs   *mailbox[*runnerWrite]
 	exited chan struct{} // closed when run returns: no request is taken after
-}
-
-// writers is how many transactions of runner writes run at once: SQLite
-// has one writer, so one; MySQL commits several in parallel (as the
-// runners' own transactions did), each gathering what queued meanwhile.
-func writers(dialect string) int {
-	if dialect == "mysql" {
-		return 4
-	}
-	return 1
 }
 
 // runnerWrite is one runner's write and where its result goes.
@@ -41,7 +31,7 @@ type runnerWrite struct {
 	done    chan error // buffered: the writer never blocks on a reply
 }
 
-func newRunnerWrites(st *store.Store, log *zap.Logger) *runnerWrites {
+func newRunnerWrites(st writeStore, log *zap.Logger) *runnerWrites {
 	return &runnerWrites{store: st, log: log.Named("runner writes"), reqs: newMailbox[*runnerWrite](), exited: make(chan struct{})}
 }
 
@@ -49,11 +39,13 @@ func newRunnerWrites(st *store.Store, log *zap.Logger) *runnerWrites {
 // bounds one runner's): a long write holds SQLite's only write lock.
 const batchRows = flushMax
 
-// run runs the writers until ctx ends.
+// run runs the writers until ctx ends: as many as the store writes at
+// once (SQLite one; a server database several in parallel, as the runners'
+// own transactions did), each gathering what queued meanwhile.
 func (w *runnerWrites) run(ctx context.Context) {
 	defer close(w.exited)
 	var wg sync.WaitGroup
-	for range writers(w.store.Dialect()) {
+	for range w.store.WriteConcurrency() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -126,7 +118,7 @@ func (w *runnerWrites) writeAll(ctx context.Context, qs []*runnerWrite) error {
 			es = append(es, *q.end)
 		}
 	}
-	return w.store.WriteRunnerBatch(ctx, as, es)
+	return w.store.TaskWriteRunnerBatch(ctx, as, es)
 }
 
 // do queues q and waits for its result; after the writer stopped (the
@@ -150,12 +142,12 @@ func (w *runnerWrites) do(ctx context.Context, q *runnerWrite) error {
 	}
 }
 
-// attempts is store.InsertAttempts through the shared writer.
+// attempts is store.TaskInsertAttempts through the shared writer.
 func (w *runnerWrites) attempts(ctx context.Context, a store.AttemptWrite) error {
 	return w.do(ctx, &runnerWrite{attempt: &a})
 }
 
-// finish is store.FinishWorkflowInstance through the shared writer.
+// finish is store.InstanceFinish through the shared writer.
 func (w *runnerWrites) finish(ctx context.Context, e store.InstanceEnd) error {
 	return w.do(ctx, &runnerWrite{end: &e})
 }

@@ -19,7 +19,7 @@ func TestRunnerWritesShareAndIsolate(t *testing.T) {
 	st := oneTaskStore(t, zap.NewNop())
 	var runs []int64
 	for range 3 {
-		in, err := st.CreateRun(ctx, store.RunRequest{Project: "p", Workflow: "w"})
+		in, err := st.InstanceCreateRun(ctx, store.RunRequest{Project: "p", Workflow: "w"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,7 +30,7 @@ func TestRunnerWritesShareAndIsolate(t *testing.T) {
 		return &model.TaskInstance{WorkflowInstanceID: run, Name: "a", Type: "shell", State: model.TaskSubmitted, Attempt: 1, SubmitTime: &now}
 	}
 	taken := task(runs[0])
-	if err := st.InsertAttempts(ctx, nil, []*model.TaskInstance{taken}); err != nil {
+	if err := st.TaskInsertAttempts(ctx, nil, []*model.TaskInstance{taken}); err != nil {
 		t.Fatal(err)
 	}
 	bad := task(runs[1])
@@ -55,10 +55,10 @@ func TestRunnerWritesShareAndIsolate(t *testing.T) {
 	if good.ID == 0 {
 		t.Fatal("the good attempt has no id")
 	}
-	if got, err := st.GetTaskInstance(ctx, good.ID); err != nil || got.WorkflowInstanceID != runs[2] {
+	if got, err := st.TaskGet(ctx, good.ID); err != nil || got.WorkflowInstanceID != runs[2] {
 		t.Fatalf("good attempt: %+v %v", got, err)
 	}
-	if in, err := st.GetWorkflowInstance(ctx, runs[0]); err != nil || in.State != model.WorkflowSucceeded {
+	if in, err := st.InstanceGet(ctx, runs[0]); err != nil || in.State != model.WorkflowSucceeded {
 		t.Fatalf("ended run: %+v %v", in, err)
 	}
 	cancel()

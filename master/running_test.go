@@ -13,7 +13,6 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
-	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/master"
 )
 
@@ -63,7 +62,7 @@ func TestStopWhileRunningHeld(t *testing.T) {
 	if ts := c.tasks(inst.ID); len(ts) != 1 || ts[0].State != model.TaskDispatched || ts[0].LogPath == "" {
 		t.Fatalf("tasks while Running is held: %+v, want one dispatched and acked", ts)
 	}
-	if _, err := c.st.RequestAction(c.ctx, store.ActionRequest{InstanceID: inst.ID, Action: store.ActionStop, By: "op"}); err != nil {
+	if _, err := c.st.ActionRequest(c.ctx, model.ActionRequest{InstanceID: inst.ID, Action: model.ActionStop, By: "op"}); err != nil {
 		t.Fatal(err)
 	}
 	c.m.Notify()

@@ -21,7 +21,7 @@ func (c *cell) putSchedule(sc model.Schedule, next time.Time) model.Schedule {
 	if !next.IsZero() {
 		sc.NextFireTime = &next
 	}
-	out, _, err := c.st.PutSchedule(c.ctx, sc, nil)
+	out, _, err := c.st.SchedulePut(c.ctx, sc, nil)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func (c *cell) putSchedule(sc model.Schedule, next time.Time) model.Schedule {
 
 func (c *cell) scheduled(workflow string) []model.WorkflowInstance {
 	c.t.Helper()
-	insts, _, err := c.st.ListWorkflowInstances(c.ctx, store.InstanceFilter{Project: "p", Workflow: workflow})
+	insts, _, err := c.st.InstanceList(c.ctx, store.InstanceFilter{Project: "p", Workflow: workflow})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestScheduleFiresEachTimeOnce(t *testing.T) {
 		Params: map[string]string{"x": "from-schedule"}}, cr.First(time.Now(), schedule.Window{}))
 	waitFor(t, "three runs", func() bool { return len(c.scheduled("tick")) >= 3 })
 	sc.Enabled, sc.NextFireTime = false, nil
-	if _, _, err := c.st.PutSchedule(c.ctx, sc, nil); err != nil {
+	if _, _, err := c.st.SchedulePut(c.ctx, sc, nil); err != nil {
 		t.Fatal(err)
 	}
 	// Fires are conditional on the revision the disabling put moved on: none
@@ -78,7 +78,7 @@ func TestScheduleFiresEachTimeOnce(t *testing.T) {
 		}
 		seen[st] = true
 	}
-	got, err := c.st.GetSchedule(c.ctx, "p", "tick")
+	got, err := c.st.ScheduleGet(c.ctx, "p", "tick")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestScheduleCatchupAfterOutage(t *testing.T) {
 	for policy, n := range want {
 		wf := "wf_" + policy
 		waitFor(t, wf+" advanced", func() bool {
-			sc, err := c.st.GetSchedule(c.ctx, "p", wf)
+			sc, err := c.st.ScheduleGet(c.ctx, "p", wf)
 			return err == nil && sc.NextFireTime != nil && sc.NextFireTime.Equal(hour.Add(time.Hour))
 		})
 		insts := c.scheduled(wf)
@@ -161,7 +161,7 @@ func TestScheduleCatchupAfterOutage(t *testing.T) {
 			}
 			c.finished(in.ID)
 		}
-		sc, _ := c.st.GetSchedule(c.ctx, "p", wf)
+		sc, _ := c.st.ScheduleGet(c.ctx, "p", wf)
 		if skipped := 4 - n; (skipped > 0) != strings.Contains(sc.Note, fmt.Sprintf("skipped %d missed", skipped)) {
 			t.Fatalf("%s: note %q", policy, sc.Note)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -17,23 +18,25 @@ import (
 	"github.com/beluga-scheduler/beluga/internal/startstop"
 )
 
-// cronReload is how often the scheduler rereads the schedules when nothing
-// woke it, for schedules written by an api process that could not nudge.
+// cronReload is how often the scheduler looks for due schedules when
+// nothing woke it, for schedules written by an api process that could not
+// nudge.
 const cronReload = 10 * time.Second
 
 // scheduler is the cron scheduler of a term: it writes the runs nobody asks
 // for one by one. It fires each due schedule by writing its runs and moving
-// its next fire time in one fenced transaction (store.FireSchedule), and
+// its next fire time in one fenced transaction (store.ScheduleFireOne), and
 // keeps each running backfill's runs submitted up to its parallelism
-// (store.SubmitBackfill); then it wakes the command consumer, which starts
-// the runs like any other. Its state is only its copy of the armed
-// schedules and running backfills, reread after every pass, when woken (a
-// schedule or backfill was written, a backfill run ended) and every
-// cronReload; the cursors live in the DB, so a new leader goes on where the
-// old one stopped, and for schedules applies the catch-up policy to what was
-// missed in between.
+// (store.BackfillSubmit); then it wakes the command consumer, which starts
+// the runs like any other. It holds no copy of the schedules: each pass
+// reads the due ones and the next fire time from the DB's index, when
+// woken (a schedule or backfill was written, a backfill run ended), at
+// the next fire time and every cronReload; the cursors live in the DB, so
+// a new leader goes on where the old one stopped, and for schedules
+// applies the catch-up policy to what was missed in between.
 type scheduler struct {
-	t     *term
+	env   schedulerEnv
+	store scheduleStore
 	log   *zap.Logger
 	clock Clock
 	wake  chan struct{}
@@ -42,13 +45,34 @@ type scheduler struct {
 	crons   map[string]*schedule.Cron // parsed expressions by cron and zone
 	broken  map[int64]int64           // schedule id -> revision whose cron did not parse (logged once)
 	failing map[string]bool           // schedules and backfills whose last write failed (logged once per streak)
+
+	// bursting is set while a pass writes more than burstMin fires: the
+	// consumer then claims only the runs a person asked for, so the
+	// burst's runs starting do not queue the rest of its write behind
+	// their own writes (SQLite has one writer).
+	bursting atomic.Bool
 }
 
-func newScheduler(t *term, clock Clock) *scheduler {
+// schedulerEnv is what the cron scheduler asks of its term: to wake the
+// command consumer once runs are written, so they start now rather than
+// at its next poll.
+type schedulerEnv interface {
+	runsWritten()
+}
+
+// burstMin is the fires of one pass from which it holds back the
+// consumer's claims of other than manual runs while it writes (a smaller
+// pass is one short transaction).
+const burstMin = 200
+
+// Bursting says a fire burst is being written (see bursting).
+func (s *scheduler) Bursting() bool { return s.bursting.Load() }
+
+func newScheduler(env schedulerEnv, st scheduleStore, log *zap.Logger, clock Clock) *scheduler {
 	if clock == nil {
 		clock = realClock{}
 	}
-	s := &scheduler{t: t, log: t.log.Named("cron"), clock: clock, wake: make(chan struct{}, 1),
+	s := &scheduler{env: env, store: st, log: log.Named("cron"), clock: clock, wake: make(chan struct{}, 1),
 		crons: map[string]*schedule.Cron{}, broken: map[int64]int64{}, failing: map[string]bool{}}
 	s.life.Name, s.life.Log = "cron", s.log
 	return s
@@ -77,7 +101,6 @@ func (s *scheduler) run(ctx context.Context) {
 	for {
 		wait, err := s.pass(ctx)
 		if err != nil {
-			s.t.checkFenced(err)
 			if !failing && ctx.Err() == nil {
 				s.log.Error("cron pass failed; will retry", zap.Error(err))
 			}
@@ -108,26 +131,40 @@ func (s *scheduler) pass(ctx context.Context) (time.Duration, error) {
 	return min(wait, bw), err
 }
 
-// schedules fires every due schedule once. The schedules due in this pass
-// are written together (fireBatch at a time, one transaction each): fires
-// due at the same second land within milliseconds of it, not one commit
-// after another.
+// schedules fires every due schedule once. It reads only what is due
+// (and the one next fire time after it) from the index on next fire
+// time, never the whole set: a schedule written, paused or deleted costs
+// the next pass one indexed read, however many schedules exist, and a
+// new leader has nothing to load. The schedules due in this pass are
+// written together (fireBatch at a time, one transaction each): fires due
+// at the same second land within milliseconds of it, not one commit after
+// another.
 func (s *scheduler) schedules(ctx context.Context) (time.Duration, error) {
-	scheds, err := s.t.store.ArmedSchedules(ctx)
+	now := s.clock.Now().UTC()
+	upTo := now
+	at, ok, err := s.store.ScheduleNextFire(ctx, now)
 	if err != nil {
 		return 0, err
 	}
-	now := s.clock.Now().UTC()
-	if at, ok := soonest(scheds, now); ok && at.Sub(now) <= fireLead {
+	ahead := ok && at.Sub(now) <= fireLead
+	if ahead {
+		upTo = at
+	}
+	scheds, err := s.due(ctx, upTo)
+	if err != nil {
+		return 0, err
+	}
+	if ahead {
 		// Read ahead of the fire time: the burst's write starts at its
-		// second, not a read of every schedule after it. A schedule edited
-		// meanwhile is caught by its revision (ErrScheduleMoved, reread).
+		// second, not a read of every schedule due at it. A schedule
+		// edited meanwhile is caught by its revision (ErrScheduleMoved,
+		// reread).
 		select {
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		case <-s.wake:
 			return 0, nil // reread now
-		case <-s.clock.After(at.Sub(now)):
+		case <-s.clock.After(at.Sub(s.clock.Now())): // from now: the read took time
 		}
 		now = s.clock.Now().UTC()
 	}
@@ -135,15 +172,21 @@ func (s *scheduler) schedules(ctx context.Context) (time.Duration, error) {
 	var due []store.ScheduleFire
 	var plans []schedule.Plan
 	for _, sc := range scheds {
-		next := *sc.NextFireTime
-		if next.After(now) {
-			wait = min(wait, max(next.Sub(now)-fireLead, 0))
+		if sc.NextFireTime.After(now) { // the clock woke early: next pass
+			wait = 0
 			continue
 		}
 		f, plan, ok := s.plan(sc, now)
 		if ok {
 			due, plans = append(due, store.ScheduleFire{Schedule: sc, Firing: f}), append(plans, plan)
 		}
+	}
+	if len(due) > burstMin {
+		s.bursting.Store(true)
+		defer func() {
+			s.bursting.Store(false)
+			s.env.runsWritten() // the burst's runs may start now
+		}()
 	}
 	for len(due) > 0 {
 		if ctx.Err() != nil {
@@ -157,26 +200,45 @@ func (s *scheduler) schedules(ctx context.Context) (time.Duration, error) {
 		wait = min(wait, w)
 		due, plans = due[n:], plans[n:]
 	}
+	// The next pass is due fireLead before the next fire time, which the
+	// fires just written may have moved.
+	now = s.clock.Now().UTC()
+	if at, ok, err = s.store.ScheduleNextFire(ctx, now); err != nil {
+		return 0, err
+	} else if ok {
+		wait = min(wait, max(at.Sub(now)-fireLead, 0))
+	}
 	return wait, nil
 }
 
-// fireBatch bounds the schedules written in one transaction.
+// due reads every enabled schedule due at or before upTo, a page of
+// fireBatch at a time.
+func (s *scheduler) due(ctx context.Context, upTo time.Time) ([]model.Schedule, error) {
+	var out []model.Schedule
+	var after store.ScheduleKey
+	for {
+		page, err := s.store.ScheduleDue(ctx, upTo, after, fireBatch)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if len(page) < fireBatch {
+			return out, nil
+		}
+		last := page[len(page)-1]
+		after = store.ScheduleKey{At: *last.NextFireTime, ID: last.ID}
+	}
+}
+
+// fireBatch bounds the schedules read in one statement and written in one
+// transaction.
 const fireBatch = 1000
 
 // fireLead is how long before a fire time the scheduler reads the
-// schedules, to write at the time itself.
-const fireLead = 100 * time.Millisecond
-
-// soonest is the earliest next fire time of scheds after now.
-func soonest(scheds []model.Schedule, now time.Time) (time.Time, bool) {
-	var at time.Time
-	for _, sc := range scheds {
-		if n := *sc.NextFireTime; n.After(now) && (at.IsZero() || n.Before(at)) {
-			at = n
-		}
-	}
-	return at, !at.IsZero()
-}
+// schedules due at it, to write at the time itself: 10,000 rows are ~10
+// µs each to read and decode, several times that under load, so a lead of
+// 100 ms started a big burst's write late by its read.
+const fireLead = time.Second
 
 // fireAll writes the firings of due schedules in one transaction and
 // returns how long to wait for the next pass; when the batch fails (other
@@ -184,7 +246,7 @@ func soonest(scheds []model.Schedule, now time.Time) (time.Time, bool) {
 // written does not hold the others back.
 func (s *scheduler) fireAll(ctx context.Context, due []store.ScheduleFire, plans []schedule.Plan, now time.Time) (time.Duration, error) {
 	failpoint.Hit(failpoint.BeforeFireSchedule)
-	res, err := s.t.store.FireSchedules(ctx, due)
+	res, err := s.store.ScheduleFireBatch(ctx, due)
 	wait := cronReload
 	if err != nil {
 		if errors.Is(err, store.ErrFenced) || ctx.Err() != nil {
@@ -192,7 +254,7 @@ func (s *scheduler) fireAll(ctx context.Context, due []store.ScheduleFire, plans
 		}
 		s.log.Debug("schedule batch failed; firing one by one", zap.Int("schedules", len(due)), zap.Error(err))
 		for i, d := range due {
-			runs, err := s.t.store.FireSchedule(ctx, d.Schedule, d.Firing)
+			runs, err := s.store.ScheduleFireOne(ctx, d.Schedule, d.Firing)
 			if errors.Is(err, store.ErrFenced) || ctx.Err() != nil {
 				return 0, err
 			}
@@ -229,7 +291,7 @@ func (s *scheduler) fired(sc model.Schedule, plan schedule.Plan, asked int, inst
 			zap.Time("schedule_time", *inst.ScheduleTime))
 	}
 	if len(insts) > 0 {
-		s.t.cons.Notify()
+		s.env.runsWritten()
 	}
 	if plan.Next.IsZero() {
 		return cronReload
@@ -302,7 +364,7 @@ func (s *scheduler) failed(kind string, id int64, workflow string, err error) {
 // fewer than its parallelism unfinished runs, and ends the backfills that
 // are through (done) or hit a failure under on_failure stop (failed).
 func (s *scheduler) backfills(ctx context.Context) (time.Duration, error) {
-	bfs, err := s.t.store.ListBackfills(ctx, store.BackfillFilter{State: model.BackfillRunning, Limit: 10000})
+	bfs, err := s.store.BackfillList(ctx, store.BackfillFilter{State: model.BackfillRunning, Limit: 10000})
 	if err != nil {
 		return 0, err
 	}
@@ -332,14 +394,14 @@ func (s *scheduler) backfill(ctx context.Context, b model.Backfill) error {
 	switch {
 	case b.Failed > 0 && b.OnFailure == model.BackfillStop:
 		reason := fmt.Sprintf("%d run(s) failed; %d of %d times were not submitted (on_failure stop)", b.Failed, len(b.Times)-b.Submitted, len(b.Times))
-		if err := s.t.store.EndBackfill(ctx, b, model.BackfillFailed, reason); err != nil {
+		if err := s.store.BackfillEnd(ctx, b, model.BackfillFailed, reason); err != nil {
 			return err
 		}
 		log.Warn("backfill failed", zap.String("reason", reason))
 		return nil
 	case b.Submitted == len(b.Times) && b.Unfinished == 0:
 		reason := fmt.Sprintf("%d succeeded, %d failed", b.Succeeded, b.Failed)
-		if err := s.t.store.EndBackfill(ctx, b, model.BackfillDone, reason); err != nil {
+		if err := s.store.BackfillEnd(ctx, b, model.BackfillDone, reason); err != nil {
 			return err
 		}
 		log.Info("backfill done", zap.Int("succeeded", b.Succeeded), zap.Int("failed", b.Failed))
@@ -349,13 +411,15 @@ func (s *scheduler) backfill(ctx context.Context, b model.Backfill) error {
 	if n <= 0 {
 		return nil
 	}
-	insts, err := s.t.store.SubmitBackfill(ctx, b, n)
+	insts, err := s.store.BackfillSubmit(ctx, b, n)
 	if err != nil {
 		return err
 	}
 	for _, inst := range insts {
 		log.Info("backfill run submitted", zap.Time("schedule_time", *inst.ScheduleTime), zap.Int64(logging.FieldInstance, inst.ID))
 	}
-	s.t.cons.Notify()
+	s.env.runsWritten()
 	return nil
 }
+
+func (t *term) runsWritten() { t.cons.Notify() }

@@ -1,9 +1,12 @@
 package master
 
 import (
+	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/beluga-scheduler/beluga/common/secret"
+	"github.com/beluga-scheduler/beluga/remote/message"
 )
 
 // openedSecrets collects, while a dispatch's env is built, which entries
@@ -31,4 +34,29 @@ func (o *openedSecrets) open(box *secret.Box, k, v string) string {
 		return ""
 	}
 	return plain
+}
+
+// sealForLink returns d with the values of its secret env entries sealed
+// for the master-worker link (secret.LinkContext): a frame read off the
+// wire, without TLS, shows no secret. The worker opens them (it holds the
+// cluster secret too). Without a box (no cluster secret) d goes as it is.
+func sealForLink(box *secret.Box, d message.Dispatch) (message.Dispatch, error) {
+	if box == nil || len(d.SecretEnv) == 0 {
+		return d, nil
+	}
+	env := maps.Clone(d.Env) // the queued item is sent again on a retry
+	ctx := secret.LinkContext(d.TaskInstanceID, d.Attempt)
+	for _, k := range d.SecretEnv {
+		v, ok := env[k]
+		if !ok || v == "" {
+			continue
+		}
+		sealed, err := box.SealFor(v, ctx)
+		if err != nil {
+			return d, fmt.Errorf("seal secret param %s for the link: %w", k, err)
+		}
+		env[k] = sealed
+	}
+	d.Env = env
+	return d, nil
 }

@@ -44,7 +44,7 @@ tasks:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := c.st.WithSecrets(box).PutWorkflow(c.ctx, "p", wf); err != nil {
+		if _, _, err := c.st.WithSecrets(box).WorkflowPut(c.ctx, "p", wf); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-
-	"github.com/beluga-scheduler/beluga/common/store"
 )
 
 const taskGroupRefresh = time.Second
@@ -15,13 +13,13 @@ const taskGroupRefresh = time.Second
 // created and resized over REST, so the cache is re-read at most once a
 // second, and at once for a group it does not know.
 type taskGroups struct {
-	store  *store.Store
+	store  groupStore
 	log    *zap.Logger
 	caps   map[string]int
 	loaded time.Time
 }
 
-func newTaskGroups(st *store.Store, log *zap.Logger) *taskGroups {
+func newTaskGroups(st groupStore, log *zap.Logger) *taskGroups {
 	return &taskGroups{store: st, log: log}
 }
 
@@ -38,7 +36,7 @@ func (g *taskGroups) capacity(ctx context.Context, name string) (int, bool) {
 }
 
 func (g *taskGroups) reload(ctx context.Context) {
-	groups, err := g.store.ListTaskGroups(ctx)
+	groups, err := g.store.TaskGroupList(ctx)
 	g.loaded = time.Now()
 	if err != nil {
 		g.log.Warn("read task groups; keeping the last known", zap.Error(err))

@@ -3,9 +3,7 @@ package master
 import (
 	"context"
 	"errors"
-	"slices"
 	"sync"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -14,7 +12,6 @@ import (
 	"github.com/beluga-scheduler/beluga/common/metrics"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
-	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
 )
 
@@ -24,7 +21,7 @@ import (
 type term struct {
 	m     *Master
 	epoch int64
-	store *store.Store
+	store TermStore
 	log   *zap.Logger
 
 	events *eventService
@@ -33,16 +30,18 @@ type term struct {
 	watch  *workerWatch
 	wheel  *wheel
 	cron   *scheduler
-	pub    *publisher    // the event stream's publisher and webhooks (publisher.go)
-	writes *runnerWrites // the runners' attempts and ends, in shared transactions
-	logic  *logicTasks   // master-run task types: the masterTasks hook (logictasks.go)
+	// workers is the one talker to workers: dispatches, kills, queries
+	// (workers.go); kills in flight are waited for in stop.
+	workers *workers
+	pub     *publisher    // the event stream's publisher and webhooks (publisher.go)
+	writes  *runnerWrites // the runners' attempts and ends, in shared transactions
+	logic   *logicTasks   // master-run task types: the masterTasks hook (logictasks.go)
 
 	ctx    context.Context // ends with the term
 	cancel context.CancelFunc
 
 	mu      sync.Mutex
 	runners map[int64]*runner
-	kills   sync.WaitGroup // kill requests runners sent (killOnWorker); waited in stop
 
 	fenceOnce sync.Once
 	fencedCh  chan struct{}
@@ -63,31 +62,36 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	}
 	metrics.SetLeader(true, epoch)
 	defer metrics.SetLeader(false, epoch)
-	t := &term{m: m, epoch: epoch, store: m.store.Term(epoch), runners: map[int64]*runner{}, fencedCh: make(chan struct{}),
+	t := &term{m: m, epoch: epoch, runners: map[int64]*runner{}, fencedCh: make(chan struct{}),
 		log: m.log.With(zap.Int64("epoch", epoch))}
+	// The view signals the fence itself: every service writing through it
+	// stops the term by getting ErrFenced, without telling anyone.
+	t.store = m.store.TermFenced(epoch, t.fenced)
 	t.ctx, t.cancel = context.WithCancel(tctx)
+	t.workers = newWorkers(t.ctx, t.log, m.client, m.reg, m.cfg.Host, epoch)
 	t.writes = newRunnerWrites(t.store, t.log)
 	go t.writes.run(t.ctx) // waited in stop
-	t.disp = newDispatcher(t.log, t.store, m.reg, m.client, m.cfg.Host, epoch, t.fenced)
+	t.disp = newDispatcher(t.log, t.store, m.reg, t.workers)
 	t.disp.selector = m.cfg.Selector
+	t.disp.box = m.box
 	t.disp.groups = newTaskGroups(t.store, t.log)
 	t.disp.maxTotal = m.cfg.MaxRunning
-	if held, err := t.store.InFlight(t.ctx); err == nil {
+	if held, err := t.store.TaskInFlight(t.ctx); err == nil {
 		for _, tk := range held { // what workers hold from earlier terms takes places too
 			t.disp.places.take(tk.ID, tk.Host, tk.TaskGroup)
 		}
 	}
-	t.events = newEventService(t.log, t.store, t.deliver, t.fenced, t.disp.Finished)
+	t.events = newEventService(t.log, t.store, t.deliver, t.taskEnded)
 	t.events.about = t.taskRef
 	t.disp.failed = func(it *taskItem, addr, why string) {
 		t.events.Failed(it.WorkflowInstanceID, it.TaskInstanceID, addr, why)
 	}
-	t.cons = newConsumer(t, m.cfg.PollInterval)
-	t.watch = newWorkerWatch(t, m.cfg.WorkerLossGrace)
+	t.cons = newConsumer(t, t.store, t.log, m.cfg.Host, epoch, m.cfg.PollInterval)
+	t.watch = newWorkerWatch(t.log, m.reg, t.store, t.taskEnded, m.cfg.WorkerLossGrace)
 	t.wheel = newWheel(m.cfg.Clock, t.fire)
-	t.cron = newScheduler(t, m.cfg.Clock)
-	t.pub = newPublisher(t.store, t.log, m.cfg.Events, t.fenced, m.definition)
-	t.logic = newLogicTasks(t)
+	t.cron = newScheduler(t, t.store, t.log, m.cfg.Clock)
+	t.pub = newPublisher(t.store, t.log, m.cfg.Events, m.definition)
+	t.logic = newLogicTasks(t.log, t.store, t.taskEnded, t.cons.Notify)
 	if err := startstop.StartAll(t.ctx, t.events, t.disp, t.wheel, logicService{t.logic}); err != nil {
 		t.log.Error("start term services", zap.Error(err))
 		t.stop()
@@ -151,8 +155,8 @@ func (m *Master) beginTerm(ctx context.Context, epoch int64) bool {
 		m.log.Warn("the term ended (leadership lost or master stopping) before it was recorded", zap.Int64("epoch", epoch))
 		return false
 	}
-	switch leaderWrite(ctx, m.log, "begin leader term", nil, func() error {
-		return m.store.BeginTerm(ctx, epoch, m.cfg.Host)
+	switch leaderWrite(ctx, m.log, "begin leader term", func() error {
+		return m.store.TermBegin(ctx, epoch, m.cfg.Host)
 	}) {
 	case abandoned:
 		m.log.Warn("the term ended (leadership lost or master stopping) before it was recorded", zap.Int64("epoch", epoch))
@@ -193,7 +197,7 @@ func (t *term) stop() {
 		<-r.done
 	}
 	<-t.writes.exited
-	t.kills.Wait() // each bounded by queryTimeout on the cancelled term context
+	t.workers.wait() // kills in flight, each bounded by queryTimeout on the cancelled term context
 	logicService{t.logic}.Stop()
 	t.wheel.Stop()
 	t.disp.Stop()
@@ -201,8 +205,8 @@ func (t *term) stop() {
 	t.log.Info("term over")
 }
 
-// fenced is called by any service whose write was refused for a newer term;
-// the loss is logged here, once per term.
+// fenced is called by the term's store view (store.OnFenced) whenever a
+// write was refused for a newer term; the loss is logged here, once per term.
 func (t *term) fenced() {
 	t.fenceOnce.Do(func() {
 		t.log.Warn("lost the leader term: a newer term exists; stopping scheduling and standing by")
@@ -210,20 +214,13 @@ func (t *term) fenced() {
 	})
 }
 
-// checkFenced reports err upward when it says the term is over.
-func (t *term) checkFenced(err error) {
-	if errors.Is(err, store.ErrFenced) {
-		t.fenced()
-	}
-}
-
 // recover adopts every unfinished instance and starts a runner for each,
 // which rebuilds its state from the DB before acting.
 func (t *term) recover() bool {
 	var insts []model.WorkflowInstance
-	if leaderWrite(t.ctx, t.log, "adopt unfinished instances", t.fenced, func() error {
+	if leaderWrite(t.ctx, t.log, "adopt unfinished instances", func() error {
 		var err error
-		insts, err = t.store.AdoptUnfinished(t.ctx, t.m.cfg.Host)
+		insts, err = t.store.InstanceAdoptUnfinished(t.ctx, t.m.cfg.Host)
 		return err
 	}) != written {
 		return false
@@ -242,7 +239,7 @@ func (t *term) recover() bool {
 // startInstance builds and starts the runner of an owned instance; with
 // restore, the runner first rebuilds its state from the DB.
 func (t *term) startInstance(inst model.WorkflowInstance, restore bool) error {
-	mode := store.ActionKind("")
+	mode := model.ActionKind("")
 	if !restore {
 		mode = "start"
 	}
@@ -252,8 +249,21 @@ func (t *term) startInstance(inst model.WorkflowInstance, restore bool) error {
 // startInstanceMode starts a runner; mode "start" runs a new instance from
 // its roots, "" rebuilds from the DB (recovery), and resume, rerun and
 // recover_failed rebuild and then apply that action.
-func (t *term) startInstanceMode(inst model.WorkflowInstance, mode store.ActionKind) error {
-	def, err := t.m.definition(t.ctx, inst.DefinitionID)
+func (t *term) startInstanceMode(inst model.WorkflowInstance, mode model.ActionKind) error {
+	// The instance is this term's already (claimed, released or adopted):
+	// a DB blip here must not leave it without a runner until the next
+	// term, so the read is retried as long as the term lasts.
+	var def *definition
+	var err error
+	if !retry(t.ctx, t.log, "read workflow definition", func() error {
+		def, err = t.m.definition(t.ctx, inst.DefinitionID)
+		if errors.Is(err, errBadDefinition) {
+			return nil
+		}
+		return err
+	}) {
+		return t.ctx.Err()
+	}
 	if err != nil {
 		return err
 	}
@@ -265,7 +275,7 @@ func (t *term) startInstanceMode(inst model.WorkflowInstance, mode store.ActionK
 	if _, dup := t.runners[inst.ID]; dup {
 		return nil
 	}
-	r := newRunner(t, inst, def, mode)
+	r := newRunner(t, t.log, inst, def, mode)
 	t.runners[inst.ID] = r
 	go r.run(t.ctx)
 	return nil
@@ -280,6 +290,17 @@ func (t *term) deliver(workflowID int64, ev taskEvent) {
 	if r != nil {
 		r.events.Put(ev)
 	}
+}
+
+// taskEnded is the one way a task's end (or loss) leaves whoever saw it: a
+// worker's result (events), a lost worker (failOver, rebuild), a kill its
+// worker had nothing for (killOnWorker), a master-run task's end
+// (logicTasks). Its places on a worker, in its task group and in the
+// platform are freed first, then its runner hears of it, so a runner that
+// starts the next task never finds the place still taken.
+func (t *term) taskEnded(workflowID int64, ev taskEvent) {
+	t.disp.Finished(ev.TaskInstanceID)
+	t.deliver(workflowID, ev)
 }
 
 // fire hands a due state-wheel deadline to its runner.
@@ -305,155 +326,4 @@ func (t *term) forget(r *runner) {
 	for _, a := range left {
 		t.reopen(a)
 	}
-}
-
-// workerWatch turns a worker's disappearance from the registry (or its
-// restart, seen as a new start time) into need_fault_tolerance for the
-// tasks it held, after a grace period in which the worker, if only cut off,
-// has killed them itself.
-type workerWatch struct {
-	t     *term
-	grace time.Duration
-	life  startstop.Base
-}
-
-func newWorkerWatch(t *term, grace time.Duration) *workerWatch {
-	w := &workerWatch{t: t, grace: grace}
-	w.life.Name, w.life.Log = "worker watch", t.log
-	return w
-}
-
-func (w *workerWatch) Start(ctx context.Context) error {
-	if _, err := w.life.Begin(ctx); err != nil {
-		return err
-	}
-	w.life.Go(w.run)
-	return nil
-}
-
-func (w *workerWatch) Stop() { _ = w.life.Stop(nil) }
-
-func (w *workerWatch) run(ctx context.Context) {
-	changes, unsubscribe := w.t.m.reg.Changes()
-	defer unsubscribe()
-	type loss struct {
-		addr string
-		at   time.Time
-	}
-	var pending []loss
-	// The baseline is what the DB says workers hold, not only who is live:
-	// a worker that died before or during recovery (registered when its
-	// tasks were looked at, gone now) is lost as well.
-	var inFlight []model.TaskInstance
-	if !retry(ctx, w.t.log, "read the hosts of tasks in flight", func() error {
-		var err error
-		inFlight, err = w.t.store.InFlight(ctx)
-		return err
-	}) {
-		return
-	}
-	known := w.snapshot()
-	start := time.Now()
-	for _, addr := range goneHolders(inFlight, known) {
-		w.t.log.Warn("a worker holding tasks is gone; its tasks run elsewhere after the grace period",
-			zap.String("worker", addr), zap.Duration("grace", w.grace))
-		pending = append(pending, loss{addr, start})
-	}
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	if len(pending) > 0 {
-		timer.Reset(w.grace)
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-changes:
-		case <-timer.C:
-		}
-		now := time.Now()
-		cur := w.snapshot()
-		for addr, started := range known {
-			if s, ok := cur[addr]; !ok || !s.Equal(started) {
-				w.t.log.Warn("worker left or restarted; its tasks run elsewhere after the grace period",
-					zap.String("worker", addr), zap.Duration("grace", w.grace))
-				pending = append(pending, loss{addr, now})
-			}
-		}
-		known = cur
-		var wait time.Duration
-		rest := pending[:0]
-		for _, l := range pending {
-			if left := l.at.Add(w.grace).Sub(now); left > 0 {
-				rest = append(rest, l)
-				if wait == 0 || left < wait {
-					wait = left
-				}
-				continue
-			}
-			// Even if it is back: it left because its session ended, and a
-			// worker that loses its session kills its tasks. Only what was
-			// dispatched before the loss was seen is lost.
-			w.failOver(ctx, l.addr, l.at)
-		}
-		pending = rest
-		if wait > 0 {
-			timer.Reset(wait)
-		}
-	}
-}
-
-// goneHolders returns, sorted, the hosts that hold tasks in flight by the
-// DB but are not among the live workers.
-func goneHolders(inFlight []model.TaskInstance, live map[string]time.Time) []string {
-	var out []string
-	for _, tk := range inFlight {
-		if _, ok := live[tk.Host]; ok || tk.Host == "" || slices.Contains(out, tk.Host) {
-			continue
-		}
-		out = append(out, tk.Host)
-	}
-	slices.Sort(out)
-	return out
-}
-
-func (w *workerWatch) snapshot() map[string]time.Time {
-	out := map[string]time.Time{}
-	for _, n := range w.t.m.reg.Nodes(registry.RoleWorker) {
-		out[n.Addr] = n.Heartbeat.StartTime
-	}
-	return out
-}
-
-// failOver marks the tasks held by a lost worker need_fault_tolerance and
-// tells their runners, which start new attempts.
-func (w *workerWatch) failOver(ctx context.Context, addr string, lostAt time.Time) {
-	t := w.t
-	var tasks []model.TaskInstance
-	var changed []int64
-	if leaderWrite(ctx, t.log, "fail over tasks of a lost worker", t.fenced, func() error {
-		var err error
-		if tasks, err = t.store.TasksOnHost(ctx, addr); err != nil {
-			return err
-		}
-		var ids []int64
-		for _, tk := range tasks {
-			if tk.DispatchTime == nil || tk.DispatchTime.Before(lostAt) {
-				ids = append(ids, tk.ID)
-			}
-		}
-		changed, err = t.store.NeedFaultTolerance(ctx, ids, addr)
-		return err
-	}) != written {
-		return
-	}
-	byID := map[int64]model.TaskInstance{}
-	for _, tk := range tasks {
-		byID[tk.ID] = tk
-	}
-	for _, id := range changed {
-		t.disp.Finished(id)
-		t.deliver(byID[id].WorkflowInstanceID, taskEvent{TaskInstanceID: id, State: model.TaskNeedFaultTolerance})
-	}
-	t.log.Warn("failed over tasks of a lost worker", zap.String("worker", addr), zap.Int("tasks", len(changed)))
 }

@@ -56,7 +56,7 @@ func TestStaleElectionStandsBy(t *testing.T) {
 	ctx := context.Background()
 	log := zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel))
 	st := openStore(t, log)
-	if err := st.BeginTerm(ctx, 5, "newer"); err != nil {
+	if err := st.TermBegin(ctx, 5, "newer"); err != nil {
 		t.Fatal(err)
 	}
 	el := &scriptedElector{terms: make(chan registry.Term, 1)}
@@ -72,7 +72,7 @@ func TestStaleElectionStandsBy(t *testing.T) {
 	if m.IsLeader() {
 		t.Fatalf("the master leads in epoch %d with a stale election of epoch 3", m.Epoch())
 	}
-	if ti, err := st.CurrentTermInfo(ctx); err != nil || ti.Epoch != 5 || ti.Host != "newer" {
+	if ti, err := st.TermCurrentInfo(ctx); err != nil || ti.Epoch != 5 || ti.Host != "newer" {
 		t.Fatalf("fence: %+v %v; want epoch 5 of newer", ti, err)
 	}
 }

@@ -26,20 +26,19 @@ import (
 // attempts. The owner goroutine reloads the subscriptions (they are written
 // by the API, perhaps in another process) and starts and stops senders.
 type webhooks struct {
-	store  *store.Store
-	box    *secret.Box
-	log    *zap.Logger
-	cfg    EventsConfig
-	fenced func()
-	wake   chan struct{}
-	life   startstop.Base
+	store webhookStore
+	box   *secret.Box
+	log   *zap.Logger
+	cfg   EventsConfig
+	wake  chan struct{}
+	life  startstop.Base
 }
 
 // reloadEvery bounds how late a subscription the API changed is seen.
 const reloadEvery = time.Second
 
-func newWebhooks(st *store.Store, box *secret.Box, log *zap.Logger, cfg EventsConfig, fenced func()) *webhooks {
-	w := &webhooks{store: st, box: box, log: log.Named("webhooks"), cfg: cfg, fenced: fenced, wake: make(chan struct{}, 1)}
+func newWebhooks(st webhookStore, box *secret.Box, log *zap.Logger, cfg EventsConfig) *webhooks {
+	w := &webhooks{store: st, box: box, log: log.Named("webhooks"), cfg: cfg, wake: make(chan struct{}, 1)}
 	w.life.Name, w.life.Log = "webhooks", w.log
 	return w
 }
@@ -63,7 +62,7 @@ func (w *webhooks) Wake() {
 }
 
 type sender struct {
-	sub    store.Subscription
+	sub    model.Subscription
 	wake   chan struct{}
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -80,7 +79,7 @@ func (w *webhooks) own(ctx context.Context) {
 	tick := time.NewTicker(reloadEvery)
 	defer tick.Stop()
 	reload := func() {
-		subs, err := w.store.ListSubscriptions(ctx)
+		subs, err := w.store.SubscriptionList(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
 				w.log.Warn("load subscriptions", zap.Error(err))
@@ -153,7 +152,7 @@ func (w *webhooks) send(ctx context.Context, s *sender) {
 	idle := time.NewTimer(0)
 	defer idle.Stop()
 	for {
-		evs, err := w.store.ListEvents(ctx, cursor, s.sub.Filter, 100)
+		evs, err := w.store.EventList(ctx, cursor, s.sub.Filter, 100)
 		if err != nil && ctx.Err() == nil {
 			log.Warn("read events", zap.Error(err))
 		}
@@ -185,14 +184,14 @@ const readGap = 100 * time.Millisecond
 
 // deliver POSTs one event with retries; false when the sender must stop
 // (ctx ended, or the term was fenced).
-func (w *webhooks) deliver(ctx context.Context, log *zap.Logger, sub store.Subscription, key []byte, e model.Event) bool {
+func (w *webhooks) deliver(ctx context.Context, log *zap.Logger, sub model.Subscription, key []byte, e model.Event) bool {
 	body, err := json.Marshal(e)
 	if err != nil {
 		log.Error("encode event", zap.Int64("event", e.Seq), zap.Error(err))
 		return true
 	}
 	for attempt := 1; ; attempt++ {
-		d := store.Delivery{EventSeq: e.Seq, Attempt: attempt, Time: time.Now()}
+		d := model.Delivery{EventSeq: e.Seq, Attempt: attempt, Time: time.Now()}
 		d.StatusCode, err = w.post(ctx, sub.URL, key, e.Seq, attempt, body)
 		d.DurationMs = time.Since(d.Time).Milliseconds()
 		d.OK = err == nil
@@ -203,10 +202,9 @@ func (w *webhooks) deliver(ctx context.Context, log *zap.Logger, sub store.Subsc
 			return false // stopping: this attempt did not count, the next leader sends again
 		}
 		last := d.OK || attempt >= w.cfg.MaxAttempts
-		if err := w.store.RecordDelivery(ctx, sub.ID, d, last); err != nil {
+		if err := w.store.SubscriptionRecordDelivery(ctx, sub.ID, d, last); err != nil {
 			if errors.Is(err, store.ErrFenced) {
-				w.fenced()
-				return false
+				return false // the term heard it from its store view
 			}
 			if ctx.Err() == nil {
 				log.Warn("record delivery", zap.Error(err))

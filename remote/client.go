@@ -253,7 +253,11 @@ func (c *Client) dial(addr string, l *link) {
 	defer cancel()
 
 	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	reach := addr
+	if r, ok := c.o.Routes[addr]; ok {
+		reach = r
+	}
+	nc, err := d.DialContext(ctx, "tcp", reach)
 	var br *bridge // TLS: the plaintext is nc's, carried by br
 	if err == nil && c.o.TLS != nil {
 		nc, br, err = dialTLS(ctx, c.o.TLS, nc, addr)

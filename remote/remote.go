@@ -54,6 +54,11 @@ type Options struct {
 	// TLS, when set, runs every connection over mutual TLS (tls.go); a
 	// peer without it is refused. nil: plain TCP.
 	TLS *TLS
+	// Routes, for a Client, dials an address at another one (addr ->
+	// reach): a NAT between, or a proxy per link in the soak. The
+	// connection is still the address asked for's (its cache entry, TLS
+	// name, logs).
+	Routes map[string]string
 }
 
 func (o Options) withDefaults() Options {

@@ -142,6 +142,23 @@ func TestRequestReply(t *testing.T) {
 	}
 }
 
+// A routed address is dialled at its route; the error of a request to it
+// names the address asked for.
+func TestClientRoutes(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "127.0.0.1:0", serve, Options{})
+	const advertised, dead = "192.0.2.1:7000", "192.0.2.2:7000" // TEST-NET-1: never reached
+	c := startClient(t, nil, Options{Routes: map[string]string{advertised: s.Addr(), dead: "127.0.0.1:1"}})
+	ctx := ctxT(t)
+	if r, err := c.Request(ctx, advertised, message.Ping{}); err != nil || r != (message.Pong{}) {
+		t.Fatalf("ping through the route: %v, %v", r, err)
+	}
+	_, err := c.Request(ctx, dead, message.Ping{})
+	if err == nil || !strings.Contains(err.Error(), dead) {
+		t.Fatalf("ping through a route to a closed port: %v, want an error naming %s", err, dead)
+	}
+}
+
 func TestRequestTimeoutAndTooLarge(t *testing.T) {
 	t.Parallel()
 	silent := func(Peer, uint64, message.Message) {}

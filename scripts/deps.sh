@@ -3,7 +3,8 @@
 # MariaDB server binaries (tests start a private mariadbd unless
 # BELUGA_TEST_MYSQL_DSN is set), ZooKeeper (cluster tests start a private
 # server), Chromium (the web UI's browser tests drive it headless) and
-# python3 (python task tests), PostgreSQL server binaries (sql task tests
+# python3 (python task tests), Docker, Compose and debootstrap (make
+# compose-test), PostgreSQL server binaries (sql task tests
 # use the server on 127.0.0.1:5432, else initdb a private one) and Node.js
 # with npm (the web UI's stale-bundle check and its unit tests).
 # Needs root or sudo for apt-get; prints what it does.
@@ -17,6 +18,11 @@ command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 command -v python3 >/dev/null 2>&1 || need+=(python3-minimal) # python tasks
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql) # sql tasks
 command -v npm >/dev/null 2>&1 || need+=(nodejs npm) # the web UI's build check and unit tests (Node 20+)
+# make compose-test: a Docker engine, Compose (v1.29 from Debian; a v2
+# plugin is used when present) and debootstrap for stand-in base images.
+command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
+command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/null 2>&1 || need+=(docker-compose)
+command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

@@ -1,5 +1,6 @@
 // Package schema embeds the versioned SQL schema files, one folder per dialect
-// (mysql, sqlite) holding the same tables. Files are named NNNN_name.sql and
+// (mysql, postgres, sqlite) holding the same tables, and the same version
+// numbers (a file with nothing to do in one dialect is there, comments only). Files are named NNNN_name.sql and
 // applied in order by common/store.
 package schema
 
@@ -12,7 +13,7 @@ import (
 	"strings"
 )
 
-//go:embed mysql/*.sql sqlite/*.sql
+//go:embed mysql/*.sql postgres/*.sql sqlite/*.sql
 var files embed.FS
 
 // Migration is one schema file.
@@ -22,7 +23,7 @@ type Migration struct {
 	SQL     string
 }
 
-// For returns the migrations of a dialect ("mysql" or "sqlite") in order.
+// For returns the migrations of a dialect ("mysql", "postgres" or "sqlite") in order.
 func For(dialect string) ([]Migration, error) {
 	entries, err := fs.ReadDir(files, dialect)
 	if err != nil {

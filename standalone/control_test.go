@@ -30,7 +30,7 @@ tasks:
 	if iv.State != "failed" {
 		t.Fatalf("instance %s, want failed (hopeless fails after its retry)", iv.State)
 	}
-	rows, _ := e.store().ListTaskInstances(context.Background(), iv.ID)
+	rows, _ := e.store().TaskList(context.Background(), iv.ID)
 	var f []int
 	var ends, starts []time.Time
 	hopeless := 0

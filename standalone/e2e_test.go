@@ -20,6 +20,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/config"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
+	"github.com/beluga-scheduler/beluga/internal/pgtest"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/standalone"
 )
@@ -34,10 +35,12 @@ type env struct {
 	token string       // the admin's, from the password the standalone made
 }
 
-// backends runs f against the embedded SQLite file and a real MariaDB.
+// backends runs f against the embedded SQLite file, a real MariaDB and a
+// real PostgreSQL.
 func backends(t *testing.T, f func(t *testing.T, dbURL func(t *testing.T) string)) {
 	t.Run("sqlite", func(t *testing.T) { f(t, func(*testing.T) string { return "" }) })
 	t.Run("mysql", func(t *testing.T) { f(t, func(t *testing.T) string { return mariadbtest.URL(t) }) })
+	t.Run("postgres", func(t *testing.T) { f(t, func(t *testing.T) string { return pgtest.URL(t) }) })
 }
 
 func start(t *testing.T, dbURL string) *env {
@@ -73,6 +76,17 @@ func startOn(t *testing.T, dir, dbURL string) *env {
 	return &env{t: t, sa: sa, base: "http://" + sa.API.Addr(), dir: dir}
 }
 
+// adminPassword is the password the standalone wrote to
+// <dir>/admin-password on its first start.
+func (e *env) adminPassword() string {
+	e.t.Helper()
+	pw, err := os.ReadFile(filepath.Join(e.dir, "admin-password"))
+	if err != nil {
+		e.t.Fatalf("the standalone wrote no admin password: %v", err)
+	}
+	return strings.TrimSpace(string(pw))
+}
+
 // login logs in to the standalone as admin, with the password it wrote to
 // <dir>/admin-password on its first start, once per env (an env without a
 // dir stays anonymous).
@@ -81,11 +95,7 @@ func (e *env) login() {
 	if e.token != "" || e.dir == "" {
 		return
 	}
-	pw, err := os.ReadFile(filepath.Join(e.dir, "admin-password"))
-	if err != nil {
-		e.t.Fatalf("the standalone wrote no admin password: %v", err)
-	}
-	body, _ := json.Marshal(map[string]string{"username": "admin", "password": strings.TrimSpace(string(pw))})
+	body, _ := json.Marshal(map[string]string{"username": "admin", "password": e.adminPassword()})
 	hc := e.http
 	if hc == nil {
 		hc = http.DefaultClient
@@ -300,7 +310,7 @@ tasks:
 			}
 		}
 		// DB rows, at full precision: d starts after both b and c ended.
-		rows, err := e.store().ListTaskInstances(context.Background(), iv.ID)
+		rows, err := e.store().TaskList(context.Background(), iv.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -532,7 +542,7 @@ tasks:
 		if iv.count("a") != 1 || iv.count("b") != 1 || iv.count("wait") != 2 {
 			t.Fatalf("task rows: a=%d wait=%d b=%d, want 1, 2, 1: %+v", iv.count("a"), iv.count("wait"), iv.count("b"), iv.Tasks)
 		}
-		rows, _ := e.store().ListTaskInstances(context.Background(), id)
+		rows, _ := e.store().TaskList(context.Background(), id)
 		for _, r := range rows {
 			if r.Name == "wait" && r.Attempt == 1 && (r.State != "need_fault_tolerance" || !r.Superseded) {
 				t.Fatalf("first attempt of wait: %+v", r)

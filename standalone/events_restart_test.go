@@ -51,7 +51,7 @@ func TestEventsAcrossRestart(t *testing.T) {
 				t.Fatalf("run %d: %s", id, iv.State)
 			}
 			waitUntil(t, time.Minute, "the run's end published", func() bool {
-				evs, err := e.store().ListEvents(ctx, 0, model.EventFilter{Instance: id, Kinds: []string{model.EventInstance}}, 100)
+				evs, err := e.store().EventList(ctx, 0, model.EventFilter{Instance: id, Kinds: []string{model.EventInstance}}, 100)
 				return err == nil && len(evs) > 0 && evs[len(evs)-1].State == "succeeded"
 			})
 		}
@@ -61,7 +61,7 @@ func TestEventsAcrossRestart(t *testing.T) {
 		e.apply(diamondSpec)
 		e.do("PUT", "/api/v1/subscriptions/hook", fmt.Sprintf(`{"url":%q,"project":"demo"}`, recv.URL), http.StatusCreated, nil)
 		runDone(e)
-		before, err := e.store().ListEvents(ctx, 0, model.EventFilter{Project: "demo"}, 1000)
+		before, err := e.store().EventList(ctx, 0, model.EventFilter{Project: "demo"}, 1000)
 		if err != nil || len(before) == 0 {
 			t.Fatalf("events before the restart: %v %v", before, err)
 		}
@@ -77,7 +77,7 @@ func TestEventsAcrossRestart(t *testing.T) {
 
 		e = startOn(t, dir, url)
 		runDone(e)
-		all, err := e.store().ListEvents(ctx, 0, model.EventFilter{Project: "demo"}, 1000)
+		all, err := e.store().EventList(ctx, 0, model.EventFilter{Project: "demo"}, 1000)
 		if err != nil || len(all) <= len(before) {
 			t.Fatalf("events after the restart: %d (%d before) %v", len(all), len(before), err)
 		}

@@ -138,7 +138,7 @@ func TestEventStreamResumes(t *testing.T) {
 				break
 			}
 		}
-		want, err := e.store().ListEvents(context.Background(), 0, model.EventFilter{Instance: id}, 1000)
+		want, err := e.store().EventList(context.Background(), 0, model.EventFilter{Instance: id}, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -265,7 +265,7 @@ func TestWebhookSubscription(t *testing.T) {
 	if iv := e.wait(id, time.Minute); iv.State != "succeeded" {
 		t.Fatalf("run %s", iv.State)
 	}
-	want, _ := e.store().ListEvents(context.Background(), 0, model.EventFilter{Instance: id}, 1000)
+	want, _ := e.store().EventList(context.Background(), 0, model.EventFilter{Instance: id}, 1000)
 	waitUntil(t, 60*time.Second, "every event posted", func() bool {
 		mu.Lock()
 		defer mu.Unlock()

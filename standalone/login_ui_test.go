@@ -47,10 +47,11 @@ func TestUILoginForbiddenLogout(t *testing.T) {
 		user, pass := s.byLabel("Username"), s.byLabel("Password")
 		s.until("no navigation before login", `document.getElementById('nav').hidden`)
 		// A wrong password is shown and lets nobody in.
-		s.run("wrong password", typeKeys(user, "viv", chromedp.ByQuery), typeKeys(pass, "nope-nope", chromedp.ByQuery))
+		s.typeInto(user, "viv", false)
+		s.typeInto(pass, "nope-nope", false)
 		s.clickButton("Log in")
 		s.until("the refusal", `document.querySelector('.login-error')?.textContent.includes('wrong username or password')`)
-		s.run("right password", typeKeys(pass, "viv-password", chromedp.ByQuery))
+		s.retype(pass, "viv-password")
 		s.clickButton("Log in")
 
 		// Logged in: the user menu names viv, the asked-for page shows.

@@ -88,7 +88,7 @@ tasks:
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := st.ListTaskInstances(context.Background(), id)
+	rows, err := st.TaskList(context.Background(), id)
 	st.Close()
 	if err != nil || len(rows) == 0 {
 		t.Fatalf("rows after stop: %v %v", rows, err)

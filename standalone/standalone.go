@@ -5,9 +5,13 @@ package standalone
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,6 +30,7 @@ import (
 	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/remote/message"
 	"github.com/beluga-scheduler/beluga/worker"
+	"github.com/beluga-scheduler/beluga/worker/executor"
 )
 
 // Standalone is master, worker and API in one process, wired over loopback
@@ -64,6 +69,11 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
+	// Entered (tasks reach their work dirs below it), never listed; its
+	// files are the server's alone (docs/security.md).
+	if err := os.Chmod(c.DataDir, 0o711); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
 	sa := &Standalone{ready: make(chan struct{}), Events: events.NewHub()}
 	defer func() {
 		if err != nil {
@@ -75,6 +85,11 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 	}
 	if _, err = sa.Store.Migrate(ctx); err != nil {
 		return nil, err
+	}
+	if c.DB == "" {
+		if err = ownDBFiles(strings.TrimPrefix(c.DBURL(), "sqlite://")); err != nil {
+			return nil, err
+		}
 	}
 	pw, err := c.API.BootstrapPassword()
 	if err != nil {
@@ -101,7 +116,7 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 	reg := registry.NewMemory()
 	// The in-process election starts at epoch 1 in every run; the fence
 	// accepts only an epoch above the term recorded by the previous run.
-	cur, err := sa.Store.CurrentTerm(ctx)
+	cur, err := sa.Store.TermCurrent(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -116,8 +131,9 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 	}
 	sa.Master = master.New(master.Config{Listen: c.Master.Listen, Host: c.Master.Host, PollInterval: c.Master.PollInterval,
 		Selector: sel, MaxRunning: c.Master.MaxRunning, Limits: Limits(c), Secret: secret, TLS: tl,
+		TasksRunAsServer: executor.RunsAsServer(c.Worker.TaskIsolation),
 		// Every outbox write of a standalone is its own, and signals the
-		// publisher (store.EventsAppended): the idle look is a safety net.
+		// publisher (store.EventAppended): the idle look is a safety net.
 		Events: master.EventsConfig{Hub: sa.Events, Secrets: secrets, IdlePoll: 2 * time.Second}}, sa.Store, reg, reg, log)
 	if err = sa.Master.Start(ctx); err != nil {
 		return nil, err
@@ -135,6 +151,10 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 	}
 	h := api.NewHandler(api.Deps{MetricsToken: mtoken, Store: sa.Store, Notify: sa.Master.Notify, Logs: LogFetcher(sa.logs, reg),
 		Cluster: api.ClusterView(sa.Store, reg, reg), Ready: sa.isReady, Log: log, Secrets: secrets,
+		Isolation: func() api.TaskIsolation {
+			i := sa.Worker.Isolation()
+			return api.TaskIsolation{TaskUser: i.TaskUser, Sandbox: i.Sandbox, Warning: i.Warning, RunsAsServer: i.RunsAsServer}
+		},
 		Listen: c.API.Listen, AllowedHosts: c.API.AllowedHosts, Events: sa.Events})
 	sa.API = api.NewServer(c.API.Listen, h, log)
 	if tl != nil {
@@ -227,11 +247,17 @@ func NewWorker(c config.Config, secret clusterkey.Secret, log *zap.Logger) (*wor
 	if len(groups) == 0 {
 		groups = []string{model.DefaultWorkerGroup}
 	}
+	routes, err := ParseRoutes(c.Worker.Routes)
+	if err != nil {
+		return nil, fmt.Errorf("worker settings: %w", err)
+	}
 	w, err := worker.New(worker.Config{Listen: c.Worker.Listen, Host: c.Worker.Host, Groups: groups,
 		Slots: c.Worker.Slots, Shell: c.Worker.Shell, Python: c.Worker.Python, DataDir: filepath.Join(c.DataDir, "worker"),
 		EnvPassthrough: c.Worker.EnvPassthrough, MaxLogBytes: int64(c.Worker.MaxLogBytes), CgroupDir: c.Worker.CgroupDir,
+		TaskUser: c.Worker.TaskUser, Hide: []string{c.DataDir}, TaskIsolation: c.Worker.TaskIsolation,
 		SecretKeyFile: c.SecretKeyFile,
-		MaxCPUPercent: c.Worker.MaxCPUPercent, MaxMemoryPercent: c.Worker.MaxMemoryPercent, Limits: Limits(c), Secret: secret, TLS: tl}, log)
+		ProtectedDirs: []string{c.DataDir},
+		MaxCPUPercent: c.Worker.MaxCPUPercent, MaxMemoryPercent: c.Worker.MaxMemoryPercent, Limits: Limits(c), Secret: secret, TLS: tl, Routes: routes}, log)
 	if err != nil {
 		return nil, fmt.Errorf("worker settings: %w", err)
 	}
@@ -265,7 +291,7 @@ func Announce(ctx context.Context, w *worker.Worker, c config.Config, reg regist
 	if err := w.Start(ctx); err != nil {
 		return nil, err
 	}
-	p := worker.NewPresence(w, reg, el, states, worker.PresenceOptions{SessionTimeout: c.ZK.SessionTimeout, ProcDir: o.procDir}, log)
+	p := worker.NewPresence(w, reg, el, states, worker.PresenceOptions{ProcDir: o.procDir}, log)
 	if err := p.Start(ctx); err != nil {
 		w.Stop()
 		return nil, err
@@ -286,6 +312,17 @@ func MetricsToken(c config.Config) (path, token string, err error) {
 	return path, tok, err
 }
 
+// ownDBFiles makes the SQLite file and its journals the server's alone
+// (SQLite creates them 0644).
+func ownDBFiles(db string) error {
+	for _, p := range []string{db, db + "-wal", db + "-shm", db + "-journal"} {
+		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("chmod %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
 // SecretPath is where standalone keeps its cluster secret.
 func SecretPath(dataDir string) string { return filepath.Join(dataDir, "cluster-secret") }
 
@@ -296,4 +333,29 @@ func APIClientOptions(secret clusterkey.Secret, tl *remote.TLS, c config.Config,
 	listen := c.API.Listen
 	return remote.Options{Log: log, TLS: tl, Limits: Limits(c), Auth: &remote.Auth{Key: secret.Key(clusterkey.PurposeHandshake), Role: remote.RoleAPI,
 		ID: func() string { return listen }}}
+}
+
+// ParseRoutes reads worker routes, "advertised=reach" entries of host:port
+// addresses, into a map.
+func ParseRoutes(entries []string) (map[string]string, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(entries))
+	for _, e := range entries {
+		from, to, ok := strings.Cut(e, "=")
+		if !ok {
+			return nil, fmt.Errorf("route %q: want advertised=reach, host:port each", e)
+		}
+		for _, a := range []string{from, to} {
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				return nil, fmt.Errorf("route %q: %q is not host:port: %w", e, a, err)
+			}
+		}
+		if _, dup := out[from]; dup {
+			return nil, fmt.Errorf("route %q: %s is routed twice", e, from)
+		}
+		out[from] = to
+	}
+	return out, nil
 }

@@ -77,7 +77,7 @@ func (e *env) childOf(id int64, name string) int64 {
 // runsOfWorkflow counts the instances of a workflow in the DB.
 func (e *env) runsOfWorkflow(workflow string) int {
 	e.t.Helper()
-	_, n, err := e.store().ListWorkflowInstances(context.Background(), store.InstanceFilter{Project: "demo", Workflow: workflow})
+	_, n, err := e.store().InstanceList(context.Background(), store.InstanceFilter{Project: "demo", Workflow: workflow})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -493,5 +493,35 @@ tasks:
 	child := e.childOf(parent, "child")
 	if c := e.wait(child, 30*time.Second); c.State != "stopped" {
 		t.Fatalf("child of the timed-out sub_workflow: %s", c.State)
+	}
+}
+
+// TestSubWorkflowRunQuota: a run whose sub_workflow fan-out would pass
+// quota.instances_per_run fails the task that would make one run too many,
+// with a message naming the setting, and makes no further run (one run made
+// 421 runs and 8,000 tasks before).
+func TestSubWorkflowRunQuota(t *testing.T) {
+	e := start(t, "")
+	e.do("PUT", "/api/v1/settings/quota.instances_per_run", `{"value":2}`, http.StatusOK, nil)
+	e.apply(`name: leaf
+tasks:
+  - {name: one, command: "true"}
+`)
+	e.apply(`name: fan
+tasks:
+  - {name: a, type: sub_workflow, workflow: leaf}
+  - {name: b, type: sub_workflow, workflow: leaf, depends_on: [a]}
+`)
+	id := e.run("fan", nil)
+	if iv := e.wait(id, 60*time.Second); iv.State != "failed" {
+		t.Fatalf("fan: %s, want failed", iv.State)
+	}
+	v := e.logic(id)
+	a, b := v.Tasks[v.latestOf("a")], v.Tasks[v.latestOf("b")]
+	if a.State != "succeeded" || b.State != "failed" || !strings.Contains(b.Message, "quota.instances_per_run") {
+		t.Fatalf("a %s; b %s %q, want b failed naming quota.instances_per_run", a.State, b.State, b.Message)
+	}
+	if n := e.runsOfWorkflow("leaf"); n != 1 {
+		t.Fatalf("%d runs of leaf, want 1", n)
 	}
 }

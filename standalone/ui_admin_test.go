@@ -62,25 +62,25 @@ func TestUIAdminPages(t *testing.T) {
 		s.until("the admin entries shown", `['users', 'grants', 'audit', 'tokens'].every((n) => !document.querySelector('#nav a[data-nav=' + n + ']').hidden)`)
 		s.until("the user list", `!!document.querySelector('table.userlist tr[data-user=admin]')`)
 		s.axe()
-		s.setValue(s.byLabel("Name"), "bo")
-		s.setValue(s.byLabel("Password"), "bo-password-1")
+		s.retype(s.byLabel("Name"), "bo")
+		s.retype(s.byLabel("Password"), "bo-password-1")
 		s.clickButton("Create user")
 		s.until("bo listed", `!!document.querySelector('table.userlist tr[data-user=bo]')`)
 		if u := getUser("bo"); u.Role != "user" || u.Disabled {
 			t.Fatalf("created %+v", u)
 		}
 		// A duplicate is the API's error beside the form.
-		s.setValue(s.byLabel("Name"), "bo")
-		s.setValue(s.byLabel("Password"), "bo-password-1")
+		s.retype(s.byLabel("Name"), "bo")
+		s.retype(s.byLabel("Password"), "bo-password-1")
 		s.clickButton("Create user")
 		s.until("the duplicate refused", `document.querySelector('#create-user .apierror')?.textContent.includes('bo')`)
 
-		s.setValue(`#role-bo`, "admin")
+		s.choose(`#role-bo`, "admin")
 		s.until("bo an admin", `document.querySelector('#role-bo').value === 'admin' && [...document.querySelectorAll('.flash.ok')].some((f) => f.textContent.includes('role admin'))`)
 		if u := getUser("bo"); u.Role != "admin" {
 			t.Fatalf("after the role change %+v", u)
 		}
-		s.setValue(`#role-bo`, "user")
+		s.choose(`#role-bo`, "user")
 		s.until("bo a user again", `[...document.querySelectorAll('.flash.ok')].some((f) => f.textContent.includes('role user'))`)
 		s.run("disable", chromedp.Click(`tr[data-user=bo] button[data-act=disable]`, chromedp.ByQuery))
 		s.until("bo disabled", `document.querySelector('tr[data-user=bo]')?.dataset.disabled === 'yes'`)
@@ -90,7 +90,7 @@ func TestUIAdminPages(t *testing.T) {
 		s.run("enable", chromedp.Click(`tr[data-user=bo] button[data-act=disable]`, chromedp.ByQuery))
 		s.until("bo enabled", `document.querySelector('tr[data-user=bo]')?.dataset.disabled === 'no'`)
 		s.run("set password", chromedp.Click(`tr[data-user=bo] button[data-act=password]`, chromedp.ByQuery))
-		s.setValue(`#password-bo`, "bo-password-2")
+		s.retype(`#password-bo`, "bo-password-2")
 		s.clickButton("Save password")
 		s.until("the password saved", `[...document.querySelectorAll('.flash.ok')].some((f) => f.textContent.includes('password changed'))`)
 	})
@@ -99,8 +99,8 @@ func TestUIAdminPages(t *testing.T) {
 	b.step(t, 30*time.Second, func(s *session) {
 		s.open("#/admin/grants/demo")
 		s.until("the grant form", `!!document.querySelector('#grant-form')`)
-		s.setValue(`#grant-user`, "bo")
-		s.setValue(`#grant-level`, "operate")
+		s.retype(`#grant-user`, "bo")
+		s.choose(`#grant-level`, "operate")
 		s.clickButton("Grant")
 		s.until("bo's grant listed", `document.querySelector('table.grantlist tr[data-user=bo]')?.dataset.level === 'operate'`)
 		if st := statusWith(t, e.base, "/api/v1/projects/demo", bo); st != http.StatusOK {
@@ -117,8 +117,9 @@ func TestUIAdminPages(t *testing.T) {
 	b.step(t, 30*time.Second, func(s *session) {
 		s.open("#/tokens")
 		s.until("the token form", `!!document.querySelector('#create-token')`)
-		s.setValue(s.byLabel("Token name"), "ci")
-		s.setValue(s.byLabel("Expires in"), "24h")
+		s.retype(s.byLabel("Token name"), "ci")
+		s.retype(s.byLabel("Expires in"), "24h") // longer than the session: made with the password
+		s.retype(s.byLabel("Your password"), e.adminPassword())
 		s.clickButton("Create token")
 		s.until("the secret shown once", `document.querySelector('#token-secret')?.textContent.length > 10 && !!document.querySelector('table.tokenlist tr[data-token=ci]')`)
 		s.eval(`document.querySelector('#token-secret').textContent`, &secret)
@@ -140,7 +141,7 @@ func TestUIAdminPages(t *testing.T) {
 	b.step(t, 30*time.Second, func(s *session) {
 		s.open("#/admin/audit")
 		s.until("audit rows", `document.querySelectorAll('table.auditlist tr[data-id]').length > 3`)
-		s.setValue(s.byLabel("Action"), "POST /api/v1/users")
+		s.retype(s.byLabel("Action"), "POST /api/v1/users")
 		s.clickButton("Filter")
 		s.until("only the user creations", `(() => {
 			const rows = [...document.querySelectorAll('table.auditlist tr[data-id]')];
@@ -171,8 +172,8 @@ func TestUISchedulePreview(t *testing.T) {
 		s.until("the schedule panel", `!!document.querySelector('#schedule-set')`)
 		s.run("open the form", chromedp.Click(`#schedule-set`, chromedp.ByQuery))
 		s.until("the schedule form", `!!document.querySelector('#schedule-cron')`)
-		s.setValue(`#schedule-cron`, "30 2 * * *")
-		s.setValue(`#schedule-tz`, "Asia/Tokyo")
+		s.retype(`#schedule-cron`, "30 2 * * *")
+		s.retype(`#schedule-tz`, "Asia/Tokyo")
 		s.until("five fire times at 02:30 Tokyo", `(() => {
 			const ol = document.querySelector('#schedule-preview ol.preview');
 			if (!ol || ol.dataset.cron !== '30 2 * * *' || ol.dataset.zone !== 'Asia/Tokyo') return false;
@@ -185,10 +186,10 @@ func TestUISchedulePreview(t *testing.T) {
 		if tm, err := time.Parse(time.RFC3339, iso); err != nil || tm.UTC().Hour() != 17 || tm.UTC().Minute() != 30 {
 			t.Fatalf("first fire %q (%v), want 17:30 UTC", iso, err)
 		}
-		s.setValue(`#schedule-cron`, "61 * * * *")
+		s.retype(`#schedule-cron`, "61 * * * *")
 		s.until("the bad cron named", `document.querySelector('#schedule-preview .preview-error')?.textContent.includes('61 * * * *')`)
-		s.setValue(`#schedule-cron`, "@daily")
-		s.setValue(`#schedule-tz`, "Mars/Olympus")
+		s.retype(`#schedule-cron`, "@daily")
+		s.retype(`#schedule-tz`, "Mars/Olympus")
 		s.until("the bad zone named", `document.querySelector('#schedule-preview .preview-error')?.textContent.includes('Mars/Olympus')`)
 	})
 	var sc struct{ Error any }

@@ -33,14 +33,14 @@ func TestWebUILogStreams(t *testing.T) {
 			document.querySelectorAll('.log .ln:not(.stderr) .ln-err').length === 2 &&
 			[...document.querySelectorAll('.log .ln:not(.stderr) .ln-err')].every(m => m.textContent === '')`)
 		s.axe()
-		s.setValue(`.logstream`, "stderr")
+		s.choose(`.logstream`, "stde")
 		s.until("stderr alone", logText+` === 'oops: disk low\n' && document.querySelector('.log .ln').dataset.line === '2'`)
-		s.setValue(`.logstream`, "stdout")
+		s.choose(`.logstream`, "stdo")
 		s.until("stdout alone", logText+` === 'step one\nstep two\n'`)
-		s.run("search", typeKeys(`.logsearch`, "two", chromedp.ByQuery))
+		s.typeInto(`.logsearch`, "two", false)
 		s.until("one match in stdout", `document.querySelector('.loghits').textContent === '1 of 1 matches' &&
 			document.querySelector('.log .ln.match .ln-text')?.textContent === 'step two'`)
-		s.setValue(`.logstream`, "all")
+		s.choose(`.logstream`, "a")
 		s.until("all lines again", logText+` === 'step one\noops: disk low\nstep two\n' && document.querySelector('.log .ln.match')?.dataset.line === '3'`)
 	})
 }

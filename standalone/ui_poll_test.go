@@ -143,11 +143,10 @@ func TestUIPolling404(t *testing.T) {
 			}
 
 			// Setting one there makes the panel follow it again.
-			s.run("set a schedule",
-				chromedp.Click(`#schedule-set`, chromedp.ByQuery),
-				chromedp.WaitVisible(`#schedule-cron`, chromedp.ByQuery),
-				chromedp.SetValue(`#schedule-cron`, "0 3 * * *", chromedp.ByQuery),
-				chromedp.Click(`#schedule-save`, chromedp.ByQuery))
+			s.click(`#schedule-set`)
+			s.run("the form", chromedp.WaitVisible(`#schedule-cron`, chromedp.ByQuery))
+			s.typeInto(`#schedule-cron`, "0 3 * * *", false)
+			s.click(`#schedule-save`)
 			s.until("the schedule shown", `!!document.querySelector('#schedule-panel .next-fire time')`)
 			n := c.count(path)
 			s.waking("the set schedule read again", func() bool { return c.count(path) > n })

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/remote/message"
 	"github.com/beluga-scheduler/beluga/worker/executor"
@@ -43,13 +45,20 @@ func (w *Worker) handle(p remote.Peer, reqID uint64, m message.Message) {
 			reply = message.DispatchReply{TaskInstanceID: m.TaskInstanceID, Reason: "worker is starting"}
 		} else if why := w.refusal.Load(); why != nil {
 			reply = message.DispatchReply{TaskInstanceID: m.TaskInstanceID, Reason: *why}
+		} else if d, err := openFromLink(w.box, m); err != nil {
+			w.log.Warn("dispatch refused", zap.Int64("task_id", m.TaskInstanceID), zap.String("remote", p.RemoteAddr()), zap.Error(err))
+			reply = message.DispatchReply{TaskInstanceID: m.TaskInstanceID, Reason: err.Error()}
 		} else {
-			reply = ex.Dispatch(m)
+			reply = ex.Dispatch(d)
 		}
 	case message.Kill:
+		peer, _ := remote.PeerIdentity(p)
+		from := []zap.Field{zap.Stringer("from", peer), zap.String("remote", p.RemoteAddr())}
 		r := message.KillResult{TaskInstanceID: m.TaskInstanceID}
 		if ex != nil {
-			r = ex.Kill(m.TaskInstanceID)
+			r = ex.Kill(m.TaskInstanceID, from...)
+		} else {
+			w.log.Info("kill of a task before the worker started", append(from, zap.Int64("unknown_task_id", m.TaskInstanceID))...)
 		}
 		reply = r
 	case message.DBAck:
@@ -134,4 +143,28 @@ func (w *Worker) serveLog(ex *executor.Executor, m message.LogRequest) message.M
 		}
 	}
 	return r
+}
+
+// openFromLink opens the secret env values the master sealed for the link
+// (master/secrets.go sealForLink). A value that does not open refuses the
+// dispatch: it was not sealed by a master of this cluster for this attempt.
+func openFromLink(box *secret.Box, d message.Dispatch) (message.Dispatch, error) {
+	if box == nil || len(d.SecretEnv) == 0 {
+		return d, nil
+	}
+	env := maps.Clone(d.Env)
+	ctx := secret.LinkContext(d.TaskInstanceID, d.Attempt)
+	for _, k := range d.SecretEnv {
+		v, ok := env[k]
+		if !ok || !secret.IsSealed(v) {
+			continue // empty, or from a master that does not seal (older)
+		}
+		plain, err := box.OpenFor(v, ctx)
+		if err != nil {
+			return d, fmt.Errorf("secret param %s does not open with this cluster's secret for this attempt: %w", k, err)
+		}
+		env[k] = plain
+	}
+	d.Env = env
+	return d, nil
 }

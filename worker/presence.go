@@ -18,10 +18,12 @@ type PresenceOptions struct {
 	// Interval is the heartbeat period; default 3s. The elected master is
 	// also re-read this often, besides on every registry change.
 	Interval time.Duration
-	// SessionTimeout is the registry's session timeout (for ZooKeeper,
-	// ZKConfig.SessionTimeout); default 5s. A connection suspended for a
-	// third of it drops the worker's tasks (see Presence).
-	SessionTimeout time.Duration
+	// Settle is how long dispatches stay refused once a new session
+	// follows an expired one; default 1s, the master's grace. The new
+	// session replaces the worker's node, which a master takes for a
+	// worker that left: it fails over what it dispatched there before it
+	// saw that, so the worker accepts nothing until the master has.
+	Settle time.Duration
 
 	// ProcDir is where host CPU, memory and load are read (stat, meminfo,
 	// loadavg); "" is /proc. Only tests set it, to control what overload
@@ -38,23 +40,26 @@ type PresenceOptions struct {
 //   - it follows the elected master: masters campaign with their RPC
 //     address, so a new leader id becomes w.SetMaster(id), which re-sends
 //     the reports not yet persisted to the new leader at once;
-//   - it keeps a task from running twice. The master fails over the tasks of
-//     a worker whose registry session ended, a grace period (1s) after its
-//     node vanished. So while the session is in doubt (Suspended, Expired)
-//     dispatches are refused, and the tasks are dropped (killed with
-//     SIGKILL, forgotten, no result) when the session expired or the
-//     connection stayed suspended for SessionTimeout/3 plus half the
-//     master's 1 s grace. Why: the client notices a dead connection at
-//     the latest 2/3 of the timeout without traffic, so the server may
-//     expire the session 1/3 of the timeout after Suspended, and the master
-//     acts a grace period later; waiting a whole SessionTimeout would leave
-//     both copies running for seconds. The extra half grace lets a
-//     ZooKeeper ensemble elect a new leader (about 1.4 s here) without
-//     killing every running task at the default 5 s timeout. After a drop the worker registers as a new incarnation (a
-//     new StartTime), so that a master that did not see its node vanish
-//     (the session survived after all, or the gap was too short to see)
-//     still fails the dropped tasks over, as for a restarted worker. A new
-//     session (Connected) re-registers by itself; heartbeats go on.
+//   - it keeps a task from running twice, and a task from being killed
+//     for nothing. The master fails over the tasks of a worker whose
+//     registry session ended, a grace period (1s) after its node vanished.
+//     While the connection is suspended the session may still be alive
+//     (ZooKeeper restarting, a short network cut): dispatches are refused,
+//     but running tasks go on and their results still go to the master
+//     (the worker re-sends them until a leader has persisted them). Only
+//     Expired drops the tasks (killed with SIGKILL, forgotten, no result),
+//     at once. The registry publishes Expired when the server says so, or
+//     when it has not heard from the server for the session timeout
+//     (registry.ZK counts from the last byte read), which is no later than
+//     the server's own expiry, so the tasks are dead before the master
+//     starts them elsewhere. After a drop the worker registers as a new
+//     incarnation (a new StartTime), so that a master that did not see its
+//     node vanish (the gap was too short to see) still fails the dropped
+//     tasks over, as for a restarted worker. A new session (Connected)
+//     re-registers by itself; heartbeats go on. Its first Settle accepts
+//     no dispatch: the new registration replaced the old session's node,
+//     and a master that sees that fails over what it had dispatched here
+//     before it saw it, which would run twice if this worker had taken it.
 //
 // In the process, stop the Worker before its Presence and the registry
 // after both: Worker.Stop kills the tasks while the node is still there,
@@ -84,8 +89,8 @@ func NewPresence(w *Worker, reg registry.Registry, el registry.Elector, states r
 	if o.Interval <= 0 {
 		o.Interval = 3 * time.Second
 	}
-	if o.SessionTimeout <= 0 {
-		o.SessionTimeout = 5 * time.Second
+	if o.Settle <= 0 {
+		o.Settle = time.Second
 	}
 	p := &Presence{w: w, reg: reg, el: el, states: states, opts: o, log: log.Named("presence"),
 		renew: make(chan struct{}, 1)}
@@ -140,11 +145,6 @@ func (p *Presence) deregister() {
 		p.log.Warn("deregister", zap.Error(err)) // the node goes with the session anyway
 	}
 	p.log.Info("deregistered", zap.String("addr", p.addr))
-}
-
-// suspendLimit is how long a suspended connection is trusted; see Presence.
-func (p *Presence) suspendLimit() time.Duration {
-	return p.opts.SessionTimeout/3 + 500*time.Millisecond
 }
 
 // beat is the heartbeat goroutine's state.
@@ -212,6 +212,8 @@ func (b *beat) register(ctx context.Context) error {
 		Addr:   p.addr,
 		Groups: p.w.Groups(),
 		LogDir: p.w.LogDir(),
+		// Read by masters' dispatch of non-admins' code (docs/security.md, item 1).
+		TasksRunAsServer: p.w.Isolation().RunsAsServer,
 		Heartbeat: registry.Heartbeat{
 			CPU:            u.CPU,
 			Memory:         u.Memory,
@@ -232,18 +234,19 @@ func (p *Presence) watch(ctx context.Context, changes <-chan struct{}, states <-
 	defer unsubscribe()
 	tick := time.NewTicker(p.opts.Interval)
 	defer tick.Stop()
-	var limit *time.Timer // runs while suspended
-	stopLimit := func() {
-		if limit != nil {
-			limit.Stop()
-			limit = nil
+	expired := false // since the last session's end: the next Connected settles first
+	var settle *time.Timer
+	stopSettle := func() {
+		if settle != nil {
+			settle.Stop()
+			settle = nil
 		}
 	}
-	defer stopLimit()
+	defer stopSettle()
 	for {
-		var limitC <-chan time.Time
-		if limit != nil {
-			limitC = limit.C
+		var settleC <-chan time.Time
+		if settle != nil {
+			settleC = settle.C
 		}
 		select {
 		case <-ctx.Done():
@@ -261,29 +264,40 @@ func (p *Presence) watch(ctx context.Context, changes <-chan struct{}, states <-
 			}
 			switch s {
 			case registry.Suspended:
+				stopSettle()
 				p.w.refuseDispatches("worker's registry connection is suspended")
-				if limit == nil {
-					limit = time.NewTimer(p.suspendLimit())
-					p.log.Warn("registry connection suspended: refusing dispatches; the tasks are dropped unless it is back in time",
-						zap.Duration("within", p.suspendLimit()))
-				}
+				p.log.Warn("registry connection suspended: refusing dispatches; running tasks go on unless the session expires",
+					zap.Int("running", p.w.Stats().Running))
 			case registry.Expired:
-				stopLimit()
+				stopSettle()
+				expired = true
 				p.w.refuseDispatches("worker's registry session expired")
 				p.drop("registry session expired")
 			case registry.Connected, registry.Reconnected:
-				stopLimit()
-				if p.w.refusal.Load() != nil {
-					p.log.Info("registry connection back: accepting dispatches", zap.Stringer("state", s))
+				if s == registry.Connected && expired {
+					expired = false
+					stopSettle()
+					settle = time.NewTimer(p.opts.Settle)
+					p.w.refuseDispatches("worker's registry session is new; masters are catching up")
+					p.log.Info("new registry session: accepting dispatches once masters have seen it",
+						zap.Duration("after", p.opts.Settle))
+				} else if settle == nil {
+					p.accept(s)
 				}
-				p.w.acceptDispatches()
 				leader = p.follow(leader)
 			}
-		case <-limitC:
-			limit = nil
-			p.drop(fmt.Sprintf("registry connection suspended for %s", p.suspendLimit()))
+		case <-settleC:
+			settle = nil
+			p.accept(registry.Connected)
 		}
 	}
+}
+
+func (p *Presence) accept(s registry.ConnState) {
+	if p.w.refusal.Load() != nil {
+		p.log.Info("registry connection back: accepting dispatches", zap.Stringer("state", s))
+	}
+	p.w.acceptDispatches()
 }
 
 // drop kills and forgets every task, and asks for a new incarnation if

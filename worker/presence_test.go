@@ -208,7 +208,7 @@ func TestPresenceExpiredDropsTasks(t *testing.T) {
 	b := setup(t, Config{KillGrace: time.Hour})
 	reg := registry.NewMemory()
 	states := newFakeStates()
-	startPresence(t, b.w, reg, states, PresenceOptions{Interval: time.Hour, SessionTimeout: time.Hour})
+	startPresence(t, b.w, reg, states, PresenceOptions{Interval: time.Hour, Settle: 2 * time.Second})
 	pgid, pids := b.startGroup(t, b.dispatchMsg(1, "(trap '' TERM; sleep 300) & sleep 300; wait"))
 	before := mustNode(t, reg, b.w.Host()).Heartbeat.StartTime
 
@@ -225,65 +225,46 @@ func TestPresenceExpiredDropsTasks(t *testing.T) {
 		return mustNode(t, reg, b.w.Host()).Heartbeat.StartTime.After(before)
 	})
 	states.set(registry.Connected) // the new session
-	waitFor(t, "dispatches accepted again", func() bool { return !b.refusedForSession(t, 3) })
-	if res := waitReport[message.Result](t, b.master, 3); res.State != "succeeded" {
+	// It replaced the worker's node; masters fail over what they dispatched
+	// here before they saw that, so nothing is taken until they have.
+	waitFor(t, "dispatches refused while the new session settles", func() bool {
+		r := b.dispatch(t, b.dispatchMsg(3, "true"))
+		if r.Accepted {
+			t.Fatal("a dispatch was accepted at once in a new session after expiry")
+		}
+		return strings.Contains(r.Reason, "session is new")
+	})
+	waitFor(t, "dispatches accepted again", func() bool { return !b.refusedForSession(t, 4) })
+	if res := waitReport[message.Result](t, b.master, 4); res.State != "succeeded" {
 		t.Fatalf("result after reconnect = %+v", res)
 	}
 }
 
-func TestPresenceSuspendedTooLongDropsTasks(t *testing.T) {
-	t.Parallel()
-	b := setup(t, Config{KillGrace: time.Hour})
-	reg := registry.NewMemory()
-	states := newFakeStates()
-	startPresence(t, b.w, reg, states, PresenceOptions{Interval: time.Hour, SessionTimeout: 300 * time.Millisecond})
-	pgid, pids := b.startGroup(t, b.dispatchMsg(1, "sleep 300 & sleep 300; wait"))
-	before := mustNode(t, reg, b.w.Host()).Heartbeat.StartTime
-	states.set(registry.Suspended)
-	waitFor(t, "dispatches refused while suspended", func() bool { return b.refusedForSession(t, 2) })
-	waitFor(t, "the task's group to be killed", func() bool { return procfs.Gone(pgid, pids) })
-	waitFor(t, "registered as a new incarnation", func() bool {
-		return mustNode(t, reg, b.w.Host()).Heartbeat.StartTime.After(before)
-	})
-	if n := b.master.count(1, message.TypeResult); n != 0 {
-		t.Fatalf("a dropped task sent %d results", n)
-	}
-	states.set(registry.Reconnected)
-	waitFor(t, "dispatches accepted again", func() bool { return !b.refusedForSession(t, 3) })
-}
-
-func TestPresenceShortSuspensionKeepsTasks(t *testing.T) {
+// TestPresenceSuspensionKeepsTasks: a suspended connection (ZooKeeper
+// restarting, a short cut) refuses new dispatches but leaves running tasks
+// alone, however long it lasts short of Expired: a task running through
+// the suspension (3 s, past the 2.2 s after which the worker used to drop
+// its tasks at the default 5 s session) reports its result, and the
+// incarnation stays.
+func TestPresenceSuspensionKeepsTasks(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{})
 	reg := registry.NewMemory()
 	states := newFakeStates()
-	const timeout = 600 * time.Millisecond // tasks dropped after 200ms suspended
-	startPresence(t, b.w, reg, states, PresenceOptions{Interval: time.Hour, SessionTimeout: timeout})
-	pgid, pids := b.startGroup(t, b.dispatchMsg(1, "sleep 300 & sleep 300; wait"))
+	startPresence(t, b.w, reg, states, PresenceOptions{Interval: time.Hour})
 	start := mustNode(t, reg, b.w.Host()).Heartbeat.StartTime
-	suspended := time.Now()
+	b.mustDispatch(t, b.dispatchMsg(1, "sleep 3"))
+	waitReport[message.Running](t, b.master, 1)
 	states.set(registry.Suspended)
 	waitFor(t, "dispatches refused while suspended", func() bool { return b.refusedForSession(t, 2) })
-	states.set(registry.Reconnected)
-	waitFor(t, "dispatches accepted again", func() bool { return !b.refusedForSession(t, 3) })
-	if time.Since(suspended) >= timeout/3 {
-		t.Skip("the machine is too slow to reconnect within the limit")
-	}
-	// Past the limit, the task still runs: the timer was stopped.
-	for time.Since(suspended) < 2*timeout/3 {
-		if procfs.Gone(pgid, pids) {
-			t.Fatal("a short suspension dropped the task")
-		}
-		time.Sleep(10 * time.Millisecond) // watching over a span of time
-	}
-	if procfs.Gone(pgid, pids) {
-		t.Fatal("a short suspension dropped the task")
+	if res := waitReport[message.Result](t, b.master, 1); res.State != "succeeded" {
+		t.Fatalf("result of the task that ran through the suspension = %+v", res)
 	}
 	if n := mustNode(t, reg, b.w.Host()).Heartbeat.StartTime; !n.Equal(start) {
-		t.Fatal("a short suspension changed the incarnation")
+		t.Fatal("a suspension changed the incarnation")
 	}
-	b.request(t, message.Kill{TaskInstanceID: 1})
-	waitReport[message.Result](t, b.master, 1)
+	states.set(registry.Reconnected)
+	waitFor(t, "dispatches accepted again", func() bool { return !b.refusedForSession(t, 3) })
 }
 
 // TestPresenceDeregistersOnStop follows the documented order (worker, then

@@ -44,6 +44,9 @@ type Config struct {
 	// SecretKeyFile opens the datasource passwords of sql tasks; "": sql
 	// tasks on datasources with a password fail, saying so.
 	SecretKeyFile string
+	// ProtectedDirs are the server's own dirs (a standalone's data dir)
+	// that no sql task's datasource may open; DataDir always is one.
+	ProtectedDirs []string
 	// ResendInterval is the re-send period of reports not DB-acked; default 1s.
 	ResendInterval time.Duration
 	// KillGrace is the wait between SIGTERM and SIGKILL of a task's process
@@ -67,6 +70,14 @@ type Config struct {
 	// which a task's process that leaves its session and clears its
 	// environment escapes.
 	CgroupDir string
+	// TaskUser is the OS user of tasks that name no tenant when the worker
+	// runs as root; default executor.DefaultTaskUser (made when missing).
+	TaskUser string
+	// Hide are directories tasks must not see besides DataDir (a
+	// standalone's data dir).
+	Hide []string
+	// TaskIsolation: see executor.Config.TaskIsolation.
+	TaskIsolation string
 	// EnvPassthrough names the worker's environment variables tasks see
 	// besides PATH, HOME, LANG, TZ and USER.
 	EnvPassthrough []string
@@ -82,6 +93,9 @@ type Config struct {
 	Limits remote.Limits
 	// TLS, when set, runs the RPC server and client over mutual TLS.
 	TLS *remote.TLS
+	// Routes dials a master advertised at an address at another one
+	// (remote.Options.Routes).
+	Routes map[string]string
 	// Secret is the cluster secret. With it, every connection authenticates
 	// (remote/auth.go) and the worker obeys only the registry's leader (see
 	// leader.go). Empty leaves the transport open and unchecked: for
@@ -112,6 +126,7 @@ type Worker struct {
 	exCfg  executor.Config // validated, defaults applied; Host set at Start
 	logDir string
 	log    *zap.Logger
+	box    *secret.Box // opens secret params sealed for the link; nil without a cluster secret
 	client *remote.Client
 	server *remote.Server
 	exec   atomic.Pointer[executor.Executor] // nil until Start has it running
@@ -184,6 +199,7 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 		Slots:          cfg.Slots,
 		Shell:          cfg.Shell,
 		SecretKeyFile:  cfg.SecretKeyFile,
+		ProtectedDirs:  cfg.ProtectedDirs,
 		Python:         cfg.Python,
 		DataDir:        cfg.DataDir,
 		ResendInterval: cfg.ResendInterval,
@@ -191,6 +207,9 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 		RunningDelay:   cfg.RunningDelay,
 		EnvPassthrough: cfg.EnvPassthrough,
 		MaxLogBytes:    cfg.MaxLogBytes,
+		TaskUser:       cfg.TaskUser,
+		Hide:           cfg.Hide,
+		TaskIsolation:  cfg.TaskIsolation,
 	}.WithDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
@@ -208,8 +227,11 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 	w.life.Name, w.life.Log = "worker", w.log
 	// A log window (MaxLogChunk, base64 in JSON) fits the LogResponse
 	// frame limit (frame.MaxLogBody) with room to spare.
-	opts := remote.Options{Log: w.log, TLS: cfg.TLS, Limits: cfg.Limits} // the client takes its handshake timeout
+	opts := remote.Options{Log: w.log, TLS: cfg.TLS, Limits: cfg.Limits, Routes: cfg.Routes} // the client takes its handshake timeout
 	if !cfg.Secret.Empty() {
+		if w.box, err = secret.NewBox(cfg.Secret); err != nil {
+			return nil, fmt.Errorf("worker: %w", err)
+		}
 		opts.Auth = &remote.Auth{Key: cfg.Secret.Key(clusterkey.PurposeHandshake), Role: remote.RoleWorker, ID: w.Host}
 	}
 	w.leader.init()
@@ -383,6 +405,14 @@ func (w *Worker) LogDir() string { return w.logDir }
 
 // Groups are the worker groups this worker serves.
 func (w *Worker) Groups() []string { return append([]string(nil), w.cfg.Groups...) }
+
+// Isolation says how tasks are kept from the worker; zero before Start.
+func (w *Worker) Isolation() executor.Isolation {
+	if ex := w.exec.Load(); ex != nil {
+		return ex.Isolation()
+	}
+	return executor.Isolation{}
+}
 
 // Stats returns running, queued and capacity.
 func (w *Worker) Stats() Stats {

@@ -17,10 +17,13 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/beluga-scheduler/beluga/common/params"
+	"github.com/beluga-scheduler/beluga/common/tasktype"
 	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/remote/message"
+	"github.com/beluga-scheduler/beluga/tasks/builtin"
+	"github.com/beluga-scheduler/beluga/worker/executor"
 )
 
 // TestMain lets the test binary serve as a task guard and as the worker
@@ -28,7 +31,11 @@ import (
 // outlive the tests: every worker, fake master and client a test starts is
 // stopped by its cleanup.
 func TestMain(m *testing.M) {
+	builtin.Register()
+	tasktype.MaybeRunChild() // sql tasks re-execute this binary
 	MaybeRunGuard()
+	// Tests' tasks share gate and marker files with the test.
+	os.Setenv(executor.TaskIsolationEnv, "off")
 	if dir := os.Getenv(childWorkerEnv); dir != "" {
 		os.Exit(runChildWorker(dir))
 	}

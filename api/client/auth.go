@@ -16,6 +16,15 @@ func (c *Client) Login(ctx context.Context, username, password string) (LoginRes
 	return out, err
 }
 
+// LoginForToken logs in and returns a personal access token of name valid
+// for ttl, made with the password (no session).
+func (c *Client) LoginForToken(ctx context.Context, username, password, name string, ttl time.Duration) (LoginResponse, error) {
+	var out LoginResponse
+	err := c.call(ctx, "POST", "/api/v1/login", nil, api.LoginRequest{Username: username, Password: password,
+		PersonalToken: &api.TokenRequest{Name: name, ExpiresIn: ttl.String()}}, &out)
+	return out, err
+}
+
 // Logout ends the session of c's token.
 func (c *Client) Logout(ctx context.Context) error {
 	return c.call(ctx, "POST", "/api/v1/logout", nil, nil, nil)

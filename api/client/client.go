@@ -5,6 +5,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -654,4 +655,47 @@ func (c *Client) TestDatasource(ctx context.Context, name string) (DatasourceTes
 // DeleteDatasource deletes a datasource.
 func (c *Client) DeleteDatasource(ctx context.Context, name string) error {
 	return c.call(ctx, "DELETE", "/api/v1/datasources/"+esc(name), nil, nil, nil)
+}
+
+// Page asks a list for one page: at most Limit items (0: the server's
+// default) after Cursor (the NextCursor of the page before; "": the
+// first) whose names start with Prefix.
+type Page struct {
+	Limit  int
+	Cursor string
+	Prefix string
+}
+
+func (p Page) query(q url.Values) url.Values {
+	if q == nil {
+		q = url.Values{}
+	}
+	q.Set("limit", strconv.Itoa(cmp.Or(p.Limit, 50)))
+	if p.Cursor != "" {
+		q.Set("cursor", p.Cursor)
+	}
+	if p.Prefix != "" {
+		q.Set("prefix", p.Prefix)
+	}
+	return q
+}
+
+// WorkflowsPage returns one page of a project's workflows by name (latest
+// versions); its NextCursor is "" on the last.
+func (c *Client) WorkflowsPage(ctx context.Context, project string, p Page) (api.List[Workflow], error) {
+	var l api.List[Workflow]
+	err := c.call(ctx, "GET", "/api/v1/projects/"+esc(project)+"/workflows", p.query(nil), nil, &l)
+	return l, err
+}
+
+// SchedulesPage returns one page of the schedules of a project ("": of
+// all) by project and workflow name; its NextCursor is "" on the last.
+func (c *Client) SchedulesPage(ctx context.Context, project string, p Page) (api.List[Schedule], error) {
+	q := url.Values{}
+	if project != "" {
+		q.Set("project", project)
+	}
+	var l api.List[Schedule]
+	err := c.call(ctx, "GET", "/api/v1/schedules", p.query(q), nil, &l)
+	return l, err
 }

@@ -118,7 +118,7 @@ func TestClientRoundTrip(t *testing.T) {
 		t.Fatalf("run %+v %v", inst, err)
 	}
 	tasks := []*model.TaskInstance{{WorkflowInstanceID: inst.ID, Name: "a", Type: "shell", State: model.TaskRunning, Attempt: 1, Host: "w1:1"}}
-	if err := st.InsertTaskInstances(ctx, tasks); err != nil {
+	if err := st.TaskInsert(ctx, tasks); err != nil {
 		t.Fatal(err)
 	}
 	d, err := c.GetInstance(ctx, inst.ID)
@@ -149,7 +149,7 @@ func TestClientRoundTrip(t *testing.T) {
 	if err := c.DeleteWorkflow(ctx, "p", "etl"); !errors.As(err, &ae) || ae.Status != 409 || ae.Code != api.CodeConflict {
 		t.Fatalf("delete with a live instance: %v", err)
 	}
-	if err := st.FinishWorkflowInstance(ctx, inst.ID, model.WorkflowStopped, inst.CreatedAt.Time, ""); err != nil {
+	if err := st.InstanceFinish(ctx, inst.ID, model.WorkflowStopped, inst.CreatedAt.Time, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.DeleteWorkflow(ctx, "p", "etl"); err != nil {
@@ -234,7 +234,7 @@ func TestClientActionsAndTaskGroups(t *testing.T) {
 	}
 
 	tasks := []*model.TaskInstance{{WorkflowInstanceID: inst.ID, Name: "a", Type: "shell", State: model.TaskRunning, Attempt: 1, TaskGroup: "g"}}
-	if err := st.InsertTaskInstances(ctx, tasks); err != nil {
+	if err := st.TaskInsert(ctx, tasks); err != nil {
 		t.Fatal(err)
 	}
 	acc, err = c.TaskAction(ctx, tasks[0].ID, "kill", "")

@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/beluga-scheduler/beluga/api"
-	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/common/model"
 )
 
 // PutSubscription creates or replaces a webhook subscription.
@@ -28,8 +28,8 @@ func (c *Client) DeleteSubscription(ctx context.Context, name string) error {
 }
 
 // Deliveries returns a subscription's delivery log, newest first.
-func (c *Client) Deliveries(ctx context.Context, name string, limit int) ([]store.Delivery, error) {
-	var l api.List[store.Delivery]
+func (c *Client) Deliveries(ctx context.Context, name string, limit int) ([]model.Delivery, error) {
+	var l api.List[model.Delivery]
 	err := c.call(ctx, "GET", "/api/v1/subscriptions/"+esc(name)+"/deliveries", url.Values{"limit": {strconv.Itoa(limit)}}, nil, &l)
 	return l.Items, err
 }
@@ -53,14 +53,14 @@ func (c *Client) DeleteAlertChannel(ctx context.Context, name string) error {
 }
 
 // TestAlertChannel sends a test alert and returns it with its outcome.
-func (c *Client) TestAlertChannel(ctx context.Context, name string) (a store.Alert, err error) {
+func (c *Client) TestAlertChannel(ctx context.Context, name string) (a model.Alert, err error) {
 	err = c.call(ctx, "POST", "/api/v1/alert-channels/"+esc(name)+"/test", nil, nil, &a)
 	return a, err
 }
 
 // Alerts returns the alert history, newest first (instance, channel: zero
 // for all).
-func (c *Client) Alerts(ctx context.Context, instance int64, channel string, limit int) ([]store.Alert, error) {
+func (c *Client) Alerts(ctx context.Context, instance int64, channel string, limit int) ([]model.Alert, error) {
 	q := url.Values{"limit": {strconv.Itoa(limit)}}
 	if instance != 0 {
 		q.Set("instance", strconv.FormatInt(instance, 10))
@@ -68,7 +68,7 @@ func (c *Client) Alerts(ctx context.Context, instance int64, channel string, lim
 	if channel != "" {
 		q.Set("channel", channel)
 	}
-	var l api.List[store.Alert]
+	var l api.List[model.Alert]
 	err := c.call(ctx, "GET", "/api/v1/alerts", q, nil, &l)
 	return l.Items, err
 }

@@ -10,10 +10,12 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
 	"path"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -43,6 +45,52 @@ type asset struct {
 	body        []byte
 	contentType string
 	etag        func() string // hashed on first use: hashing all at start-up kept every file's pages resident
+	// coded are the body precompressed at build (the .br and .gz files
+	// beside it in dist/), by content coding, best first; the build leaves
+	// out a coding that does not make the file smaller.
+	coded []coding
+	cache string // its Cache-Control (cacheControl)
+}
+
+type coding struct {
+	name, ext string
+	body      []byte
+}
+
+// codings are the precompressed files the build writes, preferred first.
+var codings = []coding{{name: "br", ext: ".br"}, {name: "gzip", ext: ".gz"}}
+
+// hashed is a name the build gives a file of the bundle: assets/NAME-HASH.EXT,
+// the hash 8 characters of Vite's base64url alphabet.
+var hashed = regexp.MustCompile(`^assets/[^/]+-[A-Za-z0-9_-]{8}\.[a-z]+$`)
+
+// cacheControl is the Cache-Control of an asset at path p (under dist/): a
+// hashed name is kept a year without asking again; any other (index.html,
+// the icon) is revalidated each time, its ETag making an unchanged file a
+// cheap 304.
+func cacheControl(p string) string {
+	if hashed.MatchString(p) {
+		return "public, max-age=31536000, immutable"
+	}
+	return "no-cache"
+}
+
+// accepts is whether an Accept-Encoding header takes the content coding
+// name: listed (or "*"), without q=0.
+func accepts(header, name string) bool {
+	for _, part := range strings.Split(header, ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		coding = strings.ToLower(strings.TrimSpace(coding))
+		if coding != name && coding != "*" {
+			continue
+		}
+		q := strings.ReplaceAll(strings.ToLower(params), " ", "")
+		if q == "q=0" || q == "q=0.0" || q == "q=0.00" || q == "q=0.000" {
+			return false
+		}
+		return true
+	}
+	return false
 }
 
 // Handler serves the app at "/" and the assets under AssetPrefix; any
@@ -72,11 +120,19 @@ func Handler(notFound http.Handler) http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "no-referrer")
-		// Revalidate every time: a new binary serves new files under the
-		// same names, and the ETag makes an unchanged file a cheap 304.
-		h.Set("Cache-Control", "no-cache")
-		h.Set("ETag", a.etag())
-		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
+		h.Set("Cache-Control", a.cache)
+		h.Add("Vary", "Accept-Encoding")
+		body, etag := a.body, a.etag()
+		for _, c := range a.coded {
+			if accepts(r.Header.Get("Accept-Encoding"), c.name) {
+				// Another representation: its own ETag.
+				body, etag = c.body, strings.TrimSuffix(etag, `"`)+`-`+c.name+`"`
+				h.Set("Content-Encoding", c.name)
+				break
+			}
+		}
+		h.Set("ETag", etag)
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
 	})
 }
 
@@ -92,6 +148,11 @@ func load() (map[string]*asset, error) {
 		if err != nil || d.IsDir() {
 			return err
 		}
+		for _, c := range codings {
+			if strings.HasSuffix(p, c.ext) {
+				return nil // taken with the file it is a coding of
+			}
+		}
 		ct, ok := contentTypes[path.Ext(p)]
 		if !ok {
 			return fmt.Errorf("ui: embedded file %s has no known content type", p)
@@ -100,10 +161,18 @@ func load() (map[string]*asset, error) {
 		if err != nil {
 			return err
 		}
-		out[p] = &asset{body: b, contentType: ct, etag: sync.OnceValue(func() string {
+		a := &asset{body: b, contentType: ct, cache: cacheControl(p), etag: sync.OnceValue(func() string {
 			sum := sha256.Sum256(b)
 			return `"` + hex.EncodeToString(sum[:12]) + `"`
 		})}
+		for _, c := range codings {
+			if z, err := fs.ReadFile(root, p+c.ext); err == nil {
+				a.coded = append(a.coded, coding{name: c.name, ext: c.ext, body: z})
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+		out[p] = a
 		return nil
 	})
 	if err != nil {

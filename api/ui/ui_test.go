@@ -1,8 +1,8 @@
 package ui
 
 import (
-	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/andybalholm/brotli"
 )
 
 func serve(t *testing.T, method, target string, header map[string]string) *http.Response {
@@ -65,18 +67,61 @@ func TestIndexHeaders(t *testing.T) {
 	if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
 		t.Errorf("CSP %q allows inline code", csp)
 	}
-	if !strings.Contains(body(t, r), `<script type="module" crossorigin src="/ui/assets/app.js">`) {
-		t.Error("index.html does not load the app module")
+	if !regexp.MustCompile(`<script type="module" crossorigin src="/ui/assets/app-[A-Za-z0-9_-]{8}\.js">`).MatchString(body(t, r)) {
+		t.Error("index.html does not load the app module by its hashed name")
+	}
+}
+
+// bundled are the script and the style index.html names (their names
+// carry a hash of their content).
+func bundled(t *testing.T) (js, css string) {
+	t.Helper()
+	index, err := fs.ReadFile(files, "dist/index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`src="(/ui/assets/app-[^"]+\.js)"`).FindSubmatch(index)
+	c := regexp.MustCompile(`href="(/ui/assets/[^"]+\.css)"`).FindSubmatch(index)
+	if m == nil || c == nil {
+		t.Fatalf("index.html names no script or no style:\n%s", index)
+	}
+	return string(m[1]), string(c[1])
+}
+
+// TestCacheControl: a file whose name carries its hash is kept a year;
+// the page and anything else is revalidated.
+func TestCacheControl(t *testing.T) {
+	t.Parallel()
+	for p, want := range map[string]string{
+		"assets/app-BAlskcxL.js":    "public, max-age=31536000, immutable",
+		"assets/index-VfoIWPz_.css": "public, max-age=31536000, immutable",
+		"assets/app.js":             "no-cache",
+		"assets/app-short.js":       "no-cache",
+		"index.html":                "no-cache",
+		"favicon.svg":               "no-cache",
+		"app-BAlskcxL.js":           "no-cache",
+	} {
+		if got := cacheControl(p); got != want {
+			t.Errorf("cacheControl(%q) = %q, want %q", p, got, want)
+		}
+	}
+	js, css := bundled(t)
+	for target, want := range map[string]string{"/": "no-cache", "/ui/favicon.svg": "no-cache",
+		js: "public, max-age=31536000, immutable", css: "public, max-age=31536000, immutable"} {
+		if got := serve(t, "GET", target, map[string]string{"Accept-Encoding": "br"}).Header.Get("Cache-Control"); got != want {
+			t.Errorf("GET %s: Cache-Control %q, want %q", target, got, want)
+		}
 	}
 }
 
 func TestAssetTypesAndCaching(t *testing.T) {
 	t.Parallel()
+	js, css := bundled(t)
 	for target, ct := range map[string]string{
-		"/ui/assets/index.css": "text/css; charset=utf-8",
-		"/ui/assets/app.js":    "text/javascript; charset=utf-8",
-		"/ui/favicon.svg":      "image/svg+xml",
-		"/ui/index.html":       "text/html; charset=utf-8",
+		css:               "text/css; charset=utf-8",
+		js:                "text/javascript; charset=utf-8",
+		"/ui/favicon.svg": "image/svg+xml",
+		"/ui/index.html":  "text/html; charset=utf-8",
 	} {
 		r := serve(t, "GET", target, nil)
 		if r.StatusCode != http.StatusOK || r.Header.Get("Content-Type") != ct {
@@ -96,14 +141,15 @@ func TestAssetTypesAndCaching(t *testing.T) {
 			t.Errorf("GET %s with its ETag: status %d, want 304", target, again.StatusCode)
 		}
 	}
-	if r := serve(t, "HEAD", "/ui/assets/app.js", nil); r.StatusCode != http.StatusOK || body(t, r) != "" {
+	if r := serve(t, "HEAD", js, nil); r.StatusCode != http.StatusOK || body(t, r) != "" {
 		t.Errorf("HEAD app.js: status %d", r.StatusCode)
 	}
 }
 
 func TestUnknownGoesToNotFound(t *testing.T) {
 	t.Parallel()
-	for _, target := range []string{"/ui/nope.js", "/ui/", "/ui/assets/", "/ui/../go.mod", "/index.html", "/api/v1/nope"} {
+	js, _ := bundled(t)
+	for _, target := range []string{"/ui/nope.js", "/ui/", "/ui/assets/", js + ".gz", js + ".br", "/ui/index.html.gz", "/ui/../go.mod", "/index.html", "/api/v1/nope"} {
 		r := serve(t, "GET", target, nil)
 		if r.StatusCode != http.StatusNotFound || r.Header.Get("Content-Type") != "application/json" {
 			t.Errorf("GET %s: %d %q, want the JSON 404", target, r.StatusCode, r.Header.Get("Content-Type"))
@@ -183,26 +229,97 @@ func TestReferencesResolve(t *testing.T) {
 	}
 }
 
-// TestBundleSize keeps the UI small: what a browser downloads, gzipped,
-// stays under 400 KB.
+// TestBundleSize keeps the UI small: what a browser downloads as served
+// (the build's brotli, else gzip, files) stays under 400 KB, and every
+// file the page needs was precompressed.
 func TestBundleSize(t *testing.T) {
 	t.Parallel()
 	assets, err := load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var raw, gz int
+	sizes := map[string]int{}
 	for name, a := range assets {
-		var buf bytes.Buffer
-		w, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-		_, _ = w.Write(a.body)
-		_ = w.Close()
-		raw += len(a.body)
-		gz += buf.Len()
-		t.Logf("%-20s %7d bytes, %6d gzip", name, len(a.body), buf.Len())
+		line := fmt.Sprintf("%-28s %7d bytes", name, len(a.body))
+		for _, c := range a.coded {
+			sizes[c.name] += len(c.body)
+			line += fmt.Sprintf(", %6d %s", len(c.body), c.name)
+		}
+		sizes[""] += len(a.body)
+		if len(a.coded) < len(codings) && name != "favicon.svg" {
+			t.Errorf("%s: %d precompressed codings, want %d", name, len(a.coded), len(codings))
+		}
+		t.Log(line)
 	}
-	t.Logf("UI bundle: %d bytes, %.1f KB gzip (target < 400 KB)", raw, float64(gz)/1024)
-	if gz > 400<<10 {
-		t.Errorf("the UI bundle is %d KB gzip, over 400 KB", gz>>10)
+	t.Logf("UI bundle: %d bytes, %.1f KB gzip, %.1f KB brotli as served (target < 400 KB)", sizes[""],
+		float64(sizes["gzip"])/1024, float64(sizes["br"])/1024)
+	if sizes["gzip"] > 400<<10 {
+		t.Errorf("the UI bundle is %d KB gzip, over 400 KB", sizes["gzip"]>>10)
+	}
+}
+
+// TestAssetsPrecompressed: a client gets each file as the build
+// precompressed it, brotli when it takes brotli, else gzip (the same bytes
+// once decoded, its own ETag, revalidated to a 304); one that takes
+// neither, or refuses them with q=0, gets it as it is; all are told the
+// answer varies by Accept-Encoding.
+func TestAssetsPrecompressed(t *testing.T) {
+	t.Parallel()
+	js, css := bundled(t)
+	decoders := map[string]func(io.Reader) (io.Reader, error){
+		"gzip": func(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) },
+		"br":   func(r io.Reader) (io.Reader, error) { return brotli.NewReader(r), nil },
+	}
+	for _, target := range []string{"/", js, css} {
+		plain := serve(t, "GET", target, nil)
+		raw := body(t, plain)
+		if plain.Header.Get("Content-Encoding") != "" || plain.Header.Get("Vary") != "Accept-Encoding" {
+			t.Errorf("GET %s without Accept-Encoding: %v", target, plain.Header)
+		}
+		for accept, want := range map[string]string{"gzip, deflate, br": "br", "gzip, deflate": "gzip", "br;q=0, gzip": "gzip"} {
+			r := serve(t, "GET", target, map[string]string{"Accept-Encoding": accept})
+			if r.Header.Get("Content-Encoding") != want || r.Header.Get("Vary") != "Accept-Encoding" {
+				t.Errorf("GET %s with %q: headers %v, want Content-Encoding %s", target, accept, r.Header, want)
+				continue
+			}
+			coded := body(t, r)
+			dec, err := decoders[want](strings.NewReader(coded))
+			if err != nil {
+				t.Fatalf("GET %s: %v", target, err)
+			}
+			got, err := io.ReadAll(dec)
+			if err != nil || string(got) != raw {
+				t.Errorf("GET %s: the %s body decodes to %d bytes (%v), want the %d of the file", target, want, len(got), err, len(raw))
+			}
+			t.Logf("%s: %d bytes, %d as %s", target, len(raw), len(coded), want)
+			if len(coded) >= len(raw) {
+				t.Errorf("GET %s: %s %d bytes, not smaller than %d", target, want, len(coded), len(raw))
+			}
+			etag := r.Header.Get("ETag")
+			if etag == plain.Header.Get("ETag") {
+				t.Errorf("GET %s: the %s and plain answers share the ETag %s", target, want, etag)
+			}
+			if again := serve(t, "GET", target, map[string]string{"Accept-Encoding": accept, "If-None-Match": etag}); again.StatusCode != http.StatusNotModified {
+				t.Errorf("GET %s with the %s ETag: %d, want 304", target, want, again.StatusCode)
+			}
+		}
+		if no := serve(t, "GET", target, map[string]string{"Accept-Encoding": "gzip;q=0, br;q=0, identity"}); no.Header.Get("Content-Encoding") != "" || body(t, no) != raw {
+			t.Errorf("GET %s refusing gzip and br: Content-Encoding %q", target, no.Header.Get("Content-Encoding"))
+		}
+	}
+}
+
+func TestAccepts(t *testing.T) {
+	t.Parallel()
+	for h, want := range map[string]bool{"": false, "gzip": true, "br, gzip;q=0.5": true, "GZIP": true, "gzip;q=0": false,
+		"gzip; q=0.0": false, "*": true, "identity": false, "deflate, br": false, "x-gzip": false} {
+		if got := accepts(h, "gzip"); got != want {
+			t.Errorf("accepts(%q, gzip) = %v, want %v", h, got, want)
+		}
+	}
+	for h, want := range map[string]bool{"br": true, "gzip, deflate, br": true, "br;q=0": false, "gzip": false, "*": true} {
+		if got := accepts(h, "br"); got != want {
+			t.Errorf("accepts(%q, br) = %v, want %v", h, got, want)
+		}
 	}
 }

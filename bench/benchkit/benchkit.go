@@ -51,18 +51,18 @@ func (t *Target) authenticate() error {
 		return nil
 	}
 	ctx := context.Background()
-	u, err := t.Store.GetUser(ctx, "bench")
+	u, err := t.Store.UserGet(ctx, "bench")
 	if err != nil {
 		hash, herr := api.HashPassword(rand.Text())
 		if herr != nil {
 			return herr
 		}
-		if u, err = t.Store.CreateUser(ctx, "bench", store.RoleAdmin, hash); err != nil {
+		if u, err = t.Store.UserCreate(ctx, "bench", model.RoleAdmin, hash); err != nil {
 			return fmt.Errorf("make the bench user: %w", err)
 		}
 	}
 	secret := "blg_" + rand.Text()
-	if _, err := t.Store.CreateToken(ctx, store.Token{UserID: u.ID, Kind: store.TokenPersonal, Name: "bench",
+	if _, err := t.Store.TokenCreate(ctx, model.Token{UserID: u.ID, Kind: model.TokenPersonal, Name: "bench",
 		Hash: store.HashToken(secret), ExpiresAt: time.Now().Add(24 * time.Hour)}); err != nil {
 		return fmt.Errorf("make the bench token: %w", err)
 	}
@@ -123,7 +123,7 @@ func (t *Target) Run(wf string) (int64, error) {
 func (t *Target) Wait(id int64, within time.Duration) (model.WorkflowInstance, error) {
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
-		inst, err := t.Store.GetWorkflowInstance(context.Background(), id)
+		inst, err := t.Store.InstanceGet(context.Background(), id)
 		if err != nil {
 			return inst, err
 		}
@@ -154,7 +154,7 @@ func (t *Target) RunAndWait(wf string) (model.WorkflowInstance, error) {
 
 // Tasks returns the task instances of an instance.
 func (t *Target) Tasks(id int64) ([]model.TaskInstance, error) {
-	return t.Store.ListTaskInstances(context.Background(), id)
+	return t.Store.TaskList(context.Background(), id)
 }
 
 // ChainSpec is a chain t0 -> t1 -> ... of n no-op shell tasks.

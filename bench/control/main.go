@@ -122,7 +122,7 @@ func stop(bin string) error {
 		return err
 	}
 	for deadline := time.Now().Add(60 * time.Second); ; {
-		inst, err := t.Store.GetWorkflowInstance(ctx, id)
+		inst, err := t.Store.InstanceGet(ctx, id)
 		if err != nil {
 			return err
 		}

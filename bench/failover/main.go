@@ -21,6 +21,7 @@
 package main
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"flag"
@@ -42,6 +43,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/internal/clustertest"
 	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
+	"github.com/beluga-scheduler/beluga/tasks/builtin"
 )
 
 const project = "bench"
@@ -56,8 +58,10 @@ func main() {
 	session := flag.Duration("session-timeout", 5*time.Second, "ZooKeeper session timeout of every process")
 	slots := flag.Int("slots", 0, "worker slots for the throughput figures (0: the worker default, 2 x CPUs)")
 	only := flag.String("only", "leader,worker,throughput", "figures to measure, comma-separated")
+	defs := flag.Int("defs", 0, "workflow definitions (one in 10 on a far yearly schedule) seeded before the leader kills: the time to lead with them")
 	flag.Parse()
-	b := bench{bins: splitList(*bins), runs: *runs, session: *session, slots: *slots, rounds: max(1, *rounds), profile: *profile, queries: *queries}
+	builtin.Register() // -defs parses the specs it seeds
+	b := bench{bins: splitList(*bins), runs: *runs, session: *session, slots: *slots, rounds: max(1, *rounds), profile: *profile, queries: *queries, defs: *defs}
 	if len(b.bins) == 0 {
 		b.bins = []string{*bin}
 	}
@@ -85,6 +89,7 @@ type bench struct {
 	runs    int
 	session time.Duration
 	slots   int
+	defs    int
 }
 
 // launch starts a cluster in a temp dir; stop tears it down.
@@ -120,6 +125,14 @@ func (b bench) leader() error {
 	}
 	if err := t.Apply(spec); err != nil {
 		return err
+	}
+	schedules := 0
+	if b.defs > 0 {
+		t0 := time.Now()
+		if schedules, err = benchkit.SeedDefinitions(context.Background(), c.Store, project, 0, b.defs, 10); err != nil {
+			return err
+		}
+		fmt.Printf("seeded %d definitions (%d scheduled) in the store directly: %v\n", b.defs, schedules, time.Since(t0).Round(time.Millisecond))
 	}
 	var took []time.Duration
 	for range b.runs {
@@ -163,8 +176,11 @@ func (b bench) leader() error {
 			return err
 		}
 	}
-	fmt.Printf("leader failover (kill -9 of the active master -> first dispatch by the new leader), session timeout %v, %d runs: %s\n",
-		b.session, len(took), spread(took))
+	fmt.Printf("leader failover (kill -9 of the active master -> first dispatch by the new leader), session timeout %v, %d definitions, %d schedules, %d runs: %s\n",
+		b.session, b.defs, schedules, len(took), spread(took))
+	if lead := c.Leader(); lead != nil {
+		fmt.Printf("leader RSS after the last failover: %.1f MB\n", benchkit.RSSMB(lead.Pid()))
+	}
 	return nil
 }
 

@@ -195,6 +195,7 @@ func newRoot(a *app) *cobra.Command {
 	root.AddCommand(loginCommand(a), logoutCommand(a), whoamiCommand(a), auditCommand(a))
 	root.AddCommand(subscriptionCommand(a), alertChannelCommand(a), alertCommand(a))
 	root.AddCommand(serverCommands()...)
+	root.AddCommand(versionCommand(a))
 	return root
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -126,7 +127,7 @@ func (e *env) etlRun() model.WorkflowInstance {
 	e.t.Helper()
 	e.want(0, []string{"project", "create", "p"})
 	e.want(0, []string{"workflow", "apply", "-p", "p", "-f", e.file("etl.yaml", etl)})
-	inst, err := e.store.CreateRun(context.Background(), store.RunRequest{Project: "p", Workflow: "nightly_etl"})
+	inst, err := e.store.InstanceCreateRun(context.Background(), store.RunRequest{Project: "p", Workflow: "nightly_etl"})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -197,6 +198,18 @@ func TestWorkflowCommands(t *testing.T) {
 	if !regexp.MustCompile(`nightly_etl\s+2\s`).MatchString(out) {
 		t.Fatalf("list:\n%s", out)
 	}
+	// One page at a time by name: adhoc, from_stdin | js, nightly_etl.
+	out = e.want(0, w("list", "--limit", "2"), "adhoc", "from_stdin", "next page: --cursor ")
+	cursor := strings.TrimSpace(out[strings.LastIndex(out, "--cursor ")+len("--cursor "):])
+	out = e.want(0, w("list", "--limit", "2", "--cursor", cursor), "js", "nightly_etl")
+	if strings.Contains(out, "adhoc") || strings.Contains(out, "next page") {
+		t.Fatalf("second page:\n%s", out)
+	}
+	out = e.want(0, w("list", "--prefix", "from"), "from_stdin")
+	if strings.Contains(out, "adhoc") {
+		t.Fatalf("prefix from:\n%s", out)
+	}
+	e.want(2, w("list", "--cursor", "!!"), "cursor") // a 400 is a usage error
 	out = e.want(0, w("versions", "nightly_etl"), "VERSION")
 	if strings.Index(out, "\n2 ") > strings.Index(out, "\n1 ") {
 		t.Fatalf("versions not newest first:\n%s", out)
@@ -243,7 +256,7 @@ func TestTaskLogCommand(t *testing.T) {
 	ctx := context.Background()
 	inst := e.etlRun()
 	tasks := []*model.TaskInstance{{WorkflowInstanceID: inst.ID, Name: "extract", Type: "shell", State: model.TaskRunning, Attempt: 1, Host: "w1:1"}}
-	if err := e.store.InsertTaskInstances(ctx, tasks); err != nil {
+	if err := e.store.TaskInsert(ctx, tasks); err != nil {
 		t.Fatal(err)
 	}
 	id := itoa(tasks[0].ID)
@@ -301,7 +314,7 @@ func (m *master) check(err error) {
 }
 
 func (m *master) claim() {
-	got, err := m.st.ClaimCommands(context.Background(), "m1:5678", 1, 10)
+	got, err := m.st.InstanceClaimCommands(context.Background(), "m1:5678", 1, 10)
 	m.check(err)
 	if len(got) == 1 {
 		m.inst = got[0].ID
@@ -311,24 +324,24 @@ func (m *master) claim() {
 func (m *master) submit(key, name string, attempt int) {
 	now := time.Now().UTC()
 	ti := &model.TaskInstance{WorkflowInstanceID: m.inst, Name: name, Type: "shell", State: model.TaskSubmitted, Attempt: attempt, SubmitTime: &now}
-	m.check(m.st.InsertTaskInstances(context.Background(), []*model.TaskInstance{ti}))
+	m.check(m.st.TaskInsert(context.Background(), []*model.TaskInstance{ti}))
 	m.tasks[key] = ti
 }
 
 func (m *master) dispatch(key string) {
-	_, err := m.st.MarkDispatched(context.Background(), []store.Dispatch{{ID: m.tasks[key].ID, Host: "w1:1234", Time: time.Now()}})
+	_, err := m.st.TaskMarkDispatched(context.Background(), []model.Dispatch{{ID: m.tasks[key].ID, Host: "w1:1234", Time: time.Now()}})
 	m.check(err)
 }
 
-func (m *master) report(key string, kind store.ReportKind, st model.TaskState, exit int) {
+func (m *master) report(key string, kind model.ReportKind, st model.TaskState, exit int) {
 	now := time.Now()
-	_, err := m.st.ApplyReports(context.Background(), []store.Report{{ID: m.tasks[key].ID, Kind: kind, Host: "w1:1234",
+	_, err := m.st.TaskApplyReports(context.Background(), []model.Report{{ID: m.tasks[key].ID, Kind: kind, Host: "w1:1234",
 		PID: 99, State: st, ExitCode: exit, StartTime: now, EndTime: now}})
 	m.check(err)
 }
 
 func (m *master) finish(st model.WorkflowState, reason string) {
-	m.check(m.st.FinishWorkflowInstance(context.Background(), m.inst, st, time.Now(), reason))
+	m.check(m.st.InstanceFinish(context.Background(), m.inst, st, time.Now(), reason))
 }
 
 func TestRunWaitSucceeded(t *testing.T) {
@@ -340,14 +353,14 @@ func TestRunWaitSucceeded(t *testing.T) {
 	e.steps = []func(){
 		func() { m.claim(); m.submit("a", "extract", 1) },
 		func() { m.dispatch("a") },
-		func() { m.report("a", store.ReportRunning, "", 0) },
-		func() { m.report("a", store.ReportResult, model.TaskSucceeded, 0); m.submit("b1", "load", 1) },
-		func() { m.dispatch("b1"); m.report("b1", store.ReportRunning, "", 0) },
-		func() { m.report("b1", store.ReportResult, model.TaskFailed, 1) },
+		func() { m.report("a", model.ReportRunning, "", 0) },
+		func() { m.report("a", model.ReportResult, model.TaskSucceeded, 0); m.submit("b1", "load", 1) },
+		func() { m.dispatch("b1"); m.report("b1", model.ReportRunning, "", 0) },
+		func() { m.report("b1", model.ReportResult, model.TaskFailed, 1) },
 		func() {
 			m.submit("b2", "load", 2)
 			m.dispatch("b2")
-			m.report("b2", store.ReportResult, model.TaskSucceeded, 0)
+			m.report("b2", model.ReportResult, model.TaskSucceeded, 0)
 			m.finish(model.WorkflowSucceeded, "")
 		},
 	}
@@ -386,7 +399,7 @@ func TestRunWaitFailed(t *testing.T) {
 			m.claim()
 			m.submit("a", "extract", 1)
 			m.dispatch("a")
-			m.report("a", store.ReportResult, model.TaskFailed, 2)
+			m.report("a", model.ReportResult, model.TaskFailed, 2)
 			m.finish(model.WorkflowFailed, `task "extract" failed`)
 		},
 	}
@@ -420,7 +433,7 @@ func TestActionCommands(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	inst := e.etlRun()
-	if _, err := e.store.ClaimCommands(ctx, "m1:1", 1, 10); err != nil {
+	if _, err := e.store.InstanceClaimCommands(ctx, "m1:1", 1, 10); err != nil {
 		t.Fatal(err)
 	}
 	id := itoa(inst.ID)
@@ -432,7 +445,7 @@ func TestActionCommands(t *testing.T) {
 	e.want(2, []string{"instance", "stop"}, "needs ID")
 	e.want(1, []string{"instance", "stop", "999"}, "workflow instance 999: not found")
 
-	if err := e.store.FinishWorkflowInstance(ctx, inst.ID, model.WorkflowFailed, time.Now(), ""); err != nil {
+	if err := e.store.InstanceFinish(ctx, inst.ID, model.WorkflowFailed, time.Now(), ""); err != nil {
 		t.Fatal(err)
 	}
 	e.want(1, []string{"instance", "resume", id}, "it is failed")
@@ -442,7 +455,7 @@ func TestActionCommands(t *testing.T) {
 		t.Fatalf("json rerun %+v %v", acc, err)
 	}
 	e.want(1, []string{"instance", "recover-failed", id}, "still waiting for the master")
-	if _, err := e.store.ClaimActions(ctx, 10); err != nil {
+	if _, err := e.store.ActionClaim(ctx, 10); err != nil {
 		t.Fatal(err)
 	}
 	e.want(0, []string{"instance", "recover-failed", id, "--by", "fay"}, "recover_failed requested")
@@ -451,7 +464,7 @@ func TestActionCommands(t *testing.T) {
 		{WorkflowInstanceID: inst.ID, Name: "extract", Type: "shell", State: model.TaskRunning, Attempt: 1, Host: "w1:1"},
 		{WorkflowInstanceID: inst.ID, Name: "load", Type: "shell", State: model.TaskKilled, Attempt: 1, Host: "w1:1"},
 	}
-	if err := e.store.InsertTaskInstances(ctx, tasks); err != nil {
+	if err := e.store.TaskInsert(ctx, tasks); err != nil {
 		t.Fatal(err)
 	}
 	running, killed := itoa(tasks[0].ID), itoa(tasks[1].ID)
@@ -485,7 +498,7 @@ func TestTaskGroupCommands(t *testing.T) {
 	// A running task of the group is its use and blocks deletion.
 	inst := e.etlRun()
 	tasks := []*model.TaskInstance{{WorkflowInstanceID: inst.ID, Name: "extract", Type: "shell", State: model.TaskRunning, Attempt: 1, TaskGroup: "db"}}
-	if err := e.store.InsertTaskInstances(ctx, tasks); err != nil {
+	if err := e.store.TaskInsert(ctx, tasks); err != nil {
 		t.Fatal(err)
 	}
 	out := e.want(0, []string{"task-group", "list"}, "NAME", "CAPACITY", "IN USE", "the warehouse")
@@ -504,7 +517,7 @@ func TestTaskGroupCommands(t *testing.T) {
 	e.want(1, []string{"task-group", "resize", "nope", "3"}, `task group "nope": not found`)
 
 	e.want(1, []string{"task-group", "delete", "db"}, "dispatched or running")
-	if _, err := e.store.SetTaskStates(ctx, []int64{tasks[0].ID}, []model.TaskState{model.TaskRunning}, model.TaskSucceeded); err != nil {
+	if _, err := e.store.TaskSetStates(ctx, []int64{tasks[0].ID}, []model.TaskState{model.TaskRunning}, model.TaskSucceeded); err != nil {
 		t.Fatal(err)
 	}
 	e.want(0, []string{"task-group", "delete", "db"}, "task group db deleted")
@@ -651,11 +664,11 @@ func TestBackfillCommands(t *testing.T) {
 	}
 
 	// The master submits two times of backfill 2: show lists their runs.
-	m, err := e.store.GetBackfill(ctx, 2)
+	m, err := e.store.BackfillGet(ctx, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	insts, err := e.store.SubmitBackfill(ctx, m, 2)
+	insts, err := e.store.BackfillSubmit(ctx, m, 2)
 	if err != nil || len(insts) != 2 {
 		t.Fatalf("submit %v %v", insts, err)
 	}
@@ -720,7 +733,7 @@ func TestTaskShowParamsOutputs(t *testing.T) {
 		{WorkflowInstanceID: inst.ID, Name: "load", Type: "python", State: model.TaskRunning, Attempt: 1, Host: "w2:1",
 			Params: map[string]string{"bizdate": "20260101", "rows": "42", "BELUGA_TASK_NAME": "load"}},
 	}
-	if err := e.store.InsertTaskInstances(ctx, tasks); err != nil {
+	if err := e.store.TaskInsert(ctx, tasks); err != nil {
 		t.Fatal(err)
 	}
 	ext, load := itoa(tasks[0].ID), itoa(tasks[1].ID)
@@ -757,5 +770,18 @@ func TestTaskShowParamsOutputs(t *testing.T) {
 	}
 	if strings.Contains(out, "BELUGA_TASK_NAME") {
 		t.Fatalf("instance show lists built-in params (task show has them):\n%s", out)
+	}
+}
+
+// beluga version prints the binary's version line and refuses arguments.
+func TestVersionCommand(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"version"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "beluga ") || !strings.Contains(out.String(), runtime.Version()) {
+		t.Fatalf("version: code %d, out %q, err %q", code, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"version", "extra"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "unknown command") && !strings.Contains(errb.String(), "accepts 0 arg") {
+		t.Fatalf("version extra: code %d, out %q, err %q", code, out.String(), errb.String())
 	}
 }

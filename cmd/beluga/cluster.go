@@ -66,7 +66,7 @@ func openZK(ctx context.Context, c config.Config, secret clusterkey.Secret, log 
 
 func openStore(ctx context.Context, c config.Config, log *zap.Logger, migrate bool) (*store.Store, error) {
 	if c.DB == "" {
-		return nil, usageError{fmt.Errorf("--db is required in cluster mode (e.g. mysql://user:pass@host:3306/beluga)")}
+		return nil, usageError{fmt.Errorf("--db is required in cluster mode (e.g. mysql://user:pass@host:3306/beluga or postgres://user:pass@host:5432/beluga)")}
 	}
 	if _, _, err := store.ParseURL(c.DB); err != nil {
 		return nil, usageError{err}
@@ -183,6 +183,8 @@ func workerCommand() *cobra.Command {
 	s.str("group", "worker groups, comma-separated (default: default)", func(c *config.Config, v string) { c.Worker.Groups = splitList(v) })
 	s.int("slots", "tasks run at once (default 2 x CPUs)", func(c *config.Config, v int) { c.Worker.Slots = v })
 	s.str("shell", "shell that runs shell tasks: bash or sh", func(c *config.Config, v string) { c.Worker.Shell = v })
+	s.str("route", "reach a master at another address than it advertises: advertised=reach entries, comma-separated (a NAT between)",
+		func(c *config.Config, v string) { c.Worker.Routes = splitList(v) })
 	overloadFlags(s)
 	secretKeyFlag(s, "opens the datasource passwords of sql tasks (the API servers' key file)")
 	s.str("data-dir", "directory for task logs and work dirs (default ./beluga-data)", func(c *config.Config, v string) { c.DataDir = v })

@@ -34,10 +34,20 @@ func buildBeluga(t *testing.T) string {
 // once it printed that it serves.
 func serving(t *testing.T, bin, dir string) (*exec.Cmd, string) {
 	t.Helper()
+	return servingWith(t, bin, dir, nil)
+}
+
+// servingWith is serving with prep changing the command before it starts
+// (its user, environment, stderr).
+func servingWith(t *testing.T, bin, dir string, prep func(*exec.Cmd)) (*exec.Cmd, string) {
+	t.Helper()
 	cmd := exec.Command(bin, "standalone", "--data-dir", dir, "--listen", "127.0.0.1:0", "--log-level", "warn")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	if prep != nil {
+		prep(cmd)
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

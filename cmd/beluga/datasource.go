@@ -21,9 +21,11 @@ func datasourceCommand(a *app) *cobra.Command {
 		passwordFile  string
 		passwordStdin bool
 		noPassword    bool
+		projects      []string
+		noProjects    bool
 	)
 	set := &cobra.Command{
-		Use:   "set NAME --type mysql|postgres|sqlite [--host H --port P --database D --user U] [--password-stdin | --password-file F | --no-password] [--param k=v]...",
+		Use:   "set NAME --type mysql|postgres|sqlite [--host H --port P --database D --user U] [--password-stdin | --password-file F | --no-password] [--param k=v]... [--project P]... [--no-projects]",
 		Short: "Create or replace a datasource (the password is kept when none is given)",
 		Args:  args("NAME"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
@@ -66,6 +68,14 @@ func datasourceCommand(a *app) *cobra.Command {
 				}
 				spec.Params[k] = v
 			}
+			switch {
+			case noProjects && len(projects) > 0:
+				return usagef("give --project or --no-projects, not both")
+			case noProjects:
+				spec.Projects = &[]string{}
+			case len(projects) > 0:
+				spec.Projects = &projects
+			}
 			d, err := a.client().PutDatasource(cmd.Context(), argv[0], spec)
 			if err != nil {
 				return err
@@ -87,6 +97,8 @@ func datasourceCommand(a *app) *cobra.Command {
 	f.StringVar(&passwordFile, "password-file", "", "read the password from this file")
 	f.BoolVar(&noPassword, "no-password", false, "remove the stored password")
 	f.StringArrayVar(&params, "param", nil, "driver parameter key=value (repeatable), e.g. sslmode=require, tls=true")
+	f.StringArrayVar(&projects, "project", nil, "grant it to this project (repeatable; replaces the granted projects; left out: kept)")
+	f.BoolVar(&noProjects, "no-projects", false, "withdraw it from every project (admins' workflows only)")
 
 	list := &cobra.Command{
 		Use:   "list",
@@ -136,6 +148,7 @@ func datasourceCommand(a *app) *cobra.Command {
 			for _, k := range keys {
 				t.row("param "+k, d.Params[k])
 			}
+			t.row("projects", strings.Join(d.Projects, ", "))
 			t.row("used by", strings.Join(d.UsedBy, ", "))
 			t.row("updated", when(&d.UpdatedAt))
 			return t.flush()

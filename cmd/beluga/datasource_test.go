@@ -18,6 +18,16 @@ func TestCLIDatasource(t *testing.T) {
 	e.want(2, []string{"datasource", "set", "bad", "--type", "mysql", "--user", "u"}, "host: is required")
 	e.want(2, []string{"datasource", "set", "bad", "--type", "mysql", "--param", "novalue"}, `--param "novalue": want key=value`)
 	e.want(2, []string{"datasource", "set", "bad", "--type", "mysql", "--password-stdin", "--no-password"}, "at most one of")
+	e.want(2, []string{"datasource", "set", "bad", "--type", "sqlite", "--database", db, "--project", "p", "--no-projects"}, "not both")
+
+	// Granted to projects (docs/security.md, section 4): --project replaces them, --no-projects withdraws all.
+	e.want(0, []string{"project", "create", "granted"})
+	e.want(0, []string{"datasource", "set", "lite", "--type", "sqlite", "--database", db, "--project", "granted"}, "datasource lite set")
+	e.want(0, []string{"datasource", "show", "lite"}, "projects", "granted")
+	e.want(0, []string{"datasource", "set", "lite", "--type", "sqlite", "--database", db, "--no-projects"}, "datasource lite set")
+	if out := e.want(0, []string{"datasource", "show", "lite", "-o", "json"}, "lite"); !strings.Contains(out, `"projects": []`) && !strings.Contains(out, `"projects":[]`) {
+		t.Fatalf("projects left after --no-projects:\n%s", out)
+	}
 
 	// The password comes from stdin, never a flag; show and list never print it.
 	code, out, errOut := e.cliIn("Hidden-Pw-42\n", "datasource", "set", "wh", "--type", "postgres", "--host", "127.0.0.1",

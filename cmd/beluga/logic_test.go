@@ -22,14 +22,14 @@ func TestShowChildAndMessage(t *testing.T) {
 		{WorkflowInstanceID: inst.ID, Name: "extract", Type: "sub_workflow", State: model.TaskSubmitted, Attempt: 1},
 		{WorkflowInstanceID: inst.ID, Name: "load", Type: "dependent", State: model.TaskRunning, Attempt: 1},
 	}
-	if err := e.store.InsertTaskInstances(ctx, tasks); err != nil {
+	if err := e.store.TaskInsert(ctx, tasks); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := e.store.StartChild(ctx, store.ChildRequest{ParentInstanceID: inst.ID, ParentTaskID: tasks[0].ID, Project: "p", Workflow: "nightly_etl"})
+	cs, err := e.store.InstanceStartChild(ctx, store.ChildRequest{ParentInstanceID: inst.ID, ParentTaskID: tasks[0].ID, Project: "p", Workflow: "nightly_etl"})
 	if err != nil || !cs.Created {
 		t.Fatalf("start child: %+v %v", cs, err)
 	}
-	if err := e.store.SetTaskMessage(ctx, tasks[1].ID, "waiting for p/ingest (today)"); err != nil {
+	if err := e.store.TaskSetMessage(ctx, tasks[1].ID, "waiting for p/ingest (today)"); err != nil {
 		t.Fatal(err)
 	}
 	child := itoa(cs.Child.ID)
@@ -49,7 +49,7 @@ func TestShowChildAndMessage(t *testing.T) {
 	e.want(0, []string{"task", "show", itoa(tasks[1].ID)}, "waiting for p/ingest (today)")
 
 	// A second start of the same attempt (a failover) re-attaches: no second child.
-	again, err := e.store.StartChild(ctx, store.ChildRequest{ParentInstanceID: inst.ID, ParentTaskID: tasks[0].ID, Project: "p", Workflow: "nightly_etl"})
+	again, err := e.store.InstanceStartChild(ctx, store.ChildRequest{ParentInstanceID: inst.ID, ParentTaskID: tasks[0].ID, Project: "p", Workflow: "nightly_etl"})
 	if err != nil || !again.Attached || again.Child.ID != cs.Child.ID {
 		t.Fatalf("second start: %+v %v", again, err)
 	}

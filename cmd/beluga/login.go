@@ -163,22 +163,16 @@ func loginCommand(a *app) *cobra.Command {
 			}
 			ctx := cmd.Context()
 			base := a.bareClient()
-			sess, err := base.Login(ctx, username, pw)
-			if err != nil {
-				return err
-			}
-			sc := base.WithToken(sess.Token)
 			host, _ := os.Hostname()
-			nt, err := sc.CreateToken(ctx, "beluga login on "+host, ttl)
+			nt, err := base.LoginForToken(ctx, username, pw, "beluga login on "+host, ttl)
 			if err != nil {
 				return err
 			}
-			_ = sc.Logout(ctx) // the session was only the way to the token
 			creds, path, err := a.loadCredentials()
 			if err != nil {
 				return err
 			}
-			creds.Servers[serverKey(a.server)] = credential{User: username, Token: nt.Secret, TokenID: nt.ID, ExpiresAt: nt.ExpiresAt.Time}
+			creds.Servers[serverKey(a.server)] = credential{User: username, Token: nt.Token, TokenID: nt.TokenID, ExpiresAt: nt.ExpiresAt.Time}
 			if err := saveCredentials(path, creds); err != nil {
 				return err
 			}

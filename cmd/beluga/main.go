@@ -11,6 +11,8 @@ import (
 	"syscall"
 	_ "time/tzdata" // schedule time zones work on hosts without a zone database
 
+	"github.com/beluga-scheduler/beluga/common/tasktype"
+	"github.com/beluga-scheduler/beluga/tasks/builtin"
 	"github.com/beluga-scheduler/beluga/worker"
 )
 
@@ -18,6 +20,12 @@ func main() {
 	// A worker re-executes this binary as its task guard: become it and
 	// never return, before anything else runs.
 	worker.MaybeRunGuard()
+	// The task types this binary knows: the spec parser, master, worker
+	// and API ask the registry.
+	builtin.Register()
+	// A worker re-executes this binary for a sql task (a hidden
+	// subcommand, task-sql): become that task's process and exit.
+	tasktype.MaybeRunChild()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

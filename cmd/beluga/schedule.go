@@ -179,26 +179,41 @@ func scheduleDeleteCommand(a *app, need projectFunc) *cobra.Command {
 }
 
 func scheduleListCommand(a *app, project *string) *cobra.Command {
-	return &cobra.Command{
+	var pg client.Page
+	c := &cobra.Command{
 		Use:   "list",
 		Short: "List schedules: of --project, or of every project",
-		Args:  args(),
+		Long: "List schedules: of --project, or of every project. With --limit, --cursor or --prefix (of the\n" +
+			"workflow's name), one page by project and workflow: the next page's --cursor is printed after it.",
+		Args: args(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ss, err := a.client().ListSchedules(cmd.Context(), *project)
+			l := api.List[api.Schedule]{}
+			var err error
+			if paged(cmd) {
+				l, err = a.client().SchedulesPage(cmd.Context(), *project, pg)
+			} else {
+				l.Items, err = a.client().ListSchedules(cmd.Context(), *project)
+			}
 			if err != nil {
 				return err
 			}
 			if a.json() {
-				return a.printJSON(api.List[api.Schedule]{Items: ss})
+				return a.printJSON(l)
 			}
+			ss := l.Items
 			t := newTable(a.stdout, "PROJECT", "WORKFLOW", "CRON", "TIMEZONE", "ENABLED", "NEXT FIRE (UTC)", "LAST FIRE (UTC)")
 			for _, s := range ss {
 				t.row(s.Project, s.Workflow, s.Cron, zoneName(s.Timezone), strconv.FormatBool(s.Enabled),
 					when(s.NextFireTime), when(s.LastFireTime))
 			}
-			return t.flush()
+			if err := t.flush(); err != nil {
+				return err
+			}
+			return a.printNextCursor(l.NextCursor)
 		},
 	}
+	pageFlags(c, &pg)
+	return c
 }
 
 // scheduleToggleCommand is enable or disable: read the schedule and put it

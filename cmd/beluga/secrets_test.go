@@ -21,7 +21,8 @@ func TestDBPasswordNeverShows(t *testing.T) {
 	}{
 		{args: []string{"master", "--zk", "127.0.0.1:1", "--cluster-secret-file", sec, "--db", "mysql://root:hunter2%zz@db:3306/beluga"}, want: "invalid URL escape"},
 		{args: []string{"master", "--zk", "127.0.0.1:1", "--cluster-secret-file", sec, "--db", "mysql://root:hunter2@db:3306"}, want: "needs a database name"},
-		{args: []string{"standalone", "--data-dir", dir, "--db", "postgres://root:hunter2@db/beluga"}, want: "mysql:// or sqlite://"},
+		{args: []string{"standalone", "--data-dir", dir, "--db", "oracle://root:hunter2@db/beluga"}, want: "postgres:// or sqlite://"},
+		{args: []string{"db", "migrate", "--db", "postgres://root:hunter2@127.0.0.1:1/beluga?connect_timeout=2"}, want: "open postgres database"},
 		{args: []string{"db", "migrate", "--db", "mysql://root:hunter2@127.0.0.1:1/beluga?timeout=2s"}, want: "open mysql database"},
 		{args: []string{"master", "--zk", "127.0.0.1:1", "--cluster-secret-file", sec, "--db-file", file}, file: "mysql://root:hunter2%zz@db/beluga\n", want: "invalid URL escape"},
 	} {

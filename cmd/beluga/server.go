@@ -27,7 +27,7 @@ import (
 // worker, api) and db migrate. The CLI verbs live in the other files of this
 // package.
 func serverCommands() []*cobra.Command {
-	return []*cobra.Command{standaloneCommand(), masterCommand(), workerCommand(), apiCommand(), dbCommand()}
+	return []*cobra.Command{standaloneCommand(), masterCommand(), workerCommand(), apiCommand(), dbCommand(), healthcheckCommand()}
 }
 
 // settings binds the flags shared by server commands onto a config loaded
@@ -68,7 +68,7 @@ func (s *settings) dur(name, usage string, set func(c *config.Config, v time.Dur
 func newSettings(cmd *cobra.Command) *settings {
 	s := &settings{flags: cmd.Flags()}
 	s.flags.StringVar(&s.configFile, "config", "", "YAML config file (flags and BELUGA_* variables override it)")
-	s.str("db", "database URL: sqlite:///path/file.db or mysql://user:pass@host:3306/db (env BELUGA_DB)",
+	s.str("db", "database URL: sqlite:///path/file.db, mysql://user:pass@host:3306/db or postgres://user:pass@host:5432/db (env BELUGA_DB)",
 		func(c *config.Config, v string) { c.DB = v })
 	s.str("db-file", "file holding the database URL, which keeps its password out of ps (env BELUGA_DB_FILE)",
 		func(c *config.Config, v string) { c.DBFile = v })

@@ -17,7 +17,7 @@ func TestShowsSkippedTasks(t *testing.T) {
 	now := time.Now().UTC()
 	tasks := []*model.TaskInstance{{WorkflowInstanceID: inst.ID, Name: "extract", Type: "shell", State: model.TaskSkipped,
 		Attempt: 1, RetryBase: 1, SubmitTime: &now, StartTime: &now, EndTime: &now}}
-	if err := e.store.InsertTaskInstances(context.Background(), tasks); err != nil {
+	if err := e.store.TaskInsert(context.Background(), tasks); err != nil {
 		t.Fatal(err)
 	}
 	e.want(0, []string{"instance", "show", itoa(inst.ID)}, "extract", "skipped")

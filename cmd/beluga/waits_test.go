@@ -15,7 +15,7 @@ func TestShowSaysWhyTasksWait(t *testing.T) {
 	e := newEnv(t)
 	inst := e.etlRun()
 	tasks := []*model.TaskInstance{{WorkflowInstanceID: inst.ID, Name: "extract", Type: "shell", State: model.TaskSubmitted, Attempt: 1}}
-	if err := e.store.InsertTaskInstances(context.Background(), tasks); err != nil {
+	if err := e.store.TaskInsert(context.Background(), tasks); err != nil {
 		t.Fatal(err)
 	}
 	e.want(0, []string{"instance", "show", itoa(inst.ID)}, "WAITING TASK", "CAUSE",

@@ -126,22 +126,61 @@ func readSpec(stdin io.Reader, file string) ([]byte, error) {
 }
 
 func workflowListCommand(a *app, need projectFunc) *cobra.Command {
-	return &cobra.Command{
+	var pg client.Page
+	c := &cobra.Command{
 		Use:   "list",
 		Short: "List the workflows of a project (latest versions)",
-		Args:  args(),
+		Long: "List the workflows of a project (latest versions). With --limit, --cursor or --prefix, one page\n" +
+			"by name: the next page's --cursor is printed after it.",
+		Args: args(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			project, err := need()
 			if err != nil {
 				return err
 			}
-			ws, err := a.client().ListWorkflows(cmd.Context(), project)
+			if !paged(cmd) {
+				ws, err := a.client().ListWorkflows(cmd.Context(), project)
+				if err != nil {
+					return err
+				}
+				return a.printWorkflows(ws, true)
+			}
+			l, err := a.client().WorkflowsPage(cmd.Context(), project, pg)
 			if err != nil {
 				return err
 			}
-			return a.printWorkflows(ws, true)
+			if a.json() {
+				return a.printJSON(l)
+			}
+			if err := a.printWorkflows(l.Items, true); err != nil {
+				return err
+			}
+			return a.printNextCursor(l.NextCursor)
 		},
 	}
+	pageFlags(c, &pg)
+	return c
+}
+
+// pageFlags are a list command's --limit, --cursor and --prefix.
+func pageFlags(c *cobra.Command, pg *client.Page) {
+	c.Flags().IntVar(&pg.Limit, "limit", 0, "one page of at most this many (1 to 1000; default 50 when paged)")
+	c.Flags().StringVar(&pg.Cursor, "cursor", "", "the page after the one that printed this cursor")
+	c.Flags().StringVar(&pg.Prefix, "prefix", "", "only names that start with this")
+}
+
+// paged is whether a list command was asked for a page.
+func paged(c *cobra.Command) bool {
+	return c.Flags().Changed("limit") || c.Flags().Changed("cursor") || c.Flags().Changed("prefix")
+}
+
+// printNextCursor says how to ask for the next page, if one follows.
+func (a *app) printNextCursor(next string) error {
+	if next == "" {
+		return nil
+	}
+	_, err := fmt.Fprintf(a.stdout, "next page: --cursor %s\n", next)
+	return err
 }
 
 func (a *app) printWorkflows(ws []api.Workflow, withName bool) error {

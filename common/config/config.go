@@ -155,6 +155,10 @@ type WorkerConfig struct {
 	Groups []string `yaml:"groups" env:"BELUGA_WORKER_GROUPS"`
 	Slots  int      `yaml:"slots" env:"BELUGA_WORKER_SLOTS"`
 	Shell  string   `yaml:"shell" env:"BELUGA_WORKER_SHELL"`
+	// Routes reach a master at another address than the one it
+	// advertises: entries "advertised=reach" (host:port each), for a NAT
+	// between workers and masters.
+	Routes []string `yaml:"routes" env:"BELUGA_WORKER_ROUTES"`
 	// Python is the interpreter of python tasks; "" is python3.
 	Python string `yaml:"python" env:"BELUGA_WORKER_PYTHON"`
 	// EnvPassthrough names variables of the worker's environment its tasks
@@ -163,6 +167,12 @@ type WorkerConfig struct {
 	// CgroupDir: a cgroup2 directory the worker makes its tasks' cgroups
 	// in; "auto" (default, ""): its own cgroup when possible; "off".
 	CgroupDir string `yaml:"cgroup_dir" env:"BELUGA_WORKER_CGROUP_DIR"`
+	// TaskUser is the OS user of tasks that name no tenant when the worker
+	// runs as root; "" is beluga-task, made at start when missing.
+	TaskUser string `yaml:"task_user" env:"BELUGA_WORKER_TASK_USER"`
+	// TaskIsolation: "on" (default) or "off" (tasks run as the worker's
+	// own user; see docs/security.md).
+	TaskIsolation string `yaml:"task_isolation" env:"BELUGA_WORKER_TASK_ISOLATION"`
 	// MaxLogBytes caps each task log; 0: 1 GiB.
 	MaxLogBytes int `yaml:"max_log_bytes" env:"BELUGA_WORKER_MAX_LOG_BYTES"`
 	// MaxCPUPercent and MaxMemoryPercent: the worker takes no tasks while

@@ -18,12 +18,12 @@ import (
 	"time"
 	"unicode"
 
-	_ "github.com/glebarez/go-sqlite" // registers the "sqlite" driver
 	gomysql "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/stdlib"
+	sqlitedriver "github.com/ncruces/go-sqlite3/driver"
 )
 
 // Types of datasource.
@@ -144,6 +144,12 @@ func (c Config) validateFields() error {
 		if reserved(c.Type, k) {
 			return fieldErr("params."+k, "is set by its own field; use %s instead", reservedField(k))
 		}
+		if c.Type == MySQL && strings.EqualFold(k, "allowAllFiles") {
+			// The sql task runs in the worker: LOAD DATA LOCAL INFILE would
+			// send any file the worker can read to the database, where the
+			// task's author reads it back (docs/security.md, item 4).
+			return fieldErr("params."+k, "is not allowed: it would let a sql task's statements send the worker's files to the server")
+		}
 	}
 	return nil
 }
@@ -232,7 +238,10 @@ func Open(c Config) (*sql.DB, error) {
 		if _, ok := c.Params["_pragma"]; !ok {
 			q.Set("_pragma", "busy_timeout(10000)")
 		}
-		db, err := sql.Open("sqlite", c.Database+"?"+q.Encode())
+		// A file: URI, so that the path is taken as a path whatever it
+		// holds, and the params reach the driver (_pragma, _txlock) and
+		// SQLite (mode, immutable).
+		db, err := sqlitedriver.Open((&url.URL{Scheme: "file", Path: c.Database, RawQuery: q.Encode()}).String())
 		if err != nil {
 			return nil, fmt.Errorf("sqlite datasource: %w", err)
 		}
@@ -251,6 +260,7 @@ func (c Config) mysqlConfig() (*gomysql.Config, error) {
 	if err != nil {
 		return nil, fieldErr("params", "%s", redact(err, c.Password).Error())
 	}
+	mc.AllowAllFiles = false // and no file is registered: LOAD DATA LOCAL reads nothing of the worker's
 	mc.Net = "tcp"
 	mc.Addr = hostPort(c.Host, c.Port, 3306)
 	mc.User, mc.Passwd, mc.DBName = c.User, c.Password, c.Database

@@ -43,3 +43,20 @@ func TestTestPostgres(t *testing.T) {
 		t.Fatalf("bad sslmode: %v", err)
 	}
 }
+
+// TestMySQLReadsNoWorkerFile (docs/security.md, item 4): a MySQL datasource
+// cannot turn on the driver's LOAD DATA LOCAL INFILE for every file (the
+// sql task runs in the worker, which can read the server's files): the
+// param is refused, and the config the task connects with never has it.
+func TestMySQLReadsNoWorkerFile(t *testing.T) {
+	for _, k := range []string{"allowAllFiles", "allowallfiles"} {
+		err := (Config{Type: MySQL, Host: "h", User: "u", Params: map[string]string{k: "true"}}).Validate()
+		if err == nil || !IsFieldError(err) || !strings.Contains(err.Error(), "worker's files") {
+			t.Fatalf("%s=true: %v", k, err)
+		}
+	}
+	mc, err := Config{Type: MySQL, Host: "h", User: "u", Params: map[string]string{"allowAllFiles": "true"}}.mysqlConfig()
+	if err != nil || mc.AllowAllFiles {
+		t.Fatalf("mysql config with allowAllFiles=true in its params: AllowAllFiles %v, %v", mc != nil && mc.AllowAllFiles, err)
+	}
+}

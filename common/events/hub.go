@@ -117,3 +117,18 @@ func (h *Hub) Last() (int64, bool) {
 	}
 	return h.buf[len(h.buf)-1].Seq, true
 }
+
+// Mark tells a hub that has held nothing yet that nothing was published
+// after seq (the outbox's newest when its poller started): from then on
+// readers caught up to seq are answered from memory, also before the first
+// publish.
+func (h *Hub) Mark(seq int64) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.floor < 0 {
+		h.floor = seq
+	}
+}

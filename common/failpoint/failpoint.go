@@ -35,11 +35,27 @@ const (
 	// BeforeDBAckResult: a result is persisted, not yet DB-acked.
 	BeforeDBAckResult = "before-dback-result"
 
+	// The points between a task's failure and its next attempt (retries),
+	// besides BeforeDBAckResult and the dispatch points of the retry.
+	//
+	// BeforePersistResult: a result arrived, not yet persisted.
+	BeforePersistResult = "before-persist-result"
+	// BeforeWriteRetry: a failure is persisted and its runner decided the
+	// next attempt, which is not yet written.
+	BeforeWriteRetry = "before-write-retry"
+	// BeforeSubmitRetry: the next attempt waited out its retry interval as
+	// delayed; it is not yet submitted.
+	BeforeSubmitRetry = "before-submit-retry"
+
 	// BeforeFireSchedule: a schedule's fire is planned, nothing written.
 	BeforeFireSchedule = "before-fire-schedule"
 	// AfterFireSchedule: its runs and next fire time are written, the
 	// command consumer not yet woken.
 	AfterFireSchedule = "after-fire-schedule"
+
+	// BeforeEndUnstarted: a stop or pause of a run that never started
+	// (no runner holds it) is claimed; the run is not yet ended.
+	BeforeEndUnstarted = "before-end-unstarted"
 
 	// BeforeBeginTerm: the election is won, the term not yet recorded in
 	// the DB (the fence write).

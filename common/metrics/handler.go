@@ -92,6 +92,14 @@ func Listen(addr, token string, log *zap.Logger) (*Server, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", Handler(token))
+	// A liveness probe for supervisors (a container's health check): it
+	// says only that the process serves HTTP, so it needs no token and
+	// tells a stranger nothing. A TCP connect to the RPC port would do as
+	// much but logs an unauthenticated connection each time.
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
 	s := &Server{ln: ln, log: log.Named("metrics"), end: make(chan struct{}),
 		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
 	go func() {

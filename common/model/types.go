@@ -22,8 +22,13 @@ type WorkflowDefinition struct {
 	SpecHash  string `json:"spec_hash"`
 	// ProjectTenant is the project's tenant (GetDefinition), the default
 	// of the spec's.
-	ProjectTenant string    `json:"-"`
-	CreatedAt     time.Time `json:"created_at"`
+	ProjectTenant string `json:"-"`
+	// CreatedBy is the user who applied the version; AuthorAdmin says
+	// whether that user is an admin now (GetDefinition): only an admin's
+	// version may name a tenant other than the project's.
+	CreatedBy   string    `json:"created_by,omitempty"`
+	AuthorAdmin bool      `json:"-"`
+	CreatedAt   time.Time `json:"created_at"`
 }
 
 // WorkflowInstance is one run of a workflow definition version.
@@ -94,7 +99,7 @@ type TaskInstance struct {
 	Outputs map[string]string `json:"outputs,omitempty"`
 	// WaitCause and WaitReason say why the attempt waits when only the
 	// code that holds it knows (a dependent task: "dependent", "waiting on
-	// W"); set with store.SetTaskWait. Empty otherwise: the API derives
+	// W"); set with store.TaskSetWait. Empty otherwise: the API derives
 	// the other causes (common/model/wait.go).
 	WaitCause  string `json:"wait_cause,omitempty"`
 	WaitReason string `json:"wait_reason,omitempty"`

@@ -99,9 +99,13 @@ func checkControl(value string) error {
 	return nil
 }
 
-// CheckAll checks the values of a param map, as a spec or a run request
-// carries them; the error names the first bad param in name order.
+// CheckAll checks the names (CheckName) and values of a param map, as a
+// spec or a run request carries them; the error names the first bad param
+// in name order.
 func CheckAll(ps map[string]string) error {
+	if err := CheckNames(ps); err != nil {
+		return err
+	}
 	var bad []string
 	for k, v := range ps {
 		if Check(v) != nil {

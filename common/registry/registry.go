@@ -37,11 +37,17 @@ type Heartbeat struct {
 
 // Node is one registered process.
 type Node struct {
-	Role      Role      `json:"role"`
-	Addr      string    `json:"addr"`
-	Groups    []string  `json:"groups,omitempty"`
-	LogDir    string    `json:"log_dir,omitempty"` // a worker's task log directory, on its host
-	Heartbeat Heartbeat `json:"heartbeat"`
+	Role   Role     `json:"role"`
+	Addr   string   `json:"addr"`
+	Groups []string `json:"groups,omitempty"`
+	LogDir string   `json:"log_dir,omitempty"` // a worker's task log directory, on its host
+	// TasksRunAsServer: a worker that is not root with task isolation on,
+	// so its tasks run as its own OS user with no sandbox
+	// (executor.Isolation.RunsAsServer). A master sends it no shell or
+	// python task of a non-admin while tasks.allow_unsandboxed_code is 0
+	// (docs/security.md, item 1).
+	TasksRunAsServer bool      `json:"tasks_run_as_server,omitempty"`
+	Heartbeat        Heartbeat `json:"heartbeat"`
 }
 
 // Registry lists live nodes and reports changes.

@@ -62,7 +62,8 @@ type ZK struct {
 	servers []string
 	paths   zkPaths
 	log     *zap.Logger
-	// localExpiry is how long the connection may stay suspended before the
+	// localExpiry is how long the server may stay unheard (counted from
+	// the last byte read, see session.untilExpiry) before a suspended
 	// session is taken as expired without the server saying so (the
 	// server expires it after SessionTimeout of silence, and cannot tell a
 	// client it cannot reach). Tests lengthen it to see the server's word.
@@ -119,6 +120,11 @@ type regEntry struct {
 }
 
 type zkPaths struct{ root, masters, workers, election string }
+
+// isDir says whether p is one of the directories the registry keeps.
+func (p zkPaths) isDir(path string) bool {
+	return path == p.root || path == p.masters || path == p.workers || path == p.election
+}
 
 func (p zkPaths) dir(r Role) string {
 	if r == RoleMaster {

@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"path"
 	"reflect"
 	"sort"
 	"strings"
@@ -142,7 +144,57 @@ func (s *session) secureDir(dir string) error {
 	if _, err := s.conn.SetACL(dir, want, -1); err != nil {
 		return fmt.Errorf("set acl of %s (created by someone else without the cluster's? delete it): %w", dir, err)
 	}
-	s.z.log.Info("zookeeper directory was open: now writable by cluster members only", zap.String("path", dir))
+	s.z.log.Info("zookeeper node was open: now writable by cluster members only", zap.String("path", dir))
+	return nil
+}
+
+// secureTreeMax bounds the walk of secureTree: Beluga keeps a node per
+// master, worker and candidate; a tree far larger is not ours to fix node
+// by node at every session start.
+const secureTreeMax = 10000
+
+// secureTree sets Beluga's ACL on root and every znode under it that has
+// another: nodes created open by an older version, by hand, or by anyone
+// while the directories were open (a pre-existing rogue registration or
+// election candidate would otherwise keep a door an attacker can write
+// through). A node that vanishes meanwhile is skipped.
+func (s *session) secureTree(root string) error {
+	if !s.z.secured() {
+		return nil
+	}
+	queue, seen := []string{root}, 0
+	for len(queue) > 0 && seen < secureTreeMax {
+		p := queue[0]
+		queue = queue[1:]
+		seen++
+		if err := s.secureDir(p); err != nil {
+			switch {
+			case errors.Is(err, zk.ErrNoNode):
+				continue
+			case errors.Is(err, zk.ErrNoAuth) && !s.z.paths.isDir(p):
+				// Someone else's node (their digest ACL): it cannot be
+				// changed by us, and a registration in it is ignored
+				// unless signed by the cluster. The directories must be ours.
+				s.z.log.Warn("zookeeper node has a foreign ACL and cannot be re-secured; delete it", zap.String("path", p))
+				continue
+			}
+			return err
+		}
+		kids, _, err := s.conn.Children(p)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("list %s: %w", p, err)
+		}
+		for _, k := range kids {
+			queue = append(queue, path.Join(p, k))
+		}
+	}
+	if len(queue) > 0 {
+		s.z.log.Warn("zookeeper tree too large to re-secure every node; the rest keep their ACLs",
+			zap.String("root", root), zap.Int("secured", seen), zap.Int("left", len(queue)))
+	}
 	return nil
 }
 

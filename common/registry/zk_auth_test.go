@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,4 +152,56 @@ func TestZKLeaderTermEpoch(t *testing.T) {
 		id, ep, ok := b.LeaderTerm()
 		return ok && id == "m1:1" && ep == term.Epoch
 	})
+}
+
+// TestZKResecuresOpenNodesAtStart: znodes under the root left open (by an
+// older version, by hand, or by an attacker while the directories were
+// open: a rogue registration, an election candidate, a lock) get the
+// cluster's ACL when the registry starts, so nobody without the secret can
+// change or delete them afterwards.
+func TestZKResecuresOpenNodesAtStart(t *testing.T) {
+	srv := sharedZK(t)
+	root := testRoot()
+	raw := rawZK(t, srv.Addr())
+	open := zk.WorldACL(zk.PermAll)
+	nodes := []string{root + "/nodes/workers/10.9.9.9:1", root + "/election/n_0000000007", root + "/lock/failover"}
+	for _, p := range nodes {
+		if err := ensurePath(raw, p, func(string) []zk.ACL { return open }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sec := testSecret(t, "the cluster secret, 32 bytes...")
+	z := NewZK(ZKConfig{Servers: []string{srv.Addr()}, Root: root, SessionTimeout: 4 * time.Second, Secret: sec}, zap.NewNop())
+	t.Cleanup(z.Stop)
+	start(t, z)
+	for _, p := range append(nodes, root, root+"/nodes", root+"/lock") {
+		acl, _, err := raw.GetACL(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// ZooKeeper shows a digest ACL's hash masked to the non-owner: the
+		// user and the permissions are what a read can compare.
+		if !sameACL(maskDigest(acl), maskDigest(z.acl())) {
+			t.Errorf("%s: ACL %v after start, want the cluster's %v", p, acl, z.acl())
+		}
+	}
+	for _, p := range nodes {
+		if _, err := raw.Set(p, []byte("x"), -1); !errors.Is(err, zk.ErrNoAuth) {
+			t.Errorf("unauthenticated write of %s after start: %v, want %v", p, err, zk.ErrNoAuth)
+		}
+		if err := raw.Delete(p, -1); !errors.Is(err, zk.ErrNoAuth) {
+			t.Errorf("unauthenticated delete of %s after start: %v, want %v", p, err, zk.ErrNoAuth)
+		}
+	}
+}
+
+func maskDigest(l []zk.ACL) []zk.ACL {
+	out := make([]zk.ACL, len(l))
+	for i, a := range l {
+		if user, _, ok := strings.Cut(a.ID, ":"); ok && a.Scheme == "digest" {
+			a.ID = user
+		}
+		out[i] = a
+	}
+	return out
 }

@@ -28,13 +28,9 @@ type gatedConn struct {
 	open     chan struct{}
 	openOnce sync.Once
 
-	// Handshake accounting, touched only by the client's reads, which are
-	// sequential: the connect response (4-byte length, then the body) is
-	// read before the receive goroutine starts, and is never held back.
-	hdr    []byte
-	hsLen  int // body length once known, else -1
-	hsSeen int
-	hsDone bool
+	// The connect response is read before the receive goroutine starts,
+	// and is never held back.
+	hs connectResponse
 }
 
 const (
@@ -43,7 +39,7 @@ const (
 )
 
 func newGatedConn(c net.Conn) *gatedConn {
-	return &gatedConn{Conn: c, open: make(chan struct{}), hsLen: -1}
+	return &gatedConn{Conn: c, open: make(chan struct{}), hs: connectResponse{len: -1}}
 }
 
 func (c *gatedConn) openGate() { c.openOnce.Do(func() { close(c.open) }) }
@@ -63,7 +59,7 @@ func (c *gatedConn) Write(b []byte) (int, error) {
 // work as before.
 func (c *gatedConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
-	if n == 0 || c.handshake(b[:n]) {
+	if n == 0 || c.hs.consume(b[:n]) {
 		return n, err
 	}
 	select {
@@ -80,20 +76,31 @@ func (c *gatedConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// handshake reports whether p is (part of) the connect response.
-func (c *gatedConn) handshake(p []byte) bool {
-	if c.hsDone {
+// connectResponse follows the connect response (4-byte length, then the
+// body) through a connection's reads. Only the client's reads touch it,
+// and they are sequential.
+type connectResponse struct {
+	hdr  []byte
+	len  int // body length once known, else -1
+	seen int
+	done bool
+}
+
+// consume reports whether p, the next bytes read, is (part of) the
+// connect response.
+func (r *connectResponse) consume(p []byte) bool {
+	if r.done {
 		return false
 	}
-	for i := 0; i < len(p) && len(c.hdr) < 4; i++ {
-		c.hdr = append(c.hdr, p[i])
+	for i := 0; i < len(p) && len(r.hdr) < 4; i++ {
+		r.hdr = append(r.hdr, p[i])
 	}
-	if c.hsLen < 0 && len(c.hdr) == 4 {
-		c.hsLen = int(binary.BigEndian.Uint32(c.hdr))
+	if r.len < 0 && len(r.hdr) == 4 {
+		r.len = int(binary.BigEndian.Uint32(r.hdr))
 	}
-	c.hsSeen += len(p)
-	if c.hsLen >= 0 && c.hsSeen >= 4+c.hsLen {
-		c.hsDone = true
+	r.seen += len(p)
+	if r.len >= 0 && r.seen >= 4+r.len {
+		r.done = true
 	}
 	return true
 }

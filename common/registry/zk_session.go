@@ -31,7 +31,7 @@ func (z *ZK) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		gen++
 		s := &session{z: z, gen: gen, synced: map[nodeKey]uint64{}, versions: map[string]int32{},
-			events: eventQueue{signal: make(chan struct{}, 1)}}
+			events: eventQueue{signal: make(chan struct{}, 1)}, base: time.Now()}
 		s.run(ctx)
 	}
 }
@@ -56,17 +56,76 @@ type session struct {
 	retry  *time.Timer // set-up retry after a failure that is not a disconnect
 
 	// Used by the dialer, which runs on the client's goroutine.
-	attempts   atomic.Int64
+	base       time.Time    // monotonic origin of heard
+	heard      atomic.Int64 // when the server was last heard from, as time since base
+	attempts   atomic.Int64 // dials since the last connection was made
+	lastDial   atomic.Int64 // when the last dial began, as time since base
 	hadSession atomic.Bool
 	closing    atomic.Bool
 	netMu      sync.Mutex
 	lastNet    net.Conn
+	live       *heardConn // lastNet's heardConn, for keepAlive
+}
+
+// Reconnecting within a session: a loss that ends before the server
+// expires the session must disturb nothing, and the server expires it a
+// session timeout after it last heard from this client. Three things
+// stood in the way (a worker cut for 3/4 of its session took it as
+// expired): the client pinged only every third of the session, so the
+// server's clock could have started that much before the loss; the
+// library pauses a second before each round of servers (with one server,
+// before every reconnect); and a handshake on a path that died under it
+// waits ten receive timeouts (6 2/3 sessions). keepAlive, pacedHosts with
+// redialWait, and handshakeLimit replace them.
+const (
+	redialMin    = 50 * time.Millisecond
+	redialMax    = 250 * time.Millisecond
+	minHandshake = 250 * time.Millisecond
+)
+
+// keepAliveEvery is how often the server hears from a connected client:
+// a loss of up to the session less this (and the reconnect) is survived.
+func keepAliveEvery(session time.Duration) time.Duration { return session / 10 }
+
+// redialWait is how long the n-th dial since the last connection (n >= 1)
+// waits once a session exists: the first goes at once, later ones back
+// off from redialMin to redialMax, less the time since the dial before
+// (a handshake cut at its limit has waited its share already).
+func redialWait(n int64, sincePrev time.Duration) time.Duration {
+	if n <= 1 {
+		return 0
+	}
+	return max(min(redialMin<<min(n-2, 8), redialMax)-sincePrev, 0)
+}
+
+// handshakeLimit bounds the handshake of a reconnect within a session: a
+// revalidation, one round trip on a live path.
+func handshakeLimit(session time.Duration) time.Duration {
+	return max(session/8, minHandshake)
+}
+
+// pacedHosts is the library's server list without its second's pause
+// between rounds while a session may still be alive: the dialer paces
+// (redialWait). Before the first session, and once this client is
+// closing (the pause is where the library notices Close), it pauses as
+// before.
+type pacedHosts struct {
+	*zk.DNSHostProvider
+	paced func() bool
+}
+
+func (h pacedHosts) Next() (string, bool) {
+	server, round := h.DNSHostProvider.Next()
+	return server, round && !h.paced()
 }
 
 func (s *session) run(ctx context.Context) {
 	z := s.z
+	hosts := pacedHosts{zk.NewDNSHostProvider(), func() bool {
+		return s.hadSession.Load() && !s.closing.Load() && ctx.Err() == nil
+	}}
 	conn, ec, err := zk.Connect(z.servers, z.cfg.SessionTimeout,
-		zk.WithEventCallback(s.events.push), zk.WithDialer(s.dial(ctx)),
+		zk.WithEventCallback(s.events.push), zk.WithDialer(s.dial(ctx)), zk.WithHostProvider(hosts),
 		zk.WithLogger(clientLogger{z.log.Named("client")}), zk.WithLogInfo(false))
 	if err != nil { // only a bad address list or a failed name lookup get here
 		z.log.Warn("cannot set up zookeeper client, retrying", zap.Strings("servers", z.servers), zap.Error(err))
@@ -77,9 +136,18 @@ func (s *session) run(ctx context.Context) {
 	// Stop must not wait for a call stuck on a dead connection: closing the
 	// client fails every pending call at once.
 	unhook := context.AfterFunc(ctx, conn.Close)
+	kctx, stopKeepAlive := context.WithCancel(ctx)
+	var kept sync.WaitGroup
+	kept.Add(1)
+	go func() {
+		defer kept.Done()
+		s.keepAlive(kctx, keepAliveEvery(z.cfg.SessionTimeout))
+	}()
 	defer func() {
 		unhook()
+		stopKeepAlive()
 		s.teardown(ec)
+		kept.Wait() // teardown closed the socket under any ping being written
 	}()
 
 	for {
@@ -221,7 +289,7 @@ func (s *session) disconnected() {
 	z := s.z
 	metrics.ZKSession.Set(0)
 	if s.expiry == nil {
-		s.expiry = time.NewTimer(z.localExpiry)
+		s.expiry = time.NewTimer(s.untilExpiry())
 	}
 	if !s.ready {
 		return
@@ -230,6 +298,19 @@ func (s *session) disconnected() {
 	z.setSession(sessionInfo{conn: s.conn, id: s.id, gen: s.gen})
 	z.log.Warn("zookeeper connection lost; session may still be alive", zap.String("session", sid(s.id)))
 	z.publish(Suspended)
+}
+
+// untilExpiry is how long the session may still be alive as far as the
+// server is concerned. The server expires it SessionTimeout after it last
+// heard from this client, and its last answer came after that, so the
+// clock runs from the last byte read, not from when the client noticed
+// the loss (up to two thirds of the timeout later, when the link went
+// silent rather than closed). A master fails a worker's tasks over only a
+// grace period after the server expired the worker, so a worker that
+// kills its tasks when this runs out has them dead before then.
+func (s *session) untilExpiry() time.Duration {
+	since := time.Since(s.base) - time.Duration(s.heard.Load())
+	return max(s.z.localExpiry-since, 0)
 }
 
 // expired ends the session: subscribers hear Expired before the next
@@ -258,12 +339,7 @@ func (s *session) ensureDirs() error {
 			return err
 		}
 	}
-	for _, dir := range []string{p.root, p.masters, p.workers, p.election} {
-		if err := s.secureDir(dir); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.secureTree(p.root)
 }
 
 // ensurePath creates dir and its missing parents as persistent znodes.
@@ -566,18 +642,27 @@ func (z *ZK) setNode(role Role, addr string, n Node, found bool) {
 
 // dial connects for the client library. While no session was ever made it
 // backs off (ZooKeeper is not there yet) and logs every few attempts; the
-// library itself pauses a second after each round of servers.
+// library itself pauses a second after each round of servers. Once there
+// is a session it redials quickly (redialWait, pacedHosts) and bounds the
+// handshake (handshakeLimit): the session may still be alive.
 func (s *session) dial(ctx context.Context) zk.Dialer {
 	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		if s.closing.Load() {
 			return nil, zk.ErrClosing
 		}
 		n := s.attempts.Add(1)
-		if n > 1 && !s.hadSession.Load() {
-			if !wait(ctx, min(100*time.Millisecond<<min(n-2, 5), 2*time.Second)) {
-				return nil, ctx.Err()
-			}
+		reconnect := s.hadSession.Load()
+		pause := time.Duration(0)
+		switch {
+		case reconnect:
+			pause = redialWait(n, time.Since(s.base)-time.Duration(s.lastDial.Load()))
+		case n > 1:
+			pause = min(100*time.Millisecond<<min(n-2, 5), 2*time.Second)
 		}
+		if pause > 0 && !wait(ctx, pause) {
+			return nil, ctx.Err()
+		}
+		s.lastDial.Store(int64(time.Since(s.base)))
 		c, err := net.DialTimeout(network, addr, timeout)
 		switch {
 		case err != nil && (n == 1 || n%5 == 0):
@@ -589,14 +674,88 @@ func (s *session) dial(ctx context.Context) zk.Dialer {
 		if err != nil {
 			return nil, err
 		}
-		if s.hadSession.Load() { // a reconnect: see gatedConn
+		hc := &heardConn{Conn: c, s: s, hs: connectResponse{len: -1}}
+		c = hc
+		if reconnect { // see gatedConn
+			raw, limit := hc.Conn, handshakeLimit(s.z.cfg.SessionTimeout)
+			hc.limit = time.AfterFunc(limit, func() {
+				s.z.log.Debug("zookeeper handshake not answered in time; dialing again", zap.Duration("limit", limit))
+				raw.Close()
+			})
 			c = newGatedConn(c)
 		}
 		s.netMu.Lock()
-		s.lastNet = c
+		s.lastNet, s.live = c, hc
 		s.netMu.Unlock()
 		return c, nil
 	}
+}
+
+// keepAlive has the server hear from this client every interval (see
+// keepAliveEvery) while it is connected.
+func (s *session) keepAlive(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.netMu.Lock()
+		c := s.live
+		s.netMu.Unlock()
+		if c != nil {
+			c.ping()
+		}
+	}
+}
+
+// heardConn records when the server was last heard from (untilExpiry),
+// cuts a reconnect's handshake at its limit, and writes keepAlive's pings
+// between the client's packets.
+type heardConn struct {
+	net.Conn
+	s     *session
+	limit *time.Timer // a reconnect's: closes the socket if the handshake is not answered
+	hs    connectResponse
+	open  atomic.Bool // the connect response was read: pings may go
+	wmu   sync.Mutex  // one packet per Write, from the client or ping
+}
+
+// pingPacket is a ZooKeeper ping: length 8, xid -2, opcode 11. The client
+// library ignores the answers, which only feed heard.
+var pingPacket = []byte{0, 0, 0, 8, 0xff, 0xff, 0xff, 0xfe, 0, 0, 0, 11}
+
+func (c *heardConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.s.heard.Store(int64(time.Since(c.s.base)))
+		if c.hs.consume(b[:n]) && c.hs.done {
+			if c.limit != nil {
+				c.limit.Stop()
+			}
+			c.open.Store(true)
+		}
+	}
+	return n, err
+}
+
+func (c *heardConn) Write(b []byte) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.Conn.Write(b)
+}
+
+// ping writes one ping once the session is open on this connection. A
+// failed write is the client's to notice on its own next read or write.
+func (c *heardConn) ping() {
+	if !c.open.Load() {
+		return
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, _ = c.Conn.Write(pingPacket)
 }
 
 // eventQueue takes client events without ever blocking the client (its

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -458,15 +459,65 @@ func TestZKLeaderPartitioned(t *testing.T) {
 	}
 }
 
-// Expiry as the server reports it on reconnect (the local timer is out of
-// the way): Expired, then a new session with the registrations back.
-func TestZKServerReportedExpiry(t *testing.T) {
+// A silent partition: the client notices the loss only when nothing was
+// read for two thirds of the timeout, but the server expires the session
+// one timeout after it last heard from it. The local expiry counts from
+// the last byte read, so Expired comes about when the server drops the
+// session (a master fails a worker over a grace period after that), not
+// up to two thirds of a timeout later.
+func TestZKLocalExpiryFromLastHeard(t *testing.T) {
 	srv := sharedZK(t)
 	root := testRoot()
 	proxy := zktest.NewProxy(t, srv.Addr())
-	a := newZK(t, proxy.Addr(), root, 2*time.Second)
-	a.localExpiry = time.Hour
-	b := newZK(t, srv.Addr(), root, 2*time.Second)
+	const timeout = 3 * time.Second
+	a := newZK(t, proxy.Addr(), root, timeout)
+	b := newZK(t, srv.Addr(), root, timeout)
+	start(t, a)
+	start(t, b)
+	if err := a.Register(context.Background(), worker("w:1", 0)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "b sees w", func() bool { return hasNode(b, RoleWorker, "w:1") })
+	ch, cancel := a.States()
+	defer cancel()
+	<-ch // the current state
+
+	cutAt := time.Now()
+	proxy.Partition()
+	var expiredAt time.Time
+	deadline := time.After(3 * timeout)
+	for expiredAt.IsZero() {
+		select {
+		case s := <-ch:
+			if s == Expired {
+				expiredAt = time.Now()
+			}
+		case <-deadline:
+			t.Fatal("no Expired within three session timeouts of the cut")
+		}
+	}
+	eventually(t, 2*timeout, "server expires a's session", func() bool { return !hasNode(b, RoleWorker, "w:1") })
+	goneAt := time.Now()
+	t.Logf("a took its session as expired %v after the cut; b saw its node go %v after it",
+		expiredAt.Sub(cutAt).Round(time.Millisecond), goneAt.Sub(cutAt).Round(time.Millisecond))
+	if took := expiredAt.Sub(cutAt); took > timeout+500*time.Millisecond {
+		t.Fatalf("Expired %v after the cut, want within the session timeout (%v) of the last byte heard", took, timeout)
+	}
+}
+
+// proxiedPair is a registry a behind a proxy (prep, if set, adjusts it
+// before it starts) with worker w:1 registered, and a registry b on the
+// server directly that sees it; the states a goes through are logged.
+func proxiedPair(t *testing.T, timeout time.Duration, prep func(*ZK)) (*zktest.Proxy, *ZK, *ZK, *stateLog) {
+	t.Helper()
+	srv := sharedZK(t)
+	root := testRoot()
+	proxy := zktest.NewProxy(t, srv.Addr())
+	a := newZK(t, proxy.Addr(), root, timeout)
+	if prep != nil {
+		prep(a)
+	}
+	b := newZK(t, srv.Addr(), root, timeout)
 	start(t, a)
 	start(t, b)
 	states := watchStates(t, a)
@@ -474,6 +525,13 @@ func TestZKServerReportedExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 5*time.Second, "b sees w", func() bool { return hasNode(b, RoleWorker, "w:1") })
+	return proxy, a, b, states
+}
+
+// Expiry as the server reports it on reconnect (the local timer is out of
+// the way): Expired, then a new session with the registrations back.
+func TestZKServerReportedExpiry(t *testing.T) {
+	proxy, a, b, states := proxiedPair(t, 2*time.Second, func(a *ZK) { a.localExpiry = time.Hour })
 	before, _ := a.session()
 	newSessions := counterOf(t, metrics.ZKNewSession)
 
@@ -696,4 +754,50 @@ func counterOf(t *testing.T, c prometheus.Counter) float64 {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
+}
+
+// A loss of the link to ZooKeeper that ends well within the session
+// disturbs nothing: the client reconnects to the same session before the
+// server (or its own clock) expires it, whether the path comes back with
+// resets (as when ZooKeeper restarts) or silently (a handshake begun on
+// the dead path is never answered). The cut is 3/4 of the session with
+// resets; 1/2 when silent, which leaves a handshake's limit to notice it.
+func TestZKLossWithinSession(t *testing.T) {
+	const timeout = 4 * time.Second
+	for _, tc := range []struct {
+		name string
+		cut  time.Duration
+		heal func(*zktest.Proxy)
+	}{
+		{"resets", timeout * 3 / 4, (*zktest.Proxy).Heal},
+		{"silent", timeout / 2, (*zktest.Proxy).Resume},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			proxy, a, b, states := proxiedPair(t, timeout, nil)
+			before, _ := a.session()
+
+			proxy.Partition()
+			proxy.Drop() // a's connection ends now: it dials again into the cut
+			cutAt := time.Now()
+			states.waitSeq(t, timeout, 0, Suspended)
+			time.Sleep(tc.cut - time.Since(cutAt)) // the loss lasts this long
+			tc.heal(proxy)
+			healedAt := time.Now()
+			states.waitSeq(t, timeout, 0, Suspended, Reconnected)
+			t.Logf("reconnected %v after the heal (%v cut, session %v)", time.Since(healedAt).Round(time.Millisecond), tc.cut, timeout)
+			if seen := states.seen(); slices.Contains(seen, Expired) {
+				t.Fatalf("states %v: the session was taken as expired", seen)
+			}
+			if after, _ := a.session(); after.id != before.id || after.gen != before.gen {
+				t.Fatalf("session %x gen %d after the loss, want %x gen %d kept", after.id, after.gen, before.id, before.gen)
+			}
+			if err := a.Register(context.Background(), worker("w:1", 7)); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 5*time.Second, "b sees the heartbeat after the loss", func() bool {
+				n, ok := findNode(b, RoleWorker, "w:1")
+				return ok && n.Heartbeat.Running == 7
+			})
+		})
+	}
 }

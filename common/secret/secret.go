@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/beluga-scheduler/beluga/common/clusterkey"
@@ -179,4 +180,11 @@ func hasAny(m map[string]string, names []string) bool {
 		}
 	}
 	return false
+}
+
+// LinkContext binds a secret param sealed for the master-worker link to
+// one attempt of one task: a sealed value copied into another dispatch
+// does not open.
+func LinkContext(taskInstanceID int64, attempt int) string {
+	return "dispatch " + strconv.FormatInt(taskInstanceID, 10) + "/" + strconv.Itoa(attempt)
 }

@@ -16,7 +16,7 @@ import (
 func checkJSON(data []byte) []string {
 	c := &jsonChecker{data: data, dec: json.NewDecoder(bytes.NewReader(data))}
 	c.dec.UseNumber() // numbers are only skipped here; spare the float parsing
-	err := c.value(workflowShape, nil)
+	err := c.value(workflowShape(), nil)
 	if err == nil {
 		if _, err = c.dec.Token(); err == nil {
 			err = fmt.Errorf("line %d: data after the JSON object", c.line())

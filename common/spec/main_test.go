@@ -5,7 +5,11 @@ import (
 	"testing"
 
 	"github.com/beluga-scheduler/beluga/internal/leakcheck"
+	"github.com/beluga-scheduler/beluga/tasks/builtin"
 )
 
 // TestMain fails the package's tests when they leave goroutines running.
-func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
+func TestMain(m *testing.M) {
+	builtin.Register()
+	os.Exit(leakcheck.Run(m))
+}

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/beluga-scheduler/beluga/common/tasktype"
-	_ "github.com/beluga-scheduler/beluga/tasks/builtin" // the shipped task types
 )
 
 // shape is what the JSON and YAML checkers know about a value of the spec:
@@ -23,8 +23,9 @@ type shape struct {
 }
 
 // workflowShape is derived from the json tags of types.go, so the checkers
-// follow the structs. yaml tags are the same names.
-var workflowShape = func() *shape {
+// follow the structs. yaml tags are the same names. Made on first use: the
+// binary registers the task types at start, after package init.
+var workflowShape = sync.OnceValue(func() *shape {
 	s := shapeOf(reflect.TypeFor[Workflow](), "the workflow")
 	// A task also takes the fields of the registered types; which of them
 	// belong to its own type is checked by Validate (common/tasktype).
@@ -35,7 +36,7 @@ var workflowShape = func() *shape {
 		}
 	}
 	return s
-}()
+})
 
 func shapeOf(t reflect.Type, what string) *shape {
 	switch {

@@ -336,6 +336,24 @@ var tenantRule = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
 // TenantRule says what a tenant name may be.
 const TenantRule = "an OS user name: up to 32 lower-case letters, digits, '_' or '-', not starting with a digit or '-'"
 
+// ErrTenantNotAllowed is CheckTenant's error: the API answers it 403.
+var ErrTenantNotAllowed = errors.New("only an admin may name a tenant other than the project's")
+
+// CheckTenant is the rule for who may name a tenant (docs/security.md,
+// tenants): a workflow or task runs as the OS user it names, so naming one
+// other than the project's own (which only an admin sets) takes an admin.
+// It is checked when a spec is applied (byAdmin: the caller is) and again
+// when its tasks run (byAdmin: the version's author is, now).
+func CheckTenant(tenant, projectTenant string, byAdmin bool) error {
+	if tenant == "" || tenant == projectTenant || byAdmin {
+		return nil
+	}
+	if projectTenant == "" {
+		return fmt.Errorf("tenant %q: the project has no tenant: %w", tenant, ErrTenantNotAllowed)
+	}
+	return fmt.Errorf("tenant %q: the project's is %q: %w", tenant, projectTenant, ErrTenantNotAllowed)
+}
+
 // ValidTenant says whether t is a tenant name.
 func ValidTenant(t string) bool { return tenantRule.MatchString(t) }
 
@@ -349,10 +367,12 @@ func (v *validator) params(label string, ps map[string]string) {
 	if len(ps) == 0 {
 		return
 	}
-	var bad, badValue []string
+	var bad, reserved, badValue []string
 	for k, val := range ps {
 		if !validEnvName(k) {
 			bad = append(bad, k)
+		} else if params.CheckName(k) != nil {
+			reserved = append(reserved, k)
 		} else if params.Check(val) != nil {
 			badValue = append(badValue, k)
 		}
@@ -360,6 +380,10 @@ func (v *validator) params(label string, ps map[string]string) {
 	slices.Sort(bad) // map order would make the message change between runs
 	for _, k := range bad {
 		v.addf("%s: param %q: a param name must be a valid environment variable name ([A-Za-z_][A-Za-z0-9_]*)", label, k)
+	}
+	slices.Sort(reserved)
+	for _, k := range reserved {
+		v.addf("%s: %v", label, params.CheckName(k))
 	}
 	slices.Sort(badValue)
 	for _, k := range badValue {

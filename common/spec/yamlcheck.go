@@ -12,7 +12,7 @@ import (
 // integers where an integer is wanted (yaml.v3 would turn retries: 1.5 into 1).
 func checkYAML(root *yaml.Node) []string {
 	c := &yamlChecker{seen: map[yamlVisit]bool{}}
-	c.node(root, workflowShape, nil)
+	c.node(root, workflowShape(), nil)
 	return c.problems
 }
 

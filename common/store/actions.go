@@ -15,113 +15,9 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 )
 
-// ActionKind names an operator action on a workflow instance or on one task
-// instance.
-type ActionKind string
-
-// Instance actions.
-const (
-	// ActionStop kills the running tasks and starts nothing new; the
-	// instance ends stopped.
-	ActionStop ActionKind = "stop"
-	// ActionPause lets running tasks finish and starts nothing new; the
-	// instance ends paused.
-	ActionPause ActionKind = "pause"
-	// ActionResume continues a paused or stopped instance in place.
-	ActionResume ActionKind = "resume"
-	// ActionRerun runs the whole finished instance again in place (same id,
-	// new attempt rows, run_times + 1).
-	ActionRerun ActionKind = "rerun"
-	// ActionRecoverFailed reruns only the failed and killed tasks and their
-	// downstream, in place.
-	ActionRecoverFailed ActionKind = "recover_failed"
-)
-
-// Task actions.
-const (
-	// ActionKill kills one task instance.
-	ActionKill ActionKind = "kill"
-	// ActionForceSuccess makes a failed or killed task count as
-	// forced_success, so its downstream may run.
-	ActionForceSuccess ActionKind = "force_success"
-	// ActionForceStart lets a task waiting for a full task group start
-	// once without a slot.
-	ActionForceStart ActionKind = "force_start"
-)
-
-var (
-	instanceActions = []ActionKind{ActionStop, ActionPause, ActionResume, ActionRerun, ActionRecoverFailed}
-	taskActions     = []ActionKind{ActionKill, ActionForceSuccess, ActionForceStart}
-)
-
-// InstanceActions lists the actions on a workflow instance.
-func InstanceActions() []ActionKind { return slices.Clone(instanceActions) }
-
-// TaskActions lists the actions on a task instance.
-func TaskActions() []ActionKind { return slices.Clone(taskActions) }
-
-// OnInstance reports whether k is an action on a workflow instance.
-func (k ActionKind) OnInstance() bool { return slices.Contains(instanceActions, k) }
-
-// OnTask reports whether k is an action on a task instance.
-func (k ActionKind) OnTask() bool { return slices.Contains(taskActions, k) }
-
 // commandTypeAction is the command type of operator actions; every other
 // type is a start of some kind, consumed by ClaimCommands.
 const commandTypeAction = "action"
-
-// Column sizes of sql/ (characters).
-const (
-	MaxActionBy     = 128
-	MaxActionDetail = 1024
-	maxActionName   = 32
-)
-
-// ActionRequest asks the master to act on an instance or on one task.
-type ActionRequest struct {
-	// InstanceID is the instance of an instance action. For a task action
-	// it may be 0 (the task's instance is used) or must be the task's.
-	InstanceID int64
-	// TaskInstanceID is the task of a task action; 0 for instance actions.
-	TaskInstanceID int64
-	Action         ActionKind
-	By             string // who asked; at most MaxActionBy characters
-}
-
-// ActionResult is what RequestAction wrote.
-type ActionResult struct {
-	CommandID      int64
-	InstanceID     int64
-	TaskInstanceID int64 // 0 for instance actions
-	Action         ActionKind
-	// State is the instance's state after the request: ready_stop or
-	// ready_pause for stop and pause, else unchanged (the master acts later).
-	State model.WorkflowState
-	// TaskState is the task's state for task actions (unchanged).
-	TaskState model.TaskState
-}
-
-// Action is a queued operator action, as ClaimActions hands it to the master.
-type Action struct {
-	ID             int64 // the command id
-	InstanceID     int64
-	TaskInstanceID int64 // 0 for instance actions
-	Action         ActionKind
-	By             string
-	CreatedAt      time.Time
-}
-
-// HistoryEntry is one line of an instance's history: an operator request
-// or what the master did about it.
-type HistoryEntry struct {
-	ID             int64
-	InstanceID     int64
-	TaskInstanceID int64 // 0 when about the whole instance
-	Action         ActionKind
-	By             string
-	At             time.Time
-	Detail         string
-}
 
 // actionCommandRow is a command row with the action columns of
 // 0003_actions.sql; start commands are written through commandRow.
@@ -149,8 +45,8 @@ type historyRow struct {
 
 func (historyRow) TableName() string { return "instance_history" }
 
-func (r historyRow) entry() HistoryEntry {
-	e := HistoryEntry{ID: r.ID, InstanceID: r.WorkflowInstanceID, Action: ActionKind(r.Action),
+func (r historyRow) entry() model.HistoryEntry {
+	e := model.HistoryEntry{ID: r.ID, InstanceID: r.WorkflowInstanceID, Action: model.ActionKind(r.Action),
 		By: r.RequestedBy, At: r.At.UTC(), Detail: r.Detail}
 	if r.TaskInstanceID != nil {
 		e.TaskInstanceID = *r.TaskInstanceID
@@ -166,43 +62,43 @@ func nullID(id int64) *int64 {
 }
 
 // actionStates are the instance states each instance action starts from.
-var actionStates = map[ActionKind][]model.WorkflowState{
-	ActionStop:          {model.WorkflowRunning, model.WorkflowSubmitted},
-	ActionPause:         {model.WorkflowRunning, model.WorkflowSubmitted},
-	ActionResume:        {model.WorkflowPaused, model.WorkflowStopped},
-	ActionRerun:         {model.WorkflowSucceeded, model.WorkflowFailed, model.WorkflowStopped},
-	ActionRecoverFailed: {model.WorkflowSucceeded, model.WorkflowFailed, model.WorkflowStopped, model.WorkflowPaused},
+var actionStates = map[model.ActionKind][]model.WorkflowState{
+	model.ActionStop:          {model.WorkflowRunning, model.WorkflowSubmitted},
+	model.ActionPause:         {model.WorkflowRunning, model.WorkflowSubmitted},
+	model.ActionResume:        {model.WorkflowPaused, model.WorkflowStopped},
+	model.ActionRerun:         {model.WorkflowSucceeded, model.WorkflowFailed, model.WorkflowStopped},
+	model.ActionRecoverFailed: {model.WorkflowSucceeded, model.WorkflowFailed, model.WorkflowStopped, model.WorkflowPaused},
 }
 
 // actionTarget is the state stop and pause move an instance to at once, so
 // a second request sees it.
-var actionTarget = map[ActionKind]model.WorkflowState{
-	ActionStop:  model.WorkflowReadyStop,
-	ActionPause: model.WorkflowReadyPause,
+var actionTarget = map[model.ActionKind]model.WorkflowState{
+	model.ActionStop:  model.WorkflowReadyStop,
+	model.ActionPause: model.WorkflowReadyPause,
 }
 
 // taskActionStates are the task states each task action starts from.
-var taskActionStates = map[ActionKind][]model.TaskState{
-	ActionKill:         {model.TaskSubmitted, model.TaskDispatched, model.TaskRunning, model.TaskDelayed},
-	ActionForceSuccess: {model.TaskFailed, model.TaskKilled},
-	ActionForceStart:   {model.TaskSubmitted},
+var taskActionStates = map[model.ActionKind][]model.TaskState{
+	model.ActionKill:         {model.TaskSubmitted, model.TaskDispatched, model.TaskRunning, model.TaskDelayed},
+	model.ActionForceSuccess: {model.TaskFailed, model.TaskKilled},
+	model.ActionForceStart:   {model.TaskSubmitted},
 }
 
 // restartActions change a finished instance only when the master acts, so
 // a second one while the first waits would run the instance twice.
-var restartActions = []ActionKind{ActionResume, ActionRerun, ActionRecoverFailed}
+var restartActions = []model.ActionKind{model.ActionResume, model.ActionRerun, model.ActionRecoverFailed}
 
-// RequestAction validates an operator action against the current state and
+// ActionRequest validates an operator action against the current state and
 // queues it for the master: one transaction writes an action command and a
 // history row, and for stop and pause moves the instance to ready_stop or
 // ready_pause. A missing instance or task is ErrNotFound; an action the
 // current state does not allow (or that duplicates one still waiting) is
 // ErrConflict, with a message naming the state; either changes nothing.
-func (s *Store) RequestAction(ctx context.Context, req ActionRequest) (ActionResult, error) {
+func (s *Store) ActionRequest(ctx context.Context, req model.ActionRequest) (model.ActionResult, error) {
 	if err := checkActionRequest(req); err != nil {
-		return ActionResult{}, err
+		return model.ActionResult{}, err
 	}
-	res := ActionResult{InstanceID: req.InstanceID, TaskInstanceID: req.TaskInstanceID, Action: req.Action}
+	res := model.ActionResult{InstanceID: req.InstanceID, TaskInstanceID: req.TaskInstanceID, Action: req.Action}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// Locking reads on MySQL (SQLite transactions are serialized
 		// anyway): every action on one instance queues behind the instance
@@ -257,7 +153,7 @@ func (s *Store) RequestAction(ctx context.Context, req ActionRequest) (ActionRes
 			return fmt.Errorf("insert %s command: %w", req.Action, err)
 		}
 		h := historyRow{WorkflowInstanceID: inst.ID, TaskInstanceID: nullID(req.TaskInstanceID), Action: string(req.Action),
-			RequestedBy: req.By, At: now, Detail: clip(detail, MaxActionDetail)}
+			RequestedBy: req.By, At: now, Detail: clip(detail, model.MaxActionDetail)}
 		if err := tx.Create(&h).Error; err != nil {
 			return fmt.Errorf("insert history: %w", err)
 		}
@@ -265,14 +161,14 @@ func (s *Store) RequestAction(ctx context.Context, req ActionRequest) (ActionRes
 		return nil
 	})
 	if err != nil {
-		return ActionResult{}, err
+		return model.ActionResult{}, err
 	}
 	return res, nil
 }
 
 // checkActionRequest refuses requests no state could allow; the API checks
 // the same first and answers 400.
-func checkActionRequest(req ActionRequest) error {
+func checkActionRequest(req model.ActionRequest) error {
 	switch {
 	case req.Action.OnInstance():
 		if req.InstanceID <= 0 || req.TaskInstanceID != 0 {
@@ -283,17 +179,17 @@ func checkActionRequest(req ActionRequest) error {
 			return fmt.Errorf("action %s needs a task instance id", req.Action)
 		}
 	default:
-		return fmt.Errorf("unknown action %q: use one of %s", req.Action, joinActions(append(InstanceActions(), taskActions...)))
+		return fmt.Errorf("unknown action %q: use one of %s", req.Action, joinActions(append(model.InstanceActions(), model.TaskActions()...)))
 	}
-	if !utf8.ValidString(req.By) || utf8.RuneCountInString(req.By) > MaxActionBy {
-		return fmt.Errorf("requested by: must be valid UTF-8 of at most %d characters", MaxActionBy)
+	if !utf8.ValidString(req.By) || utf8.RuneCountInString(req.By) > model.MaxActionBy {
+		return fmt.Errorf("requested by: must be valid UTF-8 of at most %d characters", model.MaxActionBy)
 	}
 	return nil
 }
 
 // checkAction checks req against the locked rows and returns the history
 // detail of an accepted request.
-func checkAction(tx *gorm.DB, req ActionRequest, inst workflowInstanceRow, task taskInstanceRow) (string, error) {
+func checkAction(tx *gorm.DB, req model.ActionRequest, inst workflowInstanceRow, task taskInstanceRow) (string, error) {
 	state := model.WorkflowState(inst.State)
 	if req.Action.OnInstance() {
 		from := actionStates[req.Action]
@@ -330,10 +226,10 @@ func checkAction(tx *gorm.DB, req ActionRequest, inst workflowInstanceRow, task 
 		return "", fmt.Errorf("cannot %s %s: it is %s; %s needs a %s task: %w",
 			req.Action, what, ts, req.Action, orList(want), ErrConflict)
 	}
-	if req.Action == ActionForceStart && task.TaskGroup == "" {
+	if req.Action == model.ActionForceStart && task.TaskGroup == "" {
 		return "", fmt.Errorf("cannot force_start %s: it has no task group to wait for: %w", what, ErrConflict)
 	}
-	if req.Action == ActionForceSuccess && !state.Finished() && state != model.WorkflowRunning {
+	if req.Action == model.ActionForceSuccess && !state.Finished() && state != model.WorkflowRunning {
 		return "", fmt.Errorf("cannot force_success %s: its workflow instance %d is %s; force_success needs a running or finished instance: %w",
 			what, inst.ID, state, ErrConflict)
 	}
@@ -350,11 +246,11 @@ func checkAction(tx *gorm.DB, req ActionRequest, inst workflowInstanceRow, task 
 	return fmt.Sprintf("requested; task %s attempt %d %s, instance %s", task.Name, task.Attempt, ts, state), nil
 }
 
-// ClaimActions consumes up to limit action commands, oldest first; each is
+// ActionClaim consumes up to limit action commands, oldest first; each is
 // deleted in its own transaction (fenced when this view has an epoch) and
 // returned only when this call deleted it, so an action is handed out once
 // even when two masters race.
-func (s *Store) ClaimActions(ctx context.Context, limit int) ([]Action, error) {
+func (s *Store) ActionClaim(ctx context.Context, limit int) ([]model.Action, error) {
 	if limit <= 0 {
 		limit = 100
 	}
@@ -362,7 +258,7 @@ func (s *Store) ClaimActions(ctx context.Context, limit int) ([]Action, error) {
 	if err := s.db.WithContext(ctx).Where("type = ?", commandTypeAction).Order("id").Limit(limit).Find(&cmds).Error; err != nil {
 		return nil, fmt.Errorf("read action commands: %w", err)
 	}
-	var out []Action
+	var out []model.Action
 	for _, c := range cmds {
 		took := false
 		err := s.tx(ctx, func(tx *gorm.DB) error {
@@ -377,7 +273,7 @@ func (s *Store) ClaimActions(ctx context.Context, limit int) ([]Action, error) {
 			return out, err
 		}
 		if took {
-			a := Action{ID: c.ID, InstanceID: c.WorkflowInstanceID, Action: ActionKind(c.Action), By: c.RequestedBy, CreatedAt: c.CreatedAt.UTC()}
+			a := model.Action{ID: c.ID, InstanceID: c.WorkflowInstanceID, Action: model.ActionKind(c.Action), By: c.RequestedBy, CreatedAt: c.CreatedAt.UTC()}
 			if c.TaskInstanceID != nil {
 				a.TaskInstanceID = *c.TaskInstanceID
 			}
@@ -387,35 +283,35 @@ func (s *Store) ClaimActions(ctx context.Context, limit int) ([]Action, error) {
 	return out, nil
 }
 
-// History returns an instance's history, oldest first (empty for an
+// InstanceHistory returns an instance's history, oldest first (empty for an
 // unknown instance).
-func (s *Store) History(ctx context.Context, instanceID int64) ([]HistoryEntry, error) {
+func (s *Store) InstanceHistory(ctx context.Context, instanceID int64) ([]model.HistoryEntry, error) {
 	var rows []historyRow
 	if err := s.db.WithContext(ctx).Where("workflow_instance_id = ?", instanceID).Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("read history of instance %d: %w", instanceID, err)
 	}
-	out := make([]HistoryEntry, len(rows))
+	out := make([]model.HistoryEntry, len(rows))
 	for i, r := range rows {
 		out[i] = r.entry()
 	}
 	return out, nil
 }
 
-// AddHistory records e (the master's outcome of an action, say) and returns
+// InstanceHistoryAdd records e (the master's outcome of an action, say) and returns
 // it with its id. A zero At means now; By and Detail longer than their
 // columns are cut. Fenced when this view has an epoch.
-func (s *Store) AddHistory(ctx context.Context, e HistoryEntry) (HistoryEntry, error) {
+func (s *Store) InstanceHistoryAdd(ctx context.Context, e model.HistoryEntry) (model.HistoryEntry, error) {
 	if e.InstanceID <= 0 {
 		return e, fmt.Errorf("add history: instance id %d is not valid", e.InstanceID)
 	}
-	if e.Action == "" || len(e.Action) > maxActionName {
-		return e, fmt.Errorf("add history: action %q must be 1 to %d bytes", e.Action, maxActionName)
+	if e.Action == "" || len(e.Action) > model.MaxActionName {
+		return e, fmt.Errorf("add history: action %q must be 1 to %d bytes", e.Action, model.MaxActionName)
 	}
 	if e.At.IsZero() {
 		e.At = time.Now()
 	}
 	e.At = e.At.UTC()
-	e.By, e.Detail = clip(e.By, MaxActionBy), clip(e.Detail, MaxActionDetail)
+	e.By, e.Detail = clip(e.By, model.MaxActionBy), clip(e.Detail, model.MaxActionDetail)
 	r := historyRow{WorkflowInstanceID: e.InstanceID, TaskInstanceID: nullID(e.TaskInstanceID), Action: string(e.Action),
 		RequestedBy: e.By, At: e.At, Detail: e.Detail}
 	if err := s.tx(ctx, func(tx *gorm.DB) error {
@@ -448,7 +344,7 @@ func wfStates(ss []model.WorkflowState) []string {
 	return out
 }
 
-func actionNames(ks []ActionKind) []string {
+func actionNames(ks []model.ActionKind) []string {
 	out := make([]string, len(ks))
 	for i, k := range ks {
 		out[i] = string(k)
@@ -456,7 +352,7 @@ func actionNames(ks []ActionKind) []string {
 	return out
 }
 
-func joinActions(ks []ActionKind) string { return strings.Join(actionNames(ks), ", ") }
+func joinActions(ks []model.ActionKind) string { return strings.Join(actionNames(ks), ", ") }
 
 // orList writes "a, b or c".
 func orList(ss []string) string {
@@ -464,4 +360,43 @@ func orList(ss []string) string {
 		return strings.Join(ss, "")
 	}
 	return strings.Join(ss[:len(ss)-1], ", ") + " or " + ss[len(ss)-1]
+}
+
+// InstanceEndUnstarted ends a run on its way to a stop or a pause that no runner
+// holds: it was asked before any master started it (queued, or its start
+// command not claimed). ready_stop becomes stopped, ready_pause paused, in
+// one fenced transaction. It returns the instance as ended, and false
+// when it was in neither state (or is gone): nothing changed.
+func (s *Store) InstanceEndUnstarted(ctx context.Context, id int64, at time.Time) (model.WorkflowInstance, bool, error) {
+	end := map[model.WorkflowState]model.WorkflowState{model.WorkflowReadyStop: model.WorkflowStopped, model.WorkflowReadyPause: model.WorkflowPaused}
+	var out model.WorkflowInstance
+	ended := false
+	err := s.tx(ctx, func(tx *gorm.DB) error {
+		ended = false
+		var r workflowInstanceRow
+		err := tx.Take(&r, id).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read instance %d: %w", id, err)
+		}
+		to, ok := end[model.WorkflowState(r.State)]
+		if !ok {
+			return nil
+		}
+		reason := string(to) + " before it started"
+		res := tx.Model(&workflowInstanceRow{}).Where("id = ? AND state = ?", id, r.State).
+			UpdateColumns(map[string]any{"state": string(to), "queued": false, "end_time": at.UTC(), "reason": reason})
+		if res.Error != nil {
+			return fmt.Errorf("end instance %d: %w", id, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return nil
+		}
+		r.State, r.Queued, r.Reason = string(to), false, reason
+		out, ended = r.model(), true
+		return appendEvents(tx, instanceChanges(id))
+	})
+	return out, ended, err
 }

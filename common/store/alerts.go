@@ -12,18 +12,6 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 )
 
-// AlertChannel is a stored alert channel: its kind, its settings as JSON
-// (common/alert.Config) and its secret, only ever held sealed.
-type AlertChannel struct {
-	ID           int64
-	Name         string
-	Kind         string
-	ConfigJSON   []byte
-	SecretSealed string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
-}
-
 type alertChannelRow struct {
 	ID           int64
 	Name         string
@@ -36,8 +24,8 @@ type alertChannelRow struct {
 
 func (alertChannelRow) TableName() string { return "alert_channel" }
 
-func (r alertChannelRow) model() AlertChannel {
-	c := AlertChannel{ID: r.ID, Name: r.Name, Kind: r.Kind, ConfigJSON: []byte(r.ConfigJSON),
+func (r alertChannelRow) model() model.AlertChannel {
+	c := model.AlertChannel{ID: r.ID, Name: r.Name, Kind: r.Kind, ConfigJSON: []byte(r.ConfigJSON),
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	if r.SecretSealed != nil {
 		c.SecretSealed = *r.SecretSealed
@@ -45,9 +33,9 @@ func (r alertChannelRow) model() AlertChannel {
 	return c
 }
 
-// PutAlertChannel creates or replaces the channel c.Name; KeepSecret as
+// AlertChannelPut creates or replaces the channel c.Name; KeepSecret as
 // c.SecretSealed keeps the stored secret.
-func (s *Store) PutAlertChannel(ctx context.Context, c AlertChannel) (out AlertChannel, created bool, err error) {
+func (s *Store) AlertChannelPut(ctx context.Context, c model.AlertChannel) (out model.AlertChannel, created bool, err error) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var cur alertChannelRow
@@ -76,23 +64,23 @@ func (s *Store) PutAlertChannel(ctx context.Context, c AlertChannel) (out AlertC
 	return out, created, err
 }
 
-// GetAlertChannel returns one channel.
-func (s *Store) GetAlertChannel(ctx context.Context, name string) (AlertChannel, error) {
+// AlertChannelGet returns one channel.
+func (s *Store) AlertChannelGet(ctx context.Context, name string) (model.AlertChannel, error) {
 	r, err := takeNamed[alertChannelRow](s.db.WithContext(ctx), "alert channel", name)
 	if err != nil {
-		return AlertChannel{}, err
+		return model.AlertChannel{}, err
 	}
 	return r.model(), nil
 }
 
-// ListAlertChannels returns every channel by name.
-func (s *Store) ListAlertChannels(ctx context.Context) ([]AlertChannel, error) {
+// AlertChannelList returns every channel by name.
+func (s *Store) AlertChannelList(ctx context.Context) ([]model.AlertChannel, error) {
 	return listNamed(s.db.WithContext(ctx), "alert channels", alertChannelRow.model)
 }
 
-// DeleteAlertChannel removes a channel (alerts already planned for it fail
+// AlertChannelDelete removes a channel (alerts already planned for it fail
 // when their turn comes).
-func (s *Store) DeleteAlertChannel(ctx context.Context, name string) error {
+func (s *Store) AlertChannelDelete(ctx context.Context, name string) error {
 	res := s.db.WithContext(ctx).Exec(`DELETE FROM alert_channel WHERE name = ?`, name)
 	if res.Error != nil {
 		return fmt.Errorf("delete alert channel %q: %w", name, res.Error)
@@ -103,8 +91,8 @@ func (s *Store) DeleteAlertChannel(ctx context.Context, name string) error {
 	return nil
 }
 
-// MissingAlertChannels returns those of names that are not channels.
-func (s *Store) MissingAlertChannels(ctx context.Context, names []string) ([]string, error) {
+// AlertChannelMissing returns those of names that are not channels.
+func (s *Store) AlertChannelMissing(ctx context.Context, names []string) ([]string, error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
@@ -123,32 +111,6 @@ func (s *Store) MissingAlertChannels(ctx context.Context, names []string) ([]str
 		}
 	}
 	return missing, nil
-}
-
-// Alert states.
-const (
-	AlertPending    = "pending"
-	AlertSent       = "sent"
-	AlertFailed     = "failed"     // every attempt failed
-	AlertSummarized = "summarized" // folded into a summary (too many at once)
-)
-
-// Alert is one alert to send, or sent, through one channel.
-type Alert struct {
-	ID         int64      `json:"id"`
-	Key        string     `json:"-"`
-	Channel    string     `json:"channel"`
-	Kind       string     `json:"kind"`
-	Project    string     `json:"project,omitempty"`
-	Workflow   string     `json:"workflow,omitempty"`
-	InstanceID int64      `json:"instance_id,omitempty"`
-	Message    string     `json:"message"`
-	State      string     `json:"state"`
-	Attempts   int        `json:"attempts"`
-	LastError  string     `json:"last_error,omitempty"`
-	NextAt     time.Time  `json:"-"`
-	CreatedAt  time.Time  `json:"created_at"`
-	SentAt     *time.Time `json:"sent_at,omitempty"`
 }
 
 type alertRow struct {
@@ -170,18 +132,18 @@ type alertRow struct {
 
 func (alertRow) TableName() string { return "alert" }
 
-func (r alertRow) model() Alert {
-	return Alert{ID: r.ID, Key: r.DedupeKey, Channel: r.Channel, Kind: r.Kind, Project: r.Project, Workflow: r.Workflow,
+func (r alertRow) model() model.Alert {
+	return model.Alert{ID: r.ID, Key: r.DedupeKey, Channel: r.Channel, Kind: r.Kind, Project: r.Project, Workflow: r.Workflow,
 		InstanceID: r.InstanceID, Message: r.Message, State: r.State, Attempts: r.Attempts, LastError: r.LastError,
 		NextAt: r.NextAt.UTC(), CreatedAt: r.CreatedAt.UTC(), SentAt: utc(r.SentAt)}
 }
 
-// AddAlerts writes alerts as pending (those whose key exists are left
+// AlertAdd writes alerts as pending (those whose key exists are left
 // alone: an outcome alerts once), and when cursor > 0 moves the alert
 // planner's place in the event stream to it, in one fenced transaction.
 // It returns the alerts written.
-func (s *Store) AddAlerts(ctx context.Context, as []Alert, cursor int64) ([]Alert, error) {
-	var out []Alert
+func (s *Store) AlertAdd(ctx context.Context, as []model.Alert, cursor int64) ([]model.Alert, error) {
+	var out []model.Alert
 	now := time.Now().UTC()
 	err := s.tx(ctx, func(tx *gorm.DB) error {
 		out = out[:0]
@@ -194,7 +156,7 @@ func (s *Store) AddAlerts(ctx context.Context, as []Alert, cursor int64) ([]Aler
 				continue
 			}
 			r := alertRow{DedupeKey: clip(a.Key, 255), Channel: a.Channel, Kind: a.Kind, Project: a.Project, Workflow: a.Workflow,
-				InstanceID: a.InstanceID, Message: clip(a.Message, 2048), State: AlertPending, NextAt: now, CreatedAt: now}
+				InstanceID: a.InstanceID, Message: clip(a.Message, 2048), State: model.AlertPending, NextAt: now, CreatedAt: now}
 			if err := tx.Create(&r).Error; err != nil {
 				return fmt.Errorf("add alert %s: %w", a.Key, err)
 			}
@@ -220,13 +182,13 @@ func (s *Store) AlertCursor(ctx context.Context) (int64, error) {
 	return seq, nil
 }
 
-// DueAlerts returns up to limit pending alerts whose next attempt is due.
-func (s *Store) DueAlerts(ctx context.Context, now time.Time, limit int) ([]Alert, error) {
+// AlertDue returns up to limit pending alerts whose next attempt is due.
+func (s *Store) AlertDue(ctx context.Context, now time.Time, limit int) ([]model.Alert, error) {
 	var rows []alertRow
-	if err := s.db.WithContext(ctx).Where("state = ? AND next_at <= ?", AlertPending, now.UTC()).Order("id").Limit(limit).Find(&rows).Error; err != nil {
+	if err := s.db.WithContext(ctx).Where("state = ? AND next_at <= ?", model.AlertPending, now.UTC()).Order("id").Limit(limit).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("due alerts: %w", err)
 	}
-	out := make([]Alert, len(rows))
+	out := make([]model.Alert, len(rows))
 	for i, r := range rows {
 		out[i] = r.model()
 	}
@@ -237,14 +199,14 @@ func (s *Store) DueAlerts(ctx context.Context, now time.Time, limit int) ([]Aler
 // again with next for a retry), its error.
 func (s *Store) AlertAttempt(ctx context.Context, id int64, state, lastErr string, next time.Time) error {
 	fields := map[string]any{"state": state, "attempts": gorm.Expr("attempts + 1"), "last_error": clip(lastErr, 1024), "next_at": next.UTC()}
-	if state == AlertSent {
+	if state == model.AlertSent {
 		fields["sent_at"] = time.Now().UTC()
 	}
-	if state == AlertSummarized {
+	if state == model.AlertSummarized {
 		fields["attempts"] = gorm.Expr("attempts")
 	}
 	err := s.tx(ctx, func(tx *gorm.DB) error {
-		return tx.Model(&alertRow{}).Where("id = ? AND state = ?", id, AlertPending).Updates(fields).Error
+		return tx.Model(&alertRow{}).Where("id = ? AND state = ?", id, model.AlertPending).Updates(fields).Error
 	})
 	if err != nil {
 		return fmt.Errorf("record alert %d: %w", id, err)
@@ -259,8 +221,8 @@ type AlertFilter struct {
 	Limit    int
 }
 
-// ListAlerts returns alerts newest first.
-func (s *Store) ListAlerts(ctx context.Context, f AlertFilter) ([]Alert, error) {
+// AlertList returns alerts newest first.
+func (s *Store) AlertList(ctx context.Context, f AlertFilter) ([]model.Alert, error) {
 	q := s.db.WithContext(ctx).Order("id DESC")
 	if f.Instance != 0 {
 		q = q.Where("instance_id = ?", f.Instance)
@@ -275,37 +237,37 @@ func (s *Store) ListAlerts(ctx context.Context, f AlertFilter) ([]Alert, error) 
 	if err := q.Limit(f.Limit).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list alerts: %w", err)
 	}
-	out := make([]Alert, len(rows))
+	out := make([]model.Alert, len(rows))
 	for i, r := range rows {
 		out[i] = r.model()
 	}
 	return out, nil
 }
 
-// GetAlert returns one alert.
-func (s *Store) GetAlert(ctx context.Context, id int64) (Alert, error) {
+// AlertGet returns one alert.
+func (s *Store) AlertGet(ctx context.Context, id int64) (model.Alert, error) {
 	var r alertRow
 	if err := s.db.WithContext(ctx).Take(&r, id).Error; err != nil {
-		return Alert{}, notFound(err, fmt.Sprintf("alert %d", id))
+		return model.Alert{}, notFound(err, fmt.Sprintf("alert %d", id))
 	}
 	return r.model(), nil
 }
 
-// AddTestAlert writes a pending test alert for channel (unfenced: the API
+// AlertAddTest writes a pending test alert for channel (unfenced: the API
 // asks, the leader sends it).
-func (s *Store) AddTestAlert(ctx context.Context, channel string) (Alert, error) {
+func (s *Store) AlertAddTest(ctx context.Context, channel string) (model.Alert, error) {
 	now := time.Now().UTC()
 	r := alertRow{DedupeKey: fmt.Sprintf("test:%s:%d", channel, now.UnixNano()), Channel: channel, Kind: "test",
-		Message: "a test alert from Beluga", State: AlertPending, NextAt: now, CreatedAt: now}
+		Message: "a test alert from Beluga", State: model.AlertPending, NextAt: now, CreatedAt: now}
 	if err := s.db.WithContext(ctx).Create(&r).Error; err != nil {
-		return Alert{}, fmt.Errorf("add test alert: %w", err)
+		return model.Alert{}, fmt.Errorf("add test alert: %w", err)
 	}
 	return r.model(), nil
 }
 
-// UnfinishedInstances returns the instances not finished yet (submitted,
+// InstanceUnfinished returns the instances not finished yet (submitted,
 // queued or running), for a new leader's deadline timers.
-func (s *Store) UnfinishedInstances(ctx context.Context) ([]model.WorkflowInstance, error) {
+func (s *Store) InstanceUnfinished(ctx context.Context) ([]model.WorkflowInstance, error) {
 	var rows []workflowInstanceRow
 	if err := s.db.WithContext(ctx).Where("state IN ?", unfinishedStates()).Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("unfinished instances: %w", err)

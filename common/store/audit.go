@@ -24,6 +24,15 @@ type PendingAudit struct {
 
 type auditKey struct{}
 
+// auditUser is the user of ctx's pending audit entry: who makes the change
+// ("" when no request made it).
+func auditUser(ctx context.Context) string {
+	if p, _ := ctx.Value(auditKey{}).(*PendingAudit); p != nil {
+		return p.entry.User
+	}
+	return ""
+}
+
 // WithAudit returns ctx carrying p for the store's writes.
 func WithAudit(ctx context.Context, e AuditEntry) (context.Context, *PendingAudit) {
 	if e.At.IsZero() {
@@ -85,10 +94,10 @@ func auditInTx(db *gorm.DB) {
 	}
 }
 
-// FinishAudit records how the change ended: the status and outcome on the
+// AuditFinish records how the change ended: the status and outcome on the
 // entry a transaction wrote, or a new entry when none did (or its
 // transaction rolled back).
-func (s *Store) FinishAudit(ctx context.Context, p *PendingAudit, status int, outcome string) error {
+func (s *Store) AuditFinish(ctx context.Context, p *PendingAudit, status int, outcome string) error {
 	p.mu.Lock()
 	e, id := p.entry, p.id
 	p.mu.Unlock()

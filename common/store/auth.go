@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -13,55 +14,6 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/model"
 )
-
-// User roles.
-const (
-	RoleAdmin = "admin"
-	RoleUser  = "user"
-)
-
-// Token kinds: a session comes from a login (the UI's cookie, or the token
-// POST /login answers); a personal access token is made by its user for
-// scripts and the CLI.
-const (
-	TokenSession  = "session"
-	TokenPersonal = "personal"
-)
-
-// Grant levels on a project, each implying the ones before it.
-const (
-	GrantView    = "view"
-	GrantOperate = "operate"
-	GrantEdit    = "edit"
-	GrantOwner   = "owner" // edit, and may grant others
-)
-
-// GrantRank orders levels (0: none or unknown).
-func GrantRank(level string) int {
-	switch level {
-	case GrantView:
-		return 1
-	case GrantOperate:
-		return 2
-	case GrantEdit:
-		return 3
-	case GrantOwner:
-		return 4
-	}
-	return 0
-}
-
-// User is a stored user. PasswordHash is a bcrypt hash; the store neither
-// makes nor checks it.
-type User struct {
-	ID           int64
-	Name         string
-	Role         string
-	PasswordHash string
-	Disabled     bool
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
-}
 
 type userRow struct {
 	ID           int64
@@ -75,21 +27,9 @@ type userRow struct {
 
 func (userRow) TableName() string { return "app_user" }
 
-func (r userRow) model() User {
-	return User{ID: r.ID, Name: r.Name, Role: r.Role, PasswordHash: r.PasswordHash, Disabled: r.Disabled,
+func (r userRow) model() model.User {
+	return model.User{ID: r.ID, Name: r.Name, Role: r.Role, PasswordHash: r.PasswordHash, Disabled: r.Disabled,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
-}
-
-// Token is a stored token, without its secret (only the hash is kept).
-type Token struct {
-	ID         int64
-	UserID     int64
-	Kind       string
-	Name       string
-	Hash       string
-	ExpiresAt  time.Time
-	CreatedAt  time.Time
-	LastUsedAt *time.Time
 }
 
 type tokenRow struct {
@@ -105,25 +45,14 @@ type tokenRow struct {
 
 func (tokenRow) TableName() string { return "auth_token" }
 
-func (r tokenRow) model() Token {
-	t := Token{ID: r.ID, UserID: r.UserID, Kind: r.Kind, Name: r.Name, Hash: r.TokenHash,
+func (r tokenRow) model() model.Token {
+	t := model.Token{ID: r.ID, UserID: r.UserID, Kind: r.Kind, Name: r.Name, Hash: r.TokenHash,
 		ExpiresAt: r.ExpiresAt.UTC(), CreatedAt: r.CreatedAt.UTC()}
 	if r.LastUsedAt != nil {
 		u := r.LastUsedAt.UTC()
 		t.LastUsedAt = &u
 	}
 	return t
-}
-
-// Grant is one user's level on one project.
-type Grant struct {
-	ProjectID int64
-	Project   string
-	UserID    int64
-	User      string
-	Level     string
-	GrantedBy string
-	CreatedAt time.Time
 }
 
 type grantRow struct {
@@ -159,8 +88,8 @@ func HashToken(secret string) string {
 
 func now6() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
-// CountUsers is how many users exist (0: bootstrap the admin).
-func (s *Store) CountUsers(ctx context.Context) (int64, error) {
+// UserCount is how many users exist (0: bootstrap the admin).
+func (s *Store) UserCount(ctx context.Context) (int64, error) {
 	var n int64
 	if err := s.db.WithContext(ctx).Model(&userRow{}).Count(&n).Error; err != nil {
 		return 0, fmt.Errorf("count users: %w", err)
@@ -168,48 +97,60 @@ func (s *Store) CountUsers(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// CreateUser inserts a user; ErrConflict when the name is taken.
-func (s *Store) CreateUser(ctx context.Context, name, role, passwordHash string) (User, error) {
+// NormalUserName is the one form of a user name: stored so, and looked up
+// so. MySQL's default collation ignores case and trailing spaces, SQLite's
+// does not: names are trimmed and lower-cased once, here, and compared
+// exactly (GetUser), so "Admin", "ADMIN " and "admin" are one user on every
+// database, and one key for the login limiter.
+func NormalUserName(name string) string { return strings.ToLower(strings.TrimSpace(name)) }
+
+// UserCreate inserts a user under its normal name (NormalUserName);
+// ErrConflict when the name is taken.
+func (s *Store) UserCreate(ctx context.Context, name, role, passwordHash string) (model.User, error) {
+	name = NormalUserName(name)
 	n := now6()
 	r := userRow{Name: name, Role: role, PasswordHash: passwordHash, CreatedAt: n, UpdatedAt: n}
 	if err := s.db.WithContext(ctx).Create(&r).Error; err != nil {
 		if isUniqueViolation(err) {
-			return User{}, fmt.Errorf("user %q exists: %w", name, ErrConflict)
+			return model.User{}, fmt.Errorf("user %q exists: %w", name, ErrConflict)
 		}
-		return User{}, fmt.Errorf("create user %q: %w", name, err)
+		return model.User{}, fmt.Errorf("create user %q: %w", name, err)
 	}
 	return r.model(), nil
 }
 
-// GetUser returns the user by name.
-func (s *Store) GetUser(ctx context.Context, name string) (User, error) {
+// UserGet returns the user by name, normalised (NormalUserName). The row
+// must hold the name exactly: a collation that ignores case, trailing
+// spaces or accents does not make another name match.
+func (s *Store) UserGet(ctx context.Context, name string) (model.User, error) {
+	name = NormalUserName(name)
 	r, err := takeNamed[userRow](s.db.WithContext(ctx), "user", name)
 	if err != nil {
-		return User{}, err
+		return model.User{}, err
+	}
+	if r.Name != name {
+		return model.User{}, fmt.Errorf("user %q: %w", name, ErrNotFound)
 	}
 	return r.model(), nil
 }
 
-// ListUsers returns every user by name.
-func (s *Store) ListUsers(ctx context.Context) ([]User, error) {
+// UserList returns every user by name.
+func (s *Store) UserList(ctx context.Context) ([]model.User, error) {
 	return listNamed(s.db.WithContext(ctx), "users", userRow.model)
 }
 
-// UserChange is what UpdateUser changes (nil: kept).
-type UserChange struct {
-	Role         *string
-	PasswordHash *string
-	Disabled     *bool
-}
-
-// UpdateUser applies ch to the user. A new password or disabling the user
+// UserUpdate applies ch to the user. A new password or disabling the user
 // deletes every session and token of the user in the same transaction, so
 // the next call with any of them is refused.
-func (s *Store) UpdateUser(ctx context.Context, name string, ch UserChange) (out User, revoked int64, err error) {
+func (s *Store) UserUpdate(ctx context.Context, name string, ch model.UserChange) (out model.User, revoked int64, err error) {
+	name = NormalUserName(name)
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var r userRow
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("name = ?", name).Take(&r).Error; err != nil {
 			return notFound(err, fmt.Sprintf("user %q", name))
+		}
+		if r.Name != name {
+			return fmt.Errorf("user %q: %w", name, ErrNotFound)
 		}
 		up := map[string]any{"updated_at": now6()}
 		if ch.Role != nil {
@@ -237,19 +178,19 @@ func (s *Store) UpdateUser(ctx context.Context, name string, ch UserChange) (out
 	return out, revoked, err
 }
 
-// CreateToken stores a token by its hash.
-func (s *Store) CreateToken(ctx context.Context, t Token) (Token, error) {
+// TokenCreate stores a token by its hash.
+func (s *Store) TokenCreate(ctx context.Context, t model.Token) (model.Token, error) {
 	r := tokenRow{UserID: t.UserID, Kind: t.Kind, Name: t.Name, TokenHash: t.Hash,
 		ExpiresAt: t.ExpiresAt.UTC().Truncate(time.Microsecond), CreatedAt: now6()}
 	if err := s.db.WithContext(ctx).Create(&r).Error; err != nil {
-		return Token{}, fmt.Errorf("create token: %w", err)
+		return model.Token{}, fmt.Errorf("create token: %w", err)
 	}
 	return r.model(), nil
 }
 
-// Authenticate finds the live token with hash and its user: ErrNotFound
+// TokenAuthenticate finds the live token with hash and its user: ErrNotFound
 // when there is none, it expired, or its user is disabled.
-func (s *Store) Authenticate(ctx context.Context, hash string, at time.Time) (User, Token, error) {
+func (s *Store) TokenAuthenticate(ctx context.Context, hash string, at time.Time) (model.User, model.Token, error) {
 	// One query per request, the token and its user together, on the
 	// readers: a request is not held up by a run's writes.
 	var row struct {
@@ -268,10 +209,10 @@ func (s *Store) Authenticate(ctx context.Context, hash string, at time.Time) (Us
 		Joins("JOIN app_user u ON u.id = t.user_id").
 		Where("t.token_hash = ? AND t.expires_at > ? AND u.disabled = ?", hash, at.UTC(), false).Limit(1).Scan(&row).Error
 	if err != nil {
-		return User{}, Token{}, fmt.Errorf("authenticate: %w", err)
+		return model.User{}, model.Token{}, fmt.Errorf("authenticate: %w", err)
 	}
 	if row.TokenID == 0 {
-		return User{}, Token{}, fmt.Errorf("token: %w", ErrNotFound)
+		return model.User{}, model.Token{}, fmt.Errorf("token: %w", ErrNotFound)
 	}
 	// Last use is a hint for the token list: once a minute is enough.
 	if row.LastUsedAt == nil || at.Sub(*row.LastUsedAt) > time.Minute {
@@ -280,14 +221,14 @@ func (s *Store) Authenticate(ctx context.Context, hash string, at time.Time) (Us
 			s.log.Warn("record token use failed")
 		}
 	}
-	u := User{ID: row.UserID, Name: row.UserName, Role: row.Role}
-	t := Token{ID: row.TokenID, UserID: row.UserID, Kind: row.Kind, Name: row.Name, Hash: hash,
+	u := model.User{ID: row.UserID, Name: row.UserName, Role: row.Role}
+	t := model.Token{ID: row.TokenID, UserID: row.UserID, Kind: row.Kind, Name: row.Name, Hash: hash,
 		ExpiresAt: row.ExpiresAt.UTC(), CreatedAt: row.CreatedAt.UTC(), LastUsedAt: row.LastUsedAt}
 	return u, t, nil
 }
 
-// ListTokens returns a user's tokens of kind ("": all), newest first.
-func (s *Store) ListTokens(ctx context.Context, userID int64, kind string) ([]Token, error) {
+// TokenList returns a user's tokens of kind ("": all), newest first.
+func (s *Store) TokenList(ctx context.Context, userID int64, kind string) ([]model.Token, error) {
 	q := s.db.WithContext(ctx).Where("user_id = ?", userID)
 	if kind != "" {
 		q = q.Where("kind = ?", kind)
@@ -296,16 +237,16 @@ func (s *Store) ListTokens(ctx context.Context, userID int64, kind string) ([]To
 	if err := q.Order("id DESC").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
 	}
-	out := make([]Token, len(rows))
+	out := make([]model.Token, len(rows))
 	for i, r := range rows {
 		out[i] = r.model()
 	}
 	return out, nil
 }
 
-// DeleteToken deletes the user's token id; ErrNotFound when the user has
+// TokenDelete deletes the user's token id; ErrNotFound when the user has
 // no such token.
-func (s *Store) DeleteToken(ctx context.Context, userID, id int64) error {
+func (s *Store) TokenDelete(ctx context.Context, userID, id int64) error {
 	res := s.db.WithContext(ctx).Where("id = ? AND user_id = ?", id, userID).Delete(&tokenRow{})
 	if res.Error != nil {
 		return fmt.Errorf("delete token %d: %w", id, res.Error)
@@ -316,24 +257,28 @@ func (s *Store) DeleteToken(ctx context.Context, userID, id int64) error {
 	return nil
 }
 
-// DeleteTokenByHash deletes the token with hash (a logout); none is fine.
-func (s *Store) DeleteTokenByHash(ctx context.Context, hash string) error {
+// TokenDeleteByHash deletes the token with hash (a logout); none is fine.
+func (s *Store) TokenDeleteByHash(ctx context.Context, hash string) error {
 	if err := s.db.WithContext(ctx).Where("token_hash = ?", hash).Delete(&tokenRow{}).Error; err != nil {
 		return fmt.Errorf("delete token: %w", err)
 	}
 	return nil
 }
 
-// PutGrant sets user's level on project (level "": removes the grant).
-func (s *Store) PutGrant(ctx context.Context, project, user, level, by string) error {
+// GrantPut sets user's level on project (level "": removes the grant).
+func (s *Store) GrantPut(ctx context.Context, project, user, level, by string) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		p, err := getProject(tx, project)
 		if err != nil {
 			return err
 		}
 		var u userRow
+		user = NormalUserName(user)
 		if err := tx.Where("name = ?", user).Take(&u).Error; err != nil {
 			return notFound(err, fmt.Sprintf("user %q", user))
+		}
+		if u.Name != user {
+			return fmt.Errorf("user %q: %w", user, ErrNotFound)
 		}
 		if err := tx.Where("project_id = ? AND user_id = ?", p.ID, u.ID).Delete(&grantRow{}).Error; err != nil {
 			return fmt.Errorf("replace grant: %w", err)
@@ -348,9 +293,9 @@ func (s *Store) PutGrant(ctx context.Context, project, user, level, by string) e
 	})
 }
 
-// Grants lists the grants of a project (project != "") or of a user
+// GrantList lists the grants of a project (project != "") or of a user
 // (userID != 0), or both.
-func (s *Store) Grants(ctx context.Context, project string, userID int64) ([]Grant, error) {
+func (s *Store) GrantList(ctx context.Context, project string, userID int64) ([]model.Grant, error) {
 	q := s.db.WithContext(ctx).Table("project_grant g").
 		Select("g.project_id, p.name AS project, g.user_id, u.name AS user, g.level, g.granted_by, g.created_at").
 		Joins("JOIN project p ON p.id = g.project_id").Joins("JOIN app_user u ON u.id = g.user_id")
@@ -363,7 +308,7 @@ func (s *Store) Grants(ctx context.Context, project string, userID int64) ([]Gra
 	if userID != 0 {
 		q = q.Where("g.user_id = ?", userID)
 	}
-	var out []Grant
+	var out []model.Grant
 	if err := q.Order("p.name, u.name").Scan(&out).Error; err != nil {
 		return nil, fmt.Errorf("list grants: %w", err)
 	}
@@ -373,9 +318,9 @@ func (s *Store) Grants(ctx context.Context, project string, userID int64) ([]Gra
 	return out, nil
 }
 
-// ProjectLevels maps project id to user's level, for the projects user
+// GrantLevels maps project id to user's level, for the projects user
 // has a grant on.
-func (s *Store) ProjectLevels(ctx context.Context, userID int64) (map[int64]string, error) {
+func (s *Store) GrantLevels(ctx context.Context, userID int64) (map[int64]string, error) {
 	var rows []grantRow
 	if err := s.db.WithContext(ctx).Where("user_id = ?", userID).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("read grants: %w", err)
@@ -387,9 +332,9 @@ func (s *Store) ProjectLevels(ctx context.Context, userID int64) (map[int64]stri
 	return out, nil
 }
 
-// CreateProjectOwned creates a project with its tenant and makes owner its
+// ProjectCreateOwned creates a project with its tenant and makes owner its
 // owner, in one transaction.
-func (s *Store) CreateProjectOwned(ctx context.Context, name, description, tenant string, ownerID int64, ownerName string) (p model.Project, err error) {
+func (s *Store) ProjectCreateOwned(ctx context.Context, name, description, tenant string, ownerID int64, ownerName string) (p model.Project, err error) {
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		r := projectRow{Name: name, Description: description, Tenant: tenant, CreatedAt: time.Now().UTC()}
 		if err := tx.Create(&r).Error; err != nil {
@@ -399,7 +344,7 @@ func (s *Store) CreateProjectOwned(ctx context.Context, name, description, tenan
 			return fmt.Errorf("create project %q: %w", name, err)
 		}
 		p = r.model()
-		return tx.Create(&grantRow{ProjectID: r.ID, UserID: ownerID, Level: GrantOwner, GrantedBy: ownerName, CreatedAt: now6()}).Error
+		return tx.Create(&grantRow{ProjectID: r.ID, UserID: ownerID, Level: model.GrantOwner, GrantedBy: ownerName, CreatedAt: now6()}).Error
 	})
 	return p, err
 }
@@ -427,8 +372,8 @@ type AuditFilter struct {
 	Limit    int
 }
 
-// ListAudit returns entries newest first.
-func (s *Store) ListAudit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
+// AuditList returns entries newest first.
+func (s *Store) AuditList(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
 	q := s.db.WithContext(ctx).Model(&AuditEntry{})
 	if f.User != "" {
 		q = q.Where("username = ?", f.User)

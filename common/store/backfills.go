@@ -66,9 +66,9 @@ func (r backfillRow) model() model.Backfill {
 	return b
 }
 
-// CreateBackfill stores a backfill of b.Times (validated and ordered by the
+// BackfillCreate stores a backfill of b.Times (validated and ordered by the
 // caller) in state running; the active master submits its runs.
-func (s *Store) CreateBackfill(ctx context.Context, b model.Backfill) (model.Backfill, error) {
+func (s *Store) BackfillCreate(ctx context.Context, b model.Backfill) (model.Backfill, error) {
 	if len(b.Times) == 0 {
 		return model.Backfill{}, fmt.Errorf("backfill of %q has no schedule times", b.Workflow)
 	}
@@ -116,8 +116,8 @@ type BackfillFilter struct {
 	NoTimes  bool // leave Times empty (lists): they take most of a row
 }
 
-// ListBackfills returns backfills newest first with their runs' progress.
-func (s *Store) ListBackfills(ctx context.Context, f BackfillFilter) ([]model.Backfill, error) {
+// BackfillList returns backfills newest first with their runs' progress.
+func (s *Store) BackfillList(ctx context.Context, f BackfillFilter) ([]model.Backfill, error) {
 	if f.Limit <= 0 {
 		f.Limit = 200
 	}
@@ -133,8 +133,8 @@ func (s *Store) ListBackfills(ctx context.Context, f BackfillFilter) ([]model.Ba
 	return s.withProgress(ctx, rows)
 }
 
-// GetBackfill returns one backfill with its runs' progress.
-func (s *Store) GetBackfill(ctx context.Context, id int64) (model.Backfill, error) {
+// BackfillGet returns one backfill with its runs' progress.
+func (s *Store) BackfillGet(ctx context.Context, id int64) (model.Backfill, error) {
 	var r backfillRow
 	if err := s.db.WithContext(ctx).Take(&r, id).Error; err != nil {
 		return model.Backfill{}, notFound(err, fmt.Sprintf("backfill %d", id))
@@ -180,11 +180,11 @@ func (s *Store) withProgress(ctx context.Context, rows []backfillRow) ([]model.B
 	return out, nil
 }
 
-// SubmitBackfill writes runs for the next n times of b (read at
+// BackfillSubmit writes runs for the next n times of b (read at
 // b.Revision) and moves its cursor, in one fenced transaction that applies
 // only if the backfill is unchanged and running; a lost race is
 // ErrBackfillMoved. So each time runs once however masters come and go.
-func (s *Store) SubmitBackfill(ctx context.Context, b model.Backfill, n int) ([]model.WorkflowInstance, error) {
+func (s *Store) BackfillSubmit(ctx context.Context, b model.Backfill, n int) ([]model.WorkflowInstance, error) {
 	n = min(n, len(b.Times)-b.Submitted)
 	if n <= 0 {
 		return nil, nil
@@ -202,10 +202,10 @@ func (s *Store) SubmitBackfill(ctx context.Context, b model.Backfill, n int) ([]
 	return out, err
 }
 
-// EndBackfill moves a running backfill read at b.Revision to state (done
+// BackfillEnd moves a running backfill read at b.Revision to state (done
 // or failed) with a reason, in a fenced transaction; a lost race is
 // ErrBackfillMoved.
-func (s *Store) EndBackfill(ctx context.Context, b model.Backfill, state model.BackfillState, reason string) error {
+func (s *Store) BackfillEnd(ctx context.Context, b model.Backfill, state model.BackfillState, reason string) error {
 	return s.tx(ctx, func(tx *gorm.DB) error {
 		res := tx.Model(&backfillRow{}).Where("id = ? AND revision = ? AND state = ?", b.ID, b.Revision, model.BackfillRunning).
 			UpdateColumns(map[string]any{"state": string(state), "reason": reason, "end_at": time.Now().UTC(), "revision": b.Revision + 1})
@@ -219,10 +219,10 @@ func (s *Store) EndBackfill(ctx context.Context, b model.Backfill, state model.B
 	})
 }
 
-// StopBackfill stops a running backfill at the operator's request: no
+// BackfillStop stops a running backfill at the operator's request: no
 // more of its times are submitted; runs already submitted go on. A
 // backfill that is not running is ErrConflict, naming its state.
-func (s *Store) StopBackfill(ctx context.Context, id int64, by string) (model.Backfill, error) {
+func (s *Store) BackfillStop(ctx context.Context, id int64, by string) (model.Backfill, error) {
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var r backfillRow
 		if err := tx.Take(&r, id).Error; err != nil {
@@ -245,5 +245,5 @@ func (s *Store) StopBackfill(ctx context.Context, id int64, by string) (model.Ba
 	if err != nil {
 		return model.Backfill{}, err
 	}
-	return s.GetBackfill(ctx, id)
+	return s.BackfillGet(ctx, id)
 }

@@ -25,9 +25,10 @@ type batch struct {
 func newBatch(ctx context.Context, tx *gorm.DB, rows int) *batch {
 	b := &batch{ctx: ctx, tx: tx}
 	t, ok := tx.Statement.ConnPool.(*sql.Tx)
+	d := dialectOf(tx)
 	switch {
-	case !ok:
-	case tx.Dialector.Name() == "sqlite":
+	case !ok || !d.placeholders:
+	case !d.prepareBatches:
 		b.sqlTx = t
 	case rows >= prepareFrom:
 		b.sqlTx, b.stmts = t, map[string]*sql.Stmt{}

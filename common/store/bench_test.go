@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
-	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
 )
 
 // BenchmarkTaskWrites is the store's share of one task on SQLite, written
@@ -27,7 +25,7 @@ import (
 func BenchmarkTaskWrites(b *testing.B) {
 	for _, batch := range []int{1, 4, 16, 64} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
-			benchTaskWrites(b, batch, "sqlite://"+filepath.Join(b.TempDir(), "b.db"))
+			benchTaskWrites(b, batch, testDialectNamed(b, "sqlite"))
 		})
 	}
 }
@@ -37,80 +35,82 @@ func BenchmarkTaskWrites(b *testing.B) {
 // BELUGA_TEST_MYSQL_DSN: a server of someone else's).
 func BenchmarkTaskWritesMySQL(b *testing.B) {
 	for _, batch := range []int{1, 4, 16} {
-		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) { benchTaskWrites(b, batch, mariadbtest.URL(b)) })
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) { benchTaskWrites(b, batch, testDialectNamed(b, "mysql")) })
 	}
 }
 
-func benchTaskWrites(b *testing.B, batch int, url string) {
+// BenchmarkTaskWritesPostgres is BenchmarkTaskWrites on PostgreSQL;
+// server-cpu-ns is the CPU of the private postgres the tests start (none,
+// so not reported, when one already runs at 127.0.0.1:5432).
+func BenchmarkTaskWritesPostgres(b *testing.B) {
+	for _, batch := range []int{1, 4, 16} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) { benchTaskWrites(b, batch, testDialectNamed(b, "postgres")) })
+	}
+}
+
+func benchTaskWrites(b *testing.B, batch int, d testDialect) {
 	ctx := context.Background()
-	s, err := store.Open(ctx, url, zap.NewNop())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
-	s.CreateProject(ctx, "demo", "")
-	s.PutWorkflow(ctx, "demo", mustSpec(b, diamond))
-	inst, _ := s.CreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
-	if err := s.BeginTerm(ctx, 1, "m"); err != nil {
+	s := benchStore(b, d)
+	s.WorkflowPut(ctx, "demo", mustSpec(b, diamond))
+	inst, _ := s.InstanceCreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
+	if err := s.TermBegin(ctx, 1, "m"); err != nil {
 		b.Fatal(err)
 	}
 	t := s.Term(1)
-	cur, err := t.NewEventCursor(ctx)
+	cur, err := t.EventCursorNew(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
 	unpublished := 0
-	cpu0, srv0 := cpuTime(), serverCPU()
+	pid := 0
+	if d.serverPid != nil {
+		pid = d.serverPid()
+	}
+	cpu0, srv0 := cpuTime(), serverCPU(pid)
 	b.ResetTimer()
 	for done := 0; done < b.N; done += batch {
 		tasks := make([]*model.TaskInstance, batch)
 		for i := range tasks {
 			tasks[i] = &model.TaskInstance{WorkflowInstanceID: inst.ID, Name: "a", Type: "shell", State: model.TaskSubmitted, Attempt: 1}
 		}
-		if err := t.InsertTaskInstances(ctx, tasks); err != nil {
+		if err := t.TaskInsert(ctx, tasks); err != nil {
 			b.Fatal(err)
 		}
 		now := time.Now()
-		ds := make([]store.Dispatch, batch)
-		acks := make([]store.Report, batch)
-		ends := make([]store.Report, 0, 2*batch)
+		ds := make([]model.Dispatch, batch)
+		acks := make([]model.Report, batch)
+		ends := make([]model.Report, 0, 2*batch)
 		for i, tk := range tasks {
-			ds[i] = store.Dispatch{ID: tk.ID, Host: "w", Time: now}
-			acks[i] = store.Report{ID: tk.ID, Kind: store.ReportAck, Host: "w", LogPath: "/l"}
-			ends = append(ends, store.Report{ID: tk.ID, Kind: store.ReportRunning, Host: "w", PID: 1, StartTime: now},
-				store.Report{ID: tk.ID, Kind: store.ReportResult, Host: "w", State: model.TaskSucceeded, StartTime: now, EndTime: now})
+			ds[i] = model.Dispatch{ID: tk.ID, Host: "w", Time: now}
+			acks[i] = model.Report{ID: tk.ID, Kind: model.ReportAck, Host: "w", LogPath: "/l"}
+			ends = append(ends, model.Report{ID: tk.ID, Kind: model.ReportRunning, Host: "w", PID: 1, StartTime: now},
+				model.Report{ID: tk.ID, Kind: model.ReportResult, Host: "w", State: model.TaskSucceeded, StartTime: now, EndTime: now})
 		}
-		if _, err := t.MarkDispatched(ctx, ds); err != nil {
+		if _, err := t.TaskMarkDispatched(ctx, ds); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := t.ApplyReports(ctx, acks); err != nil {
+		if _, err := t.TaskApplyReports(ctx, acks); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := t.ApplyReports(ctx, ends); err != nil {
+		if _, err := t.TaskApplyReports(ctx, ends); err != nil {
 			b.Fatal(err)
 		}
 		if unpublished += batch; unpublished >= 32 {
-			if _, err := t.PublishEventsFrom(ctx, &cur, 1000); err != nil {
+			if _, err := t.EventPublishFrom(ctx, &cur, 1000); err != nil {
 				b.Fatal(err)
 			}
 			unpublished = 0
 		}
 	}
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
-	if s.Dialect() == "mysql" {
-		b.ReportMetric(float64(serverCPU()-srv0)/float64(b.N), "server-cpu-ns/op")
+	if pid != 0 {
+		b.ReportMetric(float64(serverCPU(pid)-srv0)/float64(b.N), "server-cpu-ns/op")
 	}
 }
 
-// serverCPU is the CPU time of the tests' private mariadbd, if it runs.
-func serverCPU() time.Duration {
-	pid := mariadbtest.SharedPid()
-	if pid == 0 {
-		return 0
-	}
+// serverCPU is the CPU time of the process pid (a private server of the
+// tests).
+func serverCPU(pid int) time.Duration {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
@@ -127,4 +127,19 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchStore is a migrated store on d with project demo, closed with b.
+func benchStore(b *testing.B, d testDialect) *store.Store {
+	ctx := context.Background()
+	s, err := store.Open(ctx, d.url(b), zap.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	if _, err := s.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	s.ProjectCreate(ctx, "demo", "")
+	return s
 }

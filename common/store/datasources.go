@@ -9,25 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/beluga-scheduler/beluga/common/model"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
-
-// Datasource is a stored datasource. The password is only ever held
-// sealed (common/secret); the store neither seals nor opens it.
-type Datasource struct {
-	ID             int64
-	Name           string
-	Type           string
-	Host           string
-	Port           int
-	Database       string
-	User           string
-	PasswordSealed string // "" when there is no password
-	Params         map[string]string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-}
 
 type datasourceRow struct {
 	ID             int64
@@ -45,8 +30,8 @@ type datasourceRow struct {
 
 func (datasourceRow) TableName() string { return "datasource" }
 
-func (r datasourceRow) model() (Datasource, error) {
-	d := Datasource{ID: r.ID, Name: r.Name, Type: r.Type, Host: r.Host, Port: r.Port, Database: r.DBName,
+func (r datasourceRow) model() (model.Datasource, error) {
+	d := model.Datasource{ID: r.ID, Name: r.Name, Type: r.Type, Host: r.Host, Port: r.Port, Database: r.DBName,
 		User: r.DBUser, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	if r.PasswordSealed != nil {
 		d.PasswordSealed = *r.PasswordSealed
@@ -67,10 +52,10 @@ var ErrUnknownDatasource = errors.New("unknown datasource")
 // one (a client that read a datasource never saw its password).
 const KeepPassword = "\x00keep"
 
-// PutDatasource creates the datasource d.Name or replaces its details;
+// DatasourcePut creates the datasource d.Name or replaces its details;
 // created says which. With d.PasswordSealed == KeepPassword the stored
 // password stays (none on a new datasource).
-func (s *Store) PutDatasource(ctx context.Context, d Datasource) (out Datasource, created bool, err error) {
+func (s *Store) DatasourcePut(ctx context.Context, d model.Datasource) (out model.Datasource, created bool, err error) {
 	var params *string
 	if len(d.Params) > 0 {
 		b, err := json.Marshal(d.Params)
@@ -115,22 +100,22 @@ func (s *Store) PutDatasource(ctx context.Context, d Datasource) (out Datasource
 	return out, created, err
 }
 
-// GetDatasource returns one datasource.
-func (s *Store) GetDatasource(ctx context.Context, name string) (Datasource, error) {
+// DatasourceGet returns one datasource.
+func (s *Store) DatasourceGet(ctx context.Context, name string) (model.Datasource, error) {
 	r, err := getDatasource(s.db.WithContext(ctx), name)
 	if err != nil {
-		return Datasource{}, err
+		return model.Datasource{}, err
 	}
 	return r.model()
 }
 
-// ListDatasources returns every datasource by name.
-func (s *Store) ListDatasources(ctx context.Context) ([]Datasource, error) {
+// DatasourceList returns every datasource by name.
+func (s *Store) DatasourceList(ctx context.Context) ([]model.Datasource, error) {
 	var rows []datasourceRow
 	if err := s.db.WithContext(ctx).Order("name").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list datasources: %w", err)
 	}
-	out := make([]Datasource, len(rows))
+	out := make([]model.Datasource, len(rows))
 	for i, r := range rows {
 		d, err := r.model()
 		if err != nil {
@@ -147,12 +132,12 @@ func (s *Store) DatasourceUsers(ctx context.Context, name string) ([]string, err
 	return datasourceUsers(s.db.WithContext(ctx), name)
 }
 
-// DeleteDatasource removes a datasource. It refuses with ErrConflict while
+// DatasourceDelete removes a datasource. It refuses with ErrConflict while
 // the latest version of a workflow uses it; older versions may name it
 // (an instance of one then fails its sql task, naming the datasource).
 // The row is locked first, as PutWorkflow locks the datasources it names,
 // so an apply that commits meanwhile is seen here.
-func (s *Store) DeleteDatasource(ctx context.Context, name string) error {
+func (s *Store) DatasourceDelete(ctx context.Context, name string) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		r, err := getDatasource(tx.Clauses(clause.Locking{Strength: "UPDATE"}), name)
 		if err != nil {
@@ -165,6 +150,9 @@ func (s *Store) DeleteDatasource(ctx context.Context, name string) error {
 		if len(users) > 0 {
 			return fmt.Errorf("datasource %q is used by the latest version of %s; change or delete those first: %w",
 				name, joinMax(users, 10), ErrConflict)
+		}
+		if err := deleteGrants(tx, datasourceGrants, r.ID); err != nil {
+			return err
 		}
 		if err := tx.Where("id = ?", r.ID).Delete(&datasourceRow{}).Error; err != nil {
 			return fmt.Errorf("delete datasource %q: %w", name, err)

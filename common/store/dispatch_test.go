@@ -22,7 +22,7 @@ func TestMarkDispatchedBatchRefusesRepeatsAndTaken(t *testing.T) {
 		c := addTask(t, s, inst.ID, "c", model.TaskSubmitted, "")
 		taken := addTask(t, s, inst.ID, "taken", model.TaskRunning, "")
 		now := time.Now()
-		ok, err := s.MarkDispatched(ctx, []store.Dispatch{
+		ok, err := s.TaskMarkDispatched(ctx, []model.Dispatch{
 			{ID: a.ID, Host: "w1", Time: now}, {ID: b.ID, Host: "w2", Time: now}, {ID: a.ID, Host: "w2", Time: now},
 			{ID: taken.ID, Host: "w1", Time: now}, {ID: c.ID, Host: "w1", Time: now},
 		})
@@ -30,11 +30,11 @@ func TestMarkDispatchedBatchRefusesRepeatsAndTaken(t *testing.T) {
 			t.Fatalf("dispatch batch: %v %v, want [true true false false true]", ok, err)
 		}
 		for id, host := range map[int64]string{a.ID: "w1", b.ID: "w2", c.ID: "w1"} {
-			if got, _ := s.GetTaskInstance(ctx, id); got.State != model.TaskDispatched || got.Host != host {
+			if got, _ := s.TaskGet(ctx, id); got.State != model.TaskDispatched || got.Host != host {
 				t.Errorf("task %d: %s on %q, want dispatched on %s", id, got.State, got.Host, host)
 			}
 		}
-		if got, _ := s.GetTaskInstance(ctx, taken.ID); got.State != model.TaskRunning || got.Host != "" {
+		if got, _ := s.TaskGet(ctx, taken.ID); got.State != model.TaskRunning || got.Host != "" {
 			t.Errorf("taken task changed: %+v", got)
 		}
 	})

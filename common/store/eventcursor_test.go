@@ -17,31 +17,31 @@ import (
 func TestPublishWithCursor(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		if err := s.BeginTerm(ctx, 3, "m1"); err != nil {
+		if err := s.TermBegin(ctx, 3, "m1"); err != nil {
 			t.Fatal(err)
 		}
 		lead := s.Term(3)
-		cur, err := lead.NewEventCursor(ctx)
+		cur, err := lead.EventCursorNew(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.CreateProject(ctx, "demo", "")
-		s.PutWorkflow(ctx, "demo", mustSpec(t, diamond))
-		inst, _ := s.CreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
+		s.ProjectCreate(ctx, "demo", "")
+		s.WorkflowPut(ctx, "demo", mustSpec(t, diamond))
+		inst, _ := s.InstanceCreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
 		writer := lead
 		insert := func(n int) {
 			var ts []*model.TaskInstance
 			for range n {
 				ts = append(ts, &model.TaskInstance{WorkflowInstanceID: inst.ID, Name: "a", Type: "shell", State: model.TaskSubmitted, Attempt: 1})
 			}
-			if err := writer.InsertTaskInstances(ctx, ts); err != nil {
+			if err := writer.TaskInsert(ctx, ts); err != nil {
 				t.Fatal(err)
 			}
 		}
 		insert(5)
 		var got []model.Event
 		for _, n := range []int{2, 2, 2} { // the third finds 1 (plus the run's submitted event: 6 in all)
-			evs, err := lead.PublishEventsFrom(ctx, &cur, n)
+			evs, err := lead.EventPublishFrom(ctx, &cur, n)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,16 +50,16 @@ func TestPublishWithCursor(t *testing.T) {
 				t.Fatalf("cursor after %d events: %+v", len(evs), cur)
 			}
 		}
-		if evs, err := lead.PublishEventsFrom(ctx, &cur, 10); err != nil || len(evs) != 0 || cur.Busy {
+		if evs, err := lead.EventPublishFrom(ctx, &cur, 10); err != nil || len(evs) != 0 || cur.Busy {
 			t.Fatalf("drained outbox: %v %v %+v", evs, err, cur)
 		}
 		insert(3)
-		evs, err := lead.PublishEventsFrom(ctx, &cur, 10)
+		evs, err := lead.EventPublishFrom(ctx, &cur, 10)
 		if err != nil || len(evs) != 3 {
 			t.Fatalf("after more writes: %v %v", evs, err)
 		}
 		got = append(got, evs...)
-		listed, err := s.ListEvents(ctx, 0, model.EventFilter{}, 100)
+		listed, err := s.EventList(ctx, 0, model.EventFilter{}, 100)
 		if err != nil || len(listed) != len(got) || len(got) != 9 {
 			t.Fatalf("listed %d, published %d (want 9): %v", len(listed), len(got), err)
 		}
@@ -70,20 +70,20 @@ func TestPublishWithCursor(t *testing.T) {
 			}
 		}
 
-		if err := s.BeginTerm(ctx, 4, "m2"); err != nil {
+		if err := s.TermBegin(ctx, 4, "m2"); err != nil {
 			t.Fatal(err)
 		}
 		writer = s.Term(4)
-		next, err := s.Term(4).NewEventCursor(ctx)
+		next, err := s.Term(4).EventCursorNew(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		insert(1)
 		stale := store.EventCursor{Last: cur.Last, Busy: true}
-		if _, err := lead.PublishEventsFrom(ctx, &stale, 10); !errors.Is(err, store.ErrFenced) || stale.Last != -1 {
+		if _, err := lead.EventPublishFrom(ctx, &stale, 10); !errors.Is(err, store.ErrFenced) || stale.Last != -1 {
 			t.Fatalf("stale term with a busy cursor: %v %+v", err, stale)
 		}
-		evs, err = s.Term(4).PublishEventsFrom(ctx, &next, 10)
+		evs, err = s.Term(4).EventPublishFrom(ctx, &next, 10)
 		if err != nil || len(evs) != 1 || evs[0].Seq <= got[len(got)-1].Seq {
 			t.Fatalf("the new term goes on: %v %v", evs, err)
 		}

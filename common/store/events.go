@@ -63,8 +63,9 @@ func (r eventRow) model() model.Event {
 
 const eventCols = `id, seq, time, kind, project, workflow, instance_id, task_instance_id, task_name, state, attempt, detail_json`
 
-// seqIsID says an event's public seq is its id (SQLite, see above).
-func (s *Store) seqIsID() bool { return s.dialect == "sqlite" }
+// seqIsID says an event's public seq is its id: where writes are serial,
+// ids commit in order (SQLite, see above).
+func (s *Store) seqIsID() bool { return s.d.serialWrites }
 
 // seqCol is the column that holds an event's public seq.
 func (s *Store) seqCol() string {
@@ -107,13 +108,13 @@ func scanEvents(q *gorm.DB) ([]eventRow, error) {
 type changed struct {
 	tasks     []int64
 	instances []int64
-	warning   *HistoryEntry // a timeout warning: an event of its own kind
+	warning   *model.HistoryEntry // a timeout warning: an event of its own kind
 }
 
 // historyChanges makes an event of a timeout warning the runner recorded;
 // other history entries are not state changes.
-func historyChanges(e HistoryEntry) changed {
-	if e.Action != TimeoutWarning {
+func historyChanges(e model.HistoryEntry) changed {
+	if e.Action != model.TimeoutWarning {
 		return changed{}
 	}
 	return changed{warning: &e}
@@ -143,7 +144,7 @@ func appendEvents(tx *gorm.DB, c changed) error {
 		err := tx.Exec(`INSERT INTO event (time, kind, project, workflow, instance_id, task_instance_id, task_name, state, attempt, detail_json) `+
 			`SELECT ?, ?, w.project_name, w.workflow_name, w.id, ?, COALESCE((SELECT name FROM task_instance WHERE id = ?), ''), ?, w.run_times, ? `+
 			`FROM workflow_instance w WHERE w.id = ?`,
-			now, model.EventTimeout, w.TaskInstanceID, w.TaskInstanceID, string(TimeoutWarning), detail, w.InstanceID).Error
+			now, model.EventTimeout, w.TaskInstanceID, w.TaskInstanceID, string(model.TimeoutWarning), detail, w.InstanceID).Error
 		if err != nil {
 			return fmt.Errorf("append timeout event: %w", err)
 		}
@@ -164,17 +165,9 @@ func appendEvents(tx *gorm.DB, c changed) error {
 // 100,000-task instance writes more rows than either at once.
 const maxInIDs = 10000
 
-// orFail is the conflict clause of a multi-row write on SQLite: FAIL, where
-// the default ABORT makes SQLite keep a statement journal to undo just the
-// one statement (each a 64 KiB buffer mapped and unmapped by the pure-Go
-// allocator: 8 % of a small transaction's CPU). An error fails the whole
-// transaction here anyway, which rolls back all of it.
-func orFail(tx *gorm.DB) string {
-	if tx.Dialector.Name() == "sqlite" {
-		return " OR FAIL"
-	}
-	return ""
-}
+// orFail is the dialect's conflict clause of a multi-row write
+// (dialect.conflictClause: SQLite's OR FAIL).
+func orFail(tx *gorm.DB) string { return dialectOf(tx).conflictClause }
 
 // uniq drops zero ids and repeats, keeping the first order.
 func uniq(ids []int64) []int64 {
@@ -206,24 +199,24 @@ type EventCursor struct {
 	Busy bool
 }
 
-// NewEventCursor is where a new term's publisher starts, taken before its
+// EventCursorNew is where a new term's publisher starts, taken before its
 // readers start: what it then hands over (the hub, the alerter's feed)
 // follows on from what they read from the table. MySQL: the publisher
 // goes on from the unnumbered rows. SQLite: every committed row is
 // published, so it starts after the newest now; the readers' own cursors
 // cover the rows up to it.
-func (s *Store) NewEventCursor(ctx context.Context) (EventCursor, error) {
+func (s *Store) EventCursorNew(ctx context.Context) (EventCursor, error) {
 	if !s.seqIsID() {
 		return EventCursor{Last: -1}, nil
 	}
-	last, err := s.LastEventSeq(ctx)
+	last, err := s.EventLastSeq(ctx)
 	if err != nil {
 		return EventCursor{Last: -1}, err
 	}
 	return EventCursor{Last: last}, nil
 }
 
-// PublishEventsFrom numbers up to limit committed, unnumbered outbox rows,
+// EventPublishFrom numbers up to limit committed, unnumbered outbox rows,
 // in id order after the highest seq, in one fenced transaction, and
 // returns them (on SQLite, where rows are public at commit, it returns the
 // rows after c.Last: handOverEvents). Only the leader calls it (a stale
@@ -233,7 +226,7 @@ func (s *Store) NewEventCursor(ctx context.Context) (EventCursor, error) {
 // increase, they need not be consecutive). The publisher keeps c between
 // calls; c.Last is only trusted within one term: the fenced transaction
 // proves no other publisher numbered rows since.
-func (s *Store) PublishEventsFrom(ctx context.Context, c *EventCursor, limit int) ([]model.Event, error) {
+func (s *Store) EventPublishFrom(ctx context.Context, c *EventCursor, limit int) ([]model.Event, error) {
 	if s.seqIsID() {
 		return s.handOverEvents(ctx, c, limit)
 	}
@@ -302,7 +295,7 @@ func (s *Store) PublishEventsFrom(ctx context.Context, c *EventCursor, limit int
 // waits for their commit). A stale term gets ErrFenced, as when numbering.
 func (s *Store) handOverEvents(ctx context.Context, c *EventCursor, limit int) ([]model.Event, error) {
 	if c.Last < 0 {
-		last, err := s.LastEventSeq(ctx)
+		last, err := s.EventLastSeq(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("publish events: %w", err)
 		}
@@ -331,9 +324,9 @@ func (s *Store) handOverEvents(ctx context.Context, c *EventCursor, limit int) (
 	return out, nil
 }
 
-// ListEvents returns up to limit published events after seq after that pass
+// EventList returns up to limit published events after seq after that pass
 // f, in seq order.
-func (s *Store) ListEvents(ctx context.Context, after int64, f model.EventFilter, limit int) ([]model.Event, error) {
+func (s *Store) EventList(ctx context.Context, after int64, f model.EventFilter, limit int) ([]model.Event, error) {
 	seq := s.seqCol()
 	q := s.read(ctx).Table("event").Select(s.eventColsSeq()).Where(seq+" > ?", after)
 	if f.Projects != nil {
@@ -368,8 +361,8 @@ func (s *Store) ListEvents(ctx context.Context, after int64, f model.EventFilter
 	return out, nil
 }
 
-// LastEventSeq is the highest published seq (0: none).
-func (s *Store) LastEventSeq(ctx context.Context) (int64, error) {
+// EventLastSeq is the highest published seq (0: none).
+func (s *Store) EventLastSeq(ctx context.Context) (int64, error) {
 	var last int64
 	if err := s.db.WithContext(ctx).Raw(`SELECT COALESCE(MAX(` + s.seqCol() + `), 0) FROM event`).Scan(&last).Error; err != nil {
 		return 0, fmt.Errorf("read last event seq: %w", err)
@@ -377,13 +370,13 @@ func (s *Store) LastEventSeq(ctx context.Context) (int64, error) {
 	return last, nil
 }
 
-// PruneEvents deletes published events older than before, and when keep > 0
+// EventPrune deletes published events older than before, and when keep > 0
 // all but the newest keep published ones, plus deliveries older than
 // before. The newest published event always stays, so the next seq follows
 // on. It returns the events deleted.
-func (s *Store) PruneEvents(ctx context.Context, before time.Time, keep int64) (int64, error) {
+func (s *Store) EventPrune(ctx context.Context, before time.Time, keep int64) (int64, error) {
 	db := s.db.WithContext(ctx)
-	last, err := s.LastEventSeq(ctx)
+	last, err := s.EventLastSeq(ctx)
 	if err != nil || last == 0 {
 		return 0, err
 	}
@@ -424,7 +417,7 @@ func taskRowIDs(rows []taskInstanceRow) []int64 {
 	return out
 }
 
-func dispatchedIDs(ds []Dispatch, ok []bool) []int64 {
+func dispatchedIDs(ds []model.Dispatch, ok []bool) []int64 {
 	var out []int64
 	for i, d := range ds {
 		if ok[i] {
@@ -436,16 +429,12 @@ func dispatchedIDs(ds []Dispatch, ok []bool) []int64 {
 
 // appliedIDs are the tasks whose state a report moved: an ack only records
 // the log path of a task already dispatched.
-func appliedIDs(rs []Report, out []ReportOutcome) []int64 {
+func appliedIDs(rs []model.Report, out []model.ReportOutcome) []int64 {
 	var ids []int64
 	for i, r := range rs {
-		if out[i] == Applied && r.Kind != ReportAck {
+		if out[i] == model.ReportApplied && r.Kind != model.ReportAck {
 			ids = append(ids, r.ID)
 		}
 	}
 	return ids
 }
-
-// TimeoutWarning is the history action the runner records when a task or
-// the workflow runs past its timeout; it is also an event (EventTimeout).
-const TimeoutWarning ActionKind = "timeout_warning"

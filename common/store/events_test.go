@@ -24,50 +24,52 @@ func eventTrail(es []model.Event) []string {
 func TestEventOutbox(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		if err := s.BeginTerm(ctx, 3, "m1"); err != nil {
+		if err := s.TermBegin(ctx, 3, "m1"); err != nil {
 			t.Fatal(err)
 		}
 		lead := s.Term(3)
-		cur, err := lead.NewEventCursor(ctx)
+		cur, err := lead.EventCursorNew(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		publish := func(n int) ([]model.Event, error) { return lead.PublishEventsFrom(ctx, &cur, n) }
-		s.CreateProject(ctx, "demo", "")
-		s.PutWorkflow(ctx, "demo", mustSpec(t, diamond))
-		inst, err := s.CreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
+		publish := func(n int) ([]model.Event, error) { return lead.EventPublishFrom(ctx, &cur, n) }
+		s.ProjectCreate(ctx, "demo", "")
+		s.WorkflowPut(ctx, "demo", mustSpec(t, diamond))
+		inst, err := s.InstanceCreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		other, _ := s.CreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
-		visible := 0 // MySQL: none before the publisher numbers them
-		if s.Dialect() == "sqlite" {
+		other, _ := s.InstanceCreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
+		// Concurrent writers: none before the publisher numbers them; serial
+		// writes (SQLite): ids commit in order and the seq is the id.
+		visible := 0
+		if s.SerialWrites() {
 			visible = 2
 		}
-		if got, _ := s.ListEvents(ctx, 0, model.EventFilter{}, 100); len(got) != visible {
+		if got, _ := s.EventList(ctx, 0, model.EventFilter{}, 100); len(got) != visible {
 			t.Fatalf("%d events visible before publishing, want %d: %v", len(got), visible, got)
 		}
-		if _, err := lead.ClaimCommands(ctx, "m1", 3, 1); err != nil {
+		if _, err := lead.InstanceClaimCommands(ctx, "m1", 3, 1); err != nil {
 			t.Fatal(err)
 		}
 		now := time.Now().UTC()
 		task := &model.TaskInstance{WorkflowInstanceID: inst.ID, Name: "a", Type: "shell", State: model.TaskSubmitted, Attempt: 1, SubmitTime: &now}
-		if err := lead.InsertTaskInstances(ctx, []*model.TaskInstance{task}); err != nil {
+		if err := lead.TaskInsert(ctx, []*model.TaskInstance{task}); err != nil {
 			t.Fatal(err)
 		}
-		lead.MarkDispatched(ctx, []store.Dispatch{{ID: task.ID, Host: "w1", Time: now}})
-		lead.ApplyReports(ctx, []store.Report{
-			{ID: task.ID, Kind: store.ReportAck, Host: "w1", LogPath: "/l"},
-			{ID: task.ID, Kind: store.ReportAck, Host: "w1", LogPath: "/l"},
+		lead.TaskMarkDispatched(ctx, []model.Dispatch{{ID: task.ID, Host: "w1", Time: now}})
+		lead.TaskApplyReports(ctx, []model.Report{
+			{ID: task.ID, Kind: model.ReportAck, Host: "w1", LogPath: "/l"},
+			{ID: task.ID, Kind: model.ReportAck, Host: "w1", LogPath: "/l"},
 		})
-		lead.ApplyReports(ctx, []store.Report{{ID: task.ID, Kind: store.ReportRunning, Host: "w1", PID: 4, StartTime: now}})
-		lead.ApplyReports(ctx, []store.Report{{ID: task.ID, Kind: store.ReportResult, Host: "w1", State: model.TaskFailed, StartTime: now, EndTime: now}})
-		lead.ApplyReports(ctx, []store.Report{{ID: task.ID, Kind: store.ReportResult, Host: "w1", State: model.TaskFailed, StartTime: now, EndTime: now}}) // re-sent
-		if err := lead.FinishWorkflowInstance(ctx, inst.ID, model.WorkflowFailed, now, "a failed"); err != nil {
+		lead.TaskApplyReports(ctx, []model.Report{{ID: task.ID, Kind: model.ReportRunning, Host: "w1", PID: 4, StartTime: now}})
+		lead.TaskApplyReports(ctx, []model.Report{{ID: task.ID, Kind: model.ReportResult, Host: "w1", State: model.TaskFailed, StartTime: now, EndTime: now}})
+		lead.TaskApplyReports(ctx, []model.Report{{ID: task.ID, Kind: model.ReportResult, Host: "w1", State: model.TaskFailed, StartTime: now, EndTime: now}}) // re-sent
+		if err := lead.InstanceFinish(ctx, inst.ID, model.WorkflowFailed, now, "a failed"); err != nil {
 			t.Fatal(err)
 		}
 
-		if _, err := s.Term(2).PublishEventsFrom(ctx, &store.EventCursor{Last: 0}, 100); err == nil {
+		if _, err := s.Term(2).EventPublishFrom(ctx, &store.EventCursor{Last: 0}, 100); err == nil {
 			t.Fatal("a stale term published events")
 		}
 		first, err := publish(3)
@@ -78,7 +80,7 @@ func TestEventOutbox(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		all, err := s.ListEvents(ctx, 0, model.EventFilter{Instance: inst.ID}, 100)
+		all, err := s.EventList(ctx, 0, model.EventFilter{Instance: inst.ID}, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,27 +100,27 @@ func TestEventOutbox(t *testing.T) {
 		if e := all[2]; e.Project != "demo" || e.Workflow != "diamond" || e.TaskInstanceID != task.ID || e.Attempt != 1 {
 			t.Fatalf("task event: %+v", e)
 		}
-		after, _ := s.ListEvents(ctx, all[3].Seq, model.EventFilter{Project: "demo"}, 100)
+		after, _ := s.EventList(ctx, all[3].Seq, model.EventFilter{Project: "demo"}, 100)
 		if len(after) != 3 {
 			t.Fatalf("resume after %d: %v", all[3].Seq, eventTrail(after))
 		}
-		if got, _ := s.ListEvents(ctx, 0, model.EventFilter{Instance: other.ID}, 100); len(got) != 1 {
+		if got, _ := s.EventList(ctx, 0, model.EventFilter{Instance: other.ID}, 100); len(got) != 1 {
 			t.Fatalf("other instance: %v", eventTrail(got))
 		}
-		insts, _ := s.ListEvents(ctx, 0, model.EventFilter{Instance: inst.ID, Kinds: []string{model.EventInstance}}, 100)
+		insts, _ := s.EventList(ctx, 0, model.EventFilter{Instance: inst.ID, Kinds: []string{model.EventInstance}}, 100)
 		if fmt.Sprint(eventTrail(insts)) != "[instance//submitted instance//running instance//failed]" {
 			t.Fatalf("kinds instance: %v", eventTrail(insts))
 		}
-		if got, _ := s.ListEvents(ctx, 0, model.EventFilter{Kinds: []string{}}, 100); len(got) != 0 {
+		if got, _ := s.EventList(ctx, 0, model.EventFilter{Kinds: []string{}}, 100); len(got) != 0 {
 			t.Fatalf("no kinds: %v", eventTrail(got))
 		}
 
 		// Pruning keeps the newest published event, so seqs go on from it.
-		last, _ := s.LastEventSeq(ctx)
-		if n, err := s.PruneEvents(ctx, time.Now().Add(time.Hour), 0); err != nil || n != last-1 {
+		last, _ := s.EventLastSeq(ctx)
+		if n, err := s.EventPrune(ctx, time.Now().Add(time.Hour), 0); err != nil || n != last-1 {
 			t.Fatalf("prune: %d %v (last %d)", n, err, last)
 		}
-		lead.FinishWorkflowInstance(ctx, other.ID, model.WorkflowStopped, now, "")
+		lead.InstanceFinish(ctx, other.ID, model.WorkflowStopped, now, "")
 		more, _ := publish(100)
 		if len(more) != 1 || more[0].Seq <= last {
 			t.Fatalf("after prune: %+v (last %d)", more, last)

@@ -2,12 +2,8 @@ package store
 
 import (
 	"context"
-	"time"
 
-	"github.com/glebarez/sqlite"
-	"go.uber.org/zap"
 	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 )
 
 // RawColumn reads column of every row of table as the database holds it,
@@ -24,20 +20,6 @@ func RawColumn(s *Store, table, column string) ([]string, error) {
 		}
 	}
 	return vals, nil
-}
-
-// OpenWithOldDriver opens the SQLite file at path with the driver the store
-// used before its own (glebarez/modernc), for tests that files stay
-// readable both ways.
-func OpenWithOldDriver(path string) (*Store, error) {
-	db, err := gorm.Open(sqlite.Open(path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate"),
-		&gorm.Config{Logger: logger.Discard, SkipDefaultTransaction: true, NowFunc: func() time.Time { return time.Now().UTC() }})
-	if err != nil {
-		return nil, err
-	}
-	sqlDB, _ := db.DB()
-	sqlDB.SetMaxOpenConns(1)
-	return &Store{db: db, dialect: "sqlite", log: zap.NewNop(), ends: &finishes{}}, nil
 }
 
 // RawText reads column of every row of table as the text SQLite holds (no

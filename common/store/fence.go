@@ -23,16 +23,33 @@ func (s *Store) Term(epoch int64) *Store {
 	return &c
 }
 
+// OnFenced returns a copy of the view that calls fenced each time one of
+// its writes is refused because its term is over (before the ErrFenced
+// error returns): the term's owner hears of the fence from the store
+// itself, instead of every caller inspecting its errors. fenced must not
+// block, and may be called more than once.
+func (s *Store) OnFenced(fenced func()) *Store {
+	c := *s
+	c.fenced = fenced
+	return &c
+}
+
+// TermFenced is Term(epoch).OnFenced(fenced): the view a term writes
+// through, which tells the term when a write was refused for a newer one.
+func (s *Store) TermFenced(epoch int64, fenced func()) *Store {
+	return s.Term(epoch).OnFenced(fenced)
+}
+
 // Epoch is the term this view writes for (0: unfenced).
 func (s *Store) Epoch() int64 { return s.epoch }
 
-// BeginTerm records epoch as the current leader term. It fails with
+// TermBegin records epoch as the current leader term. It fails with
 // ErrFenced when the recorded term is not older: an epoch comes from the
 // election only, and one not above the recorded term is a stale election's.
 // On MySQL it waits for
 // fenced transactions of the old term in flight (they hold a shared lock
 // on the row), so none of them commits after this returns.
-func (s *Store) BeginTerm(ctx context.Context, epoch int64, host string) error {
+func (s *Store) TermBegin(ctx context.Context, epoch int64, host string) error {
 	if epoch <= 0 {
 		return fmt.Errorf("begin term %d: a leader term's epoch must be positive", epoch)
 	}
@@ -42,21 +59,21 @@ func (s *Store) BeginTerm(ctx context.Context, epoch int64, host string) error {
 		return fmt.Errorf("begin term %d: %w", epoch, res.Error)
 	}
 	if res.RowsAffected == 0 {
-		cur, _ := s.CurrentTerm(ctx)
+		cur, _ := s.TermCurrent(ctx)
 		return fmt.Errorf("begin term %d: the recorded term is %d: %w", epoch, cur, ErrFenced)
 	}
 	return nil
 }
 
-// CurrentTerm returns the recorded leader epoch.
-func (s *Store) CurrentTerm(ctx context.Context) (int64, error) {
-	ti, err := s.CurrentTermInfo(ctx)
+// TermCurrent returns the recorded leader epoch.
+func (s *Store) TermCurrent(ctx context.Context) (int64, error) {
+	ti, err := s.TermCurrentInfo(ctx)
 	return ti.Epoch, err
 }
 
 // tx runs fn in a transaction that first checks the fence when this view
 // has an epoch. SQLite transactions are serialized (BEGIN IMMEDIATE), and
-// on MySQL the shared row lock orders them against BeginTerm.
+// on MySQL and PostgreSQL the shared row lock orders them against BeginTerm.
 func (s *Store) tx(ctx context.Context, fn func(tx *gorm.DB) error) (err error) {
 	defer observeTx(time.Now(), &err)
 	countTx(ctx)
@@ -74,15 +91,15 @@ func (s *Store) checkTerm(tx *gorm.DB) error {
 	if s.epoch == 0 {
 		return nil
 	}
-	q := `SELECT epoch FROM fence WHERE id = 1`
-	if s.dialect == "mysql" {
-		q += ` LOCK IN SHARE MODE`
-	}
+	q := `SELECT epoch FROM fence WHERE id = 1` + s.d.shareLock
 	var cur int64
 	if err := tx.Raw(q).Scan(&cur).Error; err != nil {
 		return fmt.Errorf("check term: %w", err)
 	}
 	if cur != s.epoch {
+		if s.fenced != nil {
+			s.fenced()
+		}
 		return fmt.Errorf("term %d is over (current %d): %w", s.epoch, cur, ErrFenced)
 	}
 	return nil
@@ -138,7 +155,7 @@ func (f *fold) add(q string, args []any) (string, []any) {
 		return q, args
 	}
 	f.pending, f.added = false, true
-	return foldCheck(q, f.s.dialect), append(args, f.s.epoch)
+	return foldCheck(q, f.s.d.shareLock), append(args, f.s.epoch)
 }
 
 // foldedCheck starts the term check foldCheck appends.
@@ -148,12 +165,9 @@ const foldedCheck = ` AND (SELECT epoch FROM fence WHERE id = 1`
 func folded(q string) bool { return strings.Contains(q, foldedCheck) }
 
 // foldCheck is q with the term check (one more argument, the epoch) at the
-// end of its WHERE clause.
-func foldCheck(q, dialect string) string {
-	check := foldedCheck + `) = ?`
-	if dialect == "mysql" {
-		check = foldedCheck + ` LOCK IN SHARE MODE) = ?`
-	}
+// end of its WHERE clause; shareLock is the dialect's (dialect.shareLock).
+func foldCheck(q, shareLock string) string {
+	check := foldedCheck + shareLock + `) = ?`
 	if base, ok := strings.CutSuffix(q, ` FOR UPDATE`); ok {
 		return base + check + ` FOR UPDATE`
 	}
@@ -180,8 +194,8 @@ type TermInfo struct {
 	StartedAt *time.Time
 }
 
-// CurrentTermInfo returns the recorded leader term with its host and start.
-func (s *Store) CurrentTermInfo(ctx context.Context) (TermInfo, error) {
+// TermCurrentInfo returns the recorded leader term with its host and start.
+func (s *Store) TermCurrentInfo(ctx context.Context) (TermInfo, error) {
 	var r struct {
 		Epoch     int64
 		Host      string

@@ -28,7 +28,7 @@ type FireResult struct {
 	Err  error
 }
 
-// FireSchedules writes the firings of many schedules due together in one
+// ScheduleFireBatch writes the firings of many schedules due together in one
 // transaction (each as FireSchedule would): a midnight batch of a thousand
 // schedules costs one commit, not a thousand, and each run is written
 // exactly once since the cursor moves in the same transaction. A schedule
@@ -38,7 +38,7 @@ type FireResult struct {
 // Schedules whose overlap policy lets every run start (allow) are written
 // together, a few statements for the lot (fireMany); the others one by one
 // in the same transaction, their policy reading their unfinished runs.
-func (s *Store) FireSchedules(ctx context.Context, fires []ScheduleFire) ([]FireResult, error) {
+func (s *Store) ScheduleFireBatch(ctx context.Context, fires []ScheduleFire) ([]FireResult, error) {
 	out := make([]FireResult, len(fires))
 	err := s.tx(ctx, func(tx *gorm.DB) error {
 		var many []int
@@ -228,7 +228,9 @@ func advanceSchedules[T any](tx *gorm.DB, fires []ScheduleFire, chunk []T, index
 			noteArgs = append(noteArgs, id, f.Firing.Note)
 		}
 	}
-	set := "next_fire_time = CASE id" + next.String() + " END"
+	// ELSE: never taken, but it types the CASE (PostgreSQL reads parameters
+	// alone as text).
+	set := "next_fire_time = CASE id" + next.String() + " ELSE next_fire_time END"
 	args := nextArgs
 	if last.Len() > 0 {
 		set += ", last_fire_time = CASE id" + last.String() + " ELSE last_fire_time END"

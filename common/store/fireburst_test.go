@@ -18,31 +18,31 @@ import (
 func TestFireSchedulesBatch(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		s.CreateProject(ctx, "demo", "")
+		s.ProjectCreate(ctx, "demo", "")
 		t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 		t1 := t0.Add(24 * time.Hour)
 		var fires []store.ScheduleFire
 		for i := range 5 {
 			name := fmt.Sprintf("wf%d", i)
-			if _, _, err := s.PutWorkflow(ctx, "demo", mustSpec(t, "name: "+name+"\ntasks:\n  - {name: a, command: \"true\"}\n")); err != nil {
+			if _, _, err := s.WorkflowPut(ctx, "demo", mustSpec(t, "name: "+name+"\ntasks:\n  - {name: a, command: \"true\"}\n")); err != nil {
 				t.Fatal(err)
 			}
-			sc, _, err := s.PutSchedule(ctx, model.Schedule{Project: "demo", Workflow: name, Cron: "0 0 * * *", Enabled: true, NextFireTime: &t0}, nil)
+			sc, _, err := s.SchedulePut(ctx, model.Schedule{Project: "demo", Workflow: name, Cron: "0 0 * * *", Enabled: true, NextFireTime: &t0}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			fires = append(fires, store.ScheduleFire{Schedule: sc, Firing: store.Firing{Times: []time.Time{t0}, Next: &t1}})
 		}
 		// wf2 is edited after the read: its planned fire is stale.
-		cur, _ := s.GetSchedule(ctx, "demo", "wf2")
+		cur, _ := s.ScheduleGet(ctx, "demo", "wf2")
 		cur.Cron = "0 1 * * *"
-		if _, _, err := s.PutSchedule(ctx, cur, nil); err != nil {
+		if _, _, err := s.SchedulePut(ctx, cur, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.BeginTerm(ctx, 2, "m1"); err != nil {
+		if err := s.TermBegin(ctx, 2, "m1"); err != nil {
 			t.Fatal(err)
 		}
-		res, err := s.Term(2).FireSchedules(ctx, fires)
+		res, err := s.Term(2).ScheduleFireBatch(ctx, fires)
 		if err != nil || len(res) != 5 {
 			t.Fatalf("batch: %v %v", res, err)
 		}
@@ -58,7 +58,7 @@ func TestFireSchedulesBatch(t *testing.T) {
 			}
 		}
 		// The same read again: every cursor moved, nothing fires twice.
-		res, err = s.Term(2).FireSchedules(ctx, fires)
+		res, err = s.Term(2).ScheduleFireBatch(ctx, fires)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,16 +67,16 @@ func TestFireSchedulesBatch(t *testing.T) {
 				t.Fatalf("second batch, schedule %d: %+v", i, r)
 			}
 		}
-		all, _, err := s.ListWorkflowInstances(ctx, store.InstanceFilter{Project: "demo"})
+		all, _, err := s.InstanceList(ctx, store.InstanceFilter{Project: "demo"})
 		if err != nil || len(all) != 4 {
 			t.Fatalf("runs written: %d %v, want 4", len(all), err)
 		}
 		// A newer term fences the old one: the whole batch is refused.
-		if err := s.BeginTerm(ctx, 3, "m2"); err != nil {
+		if err := s.TermBegin(ctx, 3, "m2"); err != nil {
 			t.Fatal(err)
 		}
-		again, _ := s.GetSchedule(ctx, "demo", "wf0")
-		if _, err := s.Term(2).FireSchedules(ctx, []store.ScheduleFire{{Schedule: again, Firing: store.Firing{Times: []time.Time{t1}}}}); !errors.Is(err, store.ErrFenced) {
+		again, _ := s.ScheduleGet(ctx, "demo", "wf0")
+		if _, err := s.Term(2).ScheduleFireBatch(ctx, []store.ScheduleFire{{Schedule: again, Firing: store.Firing{Times: []time.Time{t1}}}}); !errors.Is(err, store.ErrFenced) {
 			t.Fatalf("fenced batch: %v", err)
 		}
 	})
@@ -89,14 +89,14 @@ func TestFireSchedulesBatch(t *testing.T) {
 func TestFireSchedulesMixedAndExisting(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		s.CreateProject(ctx, "demo", "")
+		s.ProjectCreate(ctx, "demo", "")
 		t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 		t1 := t0.Add(24 * time.Hour)
 		put := func(name string, o model.Overlap) model.Schedule {
-			if _, _, err := s.PutWorkflow(ctx, "demo", mustSpec(t, "name: "+name+"\ntasks:\n  - {name: a, command: \"true\"}\n")); err != nil {
+			if _, _, err := s.WorkflowPut(ctx, "demo", mustSpec(t, "name: "+name+"\ntasks:\n  - {name: a, command: \"true\"}\n")); err != nil {
 				t.Fatal(err)
 			}
-			sc, _, err := s.PutSchedule(ctx, model.Schedule{Project: "demo", Workflow: name, Cron: "0 0 * * *", Enabled: true,
+			sc, _, err := s.SchedulePut(ctx, model.Schedule{Project: "demo", Workflow: name, Cron: "0 0 * * *", Enabled: true,
 				NextFireTime: &t0, Overlap: o}, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -107,33 +107,33 @@ func TestFireSchedulesMixedAndExisting(t *testing.T) {
 		fire := func(sc model.Schedule) store.ScheduleFire {
 			return store.ScheduleFire{Schedule: sc, Firing: store.Firing{Times: []time.Time{t0}, Next: &t1}}
 		}
-		res, err := s.FireSchedules(ctx, []store.ScheduleFire{fire(a), fire(b)})
+		res, err := s.ScheduleFireBatch(ctx, []store.ScheduleFire{fire(a), fire(b)})
 		if err != nil || len(res[0].Runs) != 1 || len(res[1].Runs) != 1 {
 			t.Fatalf("mixed batch: %+v %v", res, err)
 		}
 		// c's run for t0 exists (written by c's own fire), and c is read
 		// again as if its cursor had not moved.
-		if _, err := s.FireSchedule(ctx, c, store.Firing{Times: []time.Time{t0}, Next: &t0}); err != nil {
+		if _, err := s.ScheduleFireOne(ctx, c, store.Firing{Times: []time.Time{t0}, Next: &t0}); err != nil {
 			t.Fatal(err)
 		}
-		c, _ = s.GetSchedule(ctx, "demo", "c")
-		a, _ = s.GetSchedule(ctx, "demo", "a")
+		c, _ = s.ScheduleGet(ctx, "demo", "c")
+		a, _ = s.ScheduleGet(ctx, "demo", "a")
 		t2 := t1.Add(24 * time.Hour)
 		fa := store.ScheduleFire{Schedule: a, Firing: store.Firing{Times: []time.Time{t1}, Next: &t2}}
-		if _, err := s.FireSchedules(ctx, []store.ScheduleFire{fa, fire(c)}); err == nil {
+		if _, err := s.ScheduleFireBatch(ctx, []store.ScheduleFire{fa, fire(c)}); err == nil {
 			t.Fatal("a batch with a time that has its run: no error")
 		}
-		if all, _, _ := s.ListWorkflowInstances(ctx, store.InstanceFilter{Project: "demo"}); len(all) != 3 {
+		if all, _, _ := s.InstanceList(ctx, store.InstanceFilter{Project: "demo"}); len(all) != 3 {
 			t.Fatalf("after the undone batch: %d runs, want 3", len(all))
 		}
-		runs, err := s.FireSchedule(ctx, c, store.Firing{Times: []time.Time{t0}, Next: &t1})
+		runs, err := s.ScheduleFireOne(ctx, c, store.Firing{Times: []time.Time{t0}, Next: &t1})
 		if err != nil || len(runs) != 0 {
 			t.Fatalf("one by one: %v %v, want the time passed over", runs, err)
 		}
-		if got, _ := s.GetSchedule(ctx, "demo", "c"); got.NextFireTime == nil || !got.NextFireTime.Equal(t1) {
+		if got, _ := s.ScheduleGet(ctx, "demo", "c"); got.NextFireTime == nil || !got.NextFireTime.Equal(t1) {
 			t.Fatalf("c's cursor %v, want %v", got.NextFireTime, t1)
 		}
-		if runs, err := s.FireSchedule(ctx, a, fa.Firing); err != nil || len(runs) != 1 {
+		if runs, err := s.ScheduleFireOne(ctx, a, fa.Firing); err != nil || len(runs) != 1 {
 			t.Fatalf("a one by one: %v %v", runs, err)
 		}
 	})

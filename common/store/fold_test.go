@@ -17,10 +17,10 @@ import (
 func TestFencedHotWrites(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		s.CreateProject(ctx, "demo", "")
-		s.PutWorkflow(ctx, "demo", mustSpec(t, diamond))
-		inst, _ := s.CreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
-		if err := s.BeginTerm(ctx, 3, "m1"); err != nil {
+		s.ProjectCreate(ctx, "demo", "")
+		s.WorkflowPut(ctx, "demo", mustSpec(t, diamond))
+		inst, _ := s.InstanceCreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
+		if err := s.TermBegin(ctx, 3, "m1"); err != nil {
 			t.Fatal(err)
 		}
 		old := s.Term(3)
@@ -28,52 +28,52 @@ func TestFencedHotWrites(t *testing.T) {
 		for range 6 {
 			tasks = append(tasks, &model.TaskInstance{WorkflowInstanceID: inst.ID, Name: "a", Type: "shell", State: model.TaskSubmitted, Attempt: 1})
 		}
-		if err := old.InsertTaskInstances(ctx, tasks); err != nil {
+		if err := old.TaskInsert(ctx, tasks); err != nil {
 			t.Fatal(err)
 		}
 		now := time.Now()
-		if ok, err := old.MarkDispatched(ctx, []store.Dispatch{{ID: tasks[0].ID, Host: "w", Time: now}}); err != nil || !ok[0] {
+		if ok, err := old.TaskMarkDispatched(ctx, []model.Dispatch{{ID: tasks[0].ID, Host: "w", Time: now}}); err != nil || !ok[0] {
 			t.Fatalf("dispatch in term 3: %v %v", ok, err)
 		}
-		if err := s.BeginTerm(ctx, 4, "m2"); err != nil {
+		if err := s.TermBegin(ctx, 4, "m2"); err != nil {
 			t.Fatal(err)
 		}
-		before, _ := s.ListTaskInstances(ctx, inst.ID)
+		before, _ := s.TaskList(ctx, inst.ID)
 
-		one := []store.Dispatch{{ID: tasks[1].ID, Host: "w", Time: now}}
-		var many []store.Dispatch
+		one := []model.Dispatch{{ID: tasks[1].ID, Host: "w", Time: now}}
+		var many []model.Dispatch
 		for _, tk := range tasks[1:] {
-			many = append(many, store.Dispatch{ID: tk.ID, Host: "w", Time: now})
+			many = append(many, model.Dispatch{ID: tk.ID, Host: "w", Time: now})
 		}
-		gone := []store.Dispatch{{ID: tasks[0].ID, Host: "w", Time: now}} // matches no row anyway
-		for name, ds := range map[string][]store.Dispatch{"one": one, "many": many, "no longer submitted": gone} {
-			if ok, err := old.MarkDispatched(ctx, ds); !errors.Is(err, store.ErrFenced) {
+		gone := []model.Dispatch{{ID: tasks[0].ID, Host: "w", Time: now}} // matches no row anyway
+		for name, ds := range map[string][]model.Dispatch{"one": one, "many": many, "no longer submitted": gone} {
+			if ok, err := old.TaskMarkDispatched(ctx, ds); !errors.Is(err, store.ErrFenced) {
 				t.Errorf("stale dispatch (%s): %v %v", name, ok, err)
 			}
 		}
-		ack := store.Report{ID: tasks[0].ID, Kind: store.ReportAck, Host: "w", LogPath: "/l"}
-		foreign := store.Report{ID: tasks[0].ID, Kind: store.ReportAck, Host: "other", LogPath: "/l"}
-		var acks []store.Report
+		ack := model.Report{ID: tasks[0].ID, Kind: model.ReportAck, Host: "w", LogPath: "/l"}
+		foreign := model.Report{ID: tasks[0].ID, Kind: model.ReportAck, Host: "other", LogPath: "/l"}
+		var acks []model.Report
 		for range 5 {
 			acks = append(acks, ack)
 		}
-		for name, rs := range map[string][]store.Report{"one": {ack}, "many": acks, "matching no row": {foreign}} {
-			if out, err := old.ApplyReports(ctx, rs); !errors.Is(err, store.ErrFenced) {
+		for name, rs := range map[string][]model.Report{"one": {ack}, "many": acks, "matching no row": {foreign}} {
+			if out, err := old.TaskApplyReports(ctx, rs); !errors.Is(err, store.ErrFenced) {
 				t.Errorf("stale reports (%s): %v %v", name, out, err)
 			}
 		}
-		if after, _ := s.ListTaskInstances(ctx, inst.ID); !sameTasks(before, after) {
+		if after, _ := s.TaskList(ctx, inst.ID); !sameTasks(before, after) {
 			t.Fatalf("stale writes changed tasks:\n%+v\n%+v", before, after)
 		}
 
 		cur := s.Term(4)
-		if out, err := cur.ApplyReports(ctx, []store.Report{ack, foreign}); err != nil || out[0] != store.Applied || out[1] != store.Foreign {
+		if out, err := cur.TaskApplyReports(ctx, []model.Report{ack, foreign}); err != nil || out[0] != model.ReportApplied || out[1] != model.ReportForeign {
 			t.Fatalf("current term's reports: %v %v", out, err)
 		}
-		if ok, err := cur.MarkDispatched(ctx, many); err != nil || len(ok) != len(many) || !ok[0] || !ok[len(ok)-1] {
+		if ok, err := cur.TaskMarkDispatched(ctx, many); err != nil || len(ok) != len(many) || !ok[0] || !ok[len(ok)-1] {
 			t.Fatalf("current term's dispatch: %v %v", ok, err)
 		}
-		if ok, err := cur.MarkDispatched(ctx, gone); err != nil || ok[0] {
+		if ok, err := cur.TaskMarkDispatched(ctx, gone); err != nil || ok[0] {
 			t.Fatalf("current term's dispatch of a dispatched task: %v %v", ok, err)
 		}
 	})

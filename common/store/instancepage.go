@@ -57,6 +57,14 @@ const taskCols = `id, workflow_instance_id, name, type, state, attempt, retry_ba
 	`exit_code, priority, worker_group, task_group, submit_time, dispatch_time, start_time, end_time, params_json, ` +
 	`outputs_json, wait_cause, wait_reason, child_instance_id, message`
 
+// fields are the destinations of taskCols, in order, for rows.Scan.
+func (r *taskInstanceRow) fields(more ...any) []any {
+	return append([]any{&r.ID, &r.WorkflowInstanceID, &r.Name, &r.Type, &r.State, &r.Attempt, &r.RetryBase, &r.Superseded,
+		&r.DryRun, &r.Host, &r.PID, &r.LogPath, &r.ExitCode, &r.Priority, &r.WorkerGroup, &r.TaskGroup, &r.SubmitTime,
+		&r.DispatchTime, &r.StartTime, &r.EndTime, &r.ParamsJSON, &r.OutputsJSON, &r.WaitCause, &r.WaitReason,
+		&r.ChildInstanceID, &r.Message}, more...)
+}
+
 // pageRows reads a page of instance id's rows, scanned by hand: gorm's
 // reflection per column was a third of a page's CPU.
 func (s *Store) pageRows(ctx context.Context, id int64, limit, offset int) ([]taskInstanceRow, error) {
@@ -69,10 +77,7 @@ func (s *Store) pageRows(ctx context.Context, id int64, limit, offset int) ([]ta
 	out := make([]taskInstanceRow, 0, limit)
 	for rows.Next() {
 		var r taskInstanceRow
-		if err := rows.Scan(&r.ID, &r.WorkflowInstanceID, &r.Name, &r.Type, &r.State, &r.Attempt, &r.RetryBase, &r.Superseded,
-			&r.DryRun, &r.Host, &r.PID, &r.LogPath, &r.ExitCode, &r.Priority, &r.WorkerGroup, &r.TaskGroup, &r.SubmitTime,
-			&r.DispatchTime, &r.StartTime, &r.EndTime, &r.ParamsJSON, &r.OutputsJSON, &r.WaitCause, &r.WaitReason,
-			&r.ChildInstanceID, &r.Message); err != nil {
+		if err := rows.Scan(r.fields()...); err != nil {
 			return nil, err
 		}
 		out = append(out, r)
@@ -130,11 +135,11 @@ type finishes struct {
 	waiters map[int64][]chan struct{}
 }
 
-// WaitEnd returns a channel closed when this process (through any view of
+// InstanceWaitEnd returns a channel closed when this process (through any view of
 // this Store) records instance id's end, and a cancel to call when no
 // longer waiting. An end written by another process is not signalled: the
 // caller also re-reads the instance now and then.
-func (s *Store) WaitEnd(id int64) (<-chan struct{}, func()) {
+func (s *Store) InstanceWaitEnd(id int64) (<-chan struct{}, func()) {
 	f := s.ends
 	ch := make(chan struct{})
 	f.mu.Lock()
@@ -173,14 +178,14 @@ func (s *Store) ended(id int64) {
 	}
 }
 
-// QueueRanks returns, for each task of page (a page of instance id's tasks
+// InstanceQueueRanks returns, for each task of page (a page of instance id's tasks
 // from InstanceTasks: every row with an id in its range) that is the
 // latest attempt and queued, how many of the instance's latest queued
 // tasks go before it in queue order (task priority, then id). One count
 // per task priority on the page, read from the index of migration 0024:
 // the page's ranks cost the same in an instance of 100 queued tasks as in
 // one of 100,000, whose rows are not read.
-func (s *Store) QueueRanks(ctx context.Context, id int64, page []model.TaskInstance) (map[int64]int, error) {
+func (s *Store) InstanceQueueRanks(ctx context.Context, id int64, page []model.TaskInstance) (map[int64]int, error) {
 	byPrio := map[model.Priority][]model.TaskInstance{}
 	for _, t := range page {
 		if t.State == model.TaskSubmitted && !t.Superseded {
@@ -205,9 +210,9 @@ func (s *Store) QueueRanks(ctx context.Context, id int64, page []model.TaskInsta
 	return out, nil
 }
 
-// LatestRows counts instance id's latest attempts (rows not superseded),
+// InstanceLatestRows counts instance id's latest attempts (rows not superseded),
 // from the index alone: the tasks that have one.
-func (s *Store) LatestRows(ctx context.Context, id int64) (int, error) {
+func (s *Store) InstanceLatestRows(ctx context.Context, id int64) (int, error) {
 	var n int64
 	if err := s.read(ctx).Table("task_instance").Where("workflow_instance_id = ? AND superseded = ?", id, false).
 		Count(&n).Error; err != nil {
@@ -216,10 +221,10 @@ func (s *Store) LatestRows(ctx context.Context, id int64) (int, error) {
 	return int(n), nil
 }
 
-// PreviousEnds returns, for each task named in attempts (name -> its
+// InstancePreviousEnds returns, for each task named in attempts (name -> its
 // latest attempt number), when the attempt before it ended (tasks whose
 // earlier attempt has no end are left out): a delayed retry's time.
-func (s *Store) PreviousEnds(ctx context.Context, id int64, attempts map[string]int) (map[string]time.Time, error) {
+func (s *Store) InstancePreviousEnds(ctx context.Context, id int64, attempts map[string]int) (map[string]time.Time, error) {
 	out := map[string]time.Time{}
 	if len(attempts) == 0 {
 		return out, nil
@@ -237,12 +242,12 @@ func (s *Store) PreviousEnds(ctx context.Context, id int64, attempts map[string]
 	return out, nil
 }
 
-// UnsettledNames reads instance id's Unsettled: the succeeded latest
+// InstanceUnsettled reads instance id's Unsettled: the succeeded latest
 // rows counted, the others' names, states, attempts and superseded flags
 // (two ranges of the (workflow_instance_id, state, ...) index, migration
 // 0024): in a large running instance most rows have succeeded and are not
 // read, and the rest are read without decoding the rest of each row.
-func (s *Store) UnsettledNames(ctx context.Context, id int64) (Unsettled, error) {
+func (s *Store) InstanceUnsettled(ctx context.Context, id int64) (Unsettled, error) {
 	var u Unsettled
 	success := []string{string(model.TaskSucceeded), string(model.TaskForcedSuccess)}
 	var n int64

@@ -40,10 +40,10 @@ type RunRequest struct {
 	QueueReason string
 }
 
-// CreateRun writes a workflow instance in state submitted and the command
+// InstanceCreateRun writes a workflow instance in state submitted and the command
 // that asks the active master to start it, in one transaction, so the caller
 // gets the instance id at once and the master never sees a half-made run.
-func (s *Store) CreateRun(ctx context.Context, req RunRequest) (model.WorkflowInstance, error) {
+func (s *Store) InstanceCreateRun(ctx context.Context, req RunRequest) (model.WorkflowInstance, error) {
 	var out model.WorkflowInstance
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		p, def, err := runTarget(tx, req)
@@ -128,19 +128,43 @@ func runRow(tx *gorm.DB, box *secret.Box, p projectRow, def workflowDefinitionRo
 	return r, nil
 }
 
-// ClaimCommands consumes up to limit start commands, oldest first. Each
+// InstanceClaimCommands consumes up to limit start commands: up to half of them
+// the oldest runs asked for by a person (start), the rest the oldest of
+// any kind, so an operator's run is not claimed after a burst of
+// thousands of scheduled or backfill runs written before it (fair share;
+// fairClaim). Each
 // command is deleted in the same transaction that moves its instance to
 // running and records the owning master and epoch, so a command is consumed
 // once even when two masters race for it. An instance whose workflow is at
 // its max_active_runs (or has runs queued) is queued instead, for
 // ReleaseQueued. Operator action commands are left
 // for ClaimActions.
-func (s *Store) ClaimCommands(ctx context.Context, host string, epoch int64, limit int) ([]model.WorkflowInstance, error) {
+func (s *Store) InstanceClaimCommands(ctx context.Context, host string, epoch int64, limit int) ([]model.WorkflowInstance, error) {
 	db := s.db.WithContext(ctx)
-	var cmds []commandRow
-	if err := db.Where("type <> ?", commandTypeAction).Order("id").Limit(limit).Find(&cmds).Error; err != nil {
+	var manual, oldest []commandRow
+	if err := db.Where("type = ?", string(model.CommandStart)).Order("id").Limit(max(limit/2, 1)).Find(&manual).Error; err != nil {
 		return nil, fmt.Errorf("read commands: %w", err)
 	}
+	if err := db.Where("type <> ?", commandTypeAction).Order("id").Limit(limit).Find(&oldest).Error; err != nil {
+		return nil, fmt.Errorf("read commands: %w", err)
+	}
+	return s.claimCommands(ctx, host, epoch, fairClaim(manual, oldest, limit))
+}
+
+// InstanceClaimManualCommands is InstanceClaimCommands of the runs a person asked for
+// (start commands) only: while a fire burst is being written the leader
+// claims nothing else, so the burst's own runs do not compete with its
+// write, and an operator's run still starts.
+func (s *Store) InstanceClaimManualCommands(ctx context.Context, host string, epoch int64, limit int) ([]model.WorkflowInstance, error) {
+	var cmds []commandRow
+	if err := s.db.WithContext(ctx).Where("type = ?", string(model.CommandStart)).Order("id").Limit(limit).Find(&cmds).Error; err != nil {
+		return nil, fmt.Errorf("read commands: %w", err)
+	}
+	return s.claimCommands(ctx, host, epoch, cmds)
+}
+
+// claimCommands consumes cmds, read outside the transaction.
+func (s *Store) claimCommands(ctx context.Context, host string, epoch int64, cmds []commandRow) ([]model.WorkflowInstance, error) {
 	// The commands found at once are claimed in one transaction (a burst
 	// of runs is a transaction, not one each); when that fails, each in its
 	// own, so one bad command does not hold up the others.
@@ -230,8 +254,8 @@ func claimCommand(tx *gorm.DB, c commandRow, host string, epoch int64) (*workflo
 	return &inst, nil
 }
 
-// GetWorkflowInstance returns one instance.
-func (s *Store) GetWorkflowInstance(ctx context.Context, id int64) (model.WorkflowInstance, error) {
+// InstanceGet returns one instance.
+func (s *Store) InstanceGet(ctx context.Context, id int64) (model.WorkflowInstance, error) {
 	var r workflowInstanceRow
 	if err := s.read(ctx).Take(&r, id).Error; err != nil {
 		return model.WorkflowInstance{}, notFound(err, fmt.Sprintf("workflow instance %d", id))
@@ -250,10 +274,35 @@ type InstanceFilter struct {
 	OnlyProjects []int64
 	Limit        int // default 50, at most 1000
 	Offset       int
+	// Keyset pages (Before, and Keyset for the first): the instances below
+	// id Before (0: from the newest), nothing counted (total -1) and one
+	// more read than the page to tell whether more follow (More).
+	Keyset bool
+	Before int64
 }
 
-// ListWorkflowInstances returns instances newest first and the total count.
-func (s *Store) ListWorkflowInstances(ctx context.Context, f InstanceFilter) ([]model.WorkflowInstance, int64, error) {
+// More says whether a keyset page read past its limit (the extra row is
+// dropped): another page follows.
+func (f InstanceFilter) More(items []model.WorkflowInstance) ([]model.WorkflowInstance, bool) {
+	if !f.Keyset || len(items) <= f.limit() {
+		return items, false
+	}
+	return items[:f.limit()], true
+}
+
+func (f InstanceFilter) limit() int {
+	switch {
+	case f.Limit <= 0:
+		return 50
+	case f.Limit > 1000:
+		return 1000
+	}
+	return f.Limit
+}
+
+// InstanceList returns instances newest first and the total count
+// (-1 for a keyset page, which counts nothing).
+func (s *Store) InstanceList(ctx context.Context, f InstanceFilter) ([]model.WorkflowInstance, int64, error) {
 	q := filterBy(s.read(ctx).Model(&workflowInstanceRow{}), f.Project, f.Workflow, string(f.State))
 	if f.Backfill != 0 {
 		q = q.Where("backfill_id = ?", f.Backfill)
@@ -261,18 +310,19 @@ func (s *Store) ListWorkflowInstances(ctx context.Context, f InstanceFilter) ([]
 	if f.OnlyProjects != nil {
 		q = q.Where("project_id IN ?", append(f.OnlyProjects, 0)) // 0: no project, so the list is never empty
 	}
-	var total int64
-	if err := q.Count(&total).Error; err != nil {
+	total, limit := int64(-1), f.limit()
+	if f.Keyset {
+		// A page from its key: no count, no offset skipped over; the row
+		// past the page says whether another follows (More).
+		if f.Before > 0 {
+			q = q.Where("id < ?", f.Before)
+		}
+		limit, f.Offset = limit+1, 0
+	} else if err := q.Count(&total).Error; err != nil {
 		return nil, 0, fmt.Errorf("count instances: %w", err)
 	}
-	if f.Limit <= 0 {
-		f.Limit = 50
-	}
-	if f.Limit > 1000 {
-		f.Limit = 1000
-	}
 	var rows []workflowInstanceRow
-	if err := q.Order("id DESC").Limit(f.Limit).Offset(f.Offset).Find(&rows).Error; err != nil {
+	if err := q.Order("id DESC").Limit(limit).Offset(f.Offset).Find(&rows).Error; err != nil {
 		return nil, 0, fmt.Errorf("list instances: %w", err)
 	}
 	out := make([]model.WorkflowInstance, len(rows))
@@ -282,27 +332,27 @@ func (s *Store) ListWorkflowInstances(ctx context.Context, f InstanceFilter) ([]
 	return out, total, nil
 }
 
-// FinishWorkflowInstance records the end of an instance.
-func (s *Store) FinishWorkflowInstance(ctx context.Context, id int64, state model.WorkflowState, end time.Time, reason string) error {
+// InstanceFinish records the end of an instance.
+func (s *Store) InstanceFinish(ctx context.Context, id int64, state model.WorkflowState, end time.Time, reason string) error {
 	if err := s.writeRunnerBatch(ctx, nil, []InstanceEnd{{ID: id, State: state, End: end, Reason: reason}}); err != nil {
 		return fmt.Errorf("finish instance %d as %s: %w", id, state, err)
 	}
 	return nil
 }
 
-// SetInstanceReason records why an instance is not progressing ("" clears
+// InstanceSetReason records why an instance is not progressing ("" clears
 // it), while it is running.
-func (s *Store) SetInstanceReason(ctx context.Context, id int64, reason string) error {
+func (s *Store) InstanceSetReason(ctx context.Context, id int64, reason string) error {
 	return s.tx(ctx, func(tx *gorm.DB) error {
 		return tx.Exec(`UPDATE workflow_instance SET reason = ? WHERE id = ? AND state = ?`, reason, id, model.WorkflowRunning).Error
 	})
 }
 
-// SetInstanceReasons is SetInstanceReason for several instances (id ->
+// InstanceSetReasons is SetInstanceReason for several instances (id ->
 // reason) in one transaction, a statement per distinct reason: the
 // dispatcher notes the waits of a round's instances together (a thousand
 // concurrent runs waiting for workers were two commits per task).
-func (s *Store) SetInstanceReasons(ctx context.Context, reasons map[int64]string) error {
+func (s *Store) InstanceSetReasons(ctx context.Context, reasons map[int64]string) error {
 	if len(reasons) == 0 {
 		return nil
 	}
@@ -332,4 +382,19 @@ func filterBy(q *gorm.DB, project, workflow, state string) *gorm.DB {
 		}
 	}
 	return q
+}
+
+// fairClaim is what one claim takes: the manual commands first, then the
+// oldest of any kind not among them, up to limit.
+func fairClaim(manual, oldest []commandRow, limit int) []commandRow {
+	out := slices.Clone(manual)
+	for _, c := range oldest {
+		if len(out) >= limit {
+			break
+		}
+		if !slices.ContainsFunc(manual, func(m commandRow) bool { return m.ID == c.ID }) {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -29,19 +30,72 @@ type ChildRequest struct {
 	Priority         *model.Priority
 	// Continue decides, from the state of a child an earlier attempt of the
 	// same task started, the action that continues it ("": none).
-	Continue func(child model.WorkflowState) ActionKind
+	Continue func(child model.WorkflowState) model.ActionKind
+	// Limits caps what a new child may add to its root run's tree (a
+	// child attached or adopted adds nothing and is never refused).
+	Limits ChildLimits
+}
+
+// ChildLimits caps a root run's tree of sub_workflow children (0: no cap).
+type ChildLimits struct {
+	Depth     int64 // levels below the root run
+	Instances int64 // runs in the tree, the root included
+}
+
+// ErrLimit marks a new child run refused by ChildLimits.
+var ErrLimit = errors.New("limit reached")
+
+// checkChildLimits refuses a new child of parent past lim: its depth by the
+// chain of parents, and the runs of its root's tree counted by parent.
+func checkChildLimits(tx *gorm.DB, parent int64, lim ChildLimits) error {
+	if lim.Depth <= 0 && lim.Instances <= 0 {
+		return nil
+	}
+	root, depth := parent, int64(1)
+	for {
+		var up []sql.NullInt64
+		if err := tx.Model(&workflowInstanceRow{}).Where("id = ?", root).Pluck("parent_instance_id", &up).Error; err != nil {
+			return fmt.Errorf("read parent of run %d: %w", root, err)
+		}
+		if len(up) == 0 || !up[0].Valid {
+			break
+		}
+		root, depth = up[0].Int64, depth+1
+		if lim.Depth > 0 && depth > lim.Depth {
+			break // deep enough to refuse; the root's id is not needed
+		}
+	}
+	if lim.Depth > 0 && depth > lim.Depth {
+		return fmt.Errorf("a new sub_workflow run would be %d or more levels below its root run, the limit is %d (setting %s): %w",
+			depth, lim.Depth, model.SettingSubWorkflowDepth, ErrLimit)
+	}
+	if lim.Instances <= 0 {
+		return nil
+	}
+	var n int64
+	err := tx.Raw(`WITH RECURSIVE tree(id) AS (SELECT id FROM workflow_instance WHERE id = ?
+		UNION ALL SELECT w.id FROM workflow_instance w JOIN tree t ON w.parent_instance_id = t.id)
+		SELECT COUNT(*) FROM tree`, root).Scan(&n).Error
+	if err != nil {
+		return fmt.Errorf("count the runs of root run %d: %w", root, err)
+	}
+	if n >= lim.Instances {
+		return fmt.Errorf("root run %d has made %d runs (itself included), the limit is %d (setting %s): %w",
+			root, n, lim.Instances, model.SettingInstancesPerRun, ErrLimit)
+	}
+	return nil
 }
 
 // ChildStart is what StartChild did.
 type ChildStart struct {
 	Child    model.WorkflowInstance
-	Created  bool       // a new child run (its start command written)
-	Adopted  bool       // a child of an earlier attempt, now this attempt's
-	Action   ActionKind // queued on an adopted child to continue it
-	Attached bool       // the attempt already had its child (a rebuild)
+	Created  bool             // a new child run (its start command written)
+	Adopted  bool             // a child of an earlier attempt, now this attempt's
+	Action   model.ActionKind // queued on an adopted child to continue it
+	Attached bool             // the attempt already had its child (a rebuild)
 }
 
-// StartChild gives a sub_workflow attempt its child, in one fenced
+// InstanceStartChild gives a sub_workflow attempt its child, in one fenced
 // transaction that also records the link both ways and moves the attempt to
 // running: the child the attempt already has (after a failover), else the
 // child of the task's earlier attempt (continued with req.Continue's action,
@@ -49,7 +103,7 @@ type ChildStart struct {
 // crash at any point leaves either nothing or all of it, so an attempt
 // never gets two children; the unique parent_task_instance_id index holds
 // it even against a stale writer.
-func (s *Store) StartChild(ctx context.Context, req ChildRequest) (ChildStart, error) {
+func (s *Store) InstanceStartChild(ctx context.Context, req ChildRequest) (ChildStart, error) {
 	var out ChildStart
 	err := s.tx(ctx, func(tx *gorm.DB) error {
 		out = ChildStart{}
@@ -101,10 +155,13 @@ func (s *Store) StartChild(ctx context.Context, req ChildRequest) (ChildStart, e
 				return fmt.Errorf("insert %s command: %w", out.Action, err)
 			}
 			h := historyRow{WorkflowInstanceID: c.ID, Action: string(out.Action), RequestedBy: "master", At: now,
-				Detail: clip(fmt.Sprintf("parent task instance %d continues its child (%s)", task.ID, c.State), MaxActionDetail)}
+				Detail: clip(fmt.Sprintf("parent task instance %d continues its child (%s)", task.ID, c.State), model.MaxActionDetail)}
 			return tx.Create(&h).Error
 		case !errors.Is(err, gorm.ErrRecordNotFound):
 			return fmt.Errorf("read earlier attempts: %w", err)
+		}
+		if err := checkChildLimits(tx, req.ParentInstanceID, req.Limits); err != nil {
+			return err
 		}
 		p, err := getProject(tx, req.Project)
 		if err != nil {
@@ -162,10 +219,10 @@ func (s *Store) InstanceOutputs(ctx context.Context, id int64) (map[string]strin
 	return out, nil
 }
 
-// EndMasterTask ends a master-run attempt that is still running (or
+// TaskEndOnMaster ends a master-run attempt that is still running (or
 // submitted) with state, outputs and message; false when it had moved on
 // (a stop, or the other of two racing endings).
-func (s *Store) EndMasterTask(ctx context.Context, id int64, state model.TaskState, outputs map[string]string, message string, end time.Time) (bool, error) {
+func (s *Store) TaskEndOnMaster(ctx context.Context, id int64, state model.TaskState, outputs map[string]string, message string, end time.Time) (bool, error) {
 	var ok bool
 	err := s.tx(ctx, func(tx *gorm.DB) error {
 		fields := map[string]any{"state": string(state), "end_time": end, "message": clip(message, 1024),
@@ -187,9 +244,10 @@ func (s *Store) EndMasterTask(ctx context.Context, id int64, state model.TaskSta
 	return ok, nil
 }
 
-// StartMasterTask moves a master-run attempt from submitted to running
-// with message; false when it is no longer submitted.
-func (s *Store) StartMasterTask(ctx context.Context, id int64, message string, at time.Time) (bool, error) {
+// TaskStartOnMaster moves a master-run attempt from submitted to running
+// with message (again when running: a new leader resumes it); false when
+// it is neither.
+func (s *Store) TaskStartOnMaster(ctx context.Context, id int64, message string, at time.Time) (bool, error) {
 	var ok bool
 	err := s.tx(ctx, func(tx *gorm.DB) error {
 		res := tx.Model(&taskInstanceRow{}).Where("id = ? AND state IN ?", id, []string{string(model.TaskSubmitted), string(model.TaskRunning)}).
@@ -204,8 +262,8 @@ func (s *Store) StartMasterTask(ctx context.Context, id int64, message string, a
 	return ok, nil
 }
 
-// SetTaskMessage records what a waiting master-run task saw.
-func (s *Store) SetTaskMessage(ctx context.Context, id int64, message string) error {
+// TaskSetMessage records what a waiting master-run task saw.
+func (s *Store) TaskSetMessage(ctx context.Context, id int64, message string) error {
 	return s.tx(ctx, func(tx *gorm.DB) error {
 		return tx.Model(&taskInstanceRow{}).Where("id = ?", id).Update("message", clip(message, 1024)).Error
 	})
@@ -218,10 +276,10 @@ type RunSeen struct {
 	Task  model.TaskState // the named task's latest attempt ("" none yet)
 }
 
-// RunsIn returns the runs of project/workflow that count in [from, to): by
+// InstanceRunsIn returns the runs of project/workflow that count in [from, to): by
 // schedule time, a manual run by its start. With task set, the state of
 // that task's latest attempt in each.
-func (s *Store) RunsIn(ctx context.Context, project, workflow, task string, from, to time.Time) ([]RunSeen, error) {
+func (s *Store) InstanceRunsIn(ctx context.Context, project, workflow, task string, from, to time.Time) ([]RunSeen, error) {
 	db := s.db.WithContext(ctx)
 	p, err := getProject(db, project)
 	if err != nil {

@@ -6,9 +6,13 @@ import (
 
 	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
+	"github.com/beluga-scheduler/beluga/internal/pgtest"
+	"github.com/beluga-scheduler/beluga/tasks/builtin"
 )
 
-// TestMain removes the private MariaDB's data when the tests are done.
+// TestMain stops the private database servers and removes their data when
+// the tests are done.
 func TestMain(m *testing.M) {
-	os.Exit(leakcheck.Run(m, mariadbtest.Cleanup))
+	builtin.Register()
+	os.Exit(leakcheck.Run(m, mariadbtest.Cleanup, pgtest.Cleanup))
 }

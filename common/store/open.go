@@ -1,23 +1,19 @@
-// Package store is Beluga's storage layer: gorm over MySQL/MariaDB or an
-// embedded pure-Go SQLite file. Exported methods own their transactions;
+// Package store is Beluga's storage layer: gorm over MySQL/MariaDB,
+// PostgreSQL or an embedded pure-Go SQLite file (one dialect_*.go each). Exported methods own their transactions;
 // callers see only common/model types and the sentinel errors below.
 package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"math"
 	"net/url"
-	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
-	"github.com/glebarez/sqlite"
-	gomysql "github.com/go-sql-driver/mysql"
 	"go.uber.org/zap"
-	"gorm.io/driver/mysql"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
@@ -34,16 +30,16 @@ var (
 // Store is the handle on the database.
 type Store struct {
 	db      *gorm.DB
-	dialect string
+	d       *dialect
 	log     *zap.Logger
-	epoch   int64       // leader term of this view; see Term
-	box     *secret.Box // seals secret params; see WithSecrets
-	ends    *finishes   // in-process waiters of instance ends; see WaitEnd
-	// rdb serves the reads of views (instance pages, lists, events). On
-	// SQLite it is a pool of read-only connections beside the one writing
-	// connection: in WAL mode a reader reads the last commit while a write
-	// goes on, so the API and the UI do not queue behind a run's writes, and
-	// a read that starts after a commit sees it. Nil: db (MySQL's pool).
+	epoch   int64         // leader term of this view; see Term
+	fenced  func()        // told when this view's term is found over; see OnFenced
+	box     *secret.Box   // seals secret params; see WithSecrets
+	ends    *finishes     // in-process waiters of instance ends; see WaitEnd
+	queries *atomic.Int64 // read statements run; see Queries
+	// rdb serves the reads of views (instance pages, lists, events) where
+	// the dialect has a read pool of its own (SQLite's read-only
+	// connections beside the one writer). Nil: db.
 	rdb *gorm.DB
 }
 
@@ -55,11 +51,9 @@ func (s *Store) read(ctx context.Context) *gorm.DB {
 	return s.db.WithContext(ctx)
 }
 
-// Dialect is "mysql" or "sqlite".
-func (s *Store) Dialect() string { return s.dialect }
-
 // ParseURL turns a database URL into a gorm dialector name and driver DSN.
-// Accepted: mysql://user:pass@host:port/db?opts and sqlite:///abs/path.db or
+// Accepted: mysql://user:pass@host:port/db?opts,
+// postgres://user:pass@host:port/db?opts and sqlite:///abs/path.db or
 // sqlite://relative/path.db.
 // Errors name the URL with its password redacted.
 func ParseURL(raw string) (dialect, dsn string, err error) {
@@ -73,45 +67,12 @@ func parseURL(raw string) (dialect, dsn string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("database url %q: %s", shown, urlParseProblem(err))
 	}
-	switch u.Scheme {
-	case "sqlite", "sqlite3":
-		p := u.Host + u.Path
-		if p == "" {
-			return "", "", fmt.Errorf("database url %q: sqlite needs a file path, e.g. sqlite:///var/lib/beluga/beluga.db", shown)
-		}
-		// Absolute: a relative path in the driver's file: URI would be
-		// read as its host ("beluga-data" of the default data dir).
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return "", "", fmt.Errorf("database url %q: %w", shown, err)
-		}
-		return "sqlite", sqliteDSN(abs), nil
-	case "mysql":
-		c := gomysql.NewConfig()
-		c.Net = "tcp"
-		c.Addr = u.Host
-		if u.Port() == "" {
-			c.Addr = u.Host + ":3306"
-		}
-		c.User = u.User.Username()
-		c.Passwd, _ = u.User.Password()
-		c.DBName = strings.TrimPrefix(u.Path, "/")
-		if c.DBName == "" {
-			return "", "", fmt.Errorf("database url %q: mysql needs a database name, e.g. mysql://root@127.0.0.1:3306/beluga", shown)
-		}
-		c.ParseTime = true
-		c.Loc = time.UTC
-		c.InterpolateParams = true
-		// Rows affected = rows matched, as in SQLite: a conditional update
-		// that matches but changes no value (a re-sent report) still counts.
-		c.ClientFoundRows = true
-		c.Params = map[string]string{}
-		for k, v := range u.Query() {
-			c.Params[k] = v[0]
-		}
-		return "mysql", c.FormatDSN(), nil
+	d := dialectFor(u.Scheme)
+	if d == nil {
+		return "", "", fmt.Errorf("database url %q: scheme must be %s", shown, schemeList())
 	}
-	return "", "", fmt.Errorf("database url %q: scheme must be mysql:// or sqlite://", shown)
+	dsn, err = d.dsn(u, shown)
+	return d.name, dsn, err
 }
 
 // Open connects to the database at url. It does not migrate. Errors carry
@@ -122,53 +83,42 @@ func Open(ctx context.Context, rawURL string, log *zap.Logger) (*Store, error) {
 }
 
 func open(ctx context.Context, rawURL string, log *zap.Logger) (*Store, error) {
-	dialect, dsn, err := parseURL(rawURL)
+	name, dsn, err := parseURL(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	cfg := gormConfig()
-	var db *gorm.DB
-	switch dialect {
-	case "sqlite":
-		var conn *sql.DB
-		if conn, err = openSQLite(dsn); err == nil {
-			db, err = gorm.Open(&sqlite.Dialector{Conn: conn}, cfg)
-		}
-	case "mysql":
-		db, err = gorm.Open(mysql.Open(dsn), cfg)
-	}
+	d := dialects[name]
+	db, err := d.open(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("open %s database: %w", dialect, err)
-	}
-	if err := db.Use(&outboxSignal{c: make(chan struct{}, 1)}); err != nil {
-		return nil, fmt.Errorf("open %s database: %w", dialect, err)
-	}
-	if err := registerAuditCallback(db); err != nil {
-		return nil, err
-	}
-	if err := registerReadCallback(db); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("open %s database: %w", name, err)
 	}
 	sqlDB, err := db.DB()
 	if err != nil {
-		return nil, fmt.Errorf("open %s database: %w", dialect, err)
+		return nil, fmt.Errorf("open %s database: %w", name, err)
 	}
-	if dialect == "sqlite" {
-		// One connection: SQLite allows one writer, and a single connection
-		// turns lock contention into queueing instead of SQLITE_BUSY errors.
-		sqlDB.SetMaxOpenConns(1)
-	} else {
-		sqlDB.SetMaxOpenConns(32)
-		sqlDB.SetMaxIdleConns(16)
-		sqlDB.SetConnMaxLifetime(time.Hour)
+	if err := db.Use(&outboxSignal{c: make(chan struct{}, 1)}); err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("open %s database: %w", name, err)
+	}
+	if err := registerAuditCallback(db); err != nil {
+		sqlDB.Close()
+		return nil, err
+	}
+	queries := new(atomic.Int64)
+	if err := registerReadCallback(db, queries); err != nil {
+		sqlDB.Close()
+		return nil, err
 	}
 	if err := sqlDB.PingContext(ctx); err != nil {
 		sqlDB.Close()
-		return nil, fmt.Errorf("connect %s database: %w", dialect, err)
+		return nil, fmt.Errorf("connect %s database: %w", name, err)
 	}
-	st := &Store{db: db, dialect: dialect, log: log.Named("store"), ends: &finishes{}}
-	if dialect == "sqlite" {
-		if st.rdb, err = openSQLiteReader(dsn); err != nil {
+	st := &Store{db: db, d: d, log: log.Named("store"), ends: &finishes{}, queries: queries}
+	if d.readers != nil {
+		if st.rdb, err = d.readers(dsn); err == nil {
+			err = registerReadCallback(st.rdb, queries)
+		}
+		if err != nil {
 			sqlDB.Close()
 			return nil, err
 		}
@@ -189,30 +139,6 @@ func gormConfig() *gorm.Config {
 		// interpolates parameters client-side, saving the prepare round trip.
 		NowFunc: func() time.Time { return time.Now().UTC() },
 	}
-}
-
-// sqliteReaders is the size of SQLite's read pool: one per core here is
-// what the API's concurrent views use; more would only queue on CPU.
-const sqliteReaders = 2
-
-// openSQLiteReader opens the read-only pool of the SQLite file of dsn.
-func openSQLiteReader(dsn string) (*gorm.DB, error) {
-	conn, err := openSQLite(sqliteReadOnly(dsn))
-	if err != nil {
-		return nil, fmt.Errorf("open sqlite readers: %w", err)
-	}
-	conn.SetMaxOpenConns(sqliteReaders)
-	conn.SetMaxIdleConns(sqliteReaders)
-	db, err := gorm.Open(&sqlite.Dialector{Conn: conn}, gormConfig())
-	if err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("open sqlite readers: %w", err)
-	}
-	if err := registerReadCallback(db); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	return db, nil
 }
 
 // Close releases the connections.
@@ -238,10 +164,9 @@ func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
 // migrate is Migrate of the files up to version upto.
 func (s *Store) migrate(ctx context.Context, upto int) (applied []string, err error) {
 	db := s.db.WithContext(ctx)
-	if s.dialect == "mysql" {
-		// Masters may start together: one migrates, the others wait on the
-		// lock and then find nothing left to apply. The lock belongs to a
-		// connection, so pin one for the whole migration.
+	if s.d.migrateLock != nil {
+		// The lock belongs to a connection, so pin one for the whole
+		// migration.
 		conn, err := s.db.DB()
 		if err != nil {
 			return nil, err
@@ -251,11 +176,11 @@ func (s *Store) migrate(ctx context.Context, upto int) (applied []string, err er
 			return nil, fmt.Errorf("migrate: %w", err)
 		}
 		defer c.Close()
-		var got int
-		if err := c.QueryRowContext(ctx, `SELECT GET_LOCK('beluga_migrate', 60)`).Scan(&got); err != nil || got != 1 {
-			return nil, fmt.Errorf("migrate: could not take the migration lock (got %d): %v", got, err)
+		release, err := s.d.migrateLock(ctx, c)
+		if err != nil {
+			return nil, fmt.Errorf("migrate: %w", err)
 		}
-		defer c.ExecContext(context.Background(), `SELECT RELEASE_LOCK('beluga_migrate')`) //nolint:errcheck // released with the connection anyway
+		defer release()
 	}
 	if err := db.Exec(`CREATE TABLE IF NOT EXISTS schema_version (version INT NOT NULL PRIMARY KEY, name VARCHAR(255) NOT NULL, applied_at VARCHAR(64) NOT NULL)`).Error; err != nil {
 		return nil, fmt.Errorf("create schema_version: %w", err)
@@ -264,7 +189,7 @@ func (s *Store) migrate(ctx context.Context, upto int) (applied []string, err er
 	if err := db.Raw(`SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&current).Error; err != nil {
 		return nil, fmt.Errorf("read schema_version: %w", err)
 	}
-	migs, err := schema.For(s.dialect)
+	migs, err := schema.For(s.d.name)
 	if err != nil {
 		return nil, err
 	}
@@ -294,16 +219,17 @@ func firstLine(s string) string {
 	return l
 }
 
-// isUniqueViolation recognises duplicate-key errors of both dialects.
+// isUniqueViolation recognises duplicate-key errors of every dialect.
 func isUniqueViolation(err error) bool {
 	if err == nil {
 		return false
 	}
-	var me *gomysql.MySQLError
-	if errors.As(err, &me) && me.Number == 1062 {
-		return true
+	for _, d := range dialects {
+		if d.uniqueViolation(err) {
+			return true
+		}
 	}
-	return strings.Contains(err.Error(), "UNIQUE constraint failed")
+	return false
 }
 
 func notFound(err error, what string) error {

@@ -38,3 +38,33 @@ func TestRelativeSQLitePath(t *testing.T) {
 		t.Fatalf("the database is not under the working directory: %v", err)
 	}
 }
+
+func TestParseURLDialects(t *testing.T) {
+	for _, tc := range []struct {
+		url, dialect string
+		dsnHas       string // in the DSN when ok
+		errHas       string // in the error, else ok
+	}{
+		{url: "mysql://root@127.0.0.1/beluga", dialect: "mysql", dsnHas: "tcp(127.0.0.1:3306)/beluga"},
+		{url: "postgres://u:pw@127.0.0.1:5432/beluga?sslmode=disable", dialect: "postgres", dsnHas: "timezone=UTC"},
+		{url: "postgresql://u@db/beluga", dialect: "postgres", dsnHas: "postgresql://u@db/beluga?timezone=UTC"},
+		{url: "postgres://u@db/beluga?timezone=Europe%2FParis", dialect: "postgres", dsnHas: "timezone=Europe%2FParis"},
+		{url: "postgres://u:secret@db:5432/", errHas: "postgres needs a database name"},
+		{url: "mysql://u:secret@db:3306", errHas: "mysql needs a database name"},
+		{url: "oracle://u:secret@db/x", errHas: "scheme must be mysql://, postgres:// or sqlite://"},
+	} {
+		d, dsn, err := store.ParseURL(tc.url)
+		switch {
+		case tc.errHas != "":
+			if err == nil || !strings.Contains(err.Error(), tc.errHas) {
+				t.Errorf("%s: error %v, want one with %q", tc.url, err, tc.errHas)
+			} else if strings.Contains(err.Error(), "secret") {
+				t.Errorf("%s: the error shows the password: %v", tc.url, err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tc.url, err)
+		case d != tc.dialect || !strings.Contains(dsn, tc.dsnHas):
+			t.Errorf("%s: dialect %q dsn %q, want %q with %q", tc.url, d, dsn, tc.dialect, tc.dsnHas)
+		}
+	}
+}

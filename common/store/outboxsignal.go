@@ -32,10 +32,10 @@ func signalAppended(tx *gorm.DB) {
 	}
 }
 
-// EventsAppended receives after this process appended events to the outbox
+// EventAppended receives after this process appended events to the outbox
 // (a hint: one receive may stand for many writes, or come before the
 // commit).
-func (s *Store) EventsAppended() <-chan struct{} {
+func (s *Store) EventAppended() <-chan struct{} {
 	if o, ok := s.db.Config.Plugins[outboxSignalName].(*outboxSignal); ok {
 		return o.c
 	}

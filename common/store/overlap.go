@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,15 +82,19 @@ func overlapGate(sc model.Schedule, now time.Time) func(tx *gorm.DB, times []tim
 			Order("id").Find(&busy).Error; err != nil {
 			return nil, fmt.Errorf("read unfinished runs of schedule %d: %w", sc.ID, err)
 		}
-		plan := overlapPlan(o, len(busy) > 0, len(times))
-		ids := make([]string, len(busy))
-		for i, b := range busy {
-			ids[i] = fmt.Sprint(b.ID)
-		}
+		held := len(busy) > 0
 		if o == model.OverlapReplace && len(busy) > 0 {
 			if err := stopForReplace(tx, sc, busy, now); err != nil {
 				return nil, err
 			}
+			// The runs that never started ended here: only a started
+			// one, still stopping, holds the new run back.
+			held = slices.ContainsFunc(busy, func(b workflowInstanceRow) bool { return b.State != string(model.WorkflowSubmitted) })
+		}
+		plan := overlapPlan(o, held, len(times))
+		ids := make([]string, len(busy))
+		for i, b := range busy {
+			ids[i] = fmt.Sprint(b.ID)
 		}
 		var skipped []time.Time
 		for i, a := range plan {
@@ -116,14 +121,25 @@ func overlapGate(sc model.Schedule, now time.Time) func(tx *gorm.DB, times []tim
 	}
 }
 
-// stopForReplace asks the master to stop the unfinished runs of sc, as an
-// operator's stop would: each moves to ready_stop (a queued one leaves the
-// queue) with a stop command and a history line.
+// stopForReplace stops the unfinished runs of sc. A started run is
+// stopped as an operator's stop would: it moves to ready_stop with a stop
+// command for the master whose runner holds it, and a history line. A run
+// that never started (queued, or its start command not yet claimed) has
+// no runner anywhere: it ends stopped here, in the fire's transaction, so
+// that no master has to act on it (a stop command for it was lost when the
+// master that claimed it failed to end it, leaving it ready_stop and the
+// schedule's next run queued behind it for good).
 func stopForReplace(tx *gorm.DB, sc model.Schedule, busy []workflowInstanceRow, now time.Time) error {
 	by := fmt.Sprintf("schedule %d", sc.ID)
 	for _, b := range busy {
 		if b.State == string(model.WorkflowReadyStop) {
 			continue // already stopping
+		}
+		if b.State == string(model.WorkflowSubmitted) {
+			if err := stopUnstarted(tx, b.ID, by, now); err != nil {
+				return fmt.Errorf("stop run %d of schedule %d: %w", b.ID, sc.ID, err)
+			}
+			continue
 		}
 		res := tx.Model(&workflowInstanceRow{}).Where("id = ? AND state = ?", b.ID, b.State).
 			UpdateColumns(map[string]any{"state": string(model.WorkflowReadyStop), "queued": false})
@@ -136,15 +152,38 @@ func stopForReplace(tx *gorm.DB, sc model.Schedule, busy []workflowInstanceRow, 
 		if err := appendEvents(tx, instanceChanges(b.ID)); err != nil {
 			return err
 		}
-		cmd := actionCommandRow{Type: commandTypeAction, WorkflowInstanceID: b.ID, Action: string(ActionStop), RequestedBy: by, CreatedAt: now}
+		cmd := actionCommandRow{Type: commandTypeAction, WorkflowInstanceID: b.ID, Action: string(model.ActionStop), RequestedBy: by, CreatedAt: now}
 		if err := tx.Create(&cmd).Error; err != nil {
 			return fmt.Errorf("insert stop command: %w", err)
 		}
-		h := historyRow{WorkflowInstanceID: b.ID, Action: string(ActionStop), RequestedBy: by, At: now,
+		h := historyRow{WorkflowInstanceID: b.ID, Action: string(model.ActionStop), RequestedBy: by, At: now,
 			Detail: "requested: a newer fire replaces it (overlap replace); instance " + b.State + " -> ready_stop"}
 		if err := tx.Create(&h).Error; err != nil {
 			return fmt.Errorf("insert history: %w", err)
 		}
+	}
+	return nil
+}
+
+// stopUnstarted ends a run that never started (submitted: queued, or its
+// start command not claimed) as stopped, drops its start command and
+// records why.
+func stopUnstarted(tx *gorm.DB, id int64, by string, now time.Time) error {
+	const why = "stopped before it started: a newer fire replaces it (overlap replace)"
+	res := tx.Model(&workflowInstanceRow{}).Where("id = ? AND state = ?", id, model.WorkflowSubmitted).
+		UpdateColumns(map[string]any{"state": string(model.WorkflowStopped), "queued": false, "end_time": now.UTC(), "reason": why})
+	if res.Error != nil || res.RowsAffected == 0 {
+		return res.Error
+	}
+	if err := tx.Where("workflow_instance_id = ? AND type <> ?", id, commandTypeAction).Delete(&commandRow{}).Error; err != nil {
+		return fmt.Errorf("drop start command: %w", err)
+	}
+	if err := appendEvents(tx, instanceChanges(id)); err != nil {
+		return err
+	}
+	h := historyRow{WorkflowInstanceID: id, Action: string(model.ActionStop), RequestedBy: by, At: now, Detail: why}
+	if err := tx.Create(&h).Error; err != nil {
+		return fmt.Errorf("insert history: %w", err)
 	}
 	return nil
 }
@@ -200,11 +239,11 @@ func releasable(q []queuedRun, r room) []int64 {
 // maxReleaseScan bounds the queued runs one release looks at.
 const maxReleaseScan = 1000
 
-// ReleaseQueued starts the queued runs that have room, oldest first, in
+// InstanceReleaseQueued starts the queued runs that have room, oldest first, in
 // one fenced transaction: each moves to running, owned by host at this
 // view's epoch, like a claimed command. It returns them for the master to
 // run.
-func (s *Store) ReleaseQueued(ctx context.Context, host string) ([]model.WorkflowInstance, error) {
+func (s *Store) InstanceReleaseQueued(ctx context.Context, host string) ([]model.WorkflowInstance, error) {
 	// Most looks find nothing queued: a read says so without a write
 	// transaction (the consumer looks after every run's end). A run
 	// queued after this read wakes the consumer again.

@@ -10,8 +10,8 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 )
 
-// CreateProject inserts a project; ErrConflict when the name is taken.
-func (s *Store) CreateProject(ctx context.Context, name, description string) (model.Project, error) {
+// ProjectCreate inserts a project; ErrConflict when the name is taken.
+func (s *Store) ProjectCreate(ctx context.Context, name, description string) (model.Project, error) {
 	r := projectRow{Name: name, Description: description, CreatedAt: time.Now().UTC()}
 	if err := s.db.WithContext(ctx).Create(&r).Error; err != nil {
 		if isUniqueViolation(err) {
@@ -22,8 +22,8 @@ func (s *Store) CreateProject(ctx context.Context, name, description string) (mo
 	return r.model(), nil
 }
 
-// GetProject returns the project by name.
-func (s *Store) GetProject(ctx context.Context, name string) (model.Project, error) {
+// ProjectGet returns the project by name.
+func (s *Store) ProjectGet(ctx context.Context, name string) (model.Project, error) {
 	r, err := getProject(s.db.WithContext(ctx), name)
 	if err != nil {
 		return model.Project{}, err
@@ -35,7 +35,7 @@ func getProject(db *gorm.DB, name string) (projectRow, error) {
 	return takeNamed[projectRow](db, "project", name)
 }
 
-// ListProjects returns every project by name.
-func (s *Store) ListProjects(ctx context.Context) ([]model.Project, error) {
+// ProjectList returns every project by name.
+func (s *Store) ProjectList(ctx context.Context) ([]model.Project, error) {
 	return listNamed(s.db.WithContext(ctx), "projects", projectRow.model)
 }

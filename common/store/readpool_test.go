@@ -30,7 +30,7 @@ func TestViewsReadBesideAWrite(t *testing.T) {
 	}
 	inst := newInstance(t, s, model.WorkflowRunning)
 
-	other, err := store.OpenWithOldDriver(path)
+	other, err := store.Open(ctx, "sqlite://"+path, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestViewsReadBesideAWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	wrote := make(chan error, 1)
-	go func() { wrote <- s.SetInstanceReason(ctx, inst.ID, "written late") }()
+	go func() { wrote <- s.InstanceSetReason(ctx, inst.ID, "written late") }()
 	for deadline := time.Now().Add(5 * time.Second); store.WritersInUse(s) != 1; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			release()
@@ -49,9 +49,9 @@ func TestViewsReadBesideAWrite(t *testing.T) {
 	}
 
 	rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	got, gerr := s.GetWorkflowInstance(rctx, inst.ID)
+	got, gerr := s.InstanceGet(rctx, inst.ID)
 	page, perr := s.InstanceTasks(rctx, inst.ID, 10, 0)
-	list, _, lerr := s.ListWorkflowInstances(rctx, store.InstanceFilter{Project: "demo"})
+	list, _, lerr := s.InstanceList(rctx, store.InstanceFilter{Project: "demo"})
 	cancel()
 	release()
 	if gerr != nil || perr != nil || lerr != nil {
@@ -63,7 +63,7 @@ func TestViewsReadBesideAWrite(t *testing.T) {
 	if err := <-wrote; err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.GetWorkflowInstance(ctx, inst.ID); err != nil || got.Reason != "written late" {
+	if got, err := s.InstanceGet(ctx, inst.ID); err != nil || got.Reason != "written late" {
 		t.Fatalf("a read after the commit: %+v %v", got, err)
 	}
 }

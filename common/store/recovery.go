@@ -10,10 +10,10 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 )
 
-// AdoptUnfinished makes this term's master the owner of every unfinished
+// InstanceAdoptUnfinished makes this term's master the owner of every unfinished
 // workflow instance (running, or on its way to a pause or stop) and returns
 // them. Used by a new leader before it runs anything.
-func (s *Store) AdoptUnfinished(ctx context.Context, host string) ([]model.WorkflowInstance, error) {
+func (s *Store) InstanceAdoptUnfinished(ctx context.Context, host string) ([]model.WorkflowInstance, error) {
 	var rows []workflowInstanceRow
 	states := []string{string(model.WorkflowRunning), string(model.WorkflowReadyPause), string(model.WorkflowReadyStop)}
 	err := s.tx(ctx, func(tx *gorm.DB) error {
@@ -37,9 +37,9 @@ func (s *Store) AdoptUnfinished(ctx context.Context, host string) ([]model.Workf
 	return out, nil
 }
 
-// TasksOnHost returns the task instances that a worker holds: dispatched to
+// TaskOnHost returns the task instances that a worker holds: dispatched to
 // it or running there.
-func (s *Store) TasksOnHost(ctx context.Context, host string) ([]model.TaskInstance, error) {
+func (s *Store) TaskOnHost(ctx context.Context, host string) ([]model.TaskInstance, error) {
 	var rows []taskInstanceRow
 	if err := s.db.WithContext(ctx).Where("host = ? AND state IN ?", host,
 		[]string{string(model.TaskDispatched), string(model.TaskRunning)}).Order("id").Find(&rows).Error; err != nil {
@@ -52,10 +52,10 @@ func (s *Store) TasksOnHost(ctx context.Context, host string) ([]model.TaskInsta
 	return out, nil
 }
 
-// NeedFaultTolerance marks task instances whose worker is gone or never got
+// TaskNeedFaultTolerance marks task instances whose worker is gone or never got
 // them as need_fault_tolerance, if they are still dispatched or running (on
 // host, when host is not empty). It returns the ids it changed.
-func (s *Store) NeedFaultTolerance(ctx context.Context, ids []int64, host string) ([]int64, error) {
+func (s *Store) TaskNeedFaultTolerance(ctx context.Context, ids []int64, host string) ([]int64, error) {
 	var changed []int64
 	now := time.Now().UTC()
 	err := s.tx(ctx, func(tx *gorm.DB) error {
@@ -83,18 +83,18 @@ func (s *Store) NeedFaultTolerance(ctx context.Context, ids []int64, host string
 	return changed, nil
 }
 
-// InsertAttempts flags the attempts in prev as superseded and writes the
+// TaskInsertAttempts flags the attempts in prev as superseded and writes the
 // next attempts, in one transaction, setting their IDs.
-func (s *Store) InsertAttempts(ctx context.Context, prev []int64, next []*model.TaskInstance) error {
+func (s *Store) TaskInsertAttempts(ctx context.Context, prev []int64, next []*model.TaskInstance) error {
 	if err := s.writeRunnerBatch(ctx, []AttemptWrite{{Prev: prev, Next: next}}, nil); err != nil {
 		return fmt.Errorf("insert %d new attempts: %w", len(next), err)
 	}
 	return nil
 }
 
-// InFlight returns the task instances dispatched or running anywhere, with
+// TaskInFlight returns the task instances dispatched or running anywhere, with
 // their worker and task group (a new leader's starting counts).
-func (s *Store) InFlight(ctx context.Context) ([]model.TaskInstance, error) {
+func (s *Store) TaskInFlight(ctx context.Context) ([]model.TaskInstance, error) {
 	var rows []taskInstanceRow
 	if err := s.db.WithContext(ctx).Select("id, workflow_instance_id, host, task_group, state").
 		Where("state IN ?", []string{string(model.TaskDispatched), string(model.TaskRunning)}).Find(&rows).Error; err != nil {
@@ -107,11 +107,11 @@ func (s *Store) InFlight(ctx context.Context) ([]model.TaskInstance, error) {
 	return out, nil
 }
 
-// ReopenInstance makes a finished instance running again under this term's
+// InstanceReopen makes a finished instance running again under this term's
 // master (resume, rerun, recover_failed, force_success): state running, no
 // end time, no reason; rerun also counts a new run. It returns ErrConflict
 // when the instance is not in one of from.
-func (s *Store) ReopenInstance(ctx context.Context, id int64, from []model.WorkflowState, newRun bool, host string) (model.WorkflowInstance, error) {
+func (s *Store) InstanceReopen(ctx context.Context, id int64, from []model.WorkflowState, newRun bool, host string) (model.WorkflowInstance, error) {
 	fs := make([]string, len(from))
 	for i, f := range from {
 		fs[i] = string(f)
@@ -140,10 +140,10 @@ func (s *Store) ReopenInstance(ctx context.Context, id int64, from []model.Workf
 	return r.model(), nil
 }
 
-// SetTaskStates moves task instances that are in one of from to state to
+// TaskSetStates moves task instances that are in one of from to state to
 // (end time now for final states, unless one is recorded), returning the ids
 // it changed.
-func (s *Store) SetTaskStates(ctx context.Context, ids []int64, from []model.TaskState, to model.TaskState) ([]int64, error) {
+func (s *Store) TaskSetStates(ctx context.Context, ids []int64, from []model.TaskState, to model.TaskState) ([]int64, error) {
 	fs := make([]string, len(from))
 	for i, f := range from {
 		fs[i] = string(f)
@@ -175,9 +175,9 @@ func (s *Store) SetTaskStates(ctx context.Context, ids []int64, from []model.Tas
 	return changed, nil
 }
 
-// SetInstanceState records a state of a running instance (ready_pause,
+// InstanceSetState records a state of a running instance (ready_pause,
 // ready_stop) without ending it.
-func (s *Store) SetInstanceState(ctx context.Context, id int64, state model.WorkflowState) error {
+func (s *Store) InstanceSetState(ctx context.Context, id int64, state model.WorkflowState) error {
 	return s.tx(ctx, func(tx *gorm.DB) error {
 		if err := tx.Exec(`UPDATE workflow_instance SET state = ? WHERE id = ?`, state, id).Error; err != nil {
 			return err

@@ -43,6 +43,7 @@ type workflowDefinitionRow struct {
 	TimeoutMs       int64
 	TaskCount       int
 	MaxActiveRuns   int
+	AppliedBy       string // the user who applied it ("": the server; AuthorUnknown)
 	CreatedAt       time.Time
 }
 
@@ -303,8 +304,8 @@ func workflowProject(tx *gorm.DB, project, workflow string) (projectRow, error) 
 	if err != nil {
 		return p, err
 	}
-	var n int64
-	if err := lockingRead(tx).Model(&workflowDefinitionRow{}).Where("project_id = ? AND name = ?", p.ID, workflow).Count(&n).Error; err != nil {
+	n, err := lockedCount(lockingRead(tx).Model(&workflowDefinitionRow{}).Where("project_id = ? AND name = ?", p.ID, workflow))
+	if err != nil {
 		return p, fmt.Errorf("find workflow %q: %w", workflow, err)
 	}
 	if n == 0 {
@@ -319,8 +320,17 @@ func workflowProject(tx *gorm.DB, project, workflow string) (projectRow, error) 
 // are then ordered with the writes that depend on them. SQLite
 // transactions are serialized (BEGIN IMMEDIATE) and need nothing.
 func lockingRead(tx *gorm.DB) *gorm.DB {
-	if tx.Dialector.Name() == "mysql" {
+	if !dialectOf(tx).serialWrites {
 		return tx.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate})
 	}
 	return tx
+}
+
+// lockedCount counts the rows of a lockingRead query by reading their ids:
+// PostgreSQL locks no rows of an aggregate (COUNT ... FOR UPDATE is an
+// error there), and the rows are what must stay locked.
+func lockedCount(q *gorm.DB) (int64, error) {
+	var ids []int64
+	err := q.Pluck("id", &ids).Error
+	return int64(len(ids)), err
 }

@@ -26,12 +26,12 @@ type InstanceEnd struct {
 	Reason string
 }
 
-// WriteRunnerBatch writes the attempts and ends of several instances in one
+// TaskWriteRunnerBatch writes the attempts and ends of several instances in one
 // transaction: what InsertAttempts and FinishWorkflowInstance each write,
 // all or none. A thousand concurrent small runs make that many tiny
 // transactions a second, each its own commit (and on SQLite its own turn
 // at the one write lock); the master gathers those found waiting at once.
-func (s *Store) WriteRunnerBatch(ctx context.Context, attempts []AttemptWrite, ends []InstanceEnd) error {
+func (s *Store) TaskWriteRunnerBatch(ctx context.Context, attempts []AttemptWrite, ends []InstanceEnd) error {
 	if err := s.writeRunnerBatch(ctx, attempts, ends); err != nil {
 		n := 0
 		for _, a := range attempts {
@@ -53,7 +53,7 @@ func (s *Store) writeRunnerBatch(ctx context.Context, attempts []AttemptWrite, e
 	}
 	err := s.tx(ctx, func(tx *gorm.DB) error {
 		for ids := range slices.Chunk(prev, maxInIDs) {
-			if err := tx.Exec(`UPDATE`+orFail(tx)+` task_instance SET superseded = 1 WHERE id IN ?`, ids).Error; err != nil {
+			if err := tx.Exec(`UPDATE`+orFail(tx)+` task_instance SET superseded = TRUE WHERE id IN ?`, ids).Error; err != nil {
 				return err
 			}
 		}

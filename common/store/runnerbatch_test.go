@@ -19,11 +19,11 @@ func TestWriteRunnerBatch(t *testing.T) {
 		ctx := context.Background()
 		runs := diamondRuns(t, s, 3)
 		term := s.Term(1)
-		if err := s.BeginTerm(ctx, 1, "m1"); err != nil {
+		if err := s.TermBegin(ctx, 1, "m1"); err != nil {
 			t.Fatal(err)
 		}
 		cctx, counts := store.CountReads(ctx)
-		claimed, err := term.ClaimCommands(cctx, "m1", 1, 10)
+		claimed, err := term.InstanceClaimCommands(cctx, "m1", 1, 10)
 		if err != nil || len(claimed) != 3 {
 			t.Fatalf("claim: %d runs, %v", len(claimed), err)
 		}
@@ -31,7 +31,7 @@ func TestWriteRunnerBatch(t *testing.T) {
 			t.Fatalf("claiming 3 commands took %d transactions, want 1", n)
 		}
 		// Nothing queued: the release opens no write transaction.
-		if rel, err := term.ReleaseQueued(cctx, "m1"); err != nil || len(rel) != 0 || counts.Transactions.Load() != 1 {
+		if rel, err := term.InstanceReleaseQueued(cctx, "m1"); err != nil || len(rel) != 0 || counts.Transactions.Load() != 1 {
 			t.Fatalf("release with nothing queued: %v %v, %d transactions in all", rel, err, counts.Transactions.Load())
 		}
 		for i, c := range claimed {
@@ -41,39 +41,39 @@ func TestWriteRunnerBatch(t *testing.T) {
 		}
 		now := time.Now().UTC()
 		first := &model.TaskInstance{WorkflowInstanceID: runs[0], Name: "a", Type: "shell", State: model.TaskFailed, Attempt: 1, SubmitTime: &now}
-		if err := term.InsertAttempts(ctx, nil, []*model.TaskInstance{first}); err != nil {
+		if err := term.TaskInsertAttempts(ctx, nil, []*model.TaskInstance{first}); err != nil {
 			t.Fatal(err)
 		}
 		retry := &model.TaskInstance{WorkflowInstanceID: runs[0], Name: "a", Type: "shell", State: model.TaskSubmitted, Attempt: 2, SubmitTime: &now}
 		other := &model.TaskInstance{WorkflowInstanceID: runs[1], Name: "a", Type: "shell", State: model.TaskSubmitted, Attempt: 1, SubmitTime: &now}
-		err = term.WriteRunnerBatch(ctx, []store.AttemptWrite{{Prev: []int64{first.ID}, Next: []*model.TaskInstance{retry}},
+		err = term.TaskWriteRunnerBatch(ctx, []store.AttemptWrite{{Prev: []int64{first.ID}, Next: []*model.TaskInstance{retry}},
 			{Next: []*model.TaskInstance{other}}}, []store.InstanceEnd{{ID: runs[2], State: model.WorkflowFailed, End: now, Reason: "a failed"}})
 		if err != nil || retry.ID == 0 || other.ID == 0 || retry.ID == other.ID {
 			t.Fatalf("batch: ids %d %d, %v", retry.ID, other.ID, err)
 		}
-		old, err := s.GetTaskInstance(ctx, first.ID)
+		old, err := s.TaskGet(ctx, first.ID)
 		if err != nil || !old.Superseded {
 			t.Fatalf("superseded attempt: %+v %v", old, err)
 		}
 		for _, id := range []int64{retry.ID, other.ID} {
-			if got, err := s.GetTaskInstance(ctx, id); err != nil || got.State != model.TaskSubmitted || got.Superseded {
+			if got, err := s.TaskGet(ctx, id); err != nil || got.State != model.TaskSubmitted || got.Superseded {
 				t.Fatalf("new attempt %d: %+v %v", id, got, err)
 			}
 		}
-		ended, err := s.GetWorkflowInstance(ctx, runs[2])
+		ended, err := s.InstanceGet(ctx, runs[2])
 		if err != nil || ended.State != model.WorkflowFailed || ended.Reason != "a failed" || ended.EndTime == nil {
 			t.Fatalf("ended run: %+v %v", ended, err)
 		}
 		// A fenced term's batch writes nothing.
-		if err := s.BeginTerm(ctx, 2, "m2"); err != nil {
+		if err := s.TermBegin(ctx, 2, "m2"); err != nil {
 			t.Fatal(err)
 		}
 		late := &model.TaskInstance{WorkflowInstanceID: runs[1], Name: "b", Type: "shell", State: model.TaskSubmitted, Attempt: 1, SubmitTime: &now}
-		if err := term.WriteRunnerBatch(ctx, []store.AttemptWrite{{Next: []*model.TaskInstance{late}}},
+		if err := term.TaskWriteRunnerBatch(ctx, []store.AttemptWrite{{Next: []*model.TaskInstance{late}}},
 			[]store.InstanceEnd{{ID: runs[0], State: model.WorkflowSucceeded, End: now}}); err == nil {
 			t.Fatal("a fenced batch succeeded")
 		}
-		if in, _ := s.GetWorkflowInstance(ctx, runs[0]); in.State != model.WorkflowRunning {
+		if in, _ := s.InstanceGet(ctx, runs[0]); in.State != model.WorkflowRunning {
 			t.Fatalf("fenced end landed: %+v", in)
 		}
 	})
@@ -85,7 +85,7 @@ func TestQueueRanks(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		runs := diamondRuns(t, s, 2)
-		if _, err := s.ClaimCommands(ctx, "m1", 0, 10); err != nil {
+		if _, err := s.InstanceClaimCommands(ctx, "m1", 0, 10); err != nil {
 			t.Fatal(err)
 		}
 		now := time.Now().UTC()
@@ -98,17 +98,17 @@ func TestQueueRanks(t *testing.T) {
 		ts := []*model.TaskInstance{mk(runs[1], "t0", model.TaskSubmitted, 2), mk(runs[1], "t1", model.TaskSubmitted, 0),
 			mk(runs[1], "t2", model.TaskRunning, 2), mk(runs[1], "t3", model.TaskSubmitted, 2),
 			mk(runs[1], "t4", model.TaskSubmitted, 0), mk(runs[1], "t5", model.TaskSubmitted, 2)}
-		if err := s.InsertTaskInstances(ctx, append(older, ts...)); err != nil {
+		if err := s.TaskInsert(ctx, append(older, ts...)); err != nil {
 			t.Fatal(err)
 		}
-		all, err := s.ListTaskInstances(ctx, runs[1])
+		all, err := s.TaskList(ctx, runs[1])
 		if err != nil {
 			t.Fatal(err)
 		}
 		// Queue order: t1, t4 (highest), then t0, t3, t5.
 		want := map[string]int{"t1": 0, "t4": 1, "t0": 2, "t3": 3, "t5": 4}
 		for _, page := range [][]model.TaskInstance{all, all[3:5], all[5:]} {
-			got, err := s.QueueRanks(ctx, runs[1], page)
+			got, err := s.InstanceQueueRanks(ctx, runs[1], page)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,16 +127,16 @@ func TestQueueRanks(t *testing.T) {
 				t.Fatalf("page from %s: ranks %v, want %d", page[0].Name, got, n)
 			}
 		}
-		if ahead, err := s.QueuedAhead(ctx, runs[1], 2); err != nil || ahead != 2 {
+		if ahead, err := s.TaskQueuedAhead(ctx, runs[1], 2); err != nil || ahead != 2 {
 			t.Fatalf("ahead of run 1: %d %v, want run 0's 2", ahead, err)
 		}
-		if ahead, err := s.QueuedAhead(ctx, runs[0], 2); err != nil || ahead != 0 {
+		if ahead, err := s.TaskQueuedAhead(ctx, runs[0], 2); err != nil || ahead != 0 {
 			t.Fatalf("ahead of run 0: %d %v, want 0", ahead, err)
 		}
-		if n, err := s.LatestRows(ctx, runs[1]); err != nil || n != 6 {
+		if n, err := s.InstanceLatestRows(ctx, runs[1]); err != nil || n != 6 {
 			t.Fatalf("latest rows: %d %v", n, err)
 		}
-		u, err := s.UnsettledNames(ctx, runs[1])
+		u, err := s.InstanceUnsettled(ctx, runs[1])
 		if err != nil || len(u.Tasks) != 6 || u.Succeeded != 0 || u.Tasks[0].Name == "" {
 			t.Fatalf("unsettled names: %+v %v", u, err)
 		}
@@ -148,13 +148,13 @@ func TestQueueRanks(t *testing.T) {
 func TestInstanceTasksScanAsGorm(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		if _, err := s.CreateProject(ctx, "demo", ""); err != nil {
+		if _, err := s.ProjectCreate(ctx, "demo", ""); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := s.PutWorkflow(ctx, "demo", mustSpec(t, diamond)); err != nil {
+		if _, _, err := s.WorkflowPut(ctx, "demo", mustSpec(t, diamond)); err != nil {
 			t.Fatal(err)
 		}
-		in, err := s.CreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
+		in, err := s.InstanceCreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,10 +166,10 @@ func TestInstanceTasksScanAsGorm(t *testing.T) {
 			Params: map[string]string{"k": "v", "q": `a"b<c`}, Outputs: map[string]string{"rows": "7"},
 			WaitCause: "dependent", WaitReason: "why", ChildInstanceID: child, Message: "m"}
 		bare := &model.TaskInstance{WorkflowInstanceID: in.ID, Name: "b", Type: "shell", State: model.TaskSubmitted, Attempt: 1}
-		if err := s.InsertTaskInstances(ctx, []*model.TaskInstance{full, bare}); err != nil {
+		if err := s.TaskInsert(ctx, []*model.TaskInstance{full, bare}); err != nil {
 			t.Fatal(err)
 		}
-		want, err := s.ListTaskInstances(ctx, in.ID)
+		want, err := s.TaskList(ctx, in.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,15 +192,15 @@ func TestInstanceTasksScanAsGorm(t *testing.T) {
 func diamondRuns(t *testing.T, s *store.Store, n int) []int64 {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := s.CreateProject(ctx, "demo", ""); err != nil {
+	if _, err := s.ProjectCreate(ctx, "demo", ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.PutWorkflow(ctx, "demo", mustSpec(t, diamond)); err != nil {
+	if _, _, err := s.WorkflowPut(ctx, "demo", mustSpec(t, diamond)); err != nil {
 		t.Fatal(err)
 	}
 	var runs []int64
 	for range n {
-		in, err := s.CreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
+		in, err := s.InstanceCreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
 		if err != nil {
 			t.Fatal(err)
 		}

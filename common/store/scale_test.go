@@ -25,10 +25,10 @@ func TestInsertAttemptsPastVariableLimit(t *testing.T) {
 				State: model.TaskSucceeded, Attempt: 1}
 		}
 		first[0].State = model.TaskRunning
-		if err := s.InsertAttempts(ctx, nil, first); err != nil {
+		if err := s.TaskInsertAttempts(ctx, nil, first); err != nil {
 			t.Fatal(err)
 		}
-		u, err := s.UnsettledNames(ctx, inst.ID)
+		u, err := s.InstanceUnsettled(ctx, inst.ID)
 		if err != nil || u.Succeeded != n-1 || len(u.Tasks) != 1 || u.Tasks[0].Name != "t0" {
 			t.Fatalf("unsettled: %d rows, %d succeeded, %v; want t0 and %d", len(u.Tasks), u.Succeeded, err, n-1)
 		}
@@ -37,11 +37,11 @@ func TestInsertAttemptsPastVariableLimit(t *testing.T) {
 			prev[i] = tk.ID
 		}
 		again := []*model.TaskInstance{{WorkflowInstanceID: inst.ID, Name: "t1", Type: "shell", State: model.TaskSubmitted, Attempt: 2}}
-		if err := s.InsertAttempts(ctx, prev, again); err != nil {
+		if err := s.TaskInsertAttempts(ctx, prev, again); err != nil {
 			t.Fatal(err)
 		}
 		// Superseded rows no longer count as succeeded.
-		if u, err = s.UnsettledNames(ctx, inst.ID); err != nil || u.Succeeded != 0 || len(u.Tasks) != 2 {
+		if u, err = s.InstanceUnsettled(ctx, inst.ID); err != nil || u.Succeeded != 0 || len(u.Tasks) != 2 {
 			t.Fatalf("after the rerun: %d rows, %d succeeded, %v; want 2 and 0", len(u.Tasks), u.Succeeded, err)
 		}
 	})

@@ -68,7 +68,7 @@ func (r scheduleRow) model() model.Schedule {
 	return s
 }
 
-// PutSchedule creates or replaces the schedule of sc.Project/sc.Workflow
+// SchedulePut creates or replaces the schedule of sc.Project/sc.Workflow
 // with the fields of sc (the caller has validated them and computed
 // NextFireTime). The workflow must exist. It returns the stored schedule and
 // whether it was created.
@@ -80,7 +80,7 @@ func (r scheduleRow) model() model.Schedule {
 //
 // ifVersion, when set, is the version of the schedule the caller read
 // (0: there was none): an edit made since is ErrConflict, not overwritten.
-func (s *Store) PutSchedule(ctx context.Context, sc model.Schedule, ifVersion *int64) (out model.Schedule, created bool, err error) {
+func (s *Store) SchedulePut(ctx context.Context, sc model.Schedule, ifVersion *int64) (out model.Schedule, created bool, err error) {
 	for range 5 {
 		out, created, err = s.putSchedule(ctx, sc, ifVersion)
 		if !errors.Is(err, ErrScheduleMoved) {
@@ -157,8 +157,8 @@ func (s *Store) putSchedule(ctx context.Context, sc model.Schedule, ifVersion *i
 	return out, created, err
 }
 
-// GetSchedule returns the schedule of a workflow.
-func (s *Store) GetSchedule(ctx context.Context, project, workflow string) (model.Schedule, error) {
+// ScheduleGet returns the schedule of a workflow.
+func (s *Store) ScheduleGet(ctx context.Context, project, workflow string) (model.Schedule, error) {
 	var r scheduleRow
 	err := s.db.WithContext(ctx).Where("project_name = ? AND workflow_name = ?", project, workflow).Take(&r).Error
 	if err != nil {
@@ -167,8 +167,8 @@ func (s *Store) GetSchedule(ctx context.Context, project, workflow string) (mode
 	return r.model(), nil
 }
 
-// DeleteSchedule removes the schedule of a workflow; runs it fired stay.
-func (s *Store) DeleteSchedule(ctx context.Context, project, workflow string) error {
+// ScheduleDelete removes the schedule of a workflow; runs it fired stay.
+func (s *Store) ScheduleDelete(ctx context.Context, project, workflow string) error {
 	res := s.db.WithContext(ctx).Where("project_name = ? AND workflow_name = ?", project, workflow).Delete(&scheduleRow{})
 	if res.Error != nil {
 		return fmt.Errorf("delete schedule of %q: %w", workflow, res.Error)
@@ -179,8 +179,8 @@ func (s *Store) DeleteSchedule(ctx context.Context, project, workflow string) er
 	return nil
 }
 
-// ListSchedules returns the schedules of a project ("" for all), by id.
-func (s *Store) ListSchedules(ctx context.Context, project string) ([]model.Schedule, error) {
+// ScheduleList returns the schedules of a project ("" for all), by id.
+func (s *Store) ScheduleList(ctx context.Context, project string) ([]model.Schedule, error) {
 	q := s.db.WithContext(ctx).Order("id")
 	if project != "" {
 		q = q.Where("project_name = ?", project)
@@ -196,8 +196,8 @@ func (s *Store) ListSchedules(ctx context.Context, project string) ([]model.Sche
 	return out, nil
 }
 
-// ArmedSchedules returns the enabled schedules that have a next fire time.
-func (s *Store) ArmedSchedules(ctx context.Context) ([]model.Schedule, error) {
+// ScheduleArmed returns the enabled schedules that have a next fire time.
+func (s *Store) ScheduleArmed(ctx context.Context) ([]model.Schedule, error) {
 	var rows []scheduleRow
 	if err := s.db.WithContext(ctx).Where("enabled = ? AND next_fire_time IS NOT NULL", true).Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("read armed schedules: %w", err)
@@ -209,6 +209,49 @@ func (s *Store) ArmedSchedules(ctx context.Context) ([]model.Schedule, error) {
 	return out, nil
 }
 
+// ScheduleKey is a place in the order of armed schedules by next fire
+// time, then id: where a read of due schedules goes on.
+type ScheduleKey struct {
+	At time.Time
+	ID int64
+}
+
+// ScheduleDue returns up to limit enabled schedules whose next fire time
+// is at or before upTo, after the key after (zero: from the first), in
+// that order. It reads the (enabled, next_fire_time) index, so a pass
+// costs what is due, not what is defined.
+func (s *Store) ScheduleDue(ctx context.Context, upTo time.Time, after ScheduleKey, limit int) ([]model.Schedule, error) {
+	q := s.db.WithContext(ctx).Where("enabled = ? AND next_fire_time IS NOT NULL AND next_fire_time <= ?", true, upTo.UTC())
+	if !after.At.IsZero() {
+		q = q.Where("(next_fire_time > ? OR (next_fire_time = ? AND id > ?))", after.At.UTC(), after.At.UTC(), after.ID)
+	}
+	var rows []scheduleRow
+	if err := q.Order("next_fire_time, id").Limit(limit).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("read due schedules: %w", err)
+	}
+	out := make([]model.Schedule, len(rows))
+	for i, r := range rows {
+		out[i] = r.model()
+	}
+	return out, nil
+}
+
+// ScheduleNextFire returns the earliest next fire time after t of the
+// enabled schedules (false: none), from the index: one row, however many
+// schedules exist.
+func (s *Store) ScheduleNextFire(ctx context.Context, t time.Time) (time.Time, bool, error) {
+	var rows []scheduleRow
+	err := s.db.WithContext(ctx).Select("id, next_fire_time").Where("enabled = ? AND next_fire_time > ?", true, t.UTC()).
+		Order("next_fire_time").Limit(1).Find(&rows).Error
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("read the next schedule fire: %w", err)
+	}
+	if len(rows) == 0 || rows[0].NextFireTime == nil {
+		return time.Time{}, false, nil
+	}
+	return rows[0].NextFireTime.UTC(), true, nil
+}
+
 // Firing is one pass of the cron scheduler over a schedule read at
 // Revision: the runs to write and where the schedule goes next.
 type Firing struct {
@@ -217,14 +260,14 @@ type Firing struct {
 	Note  string      // what the pass skipped; "" keeps the last note
 }
 
-// FireSchedule writes one run per fire time of f (instance and start
+// ScheduleFireOne writes one run per fire time of f (instance and start
 // command, with the schedule's priority, worker group and params) and moves
 // the schedule to f.Next, applying the schedule's overlap policy to the
 // runs it finds unfinished (skip, queue, or stop them for replace), in one
 // fenced transaction that applies only if the
 // schedule is still at sc.Revision and enabled. So a schedule time starts
 // once however masters come and go; a lost race is ErrScheduleMoved.
-func (s *Store) FireSchedule(ctx context.Context, sc model.Schedule, f Firing) ([]model.WorkflowInstance, error) {
+func (s *Store) ScheduleFireOne(ctx context.Context, sc model.Schedule, f Firing) ([]model.WorkflowInstance, error) {
 	w := s.fireWrite(sc, f)
 	var out []model.WorkflowInstance
 	err := s.tx(ctx, func(tx *gorm.DB) (err error) {

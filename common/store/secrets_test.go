@@ -50,7 +50,7 @@ func sealedStore(t *testing.T, plain *store.Store) (context.Context, *secret.Box
 	ctx := context.Background()
 	box := testBox(t)
 	s := plain.WithSecrets(box)
-	if _, err := s.CreateProject(ctx, "demo", ""); err != nil {
+	if _, err := s.ProjectCreate(ctx, "demo", ""); err != nil {
 		t.Fatal(err)
 	}
 	return ctx, box, s
@@ -77,10 +77,10 @@ func noPlain(t *testing.T, s *store.Store, table, column string) []string {
 func TestSecretParamsSealedAtRest(t *testing.T) {
 	each(t, func(t *testing.T, plain *store.Store) {
 		ctx, box, s := sealedStore(t, plain)
-		if _, _, err := plain.PutWorkflow(ctx, "demo", mustSpec(t, secretSpec)); !errors.Is(err, secret.ErrNoKey) {
+		if _, _, err := plain.WorkflowPut(ctx, "demo", mustSpec(t, secretSpec)); !errors.Is(err, secret.ErrNoKey) {
 			t.Fatalf("a store without a key stored a secret spec: %v", err)
 		}
-		def, created, err := s.PutWorkflow(ctx, "demo", mustSpec(t, secretSpec))
+		def, created, err := s.WorkflowPut(ctx, "demo", mustSpec(t, secretSpec))
 		if err != nil || !created {
 			t.Fatalf("put: %v %v", created, err)
 		}
@@ -89,12 +89,12 @@ func TestSecretParamsSealedAtRest(t *testing.T) {
 			t.Fatalf("stored spec: want sealed secrets and plain params: %s", raw[0])
 		}
 		// The same spec again is no new version, though each seal differs.
-		again, created, err := s.PutWorkflow(ctx, "demo", mustSpec(t, secretSpec))
+		again, created, err := s.WorkflowPut(ctx, "demo", mustSpec(t, secretSpec))
 		if err != nil || created || again.Version != 1 || again.SpecHash != def.SpecHash {
 			t.Fatalf("re-put: %+v %v %v", again, created, err)
 		}
 		// A changed secret is a change.
-		changed, created, err := s.PutWorkflow(ctx, "demo", mustSpec(t, strings.Replace(secretSpec, wfSecret, "other-"+wfSecret[:3], 1)))
+		changed, created, err := s.WorkflowPut(ctx, "demo", mustSpec(t, strings.Replace(secretSpec, wfSecret, "other-"+wfSecret[:3], 1)))
 		if err != nil || !created || changed.SpecHash == def.SpecHash {
 			t.Fatalf("changed secret: %+v %v %v", changed, created, err)
 		}
@@ -102,7 +102,7 @@ func TestSecretParamsSealedAtRest(t *testing.T) {
 		if _, plainHash, _ := mustSpec(t, secretSpec).Canonical(); plainHash == def.SpecHash {
 			t.Fatal("the spec hash is the hash of the plaintext spec")
 		}
-		got, err := s.GetWorkflow(ctx, "demo", "sec", 1)
+		got, err := s.WorkflowGet(ctx, "demo", "sec", 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +118,7 @@ func TestSecretParamsSealedAtRest(t *testing.T) {
 		}
 
 		// A run: its own secret_params, and a param the spec marks secret.
-		inst, err := s.CreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "sec", CommandType: model.CommandStart,
+		inst, err := s.InstanceCreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "sec", CommandType: model.CommandStart,
 			Params:       map[string]string{"api_key": runSecret, "db_password": wfSecret, "plain": "p"},
 			SecretParams: []string{"api_key"}})
 		if err != nil {
@@ -137,21 +137,21 @@ func TestSecretParamsSealedAtRest(t *testing.T) {
 		// A schedule; written back with the mask an answer shows, it keeps
 		// its secret.
 		t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-		sc, _, err := s.PutSchedule(ctx, model.Schedule{Project: "demo", Workflow: "sec", Cron: "@daily", Enabled: true, NextFireTime: &t0,
+		sc, _, err := s.SchedulePut(ctx, model.Schedule{Project: "demo", Workflow: "sec", Cron: "@daily", Enabled: true, NextFireTime: &t0,
 			Params: map[string]string{"api_key": runSecret}, SecretParams: []string{"api_key"}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		sealed := sc.Params["api_key"]
 		sc.Params = map[string]string{"api_key": secret.Mask}
-		if sc, _, err = s.PutSchedule(ctx, sc, nil); err != nil || sc.Params["api_key"] != sealed {
+		if sc, _, err = s.SchedulePut(ctx, sc, nil); err != nil || sc.Params["api_key"] != sealed {
 			t.Fatalf("schedule written back with the mask: %v %v", sc.Params, err)
 		}
 		noPlain(t, s, "schedule", "params_json")
-		if err := s.BeginTerm(ctx, 2, "m"); err != nil {
+		if err := s.TermBegin(ctx, 2, "m"); err != nil {
 			t.Fatal(err)
 		}
-		fired, err := s.Term(2).FireSchedule(ctx, sc, store.Firing{Times: []time.Time{t0}})
+		fired, err := s.Term(2).ScheduleFireOne(ctx, sc, store.Firing{Times: []time.Time{t0}})
 		if err != nil || len(fired) != 1 {
 			t.Fatalf("fire: %v %v", fired, err)
 		}
@@ -160,7 +160,7 @@ func TestSecretParamsSealedAtRest(t *testing.T) {
 		}
 
 		// A backfill.
-		_, err = s.CreateBackfill(ctx, model.Backfill{Project: "demo", Workflow: "sec", Cron: "@daily",
+		_, err = s.BackfillCreate(ctx, model.Backfill{Project: "demo", Workflow: "sec", Cron: "@daily",
 			Start: t0, End: t0, Times: []time.Time{t0}, Params: map[string]string{"api_key": runSecret, "db_password": wfSecret},
 			SecretParams: []string{"api_key"}})
 		if err != nil {
@@ -177,19 +177,19 @@ func TestSecretParamsSealedAtRest(t *testing.T) {
 func TestSecretMaskAppliedBackKeepsSealedValue(t *testing.T) {
 	each(t, func(t *testing.T, plain *store.Store) {
 		ctx, box, s := sealedStore(t, plain)
-		def, _, err := s.PutWorkflow(ctx, "demo", mustSpec(t, secretSpec))
+		def, _, err := s.WorkflowPut(ctx, "demo", mustSpec(t, secretSpec))
 		if err != nil {
 			t.Fatal(err)
 		}
 		masked := strings.NewReplacer(wfSecret, secret.Mask, tskSecret, secret.Mask).Replace(secretSpec)
-		again, created, err := s.PutWorkflow(ctx, "demo", mustSpec(t, masked))
+		again, created, err := s.WorkflowPut(ctx, "demo", mustSpec(t, masked))
 		if err != nil || created || again.Version != 1 || again.SpecHash != def.SpecHash {
 			t.Fatalf("masked spec applied back: created %v version %d hash %s (was %s): %v",
 				created, again.Version, again.SpecHash, def.SpecHash, err)
 		}
 		// With another change it is a new version that keeps both secrets.
 		edited := strings.Replace(masked, "command: echo", "command: echo edited", 1)
-		v2, created, err := s.PutWorkflow(ctx, "demo", mustSpec(t, edited))
+		v2, created, err := s.WorkflowPut(ctx, "demo", mustSpec(t, edited))
 		if err != nil || !created || v2.Version != 2 {
 			t.Fatalf("edited masked spec: created %v version %d: %v", created, v2.Version, err)
 		}
@@ -204,7 +204,7 @@ func TestSecretMaskAppliedBackKeepsSealedValue(t *testing.T) {
 			t.Fatalf("version 2's task secret opens to %q, %v (stored %q)", v, err, w.Tasks[0].Params["token"])
 		}
 		// The same spec again (v2 masked) is still no new version.
-		if v, created, err := s.PutWorkflow(ctx, "demo", mustSpec(t, edited)); err != nil || created || v.Version != 2 {
+		if v, created, err := s.WorkflowPut(ctx, "demo", mustSpec(t, edited)); err != nil || created || v.Version != 2 {
 			t.Fatalf("edited masked spec again: created %v version %d: %v", created, v.Version, err)
 		}
 
@@ -212,15 +212,15 @@ func TestSecretMaskAppliedBackKeepsSealedValue(t *testing.T) {
 		// naming it, and nothing stored.
 		fresh := strings.Replace(strings.Replace(masked, "token: \""+secret.Mask+"\"", "token: \"t\", key: \""+secret.Mask+"\"", 1),
 			"secret_params: [token]", "secret_params: [token, key]", 1)
-		_, _, err = s.PutWorkflow(ctx, "demo", mustSpec(t, fresh))
+		_, _, err = s.WorkflowPut(ctx, "demo", mustSpec(t, fresh))
 		if !errors.Is(err, store.ErrMaskedSecret) || !strings.Contains(err.Error(), `task "a"`) || !strings.Contains(err.Error(), "key") {
 			t.Fatalf("a mask with no sealed value: want ErrMaskedSecret naming task a's key, got %v", err)
 		}
-		_, _, err = s.PutWorkflow(ctx, "demo", mustSpec(t, strings.Replace(masked, "name: sec", "name: other", 1)))
+		_, _, err = s.WorkflowPut(ctx, "demo", mustSpec(t, strings.Replace(masked, "name: sec", "name: other", 1)))
 		if !errors.Is(err, store.ErrMaskedSecret) || !strings.Contains(err.Error(), "db_password") {
 			t.Fatalf("a new workflow with masks: want ErrMaskedSecret naming db_password, got %v", err)
 		}
-		if latest, err := s.GetWorkflow(ctx, "demo", "sec", 0); err != nil || latest.Version != 2 {
+		if latest, err := s.WorkflowGet(ctx, "demo", "sec", 0); err != nil || latest.Version != 2 {
 			t.Fatalf("latest after refusals: %d %v", latest.Version, err)
 		}
 	})

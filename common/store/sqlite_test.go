@@ -1,7 +1,10 @@
 package store_test
 
 import (
+	"compress/gzip"
 	"context"
+	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -14,41 +17,33 @@ import (
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
-// A file written by the driver the store used before reads the same with
-// the store's driver, times included, and the other way round: both write
-// times as the same text.
+// A file written by the driver the store used before (glebarez/go-sqlite
+// over modernc.org/sqlite, testdata/written-by-modernc.db.gz, made at
+// migration 0036) reads the same with the store's driver, times included,
+// and new rows are written with the same text: each is an ordered text in
+// the older driver's layout, so comparisons in SQL stay right across the
+// two.
 func TestSQLiteFileReadableAcrossDrivers(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "old.db")
-	old, err := store.OpenWithOldDriver(path)
+	unzip(t, "testdata/written-by-modernc.db.gz", path)
+	s, err := store.Open(ctx, "sqlite://"+path, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := old.Migrate(ctx); err != nil {
-		t.Fatal(err)
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatalf("migrate a file of the old driver: %v", err)
 	}
-	write := func(s *store.Store, name string) {
+	read := func() map[string]model.TaskInstance {
 		t.Helper()
-		inst := newInstance(t, s, model.WorkflowRunning)
-		tk := addTask(t, s, inst.ID, name, model.TaskSubmitted, "")
-		at := time.Date(2026, 12, 2, 1, 2, 3, 456789000, time.UTC)
-		if ok, err := s.MarkDispatched(ctx, []store.Dispatch{{ID: tk.ID, Host: "w", Time: at}}); err != nil || !ok[0] {
-			t.Fatalf("dispatch %s: %v %v", name, ok, err)
-		}
-	}
-	read := func(s *store.Store) map[string]model.TaskInstance {
-		t.Helper()
-		var ids []int64
+		out := map[string]model.TaskInstance{}
 		for _, id := range mustRaw(t, s, "task_instance", "id") {
 			n, err := strconv.ParseInt(id, 10, 64)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ids = append(ids, n)
-		}
-		out := map[string]model.TaskInstance{}
-		for _, id := range ids {
-			ti, err := s.GetTaskInstance(ctx, id)
+			ti, err := s.TaskGet(ctx, n)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,51 +51,52 @@ func TestSQLiteFileReadableAcrossDrivers(t *testing.T) {
 		}
 		return out
 	}
-	write(old, "by-old")
-	before := read(old)
-	old.Close()
-
-	s, err := store.Open(ctx, "sqlite://"+path, zap.NewNop())
-	if err != nil {
-		t.Fatal(err)
+	at := time.Date(2026, 12, 2, 1, 2, 3, 456789000, time.UTC)
+	if got := read()["by-old"]; got.DispatchTime == nil || !got.DispatchTime.Equal(at) || got.Host != "w" || got.State != model.TaskDispatched {
+		t.Fatalf("old row read by the store's driver: %+v, want dispatched to w at %v", got, at)
 	}
-	if applied, err := s.Migrate(ctx); err != nil || len(applied) != 0 {
-		t.Fatalf("migrate an existing file: applied %v, err %v", applied, err)
+	inst := newInstance(t, s, model.WorkflowRunning)
+	tk := addTask(t, s, inst.ID, "by-new", model.TaskSubmitted, "")
+	if ok, err := s.TaskMarkDispatched(ctx, []model.Dispatch{{ID: tk.ID, Host: "w", Time: at}}); err != nil || !ok[0] {
+		t.Fatalf("dispatch by-new: %v %v", ok, err)
 	}
-	if got := read(s)["by-old"]; !got.DispatchTime.Equal(*before["by-old"].DispatchTime) || got.Host != "w" || got.State != model.TaskDispatched {
-		t.Fatalf("old row read by the new driver: %+v, want %+v", got, before["by-old"])
+	if got := read()["by-new"]; got.DispatchTime == nil || !got.DispatchTime.Equal(at) {
+		t.Fatalf("new row: %+v, want dispatched at %v", got, at)
 	}
-	write(s, "by-new")
-	now := read(s)
-	s.Close()
-
-	times, err := store.RawText(oldAgain(t, path), "task_instance", "dispatch_time")
+	times, err := store.RawText(s, "task_instance", "dispatch_time")
 	if err != nil {
 		t.Fatal(err)
 	}
 	shape := regexp.MustCompile(`^2026-12-02 01:02:03\.456789\+00:00$`)
+	if len(times) != 2 {
+		t.Fatalf("dispatch times %q, want 2", times)
+	}
 	for _, v := range times {
 		if !shape.MatchString(v) {
 			t.Errorf("dispatch_time stored as %q, want the old driver's text %s", v, shape)
 		}
 	}
-	again := read(oldAgain(t, path))
-	for name, want := range now {
-		got := again[name]
-		if !got.DispatchTime.Equal(*want.DispatchTime) {
-			t.Errorf("%s read by the old driver: %+v, want %+v", name, got, want)
-		}
-	}
 }
 
-func oldAgain(t *testing.T, path string) *store.Store {
+// unzip writes the gzipped file src to dst.
+func unzip(t *testing.T, src, dst string) {
 	t.Helper()
-	s, err := store.OpenWithOldDriver(path)
+	f, err := os.Open(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func mustRaw(t *testing.T, s *store.Store, table, col string) []string {

@@ -3,11 +3,11 @@ package store_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,20 +16,16 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/common/store"
-	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
 )
 
-// each runs a conformance test against SQLite and a real MariaDB.
+// each runs a conformance test against every dialect of testDialects
+// (SQLite, a real MariaDB, a real PostgreSQL), on a freshly migrated store.
 func each(t *testing.T, f func(t *testing.T, s *store.Store)) {
 	t.Helper()
-	drivers := map[string]func(t *testing.T) string{
-		"sqlite": func(t *testing.T) string { return "sqlite://" + filepath.Join(t.TempDir(), "b.db") },
-		"mysql":  func(t *testing.T) string { return mariadbtest.URL(t) },
-	}
-	for name, url := range drivers {
-		t.Run(name, func(t *testing.T) {
+	for _, d := range testDialects {
+		t.Run(d.name, func(t *testing.T) {
 			ctx := context.Background()
-			s, err := store.Open(ctx, url(t), zap.NewNop())
+			s, err := store.Open(ctx, d.url(t), zap.NewNop())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,55 +63,55 @@ tasks:
 func TestProjectsAndVersions(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		if _, err := s.CreateProject(ctx, "demo", ""); err != nil {
+		if _, err := s.ProjectCreate(ctx, "demo", ""); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.CreateProject(ctx, "demo", ""); !errors.Is(err, store.ErrConflict) {
+		if _, err := s.ProjectCreate(ctx, "demo", ""); !errors.Is(err, store.ErrConflict) {
 			t.Fatalf("duplicate project: got %v, want ErrConflict", err)
 		}
-		if _, _, err := s.PutWorkflow(ctx, "nope", mustSpec(t, diamond)); !errors.Is(err, store.ErrNotFound) {
+		if _, _, err := s.WorkflowPut(ctx, "nope", mustSpec(t, diamond)); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("missing project: got %v", err)
 		}
-		d1, created, err := s.PutWorkflow(ctx, "demo", mustSpec(t, diamond))
+		d1, created, err := s.WorkflowPut(ctx, "demo", mustSpec(t, diamond))
 		if err != nil || !created || d1.Version != 1 {
 			t.Fatalf("first put: %+v %v %v", d1, created, err)
 		}
-		d2, created, err := s.PutWorkflow(ctx, "demo", mustSpec(t, diamond))
+		d2, created, err := s.WorkflowPut(ctx, "demo", mustSpec(t, diamond))
 		if err != nil || created || d2.Version != 1 {
 			t.Fatalf("identical put made a version: %+v %v %v", d2, created, err)
 		}
 		changed := mustSpec(t, diamond)
 		changed.Tasks[3].Command = "echo changed"
-		d3, created, err := s.PutWorkflow(ctx, "demo", changed)
+		d3, created, err := s.WorkflowPut(ctx, "demo", changed)
 		if err != nil || !created || d3.Version != 2 {
 			t.Fatalf("changed put: %+v %v %v", d3, created, err)
 		}
-		got, err := s.GetWorkflow(ctx, "demo", "diamond", 1)
+		got, err := s.WorkflowGet(ctx, "demo", "diamond", 1)
 		if err != nil || got.Version != 1 || len(got.SpecJSON) == 0 {
 			t.Fatalf("get v1: %+v %v", got, err)
 		}
-		list, err := s.ListWorkflows(ctx, "demo")
+		list, err := s.WorkflowList(ctx, "demo")
 		if err != nil || len(list) != 1 || list[0].Version != 2 {
 			t.Fatalf("list: %+v %v", list, err)
 		}
-		vs, err := s.ListWorkflowVersions(ctx, "demo", "diamond")
+		vs, err := s.WorkflowVersions(ctx, "demo", "diamond")
 		if err != nil || len(vs) != 2 || vs[0].Version != 2 {
 			t.Fatalf("versions: %+v %v", vs, err)
 		}
-		inst, err := s.CreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
+		inst, err := s.InstanceCreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.DeleteWorkflow(ctx, "demo", "diamond"); !errors.Is(err, store.ErrConflict) {
+		if err := s.WorkflowDelete(ctx, "demo", "diamond"); !errors.Is(err, store.ErrConflict) {
 			t.Fatalf("delete with a live instance: got %v", err)
 		}
-		if err := s.FinishWorkflowInstance(ctx, inst.ID, model.WorkflowSucceeded, time.Now(), ""); err != nil {
+		if err := s.InstanceFinish(ctx, inst.ID, model.WorkflowSucceeded, time.Now(), ""); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.DeleteWorkflow(ctx, "demo", "diamond"); err != nil {
+		if err := s.WorkflowDelete(ctx, "demo", "diamond"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.GetWorkflow(ctx, "demo", "diamond", 0); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.WorkflowGet(ctx, "demo", "diamond", 0); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("after delete: %v", err)
 		}
 	})
@@ -124,13 +120,13 @@ func TestProjectsAndVersions(t *testing.T) {
 func TestCommandConsumedOnce(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		s.CreateProject(ctx, "demo", "")
-		if _, _, err := s.PutWorkflow(ctx, "demo", mustSpec(t, diamond)); err != nil {
+		s.ProjectCreate(ctx, "demo", "")
+		if _, _, err := s.WorkflowPut(ctx, "demo", mustSpec(t, diamond)); err != nil {
 			t.Fatal(err)
 		}
 		const runs = 20
 		for i := 0; i < runs; i++ {
-			inst, err := s.CreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond", Params: map[string]string{"i": "x"}})
+			inst, err := s.InstanceCreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond", Params: map[string]string{"i": "x"}})
 			if err != nil || inst.State != model.WorkflowSubmitted {
 				t.Fatalf("run: %+v %v", inst, err)
 			}
@@ -144,7 +140,7 @@ func TestCommandConsumedOnce(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for {
-					got, err := s.ClaimCommands(ctx, host, 1, 3)
+					got, err := s.InstanceClaimCommands(ctx, host, 1, 3)
 					if err != nil {
 						t.Error(err)
 						return
@@ -176,46 +172,46 @@ func TestCommandConsumedOnce(t *testing.T) {
 func TestReportsMoveForwardOnly(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		s.CreateProject(ctx, "demo", "")
-		s.PutWorkflow(ctx, "demo", mustSpec(t, diamond))
-		inst, _ := s.CreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
+		s.ProjectCreate(ctx, "demo", "")
+		s.WorkflowPut(ctx, "demo", mustSpec(t, diamond))
+		inst, _ := s.InstanceCreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
 		now := time.Now().UTC()
 		task := &model.TaskInstance{WorkflowInstanceID: inst.ID, Name: "a", Type: "shell", State: model.TaskSubmitted, Attempt: 1, SubmitTime: &now}
-		if err := s.InsertTaskInstances(ctx, []*model.TaskInstance{task}); err != nil || task.ID == 0 {
+		if err := s.TaskInsert(ctx, []*model.TaskInstance{task}); err != nil || task.ID == 0 {
 			t.Fatalf("insert: %v id=%d", err, task.ID)
 		}
-		ok, err := s.MarkDispatched(ctx, []store.Dispatch{{ID: task.ID, Host: "w1", Time: now}})
+		ok, err := s.TaskMarkDispatched(ctx, []model.Dispatch{{ID: task.ID, Host: "w1", Time: now}})
 		if err != nil || !ok[0] {
 			t.Fatalf("dispatch: %v %v", ok, err)
 		}
 		start := now.Add(1500 * time.Microsecond)
 		end := start.Add(2500 * time.Microsecond)
-		out, err := s.ApplyReports(ctx, []store.Report{
-			{ID: task.ID, Kind: store.ReportAck, Host: "w1", LogPath: "/l"},
-			{ID: task.ID, Kind: store.ReportAck, Host: "w1", LogPath: "/l"}, // re-sent at once (a new leader)
+		out, err := s.TaskApplyReports(ctx, []model.Report{
+			{ID: task.ID, Kind: model.ReportAck, Host: "w1", LogPath: "/l"},
+			{ID: task.ID, Kind: model.ReportAck, Host: "w1", LogPath: "/l"}, // re-sent at once (a new leader)
 		})
 		// The re-send matches the row again: applied (the same values), never refused.
-		if err != nil || out[0] != store.Applied || out[1] != store.Applied {
+		if err != nil || out[0] != model.ReportApplied || out[1] != model.ReportApplied {
 			t.Fatalf("ack and its re-send in one batch: %v %v", out, err)
 		}
-		out, err = s.ApplyReports(ctx, []store.Report{
-			{ID: task.ID, Kind: store.ReportAck, Host: "w1", LogPath: "/l"},
-			{ID: task.ID, Kind: store.ReportRunning, Host: "w1", PID: 42, StartTime: start},
-			{ID: task.ID, Kind: store.ReportAck, Host: "w1", LogPath: "/l"},        // re-sent
-			{ID: task.ID, Kind: store.ReportRunning, Host: "w2", StartTime: start}, // not its worker
-			{ID: task.ID, Kind: store.ReportResult, Host: "w1", State: model.TaskSucceeded, StartTime: start, EndTime: end},
-			{ID: task.ID, Kind: store.ReportResult, Host: "w1", State: model.TaskSucceeded, StartTime: start, EndTime: end},
+		out, err = s.TaskApplyReports(ctx, []model.Report{
+			{ID: task.ID, Kind: model.ReportAck, Host: "w1", LogPath: "/l"},
+			{ID: task.ID, Kind: model.ReportRunning, Host: "w1", PID: 42, StartTime: start},
+			{ID: task.ID, Kind: model.ReportAck, Host: "w1", LogPath: "/l"},        // re-sent
+			{ID: task.ID, Kind: model.ReportRunning, Host: "w2", StartTime: start}, // not its worker
+			{ID: task.ID, Kind: model.ReportResult, Host: "w1", State: model.TaskSucceeded, StartTime: start, EndTime: end},
+			{ID: task.ID, Kind: model.ReportResult, Host: "w1", State: model.TaskSucceeded, StartTime: start, EndTime: end},
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []store.ReportOutcome{store.Applied, store.Applied, store.Duplicate, store.Foreign, store.Applied, store.Duplicate}
+		want := []model.ReportOutcome{model.ReportApplied, model.ReportApplied, model.ReportDuplicate, model.ReportForeign, model.ReportApplied, model.ReportDuplicate}
 		for i := range want {
 			if out[i] != want[i] {
 				t.Fatalf("report %d: outcome %v, want %v (all %v)", i, out[i], want[i], out)
 			}
 		}
-		got, err := s.GetTaskInstance(ctx, task.ID)
+		got, err := s.TaskGet(ctx, task.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,33 +224,33 @@ func TestReportsMoveForwardOnly(t *testing.T) {
 		}
 		// A short task's running and result in one batch: one update, both applied.
 		t3 := &model.TaskInstance{WorkflowInstanceID: inst.ID, Name: "c", Type: "shell", State: model.TaskSubmitted, Attempt: 1}
-		s.InsertTaskInstances(ctx, []*model.TaskInstance{t3})
-		s.MarkDispatched(ctx, []store.Dispatch{{ID: t3.ID, Host: "w1", Time: now}})
-		out, err = s.ApplyReports(ctx, []store.Report{
-			{ID: t3.ID, Kind: store.ReportAck, Host: "w1", LogPath: "/c"},
-			{ID: t3.ID, Kind: store.ReportRunning, Host: "w1", PID: 7, StartTime: start},
-			{ID: t3.ID, Kind: store.ReportResult, Host: "w1", State: model.TaskFailed, ExitCode: 2, EndTime: end},
+		s.TaskInsert(ctx, []*model.TaskInstance{t3})
+		s.TaskMarkDispatched(ctx, []model.Dispatch{{ID: t3.ID, Host: "w1", Time: now}})
+		out, err = s.TaskApplyReports(ctx, []model.Report{
+			{ID: t3.ID, Kind: model.ReportAck, Host: "w1", LogPath: "/c"},
+			{ID: t3.ID, Kind: model.ReportRunning, Host: "w1", PID: 7, StartTime: start},
+			{ID: t3.ID, Kind: model.ReportResult, Host: "w1", State: model.TaskFailed, ExitCode: 2, EndTime: end},
 		})
-		if err != nil || out[0] != store.Applied || out[1] != store.Applied || out[2] != store.Applied {
+		if err != nil || out[0] != model.ReportApplied || out[1] != model.ReportApplied || out[2] != model.ReportApplied {
 			t.Fatalf("merged batch: %v %v", out, err)
 		}
-		got, _ = s.GetTaskInstance(ctx, t3.ID)
+		got, _ = s.TaskGet(ctx, t3.ID)
 		if got.State != model.TaskFailed || got.PID != 7 || *got.ExitCode != 2 || got.StartTime == nil || got.StartTime.Sub(start).Abs() > time.Millisecond {
 			t.Fatalf("merged task: %+v", got)
 		}
 		// A failed send is taken back only while unacked.
 		t2 := &model.TaskInstance{WorkflowInstanceID: inst.ID, Name: "b", Type: "shell", State: model.TaskSubmitted, Attempt: 1}
-		s.InsertTaskInstances(ctx, []*model.TaskInstance{t2})
-		s.MarkDispatched(ctx, []store.Dispatch{{ID: t2.ID, Host: "w1", Time: now}})
-		if ok, err := s.ResetDispatch(ctx, t2.ID, "w1"); err != nil || !ok {
+		s.TaskInsert(ctx, []*model.TaskInstance{t2})
+		s.TaskMarkDispatched(ctx, []model.Dispatch{{ID: t2.ID, Host: "w1", Time: now}})
+		if ok, err := s.TaskResetDispatch(ctx, t2.ID, "w1"); err != nil || !ok {
 			t.Fatalf("reset unacked: %v %v", ok, err)
 		}
-		s.MarkDispatched(ctx, []store.Dispatch{{ID: t2.ID, Host: "w2", Time: now}})
-		if out, _ := s.ApplyReports(ctx, []store.Report{{ID: t2.ID, Kind: store.ReportAck, Host: "w1", LogPath: "/x"}}); out[0] != store.Foreign {
+		s.TaskMarkDispatched(ctx, []model.Dispatch{{ID: t2.ID, Host: "w2", Time: now}})
+		if out, _ := s.TaskApplyReports(ctx, []model.Report{{ID: t2.ID, Kind: model.ReportAck, Host: "w1", LogPath: "/x"}}); out[0] != model.ReportForeign {
 			t.Fatalf("late ack from the old worker: %v", out)
 		}
-		s.ApplyReports(ctx, []store.Report{{ID: t2.ID, Kind: store.ReportAck, Host: "w2", LogPath: "/y"}})
-		if ok, _ := s.ResetDispatch(ctx, t2.ID, "w2"); ok {
+		s.TaskApplyReports(ctx, []model.Report{{ID: t2.ID, Kind: model.ReportAck, Host: "w2", LogPath: "/y"}})
+		if ok, _ := s.TaskResetDispatch(ctx, t2.ID, "w2"); ok {
 			t.Fatal("reset an acked dispatch")
 		}
 	})
@@ -263,68 +259,74 @@ func TestReportsMoveForwardOnly(t *testing.T) {
 func TestFencing(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		s.CreateProject(ctx, "demo", "")
-		s.PutWorkflow(ctx, "demo", mustSpec(t, diamond))
+		s.ProjectCreate(ctx, "demo", "")
+		s.WorkflowPut(ctx, "demo", mustSpec(t, diamond))
 		for i := 0; i < 2; i++ {
-			s.CreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
+			s.InstanceCreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
 		}
-		if err := s.BeginTerm(ctx, 5, "m1"); err != nil {
+		if err := s.TermBegin(ctx, 5, "m1"); err != nil {
 			t.Fatal(err)
 		}
-		old := s.Term(5)
-		got, err := old.ClaimCommands(ctx, "m1", 5, 1)
+		var signals atomic.Int32
+		old := s.TermFenced(5, func() { signals.Add(1) }) // Term(5).OnFenced, as a term makes its view
+		got, err := old.InstanceClaimCommands(ctx, "m1", 5, 1)
 		if err != nil || len(got) != 1 {
 			t.Fatalf("claim in term 5: %v %v", got, err)
 		}
-		if err := s.BeginTerm(ctx, 5, "m2"); !errors.Is(err, store.ErrFenced) {
+		if err := s.TermBegin(ctx, 5, "m2"); !errors.Is(err, store.ErrFenced) {
 			t.Fatalf("same epoch again: %v", err)
 		}
-		if err := s.BeginTerm(ctx, 7, "m2"); err != nil {
+		if err := s.TermBegin(ctx, 7, "m2"); err != nil {
 			t.Fatal(err)
 		}
 		// A stale election (an older epoch) never takes the fence back.
-		if err := s.BeginTerm(ctx, 6, "m1"); !errors.Is(err, store.ErrFenced) {
+		if err := s.TermBegin(ctx, 6, "m1"); !errors.Is(err, store.ErrFenced) {
 			t.Fatalf("older epoch: %v", err)
 		}
-		if err := s.BeginTerm(ctx, 0, "m1"); err == nil || errors.Is(err, store.ErrFenced) {
+		if err := s.TermBegin(ctx, 0, "m1"); err == nil || errors.Is(err, store.ErrFenced) {
 			t.Fatalf("epoch 0: %v, want a refusal naming the epoch", err)
 		}
-		if ti, err := s.CurrentTermInfo(ctx); err != nil || ti.Epoch != 7 || ti.Host != "m2" {
+		if ti, err := s.TermCurrentInfo(ctx); err != nil || ti.Epoch != 7 || ti.Host != "m2" {
 			t.Fatalf("fence after refused writes: %+v %v", ti, err)
 		}
 		// The old term can no longer claim, write tasks or end instances.
-		if _, err := old.ClaimCommands(ctx, "m1", 5, 1); !errors.Is(err, store.ErrFenced) {
+		if _, err := old.InstanceClaimCommands(ctx, "m1", 5, 1); !errors.Is(err, store.ErrFenced) {
 			t.Fatalf("stale claim: %v", err)
 		}
 		task := &model.TaskInstance{WorkflowInstanceID: got[0].ID, Name: "a", Type: "shell", State: model.TaskSubmitted, Attempt: 1}
-		if err := old.InsertTaskInstances(ctx, []*model.TaskInstance{task}); !errors.Is(err, store.ErrFenced) {
+		if err := old.TaskInsert(ctx, []*model.TaskInstance{task}); !errors.Is(err, store.ErrFenced) {
 			t.Fatalf("stale insert: %v", err)
 		}
-		if err := old.FinishWorkflowInstance(ctx, got[0].ID, model.WorkflowFailed, time.Now(), ""); !errors.Is(err, store.ErrFenced) {
+		if err := old.InstanceFinish(ctx, got[0].ID, model.WorkflowFailed, time.Now(), ""); !errors.Is(err, store.ErrFenced) {
 			t.Fatalf("stale finish: %v", err)
 		}
+		// The view told its owner of each refusal itself (OnFenced), and
+		// nothing while its term was current.
+		if n := signals.Load(); n != 3 {
+			t.Fatalf("fence signals from the stale view: %d, want one per refused write (3)", n)
+		}
 		cur := s.Term(7)
-		adopted, err := cur.AdoptUnfinished(ctx, "m2")
+		adopted, err := cur.InstanceAdoptUnfinished(ctx, "m2")
 		if err != nil || len(adopted) != 1 || adopted[0].Host != "m2" || adopted[0].Epoch != 7 {
 			t.Fatalf("adopt: %+v %v", adopted, err)
 		}
-		if err := cur.InsertTaskInstances(ctx, []*model.TaskInstance{task}); err != nil {
+		if err := cur.TaskInsert(ctx, []*model.TaskInstance{task}); err != nil {
 			t.Fatal(err)
 		}
-		cur.MarkDispatched(ctx, []store.Dispatch{{ID: task.ID, Host: "w1", Time: time.Now()}})
-		on, _ := cur.TasksOnHost(ctx, "w1")
+		cur.TaskMarkDispatched(ctx, []model.Dispatch{{ID: task.ID, Host: "w1", Time: time.Now()}})
+		on, _ := cur.TaskOnHost(ctx, "w1")
 		if len(on) != 1 {
 			t.Fatalf("tasks on w1: %+v", on)
 		}
-		changed, err := cur.NeedFaultTolerance(ctx, []int64{task.ID}, "w1")
+		changed, err := cur.TaskNeedFaultTolerance(ctx, []int64{task.ID}, "w1")
 		if err != nil || len(changed) != 1 {
 			t.Fatalf("nft: %v %v", changed, err)
 		}
 		next := &model.TaskInstance{WorkflowInstanceID: got[0].ID, Name: "a", Type: "shell", State: model.TaskSubmitted, Attempt: 2}
-		if err := cur.InsertAttempts(ctx, []int64{task.ID}, []*model.TaskInstance{next}); err != nil || next.ID == 0 {
+		if err := cur.TaskInsertAttempts(ctx, []int64{task.ID}, []*model.TaskInstance{next}); err != nil || next.ID == 0 {
 			t.Fatalf("attempts: %v", err)
 		}
-		prev, _ := s.GetTaskInstance(ctx, task.ID)
+		prev, _ := s.TaskGet(ctx, task.ID)
 		if !prev.Superseded || prev.State != model.TaskNeedFaultTolerance {
 			t.Fatalf("previous attempt: %+v", prev)
 		}
@@ -337,13 +339,13 @@ func TestFencing(t *testing.T) {
 func newInstance(t *testing.T, s *store.Store, state model.WorkflowState) model.WorkflowInstance {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := s.GetProject(ctx, "demo"); errors.Is(err, store.ErrNotFound) {
-		s.CreateProject(ctx, "demo", "")
-		if _, _, err := s.PutWorkflow(ctx, "demo", mustSpec(t, diamond)); err != nil {
+	if _, err := s.ProjectGet(ctx, "demo"); errors.Is(err, store.ErrNotFound) {
+		s.ProjectCreate(ctx, "demo", "")
+		if _, _, err := s.WorkflowPut(ctx, "demo", mustSpec(t, diamond)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	inst, err := s.CreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
+	inst, err := s.InstanceCreateRun(ctx, store.RunRequest{Project: "demo", Workflow: "diamond"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,15 +353,15 @@ func newInstance(t *testing.T, s *store.Store, state model.WorkflowState) model.
 	case model.WorkflowSubmitted:
 	case model.WorkflowRunning:
 		// Claim everything waiting; this instance is the newest.
-		if _, err := s.ClaimCommands(ctx, "m1", 1, 1000); err != nil {
+		if _, err := s.InstanceClaimCommands(ctx, "m1", 1, 1000); err != nil {
 			t.Fatal(err)
 		}
 	default:
-		if err := s.FinishWorkflowInstance(ctx, inst.ID, state, time.Now(), ""); err != nil {
+		if err := s.InstanceFinish(ctx, inst.ID, state, time.Now(), ""); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err := s.GetWorkflowInstance(ctx, inst.ID)
+	got, err := s.InstanceGet(ctx, inst.ID)
 	if err != nil || got.State != state {
 		t.Fatalf("instance in state %s: %+v %v", state, got, err)
 	}
@@ -369,16 +371,16 @@ func newInstance(t *testing.T, s *store.Store, state model.WorkflowState) model.
 func addTask(t *testing.T, s *store.Store, inst int64, name string, state model.TaskState, group string) model.TaskInstance {
 	t.Helper()
 	ti := &model.TaskInstance{WorkflowInstanceID: inst, Name: name, Type: "shell", State: state, Attempt: 1, TaskGroup: group}
-	if err := s.InsertTaskInstances(context.Background(), []*model.TaskInstance{ti}); err != nil {
+	if err := s.TaskInsert(context.Background(), []*model.TaskInstance{ti}); err != nil {
 		t.Fatal(err)
 	}
 	return *ti
 }
 
 // drainActions claims every waiting action.
-func drainActions(t *testing.T, s *store.Store) []store.Action {
+func drainActions(t *testing.T, s *store.Store) []model.Action {
 	t.Helper()
-	got, err := s.ClaimActions(context.Background(), 1000)
+	got, err := s.ActionClaim(context.Background(), 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,26 +388,26 @@ func drainActions(t *testing.T, s *store.Store) []store.Action {
 }
 
 func TestInstanceActionValidity(t *testing.T) {
-	allowed := map[store.ActionKind][]model.WorkflowState{
-		store.ActionStop:          {model.WorkflowRunning, model.WorkflowSubmitted},
-		store.ActionPause:         {model.WorkflowRunning, model.WorkflowSubmitted},
-		store.ActionResume:        {model.WorkflowPaused, model.WorkflowStopped},
-		store.ActionRerun:         {model.WorkflowSucceeded, model.WorkflowFailed, model.WorkflowStopped},
-		store.ActionRecoverFailed: {model.WorkflowSucceeded, model.WorkflowFailed, model.WorkflowStopped, model.WorkflowPaused},
+	allowed := map[model.ActionKind][]model.WorkflowState{
+		model.ActionStop:          {model.WorkflowRunning, model.WorkflowSubmitted},
+		model.ActionPause:         {model.WorkflowRunning, model.WorkflowSubmitted},
+		model.ActionResume:        {model.WorkflowPaused, model.WorkflowStopped},
+		model.ActionRerun:         {model.WorkflowSucceeded, model.WorkflowFailed, model.WorkflowStopped},
+		model.ActionRecoverFailed: {model.WorkflowSucceeded, model.WorkflowFailed, model.WorkflowStopped, model.WorkflowPaused},
 	}
 	states := []model.WorkflowState{model.WorkflowSubmitted, model.WorkflowRunning, model.WorkflowReadyPause, model.WorkflowPaused,
 		model.WorkflowReadyStop, model.WorkflowStopped, model.WorkflowFailed, model.WorkflowSucceeded}
 	each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		for _, action := range store.InstanceActions() {
+		for _, action := range model.InstanceActions() {
 			for _, st := range states {
 				inst := newInstance(t, s, st)
-				res, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: inst.ID, Action: action, By: "alice"})
-				hist, herr := s.History(ctx, inst.ID)
+				res, err := s.ActionRequest(ctx, model.ActionRequest{InstanceID: inst.ID, Action: action, By: "alice"})
+				hist, herr := s.InstanceHistory(ctx, inst.ID)
 				if herr != nil {
 					t.Fatal(herr)
 				}
-				after, _ := s.GetWorkflowInstance(ctx, inst.ID)
+				after, _ := s.InstanceGet(ctx, inst.ID)
 				if !slices.Contains(allowed[action], st) {
 					if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "it is "+string(st)) {
 						t.Fatalf("%s on %s: got %v, want a conflict naming the state", action, st, err)
@@ -420,9 +422,9 @@ func TestInstanceActionValidity(t *testing.T) {
 				}
 				want := st
 				switch action {
-				case store.ActionStop:
+				case model.ActionStop:
 					want = model.WorkflowReadyStop
-				case store.ActionPause:
+				case model.ActionPause:
 					want = model.WorkflowReadyPause
 				}
 				if res.CommandID == 0 || res.InstanceID != inst.ID || res.Action != action || res.State != want || after.State != want {
@@ -442,43 +444,43 @@ func TestInstanceActionValidity(t *testing.T) {
 		// A stop or pause changes the state at once, so a second request
 		// sees it.
 		inst := newInstance(t, s, model.WorkflowRunning)
-		if _, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: inst.ID, Action: store.ActionPause}); err != nil {
+		if _, err := s.ActionRequest(ctx, model.ActionRequest{InstanceID: inst.ID, Action: model.ActionPause}); err != nil {
 			t.Fatal(err)
 		}
-		_, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: inst.ID, Action: store.ActionStop})
+		_, err := s.ActionRequest(ctx, model.ActionRequest{InstanceID: inst.ID, Action: model.ActionStop})
 		if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "ready_pause") {
 			t.Fatalf("stop after pause: %v", err)
 		}
 		// A rerun waiting for the master blocks another restart.
 		inst = newInstance(t, s, model.WorkflowFailed)
-		first, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: inst.ID, Action: store.ActionRerun})
+		first, err := s.ActionRequest(ctx, model.ActionRequest{InstanceID: inst.ID, Action: model.ActionRerun})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, a := range []store.ActionKind{store.ActionRerun, store.ActionRecoverFailed} {
-			_, err = s.RequestAction(ctx, store.ActionRequest{InstanceID: inst.ID, Action: a})
+		for _, a := range []model.ActionKind{model.ActionRerun, model.ActionRecoverFailed} {
+			_, err = s.ActionRequest(ctx, model.ActionRequest{InstanceID: inst.ID, Action: a})
 			if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "waiting") || !strings.Contains(err.Error(), strconv.FormatInt(first.CommandID, 10)) {
 				t.Fatalf("%s while a rerun waits: %v", a, err)
 			}
 		}
 		drainActions(t, s)
-		if _, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: inst.ID, Action: store.ActionRecoverFailed}); err != nil {
+		if _, err := s.ActionRequest(ctx, model.ActionRequest{InstanceID: inst.ID, Action: model.ActionRecoverFailed}); err != nil {
 			t.Fatalf("recover_failed once the rerun was claimed: %v", err)
 		}
 		drainActions(t, s)
 
-		if _, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: 999999, Action: store.ActionStop}); !errors.Is(err, store.ErrNotFound) ||
+		if _, err := s.ActionRequest(ctx, model.ActionRequest{InstanceID: 999999, Action: model.ActionStop}); !errors.Is(err, store.ErrNotFound) ||
 			!strings.Contains(err.Error(), "999999") {
 			t.Fatalf("missing instance: %v", err)
 		}
-		for _, bad := range []store.ActionRequest{
+		for _, bad := range []model.ActionRequest{
 			{InstanceID: inst.ID, Action: "explode"},
-			{InstanceID: inst.ID, Action: store.ActionKill},
-			{InstanceID: inst.ID, TaskInstanceID: 1, Action: store.ActionStop},
-			{Action: store.ActionStop},
-			{InstanceID: inst.ID, Action: store.ActionRerun, By: strings.Repeat("x", store.MaxActionBy+1)},
+			{InstanceID: inst.ID, Action: model.ActionKill},
+			{InstanceID: inst.ID, TaskInstanceID: 1, Action: model.ActionStop},
+			{Action: model.ActionStop},
+			{InstanceID: inst.ID, Action: model.ActionRerun, By: strings.Repeat("x", model.MaxActionBy+1)},
 		} {
-			if _, err := s.RequestAction(ctx, bad); err == nil || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+			if _, err := s.ActionRequest(ctx, bad); err == nil || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 				t.Fatalf("bad request %+v: %v", bad, err)
 			}
 		}
@@ -491,22 +493,22 @@ func TestInstanceActionValidity(t *testing.T) {
 func TestTaskActionValidity(t *testing.T) {
 	taskStates := []model.TaskState{model.TaskSubmitted, model.TaskDispatched, model.TaskRunning, model.TaskSucceeded,
 		model.TaskFailed, model.TaskKilled, model.TaskPaused, model.TaskNeedFaultTolerance, model.TaskDelayed, model.TaskForcedSuccess}
-	allowed := map[store.ActionKind][]model.TaskState{
-		store.ActionKill:         {model.TaskSubmitted, model.TaskDispatched, model.TaskRunning, model.TaskDelayed},
-		store.ActionForceSuccess: {model.TaskFailed, model.TaskKilled},
-		store.ActionForceStart:   {model.TaskSubmitted},
+	allowed := map[model.ActionKind][]model.TaskState{
+		model.ActionKill:         {model.TaskSubmitted, model.TaskDispatched, model.TaskRunning, model.TaskDelayed},
+		model.ActionForceSuccess: {model.TaskFailed, model.TaskKilled},
+		model.ActionForceStart:   {model.TaskSubmitted},
 	}
 	each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		inst := newInstance(t, s, model.WorkflowRunning)
-		if _, err := s.RequestAction(ctx, store.ActionRequest{TaskInstanceID: addTask(t, s, inst.ID, "a", model.TaskSubmitted, "").ID,
-			Action: store.ActionForceStart}); !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "no task group") {
+		if _, err := s.ActionRequest(ctx, model.ActionRequest{TaskInstanceID: addTask(t, s, inst.ID, "a", model.TaskSubmitted, "").ID,
+			Action: model.ActionForceStart}); !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "no task group") {
 			t.Fatalf("force_start of a task without a task group: %v", err)
 		}
-		for _, action := range store.TaskActions() {
+		for _, action := range model.TaskActions() {
 			for _, ts := range taskStates {
 				task := addTask(t, s, inst.ID, "a", ts, "db")
-				res, err := s.RequestAction(ctx, store.ActionRequest{TaskInstanceID: task.ID, Action: action, By: "bob"})
+				res, err := s.ActionRequest(ctx, model.ActionRequest{TaskInstanceID: task.ID, Action: action, By: "bob"})
 				if !slices.Contains(allowed[action], ts) {
 					if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "it is "+string(ts)) {
 						t.Fatalf("%s on a %s task: got %v, want a conflict naming the state", action, ts, err)
@@ -520,7 +522,7 @@ func TestTaskActionValidity(t *testing.T) {
 					t.Fatalf("%s on a %s task: %+v", action, ts, res)
 				}
 				// The same action again waits behind the first.
-				if _, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: inst.ID, TaskInstanceID: task.ID, Action: action}); !errors.Is(err, store.ErrConflict) ||
+				if _, err := s.ActionRequest(ctx, model.ActionRequest{InstanceID: inst.ID, TaskInstanceID: task.ID, Action: action}); !errors.Is(err, store.ErrConflict) ||
 					!strings.Contains(err.Error(), "waiting") {
 					t.Fatalf("second %s: %v", action, err)
 				}
@@ -530,8 +532,8 @@ func TestTaskActionValidity(t *testing.T) {
 				}
 			}
 		}
-		hist, err := s.History(ctx, inst.ID)
-		if err != nil || len(hist) != 7 || hist[0].TaskInstanceID == 0 || hist[0].Action != store.ActionKill || hist[5].Action != store.ActionForceSuccess || hist[6].Action != store.ActionForceStart {
+		hist, err := s.InstanceHistory(ctx, inst.ID)
+		if err != nil || len(hist) != 7 || hist[0].TaskInstanceID == 0 || hist[0].Action != model.ActionKill || hist[5].Action != model.ActionForceSuccess || hist[6].Action != model.ActionForceStart {
 			t.Fatalf("history %+v %v", hist, err)
 		}
 
@@ -540,17 +542,17 @@ func TestTaskActionValidity(t *testing.T) {
 			model.WorkflowPaused: true, model.WorkflowSucceeded: true, model.WorkflowSubmitted: false} {
 			other := newInstance(t, s, st)
 			task := addTask(t, s, other.ID, "b", model.TaskFailed, "")
-			_, err := s.RequestAction(ctx, store.ActionRequest{TaskInstanceID: task.ID, Action: store.ActionForceSuccess})
+			_, err := s.ActionRequest(ctx, model.ActionRequest{TaskInstanceID: task.ID, Action: model.ActionForceSuccess})
 			if ok && err != nil || !ok && (!errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), string(st))) {
 				t.Fatalf("force_success in a %s instance: %v", st, err)
 			}
 		}
 		ready := newInstance(t, s, model.WorkflowRunning)
 		task := addTask(t, s, ready.ID, "b", model.TaskKilled, "")
-		if _, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: ready.ID, Action: store.ActionStop}); err != nil {
+		if _, err := s.ActionRequest(ctx, model.ActionRequest{InstanceID: ready.ID, Action: model.ActionStop}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.RequestAction(ctx, store.ActionRequest{TaskInstanceID: task.ID, Action: store.ActionForceSuccess}); !errors.Is(err, store.ErrConflict) ||
+		if _, err := s.ActionRequest(ctx, model.ActionRequest{TaskInstanceID: task.ID, Action: model.ActionForceSuccess}); !errors.Is(err, store.ErrConflict) ||
 			!strings.Contains(err.Error(), "ready_stop") {
 			t.Fatalf("force_success while stopping: %v", err)
 		}
@@ -558,22 +560,22 @@ func TestTaskActionValidity(t *testing.T) {
 		// A superseded attempt cannot be acted on.
 		old := addTask(t, s, inst.ID, "c", model.TaskFailed, "")
 		next := &model.TaskInstance{WorkflowInstanceID: inst.ID, Name: "c", Type: "shell", State: model.TaskSubmitted, Attempt: 2}
-		if err := s.InsertAttempts(ctx, []int64{old.ID}, []*model.TaskInstance{next}); err != nil {
+		if err := s.TaskInsertAttempts(ctx, []int64{old.ID}, []*model.TaskInstance{next}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.RequestAction(ctx, store.ActionRequest{TaskInstanceID: old.ID, Action: store.ActionForceSuccess}); !errors.Is(err, store.ErrConflict) ||
+		if _, err := s.ActionRequest(ctx, model.ActionRequest{TaskInstanceID: old.ID, Action: model.ActionForceSuccess}); !errors.Is(err, store.ErrConflict) ||
 			!strings.Contains(err.Error(), "later attempt") {
 			t.Fatalf("force_success of a superseded attempt: %v", err)
 		}
 
-		if _, err := s.RequestAction(ctx, store.ActionRequest{TaskInstanceID: 999999, Action: store.ActionKill}); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.ActionRequest(ctx, model.ActionRequest{TaskInstanceID: 999999, Action: model.ActionKill}); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("missing task: %v", err)
 		}
-		if _, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: ready.ID, TaskInstanceID: next.ID, Action: store.ActionKill}); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.ActionRequest(ctx, model.ActionRequest{InstanceID: ready.ID, TaskInstanceID: next.ID, Action: model.ActionKill}); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("task of another instance: %v", err)
 		}
 		drainActions(t, s)
-		if _, err := s.RequestAction(ctx, store.ActionRequest{TaskInstanceID: next.ID, Action: store.ActionKill}); err != nil {
+		if _, err := s.ActionRequest(ctx, model.ActionRequest{TaskInstanceID: next.ID, Action: model.ActionKill}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -586,10 +588,10 @@ func TestActionRaces(t *testing.T) {
 		// concurrent reruns of a finished one: exactly one is queued.
 		for _, tc := range []struct {
 			state   model.WorkflowState
-			actions []store.ActionKind
+			actions []model.ActionKind
 		}{
-			{model.WorkflowRunning, []store.ActionKind{store.ActionStop, store.ActionPause, store.ActionStop, store.ActionPause, store.ActionStop, store.ActionPause}},
-			{model.WorkflowFailed, []store.ActionKind{store.ActionRerun, store.ActionRecoverFailed, store.ActionRerun, store.ActionRerun, store.ActionRecoverFailed, store.ActionRerun}},
+			{model.WorkflowRunning, []model.ActionKind{model.ActionStop, model.ActionPause, model.ActionStop, model.ActionPause, model.ActionStop, model.ActionPause}},
+			{model.WorkflowFailed, []model.ActionKind{model.ActionRerun, model.ActionRecoverFailed, model.ActionRerun, model.ActionRerun, model.ActionRecoverFailed, model.ActionRerun}},
 		} {
 			inst := newInstance(t, s, tc.state)
 			var wg sync.WaitGroup
@@ -598,7 +600,7 @@ func TestActionRaces(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					_, errs[i] = s.RequestAction(ctx, store.ActionRequest{InstanceID: inst.ID, Action: a})
+					_, errs[i] = s.ActionRequest(ctx, model.ActionRequest{InstanceID: inst.ID, Action: a})
 				}()
 			}
 			wg.Wait()
@@ -612,7 +614,7 @@ func TestActionRaces(t *testing.T) {
 				}
 			}
 			got := drainActions(t, s)
-			hist, _ := s.History(ctx, inst.ID)
+			hist, _ := s.InstanceHistory(ctx, inst.ID)
 			if won != 1 || len(got) != 1 || len(hist) != 1 {
 				t.Fatalf("race on %s: %d won, %d queued, %d history rows (%v)", tc.state, won, len(got), len(hist), errs)
 			}
@@ -627,19 +629,19 @@ func TestClaimActions(t *testing.T) {
 		// takes only its own kind.
 		running := newInstance(t, s, model.WorkflowRunning)
 		waiting := newInstance(t, s, model.WorkflowSubmitted)
-		stop, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: running.ID, Action: store.ActionStop})
+		stop, err := s.ActionRequest(ctx, model.ActionRequest{InstanceID: running.ID, Action: model.ActionStop})
 		if err != nil {
 			t.Fatal(err)
 		}
-		claimed, err := s.ClaimCommands(ctx, "m1", 1, 10)
+		claimed, err := s.InstanceClaimCommands(ctx, "m1", 1, 10)
 		if err != nil || len(claimed) != 1 || claimed[0].ID != waiting.ID {
 			t.Fatalf("claim commands with an action queued: %+v %v", claimed, err)
 		}
 		got := drainActions(t, s)
-		if len(got) != 1 || got[0].ID != stop.CommandID || got[0].Action != store.ActionStop {
+		if len(got) != 1 || got[0].ID != stop.CommandID || got[0].Action != model.ActionStop {
 			t.Fatalf("claim actions: %+v", got)
 		}
-		if claimed, _ := s.ClaimCommands(ctx, "m1", 1, 10); len(claimed) != 0 {
+		if claimed, _ := s.InstanceClaimCommands(ctx, "m1", 1, 10); len(claimed) != 0 {
 			t.Fatalf("claimed again %+v", claimed)
 		}
 
@@ -647,7 +649,7 @@ func TestClaimActions(t *testing.T) {
 		var want []int64
 		for range 12 {
 			inst := newInstance(t, s, model.WorkflowFailed)
-			res, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: inst.ID, Action: store.ActionRerun})
+			res, err := s.ActionRequest(ctx, model.ActionRequest{InstanceID: inst.ID, Action: model.ActionRerun})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -661,7 +663,7 @@ func TestClaimActions(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for {
-					got, err := s.ClaimActions(ctx, 3)
+					got, err := s.ActionClaim(ctx, 3)
 					if err != nil {
 						t.Error(err)
 						return
@@ -669,7 +671,7 @@ func TestClaimActions(t *testing.T) {
 					if len(got) == 0 {
 						return
 					}
-					if !slices.IsSortedFunc(got, func(a, b store.Action) int { return int(a.ID - b.ID) }) {
+					if !slices.IsSortedFunc(got, func(a, b model.Action) int { return int(a.ID - b.ID) }) {
 						t.Errorf("not oldest first: %+v", got)
 					}
 					mu.Lock()
@@ -689,24 +691,24 @@ func TestClaimActions(t *testing.T) {
 
 		// A stale term can neither claim actions nor write history.
 		inst := newInstance(t, s, model.WorkflowRunning)
-		if _, err := s.RequestAction(ctx, store.ActionRequest{InstanceID: inst.ID, Action: store.ActionPause}); err != nil {
+		if _, err := s.ActionRequest(ctx, model.ActionRequest{InstanceID: inst.ID, Action: model.ActionPause}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.BeginTerm(ctx, 3, "m1"); err != nil {
+		if err := s.TermBegin(ctx, 3, "m1"); err != nil {
 			t.Fatal(err)
 		}
 		old := s.Term(3)
-		if err := s.BeginTerm(ctx, 4, "m2"); err != nil {
+		if err := s.TermBegin(ctx, 4, "m2"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := old.ClaimActions(ctx, 10); !errors.Is(err, store.ErrFenced) {
+		if _, err := old.ActionClaim(ctx, 10); !errors.Is(err, store.ErrFenced) {
 			t.Fatalf("stale claim: %v", err)
 		}
-		if _, err := old.AddHistory(ctx, store.HistoryEntry{InstanceID: inst.ID, Action: store.ActionPause}); !errors.Is(err, store.ErrFenced) {
+		if _, err := old.InstanceHistoryAdd(ctx, model.HistoryEntry{InstanceID: inst.ID, Action: model.ActionPause}); !errors.Is(err, store.ErrFenced) {
 			t.Fatalf("stale history: %v", err)
 		}
-		got, err = s.Term(4).ClaimActions(ctx, 10)
-		if err != nil || len(got) != 1 || got[0].Action != store.ActionPause {
+		got, err = s.Term(4).ActionClaim(ctx, 10)
+		if err != nil || len(got) != 1 || got[0].Action != model.ActionPause {
 			t.Fatalf("current term claim: %+v %v", got, err)
 		}
 	})
@@ -717,38 +719,38 @@ func TestHistory(t *testing.T) {
 		ctx := context.Background()
 		inst := newInstance(t, s, model.WorkflowRunning)
 		task := addTask(t, s, inst.ID, "a", model.TaskRunning, "")
-		if _, err := s.RequestAction(ctx, store.ActionRequest{TaskInstanceID: task.ID, Action: store.ActionKill, By: "ops"}); err != nil {
+		if _, err := s.ActionRequest(ctx, model.ActionRequest{TaskInstanceID: task.ID, Action: model.ActionKill, By: "ops"}); err != nil {
 			t.Fatal(err)
 		}
 		at := time.Now().UTC().Add(-time.Second).Truncate(time.Microsecond)
-		long := strings.Repeat("é", store.MaxActionDetail+10)
-		e, err := s.AddHistory(ctx, store.HistoryEntry{InstanceID: inst.ID, TaskInstanceID: task.ID, Action: store.ActionKill,
+		long := strings.Repeat("é", model.MaxActionDetail+10)
+		e, err := s.InstanceHistoryAdd(ctx, model.HistoryEntry{InstanceID: inst.ID, TaskInstanceID: task.ID, Action: model.ActionKill,
 			By: "m1:5678", At: at, Detail: long})
 		if err != nil || e.ID == 0 {
 			t.Fatalf("add: %+v %v", e, err)
 		}
-		if _, err := s.AddHistory(ctx, store.HistoryEntry{InstanceID: inst.ID, Action: "failover", Detail: "adopted by m2"}); err != nil {
+		if _, err := s.InstanceHistoryAdd(ctx, model.HistoryEntry{InstanceID: inst.ID, Action: "failover", Detail: "adopted by m2"}); err != nil {
 			t.Fatal(err)
 		}
-		for _, bad := range []store.HistoryEntry{{Action: "x"}, {InstanceID: inst.ID}, {InstanceID: inst.ID, Action: store.ActionKind(strings.Repeat("a", 33))}} {
-			if _, err := s.AddHistory(ctx, bad); err == nil {
+		for _, bad := range []model.HistoryEntry{{Action: "x"}, {InstanceID: inst.ID}, {InstanceID: inst.ID, Action: model.ActionKind(strings.Repeat("a", 33))}} {
+			if _, err := s.InstanceHistoryAdd(ctx, bad); err == nil {
 				t.Fatalf("bad entry %+v accepted", bad)
 			}
 		}
-		hist, err := s.History(ctx, inst.ID)
+		hist, err := s.InstanceHistory(ctx, inst.ID)
 		if err != nil || len(hist) != 3 {
 			t.Fatalf("history %+v %v", hist, err)
 		}
-		if h := hist[0]; h.Action != store.ActionKill || h.By != "ops" || h.TaskInstanceID != task.ID || !strings.Contains(h.Detail, "running") {
+		if h := hist[0]; h.Action != model.ActionKill || h.By != "ops" || h.TaskInstanceID != task.ID || !strings.Contains(h.Detail, "running") {
 			t.Fatalf("request entry %+v", h)
 		}
-		if h := hist[1]; h.ID != e.ID || !h.At.Equal(at) || h.Detail != strings.Repeat("é", store.MaxActionDetail) || h.By != "m1:5678" {
+		if h := hist[1]; h.ID != e.ID || !h.At.Equal(at) || h.Detail != strings.Repeat("é", model.MaxActionDetail) || h.By != "m1:5678" {
 			t.Fatalf("outcome entry %+v (at %v)", h, at)
 		}
 		if h := hist[2]; h.Action != "failover" || h.TaskInstanceID != 0 || h.At.IsZero() {
 			t.Fatalf("third entry %+v", h)
 		}
-		if none, err := s.History(ctx, 999999); err != nil || len(none) != 0 {
+		if none, err := s.InstanceHistory(ctx, 999999); err != nil || len(none) != 0 {
 			t.Fatalf("unknown instance: %+v %v", none, err)
 		}
 	})
@@ -757,19 +759,19 @@ func TestHistory(t *testing.T) {
 func TestTaskGroups(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		g, err := s.CreateTaskGroup(ctx, "db", 2, "the warehouse")
+		g, err := s.TaskGroupCreate(ctx, "db", 2, "the warehouse")
 		if err != nil || g.ID == 0 || g.Name != "db" || g.Capacity != 2 || g.Description != "the warehouse" || g.CreatedAt.IsZero() || g.InUse != 0 {
 			t.Fatalf("create: %+v %v", g, err)
 		}
-		if _, err := s.CreateTaskGroup(ctx, "db", 5, ""); !errors.Is(err, store.ErrConflict) {
+		if _, err := s.TaskGroupCreate(ctx, "db", 5, ""); !errors.Is(err, store.ErrConflict) {
 			t.Fatalf("duplicate: %v", err)
 		}
-		for _, c := range []int{0, -1, store.MaxTaskGroupCapacity + 1} {
-			if _, err := s.CreateTaskGroup(ctx, "x", c, ""); err == nil || !strings.Contains(err.Error(), "capacity") {
+		for _, c := range []int{0, -1, model.MaxTaskGroupCapacity + 1} {
+			if _, err := s.TaskGroupCreate(ctx, "x", c, ""); err == nil || !strings.Contains(err.Error(), "capacity") {
 				t.Fatalf("capacity %d: %v", c, err)
 			}
 		}
-		if _, err := s.CreateTaskGroup(ctx, "api", 1, ""); err != nil {
+		if _, err := s.TaskGroupCreate(ctx, "api", 1, ""); err != nil {
 			t.Fatal(err)
 		}
 
@@ -781,52 +783,52 @@ func TestTaskGroups(t *testing.T) {
 		addTask(t, s, inst.ID, "d", model.TaskSucceeded, "db")
 		addTask(t, s, inst.ID, "e", model.TaskRunning, "")
 		addTask(t, s, inst.ID, "f", model.TaskRunning, "nope")
-		if got, _ := s.GetTaskInstance(ctx, run.ID); got.TaskGroup != "db" {
+		if got, _ := s.TaskGet(ctx, run.ID); got.TaskGroup != "db" {
 			t.Fatalf("task group not stored: %+v", got)
 		}
-		list, err := s.ListTaskGroups(ctx)
+		list, err := s.TaskGroupList(ctx)
 		if err != nil || len(list) != 2 || list[0].Name != "api" || list[0].InUse != 0 || list[1].Name != "db" || list[1].InUse != 2 {
 			t.Fatalf("list: %+v %v", list, err)
 		}
-		g, err = s.GetTaskGroup(ctx, "db")
+		g, err = s.TaskGroupGet(ctx, "db")
 		if err != nil || g.InUse != 2 || g.Capacity != 2 {
 			t.Fatalf("get: %+v %v", g, err)
 		}
-		if _, err := s.GetTaskGroup(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.TaskGroupGet(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("get missing: %v", err)
 		}
 
 		// Resizing below the use is allowed; the same capacity again is
 		// not a missing group.
 		for range 2 {
-			g, err = s.ResizeTaskGroup(ctx, "db", 1)
+			g, err = s.TaskGroupResize(ctx, "db", 1)
 			if err != nil || g.Capacity != 1 || g.InUse != 2 || g.Description != "the warehouse" {
 				t.Fatalf("resize: %+v %v", g, err)
 			}
 		}
-		if _, err := s.ResizeTaskGroup(ctx, "nope", 3); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.TaskGroupResize(ctx, "nope", 3); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("resize missing: %v", err)
 		}
-		if _, err := s.ResizeTaskGroup(ctx, "db", 0); err == nil {
+		if _, err := s.TaskGroupResize(ctx, "db", 0); err == nil {
 			t.Fatal("resize to 0 accepted")
 		}
 
-		err = s.DeleteTaskGroup(ctx, "db")
+		err = s.TaskGroupDelete(ctx, "db")
 		if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "2 task(s)") {
 			t.Fatalf("delete in use: %v", err)
 		}
 		for _, ti := range []int64{run.ID, run.ID + 1} {
-			if ok, err := s.SetTaskStates(ctx, []int64{ti}, []model.TaskState{model.TaskRunning, model.TaskDispatched}, model.TaskSucceeded); err != nil || len(ok) != 1 {
+			if ok, err := s.TaskSetStates(ctx, []int64{ti}, []model.TaskState{model.TaskRunning, model.TaskDispatched}, model.TaskSucceeded); err != nil || len(ok) != 1 {
 				t.Fatalf("finish task %d: %v %v", ti, ok, err)
 			}
 		}
-		if err := s.DeleteTaskGroup(ctx, "db"); err != nil {
+		if err := s.TaskGroupDelete(ctx, "db"); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.DeleteTaskGroup(ctx, "db"); !errors.Is(err, store.ErrNotFound) {
+		if err := s.TaskGroupDelete(ctx, "db"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("delete twice: %v", err)
 		}
-		if list, _ := s.ListTaskGroups(ctx); len(list) != 1 || list[0].Name != "api" {
+		if list, _ := s.TaskGroupList(ctx); len(list) != 1 || list[0].Name != "api" {
 			t.Fatalf("after delete: %+v", list)
 		}
 	})

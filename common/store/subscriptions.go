@@ -12,20 +12,6 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 )
 
-// Subscription is a webhook subscription to the event stream. The secret is
-// only ever held sealed (common/secret). Cursor is the seq of the last
-// event handled (delivered, or given up on after its retries).
-type Subscription struct {
-	ID           int64
-	Name         string
-	URL          string
-	Filter       model.EventFilter
-	SecretSealed string
-	Cursor       int64
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
-}
-
 type subscriptionRow struct {
 	ID           int64
 	Name         string
@@ -41,8 +27,8 @@ type subscriptionRow struct {
 
 func (subscriptionRow) TableName() string { return "subscription" }
 
-func (r subscriptionRow) model() Subscription {
-	s := Subscription{ID: r.ID, Name: r.Name, URL: r.URL, Cursor: r.CursorSeq,
+func (r subscriptionRow) model() model.Subscription {
+	s := model.Subscription{ID: r.ID, Name: r.Name, URL: r.URL, Cursor: r.CursorSeq,
 		Filter:    model.EventFilter{Project: r.Project, Workflow: r.Workflow, Instance: r.InstanceID},
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	if r.SecretSealed != nil {
@@ -54,10 +40,10 @@ func (r subscriptionRow) model() Subscription {
 // KeepSecret passed as PutSubscription's sealed secret keeps the stored one.
 const KeepSecret = "\x00keep"
 
-// PutSubscription creates the subscription sub.Name, starting after the
+// SubscriptionPut creates the subscription sub.Name, starting after the
 // newest published event, or replaces its URL, filter and secret (keeping
 // its cursor); created says which.
-func (s *Store) PutSubscription(ctx context.Context, sub Subscription) (out Subscription, created bool, err error) {
+func (s *Store) SubscriptionPut(ctx context.Context, sub model.Subscription) (out model.Subscription, created bool, err error) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var cur subscriptionRow
@@ -92,22 +78,22 @@ func (s *Store) PutSubscription(ctx context.Context, sub Subscription) (out Subs
 	return out, created, err
 }
 
-// GetSubscription returns one subscription.
-func (s *Store) GetSubscription(ctx context.Context, name string) (Subscription, error) {
+// SubscriptionGet returns one subscription.
+func (s *Store) SubscriptionGet(ctx context.Context, name string) (model.Subscription, error) {
 	r, err := takeNamed[subscriptionRow](s.db.WithContext(ctx), "subscription", name)
 	if err != nil {
-		return Subscription{}, err
+		return model.Subscription{}, err
 	}
 	return r.model(), nil
 }
 
-// ListSubscriptions returns every subscription by name.
-func (s *Store) ListSubscriptions(ctx context.Context) ([]Subscription, error) {
+// SubscriptionList returns every subscription by name.
+func (s *Store) SubscriptionList(ctx context.Context) ([]model.Subscription, error) {
 	return listNamed(s.db.WithContext(ctx), "subscriptions", subscriptionRow.model)
 }
 
-// DeleteSubscription removes a subscription and its delivery log.
-func (s *Store) DeleteSubscription(ctx context.Context, name string) error {
+// SubscriptionDelete removes a subscription and its delivery log.
+func (s *Store) SubscriptionDelete(ctx context.Context, name string) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		r, err := takeNamed[subscriptionRow](tx, "subscription", name)
 		if err != nil {
@@ -118,18 +104,6 @@ func (s *Store) DeleteSubscription(ctx context.Context, name string) error {
 		}
 		return tx.Exec(`DELETE FROM subscription WHERE id = ?`, r.ID).Error
 	})
-}
-
-// Delivery is one POST attempt of an event to a subscription.
-type Delivery struct {
-	ID         int64     `json:"id"`
-	EventSeq   int64     `json:"event_id"`
-	Attempt    int       `json:"attempt"`
-	StatusCode int       `json:"status_code,omitempty"`
-	OK         bool      `json:"ok"`
-	Error      string    `json:"error,omitempty"`
-	DurationMs int64     `json:"duration_ms"`
-	Time       time.Time `json:"time"`
 }
 
 type deliveryRow struct {
@@ -146,11 +120,11 @@ type deliveryRow struct {
 
 func (deliveryRow) TableName() string { return "delivery" }
 
-// RecordDelivery logs an attempt and, when done (delivered, or given up),
+// SubscriptionRecordDelivery logs an attempt and, when done (delivered, or given up),
 // moves the subscription's cursor to its event, in one fenced transaction:
 // the leader's deliverer is the only writer. A subscription deleted
 // meanwhile is left alone.
-func (s *Store) RecordDelivery(ctx context.Context, subID int64, d Delivery, done bool) error {
+func (s *Store) SubscriptionRecordDelivery(ctx context.Context, subID int64, d model.Delivery, done bool) error {
 	r := deliveryRow{SubscriptionID: subID, EventSeq: d.EventSeq, Attempt: d.Attempt, StatusCode: d.StatusCode,
 		OK: d.OK, Error: clip(d.Error, 1024), DurationMs: d.DurationMs, Time: d.Time.UTC()}
 	err := s.tx(ctx, func(tx *gorm.DB) error {
@@ -172,9 +146,9 @@ func (s *Store) RecordDelivery(ctx context.Context, subID int64, d Delivery, don
 	return nil
 }
 
-// ListDeliveries returns a subscription's newest deliveries first.
-func (s *Store) ListDeliveries(ctx context.Context, name string, limit int) ([]Delivery, error) {
-	sub, err := s.GetSubscription(ctx, name)
+// SubscriptionDeliveries returns a subscription's newest deliveries first.
+func (s *Store) SubscriptionDeliveries(ctx context.Context, name string, limit int) ([]model.Delivery, error) {
+	sub, err := s.SubscriptionGet(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -182,9 +156,9 @@ func (s *Store) ListDeliveries(ctx context.Context, name string, limit int) ([]D
 	if err := s.db.WithContext(ctx).Where("subscription_id = ?", sub.ID).Order("id DESC").Limit(limit).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list deliveries of %q: %w", name, err)
 	}
-	out := make([]Delivery, len(rows))
+	out := make([]model.Delivery, len(rows))
 	for i, r := range rows {
-		out[i] = Delivery{ID: r.ID, EventSeq: r.EventSeq, Attempt: r.Attempt, StatusCode: r.StatusCode, OK: r.OK,
+		out[i] = model.Delivery{ID: r.ID, EventSeq: r.EventSeq, Attempt: r.Attempt, StatusCode: r.StatusCode, OK: r.OK,
 			Error: r.Error, DurationMs: r.DurationMs, Time: r.Time.UTC()}
 	}
 	return out, nil

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"gorm.io/gorm"
@@ -11,20 +10,6 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/model"
 )
-
-// TaskGroup is a named concurrency limit shared across workflows and
-// projects: at most Capacity task instances of the group are dispatched or
-// running at a time.
-type TaskGroup struct {
-	ID          int64
-	Name        string
-	Capacity    int
-	Description string
-	CreatedAt   time.Time
-	// InUse counts the group's task instances now dispatched or running.
-	// It may exceed Capacity after the group was made smaller.
-	InUse int
-}
 
 type taskGroupRow struct {
 	ID          int64
@@ -36,8 +21,8 @@ type taskGroupRow struct {
 
 func (taskGroupRow) TableName() string { return "task_group" }
 
-func (r taskGroupRow) model(inUse int) TaskGroup {
-	return TaskGroup{ID: r.ID, Name: r.Name, Capacity: r.Capacity, Description: r.Description,
+func (r taskGroupRow) model(inUse int) model.TaskGroup {
+	return model.TaskGroup{ID: r.ID, Name: r.Name, Capacity: r.Capacity, Description: r.Description,
 		CreatedAt: r.CreatedAt.UTC(), InUse: inUse}
 }
 
@@ -46,53 +31,50 @@ func groupBusyStates() []string {
 	return []string{string(model.TaskDispatched), string(model.TaskRunning)}
 }
 
-// MaxTaskGroupCapacity is the largest capacity (the column is an INT).
-const MaxTaskGroupCapacity = math.MaxInt32
-
 func checkCapacity(name string, capacity int) error {
-	if capacity < 1 || capacity > MaxTaskGroupCapacity {
-		return fmt.Errorf("task group %q: capacity must be from 1 to %d, got %d", name, MaxTaskGroupCapacity, capacity)
+	if capacity < 1 || capacity > model.MaxTaskGroupCapacity {
+		return fmt.Errorf("task group %q: capacity must be from 1 to %d, got %d", name, model.MaxTaskGroupCapacity, capacity)
 	}
 	return nil
 }
 
-// CreateTaskGroup stores a new group; ErrConflict when the name is taken.
-func (s *Store) CreateTaskGroup(ctx context.Context, name string, capacity int, description string) (TaskGroup, error) {
+// TaskGroupCreate stores a new group; ErrConflict when the name is taken.
+func (s *Store) TaskGroupCreate(ctx context.Context, name string, capacity int, description string) (model.TaskGroup, error) {
 	if err := checkCapacity(name, capacity); err != nil {
-		return TaskGroup{}, err
+		return model.TaskGroup{}, err
 	}
 	r := taskGroupRow{Name: name, Capacity: capacity, Description: description, CreatedAt: time.Now().UTC()}
 	db := s.db.WithContext(ctx)
 	if err := db.Create(&r).Error; err != nil {
 		if isUniqueViolation(err) {
-			return TaskGroup{}, fmt.Errorf("task group %q exists: %w", name, ErrConflict)
+			return model.TaskGroup{}, fmt.Errorf("task group %q exists: %w", name, ErrConflict)
 		}
-		return TaskGroup{}, fmt.Errorf("create task group %q: %w", name, err)
+		return model.TaskGroup{}, fmt.Errorf("create task group %q: %w", name, err)
 	}
 	// Tasks may name a group before it exists (or after it was deleted).
 	n, err := groupInUse(db, name)
 	if err != nil {
-		return TaskGroup{}, err
+		return model.TaskGroup{}, err
 	}
 	return r.model(n), nil
 }
 
-// GetTaskGroup returns a group with its use.
-func (s *Store) GetTaskGroup(ctx context.Context, name string) (TaskGroup, error) {
+// TaskGroupGet returns a group with its use.
+func (s *Store) TaskGroupGet(ctx context.Context, name string) (model.TaskGroup, error) {
 	db := s.db.WithContext(ctx)
 	r, err := getTaskGroup(db, name)
 	if err != nil {
-		return TaskGroup{}, err
+		return model.TaskGroup{}, err
 	}
 	n, err := groupInUse(db, name)
 	if err != nil {
-		return TaskGroup{}, err
+		return model.TaskGroup{}, err
 	}
 	return r.model(n), nil
 }
 
-// ListTaskGroups returns every group by name, with its use.
-func (s *Store) ListTaskGroups(ctx context.Context) ([]TaskGroup, error) {
+// TaskGroupList returns every group by name, with its use.
+func (s *Store) TaskGroupList(ctx context.Context) ([]model.TaskGroup, error) {
 	db := s.db.WithContext(ctx)
 	var rows []taskGroupRow
 	if err := db.Order("name").Find(&rows).Error; err != nil {
@@ -110,20 +92,20 @@ func (s *Store) ListTaskGroups(ctx context.Context) ([]TaskGroup, error) {
 	for _, c := range counts {
 		use[c.TaskGroup] = c.N
 	}
-	out := make([]TaskGroup, len(rows))
+	out := make([]model.TaskGroup, len(rows))
 	for i, r := range rows {
 		out[i] = r.model(use[r.Name])
 	}
 	return out, nil
 }
 
-// ResizeTaskGroup sets a group's capacity. Tasks already running above a
+// TaskGroupResize sets a group's capacity. Tasks already running above a
 // smaller capacity finish; no new one starts until the group has room.
-func (s *Store) ResizeTaskGroup(ctx context.Context, name string, capacity int) (TaskGroup, error) {
+func (s *Store) TaskGroupResize(ctx context.Context, name string, capacity int) (model.TaskGroup, error) {
 	if err := checkCapacity(name, capacity); err != nil {
-		return TaskGroup{}, err
+		return model.TaskGroup{}, err
 	}
-	var out TaskGroup
+	var out model.TaskGroup
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// Read first: MySQL reports 0 rows affected when the capacity
 		// does not change, which must not look like a missing group.
@@ -145,10 +127,10 @@ func (s *Store) ResizeTaskGroup(ctx context.Context, name string, capacity int) 
 	return out, err
 }
 
-// DeleteTaskGroup removes a group. It refuses with ErrConflict while a task
+// TaskGroupDelete removes a group. It refuses with ErrConflict while a task
 // of the group is dispatched or running. Tasks of the group still waiting
 // keep waiting until a group of that name exists again.
-func (s *Store) DeleteTaskGroup(ctx context.Context, name string) error {
+func (s *Store) TaskGroupDelete(ctx context.Context, name string) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		r, err := getTaskGroup(tx.Clauses(clause.Locking{Strength: "UPDATE"}), name)
 		if err != nil {
@@ -160,6 +142,9 @@ func (s *Store) DeleteTaskGroup(ctx context.Context, name string) error {
 		}
 		if n > 0 {
 			return fmt.Errorf("task group %q has %d task(s) dispatched or running; delete it when they have finished: %w", name, n, ErrConflict)
+		}
+		if err := deleteGrants(tx, taskGroupGrants, r.ID); err != nil {
+			return err
 		}
 		if err := tx.Where("id = ?", r.ID).Delete(&taskGroupRow{}).Error; err != nil {
 			return fmt.Errorf("delete task group %q: %w", name, err)

@@ -5,18 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/beluga-scheduler/beluga/common/model"
 )
 
-// InsertTaskInstances writes new task instances in one transaction and sets
+// TaskInsert writes new task instances in one transaction and sets
 // their IDs.
-func (s *Store) InsertTaskInstances(ctx context.Context, tasks []*model.TaskInstance) error {
+func (s *Store) TaskInsert(ctx context.Context, tasks []*model.TaskInstance) error {
 	if len(tasks) == 0 {
 		return nil
 	}
@@ -42,10 +40,7 @@ func (s *Store) InsertTaskInstances(ctx context.Context, tasks []*model.TaskInst
 // insertRows writes new rows in multi-row INSERTs of insertBatch rows (OR FAIL on SQLite, see
 // orFail) and sets their IDs.
 func insertRows[T any](tx *gorm.DB, rows []T) error {
-	if m := orFail(tx); m != "" {
-		tx = tx.Clauses(clause.Insert{Modifier: strings.TrimSpace(m)})
-	}
-	return tx.CreateInBatches(rows, insertBatch).Error
+	return insertRowsBy(tx, rows, insertBatch)
 }
 
 // insertBatch is the rows of one multi-row INSERT: the pure-Go SQLite
@@ -54,21 +49,14 @@ func insertRows[T any](tx *gorm.DB, rows []T) error {
 // insert in that search; 50 rows cost a quarter per row, for 4 statements.
 const insertBatch = 50
 
-// Dispatch records that a task instance was handed to a worker.
-type Dispatch struct {
-	ID   int64
-	Host string
-	Time time.Time
-}
-
-// MarkDispatched records the chosen worker of submitted task instances in one
+// TaskMarkDispatched records the chosen worker of submitted task instances in one
 // transaction, before anything is sent. ok[i] is false when row i was no
 // longer submitted (it must not be sent). From prepareFrom rows on, two
 // statements for the batch however many rows (plus one per further worker
 // or time): the submitted rows are read first (locked on MySQL; SQLite's
 // transaction holds the only write lock), then each worker's rows are
 // updated together.
-func (s *Store) MarkDispatched(ctx context.Context, ds []Dispatch) (ok []bool, err error) {
+func (s *Store) TaskMarkDispatched(ctx context.Context, ds []model.Dispatch) (ok []bool, err error) {
 	ok = make([]bool, len(ds))
 	if len(ds) == 0 {
 		return ok, nil
@@ -95,7 +83,7 @@ func (s *Store) MarkDispatched(ctx context.Context, ds []Dispatch) (ok []bool, e
 			ids[i] = d.ID
 		}
 		q := `SELECT id FROM task_instance WHERE id IN ? AND state = ?`
-		if s.dialect == "mysql" {
+		if !s.d.serialWrites {
 			q += ` FOR UPDATE`
 		}
 		q, args := f.add(q, []any{ids, string(model.TaskSubmitted)})
@@ -133,7 +121,7 @@ type dispatchGroup struct {
 
 // dispatchGroups sets ok[i] for the dispatches whose row is still submitted
 // and groups those by host and time, in first-seen order.
-func dispatchGroups(ds []Dispatch, submitted []int64, ok []bool) []dispatchGroup {
+func dispatchGroups(ds []model.Dispatch, submitted []int64, ok []bool) []dispatchGroup {
 	open := make(map[int64]bool, len(submitted))
 	for _, id := range submitted {
 		open[id] = true
@@ -159,50 +147,12 @@ func dispatchGroups(ds []Dispatch, submitted []int64, ok []bool) []dispatchGroup
 	return gs
 }
 
-// ReportKind names a worker report.
-type ReportKind string
-
-// Report kinds.
-const (
-	ReportAck     ReportKind = "ack"
-	ReportRunning ReportKind = "running"
-	ReportResult  ReportKind = "result"
-)
-
-// Report is a worker's report about one task instance.
-type Report struct {
-	ID        int64
-	Kind      ReportKind
-	Host      string
-	LogPath   string
-	PID       int
-	State     model.TaskState // result only
-	ExitCode  int             // result only
-	StartTime time.Time
-	EndTime   time.Time
-	Outputs   map[string]string // result only: what the task exported
-}
-
-// ReportOutcome says what applying a report did.
-type ReportOutcome int
-
-// Outcomes.
-const (
-	// Applied: the row changed.
-	Applied ReportOutcome = iota
-	// Duplicate: the row already reflects this report or a later one.
-	Duplicate
-	// Foreign: the row belongs to another worker, or the task ended otherwise
-	// (killed, taken over); the reporting worker must drop the task.
-	Foreign
-)
-
-// ApplyReports persists worker reports in one transaction, in order. Each
+// TaskApplyReports persists worker reports in one transaction, in order. Each
 // update only moves a task forward from the states it may come from, so a
 // re-sent report is harmless. A running report followed by the result of the
 // same task in one batch (a short task) is written as one update.
-func (s *Store) ApplyReports(ctx context.Context, rs []Report) (out []ReportOutcome, err error) {
-	out = make([]ReportOutcome, len(rs))
+func (s *Store) TaskApplyReports(ctx context.Context, rs []model.Report) (out []model.ReportOutcome, err error) {
+	out = make([]model.ReportOutcome, len(rs))
 	merged := mergeRunning(rs)
 	err = s.foldedTx(ctx, func(tx *gorm.DB, f *fold) error {
 		b := newBatch(ctx, tx, len(rs))
@@ -223,13 +173,13 @@ func (s *Store) ApplyReports(ctx context.Context, rs []Report) (out []ReportOutc
 			var err error
 			submitted, dispatched, running := string(model.TaskSubmitted), string(model.TaskDispatched), string(model.TaskRunning)
 			switch r.Kind {
-			case ReportAck:
+			case model.ReportAck:
 				n, err = exec(`UPDATE task_instance SET state = ?, log_path = ? WHERE id = ? AND host = ? AND state IN (?, ?)`,
 					dispatched, r.LogPath, r.ID, r.Host, submitted, dispatched)
-			case ReportRunning:
+			case model.ReportRunning:
 				n, err = exec(`UPDATE task_instance SET state = ?, pid = ?, start_time = ? WHERE id = ? AND host = ? AND state IN (?, ?)`,
 					running, r.PID, r.StartTime.UTC(), r.ID, r.Host, submitted, dispatched)
-			case ReportResult:
+			case model.ReportResult:
 				var pid, start any
 				if !r.StartTime.IsZero() {
 					start = r.StartTime.UTC()
@@ -248,13 +198,13 @@ func (s *Store) ApplyReports(ctx context.Context, rs []Report) (out []ReportOutc
 				return fmt.Errorf("apply %s of task %d: %w", r.Kind, r.ID, err)
 			}
 			if n == 1 {
-				out[i] = Applied
+				out[i] = model.ReportApplied
 				continue
 			}
 			var cur taskInstanceRow
 			if err := tx.Select("id, state, host").Take(&cur, r.ID).Error; err != nil {
 				if errors.Is(err, gorm.ErrRecordNotFound) {
-					out[i] = Foreign
+					out[i] = model.ReportForeign
 					continue
 				}
 				return fmt.Errorf("read task %d: %w", r.ID, err)
@@ -273,14 +223,14 @@ func (s *Store) ApplyReports(ctx context.Context, rs []Report) (out []ReportOutc
 // task and host in the batch: the result then also sets the pid. It returns
 // running index -> result index, and fills the results' PID and StartTime
 // in rs.
-func mergeRunning(rs []Report) map[int]int {
+func mergeRunning(rs []model.Report) map[int]int {
 	var merged map[int]int
 	running := map[int64]int{}
 	for i := range rs {
 		switch rs[i].Kind {
-		case ReportRunning:
+		case model.ReportRunning:
 			running[rs[i].ID] = i
-		case ReportResult:
+		case model.ReportResult:
 			j, ok := running[rs[i].ID]
 			if !ok || rs[j].Host != rs[i].Host {
 				continue
@@ -301,29 +251,29 @@ func mergeRunning(rs []Report) map[int]int {
 
 // classify decides whether a report that changed nothing is a re-send of
 // something already stored, or comes from a worker that no longer owns it.
-func classify(r Report, cur taskInstanceRow) ReportOutcome {
+func classify(r model.Report, cur taskInstanceRow) model.ReportOutcome {
 	if cur.Host != r.Host {
-		return Foreign
+		return model.ReportForeign
 	}
 	var seen []model.TaskState
 	switch r.Kind {
-	case ReportAck:
+	case model.ReportAck:
 		// Not killed: a task the master killed before the worker acked it
 		// must be dropped, never started.
 		seen = []model.TaskState{model.TaskDispatched, model.TaskRunning, model.TaskSucceeded, model.TaskFailed}
-	case ReportRunning:
+	case model.ReportRunning:
 		seen = []model.TaskState{model.TaskRunning, model.TaskSucceeded, model.TaskFailed, model.TaskKilled}
-	case ReportResult:
+	case model.ReportResult:
 		seen = []model.TaskState{r.State}
 	}
 	if slices.Contains(seen, model.TaskState(cur.State)) {
-		return Duplicate
+		return model.ReportDuplicate
 	}
-	return Foreign
+	return model.ReportForeign
 }
 
-// ListTaskInstances returns a workflow instance's task instances by id.
-func (s *Store) ListTaskInstances(ctx context.Context, workflowInstanceID int64) ([]model.TaskInstance, error) {
+// TaskList returns a workflow instance's task instances by id.
+func (s *Store) TaskList(ctx context.Context, workflowInstanceID int64) ([]model.TaskInstance, error) {
 	var rows []taskInstanceRow
 	if err := s.read(ctx).Where("workflow_instance_id = ?", workflowInstanceID).Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list tasks of instance %d: %w", workflowInstanceID, err)
@@ -335,8 +285,8 @@ func (s *Store) ListTaskInstances(ctx context.Context, workflowInstanceID int64)
 	return out, nil
 }
 
-// GetTaskInstance returns one task instance.
-func (s *Store) GetTaskInstance(ctx context.Context, id int64) (model.TaskInstance, error) {
+// TaskGet returns one task instance.
+func (s *Store) TaskGet(ctx context.Context, id int64) (model.TaskInstance, error) {
 	var r taskInstanceRow
 	if err := s.read(ctx).Take(&r, id).Error; err != nil {
 		return model.TaskInstance{}, notFound(err, fmt.Sprintf("task instance %d", id))
@@ -344,10 +294,10 @@ func (s *Store) GetTaskInstance(ctx context.Context, id int64) (model.TaskInstan
 	return r.model(), nil
 }
 
-// ResetDispatch returns a dispatched task instance to submitted after a send
+// TaskResetDispatch returns a dispatched task instance to submitted after a send
 // to host failed, unless host has acked it meanwhile (then it is host's).
 // A late ack from host afterwards no longer matches and is refused.
-func (s *Store) ResetDispatch(ctx context.Context, id int64, host string) (bool, error) {
+func (s *Store) TaskResetDispatch(ctx context.Context, id int64, host string) (bool, error) {
 	var n int64
 	err := s.tx(ctx, func(tx *gorm.DB) error {
 		res := tx.Exec(`UPDATE task_instance SET state = ?, host = '', dispatch_time = NULL WHERE id = ? AND state = ? AND host = ? AND log_path = ''`,

@@ -9,11 +9,11 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 )
 
-// SetTaskWait records why task instance id waits (cause, a sentence); ""
+// TaskSetWait records why task instance id waits (cause, a sentence); ""
 // and "" clear it. For the causes only the code holding the task knows
 // (a dependent task waiting on another workflow): the API reads it as the
 // task's wait. Fenced like every leader write when the view has an epoch.
-func (s *Store) SetTaskWait(ctx context.Context, id int64, cause, reason string) error {
+func (s *Store) TaskSetWait(ctx context.Context, id int64, cause, reason string) error {
 	if len(cause) > 32 || len(reason) > 512 {
 		return fmt.Errorf("task %d wait: cause over 32 or reason over 512 bytes", id)
 	}
@@ -26,12 +26,12 @@ func (s *Store) SetTaskWait(ctx context.Context, id int64, cause, reason string)
 	})
 }
 
-// QueuedAhead counts the submitted tasks of other instances that go before
+// TaskQueuedAhead counts the submitted tasks of other instances that go before
 // the tasks of instance id (of workflow priority p) in the leader's queue
 // order (docs/architecture.md, "Lifecycle of a run", step 4): a higher
 // workflow priority, or the same and an older instance. Within the
 // instance, task priority and id order the rest.
-func (s *Store) QueuedAhead(ctx context.Context, id int64, p int) (int, error) {
+func (s *Store) TaskQueuedAhead(ctx context.Context, id int64, p int) (int, error) {
 	// By the instances ahead, each one's count read from the index of
 	// migration 0024: a join from every submitted row read each one (a
 	// queued fan-out of 100,000 is that many rows, its own included). A

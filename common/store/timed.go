@@ -71,10 +71,15 @@ func (w timedRuns) write(tx *gorm.DB) ([]model.WorkflowInstance, error) {
 		if plan[i] == fireQueue {
 			req.Queued, req.QueueReason = true, w.queueReason
 		}
-		inst, err := insertRun(tx, w.box, p, def, req, now)
+		var inst model.WorkflowInstance
+		err := mayFail(tx, func(tx *gorm.DB) (err error) {
+			inst, err = insertRun(tx, w.box, p, def, req, now)
+			return err
+		})
 		if isUniqueViolation(err) {
-			// MySQL and SQLite undo the failed statement only: nothing of this time
-			// was written (the instance insert comes first), the transaction goes on.
+			// The failed statement is undone (or its savepoint): nothing of
+			// this time was written (the instance insert comes first), the
+			// transaction goes on.
 			continue
 		}
 		if err != nil {

@@ -14,9 +14,17 @@ import (
 	"github.com/beluga-scheduler/beluga/common/tasktype"
 )
 
-// PutWorkflow stores w in project as a new version when its canonical form
-// differs from the latest version; created is false when it was identical.
-func (s *Store) PutWorkflow(ctx context.Context, project string, w *spec.Workflow) (def model.WorkflowDefinition, created bool, err error) {
+// WorkflowPut stores w in project as applied by the server itself (no
+// user): PutWorkflowAs with author "".
+func (s *Store) WorkflowPut(ctx context.Context, project string, w *spec.Workflow) (def model.WorkflowDefinition, created bool, err error) {
+	return s.WorkflowPutAs(ctx, project, "", w)
+}
+
+// WorkflowPutAs stores w in project, applied by user author, as a new
+// version when its canonical form or its author differs from the latest
+// version's (the author's grants are what the version reaches at run);
+// created is false when both were the same.
+func (s *Store) WorkflowPutAs(ctx context.Context, project, author string, w *spec.Workflow) (def model.WorkflowDefinition, created bool, err error) {
 	secrets := len(w.SecretNames()) > 0
 	canon, hash, err := w.Canonical()
 	if err != nil {
@@ -26,6 +34,9 @@ func (s *Store) PutWorkflow(ctx context.Context, project string, w *spec.Workflo
 	if err != nil {
 		return def, false, fmt.Errorf("workflow %q: %w", w.Name, err)
 	}
+	// Read before the transaction (SQLite has one writer); an unreadable
+	// setting takes its default rather than fail the apply.
+	most, _ := s.SettingInt(ctx, model.SettingVersionsPerWorkflow, model.DefaultVersionsPerWorkflow)
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		p, err := getProject(tx, project)
 		if err != nil {
@@ -45,11 +56,18 @@ func (s *Store) PutWorkflow(ctx context.Context, project string, w *spec.Workflo
 			}
 		}
 		switch {
-		case err == nil && latest.SpecHash == hash:
+		case err == nil && latest.SpecHash == hash && latest.AppliedBy == author:
 			def = latest.model(p.Name)
 			return nil
 		case err != nil && !errors.Is(err, gorm.ErrRecordNotFound):
 			return fmt.Errorf("read latest version: %w", err)
+		}
+		// Versions are numbered from 1 and only ever deleted all at once
+		// (DeleteWorkflow): the latest's number is how many there are.
+		if int64(latest.Version) >= most {
+			return fmt.Errorf("workflow %q already keeps %d versions, the most setting %s allows; "+
+				"an identical spec is still accepted; delete the workflow to start again, or ask an admin to raise the setting: %w",
+				w.Name, latest.Version, model.SettingVersionsPerWorkflow, ErrVersionQuota)
 		}
 		if err := checkDatasources(tx, specDatasources(uses)); err != nil {
 			return err
@@ -61,7 +79,8 @@ func (s *Store) PutWorkflow(ctx context.Context, project string, w *spec.Workflo
 		r := workflowDefinitionRow{ProjectID: p.ID, Name: w.Name, Version: latest.Version + 1,
 			SpecJSON: string(canon), SpecHash: hash, Description: w.Description,
 			FailureStrategy: w.FailureStrategy, Priority: int(prio), WorkerGroup: w.WorkerGroup,
-			TimeoutMs: w.Timeout.D().Milliseconds(), TaskCount: len(w.Tasks), CreatedAt: time.Now().UTC()}
+			TimeoutMs: w.Timeout.D().Milliseconds(), TaskCount: len(w.Tasks), AppliedBy: author,
+			CreatedAt: time.Now().UTC()}
 		if w.MaxActiveRuns != nil {
 			r.MaxActiveRuns = *w.MaxActiveRuns
 		}
@@ -97,8 +116,12 @@ func (s *Store) PutWorkflow(ctx context.Context, project string, w *spec.Workflo
 	return def, created, err
 }
 
-// GetWorkflow returns a version of a workflow; version 0 means the latest.
-func (s *Store) GetWorkflow(ctx context.Context, project, name string, version int) (model.WorkflowDefinition, error) {
+// ErrVersionQuota: the workflow keeps as many versions as the setting
+// quota.versions_per_workflow allows (the API answers 400).
+var ErrVersionQuota = errors.New("too many versions")
+
+// WorkflowGet returns a version of a workflow; version 0 means the latest.
+func (s *Store) WorkflowGet(ctx context.Context, project, name string, version int) (model.WorkflowDefinition, error) {
 	db := s.db.WithContext(ctx)
 	p, err := getProject(db, project)
 	if err != nil {
@@ -119,8 +142,8 @@ func (s *Store) GetWorkflow(ctx context.Context, project, name string, version i
 	return r.model(p.Name), nil
 }
 
-// GetDefinition returns a definition by id.
-func (s *Store) GetDefinition(ctx context.Context, id int64) (model.WorkflowDefinition, error) {
+// WorkflowDefinition returns a definition by id.
+func (s *Store) WorkflowDefinition(ctx context.Context, id int64) (model.WorkflowDefinition, error) {
 	var r workflowDefinitionRow
 	db := s.db.WithContext(ctx)
 	if err := db.Take(&r, id).Error; err != nil {
@@ -132,11 +155,19 @@ func (s *Store) GetDefinition(ctx context.Context, id int64) (model.WorkflowDefi
 	}
 	d := r.model(p.Name)
 	d.ProjectTenant = p.Tenant
+	// The tenant check's author is the one the walls check (applied_by):
+	// the server's own code, or an enabled admin, may name any tenant.
+	d.CreatedBy = r.AppliedBy
+	admin, err := s.privileged(ctx, model.Author{Name: r.AppliedBy, Server: r.AppliedBy == ""})
+	if err != nil {
+		return model.WorkflowDefinition{}, fmt.Errorf("author of workflow definition %d: %w", id, err)
+	}
+	d.AuthorAdmin = admin
 	return d, nil
 }
 
-// ListWorkflows returns the latest version of every workflow in a project.
-func (s *Store) ListWorkflows(ctx context.Context, project string) ([]model.WorkflowDefinition, error) {
+// WorkflowList returns the latest version of every workflow in a project.
+func (s *Store) WorkflowList(ctx context.Context, project string) ([]model.WorkflowDefinition, error) {
 	db := s.db.WithContext(ctx)
 	p, err := getProject(db, project)
 	if err != nil {
@@ -154,8 +185,8 @@ func (s *Store) ListWorkflows(ctx context.Context, project string) ([]model.Work
 	return defs(rows, p.Name), nil
 }
 
-// ListWorkflowVersions returns every version of a workflow, newest first.
-func (s *Store) ListWorkflowVersions(ctx context.Context, project, name string) ([]model.WorkflowDefinition, error) {
+// WorkflowVersions returns every version of a workflow, newest first.
+func (s *Store) WorkflowVersions(ctx context.Context, project, name string) ([]model.WorkflowDefinition, error) {
 	db := s.db.WithContext(ctx)
 	p, err := getProject(db, project)
 	if err != nil {
@@ -172,14 +203,14 @@ func (s *Store) ListWorkflowVersions(ctx context.Context, project, name string) 
 	return defs(rows, p.Name), nil
 }
 
-// DeleteWorkflow removes every version of a workflow and its schedule. It
+// WorkflowDelete removes every version of a workflow and its schedule. It
 // refuses with ErrConflict while an instance of it is unfinished, since a
 // runner or a later recovery still needs the definition, or while a
 // backfill of it runs. Its definitions are locked first (lockingRead), as
 // every run, fire, schedule edit and backfill does before anything else, so
 // one that commits meanwhile is either seen here or waits and finds the
 // workflow gone, and the common lock order leaves no deadlock.
-func (s *Store) DeleteWorkflow(ctx context.Context, project, name string) error {
+func (s *Store) WorkflowDelete(ctx context.Context, project, name string) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		p, err := getProject(tx, project)
 		if err != nil {
@@ -197,15 +228,13 @@ func (s *Store) DeleteWorkflow(ctx context.Context, project, name string) error 
 			return fmt.Errorf("delete schedule of %q: %w", name, err)
 		}
 		var live int64
-		if err := lockingRead(tx).Model(&workflowInstanceRow{}).Where("workflow_definition_id IN ? AND state NOT IN ?", ids, finishedWorkflowStates()).
-			Count(&live).Error; err != nil {
+		if live, err = lockedCount(lockingRead(tx).Model(&workflowInstanceRow{}).Where("workflow_definition_id IN ? AND state NOT IN ?", ids, finishedWorkflowStates())); err != nil {
 			return fmt.Errorf("count instances of %q: %w", name, err)
 		}
 		if live > 0 {
 			return fmt.Errorf("workflow %q has %d unfinished instance(s); stop them first: %w", name, live, ErrConflict)
 		}
-		if err := lockingRead(tx).Model(&backfillRow{}).Where("project_id = ? AND workflow_name = ? AND state = ?", p.ID, name, model.BackfillRunning).
-			Count(&live).Error; err != nil {
+		if live, err = lockedCount(lockingRead(tx).Model(&backfillRow{}).Where("project_id = ? AND workflow_name = ? AND state = ?", p.ID, name, model.BackfillRunning)); err != nil {
 			return fmt.Errorf("count backfills of %q: %w", name, err)
 		}
 		if live > 0 {
@@ -214,7 +243,8 @@ func (s *Store) DeleteWorkflow(ctx context.Context, project, name string) error 
 		for _, del := range []struct {
 			m     any
 			where string
-		}{{&taskRelationRow{}, "workflow_definition_id IN ?"}, {&taskDefinitionRow{}, "workflow_definition_id IN ?"}, {&workflowDefinitionRow{}, "id IN ?"}} {
+		}{{&taskRelationRow{}, "workflow_definition_id IN ?"}, {&taskDefinitionRow{}, "workflow_definition_id IN ?"},
+			{&workflowDefinitionRow{}, "id IN ?"}} {
 			if err := tx.Where(del.where, ids).Delete(del.m).Error; err != nil {
 				return fmt.Errorf("delete workflow %q: %w", name, err)
 			}

@@ -1,11 +1,14 @@
 // Package tasktype is the seam task types plug into. A task type is one
 // package (tasks/<name>) that declares a Def: its spec fields and their
 // validation, where it runs, the payload its Dispatch carries, its dry-run
-// behaviour and its executor. tasks/builtin registers the shipped types; the
-// spec parser, the master's runner and the worker's executor only ever ask
+// behaviour and its executor. The binaries register the shipped types at
+// start (tasks/builtin.Register, called from cmd/...); the spec parser, the
+// master's runner, the worker's executor, the API's GET /api/v1/task-types
+// and the generated OpenAPI and UI files (go generate ./api) only ever ask
 // this registry, so adding a type touches its package and one line there.
 //
-// The stable API: Def, Spec, Inputs, Job, Outcome, Register, Lookup, Names.
+// The stable API: Def, Spec, Inputs, Job, Outcome, Register, Lookup, Names,
+// All, Info.
 package tasktype
 
 import (
@@ -87,6 +90,37 @@ type Ref struct {
 	Child    bool // runs it as a child run (sub_workflow), not only reads its runs
 }
 
+// Attempt is one attempt of a master-run task as the leader hands it to a
+// type's Start and Cancel: opaque to the type, which gives it back to the
+// Host.
+type Attempt interface{ TaskInstanceID() int64 }
+
+// CancelReason says why a master-run attempt is cancelled.
+type CancelReason string
+
+const (
+	CancelStop    CancelReason = "stop"    // a stop of the instance or a kill of the task: it ends killed
+	CancelPause   CancelReason = "pause"   // a pause: it ends paused and goes on at resume
+	CancelTimeout CancelReason = "timeout" // it ran past its timeout: it ends failed
+)
+
+// Host is what the leader offers the master face of long-running types:
+// its services that carry an attempt until it ends. The master implements
+// it; a new type picks the services it needs.
+type Host interface {
+	// StartChild runs the workflow of the spec's child Ref (Refs) as the
+	// attempt's child run, with the task's params as its startup params;
+	// the attempt ends as the child ends, with its outputs.
+	StartChild(ctx context.Context, a Attempt)
+	// CancelChild stops or pauses the child run.
+	CancelChild(ctx context.Context, a Attempt, why CancelReason)
+	// StartWait waits for runs of other workflows (a dependent spec); the
+	// attempt ends when they satisfy it, or fail it.
+	StartWait(ctx context.Context, a Attempt)
+	// CancelWait stops waiting.
+	CancelWait(ctx context.Context, a Attempt, why CancelReason)
+}
+
 // Job is one attempt as a worker-side executor sees it.
 type Job struct {
 	TaskInstanceID int64
@@ -110,6 +144,9 @@ type Outcome struct {
 type Def struct {
 	Name      string
 	Placement Placement
+	// Summary says in a few words what a task of the type does ("a shell
+	// command on a worker"): the API's list and the UI's palette show it.
+	Summary string
 	// Spec returns a new pointer to the type's zero spec struct. Its json
 	// tags are the type's fields; decoding into it is strict.
 	Spec func() Spec
@@ -150,7 +187,20 @@ type Def struct {
 	// instance (conditions).
 	HandlesFailure bool
 
-	// Worker side: exactly one of Argv and Run for a Worker type.
+	// Master side, long-running types (sub_workflow, dependent): the
+	// master face. The leader starts an attempt and it ends later, when
+	// something outside the task does (a child run, the runs it waits
+	// for). Each calls the leader's service it needs on the Host, so the
+	// master never switches on type names. A master type has Decide or
+	// Start, and Cancel with Start; one with neither fails its tasks
+	// ("not supported").
+
+	// Start begins the attempt; it ends through the Host's service.
+	Start func(ctx context.Context, h Host, a Attempt)
+	// Cancel ends a started attempt early (a stop, a pause, its timeout).
+	Cancel func(ctx context.Context, h Host, a Attempt, why CancelReason)
+
+	// Worker side: exactly one of Argv, Run and Child for a Worker type.
 
 	// Argv is the process a process type runs: argv[0] is looked up in
 	// PATH. The executor gives it the same handling as shell (process
@@ -160,15 +210,21 @@ type Def struct {
 	// Run runs an in-process type's attempt until it ends or ctx is done
 	// (a kill or the task's timeout).
 	Run func(ctx context.Context, j Job) Outcome
+	// Child runs the attempt in a child process of this binary, started
+	// and handled like a process type's (task user, sandbox, work dir,
+	// log, kill, timeout): for code that should not run with the worker's
+	// rights and files (child.go).
+	Child *Child
 }
 
 var (
 	mu    sync.RWMutex
 	types = map[string]*Def{}
+	order []*Def // registration order: the palette's
 )
 
 // Register adds a type; a bad or second definition of a name panics, since
-// registration happens at init from tasks/builtin.
+// registration is the binary's own code at start (a programming error).
 func Register(d *Def) {
 	if d == nil || d.Name == "" || d.Spec == nil {
 		panic("tasktype: Register needs a name and a Spec")
@@ -176,8 +232,14 @@ func Register(d *Def) {
 	if d.Placement != Worker && d.Placement != Master {
 		panic(fmt.Sprintf("tasktype %s: placement %q: want worker or master", d.Name, d.Placement))
 	}
-	if d.Placement == Worker && (d.Argv == nil) == (d.Run == nil) {
-		panic(fmt.Sprintf("tasktype %s: a worker type has exactly one of Argv and Run", d.Name))
+	if n := btoi(d.Argv != nil) + btoi(d.Run != nil) + btoi(d.Child != nil); d.Placement == Worker && n != 1 {
+		panic(fmt.Sprintf("tasktype %s: a worker type has exactly one of Argv, Run and Child", d.Name))
+	}
+	if d.Child != nil && (d.Child.Input == nil || d.Child.Main == nil) {
+		panic(fmt.Sprintf("tasktype %s: a Child needs Input and Main", d.Name))
+	}
+	if d.Placement == Master && (d.Decide != nil && d.Start != nil || (d.Start == nil) != (d.Cancel == nil)) {
+		panic(fmt.Sprintf("tasktype %s: a master type has Decide, or Start and Cancel", d.Name))
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -185,6 +247,14 @@ func Register(d *Def) {
 		panic("tasktype: " + d.Name + " registered twice")
 	}
 	types[d.Name] = d
+	order = append(order, d)
+}
+
+// All lists the registered types in the order they were registered.
+func All() []*Def {
+	mu.RLock()
+	defer mu.RUnlock()
+	return slices.Clone(order)
 }
 
 // Lookup returns the registered type of that name.
@@ -313,4 +383,82 @@ func CheckNames(field string, names []string) []string {
 		}
 	}
 	return problems
+}
+
+// Field is one of a type's spec fields as clients see it: its name and its
+// JSON type ("string", "integer", "number", "boolean", "array", "object";
+// "" for a field that takes more than one shape, such as sql's string or
+// list of statements). Items is an array's element type.
+type Field struct {
+	Name  string `json:"name"`
+	Type  string `json:"type,omitempty"`
+	Items string `json:"items,omitempty"`
+}
+
+// Info is a type as clients see it: GET /api/v1/task-types serves it, and
+// the OpenAPI task spec and the UI's palette are generated from it.
+type Info struct {
+	Name      string    `json:"name"`
+	Summary   string    `json:"summary"`
+	Placement Placement `json:"placement"`
+	Fields    []Field   `json:"fields"`
+}
+
+// Info describes d.
+func (d *Def) Info() Info {
+	t := reflect.TypeOf(d.Spec())
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	fields := []Field{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		typ, items := jsonType(f.Type)
+		fields = append(fields, Field{Name: name, Type: typ, Items: items})
+	}
+	return Info{Name: d.Name, Summary: d.Summary, Placement: d.Placement, Fields: fields}
+}
+
+// Describe is Info of every registered type, in registration order.
+func Describe() []Info {
+	all := All()
+	out := make([]Info, len(all))
+	for i, d := range all {
+		out[i] = d.Info()
+	}
+	return out
+}
+
+var unmarshaler = reflect.TypeFor[json.Unmarshaler]()
+
+// jsonType is the JSON type a Go field decodes from; a type with its own
+// decoding may take several ("").
+func jsonType(t reflect.Type) (typ, items string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Implements(unmarshaler) || reflect.PointerTo(t).Implements(unmarshaler) {
+		return "", ""
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string", ""
+	case reflect.Bool:
+		return "boolean", ""
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer", ""
+	case reflect.Float32, reflect.Float64:
+		return "number", ""
+	case reflect.Slice, reflect.Array:
+		it, _ := jsonType(t.Elem())
+		return "array", it
+	case reflect.Map, reflect.Struct:
+		return "object", ""
+	}
+	return "", ""
 }

@@ -13,13 +13,14 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
 // Password is the password of every user this package makes.
 const Password = "test-password"
 
-// User makes user name with role (store.RoleAdmin or store.RoleUser) and
+// User makes user name with role (model.RoleAdmin or model.RoleUser) and
 // returns a personal token of it valid for a day.
 func User(t testing.TB, st *store.Store, name, role string) string {
 	t.Helper()
@@ -29,7 +30,7 @@ func User(t testing.TB, st *store.Store, name, role string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := st.CreateUser(ctx, name, role, string(hash))
+	u, err := st.UserCreate(ctx, name, role, string(hash))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func User(t testing.TB, st *store.Store, name, role string) string {
 func Token(t testing.TB, st *store.Store, userID int64) string {
 	t.Helper()
 	secret := "blg_" + rand.Text()
-	if _, err := st.CreateToken(context.Background(), store.Token{UserID: userID, Kind: store.TokenPersonal,
+	if _, err := st.TokenCreate(context.Background(), model.Token{UserID: userID, Kind: model.TokenPersonal,
 		Name: "test", Hash: store.HashToken(secret), ExpiresAt: time.Now().Add(24 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
@@ -50,10 +51,10 @@ func Token(t testing.TB, st *store.Store, userID int64) string {
 // Admin makes the user "admin" (unless it exists) and returns a token of it.
 func Admin(t testing.TB, st *store.Store) string {
 	t.Helper()
-	if u, err := st.GetUser(context.Background(), "admin"); err == nil {
+	if u, err := st.UserGet(context.Background(), "admin"); err == nil {
 		return Token(t, st, u.ID)
 	}
-	return User(t, st, "admin", store.RoleAdmin)
+	return User(t, st, "admin", model.RoleAdmin)
 }
 
 // Wrap sends token as the bearer of every request to h that has neither an

@@ -85,7 +85,7 @@ func (c *Cluster) Instance(t testing.TB, id int64) model.WorkflowInstance {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	inst, err := c.Store.GetWorkflowInstance(ctx, id)
+	inst, err := c.Store.InstanceGet(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func (c *Cluster) WaitFinished(t testing.TB, id int64, within time.Duration) mod
 	err := waitFor(within, fmt.Sprintf("instance %d to finish", id), func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		inst, last = c.Store.GetWorkflowInstance(ctx, id)
+		inst, last = c.Store.InstanceGet(ctx, id)
 		return last == nil && inst.State.Finished()
 	})
 	if err != nil {
@@ -117,7 +117,7 @@ func (c *Cluster) Tasks(t testing.TB, id int64) map[string][]model.TaskInstance 
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	rows, err := c.Store.ListTaskInstances(ctx, id)
+	rows, err := c.Store.TaskList(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func (c *Cluster) taskNames(t testing.TB, definitionID int64) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	def, err := c.Store.GetDefinition(ctx, definitionID)
+	def, err := c.Store.WorkflowDefinition(ctx, definitionID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func (c *Cluster) AssertNoStuckRows(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	insts, total, err := c.Store.ListWorkflowInstances(ctx, store.InstanceFilter{Limit: 1000})
+	insts, total, err := c.Store.InstanceList(ctx, store.InstanceFilter{Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func (c *Cluster) AssertNoStuckRows(t testing.TB) {
 		if !w.State.Finished() {
 			t.Errorf("workflow instance %d (%s) is stuck in %s", w.ID, w.Workflow, w.State)
 		}
-		tasks, err := c.Store.ListTaskInstances(ctx, w.ID)
+		tasks, err := c.Store.TaskList(ctx, w.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

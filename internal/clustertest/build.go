@@ -10,6 +10,8 @@ import (
 
 	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
+	"github.com/beluga-scheduler/beluga/internal/pgtest"
+	"github.com/beluga-scheduler/beluga/tasks/builtin"
 )
 
 const mainPackage = "github.com/beluga-scheduler/beluga/cmd/beluga"
@@ -45,10 +47,12 @@ func Build() (string, error) {
 // Main runs the tests of a package that uses the harness and removes the
 // binary Build made. Use it from TestMain: os.Exit(clustertest.Main(m)).
 func Main(m *testing.M) int {
+	builtin.Register()
 	return leakcheck.Run(m, func() {
 		if build.dir != "" {
 			os.RemoveAll(build.dir)
 		}
 		mariadbtest.Cleanup()
+		pgtest.Cleanup()
 	})
 }

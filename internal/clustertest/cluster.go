@@ -1,6 +1,7 @@
 // Package clustertest runs a real Beluga cluster for tests and benchmarks:
 // a private ZooKeeper (one server or an ensemble, internal/zktest), a fresh
-// MariaDB database (internal/mariadbtest), `beluga db migrate`, then masters,
+// MariaDB or PostgreSQL database (internal/mariadbtest, internal/pgtest;
+// Options.DB), `beluga db migrate`, then masters,
 // workers and one api as child processes of the test binary, each on its own
 // 127.0.0.1 port and directory with its output in a log file. Tests kill
 // (-9), stop, pause and restart those processes and assert on the database
@@ -21,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,6 +41,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/internal/freeport"
 	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
+	"github.com/beluga-scheduler/beluga/internal/pgtest"
 	"github.com/beluga-scheduler/beluga/internal/testcert"
 	"github.com/beluga-scheduler/beluga/internal/zktest"
 )
@@ -65,8 +68,17 @@ type Options struct {
 	// PrivateDB runs a mariadbd of the cluster's own (Cluster.MariaDB, which
 	// can be restarted) instead of a database on the shared test server.
 	PrivateDB bool
-	Project   string // created at start; default "demo"
-	LogLevel  string // of every process; default "info"
+	// DB is the database server the cluster keeps its state in: "mysql"
+	// (MariaDB, internal/mariadbtest) or "postgres" (internal/pgtest).
+	// Default: $BELUGA_CLUSTERTEST_DB, else "mysql". PrivateDB is MariaDB's.
+	DB       string
+	Project  string // created at start; default "demo"
+	LogLevel string // of every process; default "info"
+	// Users runs named processes ("worker-1") as another OS user (its
+	// name; the test must run as root): the process's dir, the cluster's
+	// secret files and the binary's dir are made theirs to read. One such
+	// user per cluster: the secret files are handed to it.
+	Users map[string]string
 	// Bin is the beluga binary; default: Build().
 	Bin string
 	// Dir holds everything (Launch; New uses t.TempDir()).
@@ -76,7 +88,31 @@ type Options struct {
 	// TLS runs every process with a certificate of a CA made for the
 	// cluster (Cluster.TLS): mutual TLS on the cluster ports, HTTPS API.
 	TLS bool
+	// Via, when set, is asked for the address each master and worker
+	// reaches a service at and returns the one to give it instead (a
+	// proxy's, so that a test can cut or slow one link): link is LinkZK
+	// (the ZooKeeper address list), LinkDB (the database's host:port) or
+	// LinkHost (the RPC address the process is advertised at, its --host:
+	// workers reach a master there, the leader reaches a worker there).
+	// For a worker it is also asked with LinkTo(master) for each master's
+	// advertised address: the worker reaches that master at the address
+	// returned (its --route), a link of its own to each master.
+	// It is called once per process and link, before any process starts.
+	Via func(process string, link Link, addr string) (string, error)
 }
+
+// Link names a connection Options.Via can reroute.
+type Link string
+
+// Links of a master or worker.
+const (
+	LinkZK   Link = "zk"
+	LinkDB   Link = "db"
+	LinkHost Link = "host"
+)
+
+// LinkTo is a worker's link to one master (Options.Via).
+func LinkTo(master string) Link { return Link("to-" + master) }
 
 func (o Options) withDefaults() Options {
 	if o.Masters <= 0 {
@@ -93,6 +129,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Project == "" {
 		o.Project = "demo"
+	}
+	if o.DB == "" {
+		o.DB = os.Getenv("BELUGA_CLUSTERTEST_DB")
+	}
+	if o.DB == "" || o.PrivateDB {
+		o.DB = "mysql"
 	}
 	if o.LogLevel == "" {
 		o.LogLevel = "info"
@@ -272,13 +314,18 @@ func (c *Cluster) startZK() error {
 
 func (c *Cluster) startDB(bin string) error {
 	var err error
-	if c.opts.PrivateDB {
+	switch {
+	case c.opts.PrivateDB:
 		if c.MariaDB, err = mariadbtest.StartProcess(filepath.Join(c.Dir, "mariadb")); err != nil {
 			return err
 		}
 		c.DBURL, c.dropDB, err = c.MariaDB.NewDatabase()
-	} else {
+	case c.opts.DB == "mysql":
 		c.DBURL, c.dropDB, err = mariadbtest.NewDatabase()
+	case c.opts.DB == "postgres":
+		c.DBURL, c.dropDB, err = pgtest.NewDatabase()
+	default:
+		err = fmt.Errorf("database %q: want mysql or postgres", c.opts.DB)
 	}
 	if err != nil {
 		return err
@@ -316,7 +363,7 @@ func (c *Cluster) makeProcesses(bin string) error {
 	if err := os.WriteFile(tokenFile, []byte(c.MetricsToken+"\n"), 0o600); err != nil {
 		return err
 	}
-	common := []string{"--metrics-token-file", tokenFile, "--zk", c.ZK.Addr(), "--zk-session-timeout", o.SessionTimeout.String(), "--log-level", o.LogLevel,
+	common := []string{"--metrics-token-file", tokenFile, "--zk-session-timeout", o.SessionTimeout.String(), "--log-level", o.LogLevel,
 		"--cluster-secret-file", c.SecretFile}
 	if o.TLS {
 		ca, err := testcert.NewCA("clustertest CA")
@@ -339,7 +386,11 @@ func (c *Cluster) makeProcesses(bin string) error {
 			p.MetricsAddr = fmt.Sprintf("127.0.0.1:%d", ports[i+o.Masters+o.Workers])
 			args = append(args, "--metrics-listen", p.MetricsAddr)
 		}
-		p.args = append(append(append([]string{string(role), "--listen", p.Addr}, args...), common...), o.Args[name]...)
+		links, err := c.links(p)
+		if err != nil {
+			return nil, err
+		}
+		p.args = append(append(append(append([]string{string(role), "--listen", p.Addr}, args...), links...), common...), o.Args[name]...)
 		return p, os.MkdirAll(p.Dir, 0o755)
 	}
 	if c.API, err = newProc("api", RoleAPI, 0, append([]string{"--db", c.DBURL, "--data-dir", filepath.Join(c.Dir, "api")}, keyFlag...)...); err != nil {
@@ -347,7 +398,7 @@ func (c *Cluster) makeProcesses(bin string) error {
 	}
 	c.API.env = append([]string{"BELUGA_ADMIN_PASSWORD=" + AdminPassword}, c.API.env...)
 	for i := range o.Masters {
-		p, err := newProc(fmt.Sprintf("master-%d", i+1), RoleMaster, 1+i, "--db", c.DBURL)
+		p, err := newProc(fmt.Sprintf("master-%d", i+1), RoleMaster, 1+i)
 		if err != nil {
 			return err
 		}
@@ -365,6 +416,11 @@ func (c *Cluster) makeProcesses(bin string) error {
 		}
 		c.Workers = append(c.Workers, p)
 	}
+	for name, u := range o.Users {
+		if err := c.runAs(name, u, bin, c.SecretFile, c.SecretKeyFile, tokenFile); err != nil {
+			return err
+		}
+	}
 	for field, m := range map[string]map[string][]string{"Env": o.Env, "Args": o.Args} {
 		for name := range m {
 			if !slices.ContainsFunc(c.Processes(), func(p *Process) bool { return p.Name == name }) {
@@ -373,6 +429,55 @@ func (c *Cluster) makeProcesses(bin string) error {
 		}
 	}
 	return nil
+}
+
+// links are the flags naming where process name reaches ZooKeeper, the
+// database (masters) and where it is advertised (masters and workers; it
+// sets p.Host), each passed through Options.Via when set.
+func (c *Cluster) links(p *Process) ([]string, error) {
+	name, role, listen := p.Name, p.Role, p.Addr
+	p.Host = listen
+	zk, db := c.ZK.Addr(), c.DBURL
+	if c.opts.Via == nil || role == RoleAPI {
+		if role == RoleMaster {
+			return []string{"--zk", zk, "--db", db}, nil
+		}
+		return []string{"--zk", zk}, nil // the api's --db is among its own flags
+	}
+	var err error
+	if zk, err = c.opts.Via(name, LinkZK, zk); err != nil {
+		return nil, err
+	}
+	host, err := c.opts.Via(name, LinkHost, listen)
+	if err != nil {
+		return nil, err
+	}
+	p.Host = host
+	out := []string{"--zk", zk, "--host", host}
+	if role == RoleWorker {
+		var routes []string
+		for _, m := range c.Masters {
+			via, err := c.opts.Via(name, LinkTo(m.Name), m.Host)
+			if err != nil {
+				return nil, err
+			}
+			routes = append(routes, m.Host+"="+via)
+		}
+		if len(routes) > 0 {
+			out = append(out, "--route", strings.Join(routes, ","))
+		}
+	}
+	if role == RoleMaster {
+		u, err := url.Parse(db)
+		if err != nil {
+			return nil, fmt.Errorf("database URL: %w", err)
+		}
+		if u.Host, err = c.opts.Via(name, LinkDB, u.Host); err != nil {
+			return nil, err
+		}
+		out = append(out, "--db", u.String())
+	}
+	return out, nil
 }
 
 // Processes lists every beluga process: masters, workers, then the api.
@@ -415,7 +520,7 @@ func (c *Cluster) Leader() *Process {
 
 func (c *Cluster) master(addr string) *Process {
 	for _, p := range c.Masters {
-		if p.Addr == addr {
+		if p.Host == addr {
 			return p
 		}
 	}
@@ -460,7 +565,7 @@ func liveAddrs(ps []*Process) string {
 	var as []string
 	for _, p := range ps {
 		if p.Running() && !p.Paused() {
-			as = append(as, p.Addr)
+			as = append(as, p.Host)
 		}
 	}
 	return addrList(as)
@@ -572,10 +677,10 @@ func (c *Cluster) dumpRows() string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var b strings.Builder
-	if ti, err := c.Store.CurrentTermInfo(ctx); err == nil {
+	if ti, err := c.Store.TermCurrentInfo(ctx); err == nil {
 		fmt.Fprintf(&b, "--- fence: epoch %d host %s\n", ti.Epoch, ti.Host)
 	}
-	insts, _, err := c.Store.ListWorkflowInstances(ctx, store.InstanceFilter{Limit: 1000})
+	insts, _, err := c.Store.InstanceList(ctx, store.InstanceFilter{Limit: 1000})
 	if err != nil {
 		fmt.Fprintf(&b, "--- rows: %v\n", err)
 		return b.String()
@@ -583,7 +688,7 @@ func (c *Cluster) dumpRows() string {
 	for i := len(insts) - 1; i >= 0; i-- {
 		w := insts[i]
 		fmt.Fprintf(&b, "--- instance %d %s: %s host %s epoch %d %s\n", w.ID, w.Workflow, w.State, w.Host, w.Epoch, w.Reason)
-		tasks, err := c.Store.ListTaskInstances(ctx, w.ID)
+		tasks, err := c.Store.TaskList(ctx, w.ID)
 		if err != nil {
 			fmt.Fprintf(&b, "    %v\n", err)
 			continue

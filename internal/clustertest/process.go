@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/beluga-scheduler/beluga/internal/lifeline"
 )
 
 // Role is what a process runs as.
@@ -31,6 +33,9 @@ type Process struct {
 	Name string // "master-1", "worker-2", "api"
 	Role Role
 	Addr string // listen address: RPC for masters and workers, HTTP for the api
+	// Host is the address a master or worker is advertised at (its --host),
+	// which the cluster view shows: Addr unless Options.Via reroutes it.
+	Host string
 	// MetricsAddr serves a master's or worker's /metrics (the api's is on Addr).
 	MetricsAddr string
 	Dir         string // working and data directory
@@ -38,6 +43,7 @@ type Process struct {
 
 	bin  string
 	args []string
+	cred *syscall.Credential // Options.Users: the OS user it runs as; nil: the test's
 
 	mu      sync.Mutex
 	env     []string // KEY=VALUE added to the cleaned environment at each start
@@ -73,10 +79,11 @@ func (p *Process) start() error {
 		p.starts, p.Name, time.Now().Format(time.RFC3339Nano), strings.Join(p.args, " "), p.env)
 	cmd := exec.Command(p.bin, p.args...)
 	cmd.Dir = p.Dir
-	cmd.Env = append(cleanEnv(), p.env...)
+	cmd.Env = append(append(cleanEnv(), isolationOff), p.env...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = childAttr()
-	if err := cmd.Start(); err != nil {
+	cmd.SysProcAttr.Credential = p.cred
+	if err := lifeline.Start(cmd); err != nil {
 		out.Close()
 		return fmt.Errorf("start %s: %w", p.Name, err)
 	}
@@ -92,6 +99,11 @@ func (p *Process) start() error {
 	p.cmd, p.exited, p.exitErr, p.running, p.paused = cmd, exited, nil, true, false
 	return nil
 }
+
+// isolationOff keeps tasks as the worker's user: tests' tasks share marker
+// and gate files with the test. A test of isolation gives
+// BELUGA_WORKER_TASK_ISOLATION=on in Options.Env (a later entry wins).
+const isolationOff = "BELUGA_WORKER_TASK_ISOLATION=off"
 
 // cleanEnv is the test's environment without BELUGA_* settings, so that
 // nothing set in the developer's shell (a failpoint, a database) leaks into
@@ -235,7 +247,19 @@ func (p *Process) MoveTo(addr string) {
 			p.args[i+1] = addr
 		}
 	}
+	if p.Host == p.Addr {
+		p.Host = addr
+	}
 	p.Addr = addr
+}
+
+// AddArgs appends flags to the process's from its next start on (the
+// later of two equal flags wins), e.g. --zk through a zktest.Proxy made
+// once the cluster runs. It does not restart it.
+func (p *Process) AddArgs(extra ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.args = append(p.args, extra...)
 }
 
 // Args are the command-line arguments the process starts with.

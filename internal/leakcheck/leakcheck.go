@@ -39,9 +39,11 @@ func Run(m *testing.M, cleanup ...func()) int {
 	return 0
 }
 
-// forever are goroutines the runtime starts once and never ends: not leaks.
+// forever are goroutines started once for the process and never ended: not
+// leaks.
 var forever = []string{
-	"os/signal.loop", // the first signal.Notify starts it for the process
+	"os/signal.loop",                  // the first signal.Notify starts it for the process
+	"internal/lifeline.(*Pool).start", // the forking threads (lifeline.Do, the task sandbox's)
 }
 
 // running counts the goroutines that are not in forever, and returns all

@@ -26,6 +26,7 @@ import (
 	_ "github.com/go-sql-driver/mysql" // driver for setup statements
 
 	"github.com/beluga-scheduler/beluga/internal/freeport"
+	"github.com/beluga-scheduler/beluga/internal/lifeline"
 )
 
 var (
@@ -231,7 +232,7 @@ func (s *Server) start() error {
 		"--skip-log-bin", "--innodb-buffer-pool-size=128M", "--innodb-flush-log-at-trx-commit=2",
 		"--max-connections=500", "--log-error="+s.errorLog())
 	cmd.SysProcAttr = childAttr()
-	if err := cmd.Start(); err != nil {
+	if err := lifeline.Start(cmd); err != nil {
 		s.mu.Unlock()
 		return fmt.Errorf("start mariadbd: %w", err)
 	}

@@ -29,6 +29,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // driver "pgx" for setup statements
 
 	"github.com/beluga-scheduler/beluga/internal/freeport"
+	"github.com/beluga-scheduler/beluga/internal/lifeline"
 )
 
 // Server is where the databases are made.
@@ -57,27 +58,43 @@ type Database struct {
 // DB returns a fresh database, dropped when t ends.
 func DB(t testing.TB) Database {
 	t.Helper()
+	d, drop, err := newDatabase()
+	if err != nil {
+		t.Fatalf("postgres for tests: %v", err)
+	}
+	t.Cleanup(drop)
+	return d
+}
+
+// NewDatabase makes a fresh database outside a test (a cluster a benchmark
+// program launches) and returns its URL and the func that drops it.
+func NewDatabase() (url string, drop func(), err error) {
+	d, drop, err := newDatabase()
+	return d.URL(), drop, err
+}
+
+func newDatabase() (Database, func(), error) {
 	once.Do(func() { shared, srvErr = locate() })
 	if srvErr != nil {
-		t.Fatalf("postgres for tests: %v", srvErr)
+		return Database{}, nil, srvErr
 	}
 	name := fmt.Sprintf("beluga_t%d_%d", os.Getpid(), counter.Add(1))
 	admin, err := sql.Open("pgx", shared.dsn("postgres"))
 	if err != nil {
-		t.Fatal(err)
+		return Database{}, nil, err
 	}
 	defer admin.Close()
 	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
-		t.Fatalf("postgres for tests: create database: %v", err)
+		return Database{}, nil, fmt.Errorf("create database: %w", err)
 	}
-	t.Cleanup(func() {
+	drop := func() {
 		db, err := sql.Open("pgx", shared.dsn("postgres"))
 		if err == nil {
 			_, _ = db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
 			db.Close()
 		}
-	})
-	return Database{Host: shared.Host, Port: shared.Port, User: shared.User, Name: name}
+	}
+	return Database{Host: shared.Host, Port: shared.Port, User: shared.User, Name: name}, drop, nil
 }
 
 func (s *Server) dsn(db string) string {
@@ -159,7 +176,7 @@ func startPrivate() (*Server, error) {
 		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
+	if err := lifeline.Start(cmd); err != nil {
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
 	go func() { _ = cmd.Wait(); logf.Close() }() // reaped; its death shows as a failed ping
@@ -204,4 +221,24 @@ func (s *Server) stop() {
 	}
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 	os.RemoveAll(s.dir)
+}
+
+// URL is the database's postgres:// URL.
+func (d Database) URL() string {
+	return fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", d.User, net.JoinHostPort(d.Host, strconv.Itoa(d.Port)), d.Name)
+}
+
+// URL returns the URL of a fresh database, dropped when t ends.
+func URL(t testing.TB) string {
+	t.Helper()
+	return DB(t).URL()
+}
+
+// SharedPid is the pid of the private server the tests of this binary
+// started, 0 when they use one already running.
+func SharedPid() int {
+	if shared == nil || shared.cmd == nil {
+		return 0
+	}
+	return shared.cmd.Process.Pid
 }

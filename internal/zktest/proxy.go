@@ -5,9 +5,11 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 )
 
-// Proxy relays TCP between clients and one server, and can be cut to
+// Proxy relays TCP between clients and one server (any TCP server: the
+// soak puts one on each link of a process), and can be cut to
 // simulate a network partition. Unlike killing or pausing the server, a cut
 // leaves ZooKeeper running: it stops hearing from the clients behind the
 // proxy and expires their sessions after the session timeout, while other
@@ -19,6 +21,7 @@ type Proxy struct {
 
 	mu     sync.Mutex
 	cut    bool
+	delay  time.Duration // added before each chunk is relayed, either way
 	closed bool
 	conns  map[net.Conn]struct{}
 }
@@ -64,9 +67,37 @@ func (p *Proxy) Partition() {
 func (p *Proxy) Heal() {
 	p.mu.Lock()
 	p.cut = false
+	p.mu.Unlock()
+	p.Drop()
+}
+
+// Resume ends a partition and leaves the connections as they are, as when
+// a dead path comes back by itself: what was sent during the cut is lost,
+// and a client waiting for an answer to it waits on until its own timeout.
+func (p *Proxy) Resume() {
+	p.mu.Lock()
+	p.cut = false
+	p.mu.Unlock()
+}
+
+// Drop closes every connection through the proxy now, as when the path
+// goes away with resets: clients notice at once (a Partition alone leaves
+// them waiting for their read timeouts). New connections are still
+// accepted, and cut if the proxy is.
+func (p *Proxy) Drop() {
+	p.mu.Lock()
 	for c := range p.conns {
 		c.Close()
 	}
+	p.mu.Unlock()
+}
+
+// SetDelay makes the link slow: every chunk read from either side is
+// relayed d later (0 ends it), so a request and its answer each take d
+// more, as over a congested or distant link.
+func (p *Proxy) SetDelay(d time.Duration) {
+	p.mu.Lock()
+	p.delay = d
 	p.mu.Unlock()
 }
 
@@ -121,10 +152,10 @@ func (p *Proxy) track(conns ...net.Conn) bool {
 	return true
 }
 
-func (p *Proxy) dropping() bool {
+func (p *Proxy) state() (cut bool, delay time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.cut
+	return p.cut, p.delay
 }
 
 // pump copies src to dst unless the proxy is cut; when either side ends,
@@ -134,7 +165,12 @@ func (p *Proxy) pump(dst, src net.Conn) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
-		if n > 0 && !p.dropping() {
+		cut, delay := p.state()
+		if n > 0 && delay > 0 {
+			time.Sleep(delay) // the latency being injected
+			cut, _ = p.state()
+		}
+		if n > 0 && !cut {
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				break
 			}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/beluga-scheduler/beluga/internal/freeport"
+	"github.com/beluga-scheduler/beluga/internal/lifeline"
 )
 
 // Jar is the server jar of Debian's zookeeper package.
@@ -222,7 +223,7 @@ func (s *Server) start() error {
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = childAttr()
-	if err := cmd.Start(); err != nil {
+	if err := lifeline.Start(cmd); err != nil {
 		out.Close()
 		return fmt.Errorf("start zookeeper: %w", err)
 	}

@@ -35,6 +35,9 @@ type Task struct {
 	// HandlesFailure: the task runs once its upstreams end, failed or not,
 	// and decides from their outcome (conditions).
 	HandlesFailure bool
+	// Decides: a branching type (conditions, switch), decided as it is
+	// written (WriteOf).
+	Decides bool
 }
 
 // Halt is an operator's pause or stop in progress.
@@ -80,6 +83,10 @@ type task struct {
 	// when an upstream runs again (reopen).
 	ended int
 	ups   []string // direct upstreams (the graph's Upstream copies on each call)
+	// The latest row written (Number): its attempt number and the attempt
+	// that began its budget; redo: a rerun forgot it (Redo).
+	attempt, base int
+	redo          bool
 }
 
 // Flow is one instance's machine. It is not safe for concurrent use: one
@@ -93,7 +100,8 @@ type Flow struct {
 	why    map[string]string
 	halted bool // failure_strategy end after a failure: nothing more submitted
 	halt   Halt
-	active int // tasks submitted and not ended
+	active int  // tasks submitted and not ended
+	dry    bool // a dry run (WriteOf)
 }
 
 // New makes the machine of graph g (the instance's whole DAG or its
@@ -115,24 +123,50 @@ func (f *Flow) Fail(why string) { f.failed = append(f.failed, why); f.halted = t
 // restored counts as never submitted (rerun and recover_failed forget the
 // tasks they redo). attempt-base is how far into its retry budget it is.
 // chosen is what a branching task that succeeded took (nil: all).
-func (f *Flow) Restore(name string, st model.TaskState, attempt, base int, chosen []string) {
+//
+// A failed attempt with retries left in its budget is not final: the
+// failure and its next attempt are written in two transactions, and a term
+// that ended between them left the decision unmade. Restore makes it as
+// Finished would have (the same budget, no retry under a stop) and returns
+// it, so a retry survives any failover.
+func (f *Flow) Restore(name string, st model.TaskState, attempt, base int, chosen []string) Decisions {
 	t := f.ts[name]
 	if t == nil {
-		return
+		return Decisions{}
 	}
 	t.state, t.submitted, t.tries = st, true, attempt-max(base, 1)+1
+	t.attempt, t.base, t.redo = attempt, base, false
 	t.chosen = set(chosen)
 	f.reopen(name)
 	switch st {
 	case model.TaskSubmitted, model.TaskDispatched, model.TaskRunning, model.TaskDelayed:
-		t.active = true
-	case model.TaskFailed, model.TaskKilled:
+		f.setActive(t, true)
+	case model.TaskFailed:
+		if f.retryLeft(name, t) {
+			return f.retry(name, t)
+		}
+		t.final = true
+		f.recordFailure(name, "")
+	case model.TaskKilled:
 		t.final = true
 		f.recordFailure(name, "")
 	}
-	if t.active {
-		f.active++
-	}
+	return Decisions{}
+}
+
+// retryLeft reports whether a failed attempt of name is followed by another:
+// its budget has attempts left and no stop is in progress (a killed or
+// stopped task is never retried).
+func (f *Flow) retryLeft(name string, t *task) bool {
+	return t.tries-1 < f.specs[name].Retries && f.halt != Stop
+}
+
+// retry decides the next attempt of a failed task in its budget.
+func (f *Flow) retry(name string, t *task) Decisions {
+	t.state = model.TaskSubmitted
+	f.setActive(t, true)
+	t.tries++
+	return Decisions{Retry: []string{name}}
 }
 
 // Resubmit marks a restored task as running again in its budget: a paused
@@ -199,11 +233,14 @@ func (f *Flow) Start() Decisions {
 
 // Halt begins a pause or a stop: nothing new runs; a stop also retries
 // nothing. The owner takes back what is queued and reports it finished.
-func (f *Flow) Halt(h Halt) {
-	if f.halt == Stop {
-		return
+// It reports whether h began: a stop in progress is not made a pause, and
+// a second request of the halt in progress changes nothing.
+func (f *Flow) Halt(h Halt) bool {
+	if f.halt == Stop || f.halt == h || h == Running {
+		return false
 	}
 	f.halt = h
+	return true
 }
 
 // Halting is the pause or stop in progress.
@@ -249,13 +286,8 @@ func (f *Flow) Finished(ev Event) Decisions {
 	case model.TaskPaused:
 		return Decisions{}
 	case model.TaskFailed:
-		if t.tries-1 < f.specs[ev.Name].Retries && f.halt != Stop {
-			// Retries left: the next attempt (a killed or stopped task is
-			// never retried).
-			t.state = model.TaskSubmitted
-			f.setActive(t, true)
-			t.tries++
-			return Decisions{Retry: []string{ev.Name}}
+		if f.retryLeft(ev.Name, t) {
+			return f.retry(ev.Name, t)
 		}
 	}
 	// Failed for good, or killed.

@@ -251,8 +251,10 @@ func TestRandomDAGs(t *testing.T) {
 	}
 }
 
-func randomRun(rng *rand.Rand) string {
-	n := 1 + rng.IntN(14)
+// randomGraph is a DAG of 1 to most tasks t0, t1, ... (names, in order) in which each pair
+// i < j has the edge ti -> tj with a chance of one in oneIn.
+func randomGraph(rng *rand.Rand, most, oneIn int) ([]string, *dag.Graph, error) {
+	n := 1 + rng.IntN(most)
 	names := make([]string, n)
 	for i := range names {
 		names[i] = fmt.Sprintf("t%d", i)
@@ -260,12 +262,17 @@ func randomRun(rng *rand.Rand) string {
 	var edges [][2]string
 	for j := 1; j < n; j++ {
 		for i := 0; i < j; i++ {
-			if rng.IntN(4) == 0 {
+			if rng.IntN(oneIn) == 0 {
 				edges = append(edges, [2]string{names[i], names[j]})
 			}
 		}
 	}
 	g, err := dag.New(names, edges)
+	return names, g, err
+}
+
+func randomRun(rng *rand.Rand) string {
+	names, g, err := randomGraph(rng, 14, 4)
 	if err != nil {
 		return err.Error()
 	}
@@ -331,9 +338,10 @@ func randomRun(rng *rand.Rand) string {
 		if rng.IntN(25) == 0 {
 			// A failover: a new machine restored from the recorded states
 			// has nothing new to decide (everything ready was decided).
-			f = restored(f)
-			if d := f.Start(); !d.Empty() {
-				return fmt.Sprintf("after a restore, start decided %+v", d)
+			var d Decisions
+			f, d = restored(f)
+			if d.add(f.Start()); !d.Empty() {
+				return fmt.Sprintf("after a restore, restore and start decided %+v", d)
 			}
 		}
 		if rng.IntN(30) == 0 {
@@ -402,8 +410,9 @@ func randomRun(rng *rand.Rand) string {
 }
 
 // restored is a new machine of f's graph restored from f's recorded task
-// states, as a rebuild does from the DB.
-func restored(f *Flow) *Flow {
+// states, as a rebuild does from the DB, and what the restore decided.
+func restored(f *Flow) (*Flow, Decisions) {
+	var d Decisions
 	g := New(f.g, f.specs, f.cont)
 	if f.halt != Running {
 		g.Halt(f.halt)
@@ -419,9 +428,9 @@ func restored(f *Flow) *Flow {
 				chosen = append(chosen, n)
 			}
 		}
-		g.Restore(name, t.state, t.tries, 1, chosen)
+		d.add(g.Restore(name, t.state, t.tries, 1, chosen))
 	}
-	return g
+	return g, d
 }
 
 // TestRetryBudget: a task's retries count from the attempt that began its
@@ -447,6 +456,124 @@ func TestRetryBudget(t *testing.T) {
 		if got := len(d.Retry) == 1; got != c.want {
 			t.Errorf("attempt %d, budget from %d, retries %d: retried %v, want %v", c.attempt, c.base, c.retries, got, c.want)
 		}
+	}
+}
+
+// TestRestoreFailedWithRetriesLeft: a failed latest attempt whose budget has
+// attempts left is retried by the rebuild (the term that wrote the failure
+// may have ended before writing its next attempt), as Finished would have
+// decided; with no attempts left, or under a stop, it fails for good.
+func TestRestoreFailedWithRetriesLeft(t *testing.T) {
+	for _, c := range []struct {
+		name                   string
+		state                  model.TaskState
+		attempt, base, retries int
+		halt                   Halt
+		retry                  bool
+	}{
+		{"first attempt failed", model.TaskFailed, 1, 1, 3, Running, true},
+		{"third of four", model.TaskFailed, 3, 1, 3, Running, true},
+		{"last of four", model.TaskFailed, 4, 1, 3, Running, false},
+		{"no retries", model.TaskFailed, 1, 1, 0, Running, false},
+		{"a recovery's budget", model.TaskFailed, 3, 3, 1, Running, true},
+		{"a recovery's budget spent", model.TaskFailed, 4, 3, 1, Running, false},
+		{"a row from before retry_base", model.TaskFailed, 1, 0, 1, Running, true},
+		{"pausing: retried, the owner holds it", model.TaskFailed, 1, 1, 1, Pause, true},
+		{"stopping: never retried", model.TaskFailed, 1, 1, 1, Stop, false},
+		{"killed: never retried", model.TaskKilled, 1, 1, 3, Running, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := New(graph(t, "a>b"), map[string]Task{"a": {Retries: c.retries}}, false)
+			if c.halt != Running {
+				f.Halt(c.halt)
+			}
+			d := f.Restore("a", c.state, c.attempt, c.base, nil)
+			d.add(f.Start())
+			if !c.retry {
+				if !d.Empty() || f.Active() != 0 {
+					t.Fatalf("decided %+v with %d active, want nothing", d, f.Active())
+				}
+				if s, _ := f.End(); c.halt == Running && s != model.WorkflowFailed {
+					t.Fatalf("ends %s, want failed", s)
+				}
+				return
+			}
+			if !slices.Equal(d.Retry, []string{"a"}) || len(d.Submit)+len(d.Again)+len(d.Skip) != 0 || f.Active() != 1 {
+				t.Fatalf("decided %+v with %d active, want a retried", d, f.Active())
+			}
+			// The retry is the next attempt of the same budget: its own
+			// failure retries exactly as far as the budget goes.
+			left := c.retries - (c.attempt - max(c.base, 1) + 1)
+			for i := range left + 1 {
+				d := f.Finished(Event{Name: "a", State: model.TaskFailed})
+				if got, want := len(d.Retry) == 1, i < left; got != want {
+					t.Fatalf("failure %d after the restore: retried %v, want %v", i+1, got, want)
+				}
+			}
+			if s, _ := f.End(); c.halt == Running && s != model.WorkflowFailed {
+				t.Fatalf("ends %s after the budget, want failed", s)
+			}
+		})
+	}
+}
+
+// TestRestoreDecidesAsFinished: for random DAGs and outcomes, a term that
+// ends between a failed result's write and its decision loses nothing: a
+// machine restored from the DB's states (the failure written) decides
+// exactly what the live machine decides on the failure.
+func TestRestoreDecidesAsFinished(t *testing.T) {
+	checked := 0
+	for seed := uint64(1); seed <= 2000; seed++ {
+		rng := rand.New(rand.NewPCG(seed, seed*104729))
+		names, g, err := randomGraph(rng, 8, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs := map[string]Task{}
+		for _, nm := range names {
+			specs[nm] = Task{Retries: rng.IntN(3), HandlesFailure: rng.IntN(4) == 0}
+		}
+		f := New(g, specs, rng.IntN(2) == 0)
+		queue := f.Start().Submit
+		for len(queue) > 0 {
+			i := rng.IntN(len(queue))
+			name := queue[i]
+			queue = slices.Delete(queue, i, i+1)
+			if rng.IntN(2) == 0 {
+				d := f.Finished(Event{Name: name, State: model.TaskSucceeded})
+				queue = append(append(queue, d.Submit...), d.Retry...)
+				continue
+			}
+			// The failure is written; the term may end before its decision.
+			lost := New(g, specs, f.cont)
+			for nm, ts := range f.ts {
+				if !ts.submitted || nm == name {
+					continue
+				}
+				if d := lost.Restore(nm, ts.state, ts.tries, 1, nil); !d.Empty() {
+					t.Fatalf("seed %d: restoring %s (%s) decided %+v", seed, nm, ts.state, d)
+				}
+			}
+			var rebuilt Decisions
+			rebuilt.add(lost.Restore(name, model.TaskFailed, f.ts[name].tries, 1, nil))
+			rebuilt.add(lost.Start())
+			live := f.Finished(Event{Name: name, State: model.TaskFailed})
+			if !slices.Equal(sorted(rebuilt.Submit), sorted(live.Submit)) || !slices.Equal(rebuilt.Retry, live.Retry) ||
+				!slices.Equal(sorted(rebuilt.Skip), sorted(live.Skip)) || lost.Active() != f.Active() {
+				t.Fatalf("seed %d: failure of %s: rebuild decided %+v (%d active), live %+v (%d active)",
+					seed, name, rebuilt, lost.Active(), live, f.Active())
+			}
+			if ls, _ := lost.End(); lost.Active() == 0 {
+				if fs, _ := f.End(); ls != fs {
+					t.Fatalf("seed %d: rebuild ends %s, live %s", seed, ls, fs)
+				}
+			}
+			checked++
+			queue = append(append(queue, live.Submit...), live.Retry...)
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no failure was checked")
 	}
 }
 

@@ -1,8 +1,11 @@
-// Package builtin registers the task types Beluga ships. Importing it (the
-// spec parser does) makes them known; a new type adds one line here.
+// Package builtin is the task types Beluga ships. The binaries register
+// them at start (Register, from cmd/...); tests that parse specs or run
+// tasks do the same in their TestMain. A new type adds one line to Types.
 package builtin
 
 import (
+	"sync"
+
 	"github.com/beluga-scheduler/beluga/common/tasktype"
 	"github.com/beluga-scheduler/beluga/tasks/conditions"
 	"github.com/beluga-scheduler/beluga/tasks/dependent"
@@ -14,13 +17,20 @@ import (
 	switchtask "github.com/beluga-scheduler/beluga/tasks/switch"
 )
 
-func init() {
-	tasktype.Register(shell.Type)
-	tasktype.Register(python.Type)
-	tasktype.Register(http.Type)
-	tasktype.Register(sql.Type)
-	tasktype.Register(conditions.Type)
-	tasktype.Register(switchtask.Type)
-	tasktype.Register(subworkflow.Type)
-	tasktype.Register(dependent.Type)
+// Types are the shipped types, in the palette's order.
+func Types() []*tasktype.Def {
+	return []*tasktype.Def{shell.Type, python.Type, http.Type, sql.Type,
+		subworkflow.Type, dependent.Type, conditions.Type, switchtask.Type}
+}
+
+var once sync.Once
+
+// Register registers the shipped types, once however often it is called
+// (a binary, and the tests of several packages in one process).
+func Register() {
+	once.Do(func() {
+		for _, d := range Types() {
+			tasktype.Register(d)
+		}
+	})
 }

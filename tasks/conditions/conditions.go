@@ -24,6 +24,7 @@ type Spec struct {
 // Type is the conditions task type.
 var Type = &tasktype.Def{
 	Name:      "conditions",
+	Summary:   "branches on the upstreams' outcome",
 	Placement: tasktype.Master,
 	Spec:      func() tasktype.Spec { return &Spec{} },
 	Check:     func(s tasktype.Spec) []string { return check(s.(*Spec)) },

@@ -6,6 +6,7 @@
 package dependent
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -39,6 +40,7 @@ const DefaultInterval = time.Minute
 // Type is the dependent task type.
 var Type = &tasktype.Def{
 	Name:      "dependent",
+	Summary:   "waits for runs of other workflows",
 	Placement: tasktype.Master,
 	Spec:      func() tasktype.Spec { return &Spec{} },
 	Check:     func(s tasktype.Spec) []string { return check(s.(*Spec)) },
@@ -48,6 +50,11 @@ var Type = &tasktype.Def{
 			out = append(out, tasktype.Ref{Project: d.Project, Workflow: d.Workflow})
 		}
 		return out
+	},
+	// The master face: the leader's wait service carries the attempt.
+	Start: func(ctx context.Context, h tasktype.Host, a tasktype.Attempt) { h.StartWait(ctx, a) },
+	Cancel: func(ctx context.Context, h tasktype.Host, a tasktype.Attempt, why tasktype.CancelReason) {
+		h.CancelWait(ctx, a, why)
 	},
 }
 

@@ -1,10 +1,14 @@
 package dependent
 
 import (
+	"context"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/beluga-scheduler/beluga/common/tasktype"
+	"github.com/beluga-scheduler/beluga/internal/hosttest"
 	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 )
 
@@ -96,5 +100,15 @@ func TestCheck(t *testing.T) {
 	}
 	if p := check(&Spec{WaitFor: []Dep{{Workflow: "ingest", Date: "today"}}, CheckInterval: "1m"}); len(p) != 0 {
 		t.Errorf("a good spec: %q", p)
+	}
+}
+
+// The type's master face hands its attempts to the leader's Wait service.
+func TestMasterFaceWait(t *testing.T) {
+	var h hosttest.Host
+	Type.Start(context.Background(), &h, hosttest.Attempt(7))
+	Type.Cancel(context.Background(), &h, hosttest.Attempt(7), tasktype.CancelPause)
+	if want := []string{"StartWait(7)", "CancelWait(7, pause)"}; !slices.Equal(h.Calls, want) {
+		t.Fatalf("calls %q, want %q", h.Calls, want)
 	}
 }

@@ -1,6 +1,6 @@
 // Package http is the http task type: one request, run in the worker
 // process. ${name} in the url (URL-escaped), headers and body is the
-// task's param; the task fails unless the status is expected, and can
+// task's param (in a JSON body, JSON-escaped: jsonbody.go); the task fails unless the status is expected, and can
 // export values picked from a JSON response. The task's timeout bounds the
 // request (the executor cancels it).
 package http
@@ -27,10 +27,14 @@ import (
 
 // Spec is the http type's fields.
 type Spec struct {
-	Method             string            `json:"method,omitempty"` // default GET
-	URL                string            `json:"url"`
-	Headers            map[string]string `json:"headers,omitempty"`
-	Body               string            `json:"body,omitempty"`
+	Method  string            `json:"method,omitempty"` // default GET
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Body    string            `json:"body,omitempty"`
+	// RawBody substitutes ${name} into a JSON body as plain text; by
+	// default a JSON body gets each value escaped for where it stands
+	// (jsonbody.go).
+	RawBody            bool              `json:"raw_body,omitempty"`
 	ExpectStatus       []int             `json:"expect_status,omitempty"` // default: any 2xx
 	Outputs            map[string]string `json:"outputs,omitempty"`       // name -> path into a JSON response ("data.id", "items.0.id")
 	InsecureSkipVerify bool              `json:"insecure_skip_verify,omitempty"`
@@ -62,6 +66,7 @@ var methods = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS
 // Type is the http task type.
 var Type = &tasktype.Def{
 	Name:      "http",
+	Summary:   "an HTTP request, its status checked",
 	Placement: tasktype.Worker,
 	Spec:      func() tasktype.Spec { return &Spec{} },
 	Check:     func(s tasktype.Spec) []string { return check(s.(*Spec)) },
@@ -128,7 +133,12 @@ func resolve(s *Spec, ps map[string]string) (*Payload, error) {
 	if p.URL, err = params.Substitute(s.URL, ps, url.QueryEscape); err != nil {
 		return nil, fmt.Errorf("url: %w", err)
 	}
-	if p.Body, err = params.Substitute(s.Body, ps, nil); err != nil {
+	if !s.RawBody && jsonBody(s.Body, s.Headers) {
+		p.Body, err = substituteJSON(s.Body, ps)
+	} else {
+		p.Body, err = params.Substitute(s.Body, ps, nil)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("body: %w", err)
 	}
 	if len(s.Headers) > 0 {

@@ -3,6 +3,7 @@ package http
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	nethttp "net/http"
 	"net/http/httptest"
@@ -92,5 +93,56 @@ func TestHTTPMissingParamIsAnError(t *testing.T) {
 	t.Parallel()
 	if _, err := resolve(&Spec{URL: "http://h/?d=${day}"}, map[string]string{}); err == nil || !strings.Contains(err.Error(), "${day} names no param") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestHTTPJSONBodyEscapesParams: a param value that closes its JSON string
+// and adds a field reaches the server as the string it is, not as a field;
+// raw_body substitutes as text, on purpose.
+func TestHTTPJSONBodyEscapesParams(t *testing.T) {
+	t.Parallel()
+	got := make(chan map[string]any, 1)
+	srv := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		var m map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+			w.WriteHeader(400)
+		}
+		got <- m
+	}))
+	defer srv.Close()
+	evil := `x", "role": "admin`
+	body := `{"role": "user", "name": "${who}", "n": ${n}}`
+	for _, c := range []struct {
+		name    string
+		headers map[string]string
+	}{{"by content type", map[string]string{"content-type": "application/json; charset=utf-8"}}, {"by parsing", nil}} {
+		out, _ := runSpec(t, &Spec{Method: "POST", URL: srv.URL, Body: body, Headers: c.headers}, map[string]string{"who": evil, "n": "7"})
+		if out.Err != nil {
+			t.Fatalf("%s: %v", c.name, out.Err)
+		}
+		if m := <-got; m["role"] != "user" || m["name"] != evil || m["n"] != 7.0 {
+			t.Fatalf("%s: the server got %v", c.name, m)
+		}
+	}
+	// Outside a string a value must be one JSON value.
+	if _, err := resolve(&Spec{Method: "POST", URL: srv.URL, Body: body}, map[string]string{"who": "a", "n": `1, "role": "admin"`}); err == nil ||
+		!strings.Contains(err.Error(), "${n} stands outside a JSON string") {
+		t.Fatalf("err = %v", err)
+	}
+	// raw_body: the text goes in as it is.
+	out, _ := runSpec(t, &Spec{Method: "POST", URL: srv.URL, Body: body, RawBody: true}, map[string]string{"who": evil, "n": "7"})
+	if m := <-got; out.Err != nil || m["role"] != "admin" {
+		t.Fatalf("raw_body: %v, the server got %v", out.Err, m)
+	}
+	// A body that is not JSON is text, as before.
+	p, err := resolve(&Spec{Method: "POST", URL: srv.URL, Body: "a=${who}&b=1"}, map[string]string{"who": `"q"`})
+	if err != nil || p.Body != `a="q"&b=1` {
+		t.Fatalf("form body %q, %v", p.Body, err)
+	}
+	// A body that is one placeholder is its value, JSON or not.
+	for _, v := range []string{`{"a": 1}`, "a=1&b=2"} {
+		if p, err := resolve(&Spec{Method: "POST", URL: srv.URL, Body: "${doc}"}, map[string]string{"doc": v}); err != nil || p.Body != v {
+			t.Fatalf("body ${doc} = %q: %q, %v", v, p.Body, err)
+		}
 	}
 }

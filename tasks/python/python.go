@@ -18,6 +18,7 @@ type Spec struct {
 // Type is the python task type.
 var Type = &tasktype.Def{
 	Name:      "python",
+	Summary:   "a Python script on a worker",
 	Placement: tasktype.Worker,
 	Spec:      func() tasktype.Spec { return &Spec{} },
 	Check:     func(s tasktype.Spec) []string { return shell.CheckCommand("python", s.(*Spec).Command) },

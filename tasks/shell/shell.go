@@ -18,6 +18,7 @@ type Spec struct {
 // Type is the shell task type.
 var Type = &tasktype.Def{
 	Name:      "shell",
+	Summary:   "a shell command on a worker",
 	Placement: tasktype.Worker,
 	Spec:      func() tasktype.Spec { return &Spec{} },
 	Check:     func(s tasktype.Spec) []string { return CheckCommand("shell", s.(*Spec).Command) },

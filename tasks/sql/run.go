@@ -16,16 +16,16 @@ import (
 	"github.com/beluga-scheduler/beluga/common/params"
 	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/tasktype"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // maxCell bounds one value in the logged table.
 const maxCell = 256
 
-func run(ctx context.Context, p *Payload, keyFile string, log io.Writer) tasktype.Outcome {
-	cfg, err := connConfig(p.Datasource, keyFile)
-	if err != nil {
-		return tasktype.Outcome{Err: err}
-	}
+// run runs the statements of p on cfg, a connection the worker checked
+// and opened the password of (input).
+func run(ctx context.Context, p *Payload, cfg datasource.Config, log io.Writer) tasktype.Outcome {
 	outs, err := runStatements(ctx, p, cfg, log)
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("%w (the statement was cancelled on the server)", err)
@@ -86,21 +86,10 @@ func runStatements(ctx context.Context, p *Payload, cfg datasource.Config, log i
 	defer conn.Close()
 	fmt.Fprintf(log, "connected to %s datasource %s in %s\n", cfg.Type, p.Datasource.Name, time.Since(start).Round(time.Millisecond))
 	if cfg.Type == datasource.SQLite {
-		interrupt, err := sqliteInterrupt(conn)
-		if err != nil {
-			fmt.Fprintf(log, "warning: %v; a timeout will not stop a running statement\n", err)
-		} else {
-			stop := make(chan struct{})
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				select {
-				case <-ctx.Done():
-					interrupt()
-				case <-stop:
-				}
-			}()
-			defer func() { close(stop); <-done }()
+		// No interrupt of our own: the driver interrupts the engine when
+		// the context ends, while rows are stepped too.
+		if err := sqliteNoAttach(conn); err != nil {
+			return nil, fmt.Errorf("sqlite datasource %q: %w; not running its statements", p.Datasource.Name, err)
 		}
 	}
 	if cfg.Type == datasource.MySQL {
@@ -110,23 +99,29 @@ func runStatements(ctx context.Context, p *Payload, cfg datasource.Config, log i
 		if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
 			return nil, fmt.Errorf("mysql connection id: %w", err)
 		}
-		stop := make(chan struct{})
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			select {
-			case <-ctx.Done():
-				kctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				if _, err := db.ExecContext(kctx, "KILL QUERY "+strconv.FormatInt(id, 10)); err != nil {
-					fmt.Fprintf(log, "cancel on the server (KILL QUERY %d) failed: %v\n", id, datasource.Redact(err, cfg.Password))
-				} else {
-					fmt.Fprintf(log, "cancelled on the server (KILL QUERY %d)\n", id)
-				}
-			case <-stop:
+		what := fmt.Sprintf("KILL QUERY %d", id)
+		defer cancelOnServer(ctx, log, what, cfg.Password, func(kctx context.Context) error {
+			_, err := db.ExecContext(kctx, "KILL QUERY "+strconv.FormatInt(id, 10))
+			return err
+		})()
+	}
+	if cfg.Type == datasource.Postgres {
+		// The driver's own cancel request on a cancelled context is sent
+		// by a goroutine of its own, which a child process ending at once
+		// would never run: send it here, and return only once it went.
+		var pg *pgconn.PgConn
+		if err := conn.Raw(func(dc any) error {
+			c, ok := dc.(*stdlib.Conn)
+			if !ok {
+				return fmt.Errorf("unexpected postgres driver connection %T", dc)
 			}
-		}()
-		defer func() { close(stop); <-done }()
+			pg = c.Conn().PgConn()
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		what := fmt.Sprintf("cancel request for backend %d", pg.PID())
+		defer cancelOnServer(ctx, log, what, cfg.Password, pg.CancelRequest)()
 	}
 
 	var q querier = conn
@@ -332,4 +327,27 @@ func cell(v any) string {
 		s = string(r[:maxCell]) + "..."
 	}
 	return s
+}
+
+// cancelOnServer runs cancel (what names it in the log) when ctx ends
+// before the returned stop is called; stop returns once a cancel begun
+// has been sent, so a child process ending right after still sent it.
+func cancelOnServer(ctx context.Context, log io.Writer, what, password string, cancel func(context.Context) error) (stop func()) {
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-ctx.Done():
+			kctx, end := context.WithTimeout(context.Background(), 5*time.Second)
+			defer end()
+			if err := cancel(kctx); err != nil {
+				fmt.Fprintf(log, "cancel on the server (%s) failed: %v\n", what, datasource.Redact(err, password))
+			} else {
+				fmt.Fprintf(log, "cancelled on the server (%s)\n", what)
+			}
+		case <-quit:
+		}
+	}()
+	return func() { close(quit); <-done }
 }

@@ -5,14 +5,18 @@ import (
 	"context"
 	dbsql "database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -137,8 +141,47 @@ func (tg target) runTask(t *testing.T, ctx context.Context, fields string, ps ma
 	if err != nil {
 		t.Fatal(err)
 	}
+	return runChild(t, ctx, tasktype.Job{Name: "q", Payload: raw, Config: map[string]string{SecretKeyFileConfig: tg.keyFile}})
+}
+
+// runChild runs a job as the worker does: Input here, then this test
+// binary re-executed as the task's child process (TestMain), its input on
+// stdin, its log from stdout and stderr, its result on descriptor 3; a
+// cancelled ctx sends it SIGTERM, as a kill or a timeout does.
+func runChild(t *testing.T, ctx context.Context, j tasktype.Job) (tasktype.Outcome, string) {
+	t.Helper()
+	in, err := Type.Child.Input(j)
+	if err != nil {
+		return tasktype.Outcome{Err: err}, ""
+	}
+	resR, resW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resR.Close()
 	var log bytes.Buffer
-	out := Type.Run(ctx, tasktype.Job{Name: "q", Payload: raw, Log: &log, Config: map[string]string{SecretKeyFileConfig: tg.keyFile}})
+	cmd := exec.CommandContext(ctx, os.Args[0], tasktype.ChildCommand(Type.Name))
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &log, &log
+	cmd.ExtraFiles = []*os.File{resW}
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 20 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	resW.Close()
+	res, rerr := io.ReadAll(resR)
+	werr := cmd.Wait()
+	var r tasktype.ChildResult
+	if rerr != nil || json.Unmarshal(res, &r) != nil {
+		t.Fatalf("child result %q (%v), exit %v\n%s", res, rerr, werr, log.String())
+	}
+	if (werr == nil) != (r.Error == "") {
+		t.Fatalf("child exit %v with result error %q", werr, r.Error)
+	}
+	out := tasktype.Outcome{Outputs: r.Outputs}
+	if r.Error != "" {
+		out.Err = errors.New(r.Error)
+	}
 	return out, log.String()
 }
 

@@ -1,9 +1,11 @@
 // Package sql is the sql task type: statements against a managed
 // datasource. ${name} in a statement becomes a bind parameter of the
 // datasource's dialect (? or $N) with the param's value, never text
-// spliced into the statement. It runs in the worker's process; the
-// datasource's password reaches the worker sealed and is opened with the
-// worker's own key file (secret_key_file).
+// spliced into the statement. The datasource's password reaches the
+// worker sealed and is opened there with the worker's own key file
+// (secret_key_file); the statements run in a child process (child.go), as
+// the task's OS user and in its sandbox, so that neither the SQL nor the
+// database engine runs with the worker's rights or sees its files.
 package sql
 
 import (
@@ -70,6 +72,7 @@ type Payload struct {
 // Type is the sql task type.
 var Type = &tasktype.Def{
 	Name:       "sql",
+	Summary:    "SQL on a datasource",
 	Placement:  tasktype.Worker,
 	Spec:       func() tasktype.Spec { return &Spec{} },
 	Check:      func(s tasktype.Spec) []string { return check(s.(*Spec)) },
@@ -81,13 +84,7 @@ var Type = &tasktype.Def{
 		_, err := resolve(s.(*Spec), in)
 		return nil, err
 	},
-	Run: func(ctx context.Context, j tasktype.Job) tasktype.Outcome {
-		var p Payload
-		if err := json.Unmarshal(j.Payload, &p); err != nil {
-			return tasktype.Outcome{Err: fmt.Errorf("sql payload: %w", err)}
-		}
-		return run(ctx, &p, j.Config[SecretKeyFileConfig], j.Log)
-	},
+	Child: &tasktype.Child{Input: input, Main: childMain, Secrets: inputSecrets},
 }
 
 func check(s *Spec) []string {

@@ -5,6 +5,7 @@
 package subworkflow
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -24,6 +25,7 @@ type Spec struct {
 // Type is the sub_workflow task type.
 var Type = &tasktype.Def{
 	Name:      "sub_workflow",
+	Summary:   "another workflow as a child instance",
 	Placement: tasktype.Master,
 	Spec:      func() tasktype.Spec { return &Spec{} },
 	Check:     func(s tasktype.Spec) []string { return check(s.(*Spec)) },
@@ -31,6 +33,11 @@ var Type = &tasktype.Def{
 		sp := s.(*Spec)
 		p, w := Split(sp.Workflow)
 		return []tasktype.Ref{{Project: p, Workflow: w, Version: sp.Version, Child: true}}
+	},
+	// The master face: the leader's child-run service carries the attempt.
+	Start: func(ctx context.Context, h tasktype.Host, a tasktype.Attempt) { h.StartChild(ctx, a) },
+	Cancel: func(ctx context.Context, h tasktype.Host, a tasktype.Attempt, why tasktype.CancelReason) {
+		h.CancelChild(ctx, a, why)
 	},
 }
 
@@ -73,7 +80,7 @@ func ChildParams(declared, resolved map[string]string) (map[string]string, error
 
 // Continue is what a new attempt of the parent task does with the child an
 // earlier attempt started (resume, recover_failed, a retry, a rerun): the
-// same child goes on, never a new one: the operator action (store.ActionKind)
+// same child goes on, never a new one: the operator action (model.ActionKind)
 // to apply to it. "" leaves it as it is: it still runs,
 // or it succeeded and counts (not under a rerun).
 func Continue(child model.WorkflowState, rerun bool) string {

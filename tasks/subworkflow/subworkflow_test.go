@@ -1,10 +1,14 @@
 package subworkflow
 
 import (
+	"context"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/tasktype"
+	"github.com/beluga-scheduler/beluga/internal/hosttest"
 	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 )
 
@@ -62,5 +66,15 @@ func TestCheckAndParams(t *testing.T) {
 	}
 	if _, err := ChildParams(map[string]string{"day": "${nope}"}, nil); err == nil {
 		t.Fatal("an unknown param gave no error")
+	}
+}
+
+// The type's master face hands its attempts to the leader's Child service.
+func TestMasterFaceChild(t *testing.T) {
+	var h hosttest.Host
+	Type.Start(context.Background(), &h, hosttest.Attempt(7))
+	Type.Cancel(context.Background(), &h, hosttest.Attempt(7), tasktype.CancelPause)
+	if want := []string{"StartChild(7)", "CancelChild(7, pause)"}; !slices.Equal(h.Calls, want) {
+		t.Fatalf("calls %q, want %q", h.Calls, want)
 	}
 }

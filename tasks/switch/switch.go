@@ -38,6 +38,7 @@ type Spec struct {
 // Type is the switch task type.
 var Type = &tasktype.Def{
 	Name:      "switch",
+	Summary:   "branches on values",
 	Placement: tasktype.Master,
 	Spec:      func() tasktype.Spec { return &Spec{} },
 	Check:     func(s tasktype.Spec) []string { return check(s.(*Spec)) },

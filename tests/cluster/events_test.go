@@ -109,7 +109,7 @@ func TestEventStreamAcrossLeaderKill(t *testing.T) {
 	if inst.State != model.WorkflowSucceeded || got[len(got)-1].State != string(model.WorkflowSucceeded) {
 		t.Fatalf("run %s, last event %+v", inst.State, got[len(got)-1])
 	}
-	want, err := c.Store.ListEvents(context.Background(), 0, model.EventFilter{Instance: id}, 1000)
+	want, err := c.Store.EventList(context.Background(), 0, model.EventFilter{Instance: id}, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

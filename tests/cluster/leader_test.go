@@ -20,37 +20,39 @@ import (
 // superseded, never executed) before the one that ran: AssertRanOnce
 // allows exactly that and nothing else.
 func TestKillLeaderMidDAG(t *testing.T) {
-	c := clustertest.New(t, clustertest.Options{Masters: 2, Workers: 2, SessionTimeout: sessionTimeout})
-	marks := t.TempDir()
-	c.Apply(t, spec.Workflow{Name: "dag", Tasks: []spec.Task{
-		task(marks, "a", sleep(300*time.Millisecond)),
-		task(marks, "b", sleep(time.Second), "a"),
-		task(marks, "c", sleep(time.Second), "a"),
-		task(marks, "d", sleep(300*time.Millisecond), "b", "c"),
-		task(marks, "e", sleep(300*time.Millisecond), "d"),
-	}})
-	id := c.Run(t, "dag")
-	clustertest.WaitExecution(t, marks, id, "b", finishWithin)
-	clustertest.WaitExecution(t, marks, id, "c", finishWithin)
-	old := c.Masters[0]
-	oldEpoch := c.Instance(t, id).Epoch
-	killed := time.Now()
-	old.Kill9()
-	lead := c.WaitLeader(t, failoverWithin, old)
-	t.Logf("%s leads %v after the kill of %s", lead.Name, time.Since(killed).Round(time.Millisecond), old.Name)
+	databases(t, func(t *testing.T, db string) {
+		c := clustertest.New(t, clustertest.Options{Masters: 2, Workers: 2, SessionTimeout: sessionTimeout, DB: db})
+		marks := t.TempDir()
+		c.Apply(t, spec.Workflow{Name: "dag", Tasks: []spec.Task{
+			task(marks, "a", sleep(300*time.Millisecond)),
+			task(marks, "b", sleep(time.Second), "a"),
+			task(marks, "c", sleep(time.Second), "a"),
+			task(marks, "d", sleep(300*time.Millisecond), "b", "c"),
+			task(marks, "e", sleep(300*time.Millisecond), "d"),
+		}})
+		id := c.Run(t, "dag")
+		clustertest.WaitExecution(t, marks, id, "b", finishWithin)
+		clustertest.WaitExecution(t, marks, id, "c", finishWithin)
+		old := c.Masters[0]
+		oldEpoch := c.Instance(t, id).Epoch
+		killed := time.Now()
+		old.Kill9()
+		lead := c.WaitLeader(t, failoverWithin, old)
+		t.Logf("%s leads %v after the kill of %s", lead.Name, time.Since(killed).Round(time.Millisecond), old.Name)
 
-	inst := c.WaitFinished(t, id, finishWithin)
-	c.AssertRanOnce(t, id, marks)
-	rows := c.Tasks(t, id)
-	for _, name := range []string{"b", "c"} {
-		if len(rows[name]) != 1 {
-			t.Fatalf("task %s was running on a live worker at the kill, yet has %d attempts", name, len(rows[name]))
+		inst := c.WaitFinished(t, id, finishWithin)
+		c.AssertRanOnce(t, id, marks)
+		rows := c.Tasks(t, id)
+		for _, name := range []string{"b", "c"} {
+			if len(rows[name]) != 1 {
+				t.Fatalf("task %s was running on a live worker at the kill, yet has %d attempts", name, len(rows[name]))
+			}
 		}
-	}
-	if inst.Host != lead.Addr || inst.Epoch <= oldEpoch {
-		t.Fatalf("instance owned by %s in epoch %d, want %s in an epoch after %d", inst.Host, inst.Epoch, lead.Addr, oldEpoch)
-	}
-	c.AssertNoStuckRows(t)
+		if inst.Host != lead.Addr || inst.Epoch <= oldEpoch {
+			t.Fatalf("instance owned by %s in epoch %d, want %s in an epoch after %d", inst.Host, inst.Epoch, lead.Addr, oldEpoch)
+		}
+		c.AssertNoStuckRows(t)
+	})
 }
 
 // TestPausedLeaderStandsBy freezes the active master (SIGSTOP) past the
@@ -76,7 +78,7 @@ func TestPausedLeaderStandsBy(t *testing.T) {
 	lead := c.WaitLeader(t, failoverWithin, old)
 	t.Logf("%s leads %v after %s was paused", lead.Name, time.Since(paused).Round(time.Millisecond), old.Name)
 	ctx := context.Background()
-	term, err := c.Store.CurrentTermInfo(ctx)
+	term, err := c.Store.TermCurrentInfo(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func instancesOf(t *testing.T, c *clustertest.Cluster, workflow string) []model.
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	out, _, err := c.Store.ListWorkflowInstances(ctx, store.InstanceFilter{Workflow: workflow})
+	out, _, err := c.Store.InstanceList(ctx, store.InstanceFilter{Workflow: workflow})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,4 +54,12 @@ func diamond(marks, name string, d time.Duration) spec.Workflow {
 	}}
 }
 
+// databases runs f on a cluster over each server database the masters can
+// keep their state in (clustertest.Options.DB).
+func databases(t *testing.T, f func(t *testing.T, db string)) {
+	for _, db := range []string{"mysql", "postgres"} {
+		t.Run(db, func(t *testing.T) { f(t, db) })
+	}
+}
+
 func sleep(d time.Duration) string { return fmt.Sprintf("sleep %.3f", d.Seconds()) }

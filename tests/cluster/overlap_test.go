@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/beluga-scheduler/beluga/api"
+	"github.com/beluga-scheduler/beluga/common/failpoint"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/common/store"
@@ -38,7 +40,13 @@ type overlapRig struct {
 }
 
 func newOverlapRig(t *testing.T, overlap model.Overlap) *overlapRig {
-	c := clustertest.New(t, clustertest.Options{Masters: 2, Workers: 1, SessionTimeout: sessionTimeout})
+	return newOverlapRigEnv(t, overlap, nil)
+}
+
+// newOverlapRigEnv is newOverlapRig with environment for the processes
+// (a failpoint).
+func newOverlapRigEnv(t *testing.T, overlap model.Overlap, env map[string][]string) *overlapRig {
+	c := clustertest.New(t, clustertest.Options{Masters: 2, Workers: 1, SessionTimeout: sessionTimeout, Env: env})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	r := &overlapRig{c: c, ctx: ctx, marks: t.TempDir(), wf: "serial-" + string(overlap)}
@@ -76,7 +84,7 @@ func stamp(t *time.Time) string {
 
 func (r *overlapRig) runs(t *testing.T) []model.WorkflowInstance {
 	t.Helper()
-	insts, _, err := r.c.Store.ListWorkflowInstances(r.ctx, store.InstanceFilter{Project: r.c.Project, Workflow: r.wf, Limit: 1000})
+	insts, _, err := r.c.Store.InstanceList(r.ctx, store.InstanceFilter{Project: r.c.Project, Workflow: r.wf, Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +93,7 @@ func (r *overlapRig) runs(t *testing.T) []model.WorkflowInstance {
 
 func (r *overlapRig) schedule(t *testing.T) model.Schedule {
 	t.Helper()
-	sc, err := r.c.Store.GetSchedule(r.ctx, r.c.Project, r.wf)
+	sc, err := r.c.Store.ScheduleGet(r.ctx, r.c.Project, r.wf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,5 +287,73 @@ func TestOverlapSkipSurvivesLeaderKill(t *testing.T) {
 	}
 	t.Logf("%d runs and %d skipped fires over %d seconds from %v, across the kill at %v", len(runs), sc.SkippedFires, span,
 		runs[0].ScheduleTime.Format(time.TimeOnly), killed.Format(time.TimeOnly))
+	c.AssertNoStuckRows(t)
+}
+
+// TestOverlapReplaceSurvivesLeaderKill: a per-second schedule under
+// overlap replace whose runs hold (their task waits on a gate) stops each
+// run when the next second fires. The leader kills itself right after
+// its second fire is written (failpoint after-fire-schedule@2): the first
+// run is ready_stop with its stop command unclaimed and the second run
+// queued behind it. The standby leads, finishes that stop, and goes on
+// replacing (the seconds no master led too: the older ones skipped, the
+// newest queued), also runs that never started. Once the schedule is off
+// and the gate open, every run is final: the last succeeded, each other
+// stopped, with its task executed at most once; no two ran at once; every
+// second from the first fire to the last is a run or a skipped fire.
+func TestOverlapReplaceSurvivesLeaderKill(t *testing.T) {
+	r := newOverlapRigEnv(t, model.OverlapReplace,
+		map[string][]string{"master-1": {"BELUGA_FAILPOINT=" + failpoint.AfterFireSchedule + "@2"}})
+	c := r.c
+	crashed := c.Masters[0]
+	if err := crashed.Wait(failoverWithin); err == nil || !strings.Contains(crashed.Log(), "failpoint "+failpoint.AfterFireSchedule+": killing") {
+		t.Fatalf("%s did not die at %s (%v):\n%s", crashed.Name, failpoint.AfterFireSchedule, err, crashed.LogTail(30))
+	}
+	killed := time.Now()
+	c.WaitLeader(t, failoverWithin, crashed)
+	c.Eventually(t, finishWithin, "runs replaced by the new leader", func() bool {
+		sc := r.schedule(t)
+		return sc.LastFireTime != nil && sc.LastFireTime.After(killed.Add(2*time.Second))
+	})
+	r.disable(t)
+	r.openGate(t)
+	var runs []model.WorkflowInstance
+	for _, in := range r.runs(t) {
+		runs = append(runs, c.WaitFinished(t, in.ID, finishWithin))
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].ScheduleTime.Before(*runs[j].ScheduleTime) })
+	for i, in := range runs {
+		want := model.WorkflowStopped
+		if i == len(runs)-1 {
+			want = model.WorkflowSucceeded
+		}
+		if in.State != want {
+			t.Fatalf("run %d for %v (%d of %d) ended %s, want %s", in.ID, in.ScheduleTime.Format(time.TimeOnly), i+1, len(runs), in.State, want)
+		}
+		if n := len(clustertest.Executions(t, r.marks, in.ID)); n > 1 {
+			t.Fatalf("run %d executed its task %d times", in.ID, n)
+		}
+	}
+	var ran []model.WorkflowInstance // started runs, by start time
+	for _, in := range runs {
+		if in.StartTime != nil {
+			ran = append(ran, in)
+		}
+	}
+	sort.Slice(ran, func(i, j int) bool { return ran[i].StartTime.Before(*ran[j].StartTime) })
+	for i := 1; i < len(ran); i++ {
+		if a, b := ran[i-1], ran[i]; b.StartTime.Before(*a.EndTime) {
+			t.Fatalf("run %d started at %v, before run %d ended at %v: runs overlap", b.ID,
+				b.StartTime.Format(time.StampMilli), a.ID, a.EndTime.Format(time.StampMilli))
+		}
+	}
+	sc := r.schedule(t)
+	span := int64(sc.LastFireTime.Sub(*runs[0].ScheduleTime)/time.Second) + 1
+	if int64(len(runs))+sc.SkippedFires != span {
+		t.Fatalf("%d runs and %d skipped fires for the %d seconds from %v to %v: a second was lost or doubled",
+			len(runs), sc.SkippedFires, span, runs[0].ScheduleTime, sc.LastFireTime)
+	}
+	t.Logf("%d runs (%d started) and %d skipped fires over %d seconds, across the kill at %v", len(runs), len(ran),
+		sc.SkippedFires, span, killed.Format(time.TimeOnly))
 	c.AssertNoStuckRows(t)
 }

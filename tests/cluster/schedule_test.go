@@ -21,61 +21,63 @@ import (
 // grace anyway), so across the kill every second from the first run to the
 // last has exactly one run, each task executed once, and nothing is stuck.
 func TestScheduleSurvivesLeaderKill(t *testing.T) {
-	c := clustertest.New(t, clustertest.Options{Masters: 2, Workers: 1, SessionTimeout: sessionTimeout})
-	marks := t.TempDir()
-	c.Apply(t, spec.Workflow{Name: "tick", Tasks: []spec.Task{task(marks, "t", sleep(100*time.Millisecond))}})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	put := func(enabled bool) api.Schedule {
-		sc, _, err := c.Client.PutSchedule(ctx, c.Project, "tick", api.ScheduleRequest{Cron: "* * * * * *", Catchup: "all",
-			Priority: "high", Enabled: &enabled})
-		if err != nil {
-			t.Fatal(err)
+	databases(t, func(t *testing.T, db string) {
+		c := clustertest.New(t, clustertest.Options{Masters: 2, Workers: 1, SessionTimeout: sessionTimeout, DB: db})
+		marks := t.TempDir()
+		c.Apply(t, spec.Workflow{Name: "tick", Tasks: []spec.Task{task(marks, "t", sleep(100*time.Millisecond))}})
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		put := func(enabled bool) api.Schedule {
+			sc, _, err := c.Client.PutSchedule(ctx, c.Project, "tick", api.ScheduleRequest{Cron: "* * * * * *", Catchup: "all",
+				Priority: "high", Enabled: &enabled})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return sc
 		}
-		return sc
-	}
-	sc := put(true)
-	runs := func() []model.WorkflowInstance {
-		insts, _, err := c.Store.ListWorkflowInstances(ctx, store.InstanceFilter{Project: c.Project, Workflow: "tick", Limit: 1000})
-		if err != nil {
-			t.Fatal(err)
+		sc := put(true)
+		runs := func() []model.WorkflowInstance {
+			insts, _, err := c.Store.InstanceList(ctx, store.InstanceFilter{Project: c.Project, Workflow: "tick", Limit: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return insts
 		}
-		return insts
-	}
-	c.Eventually(t, finishWithin, "three scheduled runs", func() bool { return len(runs()) >= 3 })
-	old := c.Leader()
-	killed := time.Now()
-	old.Kill9()
-	lead := c.WaitLeader(t, failoverWithin, old)
-	t.Logf("%s leads %v after the kill of %s", lead.Name, time.Since(killed).Round(time.Millisecond), old.Name)
-	c.Eventually(t, finishWithin, "runs fired by the new leader", func() bool {
-		got, err := c.Store.GetSchedule(ctx, c.Project, "tick")
-		return err == nil && got.LastFireTime != nil && got.LastFireTime.After(time.Now().Add(-2*time.Second)) &&
-			got.LastFireTime.After(killed.Add(2*time.Second))
+		c.Eventually(t, finishWithin, "three scheduled runs", func() bool { return len(runs()) >= 3 })
+		old := c.Leader()
+		killed := time.Now()
+		old.Kill9()
+		lead := c.WaitLeader(t, failoverWithin, old)
+		t.Logf("%s leads %v after the kill of %s", lead.Name, time.Since(killed).Round(time.Millisecond), old.Name)
+		c.Eventually(t, finishWithin, "runs fired by the new leader", func() bool {
+			got, err := c.Store.ScheduleGet(ctx, c.Project, "tick")
+			return err == nil && got.LastFireTime != nil && got.LastFireTime.After(time.Now().Add(-2*time.Second)) &&
+				got.LastFireTime.After(killed.Add(2*time.Second))
+		})
+		put(false) // no fire lands after this: fires are conditional on the revision it moved on
+		insts := runs()
+		times := make([]time.Time, 0, len(insts))
+		for _, in := range insts {
+			in = c.WaitFinished(t, in.ID, finishWithin)
+			if in.State != model.WorkflowSucceeded || in.ScheduleID != sc.ID || in.Priority != model.PriorityHigh || in.ScheduleTime == nil {
+				t.Fatalf("scheduled run %d: state %s schedule %d priority %s", in.ID, in.State, in.ScheduleID, in.Priority)
+			}
+			c.AssertRanOnce(t, in.ID, marks)
+			times = append(times, *in.ScheduleTime)
+		}
+		sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
+		for i := 1; i < len(times); i++ {
+			if d := times[i].Sub(times[i-1]); d != time.Second {
+				t.Fatalf("schedule times %v then %v: a second was missed or doubled across the kill", times[i-1], times[i])
+			}
+		}
+		if !times[0].Before(killed) || !times[len(times)-1].After(killed.Add(2*time.Second)) {
+			t.Fatalf("runs from %v to %v do not span the kill at %v", times[0], times[len(times)-1], killed)
+		}
+		t.Logf("%d runs, one per second from %v to %v, across the kill at %v", len(times), times[0].Format(time.TimeOnly),
+			times[len(times)-1].Format(time.TimeOnly), killed.Format(time.TimeOnly))
+		c.AssertNoStuckRows(t)
 	})
-	put(false) // no fire lands after this: fires are conditional on the revision it moved on
-	insts := runs()
-	times := make([]time.Time, 0, len(insts))
-	for _, in := range insts {
-		in = c.WaitFinished(t, in.ID, finishWithin)
-		if in.State != model.WorkflowSucceeded || in.ScheduleID != sc.ID || in.Priority != model.PriorityHigh || in.ScheduleTime == nil {
-			t.Fatalf("scheduled run %d: state %s schedule %d priority %s", in.ID, in.State, in.ScheduleID, in.Priority)
-		}
-		c.AssertRanOnce(t, in.ID, marks)
-		times = append(times, *in.ScheduleTime)
-	}
-	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
-	for i := 1; i < len(times); i++ {
-		if d := times[i].Sub(times[i-1]); d != time.Second {
-			t.Fatalf("schedule times %v then %v: a second was missed or doubled across the kill", times[i-1], times[i])
-		}
-	}
-	if !times[0].Before(killed) || !times[len(times)-1].After(killed.Add(2*time.Second)) {
-		t.Fatalf("runs from %v to %v do not span the kill at %v", times[0], times[len(times)-1], killed)
-	}
-	t.Logf("%d runs, one per second from %v to %v, across the kill at %v", len(times), times[0].Format(time.TimeOnly),
-		times[len(times)-1].Format(time.TimeOnly), killed.Format(time.TimeOnly))
-	c.AssertNoStuckRows(t)
 }
 
 // TestBackfillSurvivesLeaderKill: a serial backfill of six days is half
@@ -100,7 +102,7 @@ func TestBackfillSurvivesLeaderKill(t *testing.T) {
 	}
 	b := model.Backfill{ID: req.ID}
 	progress := func() model.Backfill {
-		got, err := c.Store.GetBackfill(ctx, b.ID)
+		got, err := c.Store.BackfillGet(ctx, b.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +118,7 @@ func TestBackfillSurvivesLeaderKill(t *testing.T) {
 	if b.State != model.BackfillDone || b.Succeeded != 6 || b.Submitted != 6 {
 		t.Fatalf("backfill %s: %d submitted, %d succeeded (%s)", b.State, b.Submitted, b.Succeeded, b.Reason)
 	}
-	insts, _, err := c.Store.ListWorkflowInstances(ctx, store.InstanceFilter{Project: c.Project, Workflow: "day"})
+	insts, _, err := c.Store.InstanceList(ctx, store.InstanceFilter{Project: c.Project, Workflow: "day"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +164,7 @@ func TestScheduleCrashPoints(t *testing.T) {
 			}
 			c.WaitLeader(t, failoverWithin, crashed)
 			runs := func() []model.WorkflowInstance {
-				insts, _, err := c.Store.ListWorkflowInstances(ctx, store.InstanceFilter{Project: c.Project, Workflow: "tick", Limit: 1000})
+				insts, _, err := c.Store.InstanceList(ctx, store.InstanceFilter{Project: c.Project, Workflow: "tick", Limit: 1000})
 				if err != nil {
 					t.Fatal(err)
 				}

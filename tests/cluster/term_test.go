@@ -33,7 +33,7 @@ func TestStaleElectedMasterStandsBy(t *testing.T) {
 
 	m1, m2 := c.Masters[0], c.Masters[1]
 	ctx := context.Background()
-	before, err := c.Store.CurrentTermInfo(ctx)
+	before, err := c.Store.TermCurrentInfo(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestStaleElectedMasterStandsBy(t *testing.T) {
 		host  string
 	}
 	c.Eventually(t, failoverWithin, "the restarted master-1 to record a newer term", func() bool {
-		ti, err := c.Store.CurrentTermInfo(ctx)
+		ti, err := c.Store.TermCurrentInfo(ctx)
 		term.epoch, term.host = ti.Epoch, ti.Host
 		return err == nil && ti.Epoch > before.Epoch && ti.Host == m1.Addr
 	})
@@ -85,7 +85,7 @@ func TestStaleElectedMasterStandsBy(t *testing.T) {
 // slept, for the messages.
 func assertTermKept(t *testing.T, c *clustertest.Cluster, epoch int64, host string, since time.Time, sleeper, marks string, ids ...int64) {
 	t.Helper()
-	now, err := c.Store.CurrentTermInfo(context.Background())
+	now, err := c.Store.TermCurrentInfo(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,8 @@ import (
 // in time). The leader stops scheduling while it cannot prove its
 // leadership, a master leads again once ZooKeeper is back, every process
 // survives, and the instance succeeds with every task executed once: t1
-// (0.3 s) ends before the workers' drop window (a third of the session
-// timeout) closes, so its report waits for the new leader.
+// (0.3 s) ends before the workers' sessions (2 s) run out, so its report
+// waits for the new leader.
 func TestZooKeeperRestart(t *testing.T) {
 	c := clustertest.New(t, clustertest.Options{Masters: 2, Workers: 2, SessionTimeout: sessionTimeout})
 	marks := t.TempDir()
@@ -83,8 +83,8 @@ func TestZooKeeperDownPastSessionTimeout(t *testing.T) {
 // quorum; every client is cut off during the election and reconnects
 // within its session. Every process survives and the instance succeeds.
 // t0 and t2 execute exactly once. t1 executes once per attempt: once if
-// its worker was back in touch with ZooKeeper before its drop window (a
-// third of the session timeout), twice if the worker dropped it first, in
+// its worker was back in touch with ZooKeeper within its session (2 s
+// from the last byte it read), twice if the worker dropped it first, in
 // which case attempt 1 is need_fault_tolerance.
 func TestZooKeeperEnsembleLosesOne(t *testing.T) {
 	c := clustertest.New(t, clustertest.Options{Masters: 2, Workers: 2, ZKNodes: 3, SessionTimeout: sessionTimeout})

@@ -1,45 +1,16 @@
 // Users and access: users (admin), project grants (admin or the project's
 // owner), the caller's personal access tokens, and the audit log (admin).
 // Each form's error is the API's, shown beside the form.
-import {useCallback, useEffect, useState, type FormEvent, type ReactNode} from 'react';
-import {api, describe, get} from './legacy/api.js';
-import {flash} from './legacy/dom.js';
-import {Time, enc} from './ui';
+import {useState, type FormEvent} from 'react';
+import {api, describe} from './api';
+import {flash} from './notify';
+import {Err, Field, Time, enc, run, useList} from './ui';
+import {rfc3339In, userZone} from './zone';
 
 type User = {name: string; role: string; disabled: boolean; created_at: string; updated_at: string};
 type Grant = {project: string; user: string; level: string; granted_by: string; created_at: string};
 type Token = {id: number; name: string; expires_at: string; created_at: string; last_used_at?: string};
 type Audit = {id: number; at: string; user: string; action: string; resource: string; address: string; status: number; outcome: string};
-
-// useList reads a list and reads it again on reload(); a failure is shown
-// in place of the rows.
-function useList<T>(path: string | null): [T[] | null, string, () => void] {
-  const [items, setItems] = useState<T[] | null>(null);
-  const [err, setErr] = useState('');
-  const [n, setN] = useState(0);
-  useEffect(() => {
-    if (!path) { setItems(null); return; }
-    const ctrl = new AbortController();
-    get(path, {signal: ctrl.signal}).then((r: {items: T[]}) => { setItems(r.items || []); setErr(''); })
-      .catch((e: any) => { if (e.name !== 'AbortError') { setErr(describe(e)); setItems([]); } });
-    return () => ctrl.abort();
-  }, [path, n]);
-  return [items, err, useCallback(() => setN((x) => x + 1), [])];
-}
-
-function Field({id, label, children}: {id: string; label: string; children: ReactNode}) {
-  return <span className="field"><label htmlFor={id}>{label}</label>{children}</span>;
-}
-
-function Err({text}: {text: string}) {
-  return text ? <p className="apierror" role="alert">{text}</p> : null;
-}
-
-// run calls fn, shows ok on success and the error in setErr otherwise.
-async function run(fn: () => Promise<unknown>, ok: string, setErr: (s: string) => void): Promise<boolean> {
-  setErr('');
-  try { await fn(); flash(ok, 'ok'); return true; } catch (e) { setErr(describe(e)); return false; }
-}
 
 export function UsersPage() {
   const [users, listErr, reload] = useList<User>('/api/v1/users');
@@ -159,15 +130,28 @@ export function TokensPage() {
   const [tokens, listErr, reload] = useList<Token>('/api/v1/tokens');
   const [name, setName] = useState('');
   const [expires, setExpires] = useState('720h');
+  const [password, setPassword] = useState('');
   const [secret, setSecret] = useState<{name: string; token: string} | null>(null);
   const [err, setErr] = useState('');
+  // A token may outlive the session, so it is made with the password (POST
+  // /login with personal_token), not with the session: a stolen session
+  // cannot buy itself a longer life. A wrong password is this form's error,
+  // not a log-out (fetch, not api(), whose 401 opens the login form).
   async function create(e: FormEvent) {
     e.preventDefault();
     setErr('');
     try {
-      const t = await api('POST', '/api/v1/tokens', {json: {name, expires_in: expires}});
-      setSecret({name: t.name, token: t.token});
-      setName(''); reload();
+      const me = await api('GET', '/api/v1/me');
+      const r = await fetch('/api/v1/login', {method: 'POST', cache: 'no-store',
+        headers: {'Content-Type': 'application/json', Accept: 'application/json'},
+        body: JSON.stringify({username: me.username, password, personal_token: {name, expires_in: expires}})});
+      const body = await r.json().catch(() => ({}));
+      if (!r.ok) {
+        setErr(r.status === 401 ? 'wrong password' : (body?.error?.message || body?.message || `HTTP ${r.status}`));
+        return;
+      }
+      setSecret({name, token: body.token});
+      setName(''); setPassword(''); reload();
     } catch (ex) { setErr(describe(ex)); }
   }
   async function revoke(t: Token) {
@@ -181,6 +165,7 @@ export function TokensPage() {
       <form className="panel form inline" id="create-token" onSubmit={create} aria-label="create a token">
         <Field id="token-name" label="Token name"><input id="token-name" value={name} onChange={(e) => setName(e.target.value)} required autoComplete="off" /></Field>
         <Field id="token-expires" label="Expires in"><input id="token-expires" value={expires} onChange={(e) => setExpires(e.target.value)} required spellCheck={false} /></Field>
+        <Field id="token-password" label="Your password"><input id="token-password" type="password" value={password} onChange={(e) => setPassword(e.target.value)} required autoComplete="current-password" /></Field>
         <button type="submit" className="primary">Create token</button>
         <Err text={err} />
       </form>
@@ -213,7 +198,8 @@ export function AuditPage() {
   const q = new URLSearchParams({limit: '200'});
   for (const [k, v] of Object.entries(applied)) {
     if (!v) continue;
-    q.set(k, k === 'since' || k === 'until' ? new Date(v).toISOString().replace('.000Z', 'Z') : v);
+    // Since and Until are typed in the user's zone (zone.ts).
+    q.set(k, k === 'since' || k === 'until' ? rfc3339In(v, userZone()) || v : v);
   }
   const [rows, err] = useList<Audit>('/api/v1/audit?' + q.toString());
   const set = (k: keyof typeof f) => (e: React.ChangeEvent<HTMLInputElement>) => setF({...f, [k]: e.target.value});
@@ -224,8 +210,8 @@ export function AuditPage() {
         <Field id="audit-user" label="User"><input id="audit-user" value={f.user} onChange={set('user')} /></Field>
         <Field id="audit-action" label="Action"><input id="audit-action" value={f.action} onChange={set('action')} placeholder="POST /api/v1/users" /></Field>
         <Field id="audit-resource" label="Resource"><input id="audit-resource" value={f.resource} onChange={set('resource')} /></Field>
-        <Field id="audit-since" label="Since"><input id="audit-since" type="datetime-local" value={f.since} onChange={set('since')} /></Field>
-        <Field id="audit-until" label="Until"><input id="audit-until" type="datetime-local" value={f.until} onChange={set('until')} /></Field>
+        <Field id="audit-since" label={`Since (${userZone()})`}><input id="audit-since" type="datetime-local" value={f.since} onChange={set('since')} /></Field>
+        <Field id="audit-until" label={`Until (${userZone()})`}><input id="audit-until" type="datetime-local" value={f.until} onChange={set('until')} /></Field>
         <button type="submit" className="primary">Filter</button>
       </form>
       <Err text={err} />

@@ -6,9 +6,9 @@
 // search hit, critical) lives in a small store keyed by task name, which
 // writes a change straight to that node's element.
 import {memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState} from 'react';
-import {Background, Controls, MiniMap, Position, ReactFlow, useReactFlow, useStore, ReactFlowProvider,
+import {Background, ControlButton, Controls, MiniMap, Position, ReactFlow, useReactFlow, useStore, useStoreApi, ReactFlowProvider,
   getViewportForBounds, type Edge, type Node, type NodeProps} from '@xyflow/react';
-import {layout, NODE_H, NODE_W, type Pos, type SpecTask} from './graph';
+import {collapse, layout, NODE_H, NODE_W, step, type Collapsed, type Pos, type SpecTask} from './graph';
 import {STATE_SYMBOL, stateClass} from './states';
 import {perf} from './perf';
 
@@ -26,7 +26,7 @@ const NONE: Look = {state: '', label: '', title: '', selected: false, hit: false
 // element itself: a poll that moves 500 of 1,000 tasks then costs a few
 // attribute writes per node, not 500 React renders. A node that React
 // renders again reads its look from here, so the two never disagree.
-class LookStore {
+export class LookStore {
   private looks = new Map<string, Look>();
   private els = new Map<string, HTMLDivElement>();
   // onChange is told of every change (the overview redraws).
@@ -92,7 +92,7 @@ const NO_NODES: Node<TaskData>[] = [];
 // mounting them cost most of the time to open the page. Zoomed in, the
 // nodes in view are React Flow's again.
 const BIG = 300;
-const LOD_ZOOM = 0.4;
+export const LOD_ZOOM = 0.4;
 const PAD = 0.1;
 
 // The handles are plain elements React Flow measures (and given here for
@@ -110,13 +110,17 @@ interface Props {
   search: string;
   critical?: Set<string>;
   onSelect: (name: string) => void;
+  // onCursor is told where the arrow keys moved the cursor (the chosen
+  // task, shown selected); Enter then goes to onSelect. Without it the
+  // arrows choose through onSelect.
+  onCursor?: (name: string) => void;
   onReady?: () => void;
   version: number; // bumps when the states change
   changed?: Set<string> | null; // the tasks whose state this version changed (null: any)
   refit?: boolean;  // flips when the box changes width (the side panel opens or closes)
 }
 
-function Flow({tasks, info, selected, search, critical, onSelect, onReady, version, changed, refit}: Props) {
+function Flow({tasks, info, selected, search, critical, onSelect, onCursor, onReady, version, changed, refit}: Props) {
   const rf = useReactFlow();
   const store = useMemo(() => new LookStore(), []);
   // The layout depends on the graph's shape only, not on states.
@@ -155,15 +159,12 @@ function Flow({tasks, info, selected, search, critical, onSelect, onReady, versi
   }, [shape, critical]);
 
   // fit shows the whole graph: React Flow's fitView for a small one; for a
-  // big one, whose nodes React Flow may not hold, the layout's bounds.
-  const bounds = useMemo(() => boundsOf(pos), [pos]);
+  // big one, whose nodes React Flow may not hold, the layout's bounds,
+  // through the overview. Until its first fit a big graph gives React Flow
+  // no nodes: it would mount those in view at zoom 1 only to drop them.
   const big = shape.length > BIG;
-  const fit = useCallback(() => {
-    if (!big) { rf.fitView(FIT); return; }
-    const el = document.querySelector('.dag .react-flow') as HTMLElement | null;
-    if (!el) return;
-    rf.setViewport(getViewportForBounds(bounds, el.clientWidth, el.clientHeight, 0.02, 1, PAD), {duration: 0});
-  }, [big, bounds, rf]);
+  const [fitting, fitBig] = useBigFit(pos, big);
+  const fit = useCallback(() => (big ? fitBig() : void rf.fitView(FIT)), [big, fitBig, rf]);
 
   // A narrower or wider box: fit again once it has its new size.
   const refitted = useRef(refit);
@@ -197,7 +198,7 @@ function Flow({tasks, info, selected, search, critical, onSelect, onReady, versi
   const onNodeClick = useCallback((_: unknown, n: Node) => sel.current(n.id), []);
   const onInit = useCallback(() => {
     perf.mark('flow ready');
-    if (big) { fit(); setFitted(true); }
+    if (big) fit();
     requestAnimationFrame(() => ready.current?.());
   }, []); // eslint-disable-line react-hooks/exhaustive-deps
   const mmClass = useCallback((n: Node) => stateClass(store.get(n.id).state), [store]);
@@ -218,19 +219,43 @@ function Flow({tasks, info, selected, search, critical, onSelect, onReady, versi
   // pixels long cost more to draw than they show; zoomed in they are back
   // (only those in view). Zoomed out further its nodes are the overview.
   const near = useStore((s) => s.transform[2] >= EDGE_ZOOM);
-  // Until the first fit a big graph gives React Flow no nodes: it would
-  // mount those in view at zoom 1 only to drop them.
-  const [fitted, setFitted] = useState(!big);
-  const lod = useStore((s) => s.transform[2] < LOD_ZOOM) && big || !fitted;
+  const lod = useStore((s) => s.transform[2] < LOD_ZOOM) && big || fitting;
   // The same element while nothing it shows changed: FlowView (memo)
   // then skips a live update, which the overview redraws by itself.
   const overview = useMemo(() => (big ? <Overview pos={pos} store={store} on={lod} /> : null), [big, pos, store, lod]);
-  return <FlowView nodes={lod ? NO_NODES : nodes} edges={big && (!near || lod) ? NO_EDGES : edges} big={big}
-    minimap={shape.length <= MINIMAP_LIMIT} onNodeClick={onNodeClick} onInit={onInit} mmClass={mmClass}
-    onFit={fit} onPaneClick={onPaneClick}>{overview}</FlowView>;
+
+  // The keyboard: the arrows move the cursor along the edges and within a
+  // column, centring the task; Enter opens it (its log), as a click does.
+  const [said, setSaid] = useState('');
+  const onKeyDown = (e: React.KeyboardEvent) => {
+    if (e.target !== e.currentTarget || e.altKey || e.ctrlKey || e.metaKey) return;
+    if (e.key === 'Enter' || e.key === ' ') {
+      if (!selected) return;
+      e.preventDefault();
+      sel.current(selected);
+      return;
+    }
+    if (!['ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'Home'].includes(e.key)) return;
+    e.preventDefault();
+    const to = step(shape, pos, selected, e.key);
+    if (!to) return;
+    const p = pos.get(to)!;
+    rf.setCenter(p.x + NODE_W / 2, p.y + NODE_H / 2, {zoom: Math.max(rf.getZoom(), LOD_ZOOM), duration: 0});
+    (onCursor || sel.current)(to);
+    setSaid(`${info(to).title}. Enter opens it.`);
+  };
+  return (
+    <div className="dagkeys" tabIndex={0} role="group" onKeyDown={onKeyDown} data-cursor={selected}
+      aria-label="workflow DAG: the arrow keys move between tasks, Enter opens the chosen one">
+      <FlowView nodes={lod ? NO_NODES : nodes} edges={big && (!near || lod) ? NO_EDGES : edges} big={big}
+        minimap={shape.length <= MINIMAP_LIMIT} onNodeClick={onNodeClick} onInit={onInit} mmClass={mmClass}
+        onFit={fit} onPaneClick={onPaneClick}>{overview}</FlowView>
+      <span className="sr-only" aria-live="polite" id="dag-cursor">{said}</span>
+    </div>
+  );
 }
 
-function boundsOf(pos: Map<string, Pos>) {
+export function boundsOf(pos: Map<string, Pos>) {
   let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
   for (const p of pos.values()) {
     x0 = Math.min(x0, p.x); y0 = Math.min(y0, p.y);
@@ -238,6 +263,38 @@ function boundsOf(pos: Map<string, Pos>) {
   }
   if (x0 === Infinity) return {x: 0, y: 0, width: 1, height: 1};
   return {x: x0, y: y0, width: x1 - x0, height: y1 - y0};
+}
+
+// useBigFit fits a big graph to its layout's bounds (pos) through the
+// overview: for a frame React Flow is given no nodes (fitting: the caller
+// shows the overview instead), then the viewport moves. Moving it at once
+// (or React Flow's own fit) would render every node, at its new small
+// zoom, in the frame before the caller hands React Flow none: all 5,000
+// mounted. fitting starts as initially says (a graph not yet fitted).
+export function useBigFit(pos: Map<string, Pos>, initially = false): [boolean, () => void] {
+  const rf = useReactFlow();
+  const st = useStoreApi();
+  const [fitting, setFitting] = useState(initially);
+  const fit = useCallback(() => {
+    setFitting(true);
+    requestAnimationFrame(() => {
+      const el = st.getState().domNode;
+      if (el) rf.setViewport(getViewportForBounds(boundsOf(pos), el.clientWidth, el.clientHeight, 0.02, 1, PAD), {duration: 0});
+      setFitting(false);
+    });
+  }, [pos, rf, st]);
+  return [fitting, fit];
+}
+
+// FitControls are React Flow's zoom and fit buttons; for a big graph the
+// fit button is onFit (useBigFit's), as React Flow's own fits over its
+// nodes first, mounting them all.
+export function FitControls({big, onFit, showInteractive = true}: {big: boolean; onFit: () => void; showInteractive?: boolean}) {
+  return (
+    <Controls aria-label="zoom and fit" showFitView={!big} showInteractive={showInteractive}>
+      {big ? <ControlButton className="react-flow__controls-fitview" onClick={onFit} title="fit view" aria-label="fit view">⤢</ControlButton> : null}
+    </Controls>
+  );
 }
 
 // colours reads each state's colours from the stylesheet (st-<state>),
@@ -268,7 +325,7 @@ function colour(state: string) {
 // coordinates, as the viewport moves and as looks change: a box per task
 // in its state's colours, its symbol when there is room, the chosen task
 // and search hits outlined.
-function Overview({pos, store, on}: {pos: Map<string, Pos>; store: LookStore; on: boolean}) {
+export function Overview({pos, store, on}: {pos: Map<string, Pos>; store: LookStore; on: boolean}) {
   const ref = useRef<HTMLCanvasElement>(null);
   const [tx, ty, zoom] = useStore((s) => s.transform);
   const w = useStore((s) => s.width), h = useStore((s) => s.height);
@@ -344,8 +401,7 @@ const FlowView = memo(function FlowView({nodes, edges, big, minimap, onNodeClick
       aria-label="workflow DAG">
       <Background gap={24} />
       {children}
-      {/* Big: React Flow may hold none of the nodes; the fit is the layout's. */}
-      <Controls showInteractive={false} aria-label="zoom and fit" onFitView={big ? onFit : undefined} />
+      <FitControls big={big} onFit={onFit} showInteractive={false} />
       {/* The minimap redraws every node on every change: past a few
           hundred tasks it costs more than it shows; fit view does its job. */}
       {minimap ? <MiniMap pannable zoomable ariaLabel="overview of the DAG" nodeClassName={mmClass} /> : null}
@@ -363,4 +419,21 @@ export function Dag(props: Props) {
       <ReactFlowProvider><Flow {...props} /></ReactFlowProvider>
     </div>
   );
+}
+
+// FOLD_ABOVE: a graph of more tasks opens collapsed by prefix (its full
+// layout and drawing would cost seconds at 100,000 tasks).
+const FOLD_ABOVE = 5000;
+
+// useFold is a graph's collapse by prefix (each family of tasks, part_1,
+// part_2, …, one node): on by itself past FOLD_ABOVE tasks unless folding
+// would not help, else as the user sets it.
+export function useFold(tasks: SpecTask[]): [Collapsed | null, (on: boolean) => void] {
+  const [choice, setChoice] = useState<boolean | null>(null);
+  const fold = useMemo(() => {
+    if (!(choice ?? tasks.length > FOLD_ABOVE)) return null;
+    const f = collapse(tasks);
+    return choice === null && f.tasks.length > FOLD_ABOVE ? null : f;
+  }, [choice, tasks]);
+  return [fold, setChoice];
 }

@@ -4,12 +4,12 @@
 // path, the task list (windowed, filtered), outputs, history and actions.
 import {memo, useCallback, useEffect, useMemo, useRef, useState} from 'react';
 import {flushSync} from 'react-dom';
-import {api, describe, get, user} from './legacy/api.js';
-import {confirmDialog, flash} from './legacy/dom.js';
-import {Dag, type NodeInfo} from './Dag';
+import {api, describe, get, user} from './api';
+import {confirmDialog, flash} from './notify';
+import {Dag, useFold, type NodeInfo} from './Dag';
 import {Gantt} from './Gantt';
 import {LogViewer} from './LogViewer';
-import {collapse, criticalPath, latestAttempts, matches, stateCounts, worstState, type SpecTask, type TaskAttempt, type Wait} from './graph';
+import {criticalPath, downstreamOf, readCounts, latestAttempts, matches, stateCounts, worstState, type SpecTask, type TaskAttempt, type Wait} from './graph';
 import {STATE_SYMBOL, TASK_STATES, stateClass, stateLabel, workflowFinished} from './states';
 import {applyEvents, mergeRows, type StreamEvent} from './live';
 import {Badge, Duration, Time, Why, duration, enc} from './ui';
@@ -37,11 +37,12 @@ const TASK_ACTIONS: TaskAction[] = [
 export interface Detail {
   id: number; project: string; workflow: string; version: number; state: string; reason?: string;
   command_type: string; schedule_id?: number; backfill_id?: number; schedule_time?: string; timezone?: string;
-  priority: string; worker_group: string; params?: Record<string, string>; start_nodes?: string[]; scope?: string;
+  priority: string; worker_group: string; params?: Record<string, string>; secret_params?: string[]; start_nodes?: string[]; scope?: string;
   dry_run?: boolean; run_times: number; host: string; created_at?: string; start_time?: string; end_time?: string;
   tasks: TaskAttempt[]; outputs?: {name: string; value: string; task: string; task_instance_id: number}[];
   history: {at: string; action: string; by: string; task_instance_id?: number; detail: string}[];
   tasks_total?: number;
+  task_counts?: Record<string, number>; // per state, over every row (not only the page's)
   pending?: {name: string; wait: Wait}[];
   pending_total?: number;
   parent?: {instance_id: number; task_instance_id?: number} | null;
@@ -89,12 +90,11 @@ const FEW_ROWS = 20;      // rows events changed: up to this many read one by on
 const CLOCK_MS = 5000;   // running tasks' durations move on
 const FIRST_PAGE = 100;  // the tasks the first read asks for
 const REST_PAGE = 1000;  // and each read after it
-const FOLD_ABOVE = 5000; // a graph of more tasks opens collapsed by prefix
 const REASON_SHOWN = 300;
 const WAITS_UP_TO = 2000; // the pages after the first carry waits up to this many tasks
 const PENDING_SHOWN = 50; // the tasks not started yet listed (a run being made has thousands)
 
-export function InstancePage({id}: {id: number}) {
+export function InstancePage({id, task = ''}: {id: number; task?: string}) {
   const [detail, setDetail] = useState<Detail | null>(null);
   const [spec, setSpec] = useState<{tasks: SpecTask[]} | Error | null>(null);
   const [missing, setMissing] = useState('');
@@ -104,8 +104,6 @@ export function InstancePage({id}: {id: number}) {
   const [search, setSearch] = useState('');
   const [view, setView] = useState<'graph' | 'gantt'>('graph');
   const [version, setVersion] = useState(0);
-  // null: folded when the graph is bigger than FOLD_ABOVE tasks.
-  const [foldChoice, setFolded] = useState<boolean | null>(null);
   const keepUntil = useRef(0);
   const wake = useRef<() => void>(() => {});
   const detailRef = useRef<Detail | null>(null);
@@ -287,6 +285,9 @@ export function InstancePage({id}: {id: number}) {
           if (instGen !== gen) d = {...d, state: now.state, run_times: now.run_times, end_time: now.end_time};
         }
         show(d, new Set(rows.map((r) => r.name)));
+        // Rows made without a task event each (a dry run records its tasks
+        // in bulk) are known only by the head's count: read them all.
+        if (d.tasks_total && d.tasks.length < d.tasks_total && !touched) rest(0, d.tasks_total);
       } catch (e: any) {
         failed(e);
         for (const x of ids) dirty.add(x);
@@ -366,7 +367,12 @@ export function InstancePage({id}: {id: number}) {
   const scope = useMemo(() => (spec && !(spec instanceof Error) && detail ? inScope(specTasks, detail.start_nodes, detail.scope) : null),
     [spec, specTasks, detail?.start_nodes, detail?.scope]); // eslint-disable-line react-hooks/exhaustive-deps
   const names = useMemo(() => specTasks.map((t) => t.name), [specTasks]);
-  const counts = useMemo(() => stateCounts(names, latest), [names, latest]);
+  // Until every page of tasks has come, the counts are the read's own
+  // (task_counts, over every row): the first paint of a finished run says
+  // what it is, not "not started" for the tasks still being read.
+  const partial = !!detail && !!detail.tasks_total && detail.tasks.length < detail.tasks_total;
+  const counts = useMemo(() => (partial && detail?.task_counts ? readCounts(names.length, detail.task_counts) : stateCounts(names, latest)),
+    [names, latest, partial, detail?.task_counts]); // eslint-disable-line react-hooks/exhaustive-deps
   // The same path keeps the same Set, so the graph's edges are not redrawn
   // on every update.
   const criticalKey = useMemo(() => (view === 'gantt' || detail?.end_time ? criticalPath(specTasks, latest).join('\n') : ''),
@@ -375,6 +381,7 @@ export function InstancePage({id}: {id: number}) {
 
   const info = useCallback((name: string): NodeInfo => {
     const t = latest.get(name);
+    if (!t && partial) return {state: '', label: 'loading…', title: `${name}: its row is being read`};
     if (!t) {
       const out = scope && !scope.has(name);
       return {state: out ? 'skipped' : '', label: out ? 'not in this run' : 'not started',
@@ -383,17 +390,10 @@ export function InstancePage({id}: {id: number}) {
     const d = t.start_time ? ' · ' + duration(t.start_time, t.end_time) : '';
     return {state: t.state, label: `${stateLabel(t.state)}${t.attempt > 1 ? ' · #' + t.attempt : ''}${d}`,
       title: `${name}: ${t.state}, attempt ${t.attempt}, task instance ${t.id}${t.host ? ' on ' + t.host : ''}`};
-  }, [latest, scope]);
+  }, [latest, scope, partial]);
 
   // Collapse by prefix: each family of tasks (part_1, part_2, …) one node.
-  // A very big graph opens collapsed (its full layout and drawing would
-  // cost seconds at 100,000 tasks); unchecking the box draws it all.
-  const folded = foldChoice ?? specTasks.length > FOLD_ABOVE;
-  const fold = useMemo(() => {
-    if (!folded) return null;
-    const f = collapse(specTasks);
-    return foldChoice === null && f.tasks.length > FOLD_ABOVE ? null : f; // folding would not help
-  }, [folded, foldChoice, specTasks]);
+  const [fold, setFolded] = useFold(specTasks);
   const dagTasks = fold ? fold.tasks : specTasks;
   const dagInfo = useCallback((name: string): NodeInfo => {
     const ms = fold?.members.get(name);
@@ -413,10 +413,19 @@ export function InstancePage({id}: {id: number}) {
     open(name);
   }
 
+  // ?task=NAME (the task list's log link): its log, once its row is read.
+  const opened = useRef('');
+  useEffect(() => {
+    if (!task || opened.current === task || !latest.has(task)) return;
+    opened.current = task;
+    setSelected(task); setLogTask(latest.get(task)!); setPanel('log');
+  }, [task, latest]);
+
   function open(name: string, what: 'log' | 'values' = 'log') {
     setSelected(name);
     const t = latest.get(name);
-    if (t) { setLogTask(t); setPanel(what); } else flash(`Task ${name} has not started in this run, so it has no log.`, 'info');
+    if (t) { setLogTask(t); setPanel(what); } else if (partial) flash(`Task ${name}: its row is still being read; try again in a moment.`, 'info');
+    else flash(`Task ${name} has not started in this run, so it has no log.`, 'info');
   }
   function openAttempt(t: TaskAttempt, what: 'log' | 'values') {
     setSelected(t.name); setLogTask(t); setPanel(what);
@@ -431,6 +440,29 @@ export function InstancePage({id}: {id: number}) {
       wake.current();
     } catch (e) {
       flash(`${label} instance #${id}: ${describe(e)}`);
+    }
+  }
+  // rerunFrom starts a new run of this instance's version, params, priority
+  // and worker group at the tasks from (and everything downstream of them).
+  // Secret params are not shown to the page (***): the new run takes the
+  // workflow's values for them, as the dialog says.
+  async function rerunFrom(name: string, from: string[], label: string) {
+    const dd = detailRef.current;
+    if (!dd) return;
+    const secret = new Set(dd.secret_params || []);
+    const params = Object.fromEntries(Object.entries(dd.params || {}).filter(([k, v]) => !secret.has(k) && v !== '***'));
+    const dropped = Object.keys(dd.params || {}).filter((k) => !(k in params));
+    const text = `A new run of ${dd.workflow} version ${dd.version} with this run's params starts at ${from.join(', ')} ` +
+      `and runs everything downstream of ${from.length === 1 ? 'it' : 'them'}; the tasks upstream do not run.` +
+      (dropped.length ? ` The secret params ${dropped.join(', ')} take the workflow's values.` : '');
+    if (!await confirmDialog(`${label} (${name})?`, text, label)) return;
+    try {
+      const inst = await api('POST', `/api/v1/projects/${enc(dd.project)}/workflows/${enc(dd.workflow)}/runs`, {json: {
+        version: dd.version, params, priority: dd.priority, worker_group: dd.worker_group, start_nodes: from, scope: 'downstream'}});
+      location.hash = `#/instances/${inst.id}`;
+      flash(`Instance #${inst.id} submitted: ${label.toLowerCase()} ${name}.`, 'ok');
+    } catch (e) {
+      flash(`${label} ${name}: ${describe(e)}`);
     }
   }
   async function taskAct(t: TaskAttempt, action: string, label: string, text: string) {
@@ -502,11 +534,15 @@ export function InstancePage({id}: {id: number}) {
         <label><input type="checkbox" id="dag-collapse" checked={!!fold} onChange={(e) => setFolded(e.target.checked)} /> Collapse by prefix</label>
         <Legend counts={counts} total={names.length} />
       </div>
+      {selected && !fold?.members.has(selected) ? <NodeBar name={selected} t={latest.get(selected)}
+        below={spec && !(spec instanceof Error) ? downstreamOf(specTasks, selected) : null}
+        onLog={() => open(selected)} onValues={() => open(selected, 'values')}
+        onRerun={(from, label) => rerunFrom(selected, from, label)} /> : null}
       <div className={['split', side ? 'with-side' : ''].join(' ')}>
         <div className="main-view">
           {view === 'graph'
             ? (d && specTasks.length ? <Dag key={fold ? 'folded' : 'all'} tasks={dagTasks} info={dagInfo} selected={selected} search={search}
-                critical={critical} onSelect={select} onReady={() => { perf.ready(specTasks.length, dagTasks.length); drawnDone.current(); }} version={version} changed={fold ? null : changedRef.current} refit={!!logTask} />
+                critical={critical} onSelect={select} onCursor={setSelected} onReady={() => { perf.ready(specTasks.length, dagTasks.length); drawnDone.current(); }} version={version} changed={fold ? null : changedRef.current} refit={!!logTask} />
               : <p className="muted">{d ? 'No tasks.' : ''}</p>)
             : d ? <Gantt tasks={d.tasks} critical={critical} onOpen={(t) => openAttempt(t, 'log')} /> : null}
         </div>
@@ -541,6 +577,26 @@ export function InstancePage({id}: {id: number}) {
           }) : <tr className="empty"><td colSpan={5}>No operator actions.</td></tr>}
         </tbody>
       </table>
+    </div>
+  );
+}
+
+// NodeBar is what can be done with the chosen task: its log and values,
+// and a new run from it ("Rerun from here": it and everything downstream)
+// or from what follows it ("Rerun downstream": the tasks after it and
+// theirs, not it).
+function NodeBar({name, t, below, onLog, onValues, onRerun}: {name: string; t?: TaskAttempt; below: string[] | null;
+  onLog: () => void; onValues: () => void; onRerun: (from: string[], label: string) => void}) {
+  const noSpec = below === null ? 'the definition of this version is not available' : '';
+  return (
+    <div className="nodebar" id="node-bar" data-task={name} role="region" aria-label={`task ${name}`}>
+      <span><code>{name}</code> {t ? <Badge state={t.state} /> : <span className="muted">not started</span>}</span>
+      <Why why={t ? '' : 'the task has not started in this run'}>{(p) => <button type="button" className="small" id="node-log" {...p} onClick={onLog}>Log</button>}</Why>
+      <Why why={t ? '' : 'the task has not started in this run'}>{(p) => <button type="button" className="small" id="node-values" {...p} onClick={onValues}>Values</button>}</Why>
+      <Why why={noSpec}>{(p) => <button type="button" className="small" id="rerun-from" {...p}
+        onClick={() => onRerun([name], 'Rerun from here')}>Rerun from here</button>}</Why>
+      <Why why={noSpec || (below && !below.length ? `no task depends on ${name}` : '')}>{(p) => <button type="button" className="small" id="rerun-downstream" {...p}
+        onClick={() => onRerun(below || [], 'Rerun downstream')}>Rerun downstream</button>}</Why>
     </div>
   );
 }

@@ -3,7 +3,7 @@
 // search, wrap, line numbers, jump to the end and download. Lines that came
 // from stderr are marked "err" (and coloured) and can be filtered.
 import {useEffect, useMemo, useRef, useState} from 'react';
-import {describe, get, readLog} from './legacy/api.js';
+import {describe, get, readLog} from './api';
 import {addLineStarts, stderrLines, viewOf, type Span, type StreamFilter} from './logstreams';
 import {taskFinished} from './states';
 import type {TaskAttempt} from './graph';

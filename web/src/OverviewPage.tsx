@@ -1,10 +1,11 @@
 // Overview of a project: runs by state per day, and over the recent runs
 // the slowest and the most-failing tasks.
 import {useEffect, useState} from 'react';
-import {describe, get} from './legacy/api.js';
+import {describe, get} from './api';
 import type {TaskAttempt} from './graph';
 import {stateClass} from './states';
 import {Badge, duration, enc} from './ui';
+import {dayIn, userZone} from './zone';
 
 type Inst = {id: number; workflow: string; state: string; created_at: string; start_time?: string; end_time?: string};
 
@@ -28,9 +29,11 @@ export function OverviewPage({project}: {project: string}) {
     })();
     return () => ctrl.abort();
   }, [project]);
+  // Days are the user's (zone.ts), as every time on the page.
+  const zone = userZone();
   const days = new Map<string, Map<string, number>>();
   for (const r of runs) {
-    const d = (r.created_at || '').slice(0, 10);
+    const d = dayIn(r.created_at || '', zone);
     const m = days.get(d) || days.set(d, new Map()).get(d)!;
     m.set(r.state, (m.get(r.state) || 0) + 1);
   }
@@ -58,7 +61,7 @@ export function OverviewPage({project}: {project: string}) {
       {err ? <p className="apierror" role="alert">{err}</p> : null}
       <h2>Runs by state per day (last {runs.length} runs)</h2>
       <table className="grid overview">
-        <thead><tr><th>Day (UTC)</th>{states.map((s) => <th key={s}><Badge state={s} /></th>)}</tr></thead>
+        <thead><tr><th>Day ({zone})</th>{states.map((s) => <th key={s}><Badge state={s} /></th>)}</tr></thead>
         <tbody>{[...days].map(([d, m]) => <tr key={d}><td>{d}</td>{states.map((s) => <td key={s} className={m.get(s) ? stateClass(s) : ''}>{m.get(s) || ''}</td>)}</tr>)}</tbody>
       </table>
       <div className="cols">

@@ -1,8 +1,8 @@
 // The versions of a workflow, and the diff of any two: the spec line by
 // line and the graph (tasks and dependencies added, removed, changed).
 import {useEffect, useState} from 'react';
-import {describe, get} from './legacy/api.js';
-import {toYAML} from './legacy/yaml.js';
+import {describe, get} from './api';
+import {toYAML} from './yaml';
 import {diffLines, graphDiff} from './spec';
 import {Time, enc} from './ui';
 

@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest';
-import {criticalPath, depths, edgeRefusal, latestAttempts, layout, stateCounts, type SpecTask, type TaskAttempt} from './graph';
+import {criticalPath, depths, downstreamOf, edgeRefusal, latestAttempts, layout, readCounts, stateCounts, step, type SpecTask, type TaskAttempt} from './graph';
 
 const chain = (n: number): SpecTask[] => Array.from({length: n}, (_, i) => ({name: `t${i}`, depends_on: i ? [`t${i - 1}`] : []}));
 
@@ -63,5 +63,53 @@ describe('collapse', () => {
     expect(c.tasks).toEqual([{name: 'start', depends_on: []}, {name: 'p*', depends_on: ['start']}, {name: 'join', depends_on: ['p*']}]);
     expect(c.members.get('p*')).toEqual(['p0', 'p1', 'p2']);
     expect(worstState(['succeeded', 'running', ''])).toBe('running');
+  });
+  it('keeps an open group unfolded, its tasks linked to the folded groups around them', () => {
+    const ts: SpecTask[] = [...[0, 1, 2].map((i) => ({name: `load_${i}`})),
+      ...[0, 1, 2].map((i) => ({name: `t${i}`, depends_on: [`load_${i}`]})), {name: 'report', depends_on: ['t0', 't2']}];
+    const c = collapse(ts, 3, new Set(['t*']));
+    expect(c.tasks).toEqual([{name: 'load*', depends_on: []}, {name: 't0', depends_on: ['load*']}, {name: 't1', depends_on: ['load*']},
+      {name: 't2', depends_on: ['load*']}, {name: 'report', depends_on: ['t0', 't2']}]);
+    expect([...c.members.keys()]).toEqual(['load*']);
+    // family names every grouped task's group, open or not; a lone task has none.
+    expect([c.family.get('load_1'), c.family.get('t1'), c.family.get('report')]).toEqual(['load*', 't*', undefined]);
+  });
+});
+
+describe('readCounts', () => {
+  it('takes the read counts and calls the tasks without a row not started', () => {
+    const c = readCounts(5000, {succeeded: 4000, failed: 2, running: 0});
+    expect([...c.entries()].sort()).toEqual([['', 998], ['failed', 2], ['succeeded', 4000]]);
+  });
+  it('adds no not-started entry when every task has a row', () => {
+    expect(readCounts(3, {succeeded: 3}).has('')).toBe(false);
+  });
+});
+
+describe('step', () => {
+  // a → b, a → c, b → d, c → d: a diamond, laid out in three columns.
+  const ts: SpecTask[] = [{name: 'a'}, {name: 'b', depends_on: ['a']}, {name: 'c', depends_on: ['a']}, {name: 'd', depends_on: ['b', 'c']}];
+  const pos = layout(ts);
+  it('starts at the first task and follows edges both ways', () => {
+    expect(step(ts, pos, '', 'ArrowRight')).toBe('a');
+    expect(['b', 'c']).toContain(step(ts, pos, 'a', 'ArrowRight'));
+    expect(step(ts, pos, 'b', 'ArrowRight')).toBe('d');
+    expect(['b', 'c']).toContain(step(ts, pos, 'd', 'ArrowLeft'));
+    expect(step(ts, pos, 'b', 'ArrowLeft')).toBe('a');
+  });
+  it('moves within a column and stays at its ends', () => {
+    const top = pos.get('b')!.y < pos.get('c')!.y ? 'b' : 'c', bottom = top === 'b' ? 'c' : 'b';
+    expect(step(ts, pos, top, 'ArrowDown')).toBe(bottom);
+    expect(step(ts, pos, bottom, 'ArrowUp')).toBe(top);
+    expect(step(ts, pos, top, 'ArrowUp')).toBe(top);
+    expect(step(ts, pos, 'd', 'ArrowRight')).toBe('d');
+    expect(step(ts, pos, 'a', 'ArrowLeft')).toBe('a');
+  });
+  it('Home goes to the first task', () => {
+    expect(step(ts, pos, 'd', 'Home')).toBe('a');
+  });
+  it('downstreamOf lists the direct dependents', () => {
+    expect(downstreamOf(ts, 'a').sort()).toEqual(['b', 'c']);
+    expect(downstreamOf(ts, 'd')).toEqual([]);
   });
 });

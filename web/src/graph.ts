@@ -184,6 +184,16 @@ export function stateCounts(names: string[], latest: Map<string, TaskAttempt>): 
   return c;
 }
 
+// readCounts are an instance read's counts per state for a graph of n
+// tasks: the tasks without a row yet are "not started" ('').
+export function readCounts(n: number, byState: Record<string, number>): Map<string, number> {
+  const c = new Map<string, number>();
+  let rows = 0;
+  for (const [s, k] of Object.entries(byState)) { if (k > 0) { c.set(s, k); rows += k; } }
+  if (n > rows) c.set('', n - rows);
+  return c;
+}
+
 const ms = (iso?: string) => (iso ? new Date(iso).getTime() : NaN);
 
 // criticalPath is the chain of tasks, along dependencies, whose durations
@@ -233,12 +243,15 @@ export function prefixOf(name: string): string {
 
 export interface Collapsed {
   tasks: SpecTask[];               // one per group or lone task
-  members: Map<string, string[]>;  // group node name -> its tasks
+  members: Map<string, string[]>;  // group node name -> its tasks (folded groups)
+  family: Map<string, string>;     // a task of a family -> its group's name, folded or open
 }
 
 // collapse folds each family of at least min tasks into one node named
-// "PREFIX*", with the dependencies between families.
-export function collapse(tasks: SpecTask[], min = 3): Collapsed {
+// "PREFIX*", with the dependencies between families. The groups named in
+// open stay unfolded: their tasks are nodes of their own (the editor
+// expands one family at a time).
+export function collapse(tasks: SpecTask[], min = 3, open: ReadonlySet<string> = new Set()): Collapsed {
   const fam = new Map<string, string[]>();
   for (const t of tasks) {
     const p = prefixOf(t.name);
@@ -246,10 +259,14 @@ export function collapse(tasks: SpecTask[], min = 3): Collapsed {
   }
   const groupOf = new Map<string, string>();
   const members = new Map<string, string[]>();
+  const family = new Map<string, string>();
   for (const [p, ns] of fam) {
     if (ns.length >= min) {
-      members.set(p + '*', ns);
-      for (const n of ns) groupOf.set(n, p + '*');
+      const g = p + '*';
+      for (const n of ns) family.set(n, g);
+      if (open.has(g)) { for (const n of ns) groupOf.set(n, n); continue; }
+      members.set(g, ns);
+      for (const n of ns) groupOf.set(n, g);
     } else for (const n of ns) groupOf.set(n, n);
   }
   const deps = new Map<string, Set<string>>();
@@ -262,7 +279,7 @@ export function collapse(tasks: SpecTask[], min = 3): Collapsed {
       if (dg && dg !== g) deps.get(g)!.add(dg);
     }
   }
-  return {tasks: order.map((name) => ({name, depends_on: [...deps.get(name)!]})), members};
+  return {tasks: order.map((name) => ({name, depends_on: [...deps.get(name)!]})), members, family};
 }
 
 // STATE_RANK orders states by how much they need a look: a group shows
@@ -277,4 +294,36 @@ export function worstState(states: string[]): string {
     if (i >= 0 && i < best) best = i;
   }
   return best < STATE_RANK.length ? STATE_RANK[best] : '';
+}
+
+// step is where a key moves the keyboard's cursor in a laid-out graph:
+// ArrowRight to the nearest (by height) task that depends on from,
+// ArrowLeft to the nearest one from depends on, ArrowUp and ArrowDown to
+// the next task above or below in the same column; Home to the first task.
+// No cursor yet: any arrow starts at the first task. Nowhere to go: from.
+export function step(tasks: SpecTask[], pos: Map<string, Pos>, from: string, key: string): string {
+  if (!tasks.length) return '';
+  const first = () => [...pos.entries()].sort(([, a], [, b]) => a.x - b.x || a.y - b.y)[0]?.[0] ?? tasks[0].name;
+  const at = pos.get(from);
+  if (!at || key === 'Home') return first();
+  const nearest = (names: string[]) => names.filter((n) => pos.has(n))
+    .sort((a, b) => Math.abs(pos.get(a)!.y - at.y) - Math.abs(pos.get(b)!.y - at.y) || pos.get(a)!.y - pos.get(b)!.y)[0] ?? from;
+  switch (key) {
+    case 'ArrowRight':
+      return nearest(downstreamOf(tasks, from));
+    case 'ArrowLeft':
+      return nearest(tasks.find((t) => t.name === from)?.depends_on || []);
+    case 'ArrowUp':
+    case 'ArrowDown': {
+      const col = [...pos.entries()].filter(([, p]) => p.x === at.x).sort(([, a], [, b]) => a.y - b.y).map(([n]) => n);
+      const i = col.indexOf(from) + (key === 'ArrowUp' ? -1 : 1);
+      return i >= 0 && i < col.length ? col[i] : from;
+    }
+  }
+  return from;
+}
+
+// downstreamOf is the tasks that depend on name directly.
+export function downstreamOf(tasks: SpecTask[], name: string): string[] {
+  return tasks.filter((t) => (t.depends_on || []).includes(name)).map((t) => t.name);
 }

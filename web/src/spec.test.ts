@@ -1,5 +1,6 @@
 import {describe, expect, it} from 'vitest';
-import {cleanTask, diffLines, graphDiff, newTask, validate} from './spec';
+import {TASK_TYPES, TYPE_FIELDS, TYPE_HELP, canonical, cleanTask, cleanWorkflow, diffLines, graphDiff, hasComments, newTask, stripDefaults, validate, validateWorkflow} from './spec';
+import {FORMS} from './TypeFields';
 
 describe('validate', () => {
   it('names the bad field of each task', () => {
@@ -36,5 +37,73 @@ describe('diff', () => {
     expect(diffLines('a\nb\nc', 'a\nc\nd').map((l) => l.op + l.text)).toEqual([' a', '-b', ' c', '+d']);
     const g = graphDiff([{name: 'a'}, {name: 'b', depends_on: ['a']}], [{name: 'a'}, {name: 'c', depends_on: ['a']}]);
     expect(g).toMatchObject({added: ['c'], removed: ['b'], edgesAdded: ['a → c'], edgesRemoved: ['a → b']});
+  });
+});
+
+describe('canonical', () => {
+  it('is the same for a spec and its trip through the YAML view', async () => {
+    const {toYAML} = await import('./yaml');
+    const {parse} = await import('yaml');
+    const s = {description: 'd', tasks: [{name: 'a', command: 'echo a', retries: 0, params: {}}, {name: 'b', type: 'http', url: 'http://x', depends_on: ['a'], method: 'GET'}]};
+    const back = parse(toYAML({...s, tasks: s.tasks.map(cleanTask)}));
+    expect(canonical(back)).toBe(canonical(s));
+    // A real change is not.
+    expect(canonical({...s, description: 'e'})).not.toBe(canonical(s));
+    expect(canonical({...s, tasks: [s.tasks[0]]})).not.toBe(canonical(s));
+  });
+});
+
+describe('workflow settings', () => {
+  it('takes out the defaults the server spells in', () => {
+    const stored = {name: 'w', failure_strategy: 'end', priority: 'medium', worker_group: 'default', timeout: '2h', timeout_strategy: 'warn',
+      tasks: [{name: 'a', type: 'shell', priority: 'medium', command: 'x', timeout: '1m', timeout_strategy: 'fail'},
+        {name: 'b', type: 'http', priority: 'high', url: 'http://x', timeout: '1m', timeout_strategy: 'warn'}]};
+    expect(stripDefaults(stored)).toEqual({name: 'w', timeout: '2h',
+      tasks: [{name: 'a', command: 'x', timeout: '1m'}, {name: 'b', type: 'http', priority: 'high', url: 'http://x', timeout: '1m', timeout_strategy: 'warn'}]});
+    // What is not a default stays.
+    const own = {failure_strategy: 'continue', priority: 'low', worker_group: 'etl', tasks: []};
+    expect(stripDefaults(own)).toEqual(own);
+  });
+
+  it('names each bad setting', () => {
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{timeout: '2 hours'}, 'timeout', 'not a duration'],
+      [{max_active_runs: 0}, 'max_active_runs', '1 or more'],
+      [{max_active_runs: 1.5}, 'max_active_runs', 'whole number'],
+      [{alerts: {on: [], channels: ['ops']}}, 'alerts', 'tick at least one'],
+      [{alerts: {on: ['failure'], channels: []}}, 'alerts', 'choose at least one channel'],
+      [{params: {A: '1'}, secret_params: ['B']}, 'secret_params', 'B is not one of the params'],
+      [{params: {'1X': '1'}}, 'params', '"1X"'],
+    ];
+    for (const [s, k, msg] of cases) expect(validateWorkflow({tasks: [], ...s})[k], k).toContain(msg);
+    expect(validateWorkflow({tasks: [], timeout: '2h', max_active_runs: 2, alerts: {on: ['failure'], channels: ['ops']}, params: {A: ''}, secret_params: ['A']})).toEqual({});
+  });
+
+  it('drops the empty settings a form leaves', () => {
+    expect(cleanWorkflow({description: '', params: {}, secret_params: [], alerts: {on: [], channels: []}, max_active_runs: undefined, tasks: [{name: 'a', command: 'x', retries: 0}]}))
+      .toEqual({tasks: [{name: 'a', command: 'x'}]});
+    expect(cleanWorkflow({params: {A: ''}, alerts: {on: ['failure'], channels: ['ops']}, tasks: []}))
+      .toEqual({params: {A: ''}, alerts: {on: ['failure'], channels: ['ops']}, tasks: []});
+  });
+
+  it('finds comments', () => {
+    const cases: [string, boolean][] = [
+      ['# top\ntasks: []', true],
+      ['tasks:\n  - name: a # the first', true],
+      ['tasks:\n  - {name: a, command: "echo #1"}', false],
+      ["description: it's plain # a comment", true],
+      ['url: http://x/#frag', false],
+    ];
+    for (const [y, want] of cases) expect(hasComments(y), y).toBe(want);
+  });
+});
+
+describe('task types from the registry', () => {
+  it('gives every palette type its help and fields, and has a form only for registered types', () => {
+    for (const ty of TASK_TYPES) {
+      expect(TYPE_HELP[ty]).toBeTruthy();
+      expect(Array.isArray(TYPE_FIELDS[ty])).toBe(true);
+    }
+    for (const ty of FORMS) expect(TASK_TYPES as readonly string[]).toContain(ty);
   });
 });

@@ -34,3 +34,6 @@ export function taskFinished(s: string): boolean { return FINISHED.has(s); }
 
 const FINISHED_WF = new Set(['paused', 'stopped', 'failed', 'succeeded']);
 export function workflowFinished(s: string): boolean { return FINISHED_WF.has(s); }
+
+export const WORKFLOW_STATES = ['submitted', 'running', 'ready_pause', 'paused', 'ready_stop', 'stopped', 'failed', 'succeeded'];
+export const PRIORITIES = ['highest', 'high', 'medium', 'low', 'lowest'];

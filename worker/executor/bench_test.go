@@ -102,8 +102,10 @@ func BenchmarkTaskCgroup(b *testing.B) {
 func runTrueTasks(b *testing.B, e *Executor, s *resultSender) {
 	b.Helper()
 	s.e = e
-	if err := e.Start(context.Background()); err != nil {
-		b.Fatal(err)
+	if !e.started.Load() {
+		if err := e.Start(context.Background()); err != nil {
+			b.Fatal(err)
+		}
 	}
 	defer e.Stop()
 	var id int64
@@ -126,4 +128,39 @@ func selfCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkTaskIsolation is BenchmarkTask's tmpfs/spares case with task
+// isolation off (the worker's user), with the task user alone, and with the
+// task user and the sandbox (root only).
+func BenchmarkTaskIsolation(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("isolation needs root")
+	}
+	for _, mode := range []string{"off", "user", "sandbox"} {
+		b.Run(mode, func(b *testing.B) {
+			dir := b.TempDir()
+			if d, err := os.MkdirTemp("/dev/shm", "beluga-bench-"); err == nil {
+				defer os.RemoveAll(d)
+				dir = d
+			}
+			cfg := Config{Host: "w", DataDir: dir, ResendInterval: time.Second, TaskIsolation: "on"}
+			if mode == "off" {
+				cfg.TaskIsolation = "off"
+			}
+			s := &resultSender{results: make(chan int64, 1), e: nil}
+			e, err := New(cfg, s, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s.e = e
+			if err := e.Start(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			if mode == "user" {
+				e.sandbox = nil // before the first dispatch, which the owner goroutine receives
+			}
+			runTrueTasks(b, e, s)
+		})
+	}
 }

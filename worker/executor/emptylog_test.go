@@ -22,7 +22,7 @@ func inode(t *testing.T, path string) uint64 {
 // (before, every task's log was a new file: a different inode each).
 func TestSilentTaskLogSharesTheEmptyFile(t *testing.T) {
 	t.Parallel()
-	b := setup(t, Config{})
+	b := setup(t, Config{sameUser: true})
 	empty := filepath.Join(b.dir, "logs", emptyLogName)
 	log := func(id string) string { return filepath.Join(b.dir, "logs", "7", id+".log") }
 

@@ -32,7 +32,6 @@ import (
 	"github.com/beluga-scheduler/beluga/common/tasktype"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
 	"github.com/beluga-scheduler/beluga/remote/message"
-	_ "github.com/beluga-scheduler/beluga/tasks/builtin" // the shipped task types
 	"github.com/beluga-scheduler/beluga/worker/cgroup"
 )
 
@@ -45,12 +44,15 @@ type Sender interface {
 
 // Config tunes an Executor. Zero values pick the defaults noted.
 type Config struct {
-	Host           string        // advertised worker address put in every report; required
-	Master         string        // initial master address for dispatches that carry none
-	Slots          int           // concurrent processes; default 2*runtime.NumCPU()
-	Shell          string        // "bash" (default) or "sh"; tasks run as `<shell> -c <command>`
-	Python         string        // interpreter of python tasks; default python3
-	SecretKeyFile  string        // key file that opens datasource passwords (sql tasks); "" none
+	Host          string // advertised worker address put in every report; required
+	Master        string // initial master address for dispatches that carry none
+	Slots         int    // concurrent processes; default 2*runtime.NumCPU()
+	Shell         string // "bash" (default) or "sh"; tasks run as `<shell> -c <command>`
+	Python        string // interpreter of python tasks; default python3
+	SecretKeyFile string // key file that opens datasource passwords (sql tasks); "" none
+	// ProtectedDirs are the server's own dirs (besides DataDir and the key
+	// file) that no task's datasource may open (sql tasks).
+	ProtectedDirs  []string
 	DataDir        string        // work dirs and logs live under it; default <tmp>/beluga-worker
 	ResendInterval time.Duration // re-send period of un-DB-acked reports; default 1s
 	KillGrace      time.Duration // SIGTERM to SIGKILL delay; default 2s
@@ -77,6 +79,57 @@ type Config struct {
 	// end: what the task started cannot outlive it, environment cleared or
 	// not. Nil: the child subreaper alone (leftovers.go).
 	Cgroups *cgroup.Dir
+	// TaskUser is the OS user of the tasks that name no tenant when the
+	// worker runs as root (made at start when missing); default
+	// DefaultTaskUser. A task never runs as the worker's own user then.
+	TaskUser string
+	// Hide are directories no task may see besides DataDir (a
+	// standalone's data dir: its DB and keys); see sandbox.go.
+	Hide []string
+	// TaskIsolation is "on" (as root: TaskUser and a sandbox) or "off":
+	// tasks run as the worker's own user, as before isolation existed, for
+	// test harnesses whose tasks share files with the test and for
+	// single-user hosts; the worker says so at start and in /healthz.
+	// "": the environment's TaskIsolationEnv, else "on".
+	TaskIsolation string
+
+	// sameUser keeps tasks as the worker's user even as root: tests of
+	// what only such tasks get (a recycled work dir, the shared empty log,
+	// a task reading its own log).
+	sameUser bool
+}
+
+// TaskIsolationEnv names the variable that sets Config.TaskIsolation when
+// the config leaves it empty.
+const TaskIsolationEnv = "BELUGA_WORKER_TASK_ISOLATION"
+
+// Isolation says how this executor keeps tasks from the worker and from
+// each other (GET /healthz shows it; docs/security.md).
+type Isolation struct {
+	// TaskUser runs the tasks that name no tenant; "" when the worker
+	// cannot switch users (not root): tasks run as the worker's user.
+	TaskUser string `json:"task_user,omitempty"`
+	// Sandbox: each task has a mount namespace hiding the data dirs and a
+	// /proc hiding other users' processes.
+	Sandbox bool `json:"sandbox"`
+	// Warning says what a task can reach when isolation is short.
+	Warning string `json:"warning,omitempty"`
+	// RunsAsServer: isolation is on but the worker is not root, so tasks
+	// run as its own user with no sandbox (see RunsAsServer).
+	RunsAsServer bool `json:"runs_as_server,omitempty"`
+}
+
+// RunsAsServer says whether tasks of a worker with this TaskIsolation
+// ("" as in Config) would run as the worker's own OS user for want of
+// privilege: isolation is on and the process is not root. Then an admin
+// decides whether non-admins may run code-executing tasks at all
+// (docs/security.md, item 1); isolation off is an operator's choice that
+// every user is trusted, and root always switches users.
+func RunsAsServer(taskIsolation string) bool {
+	if taskIsolation == "" {
+		taskIsolation = os.Getenv(TaskIsolationEnv)
+	}
+	return taskIsolation != "off" && os.Geteuid() != 0
 }
 
 // Guard is told of every task process group while its leader runs. Add
@@ -114,6 +167,11 @@ type Executor struct {
 	log       *zap.Logger
 	sender    Sender
 	cgroups   *cgroup.Dir // cfg.Cgroups
+	taskUser  *tenant     // tasks without a tenant (root only); nil: the worker's user
+	sandbox   *sandbox    // nil: none (see Isolation)
+	self      *os.File    // this binary, for Child types (child.go); nil: see selfErr
+	selfErr   error
+	isolation Isolation
 
 	reqCh  chan func()    // closures run by the owner goroutine
 	procCh chan procEvent // process waiters -> owner
@@ -157,10 +215,11 @@ func New(cfg Config, sender Sender, log *zap.Logger) (*Executor, error) {
 		log.Warn("not a child subreaper: processes that leave a task's group can outlive it", zap.Error(err))
 	}
 	e := &Executor{
-		cfg:        cfg,
-		shellPath:  shellPath,
-		paths:      map[string]string{cfg.Shell: shellPath},
-		typeCfg:    map[string]string{"shell": cfg.Shell, "python": cfg.Python, "secret_key_file": cfg.SecretKeyFile},
+		cfg:       cfg,
+		shellPath: shellPath,
+		paths:     map[string]string{cfg.Shell: shellPath},
+		typeCfg: map[string]string{"shell": cfg.Shell, "python": cfg.Python, "secret_key_file": cfg.SecretKeyFile,
+			"protected_paths": strings.Join(append([]string{cfg.DataDir, cfg.SecretKeyFile}, cfg.ProtectedDirs...), string(os.PathListSeparator))},
 		baseEnv:    allowedEnv(os.Environ(), cfg.EnvPassthrough),
 		scopeID:    executors.Add(1),
 		logDir:     LogDir(cfg.DataDir),
@@ -252,6 +311,18 @@ func (c Config) normalize() (Config, string, error) {
 	if c.MaxLogBytes == 0 {
 		c.MaxLogBytes = DefaultMaxLogBytes
 	}
+	if c.TaskUser == "" {
+		c.TaskUser = DefaultTaskUser
+	}
+	if c.TaskIsolation == "" {
+		c.TaskIsolation = os.Getenv(TaskIsolationEnv)
+	}
+	if c.TaskIsolation == "" {
+		c.TaskIsolation = "on"
+	}
+	if c.TaskIsolation != "on" && c.TaskIsolation != "off" {
+		return c, "", fmt.Errorf("executor: config TaskIsolation %q: want on or off", c.TaskIsolation)
+	}
 	return c, shellPath, nil
 }
 
@@ -275,10 +346,16 @@ func (e *Executor) start(ctx context.Context) error {
 			return fmt.Errorf("executor: create %s: %w", d, err)
 		}
 	}
+	if err := e.isolate(); err != nil {
+		return err
+	}
 	if err := e.spares.prepare(); err != nil {
 		return fmt.Errorf("executor: spare dir: %w", err)
 	}
 	e.empty = newEmptyLog(e.logDir)
+	if e.self, e.selfErr = openSelf(); e.selfErr != nil {
+		e.log.Warn("tasks of types that run in a child process (sql) will fail", zap.Error(e.selfErr))
+	}
 	devNull, err := os.Open(os.DevNull)
 	if err != nil {
 		return fmt.Errorf("executor: open %s: %w", os.DevNull, err)
@@ -323,6 +400,9 @@ func (e *Executor) Stop() {
 		if err := e.devNull.Close(); err != nil {
 			e.log.Debug("close /dev/null", zap.Error(err))
 		}
+		if e.self != nil {
+			e.self.Close()
+		}
 	})
 }
 
@@ -335,6 +415,9 @@ func (e *Executor) shutdown() {
 	<-e.senderDone
 	e.stopSpares()
 	<-e.spares.done
+	if e.sandbox != nil {
+		e.sandbox.close()
+	}
 }
 
 // call runs f on the owner goroutine and waits for it. It returns false,
@@ -370,9 +453,9 @@ func (e *Executor) Dispatch(d message.Dispatch) message.DispatchReply {
 // Kill kills a task's process group (a task queued or awaiting admission
 // never starts) and reports it killed. Found is false for a task this
 // executor does not know.
-func (e *Executor) Kill(id int64) message.KillResult {
+func (e *Executor) Kill(id int64, from ...zap.Field) message.KillResult {
 	res := message.KillResult{TaskInstanceID: id}
-	e.call(func() { res.Found = e.killRequest(id) })
+	e.call(func() { res.Found = e.killRequest(id, from) })
 	return res
 }
 

@@ -16,9 +16,12 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/beluga-scheduler/beluga/common/params"
+	"github.com/beluga-scheduler/beluga/common/tasktype"
 	"github.com/beluga-scheduler/beluga/internal/leakcheck"
+	"github.com/beluga-scheduler/beluga/internal/lifeline"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/remote/message"
+	"github.com/beluga-scheduler/beluga/tasks/builtin"
 )
 
 // sent is one report the fake master received.
@@ -152,6 +155,8 @@ func taskOf(m message.Message) int64 {
 // TestMain fails the run if goroutines outlive the tests: Stop must wait for
 // everything the executor started.
 func TestMain(m *testing.M) {
+	builtin.Register()
+	tasktype.MaybeRunChild() // sql tasks re-execute this binary
 	os.Exit(leakcheck.Run(m))
 }
 
@@ -324,12 +329,27 @@ func TestSucceeded(t *testing.T) {
 // gated returns a command that waits until the file gate exists, then
 // sleeps a little, and the function that opens the gate.
 func gated(t *testing.T) (string, func()) {
-	gate := filepath.Join(t.TempDir(), "gate")
+	gate := filepath.Join(sharedDir(t), "gate")
 	return fmt.Sprintf("while [ ! -e %s ]; do sleep 0.01; done; sleep 0.05", gate), func() {
 		if err := os.WriteFile(gate, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// sharedDir is a directory the test and its tasks both reach: as root a
+// task runs as the task user, which cannot enter t.TempDir() (0700) and
+// does not see it in its sandbox.
+func sharedDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "beluga-shared-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 func TestSlotsLimitConcurrency(t *testing.T) {
@@ -529,11 +549,11 @@ func TestTimeoutKillsGroup(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{})
 	d := dispatch(1, "sleep 100 & sleep 100; wait")
-	d.TimeoutMillis = 300
+	d.TimeoutMillis = 1000
 	pgid, pids := startGroup(t, b, d)
 	res := b.waitResult(t, 1)
-	if res.State != "failed" || !strings.HasPrefix(res.Message, "timed out after 300ms") {
-		t.Fatalf("result = %+v, want failed: timed out after 300ms", res)
+	if res.State != "failed" || !strings.HasPrefix(res.Message, "timed out after 1s") {
+		t.Fatalf("result = %+v, want failed: timed out after 1s", res)
 	}
 	waitFor(t, "every process of the group to be gone", 5*time.Second, func() bool { return procfs.Gone(pgid, pids) })
 }
@@ -687,6 +707,9 @@ func TestNewRejectsBadConfig(t *testing.T) {
 }
 
 func TestStopKillsSilentlyAndLeaksNothing(t *testing.T) {
+	// The forking threads live for the process: started before counting.
+	lifeline.Do(func() {})
+	_ = forkThreads.Start()
 	before := runtime.NumGoroutine()
 	b := &bundle{master: &fakeMaster{}, dir: t.TempDir()}
 	e, err := New(Config{Host: "w", DataDir: b.dir, Slots: 1, KillGrace: 200 * time.Millisecond}, b.master, zaptest.NewLogger(t))

@@ -7,7 +7,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/tasktype"
 )
 
-// runInProcess is the waiter of an in-process task type (http, sql): it
+// runInProcess is the waiter of an in-process task type (http): it
 // prepares the work dir and log as for a process, runs the type's Run in
 // this goroutine and reports like a process would: started (pid 0), then
 // exited with code 0 or 1. A kill or the timeout cancels ctx.

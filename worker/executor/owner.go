@@ -212,12 +212,17 @@ func (e *Executor) startQueued() {
 			go e.runInProcess(ctx, l, def, e.job(t))
 			continue
 		}
-		argv, err := def.Argv(e.job(t))
-		if err == nil {
+		var argv []string
+		var err error
+		if def.Child != nil {
+			argv, err = e.childLaunch(&l, def, t)
+		} else if argv, err = def.Argv(e.job(t)); err == nil {
 			l.path, err = e.lookPath(argv[0])
 		}
 		if err == nil && t.d.Tenant != "" {
 			l.tenant, err = lookupTenant(t.d.Tenant)
+		} else if err == nil {
+			l.tenant = e.taskUser // never the worker's own user when it can switch
 		}
 		if err != nil {
 			e.waiters.Done()
@@ -371,11 +376,13 @@ func (e *Executor) finish(t *task, code int, start, end time.Time, msg string) {
 }
 
 // killRequest handles a Kill message; false when the task is unknown.
-func (e *Executor) killRequest(id int64) bool {
+func (e *Executor) killRequest(id int64, from []zap.Field) bool {
 	t := e.st.tasks[id]
 	if t == nil {
+		e.log.Info("kill of a task this worker does not hold", append(from, zap.Int64("unknown_task_id", id))...)
 		return false
 	}
+	e.log.Info("kill", append(from, taskRef(t.d))...) // who asked (issue 22, item 6)
 	if t.phase != phaseExited {
 		e.kill(t, killRequested)
 	}

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/beluga-scheduler/beluga/common/tasktype"
+	"github.com/beluga-scheduler/beluga/internal/lifeline"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/worker/cgroup"
 )
@@ -48,6 +50,10 @@ type launch struct {
 	secrets []string // values masked in the log (secretValues)
 	cgroup  string   // the task's cgroup name under Config.Cgroups
 	tenant  *tenant  // the OS user to run as; nil: the worker's
+	// child: the task is a Child type's, this binary re-executed (child.go);
+	// job is what its Input reads.
+	child *tasktype.Child
+	job   tasktype.Job
 }
 
 // runProcess is the one goroutine per task: it creates the work dir and log
@@ -55,12 +61,20 @@ type launch struct {
 // it. The work dir is kept after the task (outputs and debugging; a retention
 // job can clean DataDir/work later).
 //
-// Pdeathsig kills the shell when the OS thread that forked it exits. Go only
-// ends a thread whose goroutine locked it and returned; this goroutine never
-// calls LockOSThread, so the thread lives as long as the worker process.
+// Pdeathsig kills the shell when the OS thread that forked it exits: every
+// task is forked on a thread that lives as long as the worker process
+// (internal/lifeline's, or the sandbox's forking threads).
 func (e *Executor) runProcess(l launch) {
 	defer e.waiters.Done()
-	p, cg, out, err := e.startProcess(l)
+	var cp *childPipes
+	if l.child != nil {
+		var err error
+		if cp, err = e.childInput(&l); err != nil {
+			e.childRefused(l, err)
+			return
+		}
+	}
+	p, cg, out, err := e.startProcess(l, cp)
 	at := time.Now()
 	if err != nil {
 		e.procCh <- procEvent{id: l.id, kind: evStartFailed, at: at, err: err}
@@ -101,7 +115,9 @@ func (e *Executor) runProcess(l launch) {
 	if err == nil {
 		ev.code = exitCode(ps)
 	}
-	if ev.code == 0 {
+	if cp != nil {
+		cp.outcome(&ev)
+	} else if ev.code == 0 {
 		// Its exports: stdout's setValue lines, then $BELUGA_OUTPUT's.
 		vals, oerr := out.log.out.vals, out.log.out.err
 		if oerr == nil {
@@ -119,7 +135,7 @@ func (e *Executor) runProcess(l launch) {
 	e.procCh <- ev
 }
 
-func (e *Executor) startProcess(l launch) (*os.Process, *cgroup.Task, *logCopy, error) {
+func (e *Executor) startProcess(l launch, cp *childPipes) (_ *os.Process, _ *cgroup.Task, _ *logCopy, _ error) {
 	// One task at a time creates its directories and log: creations in one
 	// directory from many threads while tasks fork cost several times more
 	// CPU in the kernel than the same creations in a row (measured with the
@@ -171,13 +187,28 @@ func (e *Executor) startProcess(l launch) (*os.Process, *cgroup.Task, *logCopy, 
 		// can be outside it, not even between fork and a move.
 		sys.UseCgroupFD, sys.CgroupFD = true, cg.FD()
 	}
-	p, err := os.StartProcess(l.path, l.argv, &os.ProcAttr{
-		Dir:   l.dir,
-		Env:   l.env,
-		Files: []*os.File{e.devNull, outW, errW},
-		Sys:   sys,
-	})
+	files := []*os.File{e.devNull, outW, errW}
+	if cp != nil {
+		files = cp.files(outW, errW)
+	}
+	fork := func() (*os.Process, error) {
+		return os.StartProcess(l.path, l.argv, &os.ProcAttr{
+			Dir:   l.dir,
+			Env:   l.env,
+			Files: files,
+			Sys:   sys,
+		})
+	}
+	var p *os.Process
+	if e.sandbox != nil && l.tenant != nil {
+		p, err = e.sandbox.start(l.dir, fork)
+	} else {
+		lifeline.Do(func() { p, err = fork() })
+	}
 	closeAll(outW, errW) // the child has its own copies
+	if cp != nil {
+		cp.started(err == nil)
+	}
 	if cg != nil {
 		cg.CloseFD()
 	}
@@ -199,23 +230,30 @@ func (e *Executor) startProcess(l launch) (*os.Process, *cgroup.Task, *logCopy, 
 // returned open for appending (in-process types write it directly);
 // without, it only exists, as a link to the empty file where it can be.
 func (e *Executor) prepareFS(l launch, open bool) (*os.File, error) {
-	if err := e.prepareDirs(l); err != nil {
+	// The task user's dir and log come from its own pools (spare.go),
+	// owned already: no chown on the task's start path.
+	taskUser := l.tenant != nil && l.tenant == e.taskUser
+	dirOwned, err := e.prepareDirs(l, taskUser)
+	if err != nil {
 		return nil, err
 	}
 	var f *os.File
-	var err error
-	if open || l.tenant != nil {
+	logOwned := false
+	switch {
+	case taskUser:
+		f, logOwned, err = e.spares.openUserLog(l.logPath)
+	case open || l.tenant != nil:
 		// A tenant's log is its own file from the start: handing the
 		// shared empty log over would give every task's first log to it.
 		f, err = e.spares.openLog(l.logPath)
-	} else {
+	default:
 		err = e.placeLog(l.logPath)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
 	}
 	if l.tenant != nil {
-		err = l.tenant.own(l.dir, l.logPath)
+		err = l.tenant.own(l.dir, l.logPath, dirOwned, logOwned)
 	}
 	if err != nil || !open {
 		if f != nil {
@@ -226,19 +264,25 @@ func (e *Executor) prepareFS(l launch, open bool) (*os.File, error) {
 	return f, nil
 }
 
-// prepareDirs creates the task's work dir and its log's directory.
-func (e *Executor) prepareDirs(l launch) error {
+// prepareDirs creates the task's work dir and its log's directory; owned:
+// the work dir came from the task user's pool (taskUser), already its.
+func (e *Executor) prepareDirs(l launch, taskUser bool) (owned bool, err error) {
 	// The per-workflow parents exist after a workflow's first task: a stat.
 	if err := os.MkdirAll(filepath.Dir(l.dir), 0o755); err != nil {
-		return fmt.Errorf("create work dir: %w", err)
+		return false, fmt.Errorf("create work dir: %w", err)
 	}
-	if err := e.spares.makeDir(l.dir); err != nil {
-		return fmt.Errorf("create work dir: %w", err)
+	if taskUser {
+		owned, err = e.spares.makeUserDir(l.dir)
+	} else {
+		err = e.spares.makeDir(l.dir)
+	}
+	if err != nil {
+		return false, fmt.Errorf("create work dir: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(l.logPath), 0o755); err != nil {
-		return fmt.Errorf("create log dir: %w", err)
+		return false, fmt.Errorf("create log dir: %w", err)
 	}
-	return nil
+	return owned, nil
 }
 
 // exitCode follows the shell convention: 128+n for a death by signal n.

@@ -4,7 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
@@ -14,7 +17,7 @@ import (
 // next task gets it; a dir the task wrote in, or changed the mode of, stays.
 func TestWorkDirRecycledOnlyWhenUntouched(t *testing.T) {
 	t.Parallel()
-	b := setup(t, Config{Shell: "sh", Slots: 1})
+	b := setup(t, Config{Shell: "sh", Slots: 1, sameUser: true})
 	work := func(id int64) string { return filepath.Join(b.dir, "work", "7", strconv.FormatInt(id, 10)) }
 	cases := []struct {
 		cmd  string
@@ -111,5 +114,71 @@ func TestSparePoolTakesBackEverySlotsDir(t *testing.T) {
 		if !s.recycle(work) {
 			t.Fatalf("dir of task %d of %d ending together not taken back (pool %d of %d)", i+1, slots, len(s.dirs), cap(s.dirs))
 		}
+	}
+}
+
+// TestTaskUserFilesMadeAhead: as root with isolation on, the work dir and
+// log of a task without a tenant come from the task user's own pools,
+// made and chowned off the task's start path: the task's dir is one of
+// the spares that were waiting (its inode), owned by the task user 0700,
+// its log the task user's 0600.
+func TestTaskUserFilesMadeAhead(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: only root switches tasks to the task user")
+	}
+	t.Parallel()
+	b := setup(t, Config{Shell: "sh", Slots: 1, TaskIsolation: "on"})
+	u := b.e.taskUser
+	if u == nil {
+		t.Fatal("no task user as root with isolation on")
+	}
+	inodes := func() map[uint64]bool {
+		out := map[uint64]bool{}
+		ents, _ := os.ReadDir(b.e.spares.dir)
+		for _, en := range ents {
+			if !strings.HasPrefix(en.Name(), "ud") {
+				continue
+			}
+			var st syscall.Stat_t
+			if syscall.Stat(filepath.Join(b.e.spares.dir, en.Name()), &st) == nil && int(st.Uid) == u.uid && st.Mode&0o777 == 0o700 {
+				out[st.Ino] = true
+			}
+		}
+		return out
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	spare := inodes()
+	for len(spare) < cap(b.e.spares.userDirs) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the task user's pool holds %d dirs, want %d", len(spare), cap(b.e.spares.userDirs))
+		}
+		time.Sleep(10 * time.Millisecond) // the refill goroutine's work
+		spare = inodes()
+	}
+	b.mustDispatch(t, dispatch(1, "id -u; pwd"))
+	if res := b.waitResult(t, 1); res.State != "succeeded" {
+		t.Fatalf("result %+v", res)
+	}
+	logPath, _ := b.e.LogPath(1)
+	out, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Fields(string(out))
+	if len(lines) != 2 || lines[0] != strconv.Itoa(u.uid) {
+		t.Fatalf("task output %q, want the task user's uid %d and its dir", out, u.uid)
+	}
+	var dir, lg syscall.Stat_t
+	if err := syscall.Stat(lines[1], &dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Stat(logPath, &lg); err != nil {
+		t.Fatal(err)
+	}
+	if !spare[dir.Ino] {
+		t.Errorf("the task's work dir %s (inode %d) is none of the task user's spares", lines[1], dir.Ino)
+	}
+	if int(dir.Uid) != u.uid || dir.Mode&0o777 != 0o700 || int(lg.Uid) != u.uid || lg.Mode&0o777 != 0o600 {
+		t.Errorf("work dir uid %d mode %o, log uid %d mode %o; want uid %d, 0700 and 0600", dir.Uid, dir.Mode&0o777, lg.Uid, lg.Mode&0o777, u.uid)
 	}
 }

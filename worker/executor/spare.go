@@ -27,8 +27,16 @@ type spares struct {
 	dirs     chan string   // paths of spare directories
 	dirsLow  int           // dirs the refill keeps ready
 	taken    chan struct{} // cap 1: a spare was taken, refill
-	done     chan struct{} // closed when the refill goroutine returned
-	log      *zap.Logger
+	// The task user's pools (forUser): dirs (0700) and log files (0600)
+	// already owned by it, so that a task without a tenant, when the
+	// worker switches users, neither creates nor chowns its files on its
+	// start path. Never recycled: a finished task's dir goes to no other
+	// task, whose sandbox hides the others' dirs.
+	uid, gid  int // 0: no task user
+	userFiles chan string
+	userDirs  chan string
+	done      chan struct{} // closed when the refill goroutine returned
+	log       *zap.Logger
 }
 
 // newSpares keeps n files and n/2 dirs ready. The dirs' pool also has room
@@ -38,13 +46,15 @@ type spares struct {
 // with a pool of n, about every other task of a fan-out paid a mkdir.
 func newSpares(dir string, n, slots int, log *zap.Logger) *spares {
 	return &spares{
-		dir:     dir,
-		files:   make(chan string, n),
-		dirs:    make(chan string, (n+1)/2+slots),
-		dirsLow: (n + 1) / 2,
-		taken:   make(chan struct{}, 1),
-		done:    make(chan struct{}),
-		log:     log,
+		dir:       dir,
+		files:     make(chan string, n),
+		dirs:      make(chan string, (n+1)/2+slots),
+		dirsLow:   (n + 1) / 2,
+		userFiles: make(chan string, n),
+		userDirs:  make(chan string, n),
+		taken:     make(chan struct{}, 1),
+		done:      make(chan struct{}),
+		log:       log,
 	}
 }
 
@@ -65,6 +75,9 @@ func (s *spares) prepare() error {
 	s.dirMode = st.Mode
 	return nil
 }
+
+// forUser keeps the task user's pools too; before run.
+func (s *spares) forUser(uid, gid int) { s.uid, s.gid = uid, gid }
 
 // run refills the pool until ctx ends, then removes the spare directory.
 func (s *spares) run(ctx context.Context) {
@@ -105,12 +118,70 @@ func (s *spares) run(ctx context.Context) {
 				}
 			}
 		}
+		for ctx.Err() == nil && s.uid != 0 && (len(s.userFiles) < cap(s.userFiles) || len(s.userDirs) < cap(s.userDirs)) {
+			seq++
+			if !s.refillUser(strconv.Itoa(seq)) {
+				s.uid = 0 // tasks of the task user create and chown their own
+				break
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.taken:
 		}
 	}
+}
+
+// refillUser adds one file and one dir to the task user's pools, as
+// that user's; false (logged) when it cannot.
+func (s *spares) refillUser(name string) bool {
+	if len(s.userFiles) < cap(s.userFiles) {
+		p := filepath.Join(s.dir, "uf"+name)
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			err = f.Chown(s.uid, s.gid)
+			f.Close()
+		}
+		if err != nil {
+			s.log.Warn("create the task user's spare log file; its tasks create their own", zap.Error(err))
+			return false
+		}
+		s.userFiles <- p
+	}
+	if len(s.userDirs) < cap(s.userDirs) {
+		p := filepath.Join(s.dir, "ud"+name)
+		err := os.Mkdir(p, 0o700)
+		if err == nil {
+			err = os.Chown(p, s.uid, s.gid)
+		}
+		if err != nil {
+			s.log.Warn("create the task user's spare work dir; its tasks create their own", zap.Error(err))
+			return false
+		}
+		s.userDirs <- p
+	}
+	return true
+}
+
+// makeUserDir is makeDir for the task user: owned reports that target
+// came from its pool, its owner and mode already right.
+func (s *spares) makeUserDir(target string) (owned bool, err error) {
+	if s.take(s.userDirs, target) {
+		return true, nil
+	}
+	return false, s.makeDir(target)
+}
+
+// openUserLog is openLog for the task user (owned as makeUserDir).
+func (s *spares) openUserLog(target string) (_ *os.File, owned bool, _ error) {
+	if s.take(s.userFiles, target) {
+		if f, err := os.OpenFile(target, os.O_WRONLY|os.O_APPEND, 0); err == nil {
+			return f, true, nil
+		}
+	}
+	f, err := s.openLog(target)
+	return f, false, err
 }
 
 func (s *spares) signal() {

@@ -53,7 +53,7 @@ func spansFor(parts []string) (string, []logspan.Span) {
 // shared one pipe.
 func TestStderrIsMarkedInTheCombinedLog(t *testing.T) {
 	t.Parallel()
-	b := setup(t, Config{})
+	b := setup(t, Config{sameUser: true})
 	logPath := filepath.Join(b.dir, "logs", "7", "1.log")
 	d := dispatch(1, inOrder+`echo out1; w out1; echo err1 >&2; w err1; printf part; w part; `+
 		`echo " err2 $TOKEN" >&2; w err2; echo 'out3 ${setValue(a=1)}'; w out3; echo '${setValue(b=2)}' >&2`)
@@ -89,7 +89,7 @@ func TestStderrIsMarkedInTheCombinedLog(t *testing.T) {
 // stdout gets no span file (the common task pays nothing for the marks).
 func TestNoSidecarWithoutStderr(t *testing.T) {
 	t.Parallel()
-	b := setup(t, Config{})
+	b := setup(t, Config{sameUser: true})
 	b.mustDispatch(t, dispatch(1, "true"))
 	b.mustDispatch(t, dispatch(2, "echo only out"))
 	b.waitResult(t, 1)
@@ -105,7 +105,7 @@ func TestNoSidecarWithoutStderr(t *testing.T) {
 // and the marker is not stderr.
 func TestStderrSpansStopAtTheCap(t *testing.T) {
 	t.Parallel()
-	b := setup(t, Config{MaxLogBytes: 40})
+	b := setup(t, Config{MaxLogBytes: 40, sameUser: true})
 	logPath := filepath.Join(b.dir, "logs", "7", "1.log")
 	d := dispatch(1, inOrder+`printf 0123456789 >&2; w 0123456789; printf abcdefghij; w abcdefghij; printf ERR-OVER-THE-CAP-0123456789 >&2`)
 	d.Env = map[string]string{"LOGF": logPath}

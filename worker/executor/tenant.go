@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/user"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -45,13 +47,47 @@ func lookupTenant(name string) (*tenant, error) {
 		cred: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: groups}}, nil
 }
 
-// own gives the tenant the task's work dir and log, so the task can write
-// its files and read its own log.
-func (t *tenant) own(paths ...string) error {
-	for _, p := range paths {
-		if err := os.Chown(p, t.uid, t.gid); err != nil {
-			return fmt.Errorf("tenant %q: hand %s over: %w", t.name, p, err)
+// own gives the tenant the task's work dir (0700) and log (0600), so the
+// task can write its files and read its own log, and no other user can.
+// dirOwned and logOwned skip what is the tenant's already (the task
+// user's spares).
+func (t *tenant) own(dir, log string, dirOwned, logOwned bool) error {
+	for _, f := range []struct {
+		path  string
+		mode  os.FileMode
+		owned bool
+	}{{dir, 0o700, dirOwned}, {log, 0o600, logOwned}} {
+		if f.owned {
+			continue
+		}
+		if err := os.Chown(f.path, t.uid, t.gid); err != nil {
+			return fmt.Errorf("tenant %q: hand %s over: %w", t.name, f.path, err)
+		}
+		if err := os.Chmod(f.path, f.mode); err != nil {
+			return fmt.Errorf("tenant %q: chmod %s: %w", t.name, f.path, err)
 		}
 	}
 	return nil
+}
+
+// DefaultTaskUser is Config.TaskUser when empty.
+const DefaultTaskUser = "beluga-task"
+
+// ensureTaskUser returns the tenant of tasks that name none, making the
+// OS user (a system user with a group of its own, no home, no login
+// shell) when it does not exist. Only root calls it.
+func ensureTaskUser(name string) (t *tenant, made bool, err error) {
+	if t, err := lookupTenant(name); err == nil {
+		return t, false, nil
+	} else if _, lerr := user.Lookup(name); !errors.As(lerr, new(user.UnknownUserError)) {
+		return nil, false, err
+	}
+	out, err := exec.Command("useradd", "--system", "--user-group", "--no-create-home",
+		"--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", name).CombinedOutput()
+	if err != nil {
+		return nil, false, fmt.Errorf("task user %q does not exist and useradd failed (create it: useradd --system --user-group %s): %w: %s",
+			name, name, err, strings.TrimSpace(string(out)))
+	}
+	t, err = lookupTenant(name)
+	return t, true, err
 }

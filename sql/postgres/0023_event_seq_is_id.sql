@@ -1,0 +1,3 @@
+-- SQLite only (an event's seq becomes its id there, sql/sqlite/0023): on
+-- PostgreSQL the publisher numbers events, as on MySQL. Nothing to do; the
+-- file keeps the dialects' version numbers the same.

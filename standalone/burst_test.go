@@ -1,0 +1,112 @@
+package standalone_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/beluga-scheduler/beluga/common/config"
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/standalone"
+)
+
+// TestManualRunDuringBurst: 300 schedules fire at one second on a
+// standalone with 2 worker slots, their tasks a backlog of ~30 s of
+// sleeps; an operator's run started once half the burst's tasks are
+// queued has its task sent among the burst's, not behind all of them:
+// burst tasks queued before it are still sent after it (before the
+// dispatcher's queue gave a person's runs their turn, none were: the
+// operator's run is the newest instance, so its task sorted last).
+func TestManualRunDuringBurst(t *testing.T) {
+	const n = 300
+	c := config.Defaults()
+	c.DataDir, c.API.Listen, c.Worker.Slots = t.TempDir(), "127.0.0.1:0", 2
+	sa, err := standalone.Start(context.Background(), c, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sa.Stop)
+	e := &env{t: t, sa: sa, base: "http://" + sa.API.Addr(), dir: c.DataDir}
+	e.do("POST", "/api/v1/projects", `{"name":"demo"}`, http.StatusCreated, nil)
+	ctx := context.Background()
+	st := e.store()
+	for i := range n {
+		e.apply(fmt.Sprintf("name: b%03d\ntasks:\n  - {name: a, command: \"sleep 0.2\"}\n", i))
+	}
+	e.apply("name: op\ntasks:\n  - {name: a, command: \"true\"}\n")
+	// Due now, written to the store as one second's schedules (the API
+	// computes the next fire time from the cron, which a loaded machine's
+	// setup could pass); the PUT of the last one nudges the scheduler.
+	at := time.Now().UTC().Truncate(time.Second)
+	for i := range n - 1 {
+		if _, _, err := st.SchedulePut(ctx, model.Schedule{Project: "demo", Workflow: fmt.Sprintf("b%03d", i), Timezone: "UTC",
+			Cron: fmt.Sprintf("%d %d %d * * *", at.Second(), at.Minute(), at.Hour()), Catchup: "all", Enabled: true,
+			NextFireTime: &at, Overlap: model.OverlapAllow}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := time.Now().UTC().Add(2 * time.Second).Truncate(time.Second).Add(time.Second)
+	e.do("PUT", fmt.Sprintf("/api/v1/projects/demo/workflows/b%03d/schedule", n-1),
+		fmt.Sprintf(`{"cron":"%d %d %d * * *","timezone":"UTC"}`, next.Second(), next.Minute(), next.Hour()), http.StatusCreated, nil)
+	runs := func(wf string) int64 {
+		_, total, err := st.InstanceList(ctx, store.InstanceFilter{Project: "demo", Workflow: wf, Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return total
+	}
+	waitUntil(t, 2*time.Minute, "the burst's runs written", func() bool { return runs("") >= n-1 })
+	tasks := func() []store.ListedTask {
+		var out []store.ListedTask
+		for off := 0; ; off += 1000 {
+			page, _, err := st.TaskFind(ctx, store.TaskFilter{Project: "demo", Limit: 1000, Offset: off})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, page...)
+			if len(page) < 1000 {
+				return out
+			}
+		}
+	}
+	// The burst's backlog is queued: its runs have their tasks, few started.
+	waitUntil(t, 2*time.Minute, "the burst's tasks queued", func() bool { return len(tasks()) >= n/2 })
+	id := e.run("op", nil)
+	iv := e.wait(id, 5*time.Minute)
+	if iv.State != "succeeded" {
+		t.Fatalf("operator's run %s: %+v", iv.State, iv.Tasks)
+	}
+	// The burst's tasks written before the operator's (lower ids) that
+	// were sent after it: none if it queued behind all of them (same
+	// priority, newest instance), the backlog then with turns.
+	var op *store.ListedTask
+	all := tasks()
+	for i := range all {
+		if all[i].Workflow == "op" {
+			op = &all[i]
+		}
+	}
+	if op == nil || op.DispatchTime == nil {
+		t.Fatalf("the operator's task: %+v", op)
+	}
+	before, after := 0, 0
+	for _, tk := range all {
+		if tk.Workflow == "op" || tk.ID > op.ID {
+			continue
+		}
+		before++
+		if tk.DispatchTime == nil || tk.DispatchTime.After(*op.DispatchTime) {
+			after++
+		}
+	}
+	t.Logf("of %d burst tasks written before the operator's, %d were sent after it", before, after)
+	if after < 10 {
+		t.Fatalf("only %d of the %d burst tasks queued before the operator's task were sent after it: it queued behind the burst", after, before)
+	}
+}

@@ -1,0 +1,161 @@
+package standalone_test
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/beluga-scheduler/beluga/internal/procfs"
+)
+
+// TestSQLTaskRunsAsItsUser (docs/security.md, item 4): a sql task's
+// statements run in a child process of the worker, as the task user and in
+// its sandbox, not in the worker: its process is not the server's, has the
+// task user's uid, and a kill interrupts its statement (it ends on its own
+// on SIGTERM, exit code 1, not SIGKILLed). A SQLite datasource that reaches
+// beluga.db by another path (a hard link the path check cannot see) fails
+// to open it, where before, in the worker's process as root, it read the
+// server's users.
+func TestSQLTaskRunsAsItsUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the server switches tasks to the task user only as root")
+	}
+	e := startIsolated(t)
+	tu, err := user.Lookup("beluga-task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The datasource's file where the task user may write it (not under
+	// the test's temp dir, whose parent the sandbox covers with the data
+	// dir's).
+	dir, err := os.MkdirTemp("", "beluga-sqlds-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	lite := filepath.Join(dir, "wh.db")
+	if err := os.WriteFile(lite, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tuid, _ := strconv.Atoi(tu.Uid)
+	tgid, _ := strconv.Atoi(tu.Gid)
+	if err := os.Chown(lite, tuid, tgid); err != nil { // the task user's file, as an admin would give it
+		t.Fatal(err)
+	}
+	e.do("PUT", "/api/v1/datasources/lite", `{"type":"sqlite","database":"`+lite+`","projects":["demo"]}`, http.StatusCreated, nil)
+	spec := func(name, ds, stmt string) string {
+		return "name: " + name + "\ntasks:\n  - name: q\n    type: sql\n    datasource: " + ds + "\n    sql: [\"" + stmt + "\"]\n"
+	}
+
+	e.apply(spec("slow", "lite", "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) AS n FROM c"))
+	id := e.run("slow", nil)
+	var tv taskView
+	for deadline := time.Now().Add(time.Minute); tv.State != "running"; {
+		var iv instanceView
+		e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &iv)
+		tv = iv.task("q")
+		switch {
+		case tv.State == "failed" || tv.State == "succeeded":
+			state, msg := e.taskMessage(id, "q")
+			t.Fatalf("the slow sql task ended: %s %q", state, msg)
+		case time.Now().After(deadline):
+			t.Fatalf("the sql task never ran: %+v", iv.Tasks)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the API
+	}
+	var ti struct {
+		PID int `json:"pid"`
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for ti.PID == 0 { // the pid comes with the Running report, a little after the state
+		e.do("GET", fmt.Sprintf("/api/v1/task-instances/%d", tv.ID), "", http.StatusOK, &ti)
+		if time.Now().After(deadline) {
+			t.Fatal("the running sql task has no pid")
+		}
+		time.Sleep(20 * time.Millisecond) // polling the API
+	}
+	if ti.PID == os.Getpid() {
+		t.Fatal("the sql task runs in the server's process")
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", ti.PID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uid, ppid string
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "Uid:"); ok {
+			uid = strings.Fields(v)[0]
+		}
+		if v, ok := strings.CutPrefix(line, "PPid:"); ok {
+			ppid = strings.TrimSpace(v)
+		}
+	}
+	if uid != tu.Uid || ppid != strconv.Itoa(os.Getpid()) {
+		t.Fatalf("the sql task's process %d: uid %s (task user %s), parent %s (server %d)", ti.PID, uid, tu.Uid, ppid, os.Getpid())
+	}
+	if cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", ti.PID)); !strings.Contains(string(cmd), "task-sql") {
+		state, msg := e.taskMessage(id, "q")
+		t.Fatalf("the sql task's process runs %q; the task: %s %q", cmd, state, msg)
+	}
+	// Killed once its statement runs (the log shows it just before):
+	// before, the process may still be starting, with no handler yet.
+	for {
+		var log string
+		e.do("GET", fmt.Sprintf("/api/v1/task-instances/%d/log", tv.ID), "", http.StatusOK, &log)
+		if strings.Contains(log, "WITH RECURSIVE") {
+			break
+		}
+		if time.Now().After(deadline.Add(30 * time.Second)) {
+			if !procfs.Alive(ti.PID) {
+				state, msg := e.taskMessage(id, "q")
+				var ti2 struct {
+					ExitCode *int   `json:"exit_code"`
+					LogPath  string `json:"log_path"`
+				}
+				e.do("GET", fmt.Sprintf("/api/v1/task-instances/%d", tv.ID), "", http.StatusOK, &ti2)
+				raw, _ := os.ReadFile(ti2.LogPath)
+				t.Fatalf("the sql task's process ended before its statement: %s %q exit %v file log %q", state, msg, ti2.ExitCode, raw)
+			}
+			t.Fatalf("the sql task never started its statement; log:\n%s", log)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the API
+	}
+	e.act("task", tv.ID, "kill", http.StatusAccepted)
+	killed := e.waitTask(id, "q", "killed")
+	if killed.ExitCode == nil || *killed.ExitCode != 1 {
+		code := -1
+		if killed.ExitCode != nil {
+			code = *killed.ExitCode
+		}
+		var log string
+		e.do("GET", fmt.Sprintf("/api/v1/task-instances/%d/log", tv.ID), "", http.StatusOK, &log)
+		t.Fatalf("the killed sql task's exit code is %d, want 1: its statement was not interrupted on SIGTERM; log:\n%s", code, log)
+	}
+	for procfs.Alive(ti.PID) {
+		if time.Now().After(deadline.Add(30 * time.Second)) {
+			t.Fatalf("the sql task's process %d outlived its kill", ti.PID)
+		}
+		time.Sleep(20 * time.Millisecond) // polling /proc
+	}
+
+	// beluga.db by a path the check does not know: the worker, as root,
+	// could open it; the task's process cannot.
+	link := filepath.Join(dir, "core.db")
+	if err := os.Link(filepath.Join(e.dir, "beluga.db"), link); err != nil {
+		t.Skipf("no hard link to beluga.db from %s: %v", dir, err)
+	}
+	e.do("PUT", "/api/v1/datasources/core", `{"type":"sqlite","database":"`+link+`","projects":["demo"]}`, http.StatusCreated, nil)
+	e.apply(spec("core", "core", "SELECT COUNT(*) AS n FROM app_user"))
+	if state, msg := e.taskMessage(e.run("core", nil), "q"); state != "failed" || !strings.Contains(msg, "unable to open database file") {
+		t.Fatalf("a datasource linked to beluga.db: %s %q", state, msg)
+	}
+}
