@@ -24,7 +24,7 @@ func (s *session) byLabel(text string) string {
 func (s *session) clickButton(text string) {
 	s.t.Helper()
 	sel := fmt.Sprintf(`//button[normalize-space(.)=%s and not(ancestor-or-self::*[@hidden])]`, js(text))
-	s.run("click "+text, chromedp.Click(sel, chromedp.BySearch))
+	s.clickAt("click "+text, fmt.Sprintf(`document.evaluate(%s, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue`, js(sel)))
 }
 
 // TestUILoginForbiddenLogout: the UI without a session shows the login
@@ -60,9 +60,9 @@ func TestUILoginForbiddenLogout(t *testing.T) {
 
 		// A forbidden action: the API's 403 is shown as an error.
 		s.until("Stop enabled", `!document.querySelector('button[data-action=stop]').disabled`)
-		s.run("stop", chromedp.Click(`button[data-action=stop]`, chromedp.ByQuery))
+		s.click(`button[data-action=stop]`)
 		s.until("the confirm dialog", `!!document.querySelector('dialog.dialog button.ok')`)
-		s.run("confirm", chromedp.Click(`dialog.dialog button.ok`, chromedp.ByQuery))
+		s.click(`dialog.dialog button.ok`)
 		s.until("the refusal shown", `[...document.querySelectorAll('.flash.error')].some((f) => f.textContent.includes('needs operate on project "demo"'))`)
 
 		// Log out: back to the login page, and the session is over.

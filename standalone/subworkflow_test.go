@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
@@ -418,10 +416,10 @@ func TestWebUIChildLinks(t *testing.T) {
 		s.open(fmt.Sprintf("#/instances/%d", id))
 		sel := `table.tasks tr[data-task=child] a.child-link`
 		s.until("the child link", fmt.Sprintf(`document.querySelector(%s)?.getAttribute('href') === %s`, js(sel), js(fmt.Sprintf("#/instances/%d", child))))
-		s.run("follow it", chromedp.Click(sel, chromedp.ByQuery))
+		s.click(sel)
 		s.until("the child's page with its parent", fmt.Sprintf(`location.hash === %s && document.querySelector('#parent-link')?.getAttribute('href') === %s`,
 			js(fmt.Sprintf("#/instances/%d", child)), js(fmt.Sprintf("#/instances/%d", id))))
-		s.run("back to the parent", chromedp.Click(`#parent-link`, chromedp.ByQuery))
+		s.click(`#parent-link`)
 		s.until("the parent", fmt.Sprintf(`location.hash === %s && !!document.querySelector(%s)`, js(fmt.Sprintf("#/instances/%d", id)), js(sel)))
 	})
 }

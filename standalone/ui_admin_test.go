@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/chromedp/chromedp"
 )
 
 // loginAs logs name in by the API and returns the session token.
@@ -82,14 +80,14 @@ func TestUIAdminPages(t *testing.T) {
 		}
 		s.choose(`#role-bo`, "user")
 		s.until("bo a user again", `[...document.querySelectorAll('.flash.ok')].some((f) => f.textContent.includes('role user'))`)
-		s.run("disable", chromedp.Click(`tr[data-user=bo] button[data-act=disable]`, chromedp.ByQuery))
+		s.click(`tr[data-user=bo] button[data-act=disable]`)
 		s.until("bo disabled", `document.querySelector('tr[data-user=bo]')?.dataset.disabled === 'yes'`)
 		if u := getUser("bo"); !u.Disabled || u.Role != "user" {
 			t.Fatalf("after disable %+v", u)
 		}
-		s.run("enable", chromedp.Click(`tr[data-user=bo] button[data-act=disable]`, chromedp.ByQuery))
+		s.click(`tr[data-user=bo] button[data-act=disable]`)
 		s.until("bo enabled", `document.querySelector('tr[data-user=bo]')?.dataset.disabled === 'no'`)
-		s.run("set password", chromedp.Click(`tr[data-user=bo] button[data-act=password]`, chromedp.ByQuery))
+		s.click(`tr[data-user=bo] button[data-act=password]`)
 		s.retype(`#password-bo`, "bo-password-2")
 		s.clickButton("Save password")
 		s.until("the password saved", `[...document.querySelectorAll('.flash.ok')].some((f) => f.textContent.includes('password changed'))`)
@@ -106,7 +104,7 @@ func TestUIAdminPages(t *testing.T) {
 		if st := statusWith(t, e.base, "/api/v1/projects/demo", bo); st != http.StatusOK {
 			t.Fatalf("bo with operate on demo: GET project %d", st)
 		}
-		s.run("revoke", chromedp.Click(`table.grantlist tr[data-user=bo] button`, chromedp.ByQuery))
+		s.click(`table.grantlist tr[data-user=bo] button`)
 		s.until("the grant gone", `!document.querySelector('table.grantlist tr[data-user=bo]')`)
 		if st := statusWith(t, e.base, "/api/v1/projects/demo", bo); st != http.StatusNotFound && st != http.StatusForbidden {
 			t.Fatalf("bo after the revoke: GET project %d", st)
@@ -131,7 +129,7 @@ func TestUIAdminPages(t *testing.T) {
 		if st := statusWith(t, e.base, "/api/v1/me", secret); st != http.StatusOK {
 			t.Fatalf("the new token: GET /me %d", st)
 		}
-		s.run("revoke", chromedp.Click(`table.tokenlist tr[data-token=ci] button`, chromedp.ByQuery))
+		s.click(`table.tokenlist tr[data-token=ci] button`)
 		s.until("the token gone", `!document.querySelector('table.tokenlist tr[data-token=ci]')`)
 		if st := statusWith(t, e.base, "/api/v1/me", secret); st != http.StatusUnauthorized {
 			t.Fatalf("the revoked token: GET /me %d", st)
@@ -170,7 +168,7 @@ func TestUISchedulePreview(t *testing.T) {
 	b.step(t, 30*time.Second, func(s *session) {
 		s.open("#/workflows/demo/nightly")
 		s.until("the schedule panel", `!!document.querySelector('#schedule-set')`)
-		s.run("open the form", chromedp.Click(`#schedule-set`, chromedp.ByQuery))
+		s.click(`#schedule-set`)
 		s.until("the schedule form", `!!document.querySelector('#schedule-cron')`)
 		s.retype(`#schedule-cron`, "30 2 * * *")
 		s.retype(`#schedule-tz`, "Asia/Tokyo")

@@ -34,11 +34,46 @@ func (s *session) keys(text string, mods ...input.Modifier) {
 	}
 }
 
-// click clicks the element sel with the mouse (at its centre, scrolled
-// into view).
+// click clicks the element sel (a CSS selector) with the mouse at its
+// centre, aimed as a person aims (see aim).
 func (s *session) click(sel string) {
 	s.t.Helper()
-	s.run("click "+sel, chromedp.Click(sel, chromedp.ByQuery))
+	s.clickAt("click "+sel, fmt.Sprintf(`document.querySelector(%s)`, js(sel)))
+}
+
+// clickAt clicks, at its centre, the element the JavaScript expression el
+// finds.
+func (s *session) clickAt(what, el string) {
+	s.t.Helper()
+	x, y := s.aim(what, el)
+	s.run(what, chromedp.MouseEvent(input.MouseMoved, x, y), chromedp.MouseClickXY(x, y))
+}
+
+// aim is where a person would press on the element the JavaScript
+// expression el finds: its centre, taken once it is in view, has not moved
+// between two looks 50 ms apart and is what the pointer hits there.
+// (chromedp.Click measures once and presses at once: in full CI runs a late
+// layout shift, a tab bar moved by the data arriving above it, sent presses
+// to what was under the point.)
+func (s *session) aim(what, el string) (x, y float64) {
+	s.t.Helper()
+	s.until(what+": steady under the pointer", fmt.Sprintf(`(() => {
+		const e = %s;
+		if (!e || !e.isConnected) return false;
+		const b = e.getBoundingClientRect(), c = [b.x + b.width / 2, b.y + b.height / 2];
+		if (b.width === 0 || b.height === 0) return false;
+		if (c[0] < 0 || c[1] < 0 || c[0] >= innerWidth || c[1] >= innerHeight) {
+			e.scrollIntoView({block: 'center', inline: 'center'});
+			window.__aim = undefined;
+			return false;
+		}
+		const prev = window.__aim, hit = document.elementFromPoint(c[0], c[1]);
+		window.__aim = c;
+		return !!prev && prev[0] === c[0] && prev[1] === c[1] && !!hit && (hit === e || e.contains(hit));
+	})()`, el))
+	var r []float64
+	s.eval(`(() => { const c = window.__aim; window.__aim = undefined; return c; })()`, &r)
+	return r[0], r[1]
 }
 
 // typeInto clicks the field sel and types text at the end of what it

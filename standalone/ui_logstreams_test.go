@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/chromedp/chromedp"
 )
 
 // TestWebUILogStreams: the log viewer shows a task's stdout and stderr in
@@ -27,7 +25,7 @@ func TestWebUILogStreams(t *testing.T) {
 
 	b.step(t, 60*time.Second, func(s *session) {
 		s.open(fmt.Sprintf("#/instances/%d", id))
-		s.run("open say", chromedp.Click(`.dag .node[data-task=say]`, chromedp.ByQuery))
+		s.click(`.dag .node[data-task=say]`)
 		s.until("its log, the stderr line marked", logText+` === 'step one\noops: disk low\nstep two\n' &&
 			[...document.querySelectorAll('.log .ln.stderr')].map(l => l.querySelector('.ln-err').textContent + ' ' + l.querySelector('.ln-text').textContent).join() === 'err oops: disk low' &&
 			document.querySelectorAll('.log .ln:not(.stderr) .ln-err').length === 2 &&

@@ -3,8 +3,6 @@ package standalone_test
 import (
 	"testing"
 	"time"
-
-	"github.com/chromedp/chromedp"
 )
 
 // TestUIPaletteDrag: a task type dragged from the palette onto the graph is
@@ -30,7 +28,7 @@ func TestUIPaletteDrag(t *testing.T) {
 		if after != before+1 {
 			t.Fatalf("%d nodes after one drop, had %d", after, before)
 		}
-		s.run("click sql", chromedp.Click(`.palette .paltype[data-type=sql]`, chromedp.ByQuery))
+		s.click(`.palette .paltype[data-type=sql]`)
 		s.until("the clicked task", `!!document.querySelector('.editflow .react-flow__node[data-id=sql_1]')`)
 	})
 }

@@ -189,7 +189,7 @@ func TestUIDisabledActions(t *testing.T) {
 			}
 		}
 
-		s.run("click the disabled Stop", chromedp.Click(`.actions button[data-action=stop]`, chromedp.ByQuery))
+		s.click(`.actions button[data-action=stop]`)
 		var open bool
 		s.eval(`!!document.querySelector('dialog[open]')`, &open)
 		if open {

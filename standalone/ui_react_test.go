@@ -21,22 +21,8 @@ import (
 // releases it on the element to, as a user drawing an edge does.
 func (s *session) drag(from, to string) {
 	s.t.Helper()
-	// A person aims at what stays put: the centre is taken once the element
-	// has not moved between two looks 50 ms apart and is what the pointer
-	// would hit there. (Measured once, a late layout shift above the
-	// palette sent the press to the type above the one aimed at.)
 	center := func(sel string) (x, y float64) {
-		s.until(sel+" steady under the pointer", fmt.Sprintf(`(() => {
-			const e = document.querySelector(%s);
-			if (!e) return false;
-			const b = e.getBoundingClientRect(), c = [b.x + b.width / 2, b.y + b.height / 2];
-			const prev = window.__aim, hit = document.elementFromPoint(c[0], c[1]);
-			window.__aim = c;
-			return !!prev && prev[0] === c[0] && prev[1] === c[1] && !!hit && (hit === e || e.contains(hit));
-		})()`, js(sel)))
-		var r []float64
-		s.eval(`(() => { const c = window.__aim; window.__aim = undefined; return c; })()`, &r)
-		return r[0], r[1]
+		return s.aim(sel, fmt.Sprintf(`document.querySelector(%s)`, js(sel)))
 	}
 	x0, y0 := center(from)
 	x1, y1 := center(to)
@@ -69,10 +55,10 @@ func TestWebUIEditor(t *testing.T) {
 			s.open("#/edit/demo")
 			s.until("the palette", `!!document.querySelector('.palette button[data-type=http]')`)
 			for _, ty := range []string{"shell", "http", "python", "shell"} {
-				s.run("add "+ty, chromedp.Click(fmt.Sprintf(`.palette button[data-type=%s]`, ty), chromedp.ByQuery))
+				s.click(fmt.Sprintf(`.palette button[data-type=%s]`, ty))
 			}
 			s.until("four nodes", `document.querySelectorAll('.editflow .node').length === 4`)
-			s.run("auto-layout", chromedp.Click(`#auto-layout`, chromedp.ByQuery))
+			s.click(`#auto-layout`)
 			var names []string
 			s.eval(`[...document.querySelectorAll('.editflow .node')].map(n => n.dataset.task).sort()`, &names)
 			if strings.Join(names, ",") != "http_1,python_1,shell_1,shell_2" {
@@ -83,16 +69,16 @@ func TestWebUIEditor(t *testing.T) {
 			s.until("the http node marked", `document.querySelector('.editflow .node[data-task=http_1]').dataset.invalid === 'true' &&
 				document.querySelector('.editflow .node[data-task=http_1]').textContent.includes('url is required')`)
 			s.typeInto(`#wf-name`, "dag4", false)
-			s.run("save too early", chromedp.Click(`#save-spec`, chromedp.ByQuery))
+			s.click(`#save-spec`)
 			s.until("the refusal", `!document.querySelector('#spec-error').hidden && document.querySelector('#spec-error').textContent.includes('http_1')`)
 			e.do("GET", "/api/v1/projects/demo/workflows/dag4", "", http.StatusNotFound, nil)
 
 			// Its form: the URL of this Beluga's own API.
-			s.run("select the http task", chromedp.Click(`.editflow .node[data-task=http_1]`, chromedp.ByQuery))
+			s.click(`.editflow .node[data-task=http_1]`)
 			s.until("its form", `!!document.querySelector('.taskform .field[data-field=url] input')`)
 			s.typeInto(`.taskform .field[data-field=url] input`, e.base+"/healthz", false)
 			s.until("the http node fine", `document.querySelector('.editflow .node[data-task=http_1]').dataset.invalid === 'false'`)
-			s.run("select the last task", chromedp.Click(`.editflow .node[data-task=shell_2]`, chromedp.ByQuery))
+			s.click(`.editflow .node[data-task=shell_2]`)
 			s.until("its form", `!!document.querySelector('.taskform .field[data-field=command] textarea')`)
 			s.typeInto(`.taskform .field[data-field=command] textarea`, "echo needle-1; echo haystack; echo needle-2", true)
 			s.until("the command highlighted as shell", `(() => {
@@ -114,7 +100,7 @@ func TestWebUIEditor(t *testing.T) {
 			}
 
 			// The YAML view holds the same spec; back to the graph loses nothing.
-			s.run("YAML", chromedp.Click(`#view-yaml`, chromedp.ByQuery))
+			s.click(`#view-yaml`)
 			var yaml string
 			s.eval(`document.querySelector('#spec').value`, &yaml)
 			for _, want := range []string{"type: http", "depends_on: [http_1, python_1]", "needle-1", "/healthz"} {
@@ -122,10 +108,10 @@ func TestWebUIEditor(t *testing.T) {
 					t.Fatalf("YAML view lacks %q:\n%s", want, yaml)
 				}
 			}
-			s.run("graph", chromedp.Click(`#view-graph`, chromedp.ByQuery))
+			s.click(`#view-graph`)
 			s.until("the graph again", `document.querySelectorAll('.editflow .react-flow__edge').length === 4`)
 
-			s.run("save", chromedp.Click(`#save-spec`, chromedp.ByQuery))
+			s.click(`#save-spec`)
 			s.until("the workflow page", `location.hash === '#/workflows/demo/dag4' && !!document.querySelector('#run-form')`)
 			var stored struct {
 				Spec struct {
@@ -147,7 +133,7 @@ func TestWebUIEditor(t *testing.T) {
 			}
 
 			s.eval(`window.belugaNoReload = 'kept'`, nil)
-			s.run("run", chromedp.Click(`#run-submit`, chromedp.ByQuery))
+			s.click(`#run-submit`)
 			s.until("the instance page", `/^#\/instances\/\d+$/.test(location.hash)`)
 			s.until("four nodes", `document.querySelectorAll('.dag .node').length === 4`)
 			s.until("every node succeeded", `[...document.querySelectorAll('.dag .node')].every(n => n.dataset.state === 'succeeded')`)
@@ -159,13 +145,13 @@ func TestWebUIEditor(t *testing.T) {
 			s.until("the counts", `document.querySelector('#state-counts li[data-state=succeeded] .n')?.textContent === '4'`)
 
 			// Gantt: a bar per attempt, the critical path marked.
-			s.run("Gantt", chromedp.Click(`#tab-gantt`, chromedp.ByQuery))
+			s.click(`#tab-gantt`)
 			s.until("the bars", `document.querySelectorAll('.gantt g.bar').length === 4 && document.querySelectorAll('.gantt g.bar.critical').length >= 2`)
 			s.axe()
 
 			// The log beside the graph, searched.
-			s.run("graph", chromedp.Click(`#tab-graph`, chromedp.ByQuery))
-			s.run("open shell_2", chromedp.Click(`.dag .node[data-task=shell_2]`, chromedp.ByQuery))
+			s.click(`#tab-graph`)
+			s.click(`.dag .node[data-task=shell_2]`)
 			s.until("its log", logText+`.includes('haystack') && document.querySelector('.logstatus').textContent.includes('end of log')`)
 			var side struct{ GraphRight, LogLeft float64 }
 			s.eval(`({GraphRight: document.querySelector('.main-view').getBoundingClientRect().right,
@@ -182,13 +168,13 @@ func TestWebUIEditor(t *testing.T) {
 		b.step(t, 60*time.Second, func(s *session) {
 			s.open("#/edit/demo/dag4")
 			s.until("the stored graph", `document.querySelectorAll('.editflow .node').length === 4 && document.querySelectorAll('.editflow .react-flow__edge').length === 4`)
-			s.run("add a task", chromedp.Click(`.palette button[data-type=shell]`, chromedp.ByQuery))
+			s.click(`.palette button[data-type=shell]`)
 			s.until("five nodes", `document.querySelectorAll('.editflow .node').length === 5`)
-			s.run("save", chromedp.Click(`#save-spec`, chromedp.ByQuery))
+			s.click(`#save-spec`)
 			s.until("version 2", `[...document.querySelectorAll('.flash.ok')].some(f => f.textContent.includes('dag4 version 2 saved'))`)
 			s.open("#/edit/demo/dag4")
 			s.until("the editor", `!!document.querySelector('#view-versions')`)
-			s.run("versions", chromedp.Click(`#view-versions`, chromedp.ByQuery))
+			s.click(`#view-versions`)
 			s.until("the diff of v1 and v2", `document.querySelector('#graph-diff')?.textContent.includes('tasks added: shell_3') &&
 				[...document.querySelectorAll('#spec-diff .add')].some(l => l.textContent.includes('name: shell_3'))`)
 		})
@@ -200,9 +186,9 @@ func TestWebUIEditor(t *testing.T) {
 		b.step(t, 60*time.Second, func(s *session) {
 			s.open(fmt.Sprintf("#/instances/%d", id))
 			s.until("the task running", `document.querySelector('tr[data-task=nap]')?.dataset.state === 'running'`)
-			s.run("kill", chromedp.Click(`tr[data-task=nap] button[data-action=kill]`, chromedp.ByQuery))
+			s.click(`tr[data-task=nap] button[data-action=kill]`)
 			s.until("the confirm dialog", `!!document.querySelector('dialog[open] button.ok')`)
-			s.run("confirm", chromedp.Click(`dialog[open] button.ok`, chromedp.ByQuery))
+			s.click(`dialog[open] button.ok`)
 			s.until("the task killed", `document.querySelector('tr[data-task=nap]')?.dataset.state === 'killed' &&
 				document.querySelector('.dag .node[data-task=nap]')?.dataset.state === 'killed'`)
 			s.until("the instance failed", `document.querySelector('h1 .badge')?.textContent === 'failed'`)
@@ -323,7 +309,7 @@ func TestWebUIBigDAG(t *testing.T) {
 				// Live updates: the poll's render and commit while it runs.
 				s.until("the run ended", `['succeeded', 'failed'].includes(document.querySelector('h1 .badge')?.textContent)`)
 				// Collapsed by prefix, the parts are one node that counts them.
-				s.run("collapse", chromedp.Click(`#dag-collapse`, chromedp.ByQuery))
+				s.click(`#dag-collapse`)
 				s.until("three nodes", fmt.Sprintf(`document.querySelectorAll('.dag .node').length === 3 &&
 					document.querySelector('.dag .node[data-task="p*"]')?.textContent.includes('%d tasks') &&
 					!!document.querySelector('.dag .react-flow__edge[data-id="p*>join"]')`, n-2))
@@ -331,7 +317,7 @@ func TestWebUIBigDAG(t *testing.T) {
 				// just-collapsed graph (the run's last read) can move it first
 				// and the click miss (seen once in a full run), so it is
 				// clicked again until the graph opens.
-				s.run("expand", chromedp.Click(`.dag .node[data-task="p*"]`, chromedp.ByQuery))
+				s.click(`.dag .node[data-task="p*"]`)
 				s.waitFor("every node again", func() bool {
 					var g struct{ Open, Node bool }
 					s.eval(`({Open: !document.querySelector('#dag-collapse').checked && document.querySelector('#dag-search').value === 'p',
@@ -400,7 +386,7 @@ func TestWebUIHugeInstance(t *testing.T) {
 			document.querySelectorAll('table.tasks tbody tr[data-id]').length > 0`, n-2, n))
 
 		// On demand, every task: the overview of the whole graph.
-		s.run("expand all", chromedp.Click(`#dag-collapse`, chromedp.ByQuery))
+		s.click(`#dag-collapse`)
 		s.until("every task drawn", fmt.Sprintf(`window.belugaPerf.ready.some(r => r.drawn === %d) &&
 			!document.querySelector('.dag canvas.overview').hidden`, n))
 		var all []struct{ At, Drawn float64 }
@@ -438,7 +424,7 @@ func TestWebUILogin(t *testing.T) {
 			s.open("#/grid/demo/two")
 			s.until("the grid", `document.querySelector('.runsgrid tr[data-task=b] td.cell')?.dataset.state === 'failed'`)
 			s.until("the admin's menu", `document.querySelector('#user-menu')?.textContent === 'admin' && !document.querySelector('.login')`)
-			s.run("open the run from its cell", chromedp.Click(`.runsgrid tr[data-task=a] td.cell a`, chromedp.ByQuery))
+			s.click(`.runsgrid tr[data-task=a] td.cell a`)
 			s.until("the run", fmt.Sprintf(`location.hash === '#/instances/%d'`, id))
 			s.open("#/overview/demo")
 			s.until("the overview", `[...document.querySelectorAll('table.failing td')].some(td => td.textContent === 'two/b')`)
@@ -470,15 +456,15 @@ func TestWebUILogin(t *testing.T) {
 			s.axe()
 			s.retype(`#login-username`, "ada")
 			s.retype(`#login-password`, "wrong")
-			s.run("log in", chromedp.Click(`.login button[type=submit]`, chromedp.ByQuery))
+			s.click(`.login button[type=submit]`)
 			s.until("the refusal", `document.querySelector('.login .apierror')?.textContent.includes('wrong username or password')`)
 			s.retype(`#login-password`, "ada-secret-1")
-			s.run("log in", chromedp.Click(`.login button[type=submit]`, chromedp.ByQuery))
+			s.click(`.login button[type=submit]`)
 			s.until("logged in", `!document.querySelector('.login') && document.querySelector('#user-menu')?.textContent === 'ada' &&
 				document.querySelectorAll('table.grid tbody tr[data-id]').length === 1`)
-			s.run("menu", chromedp.Click(`#user-menu`, chromedp.ByQuery))
+			s.click(`#user-menu`)
 			s.until("log out offered", `!!document.querySelector('.usermenu #logout')`)
-			s.run("log out", chromedp.Click(`#logout`, chromedp.ByQuery))
+			s.click(`#logout`)
 			s.until("the login form again", `!!document.querySelector('.login') && !document.querySelector('#user-menu')`)
 		})
 	})

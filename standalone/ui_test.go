@@ -396,7 +396,7 @@ tasks:
 			// Create a project from the workflows page.
 			s.open("#/workflows")
 			s.until("the project picker", `location.hash === '#/workflows/demo' && !!document.querySelector('#create-project')`)
-			s.run("open the create-project panel", chromedp.Click(`details.panel summary`, chromedp.ByQuery))
+			s.click(`details.panel summary`)
 			// Typed into only once the opened panel has laid it out: typing at
 			// once met "Element is not focusable" once in a full run.
 			s.until("the create-project form", `(() => { const i = document.querySelector('#create-project input[name=name]'); return !!i && i.offsetParent !== null && !i.disabled; })()`)
@@ -405,13 +405,13 @@ tasks:
 			s.until("the new project's page", `location.hash === '#/workflows/webui' && !!document.querySelector('#new-workflow')`)
 
 			// Apply a two-task workflow from the editor.
-			s.run("open the editor", chromedp.Click(`#new-workflow`, chromedp.ByQuery))
+			s.click(`#new-workflow`)
 			s.until("the editor", `!!document.querySelector('#view-yaml')`)
-			s.run("the YAML view", chromedp.Click(`#view-yaml`, chromedp.ByQuery))
+			s.click(`#view-yaml`)
 			s.until("the spec text", `!!document.querySelector('#spec') && document.querySelector('#spec').value.includes('tasks:')`)
 			s.retype(`#wf-name`, "etl2")
 			s.retype(`#spec`, twoTasks)
-			s.run("save", chromedp.Click(`#save-spec`, chromedp.ByQuery))
+			s.click(`#save-spec`)
 			// The flash goes after 6 s, which the loaded machine can take
 			// to draw the workflow page: it is looked for first.
 			s.until("the saved flash", `[...document.querySelectorAll('.flash.ok')].some(f => f.textContent.includes('etl2 version 1 saved'))`)
@@ -423,18 +423,17 @@ tasks:
 			}
 
 			// The editor's YAML of the stored spec applies back unchanged.
-			s.run("edit", chromedp.Click(`#edit-workflow`, chromedp.ByQuery))
+			s.click(`#edit-workflow`)
 			s.until("the stored spec in the graph", `!!document.querySelector('.editflow .node[data-task=second]')`)
-			s.run("the YAML view", chromedp.Click(`#view-yaml`, chromedp.ByQuery))
+			s.click(`#view-yaml`)
 			s.until("the stored spec in the editor", `!!document.querySelector('#spec') && !document.querySelector('#spec').disabled && document.querySelector('#spec').value.includes('second done')`)
-			s.run("save unchanged", chromedp.Click(`#save-spec`, chromedp.ByQuery))
+			s.click(`#save-spec`)
 			s.until("the no-change message", `location.hash === '#/workflows/webui/etl2' && [...document.querySelectorAll('.flash.ok')].some(f => f.textContent.includes('No change') && f.textContent.includes('version 1'))`)
 
 			// Run it with a param from the Run form and land on the instance.
 			s.until("the run form", `!!document.querySelector('#run-form .kvrow .v')`)
 			s.retype(`#run-form .kvrow .v`, "bonjour")
-			s.run("run",
-				chromedp.Click(`#run-submit`, chromedp.ByQuery))
+			s.click(`#run-submit`)
 			s.until("the instance page", `/^#\/instances\/\d+$/.test(location.hash)`)
 			s.until("the instance to succeed", `document.querySelector('h1 .badge')?.textContent === 'succeeded'`)
 			s.until("both tasks green in the DAG", `(() => {
@@ -448,9 +447,9 @@ tasks:
 			}
 
 			// Clicking a node shows its log.
-			s.run("open first's log", chromedp.Click(`.dag .node[data-task=first]`, chromedp.ByQuery))
+			s.click(`.dag .node[data-task=first]`)
 			s.until("first's log", logText+`.includes('first says bonjour: it\'s "quoted" # not a comment') && document.querySelector('.logstatus')?.textContent.includes('end of log')`)
-			s.run("open second's log", chromedp.Click(`tr[data-task=second] button[data-log]`, chromedp.ByQuery))
+			s.click(`tr[data-task=second] button[data-log]`)
 			s.until("second's log", logText+` === 'second-line-1\nsecond done\n'`)
 
 			// The instances list shows the run.
@@ -493,7 +492,7 @@ tasks:
 				t.Fatalf("outputs row %+v", row)
 			}
 			// Per task: what it ran with and what it exported, as text.
-			s.run("open consume's values", chromedp.Click(`tr[data-task=consume] button[data-values]`, chromedp.ByQuery))
+			s.click(`tr[data-task=consume] button[data-values]`)
 			s.until("consume's values beside the graph", `!!document.querySelector('.sidepanel .valuespanel[data-task=consume] dl.params-of')`)
 			var vals struct{ Summary, Params, Outputs string }
 			s.eval(`(d => ({Summary: d.querySelector('.summary').textContent,
@@ -504,7 +503,7 @@ tasks:
 				!strings.Contains(vals.Summary, "0 outputs") {
 				t.Fatalf("consume's values %+v", vals)
 			}
-			s.run("open produce's values", chromedp.Click(`tr[data-task=produce] button[data-values]`, chromedp.ByQuery))
+			s.click(`tr[data-task=produce] button[data-values]`)
 			s.until("produce's values", `!!document.querySelector('.valuespanel[data-task=produce] dl.outputs-of')`)
 			s.eval(`(d => [...d.querySelectorAll('dl.outputs-of dt')].map(x => x.textContent + '=' + x.nextElementSibling.textContent).join(';'))(
 				document.querySelector('.valuespanel[data-task=produce]'))`, &vals.Outputs)
@@ -538,11 +537,11 @@ tasks:
 		b.step(t, 90*time.Second, func(s *session) {
 			s.open("#/edit/webui")
 			s.until("the editor", `!!document.querySelector('#view-yaml')`)
-			s.run("the YAML view", chromedp.Click(`#view-yaml`, chromedp.ByQuery))
+			s.click(`#view-yaml`)
 			s.until("the spec text", `!!document.querySelector('#spec')`)
 			s.retype(`#wf-name`, "cyclic")
 			s.retype(`#spec`, cyclic)
-			s.run("save a cycle", chromedp.Click(`#save-spec`, chromedp.ByQuery))
+			s.click(`#save-spec`)
 			s.until("the API's error", `!document.querySelector('#spec-error').hidden`)
 			if got := s.text(`#spec-error`); !strings.Contains(got, body.Error.Message) {
 				t.Fatalf("editor shows %q; the API said %q", got, body.Error.Message)
@@ -560,7 +559,7 @@ tasks:
 		b.step(t, 15*time.Second, func(s *session) {
 			s.open("#/edit/webui/etl2")
 			s.until("the stored spec in the graph", `!!document.querySelector('.editflow .node[data-task=second]')`)
-			s.run("the YAML view", chromedp.Click(`#view-yaml`, chromedp.ByQuery))
+			s.click(`#view-yaml`)
 			s.until("the stored spec", `!!document.querySelector('#spec') && !document.querySelector('#spec').disabled && document.querySelector('#spec').value.includes('second done')`)
 			dialogs := s.takeDialogs()
 			s.typeInto(`#spec`, "# not saved yet\n", false)
@@ -576,7 +575,7 @@ tasks:
 			}
 
 			// Staying keeps the address, the editor and its text.
-			s.run("leave for instances", chromedp.Click(`#nav a[data-nav=instances]`, chromedp.ByQuery))
+			s.click(`#nav a[data-nav=instances]`)
 			if d := s.dialog(dialogs, false); d.Type != page.DialogTypeConfirm || !strings.Contains(d.Message, "not saved") {
 				t.Fatalf("dialog %s %q", d.Type, d.Message)
 			}
@@ -590,16 +589,16 @@ tasks:
 			}
 
 			// Leaving when the user says so.
-			s.run("leave again", chromedp.Click(`#nav a[data-nav=instances]`, chromedp.ByQuery))
+			s.click(`#nav a[data-nav=instances]`)
 			s.dialog(dialogs, true)
 			s.until("the instances page", `location.hash === '#/instances' && !!document.querySelector('table.grid tbody')`)
 
 			// Nothing typed: no question.
 			s.open("#/edit/webui/etl2")
 			s.until("the stored spec in the graph", `!!document.querySelector('.editflow .node[data-task=second]')`)
-			s.run("the YAML view", chromedp.Click(`#view-yaml`, chromedp.ByQuery))
+			s.click(`#view-yaml`)
 			s.until("the stored spec", `!!document.querySelector('#spec') && !document.querySelector('#spec').disabled`)
-			s.run("leave untouched", chromedp.Click(`#nav a[data-nav=instances]`, chromedp.ByQuery))
+			s.click(`#nav a[data-nav=instances]`)
 			s.until("the instances page", `location.hash === '#/instances'`)
 			if len(dialogs) != 0 {
 				t.Fatalf("asked before leaving an untouched editor: %q", (<-dialogs).Message)
@@ -613,18 +612,18 @@ tasks:
 		b.step(t, 30*time.Second, func(s *session) {
 			s.open("#/workflows/webui/sleeper")
 			s.until("the run form", `!!document.querySelector('#run-submit')`)
-			s.run("run", chromedp.Click(`#run-submit`, chromedp.ByQuery))
+			s.click(`#run-submit`)
 			s.until("the instance page", `/^#\/instances\/\d+$/.test(location.hash)`)
 			s.until("the task running", `document.querySelector('.dag .node[data-task=nap]')?.dataset.state === 'running'`)
-			s.run("open the log", chromedp.Click(`.dag .node[data-task=nap]`, chromedp.ByQuery))
+			s.click(`.dag .node[data-task=nap]`)
 			s.until("the running task's log", logText+`.includes('napping') && document.querySelector('.logstatus')?.textContent.includes('following')`)
 			// The refreshes update the DAG and the task's row in place.
 			s.eval(`for (const el of [document.querySelector('.dag'), document.querySelector('.dag .node[data-task=nap]'),
 				document.querySelector('tr[data-task=nap]')]) el.belugaMark = 'kept'`, nil)
 
-			s.run("stop", chromedp.Click(`.actions button[data-action=stop]`, chromedp.ByQuery))
+			s.click(`.actions button[data-action=stop]`)
 			s.until("the confirm dialog", `!!document.querySelector('dialog[open] button.ok')`)
-			s.run("confirm", chromedp.Click(`dialog[open] button.ok`, chromedp.ByQuery))
+			s.click(`dialog[open] button.ok`)
 			s.until("the instance stopped", `document.querySelector('h1 .badge')?.textContent === 'stopped'`)
 			s.until("the task killed", `document.querySelector('tr[data-task=nap]')?.dataset.state === 'killed' && document.querySelector('.dag .node[data-task=nap]')?.dataset.state === 'killed'`)
 			var kept []bool
@@ -652,9 +651,9 @@ tasks:
 				document.dispatchEvent(new Event('visibilitychange'));
 			})()`, nil)
 			s.until("pause offered by the stale page", `!document.querySelector('.actions button[data-action=pause]').disabled`)
-			s.run("pause", chromedp.Click(`.actions button[data-action=pause]`, chromedp.ByQuery))
+			s.click(`.actions button[data-action=pause]`)
 			s.until("the confirm dialog", `!!document.querySelector('dialog[open] button.ok')`)
-			s.run("confirm", chromedp.Click(`dialog[open] button.ok`, chromedp.ByQuery))
+			s.click(`dialog[open] button.ok`)
 			s.until("the conflict message", `[...document.querySelectorAll('.flash.error')].some(f => f.textContent.includes('stopped') && f.textContent.includes('HTTP 409'))`)
 		})
 	})
@@ -706,7 +705,7 @@ tasks:
 		b.step(t, 20*time.Second, func(s *session) {
 			s.open("#/workflows/webui/etl2")
 			s.until("the schedule panel", `!!document.querySelector('#schedule-set')`)
-			s.run("open the form", chromedp.Click(`#schedule-set`, chromedp.ByQuery))
+			s.click(`#schedule-set`)
 			s.until("the schedule form", `!!document.querySelector('#schedule-cron')`)
 			s.typeInto(`#schedule-cron`, "61 * * * *", true)
 			s.click(`#schedule-save`)
@@ -756,9 +755,9 @@ tasks:
 			s.open("#/schedules") // away and back: the page reads the schedule again
 			s.open("#/workflows/webui/etl2")
 			s.until("the window", fmt.Sprintf(`document.querySelector('#schedule-panel')?.textContent.includes('revision %d')`, rev))
-			s.run("edit", chromedp.Click(`#schedule-edit`, chromedp.ByQuery))
+			s.click(`#schedule-edit`)
 			s.until("the form with seconds", `/:05$/.test(document.querySelector('#schedule-start')?.value) && /:07$/.test(document.querySelector('#schedule-end')?.value)`)
-			s.run("save unchanged", chromedp.Click(`#schedule-save`, chromedp.ByQuery))
+			s.click(`#schedule-save`)
 			s.until("saved", fmt.Sprintf(`!document.querySelector('#schedule-form') && document.querySelector('#schedule-panel')?.textContent.includes('revision %d')`, rev+1))
 			e.do("GET", "/api/v1/projects/webui/workflows/etl2/schedule", "", http.StatusOK, &win)
 			if win.Revision != rev+1 || !win.StartTime.Equal(time.Date(2099, 1, 2, 3, 4, 5, 0, time.UTC)) ||
@@ -766,7 +765,7 @@ tasks:
 				t.Fatalf("after an unchanged edit: %+v", win)
 			}
 
-			s.run("disable", chromedp.Click(`#schedule-toggle`, chromedp.ByQuery))
+			s.click(`#schedule-toggle`)
 			s.until("disabled", `document.querySelector('#schedule-panel .badge')?.textContent === 'disabled' && !document.querySelector('#schedule-panel ol.upcoming')`)
 			s.open("#/schedules")
 			s.until("the schedules list", `[...document.querySelectorAll('tr[data-workflow="webui/etl2"] td')].some(td => td.textContent === '30 2 * * *')`)
@@ -870,7 +869,7 @@ tasks:
 			s.click(`#backfill-stop`)
 			s.until("the confirm dialog", `!!document.querySelector('dialog[open] button.ok')`)
 			e.do("POST", fmt.Sprintf("/api/v1/backfills/%d/actions", running.ID), `{"action":"stop","by":"the other operator"}`, http.StatusOK, nil)
-			s.run("confirm", chromedp.Click(`dialog[open] button.ok`, chromedp.ByQuery))
+			s.click(`dialog[open] button.ok`)
 			s.until("the conflict message", `[...document.querySelectorAll('.flash.error')].some(f => f.textContent.includes('not running') && f.textContent.includes('HTTP 409'))`)
 			s.until("stop disabled", `document.querySelector('#backfill-stop').disabled`)
 		})
@@ -951,10 +950,10 @@ tasks:
 			s.keys(kb.End + kb.Backspace + "2")
 			s.click(`#create-group button[type=submit]`)
 			s.until("the group", `document.querySelector('tr[data-group=etl_slots] .meterbox')?.textContent.trim() === '0 / 2'`)
-			s.run("resize", chromedp.Click(`tr[data-group=etl_slots] button`, chromedp.ByQuery))
+			s.click(`tr[data-group=etl_slots] button`)
 			s.until("the resize dialog", `!!document.querySelector('dialog[open] input[name=capacity]')`)
 			s.retype(`dialog[open] input[name=capacity]`, "5")
-			s.run("OK", chromedp.Click(`dialog[open] button.ok`, chromedp.ByQuery))
+			s.click(`dialog[open] button.ok`)
 			s.until("the new capacity", `document.querySelector('tr[data-group=etl_slots] .meterbox')?.textContent.trim() === '0 / 5'`)
 		})
 	})
