@@ -57,23 +57,51 @@ func (s *session) clickAt(what, el string) {
 // to what was under the point.)
 func (s *session) aim(what, el string) (x, y float64) {
 	s.t.Helper()
-	s.until(what+": steady under the pointer", fmt.Sprintf(`(() => {
+	look := fmt.Sprintf(`(() => {
 		const e = %s;
-		if (!e || !e.isConnected) return false;
+		if (!e || !e.isConnected) return {Why: 'not in the page'};
 		const b = e.getBoundingClientRect(), c = [b.x + b.width / 2, b.y + b.height / 2];
-		if (b.width === 0 || b.height === 0) return false;
+		if (b.width === 0 || b.height === 0) return {Why: 'no size (hidden)'};
 		if (c[0] < 0 || c[1] < 0 || c[0] >= innerWidth || c[1] >= innerHeight) {
 			e.scrollIntoView({block: 'center', inline: 'center'});
-			window.__aim = undefined;
-			return false;
+			return {Why: 'out of view at ' + c + ': scrolled'};
 		}
-		const prev = window.__aim, hit = document.elementFromPoint(c[0], c[1]);
-		window.__aim = c;
-		return !!prev && prev[0] === c[0] && prev[1] === c[1] && !!hit && (hit === e || e.contains(hit));
-	})()`, el))
-	var r []float64
-	s.eval(`(() => { const c = window.__aim; window.__aim = undefined; return c; })()`, &r)
-	return r[0], r[1]
+		const hit = document.elementFromPoint(c[0], c[1]);
+		if (hit && hit !== e && hit.contains(e)) {
+			// Clipped by a scrolled box around it (a long form's panel).
+			e.scrollIntoView({block: 'center', inline: 'nearest'});
+			return {Why: 'hidden by the scrolled ' + hit.tagName.toLowerCase() + '.' + hit.className + ': scrolled'};
+		}
+		if (!hit || (hit !== e && !e.contains(hit)))
+			return {X: c[0], Y: c[1], Why: 'covered at ' + c + ' by ' + (hit ? hit.outerHTML.slice(0, 120) : 'nothing')};
+		return {X: c[0], Y: c[1], Ok: true};
+	})()`, el)
+	type seen struct {
+		X, Y float64
+		Ok   bool
+		Why  string
+	}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var prev, cur seen
+	for {
+		cur = seen{}
+		err := chromedp.Run(s.ctx, chromedp.Evaluate(look, &cur))
+		if err == nil && cur.Ok && prev.Ok && cur.X == prev.X && cur.Y == prev.Y {
+			return cur.X, cur.Y
+		}
+		if err != nil {
+			cur.Why = err.Error()
+		} else if cur.Ok {
+			cur.Why = fmt.Sprintf("at %v,%v (moved from %v,%v)", cur.X, cur.Y, prev.X, prev.Y)
+		}
+		prev = cur
+		select {
+		case <-s.ctx.Done():
+			s.t.Fatalf("%s: never steady under the pointer: %v; last look: %s", what, s.ctx.Err(), cur.Why)
+		case <-tick.C:
+		}
+	}
 }
 
 // typeInto clicks the field sel and types text at the end of what it
