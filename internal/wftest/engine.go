@@ -15,6 +15,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/registry"
 	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/common/tasktype"
 	"github.com/beluga-scheduler/beluga/master"
 )
 
@@ -139,6 +140,9 @@ func (e *Engine) Prepare(ctx context.Context, f *File) (*Prepared, error) {
 	if _, err := e.st.ProjectCreate(ctx, p.project, f.Path); err != nil {
 		return nil, err
 	}
+	if err := e.stubDatasources(ctx, p.project, wf); err != nil {
+		return nil, err
+	}
 	if _, _, err := e.st.WorkflowPut(ctx, p.project, wf); err != nil {
 		return nil, &InputError{File: f.SpecPath, Msg: err.Error()}
 	}
@@ -251,3 +255,34 @@ func waitUntil(ctx context.Context, d time.Duration, cond func() bool) error {
 	return nil
 }
 
+// stubDatasources makes each datasource the spec's tasks name exist in the
+// engine, granted to the project: tasks are mocked, so no task connects to
+// it, but the runner resolves a sql task's payload against it as it would
+// in production.
+func (e *Engine) stubDatasources(ctx context.Context, project string, wf *spec.Workflow) error {
+	for i := range wf.Tasks {
+		t := &wf.Tasks[i]
+		def, ok := tasktype.Lookup(t.Type)
+		if !ok || def.Datasource == nil {
+			continue
+		}
+		s, problems := def.Decode(t.TypeFields())
+		if len(problems) > 0 {
+			continue // Parse reported it already
+		}
+		name := def.Datasource(s)
+		if name == "" {
+			continue
+		}
+		if _, err := e.st.DatasourceGet(ctx, name); err != nil {
+			if _, _, err := e.st.DatasourcePut(ctx, model.Datasource{Name: name, Type: "mysql", Host: "127.0.0.1", Port: 3306,
+				Database: "mocked", User: "mocked"}); err != nil {
+				return fmt.Errorf("stub datasource %s: %w", name, err)
+			}
+		}
+		if err := e.st.DatasourceSetProjects(ctx, name, []string{project}, "wftest"); err != nil {
+			return fmt.Errorf("stub datasource %s: %w", name, err)
+		}
+	}
+	return nil
+}

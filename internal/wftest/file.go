@@ -71,9 +71,9 @@ func (m Mock) Attempt(n int) Outcome {
 
 // Expect is what a case checks; an empty field checks nothing.
 type Expect struct {
-	State  string `yaml:"state"`  // the instance's final state
-	Reason string `yaml:"reason"` // a substring of the instance's reason
-	Ran    []string `yaml:"ran"`  // each ran (an attempt that was not skipped)
+	State  string   `yaml:"state"`  // the instance's final state
+	Reason string   `yaml:"reason"` // a substring of the instance's reason
+	Ran    []string `yaml:"ran"`    // each ran (an attempt that was not skipped)
 	// Skipped: each was skipped (a branch not taken).
 	Skipped []string `yaml:"skipped"`
 	// NotRun: each did not run (skipped, or never reached).
