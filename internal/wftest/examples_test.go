@@ -1,0 +1,77 @@
+package wftest
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+)
+
+// TestExamples runs every examples/*.test.yaml on the engine, as
+// `beluga workflow test` does: CI checks that the examples' tests pass.
+// It logs each case's time (the figure docs quote; no timing is asserted).
+func TestExamples(t *testing.T) {
+	files, err := filepath.Glob("../../examples/*.test.yaml")
+	if err != nil || len(files) < 3 {
+		t.Fatalf("examples' tests: %v %v", files, err)
+	}
+	rep := RunFiles(context.Background(), files, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
+	var out bytes.Buffer
+	rep.WriteText(&out, true)
+	t.Log("\n" + out.String())
+	if code := rep.ExitCode(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var slowest time.Duration
+	n := 0
+	for _, f := range rep.Files {
+		for _, c := range f.Cases {
+			slowest = max(slowest, c.Took)
+			n++
+		}
+	}
+	t.Logf("%d cases, slowest %s, all %s", n, slowest, rep.Took)
+}
+
+// TestFailedExpectation: a case whose expectation is not met fails with
+// the reason, in the text and in the JUnit XML; the others still run.
+func TestFailedExpectation(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "wf.yaml"), gateSpec)
+	write(t, filepath.Join(dir, "wf.test.yaml"), `cases:
+  - name: x is 1 takes a
+    mocks: {check: {outputs: {x: "1"}}}
+    expect: {branch: {gate: [a]}, skipped: [b], state: succeeded}
+  - name: otherwise b
+    expect: {branch: {gate: [b]}, skipped: [a], order: [[check, gate, b]]}
+  - name: wrong
+    mocks: {check: {outputs: {x: "1"}}}
+    expect: {state: failed, ran: [b]}
+`)
+	rep := RunFiles(context.Background(), []string{filepath.Join(dir, "wf.test.yaml")}, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
+	if code := rep.ExitCode(); code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	var text, junit bytes.Buffer
+	rep.WriteText(&text, false)
+	if err := rep.WriteJUnit(&junit); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"PASS  x is 1 takes a", "PASS  otherwise b", "FAIL  wrong",
+		"state: expected failed, got succeeded", "ran: expected b to run, it ended skipped", "2 passed, 1 failed"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+	for _, want := range []string{`<testcase name="wrong"`, `<failure message="state: expected failed, got succeeded" type="expectation">`,
+		"ran: expected b to run, it ended skipped</failure>", `tests="3" failures="1"`} {
+		if !strings.Contains(junit.String(), want) {
+			t.Errorf("junit lacks %q:\n%s", want, junit.String())
+		}
+	}
+}
