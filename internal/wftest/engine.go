@@ -153,7 +153,7 @@ func (e *Engine) Prepare(ctx context.Context, f *File) (*Prepared, error) {
 func (e *Engine) Run(ctx context.Context, p *Prepared, c Case) (*RunResult, error) {
 	e.w.use(c.Mocks)
 	inst, err := e.st.InstanceCreateRun(ctx, store.RunRequest{Project: p.project, Workflow: p.wf.Name, Params: c.Params,
-		CommandType: model.CommandStart})
+		CommandType: model.CommandStart, ScheduleTime: c.at, Timezone: c.Timezone})
 	if err != nil {
 		return nil, fmt.Errorf("start the run: %w", err)
 	}

@@ -51,7 +51,7 @@ func TestFailedExpectation(t *testing.T) {
     expect: {branch: {gate: [b]}, skipped: [a], order: [[check, gate, b]]}
   - name: wrong
     mocks: {check: {outputs: {x: "1"}}}
-    expect: {state: failed, ran: [b]}
+    expect: {state: failed, ran: [b], order: [[a, check]]}
 `)
 	rep := RunFiles(context.Background(), []string{filepath.Join(dir, "wf.test.yaml")}, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
 	if code := rep.ExitCode(); code != 1 {
@@ -63,13 +63,14 @@ func TestFailedExpectation(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"PASS  x is 1 takes a", "PASS  otherwise b", "FAIL  wrong",
-		"state: expected failed, got succeeded", "ran: expected b to run, it ended skipped", "2 passed, 1 failed"} {
+		"state: expected failed, got succeeded", "ran: expected b to run, it ended skipped",
+		"order: expected a before check: check started", "before a ended", "2 passed, 1 failed"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
 	}
 	for _, want := range []string{`<testcase name="wrong"`, `<failure message="state: expected failed, got succeeded" type="expectation">`,
-		"ran: expected b to run, it ended skipped</failure>", `tests="3" failures="1"`} {
+		"ran: expected b to run, it ended skipped&#xA;order: expected a before check", `tests="3" failures="1"`} {
 		if !strings.Contains(junit.String(), want) {
 			t.Errorf("junit lacks %q:\n%s", want, junit.String())
 		}

@@ -22,6 +22,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/params"
 	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/common/tasktype"
 )
@@ -39,9 +40,15 @@ type File struct {
 type Case struct {
 	Name   string            `yaml:"name"`
 	Params map[string]string `yaml:"params"`
-	Mocks  map[string]Mock   `yaml:"mocks"`
-	Expect Expect            `yaml:"expect"`
-	Line   int               `yaml:"-"`
+	// ScheduleTime is the time the run is for, as a schedule's run has
+	// one: $[...] params count from it ("": the run's start).
+	ScheduleTime string `yaml:"schedule_time"`
+	// Timezone is the IANA zone $[...] params are read in ("": UTC).
+	Timezone string          `yaml:"timezone"`
+	Mocks    map[string]Mock `yaml:"mocks"`
+	Expect   Expect          `yaml:"expect"`
+	Line     int             `yaml:"-"`
+	at       *time.Time      // ScheduleTime parsed
 }
 
 // Outcome is what one attempt of a mocked task does.
@@ -239,6 +246,21 @@ func checkCase(c *Case, wf *spec.Workflow, tasks map[string]*spec.Task, root *ya
 		}
 		if def, ok := tasktype.Lookup(tasks[name].Type); ok && def.Placement == tasktype.Master {
 			return &caseError{at("mocks", name), fmt.Sprintf("mocks: task %s is a %s, decided by the master from its inputs; it is not mocked (mock its upstreams)", name, tasks[name].Type)}
+		}
+	}
+	if err := params.CheckNames(c.Params); err != nil {
+		return &caseError{at("params"), "params: " + err.Error()}
+	}
+	if c.ScheduleTime != "" {
+		t, err := time.Parse(time.RFC3339, c.ScheduleTime)
+		if err != nil {
+			return &caseError{at("schedule_time"), fmt.Sprintf("schedule_time: %q is not a time like 2026-03-01T02:00:00Z", c.ScheduleTime)}
+		}
+		c.at = &t
+	}
+	if c.Timezone != "" {
+		if _, err := time.LoadLocation(c.Timezone); err != nil {
+			return &caseError{at("timezone"), fmt.Sprintf("timezone: %q is not an IANA zone (Europe/Paris, UTC)", c.Timezone)}
 		}
 	}
 	e := c.Expect
