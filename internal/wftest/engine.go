@@ -129,8 +129,16 @@ func (e *Engine) Prepare(ctx context.Context, f *File) (*Prepared, error) {
 	}
 	groups := []string{wf.WorkerGroup}
 	for i := range wf.Tasks {
-		wf.Tasks[i].RetryInterval = 0
-		groups = append(groups, wf.Tasks[i].WorkerGroup)
+		t := &wf.Tasks[i]
+		t.RetryInterval = 0
+		groups = append(groups, t.WorkerGroup)
+		if def, ok := tasktype.Lookup(t.Type); ok && def.Start != nil {
+			// A type that runs other workflows (sub_workflow, dependent) is
+			// mocked like a worker's task: what it waits for is not this
+			// test's. Its dependencies, params, retries and timeout stay.
+			t.Command = "# mocked " + t.Type
+			t.Type, t.Fields = "shell", nil
+		}
 	}
 	if err := e.register(ctx, groups...); err != nil {
 		return nil, err

@@ -76,3 +76,40 @@ func TestFailedExpectation(t *testing.T) {
 		}
 	}
 }
+
+// TestMockedMasterTypes: sub_workflow and dependent tasks are mocked like a
+// worker's (what they wait for is not the test's); their retries and the
+// values they export go through the runner as any task's.
+func TestMockedMasterTypes(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "parent.yaml"), `name: parent
+tasks:
+  - name: wait_upstream
+    type: dependent
+    wait_for:
+      - {workflow: other_wf, date: today}
+  - name: child
+    type: sub_workflow
+    workflow: child_wf
+    depends_on: [wait_upstream]
+    retries: 1
+  - {name: after, command: "echo ${rows}", depends_on: [child]}
+`)
+	write(t, filepath.Join(dir, "parent.test.yaml"), `cases:
+  - name: the child's outputs reach after
+    mocks: {child: {outputs: {rows: "5"}}}
+    expect:
+      state: succeeded
+      order: [[wait_upstream, child, after]]
+      tasks: {after: {params: {rows: "5"}}}
+  - name: the child fails on both attempts
+    mocks: {child: {exit_code: 1}}
+    expect: {state: failed, not_run: [after], tasks: {child: {attempts: 2, state: failed}}}
+`)
+	rep := RunFiles(context.Background(), []string{filepath.Join(dir, "parent.test.yaml")}, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
+	var text bytes.Buffer
+	rep.WriteText(&text, true)
+	if code := rep.ExitCode(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, text.String())
+	}
+}

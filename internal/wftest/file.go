@@ -198,12 +198,6 @@ func Load(path string) (*File, error) {
 	for i := range f.Spec.Tasks {
 		tasks[f.Spec.Tasks[i].Name] = &f.Spec.Tasks[i]
 	}
-	for i := range f.Spec.Tasks {
-		t := &f.Spec.Tasks[i]
-		if def, ok := tasktype.Lookup(t.Type); ok && def.Start != nil {
-			return nil, &InputError{File: f.SpecPath, Msg: fmt.Sprintf("task %s: type %s runs other workflows; workflow tests cannot run it yet", t.Name, t.Type)}
-		}
-	}
 	names := map[string]int{}
 	for i := range f.Cases {
 		c := &f.Cases[i]
@@ -244,7 +238,7 @@ func checkCase(c *Case, wf *spec.Workflow, tasks map[string]*spec.Task, root *ya
 		if err := known(at("mocks", name), "mocks", name); err != nil {
 			return err
 		}
-		if def, ok := tasktype.Lookup(tasks[name].Type); ok && def.Placement == tasktype.Master {
+		if def, ok := tasktype.Lookup(tasks[name].Type); ok && def.Decide != nil {
 			return &caseError{at("mocks", name), fmt.Sprintf("mocks: task %s is a %s, decided by the master from its inputs; it is not mocked (mock its upstreams)", name, tasks[name].Type)}
 		}
 	}
