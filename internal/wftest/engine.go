@@ -37,7 +37,7 @@ type Engine struct {
 
 // CaseTimeout bounds one case's run: a run that has not ended by then
 // fails its case.
-const CaseTimeout = 30 * time.Second
+const CaseTimeout = 10 * time.Second
 
 // Start brings the engine up in a new temp dir (removed by Stop).
 func Start(ctx context.Context, log *zap.Logger) (_ *Engine, err error) {
@@ -149,6 +149,9 @@ func (e *Engine) Prepare(ctx context.Context, f *File) (*Prepared, error) {
 		return nil, err
 	}
 	if err := e.stubDatasources(ctx, p.project, wf); err != nil {
+		return nil, err
+	}
+	if err := e.stubTaskGroups(ctx, p.project, wf); err != nil {
 		return nil, err
 	}
 	if _, _, err := e.st.WorkflowPut(ctx, p.project, wf); err != nil {
@@ -290,6 +293,28 @@ func (e *Engine) stubDatasources(ctx context.Context, project string, wf *spec.W
 		}
 		if err := e.st.DatasourceSetProjects(ctx, name, []string{project}, "wftest"); err != nil {
 			return fmt.Errorf("stub datasource %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// stubTaskGroups makes each task group the spec's tasks name exist, granted
+// to the project, with room for every task: a case checks the flow, not
+// the limits.
+func (e *Engine) stubTaskGroups(ctx context.Context, project string, wf *spec.Workflow) error {
+	seen := map[string]bool{}
+	for _, t := range wf.Tasks {
+		if t.TaskGroup == "" || seen[t.TaskGroup] {
+			continue
+		}
+		seen[t.TaskGroup] = true
+		if _, err := e.st.TaskGroupGet(ctx, t.TaskGroup); err != nil {
+			if _, err := e.st.TaskGroupCreate(ctx, t.TaskGroup, len(wf.Tasks), "workflow test stub"); err != nil {
+				return fmt.Errorf("stub task group %s: %w", t.TaskGroup, err)
+			}
+		}
+		if err := e.st.TaskGroupSetProjects(ctx, t.TaskGroup, []string{project}, "wftest"); err != nil {
+			return fmt.Errorf("stub task group %s: %w", t.TaskGroup, err)
 		}
 	}
 	return nil

@@ -79,7 +79,8 @@ func TestFailedExpectation(t *testing.T) {
 
 // TestMockedMasterTypes: sub_workflow and dependent tasks are mocked like a
 // worker's (what they wait for is not the test's); their retries and the
-// values they export go through the runner as any task's.
+// values they export go through the runner as any task's. A task group and
+// a worker group the engine does not have are stubbed.
 func TestMockedMasterTypes(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "parent.yaml"), `name: parent
@@ -93,7 +94,7 @@ tasks:
     workflow: child_wf
     depends_on: [wait_upstream]
     retries: 1
-  - {name: after, command: "echo ${rows}", depends_on: [child]}
+  - {name: after, command: "echo ${rows}", depends_on: [child], task_group: etl_slots, worker_group: gpu}
 `)
 	write(t, filepath.Join(dir, "parent.test.yaml"), `cases:
   - name: the child's outputs reach after
