@@ -73,7 +73,7 @@ func (m Mock) Attempt(n int) Outcome {
 	if len(m.Attempts) == 0 {
 		return m.Outcome
 	}
-	return m.Attempts[min(n, len(m.Attempts))-1]
+	return m.Attempts[min(max(n, 1), len(m.Attempts))-1]
 }
 
 // Expect is what a case checks; an empty field checks nothing.
@@ -237,6 +237,9 @@ func checkCase(c *Case, wf *spec.Workflow, tasks map[string]*spec.Task, root *ya
 	for _, name := range sortedKeys(c.Mocks) {
 		if err := known(at("mocks", name), "mocks", name); err != nil {
 			return err
+		}
+		if m := c.Mocks[name]; len(m.Attempts) > 0 && (m.ExitCode != 0 || m.Outputs != nil || m.Duration != 0 || m.Message != "") {
+			return &caseError{at("mocks", name), fmt.Sprintf("mocks: task %s has both attempts and an outcome of its own; put each outcome in attempts", name)}
 		}
 		if def, ok := tasktype.Lookup(tasks[name].Type); ok && def.Decide != nil {
 			return &caseError{at("mocks", name), fmt.Sprintf("mocks: task %s is a %s, decided by the master from its inputs; it is not mocked (mock its upstreams)", name, tasks[name].Type)}

@@ -43,6 +43,7 @@ func TestLoadRefusesBadFiles(t *testing.T) {
 		{"reserved param", "wf.test.yaml", "cases:\n  - name: c\n    params: {LD_PRELOAD: x}\n", `wf.test.yaml:3: case "c": params: param "LD_PRELOAD": names starting LD_ are reserved`},
 		{"bad zone", "wf.test.yaml", "cases:\n  - name: c\n    timezone: Mars/Base\n", `wf.test.yaml:3: case "c": timezone: "Mars/Base" is not an IANA zone`},
 		{"bad schedule time", "wf.test.yaml", "cases:\n  - name: c\n    schedule_time: tomorrow\n", `wf.test.yaml:3: case "c": schedule_time: "tomorrow" is not a time like 2026-03-01T02:00:00Z`},
+		{"attempts and an outcome", "wf.test.yaml", "cases:\n  - name: c\n    mocks:\n      a:\n        exit_code: 1\n        attempts: [{exit_code: 0}]\n", `wf.test.yaml:4: case "c": mocks: task a has both attempts and an outcome`},
 		{"bad duration", "wf.test.yaml", "cases:\n  - name: c\n    mocks:\n      a: {duration: soon}\n", `line 4: duration "soon"`},
 		{"no spec beside it", "other.test.yaml", "cases:\n  - name: c\n", "other.yaml: no such file"},
 		{"spec named and missing", "x.test.yaml", "workflow: gone.yaml\ncases:\n  - name: c\n", "x.test.yaml:1: workflow: stat"},
@@ -77,7 +78,7 @@ func TestSpecPathFor(t *testing.T) {
 
 func TestMockAttempt(t *testing.T) {
 	m := Mock{Attempts: []Outcome{{ExitCode: 1}, {ExitCode: 2}}}
-	for n, want := range map[int]int{1: 1, 2: 2, 3: 2, 9: 2} {
+	for n, want := range map[int]int{0: 1, 1: 1, 2: 2, 3: 2, 9: 2} {
 		if got := m.Attempt(n).ExitCode; got != want {
 			t.Errorf("attempt %d: exit %d, want %d", n, got, want)
 		}
