@@ -13,6 +13,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/clusterkey"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
+	psecret "github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/common/tasktype"
@@ -67,6 +68,11 @@ func Start(ctx context.Context, log *zap.Logger) (_ *Engine, err error) {
 	if err != nil {
 		return nil, err
 	}
+	box, err := psecret.NewBox(secret)
+	if err != nil {
+		return nil, err
+	}
+	e.st = e.st.WithSecrets(box) // secret params are sealed as in production
 	e.m = master.New(master.Config{Listen: "127.0.0.1:0", Secret: secret, PollInterval: time.Second}, e.st, e.reg, e.reg, log)
 	if err = e.m.Start(ctx); err != nil {
 		return nil, fmt.Errorf("workflow test engine: %w", err)

@@ -114,3 +114,27 @@ tasks:
 		t.Fatalf("exit %d\n%s", code, text.String())
 	}
 }
+
+// TestSecretParamsMasked: a secret param reaches the mocked task (sealed at
+// rest, opened for the dispatch as in production) and shows as *** in the
+// test's checks and output, never in clear.
+func TestSecretParamsMasked(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "sec.yaml"), "name: sec\nparams: {token: s3cr3t-value}\nsecret_params: [token]\ntasks:\n  - {name: a, command: \"echo ${token}\"}\n")
+	write(t, filepath.Join(dir, "sec.test.yaml"), `cases:
+  - name: masked
+    expect: {state: succeeded, tasks: {a: {params: {token: "***"}}}}
+  - name: clear
+    expect: {tasks: {a: {params: {token: s3cr3t-value}}}}
+`)
+	rep := RunFiles(context.Background(), []string{filepath.Join(dir, "sec.test.yaml")}, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
+	var text bytes.Buffer
+	rep.WriteText(&text, true)
+	passed, failed, bad := rep.Counts()
+	if passed != 1 || failed != 1 || bad != 0 {
+		t.Fatalf("passed %d failed %d bad %d\n%s", passed, failed, bad, text.String())
+	}
+	if !strings.Contains(text.String(), `tasks.a.params.token: expected "s3cr3t-value", got "***"`) {
+		t.Errorf("output:\n%s", text.String())
+	}
+}
