@@ -138,3 +138,46 @@ func TestSecretParamsMasked(t *testing.T) {
 		t.Errorf("output:\n%s", text.String())
 	}
 }
+
+// TestConditionsBothWays: a conditions task takes on_success when its
+// upstream succeeds and on_failure when it fails; the failure it handles
+// does not fail the run.
+func TestConditionsBothWays(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "cond.yaml"), `name: cond
+tasks:
+  - {name: load, command: echo load, retries: 1}
+  - name: check
+    type: conditions
+    depends_on: [load]
+    on_success: [publish]
+    on_failure: [page_oncall]
+  - {name: publish, command: echo publish, depends_on: [check]}
+  - {name: page_oncall, command: echo page, depends_on: [check]}
+`)
+	write(t, filepath.Join(dir, "cond.test.yaml"), `cases:
+  - name: load succeeds, publish
+    expect:
+      state: succeeded
+      branch: {check: [publish]}
+      skipped: [page_oncall]
+      order: [[load, check, publish]]
+  - name: load fails twice, page
+    mocks: {load: {exit_code: 1}}
+    expect:
+      state: succeeded
+      branch: {check: [page_oncall]}
+      skipped: [publish]
+      ran: [page_oncall]
+      tasks: {load: {state: failed, attempts: 2}}
+  - name: the page fails, the run fails
+    mocks: {load: {exit_code: 1}, page_oncall: {exit_code: 7}}
+    expect: {state: failed, reason: "task page_oncall failed", skipped: [publish]}
+`)
+	rep := RunFiles(context.Background(), []string{filepath.Join(dir, "cond.test.yaml")}, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
+	var text bytes.Buffer
+	rep.WriteText(&text, true)
+	if code := rep.ExitCode(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, text.String())
+	}
+}
