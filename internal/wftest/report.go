@@ -35,7 +35,9 @@ type FileResult struct {
 // Report is every file of one command.
 type Report struct {
 	Files []FileResult
-	Took  time.Duration
+	// EngineErr: the embedded engine did not start (nothing ran).
+	EngineErr error
+	Took      time.Duration
 }
 
 // Counts are the cases passed and failed, and the files that could not run.
@@ -55,15 +57,18 @@ func (r *Report) Counts() (passed, failed, bad int) {
 	return
 }
 
-// ExitCode is the command's: 2 when a file could not run (bad input), else
-// 1 when a case failed, else 0.
+// ExitCode is the command's: 2 when a file could not run for bad input (a
+// test file or spec), else 1 when a case failed or the engine did, else 0.
 func (r *Report) ExitCode() int {
-	passed, failed, bad := r.Counts()
-	_ = passed
+	_, failed, bad := r.Counts()
+	input := false
+	for _, f := range r.Files {
+		input = input || IsInputError(f.Err)
+	}
 	switch {
-	case bad > 0:
+	case input:
 		return 2
-	case failed > 0:
+	case failed > 0 || bad > 0 || r.EngineErr != nil:
 		return 1
 	}
 	return 0
@@ -90,7 +95,7 @@ func RunFiles(ctx context.Context, paths []string, log *zap.Logger) *Report {
 	}
 	eng, err := Start(ctx, log)
 	if err != nil {
-		rep.Files[0].Err = err
+		rep.EngineErr = err
 		rep.Took = time.Since(began)
 		return rep
 	}
@@ -124,6 +129,9 @@ func RunFiles(ctx context.Context, paths []string, log *zap.Logger) *Report {
 // WriteText writes the readable summary: per case PASS or FAIL with its
 // time, the tasks as they ran, and each failure's reason.
 func (r *Report) WriteText(w io.Writer, verbose bool) {
+	if r.EngineErr != nil {
+		fmt.Fprintf(w, "ERROR the workflow test engine did not start: %v\n", r.EngineErr)
+	}
 	for _, f := range r.Files {
 		if f.Err != nil {
 			fmt.Fprintf(w, "ERROR %s\n", f.Err)
@@ -219,6 +227,12 @@ func secs(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 // one testcase with an error, so CI shows it too.
 func (r *Report) WriteJUnit(w io.Writer) error {
 	out := junitSuites{Time: secs(r.Took)}
+	if r.EngineErr != nil {
+		out.Tests, out.Errors = 1, 1
+		out.Suites = append(out.Suites, junitSuite{Name: "engine", Tests: 1, Errors: 1, Time: "0.000",
+			Cases: []junitCase{{Name: "start", Classname: "engine", Time: "0.000",
+				Error: &junitProblem{Message: r.EngineErr.Error(), Type: "engine", Text: r.EngineErr.Error()}}}})
+	}
 	for _, f := range r.Files {
 		s := junitSuite{Name: f.Path, Time: secs(f.Took)}
 		if f.Err != nil {
