@@ -15,7 +15,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -168,13 +170,13 @@ func Load(path string) (*File, error) {
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, bad(0, "%s", yamlMsg(err))
+		return nil, bad(yamlMsg(err))
 	}
 	var fy fileYAML
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&fy); err != nil {
-		return nil, bad(0, "%s", yamlMsg(err))
+		return nil, bad(yamlMsg(err))
 	}
 	f := &File{Path: path, Cases: fy.Cases}
 	if fy.Workflow != "" {
@@ -345,12 +347,20 @@ func readCapped(path string) ([]byte, error) {
 	return os.ReadFile(path)
 }
 
-// yamlMsg strips the library's prefix: "yaml: line 3: ..." reads "line 3: ...".
-func yamlMsg(err error) string {
+// yamlMsg is the library's error as a line and a message: "yaml: line 3:
+// x" reads line 3, "x" (the first problem's line when there are several).
+func yamlMsg(err error) (int, string, string) {
 	s := strings.TrimPrefix(err.Error(), "yaml: ")
 	s = strings.TrimPrefix(s, "unmarshal errors:\n")
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+	s = strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+	if m := yamlLine.FindStringSubmatch(s); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n, "%s", m[2]
+	}
+	return 0, "%s", s
 }
+
+var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
 
 // lineAt is the line of the node at path in a YAML document: a string
 // walks a mapping's key, an int a sequence's index; 0 when not found.

@@ -28,8 +28,8 @@ func TestLoadRefusesBadFiles(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "wf.yaml"), []byte(gateSpec), 0o644)
 	os.WriteFile(filepath.Join(dir, "broken.yaml"), []byte("name: x\ntasks:\n  - name: a\n    depends_on: [nosuch]\n    command: echo\n"), 0o644)
 	for _, tc := range []struct{ name, file, body, want string }{
-		{"unknown field", "wf.test.yaml", "cases:\n  - name: c\n    expect:\n      sate: failed\n", "wf.test.yaml: line 4: field sate not found"},
-		{"not yaml", "wf.test.yaml", "cases: [\n", "wf.test.yaml: line"},
+		{"unknown field", "wf.test.yaml", "cases:\n  - name: c\n    expect:\n      sate: failed\n", "wf.test.yaml:4: field sate not found"},
+		{"not yaml", "wf.test.yaml", "cases: [\n", "wf.test.yaml:1: did not find expected node content"},
 		{"no cases", "wf.test.yaml", "cases: []\n", "wf.test.yaml:1: no cases"},
 		{"no name", "wf.test.yaml", "cases:\n  - params: {a: b}\n", "wf.test.yaml:2: case 1 has no name"},
 		{"two cases of a name", "wf.test.yaml", "cases:\n  - name: c\n  - name: c\n", "wf.test.yaml:3: case \"c\": a second case of that name (the first is at line 2)"},
@@ -44,7 +44,7 @@ func TestLoadRefusesBadFiles(t *testing.T) {
 		{"bad zone", "wf.test.yaml", "cases:\n  - name: c\n    timezone: Mars/Base\n", `wf.test.yaml:3: case "c": timezone: "Mars/Base" is not an IANA zone`},
 		{"bad schedule time", "wf.test.yaml", "cases:\n  - name: c\n    schedule_time: tomorrow\n", `wf.test.yaml:3: case "c": schedule_time: "tomorrow" is not a time like 2026-03-01T02:00:00Z`},
 		{"attempts and an outcome", "wf.test.yaml", "cases:\n  - name: c\n    mocks:\n      a:\n        exit_code: 1\n        attempts: [{exit_code: 0}]\n", `wf.test.yaml:4: case "c": mocks: task a has both attempts and an outcome`},
-		{"bad duration", "wf.test.yaml", "cases:\n  - name: c\n    mocks:\n      a: {duration: soon}\n", `line 4: duration "soon"`},
+		{"bad duration", "wf.test.yaml", "cases:\n  - name: c\n    mocks:\n      a: {duration: soon}\n", `wf.test.yaml:4: duration "soon": want a Go duration`},
 		{"no spec beside it", "other.test.yaml", "cases:\n  - name: c\n", "other.yaml: no such file"},
 		{"spec named and missing", "x.test.yaml", "workflow: gone.yaml\ncases:\n  - name: c\n", "x.test.yaml:1: workflow: stat"},
 		{"no spec by its name", "tests.yaml", "cases:\n  - name: c\n", "no workflow: name the spec"},
