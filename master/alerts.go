@@ -298,23 +298,9 @@ func (q *deadlineQueue) Pop() any {
 }
 
 // deadlineOf is when inst must have succeeded by under its workflow's
-// deadline setting: from its schedule time, else its creation, in its zone.
+// deadline setting.
 func deadlineOf(setting string, inst model.WorkflowInstance) (time.Time, bool) {
-	d, ok, err := spec.ParseDeadline(setting)
-	if err != nil || !ok {
-		return time.Time{}, false
-	}
-	base := inst.CreatedAt
-	if inst.ScheduleTime != nil {
-		base = *inst.ScheduleTime
-	}
-	loc := time.UTC
-	if inst.Timezone != "" {
-		if l, err := time.LoadLocation(inst.Timezone); err == nil {
-			loc = l
-		}
-	}
-	return d.At(base, loc), true
+	return spec.InstanceDeadline(setting, inst)
 }
 
 // deadlines owns the deadline timers: restored from the unfinished
