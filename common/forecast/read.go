@@ -33,6 +33,13 @@ func Of(ctx context.Context, r Reader, inst model.WorkflowInstance, g *dag.Graph
 	if err != nil {
 		return Projection{}, err
 	}
+	return Project(Input{Graph: g, Tasks: TasksOf(inst, g, wf, cur), History: Learn(hist, HistoryRuns), Now: now}), nil
+}
+
+// TasksOf is what the forecast knows of inst's tasks from the latest
+// attempts cur (InstanceTasksNow): a task without one is pending, on the
+// worker group its spec (else the run's, else the workflow's) names.
+func TasksOf(inst model.WorkflowInstance, g *dag.Graph, wf *spec.Workflow, cur []model.TaskNow) map[string]Task {
 	tasks := make(map[string]Task, g.Len())
 	if wf != nil {
 		for i := range wf.Tasks {
@@ -52,9 +59,8 @@ func Of(ctx context.Context, r Reader, inst model.WorkflowInstance, g *dag.Graph
 		}
 		tasks[t.Name] = ft
 	}
-	return Project(Input{Graph: g, Tasks: tasks, History: Learn(hist, HistoryRuns), Now: now}), nil
+	return tasks
 }
-
 func firstOf(ss ...string) string {
 	for _, s := range ss {
 		if s != "" {
