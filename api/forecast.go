@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/beluga-scheduler/beluga/common/forecast"
@@ -49,10 +50,20 @@ func (h *handlers) instanceForecast(ctx context.Context, inst model.WorkflowInst
 		return nil, nil
 	}
 	now := time.Now()
-	p, err := forecast.Of(ctx, h.Store, inst, g, d.wf, now)
+	hist, ok := h.hists.get(inst.ID, now)
+	if !ok {
+		samples, err := h.Store.TaskHistory(ctx, inst.Project, inst.Workflow, inst.ID, forecast.RunsFor(g.Len()))
+		if err != nil {
+			return nil, err
+		}
+		hist = forecast.Learn(samples, forecast.HistoryRuns)
+		h.hists.put(inst.ID, hist, now)
+	}
+	cur, err := h.Store.InstanceTasksNow(ctx, inst.ID)
 	if err != nil {
 		return nil, err
 	}
+	p := forecast.Project(forecast.Input{Graph: g, Tasks: forecast.TasksOf(inst, g, d.wf, cur), History: hist, Now: now})
 	f := &Forecast{End: timeOf(p.End), P90End: timeOf(p.P90End), CriticalPath: nonNilSlice(p.CriticalPath),
 		NoHistory: nonNilSlice(p.NoHistory), Slow: nonNilSlice(p.Slow), At: timeOf(now)}
 	setting := d.wf.Deadline
@@ -70,4 +81,41 @@ func (h *handlers) instanceForecast(ctx context.Context, inst model.WorkflowInst
 		f.Deadline, f.Late = &dl, p.End.After(at)
 	}
 	return f, nil
+}
+
+// historyCache keeps what a forecast learned of an instance's past runs for
+// a minute: a page that polls a running instance reads its history once a
+// minute, not on every poll (the past changes only as older runs end).
+type historyCache struct {
+	mu sync.Mutex
+	m  map[int64]cachedHistory
+}
+
+type cachedHistory struct {
+	h  forecast.History
+	at time.Time
+}
+
+const (
+	historyTTL       = time.Minute
+	maxCachedHistory = 256 // instances; past it the cache is emptied
+)
+
+func (c *historyCache) get(id int64, now time.Time) (forecast.History, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[id]
+	if !ok || now.Sub(e.at) > historyTTL {
+		return forecast.History{}, false
+	}
+	return e.h, true
+}
+
+func (c *historyCache) put(id int64, h forecast.History, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedHistory {
+		c.m = map[int64]cachedHistory{}
+	}
+	c.m[id] = cachedHistory{h: h, at: now}
 }

@@ -143,9 +143,11 @@ func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	fc, err := h.instanceForecast(r.Context(), inst)
-	if err != nil {
-		return err
+	var fc *Forecast
+	if q.forecast {
+		if fc, err = h.instanceForecast(r.Context(), inst); err != nil {
+			return err
+		}
 	}
 	pendTotal := len(pend)
 	if len(pend) > q.pending {

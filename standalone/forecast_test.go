@@ -35,7 +35,7 @@ type forecastInstance struct {
 func (e *env) forecast(id int64) forecastInstance {
 	e.t.Helper()
 	var fi forecastInstance
-	e.do("GET", fmt.Sprintf("/api/v1/instances/%d?tasks_limit=0", id), "", http.StatusOK, &fi)
+	e.do("GET", fmt.Sprintf("/api/v1/instances/%d?tasks_limit=0&forecast=true", id), "", http.StatusOK, &fi)
 	return fi
 }
 

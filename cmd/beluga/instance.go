@@ -59,7 +59,7 @@ func instanceCommand(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			d, err := a.client().GetInstance(cmd.Context(), id)
+			d, err := a.client().GetInstancePage(cmd.Context(), id, client.InstanceQuery{Forecast: true})
 			if err != nil {
 				return err
 			}

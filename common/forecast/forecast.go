@@ -27,7 +27,7 @@ const (
 const (
 	HistoryRuns    = 20
 	MinHistoryRuns = 3
-	HistoryRows    = 20000
+	HistoryRows    = 5000
 )
 
 // RunsFor is how many recent runs to read the history of a workflow of
@@ -59,15 +59,15 @@ func Learn(samples []model.TaskSample, perTask int) History {
 	runs := map[string][]time.Duration{}
 	queues := map[string][]time.Duration{}
 	for _, s := range samples {
-		if s.StartTime == nil || s.EndTime == nil || s.EndTime.Before(*s.StartTime) {
-			continue
+		if s.Run < 0 {
+			continue // a clock stepped back: no sample
 		}
 		if perTask > 0 && len(runs[s.Name]) >= perTask {
 			continue
 		}
-		runs[s.Name] = append(runs[s.Name], s.EndTime.Sub(*s.StartTime))
-		if s.SubmitTime != nil && s.DispatchTime != nil && !s.DispatchTime.Before(*s.SubmitTime) {
-			queues[s.WorkerGroup] = append(queues[s.WorkerGroup], s.DispatchTime.Sub(*s.SubmitTime))
+		runs[s.Name] = append(runs[s.Name], s.Run)
+		if s.HasQueue && s.Queue >= 0 {
+			queues[s.WorkerGroup] = append(queues[s.WorkerGroup], s.Queue)
 		}
 	}
 	h := History{Tasks: make(map[string]Stats, len(runs)), Queue: make(map[string]Stats, len(queues))}

@@ -1,48 +1,60 @@
 package store
 
 import (
+	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/beluga-scheduler/beluga/common/model"
 )
 
-type taskSampleRow struct {
-	WorkflowInstanceID int64
-	Name               string
-	WorkerGroup        string
-	SubmitTime         *time.Time
-	DispatchTime       *time.Time
-	StartTime          *time.Time
-	EndTime            *time.Time
-}
-
 // TaskHistory returns the succeeded attempts of the last runs (at most
 // runs) of project/workflow before instance before, newest first: what a
 // finish-time forecast learns from. One query: the runs by index 0027
 // (project_name, workflow_name, id), their tasks by idx_taskinst_wf_state;
-// dry runs (nothing ran) are left out.
+// dry runs (nothing ran) are left out. Durations are computed by the
+// database: a row is two names and two numbers, not four times to parse
+// (20,000 rows of times took 300 ms on SQLite).
 func (s *Store) TaskHistory(ctx context.Context, project, workflow string, before int64, runs int) ([]model.TaskSample, error) {
 	if runs <= 0 {
 		return nil, nil
 	}
-	var rows []taskSampleRow
 	// A derived table, not IN (... LIMIT): MariaDB refuses LIMIT in an IN
 	// subquery.
-	err := s.read(ctx).Raw(`SELECT ti.workflow_instance_id, ti.name, ti.worker_group, ti.submit_time, ti.dispatch_time, ti.start_time, ti.end_time
+	q := `SELECT ti.workflow_instance_id, ti.name, ti.worker_group, ` + s.d.msBetween("ti.start_time", "ti.end_time") + `, ` +
+		s.d.msBetween("ti.submit_time", "ti.dispatch_time") + `
 FROM (SELECT id FROM workflow_instance WHERE project_name = ? AND workflow_name = ? AND id < ? AND dry_run = ? ORDER BY id DESC LIMIT ?) w
 JOIN task_instance ti ON ti.workflow_instance_id = w.id
-WHERE ti.state = ? AND ti.dry_run = ?
-ORDER BY ti.id DESC`, project, workflow, before, false, runs, string(model.TaskSucceeded), false).Scan(&rows).Error
+WHERE ti.state = ? AND ti.dry_run = ? AND ti.start_time IS NOT NULL AND ti.end_time IS NOT NULL`
+	rows, err := s.read(ctx).Raw(q, project, workflow, before, false, runs, string(model.TaskSucceeded), false).Rows()
 	if err != nil {
 		return nil, fmt.Errorf("read task history of %s/%s: %w", project, workflow, err)
 	}
-	out := make([]model.TaskSample, len(rows))
-	for i, r := range rows {
-		out[i] = model.TaskSample{InstanceID: r.WorkflowInstanceID, Name: r.Name, WorkerGroup: r.WorkerGroup,
-			SubmitTime: utc(r.SubmitTime), DispatchTime: utc(r.DispatchTime), StartTime: utc(r.StartTime), EndTime: utc(r.EndTime)}
+	defer rows.Close()
+	var out []model.TaskSample
+	for rows.Next() {
+		var t model.TaskSample
+		var run int64
+		var queue sql.NullInt64
+		if err := rows.Scan(&t.InstanceID, &t.Name, &t.WorkerGroup, &run, &queue); err != nil {
+			return nil, fmt.Errorf("read task history of %s/%s: %w", project, workflow, err)
+		}
+		t.Run = time.Duration(run) * time.Millisecond
+		if queue.Valid {
+			t.Queue, t.HasQueue = time.Duration(queue.Int64)*time.Millisecond, true
+		}
+		out = append(out, t)
 	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read task history of %s/%s: %w", project, workflow, err)
+	}
+	countRows(ctx, len(out)) // read by hand, not by gorm's scan
+	// Newest first, sorted here: an ORDER BY in the query sorted 20,000
+	// rows in a temporary b-tree, the most of its time.
+	slices.SortStableFunc(out, func(a, b model.TaskSample) int { return cmp.Compare(b.InstanceID, a.InstanceID) })
 	return out, nil
 }
 
@@ -63,6 +75,7 @@ func (s *Store) InstanceTasksNow(ctx context.Context, id int64) ([]model.TaskNow
 		Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("read tasks of instance %d: %w", id, err)
 	}
+	countRows(ctx, len(rows))
 	latest := make(map[string]int, len(rows))
 	out := make([]model.TaskNow, 0, len(rows))
 	for _, r := range rows {

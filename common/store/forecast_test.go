@@ -24,9 +24,12 @@ func TestTaskHistory(t *testing.T) {
 			d := time.Duration(i+1) * time.Second
 			ok := &model.TaskInstance{WorkflowInstanceID: inst.ID, Name: "a", Type: "shell", State: model.TaskSucceeded, Attempt: 1,
 				WorkerGroup: "g", SubmitTime: at(0), DispatchTime: at(time.Second), StartTime: at(2 * time.Second), EndTime: at(2*time.Second + d)}
+			// a master-run task: no submit or dispatch time, no queueing
+			logic := &model.TaskInstance{WorkflowInstanceID: inst.ID, Name: "l", Type: "shell", State: model.TaskSucceeded, Attempt: 1,
+				StartTime: at(0), EndTime: at(1500 * time.Millisecond)}
 			bad := &model.TaskInstance{WorkflowInstanceID: inst.ID, Name: "b", Type: "shell", State: model.TaskFailed, Attempt: 1,
 				StartTime: at(0), EndTime: at(time.Hour)}
-			if err := s.TaskInsert(ctx, []*model.TaskInstance{ok, bad}); err != nil {
+			if err := s.TaskInsert(ctx, []*model.TaskInstance{ok, logic, bad}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -44,17 +47,28 @@ func TestTaskHistory(t *testing.T) {
 			t.Fatal(err)
 		}
 		// the last 3 runs before now (the dry run left out): 4s, 3s, 2s
-		if len(got) != 3 {
-			t.Fatalf("history %+v, want 3 samples", got)
+		// of a, newest first, each with l's 1.5s and no queueing
+		if len(got) != 6 {
+			t.Fatalf("history %+v, want 6 samples", got)
+		}
+		var as []model.TaskSample
+		for _, g := range got {
+			if g.Name == "l" {
+				if g.Run != 1500*time.Millisecond || g.HasQueue {
+					t.Errorf("sample of l: %+v", g)
+				}
+				continue
+			}
+			as = append(as, g)
 		}
 		for i, want := range []time.Duration{4 * time.Second, 3 * time.Second, 2 * time.Second} {
-			g := got[i]
-			if g.Name != "a" || g.WorkerGroup != "g" || g.InstanceID != runs[3-i].ID || g.EndTime.Sub(*g.StartTime) != want ||
-				g.DispatchTime.Sub(*g.SubmitTime) != time.Second {
+			g := as[i]
+			if g.Name != "a" || g.WorkerGroup != "g" || g.InstanceID != runs[3-i].ID || g.Run != want ||
+				!g.HasQueue || g.Queue != time.Second {
 				t.Errorf("sample %d: %+v, want a of run %d taking %v", i, g, runs[3-i].ID, want)
 			}
 		}
-		if got, err := s.TaskHistory(ctx, "demo", "diamond", runs[1].ID, 20); err != nil || len(got) != 1 || got[0].InstanceID != runs[0].ID {
+		if got, err := s.TaskHistory(ctx, "demo", "diamond", runs[1].ID, 20); err != nil || len(got) != 2 || got[0].InstanceID != runs[0].ID {
 			t.Errorf("history before run 2: %+v %v", got, err)
 		}
 		if got, err := s.TaskHistory(ctx, "demo", "other", now.ID, 20); err != nil || len(got) != 0 {
