@@ -93,7 +93,8 @@ func (a *alerter) forecastTick(ctx context.Context, watch map[int64]*watched, or
 }
 
 // forecastOne projects one watched run: keep false once it is no longer
-// to be watched; ok false when the term is over.
+// to be watched (finished, past its deadline, or of a workflow with no
+// history); ok false when the term is over.
 func (a *alerter) forecastOne(ctx context.Context, w *watched, now time.Time) (keep, ok bool) {
 	if !now.Before(w.deadline) {
 		return false, true
@@ -126,6 +127,12 @@ func (a *alerter) forecastOne(ctx context.Context, w *watched, now time.Time) (k
 		}
 		h := forecast.Learn(samples, forecast.HistoryRuns)
 		w.hist = &h
+	}
+	if len(w.hist.Tasks) == 0 {
+		// No run of the workflow succeeded a task yet: a projection would
+		// be defaults only, a guess not worth an alert (the miss alert
+		// still comes at the deadline).
+		return false, true
 	}
 	cur, err := a.store.InstanceTasksNow(ctx, inst.ID)
 	if err != nil {
