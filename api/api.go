@@ -99,7 +99,8 @@ type handlers struct {
 	Deps
 	log    *zap.Logger
 	limits *loginLimiter
-	defs   defCache // parsed workflow versions (the waits' graphs)
+	defs   defCache     // parsed workflow versions (the waits' graphs)
+	hists  historyCache // what forecasts learned of running instances' pasts
 	outage outageLog
 
 	settings *settingsCache      // the quotas (settings table)

@@ -143,6 +143,12 @@ func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	var fc *Forecast
+	if q.forecast {
+		if fc, err = h.instanceForecast(r.Context(), inst); err != nil {
+			return err
+		}
+	}
 	pendTotal := len(pend)
 	if len(pend) > q.pending {
 		pend = pend[:q.pending]
@@ -150,7 +156,7 @@ func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
 	out := InstanceDetail{Instance: fromInstance(inst), Tasks: make([]TaskInstance, len(page.Tasks)),
 		History: make([]HistoryEntry, len(hist)), Outputs: outputsOf(withOutputs), Pending: nonNilSlice(pend),
 		TasksTotal: page.Total, TaskCounts: map[string]int{}, EventSeq: seq,
-		PendingTotal: pendTotal}
+		PendingTotal: pendTotal, Forecast: fc}
 	for st, n := range page.Counts {
 		out.TaskCounts[string(st)] = n
 	}

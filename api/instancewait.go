@@ -31,6 +31,7 @@ type instanceParams struct {
 	wait          time.Duration
 	pending       int  // at most this many pending tasks in the answer
 	noWaits       bool // waits=false: no waits and no pending tasks derived
+	forecast      bool // forecast=true: the running instance's projected end
 }
 
 func instanceQuery(r *http.Request) (instanceParams, error) {
@@ -59,6 +60,15 @@ func instanceQuery(r *http.Request) (instanceParams, error) {
 			return p, badRequest("query parameter waits must be true or false, got %q", v)
 		}
 		p.noWaits = !b
+	}
+	// A forecast reads every task of the instance and the history of its
+	// workflow: asked for, so a page's cost stays a page's.
+	if v := r.URL.Query().Get("forecast"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return p, badRequest("query parameter forecast must be true or false, got %q", v)
+		}
+		p.forecast = b
 	}
 	if s := r.URL.Query().Get("wait"); s != "" {
 		d, err := time.ParseDuration(s)

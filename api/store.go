@@ -100,6 +100,9 @@ type taskStore interface {
 	TaskGet(ctx context.Context, id int64) (model.TaskInstance, error)
 	TaskList(ctx context.Context, workflowInstanceID int64) ([]model.TaskInstance, error)
 	TaskQueuedAhead(ctx context.Context, id int64, p int) (int, error)
+	// forecast.Reader: a running instance's projected end
+	TaskHistory(ctx context.Context, project, workflow string, before int64, runs int) ([]model.TaskSample, error)
+	InstanceTasksNow(ctx context.Context, id int64) ([]model.TaskNow, error)
 }
 
 // scheduleStore is schedules and backfills.

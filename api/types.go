@@ -247,6 +247,9 @@ type InstanceDetail struct {
 	// change with an event up to it is in this answer, so a client that
 	// follows GET /api/v1/events?after=EventSeq misses nothing.
 	EventSeq int64 `json:"event_seq"`
+	// Forecast is a running instance's projected end, with forecast=true
+	// (absent once it ends).
+	Forecast *Forecast `json:"forecast,omitempty"`
 }
 
 // HistoryEntry is an operator action on an instance or one of its tasks,

@@ -89,12 +89,15 @@ type alerter struct {
 	// minute; tests shorten it).
 	stormLimit  int
 	stormWindow time.Duration
+	// forecastEvery is how often the runs with a deadline are projected
+	// (ForecastEvery; at most forecastsPerTick a tick).
+	forecastEvery time.Duration
 }
 
 func newAlerter(st alertStore, log *zap.Logger, cfg EventsConfig, def func(context.Context, int64) (*definition, error)) *alerter {
 	a := &alerter{store: st, log: log.Named("alerts"), cfg: cfg, def: def, wake: make(chan struct{}, 1),
 		feed: newMailbox[model.Event](), send: alert.Sender{Client: cfg.Client},
-		stormLimit: StormLimit, stormWindow: time.Minute}
+		stormLimit: StormLimit, stormWindow: time.Minute, forecastEvery: ForecastEvery}
 	a.life.Name, a.life.Log = "alerter", a.log
 	return a
 }
@@ -298,23 +301,9 @@ func (q *deadlineQueue) Pop() any {
 }
 
 // deadlineOf is when inst must have succeeded by under its workflow's
-// deadline setting: from its schedule time, else its creation, in its zone.
+// deadline setting.
 func deadlineOf(setting string, inst model.WorkflowInstance) (time.Time, bool) {
-	d, ok, err := spec.ParseDeadline(setting)
-	if err != nil || !ok {
-		return time.Time{}, false
-	}
-	base := inst.CreatedAt
-	if inst.ScheduleTime != nil {
-		base = *inst.ScheduleTime
-	}
-	loc := time.UTC
-	if inst.Timezone != "" {
-		if l, err := time.LoadLocation(inst.Timezone); err == nil {
-			loc = l
-		}
-	}
-	return d.At(base, loc), true
+	return spec.InstanceDeadline(setting, inst)
 }
 
 // deadlines owns the deadline timers: restored from the unfinished
@@ -323,6 +312,9 @@ func deadlineOf(setting string, inst model.WorkflowInstance) (time.Time, bool) {
 func (a *alerter) deadlines(ctx context.Context, add <-chan model.WorkflowInstance) {
 	var q deadlineQueue
 	seen := map[int64]bool{}
+	// watch: the runs whose projected end is checked against their
+	// deadline each forecast tick, before the miss (forecasts.go).
+	watch, order, next := map[int64]*watched{}, []int64(nil), 0
 	push := func(inst model.WorkflowInstance) {
 		if seen[inst.ID] {
 			return
@@ -334,6 +326,10 @@ func (a *alerter) deadlines(ctx context.Context, add <-chan model.WorkflowInstan
 		if at, ok := deadlineOf(dl, inst); ok {
 			seen[inst.ID] = true
 			heap.Push(&q, deadlineItem{at: at, instance: inst.ID})
+			if watch[inst.ID] == nil && time.Now().Before(at) {
+				watch[inst.ID] = &watched{id: inst.ID, deadline: at}
+				order = append(order, inst.ID)
+			}
 		}
 	}
 	unfinished, err := a.store.InstanceUnfinished(ctx)
@@ -345,6 +341,8 @@ func (a *alerter) deadlines(ctx context.Context, add <-chan model.WorkflowInstan
 	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	fc := time.NewTicker(a.forecastEvery)
+	defer fc.Stop()
 	for {
 		if len(q) > 0 {
 			timer.Reset(time.Until(q[0].at))
@@ -356,6 +354,10 @@ func (a *alerter) deadlines(ctx context.Context, add <-chan model.WorkflowInstan
 			return
 		case inst := <-add:
 			push(inst)
+		case <-fc.C:
+			if !a.forecastTick(ctx, watch, &order, &next) {
+				return
+			}
 		case <-timer.C:
 			for len(q) > 0 && !q[0].at.After(time.Now()) {
 				it := heap.Pop(&q).(deadlineItem)
@@ -394,6 +396,10 @@ func (a *alerter) fireDeadline(ctx context.Context, it deadlineItem) bool {
 	a.Wake()
 	return a.checkErr(ctx, "add deadline alerts", err)
 }
+
+// ForecastEvery is how often the leader projects the end of the running
+// runs that have a deadline, to alert before a miss.
+const ForecastEvery = time.Second
 
 // StormLimit is the most alerts a channel gets a minute; beyond it they are
 // folded into one summary sent when the minute is over.

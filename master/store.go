@@ -83,6 +83,9 @@ type alertStore interface {
 	InstanceGet(ctx context.Context, id int64) (model.WorkflowInstance, error)
 	EventList(ctx context.Context, after int64, f model.EventFilter, limit int) ([]model.Event, error)
 	InstanceUnfinished(ctx context.Context) ([]model.WorkflowInstance, error)
+	// forecast.Reader: the projected end of a run with a deadline
+	TaskHistory(ctx context.Context, project, workflow string, before int64, runs int) ([]model.TaskSample, error)
+	InstanceTasksNow(ctx context.Context, id int64) ([]model.TaskNow, error)
 }
 
 // scheduleStore is the cron scheduler's: due schedules and backfills, fired

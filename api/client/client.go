@@ -324,6 +324,7 @@ type InstanceQuery struct {
 	TasksLimit, TasksOffset int
 	NoTasks                 bool
 	Wait                    time.Duration
+	Forecast                bool // a running instance's projected end
 }
 
 // GetInstancePage returns an instance with one page of its tasks, the
@@ -341,6 +342,9 @@ func (c *Client) GetInstancePage(ctx context.Context, id int64, q InstanceQuery)
 	}
 	if q.Wait > 0 {
 		v.Set("wait", q.Wait.String())
+	}
+	if q.Forecast {
+		v.Set("forecast", "true")
 	}
 	var d InstanceDetail
 	err := c.call(ctx, "GET", "/api/v1/instances/"+strconv.FormatInt(id, 10), v, nil, &d)

@@ -59,7 +59,7 @@ func instanceCommand(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			d, err := a.client().GetInstance(cmd.Context(), id)
+			d, err := a.client().GetInstancePage(cmd.Context(), id, client.InstanceQuery{Forecast: true})
 			if err != nil {
 				return err
 			}
@@ -109,6 +109,7 @@ func (a *app) printInstance(d api.InstanceDetail) error {
 	kv.row("started", when(d.StartTime))
 	kv.row("ended", when(d.EndTime))
 	kv.row("duration", took(d.StartTime, d.EndTime))
+	forecastRows(kv, d.Forecast)
 	if err := kv.flush(); err != nil {
 		return err
 	}
@@ -164,6 +165,30 @@ func (a *app) printInstance(d api.InstanceDetail) error {
 		h.row(when(&e.At), e.Action, e.By, task, oneLine(e.Detail))
 	}
 	return h.flush()
+}
+
+// forecastRows are a running instance's projected end: when, on which
+// critical path, against its deadline, and which parts are guessed.
+func forecastRows(kv *table, f *api.Forecast) {
+	if f == nil {
+		return
+	}
+	end := when(&f.End) + " (p90 " + when(&f.P90End) + ")"
+	if f.Deadline != nil {
+		word := "on track for"
+		if f.Late {
+			word = "LATE for"
+		}
+		end += fmt.Sprintf(", %s deadline %s", word, when(f.Deadline))
+	}
+	kv.row("projected end", end)
+	kv.row("critical path", strings.Join(f.CriticalPath, " -> "))
+	if len(f.Slow) > 0 {
+		kv.row("slow tasks", strings.Join(f.Slow, ", ")+" (past their p90)")
+	}
+	if len(f.NoHistory) > 0 {
+		kv.row("no history", strings.Join(f.NoHistory, ", ")+" (counted 1m at p50, 2m at p90)")
+	}
 }
 
 // printTaskLinks lists the child runs of sub_workflow attempts and what

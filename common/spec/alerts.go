@@ -112,3 +112,24 @@ func (v *validator) deadline(where, s string) {
 		v.addf("%s: %v", where, err)
 	}
 }
+
+// InstanceDeadline is when inst must have succeeded by under a deadline
+// setting: from its schedule time, else its creation, in its zone. False
+// when setting is none (or invalid: settings are checked when written).
+func InstanceDeadline(setting string, inst model.WorkflowInstance) (time.Time, bool) {
+	d, ok, err := ParseDeadline(setting)
+	if err != nil || !ok {
+		return time.Time{}, false
+	}
+	base := inst.CreatedAt
+	if inst.ScheduleTime != nil {
+		base = *inst.ScheduleTime
+	}
+	loc := time.UTC
+	if inst.Timezone != "" {
+		if l, err := time.LoadLocation(inst.Timezone); err == nil {
+			loc = l
+		}
+	}
+	return d.At(base, loc), true
+}

@@ -50,6 +50,9 @@ type dialect struct {
 	abortsOnError bool
 	// writers is how many transactions may usefully write at once.
 	writers int
+	// msBetween is an SQL expression of the milliseconds from column from
+	// to column to (both DATETIME), NULL when either is.
+	msBetween func(from, to string) string
 }
 
 // dialects are the known dialects by name; each dialect_*.go adds its own.

@@ -32,6 +32,9 @@ func init() {
 			return errors.As(err, &me) && me.Number == 1062
 		},
 		writers: 4,
+		msBetween: func(from, to string) string {
+			return "TIMESTAMPDIFF(MICROSECOND, " + from + ", " + to + ") DIV 1000"
+		},
 	})
 }
 

@@ -28,6 +28,9 @@ func init() {
 		migrateLock:     postgresMigrateLock,
 		uniqueViolation: postgresUniqueViolation,
 		writers:         4,
+		msBetween: func(from, to string) string {
+			return "CAST(EXTRACT(EPOCH FROM (" + to + " - " + from + ")) * 1000 AS BIGINT)"
+		},
 	})
 }
 

@@ -31,6 +31,9 @@ func init() {
 			return strings.Contains(err.Error(), "UNIQUE constraint failed")
 		},
 		writers: 1,
+		msBetween: func(from, to string) string {
+			return "CAST(ROUND((julianday(" + to + ") - julianday(" + from + ")) * 86400000) AS INTEGER)"
+		},
 	})
 }
 
