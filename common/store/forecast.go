@@ -13,7 +13,7 @@ import (
 
 // TaskHistory returns the succeeded attempts of the last runs (at most
 // runs) of project/workflow before instance before, newest first: what a
-// finish-time forecast learns from. One query: the runs by index 0027
+// finish-time forecast learns from. One query: the runs by index 0039
 // (project_name, workflow_name, id), their tasks by idx_taskinst_wf_state;
 // dry runs (nothing ran) are left out. Durations are computed by the
 // database: a row is two names and two numbers, not four times to parse.
