@@ -126,8 +126,12 @@ func TestForecastOfAChain(t *testing.T) {
 			t.Fatalf("a finished run has a forecast: %+v", after.Forecast)
 		}
 		// 4s of sleeps: the projection made at the start lands within 1.5s
-		if miss := f.End.Sub(*after.EndTime); miss < -1500*time.Millisecond || miss > 1500*time.Millisecond {
-			t.Fatalf("projected end %v, actual %v: %v off", f.End, *after.EndTime, miss)
+		// on a quiet machine; a loaded one stretches the run and its
+		// history unevenly, so the bound grows with the run (40 %): a
+		// projection off by a default or a lost task is still caught.
+		bound := max(1500*time.Millisecond, after.EndTime.Sub(*after.StartTime)*2/5)
+		if miss := f.End.Sub(*after.EndTime); absDur(miss) > bound {
+			t.Fatalf("projected end %v, actual %v: %v off (bound %v)", f.End, *after.EndTime, miss, bound)
 		}
 	})
 }
@@ -136,7 +140,7 @@ func TestForecastOfAChain(t *testing.T) {
 // and a fan-out of known sleeps): three runs of each for history, then one
 // run sampled, and the projection at 25, 50 and 75 % of its actual run
 // time compared with its actual end. The figures are logged (go test -v);
-// each must be within a second.
+// each must be within a second, or a quarter of the run on a loaded machine.
 func TestForecastError(t *testing.T) {
 	e := start(t, "")
 	e.apply(forecastChain)
@@ -186,7 +190,7 @@ func TestForecastError(t *testing.T) {
 			}
 			miss := samples[best].end.Sub(end)
 			report = append(report, fmt.Sprintf("%d%%: %+.2fs", pct, miss.Seconds()))
-			if absDur(miss) > time.Second {
+			if absDur(miss) > max(time.Second, total/4) { // a loaded machine's runs vary: see TestForecastOfAChain
 				t.Errorf("%s at %d%%: projected %v, actual end %v: %v off", wf, pct, samples[best].end, end, miss)
 			}
 		}
@@ -223,28 +227,37 @@ func TestDeadlineAlertBeforeTheMiss(t *testing.T) {
 	defer recv.Close()
 	e := start(t, "")
 	e.do("PUT", "/api/v1/alert-channels/hook", fmt.Sprintf(`{"kind":"webhook","url":%q}`, recv.URL), http.StatusCreated, nil)
-	gate := filepath.Join(e.dir, "gate")
+	// Each task waits for its gate file once its sleep is done: the test,
+	// not the machine's pace, says when a ends, so a loaded machine cannot
+	// end a before the first projection (no risk) or too late for the
+	// clear (history 8 s + 2 s against a 7 s deadline; once a ends the
+	// projection is now + 2 s).
+	gateA, gate := filepath.Join(e.dir, "gate-a"), filepath.Join(e.dir, "gate")
 	tasks := "tasks:\n" +
-		"  - {name: a, command: \"sleep ${a_sleep}\"}\n" +
+		"  - {name: a, command: \"sleep ${a_sleep}; while [ ! -f ${gate_a} ]; do sleep 0.05; done\"}\n" +
 		"  - {name: b, command: \"sleep ${b_sleep}; while [ ! -f ${gate} ]; do sleep 0.05; done\", depends_on: [a]}\n"
-	params := "params: {a_sleep: \"6\", b_sleep: \"6\", gate: \"" + gate + "\"}\n"
-	// history: a and b take 6s each, with no deadline (no alerts)
+	params := "params: {a_sleep: \"8\", b_sleep: \"2\", gate_a: \"" + gateA + "\", gate: \"" + gate + "\"}\n"
+	// history: a takes 8s and b 2s, with no deadline (no alerts)
 	e.apply("name: tight\n" + params + tasks)
-	if err := os.WriteFile(gate, nil, 0o644); err != nil {
-		t.Fatal(err)
+	for _, g := range []string{gateA, gate} {
+		if err := os.WriteFile(g, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	e.wait(e.run("tight", nil), time.Minute)
-	if err := os.Remove(gate); err != nil {
-		t.Fatal(err)
+	for _, g := range []string{gateA, gate} {
+		if err := os.Remove(g); err != nil {
+			t.Fatal(err)
+		}
 	}
-	// now with a deadline 10s after the run is created: projected at 12s
-	e.apply("name: tight\ndeadline: 10s\nalerts: {on: [failure], channels: [hook]}\n" + params + tasks)
-	id := e.run("tight", map[string]string{"a_sleep": "1.5", "b_sleep": "0"})
+	// now with a deadline 7s after the run is created: projected at 10s
+	e.apply("name: tight\ndeadline: 7s\nalerts: {on: [failure], channels: [hook]}\n" + params + tasks)
+	id := e.run("tight", map[string]string{"a_sleep": "0", "b_sleep": "0"})
 	var iv struct {
 		CreatedAt time.Time `json:"created_at"`
 	}
 	e.do("GET", fmt.Sprintf("/api/v1/instances/%d?tasks_limit=0", id), "", http.StatusOK, &iv)
-	deadline := iv.CreatedAt.Add(10 * time.Second)
+	deadline := iv.CreatedAt.Add(7 * time.Second)
 	kinds := func() []string {
 		mu.Lock()
 		defer mu.Unlock()
@@ -254,9 +267,11 @@ func TestDeadlineAlertBeforeTheMiss(t *testing.T) {
 		}
 		return ks
 	}
-	waitUntil(t, 30*time.Second, "deadline_risk then deadline_ok", func() bool {
-		return len(kinds()) >= 2
-	})
+	waitUntil(t, 30*time.Second, "deadline_risk", func() bool { return len(kinds()) >= 1 })
+	if err := os.WriteFile(gateA, nil, 0o644); err != nil { // a ends: back on track
+		t.Fatal(err)
+	}
+	waitUntil(t, 30*time.Second, "deadline_ok", func() bool { return len(kinds()) >= 2 })
 	mu.Lock()
 	risk, ok := alerts[0], alerts[1]
 	mu.Unlock()
@@ -267,7 +282,7 @@ func TestDeadlineAlertBeforeTheMiss(t *testing.T) {
 		t.Fatalf("risk at %v, clear at %v: deadline %v", risk.at, ok.at, deadline)
 	}
 	text := fmt.Sprint(risk.body["text"])
-	if risk.body["instance_id"] != float64(id) || !strings.Contains(text, "critical path: a (p50 6s) -> b (p50 6s)") ||
+	if risk.body["instance_id"] != float64(id) || !strings.Contains(text, "critical path: a (p50 8s) -> b (p50 2s)") ||
 		!strings.Contains(text, "after its deadline") {
 		t.Fatalf("risk alert: %v", risk.body)
 	}
