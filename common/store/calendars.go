@@ -249,3 +249,31 @@ func (s *Store) CalendarDelete(ctx context.Context, project, name string) error 
 		return nil
 	})
 }
+
+// ScheduleCalendar returns the calendar schedule id fires by, for its
+// runs' business dates; ok is false when the schedule names none or is
+// gone (its runs then count without one).
+func (s *Store) ScheduleCalendar(ctx context.Context, scheduleID int64) (c model.Calendar, ok bool, err error) {
+	db := s.db.WithContext(ctx)
+	var sc scheduleRow
+	if err := db.Select("project_id", "project_name", "calendar").Where("id = ?", scheduleID).Take(&sc).Error; errors.Is(err, gorm.ErrRecordNotFound) {
+		return c, false, nil
+	} else if err != nil {
+		return c, false, fmt.Errorf("read schedule %d: %w", scheduleID, err)
+	}
+	if sc.Calendar == "" {
+		return c, false, nil
+	}
+	r, err := calendarFor(db, sc.ProjectID, sc.Calendar)
+	if errors.Is(err, ErrNotFound) {
+		return c, false, nil
+	} else if err != nil {
+		return c, false, err
+	}
+	project := sc.ProjectName
+	if r.ProjectID == 0 {
+		project = ""
+	}
+	c, err = r.model(project)
+	return c, err == nil, err
+}

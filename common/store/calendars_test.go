@@ -86,6 +86,12 @@ func TestCalendarLifecycle(t *testing.T) {
 		if r, _ := s.ScheduleGet(ctx, "demo", "diamond"); r.Calendar != "cn" || r.OnHoliday != "next_business_day" {
 			t.Fatalf("read back: %+v", r)
 		}
+		if c, ok, err := s.ScheduleCalendar(ctx, sc.ID); err != nil || !ok || c.ID != own.ID {
+			t.Fatalf("the schedule's calendar: %+v %v %v", c, ok, err)
+		}
+		if _, ok, err := s.ScheduleCalendar(ctx, sc.ID+1000); err != nil || ok {
+			t.Fatalf("a missing schedule's calendar: %v %v", ok, err)
+		}
 		// The schedule uses demo's own cn: that one is not deleted, the
 		// shared one is (no schedule resolves to it).
 		if err := s.CalendarDelete(ctx, "demo", "cn"); !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "demo/diamond") {
