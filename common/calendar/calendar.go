@@ -57,7 +57,7 @@ func ParseWeekend(names []string) ([]time.Weekday, error) {
 			out = append(out, w)
 		}
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, func(a, b time.Weekday) int { return int(a+6)%7 - int(b+6)%7 }) // Monday first
 	return out, nil
 }
 
