@@ -2,10 +2,14 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/beluga-scheduler/beluga/common/calendar"
 	"github.com/beluga-scheduler/beluga/common/model"
@@ -70,6 +74,14 @@ func (h *handlers) putCalendar(w http.ResponseWriter, r *http.Request) error {
 	out, created, err := h.Store.CalendarPut(r.Context(), c, ifVersion)
 	if err != nil {
 		return storeError(err)
+	}
+	if !created {
+		if err := h.replan(r.Context(), project, name); err != nil {
+			// The calendar is stored; the master still honours it for the
+			// fires it plans (a day that became a business day may be passed
+			// over until the schedule is saved again).
+			h.log.Warn("calendar stored; its schedules' next fire times not moved", zap.String("calendar", name), zap.Error(err))
+		}
 	}
 	if h.Notify != nil {
 		h.Notify() // schedules on it fire by the new days
@@ -208,6 +220,57 @@ func (h *handlers) listCalendars(w http.ResponseWriter, r *http.Request) error {
 		out.Items[i] = fromCalendar(c)
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// replan moves the next fire time of each enabled schedule on the edited
+// calendar to its first fire under the new days: a day that became a
+// business day may now come before the stored time. Never to a time at or
+// before the schedule's last fire, which would run twice.
+func (h *handlers) replan(ctx context.Context, project, name string) error {
+	users, err := h.Store.CalendarUsers(ctx, project, name)
+	if err != nil {
+		return err
+	}
+	for _, u := range users {
+		p, wf, _ := strings.Cut(u, "/")
+		for range 3 { // a fire or an edit in between: read again
+			sc, err := h.Store.ScheduleGet(ctx, p, wf)
+			if store.IsNotFound(err) || (err == nil && (!sc.Enabled || sc.NextFireTime == nil)) {
+				break
+			} else if err != nil {
+				return err
+			}
+			c, err := schedule.Parse(sc.Cron, sc.Timezone)
+			if err != nil || !c.Wall() {
+				break // it cannot fire, or takes no calendar; the master says so
+			}
+			cal, err := h.Store.CalendarFor(ctx, p, sc.Calendar)
+			if err != nil {
+				return err
+			}
+			from := time.Now()
+			if sc.LastFireTime != nil && !sc.LastFireTime.Before(from) {
+				from = sc.LastFireTime.Add(time.Nanosecond)
+			}
+			var next *time.Time
+			if t := c.WithCalendar(calendar.Business(cal), sc.OnHoliday).First(from, schedule.Window{Start: sc.StartTime, End: sc.EndTime}); !t.IsZero() {
+				next = &t
+			}
+			if sc.NextFireTime.Before(from) {
+				break // due or being caught up: the master plans it from the stored time
+			}
+			if next != nil && next.Equal(*sc.NextFireTime) {
+				break
+			}
+			if err = h.Store.ScheduleSetNext(ctx, sc, next); !errors.Is(err, store.ErrScheduleMoved) {
+				if err != nil {
+					return err
+				}
+				break
+			}
+		}
+	}
 	return nil
 }
 

@@ -128,6 +128,26 @@ func TestCalendars(t *testing.T) {
 	if strings.Join(got, " ") != "09-30 10-08 10-09 10-10 10-11" {
 		t.Fatalf("upcoming on cn: %v", got)
 	}
+	// A calendar edit moves the stored next fire time, later for a new
+	// holiday and back earlier when a day is a business day again.
+	nextOf := func() string {
+		var cur Schedule
+		b.get(schedPath).want(t, http.StatusOK).json(t, &cur)
+		return cur.NextFireTime.In(sh).Format("01-02")
+	}
+	if n := nextOf(); n != "09-30" {
+		t.Fatalf("next %s", n)
+	}
+	b.do("PUT", "/api/v1/calendars/cn", "text/csv", strings.NewReader("2030-09-30\n")).want(t, http.StatusOK)
+	if n := nextOf(); n != "10-01" {
+		t.Fatalf("next after 09-30 became a holiday: %s", n)
+	}
+	b.do("PUT", "/api/v1/calendars/cn", "text/csv", strings.NewReader("2030-10-01\n")).want(t, http.StatusOK)
+	if n := nextOf(); n != "09-30" {
+		t.Fatalf("next after 09-30 became a business day again: %s", n)
+	}
+	b.do("PUT", "/api/v1/calendars/cn", "text/calendar", strings.NewReader(cnICS)).want(t, http.StatusOK)
+
 	// The preview shows the same.
 	var pv SchedulePreview
 	b.send("POST", "/api/v1/schedule-preview", `{"cron":"0 2 * * *","timezone":"Asia/Shanghai","calendar":"cn","on_holiday":"skip","count":3,

@@ -68,3 +68,10 @@ func TestBizday(t *testing.T) {
 		}
 	}
 }
+
+// TestBizdayREADME is the README's example.
+func TestBizdayREADME(t *testing.T) {
+	if got, err := Resolve("$[bizday(yyyyMMdd,-1)]", time.Date(2026, 11, 29, 1, 30, 0, 0, time.UTC)); err != nil || got != "20261126" {
+		t.Fatalf("README example: %q %v", got, err)
+	}
+}

@@ -277,3 +277,20 @@ func (s *Store) ScheduleCalendar(ctx context.Context, scheduleID int64) (c model
 	c, err = r.model(project)
 	return c, err == nil, err
 }
+
+// ScheduleSetNext moves the next fire time of schedule sc, as read, to
+// next (nil: none), when its calendar changed under it. Like a fire it
+// applies only while the schedule is at the revision read and enabled
+// (else ErrScheduleMoved), and moves the revision on, so a fire planned
+// from the old row is refused and replanned.
+func (s *Store) ScheduleSetNext(ctx context.Context, sc model.Schedule, next *time.Time) error {
+	res := s.db.WithContext(ctx).Model(&scheduleRow{}).Where("id = ? AND revision = ? AND enabled = ?", sc.ID, sc.Revision, true).
+		UpdateColumns(map[string]any{"next_fire_time": utc(next), "revision": sc.Revision + 1})
+	if res.Error != nil {
+		return fmt.Errorf("move schedule %d's next fire time: %w", sc.ID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("schedule %d: %w", sc.ID, ErrScheduleMoved)
+	}
+	return nil
+}

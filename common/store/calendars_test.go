@@ -92,6 +92,24 @@ func TestCalendarLifecycle(t *testing.T) {
 		if _, ok, err := s.ScheduleCalendar(ctx, sc.ID+1000); err != nil || ok {
 			t.Fatalf("a missing schedule's calendar: %v %v", ok, err)
 		}
+		// A calendar edit moves the next fire time, only from the revision read.
+		sc.Enabled = true
+		t0 := time.Date(2030, 10, 8, 2, 0, 0, 0, time.UTC)
+		sc.NextFireTime = &t0
+		if sc, _, err = s.SchedulePut(ctx, sc, nil); err != nil {
+			t.Fatal(err)
+		}
+		t1 := t0.Add(-24 * time.Hour)
+		if err := s.ScheduleSetNext(ctx, sc, &t1); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ScheduleSetNext(ctx, sc, &t0); !errors.Is(err, store.ErrScheduleMoved) {
+			t.Fatalf("set next from a stale read: %v", err)
+		}
+		if r, _ := s.ScheduleGet(ctx, "demo", "diamond"); !r.NextFireTime.Equal(t1) || r.Revision != sc.Revision+1 {
+			t.Fatalf("after set next: %+v", r)
+		}
+		sc, _ = s.ScheduleGet(ctx, "demo", "diamond")
 		// The schedule uses demo's own cn: that one is not deleted, the
 		// shared one is (no schedule resolves to it).
 		if err := s.CalendarDelete(ctx, "demo", "cn"); !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "demo/diamond") {
