@@ -199,6 +199,7 @@ func (c *Cron) calNext(t time.Time) time.Time {
 		return v
 	}
 	var best time.Time
+	jumped := map[Day]bool{}
 	limit := tday.AddDays(maxRun) // a calendar under which the cron never fires ends here
 	r, w := c.rawNextWall(c.dayStart(start).Add(-time.Nanosecond))
 	for n := 0; !r.IsZero() && n < maxScan; n++ {
@@ -242,6 +243,17 @@ func (c *Cron) calNext(t time.Time) time.Time {
 		if hasOwn(target) { // merged into the day's own fires
 			r, w = c.rawNextWall(next)
 			continue
+		}
+		if target == tday && !jumped[rday] {
+			// Fires of rday at wall times well before t's land before t on
+			// t's day: start near t's wall time (2 h early covers a clock
+			// change) rather than walk a whole day of a frequent cron.
+			jumped[rday] = true
+			lt := t.In(c.loc)
+			if to := time.Date(rday.Year, rday.Month, rday.Day, lt.Hour()-2, lt.Minute(), lt.Second(), 0, c.loc); to.After(r) {
+				r, w = c.rawNextWall(to.Add(-time.Nanosecond))
+				continue
+			}
 		}
 		if m := c.onDay(target, w); m.After(t) && (best.IsZero() || m.Before(best)) {
 			best = m

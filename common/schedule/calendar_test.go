@@ -163,3 +163,20 @@ func TestBusinessDays(t *testing.T) {
 		}
 	}
 }
+
+// TestCalendarFrequentMoved: a per-minute cron that fires only on the
+// weekend, moved to Monday, fires each minute once there, each found
+// without walking the whole weekend (a few hours of Monday: under -race a
+// day takes seconds).
+func TestCalendarFrequentMoved(t *testing.T) {
+	c := mustParse(t, "* * * * 6,0", "").WithCalendar(Weekdays, OnHolidayNext)
+	got, more := c.Between(at("2026-11-09T20:00:00Z"), at("2026-11-09T23:59:59Z"), 2000)
+	if len(got) != 240 || more || !got[0].Equal(at("2026-11-09T20:00:00Z")) || !got[239].Equal(at("2026-11-09T23:59:00Z")) {
+		t.Fatalf("%d moved fires on Monday (more %v), from %v", len(got), more, got[:min(len(got), 2)])
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].Sub(got[i-1]) != time.Minute {
+			t.Fatalf("fires %v and %v", got[i-1], got[i])
+		}
+	}
+}
