@@ -165,10 +165,7 @@ func (h *handlers) importCalendar(r *http.Request, project, name, format string)
 	}
 	c, err := h.Store.CalendarGet(r.Context(), project, name)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
-		if _, perr := h.Store.ProjectGet(r.Context(), project); project != "" && perr != nil {
-			return model.Calendar{}, nil, storeError(perr)
-		}
+	case errors.Is(err, store.ErrNotFound): // a new one (CalendarPut refuses a missing project)
 		c = model.Calendar{Weekend: calendar.DefaultWeekend}
 	case err != nil:
 		return model.Calendar{}, nil, err

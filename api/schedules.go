@@ -173,6 +173,9 @@ func checkSchedule(req ScheduleRequest) (model.Schedule, *schedule.Cron, error) 
 	bad = append(bad, spec.CheckAlerts(req.Alerts, req.Deadline)...)
 	sc.Alerts, sc.Deadline = req.Alerts, req.Deadline
 	sc.Calendar, sc.OnHoliday = req.Calendar, req.OnHoliday
+	if sc.Calendar != "" && sc.OnHoliday == "" {
+		sc.OnHoliday = schedule.OnHolidaySkip // said, not implied, in what is stored and shown
+	}
 	bad = append(bad, scheduleCalendar(req.Calendar, req.OnHoliday, c == nil || c.Wall())...)
 	if len(bad) > 0 {
 		return model.Schedule{}, nil, badRequest("%s", strings.Join(bad, "; "))
