@@ -180,3 +180,31 @@ func TestCalendarFrequentMoved(t *testing.T) {
 		}
 	}
 }
+
+// TestCalendarStreamFromAnyPoint: the adjusted fires are the same however
+// the walk starts (from each fire, just before it, or anywhere between
+// two), which is what lets a new leader, starting from the stored next
+// fire time, plan exactly the times the old one would have.
+func TestCalendarStreamFromAnyPoint(t *testing.T) {
+	cn := china2026(t)
+	for _, tc := range []struct{ cron, tz string }{
+		{"0 2 * * *", "Asia/Shanghai"}, {"0 9 1 * *", "Asia/Shanghai"}, {"0 18 * * 4", "Asia/Shanghai"},
+		{"30 2 * * 0,6", "America/New_York"}, {"15 */6 * * *", "Europe/Berlin"},
+	} {
+		for _, policy := range []string{OnHolidaySkip, OnHolidayNext, OnHolidayPrev} {
+			c := mustParse(t, tc.cron, tc.tz).WithCalendar(cn, policy)
+			fs := c.Upcoming(at("2026-09-01T00:00:00Z"), Window{}, 60)
+			for i := 1; i < len(fs); i++ {
+				if !fs[i].After(fs[i-1]) {
+					t.Fatalf("%s %s: fires out of order: %v then %v", tc.cron, policy, fs[i-1], fs[i])
+				}
+				mid := fs[i-1].Add(fs[i].Sub(fs[i-1]) / 3)
+				for _, from := range []time.Time{fs[i].Add(-time.Nanosecond), mid, fs[i-1]} {
+					if got := c.Next(from); !got.Equal(fs[i]) {
+						t.Fatalf("%s %s: Next(%v) = %v, want %v", tc.cron, policy, from, got, fs[i])
+					}
+				}
+			}
+		}
+	}
+}
