@@ -1,4 +1,7 @@
-// Package doccheck holds the test that keeps docs/architecture.md and
-// docs/extending.md honest: every Go name and repository file they write in
-// backticks must exist. It has no code of its own.
+// Package doccheck holds the test that keeps docs/architecture.md,
+// docs/extending.md and docs/adding-a-dialect.md honest: what they write in
+// backticks that names something of the repository must exist: Go names
+// (pkg.Name, Type.Member, store.(*Store).method, a mixed-case name), files
+// (dir/file.go), routes of api/api.go, settings of common/config, flags of
+// cmd/beluga and crash points of common/failpoint. It has no code of its own.
 package doccheck

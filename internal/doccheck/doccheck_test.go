@@ -30,6 +30,11 @@ type decls struct {
 	types   map[string]bool
 	all     map[string]bool // every declared name: top-level, members, test functions
 	routes  map[string]bool // "METHOD /pattern" of api/api.go's route table
+	// config: each section of common/config's Config (its yaml tag) -> the
+	// yaml tags of its fields
+	config  map[string]map[string]bool
+	cliStrs map[string]bool // string literals of cmd/beluga (flag names)
+	points  map[string]bool // common/failpoint's point names
 }
 
 func (d *decls) add(set map[string]map[string]bool, key, name string) {
@@ -43,7 +48,10 @@ func (d *decls) add(set map[string]map[string]bool, key, name string) {
 // scan parses every Go file under root (skipping web/ and hidden dirs).
 func scan(t *testing.T, root string) *decls {
 	d := &decls{pkgs: map[string]map[string]bool{}, methods: map[string]map[string]bool{}, members: map[string]map[string]bool{},
-		types: map[string]bool{}, all: map[string]bool{}, routes: map[string]bool{}}
+		types: map[string]bool{}, all: map[string]bool{}, routes: map[string]bool{},
+		config: map[string]map[string]bool{}, cliStrs: map[string]bool{}, points: map[string]bool{}}
+	configTypes := map[string]map[string]bool{} // struct type -> yaml tags
+	sectionType := map[string]string{}          // Config's yaml tag -> field type
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
@@ -63,8 +71,17 @@ func scan(t *testing.T, root string) *decls {
 			return err
 		}
 		pkg := strings.TrimSuffix(f.Name.Name, "_test")
-		if rel, _ := filepath.Rel(root, path); rel == filepath.Join("api", "api.go") {
+		rel, _ := filepath.Rel(root, path)
+		dir, test := filepath.Dir(rel), strings.HasSuffix(rel, "_test.go")
+		switch {
+		case rel == filepath.Join("api", "api.go"):
 			d.addRoutes(f)
+		case dir == filepath.Join("common", "config") && !test:
+			addConfig(f, configTypes, sectionType)
+		case dir == filepath.Join("cmd", "beluga") && !test:
+			addStrings(f, d.cliStrs)
+		case dir == filepath.Join("common", "failpoint") && !test:
+			addStrings(f, d.points)
 		}
 		for _, decl := range f.Decls {
 			switch x := decl.(type) {
@@ -95,7 +112,63 @@ func scan(t *testing.T, root string) *decls {
 	if err != nil {
 		t.Fatalf("scanning the Go files: %v", err)
 	}
+	for section, typ := range sectionType {
+		if tags := configTypes[typ]; tags != nil {
+			d.config[section] = tags
+		}
+	}
+	if len(d.config) == 0 || len(d.cliStrs) == 0 || len(d.points) == 0 {
+		t.Fatalf("found no config sections (%d), CLI strings (%d) or failpoints (%d): has the code moved?",
+			len(d.config), len(d.cliStrs), len(d.points))
+	}
 	return d
+}
+
+// addConfig records the yaml tags of common/config's structs, and which
+// struct each section of Config is.
+func addConfig(f *ast.File, types map[string]map[string]bool, sections map[string]string) {
+	yamlTag := regexp.MustCompile(`yaml:"([a-z_]+)`)
+	for _, decl := range f.Decls {
+		g, ok := decl.(*ast.GenDecl)
+		if !ok {
+			continue
+		}
+		for _, sp := range g.Specs {
+			ts, ok := sp.(*ast.TypeSpec)
+			if !ok {
+				continue
+			}
+			st, ok := ts.Type.(*ast.StructType)
+			if !ok {
+				continue
+			}
+			tags := map[string]bool{}
+			for _, fl := range st.Fields.List {
+				if fl.Tag == nil {
+					continue
+				}
+				m := yamlTag.FindStringSubmatch(fl.Tag.Value)
+				if m == nil {
+					continue
+				}
+				tags[m[1]] = true
+				if id, ok := fl.Type.(*ast.Ident); ok && ts.Name.Name == "Config" {
+					sections[m[1]] = id.Name
+				}
+			}
+			types[ts.Name.Name] = tags
+		}
+	}
+}
+
+// addStrings records f's string literals.
+func addStrings(f *ast.File, into map[string]bool) {
+	ast.Inspect(f, func(n ast.Node) bool {
+		if b, ok := n.(*ast.BasicLit); ok && b.Kind == token.STRING {
+			into[strings.Trim(b.Value, "`\"")] = true
+		}
+		return true
+	})
 }
 
 // addRoutes reads the route table of api/api.go: {"GET", "/path", handler}.
@@ -157,6 +230,12 @@ var (
 	pathRe = regexp.MustCompile(`^[a-z][\w.*/-]*/[\w.*-]+\.(go|ts|tsx|yaml|sql|md)$`)
 	// qualified: pkg.Name, Type.Name, pkg.Type.Name, store.(*Store).name, with an optional ()
 	qualRe = regexp.MustCompile(`^([A-Za-z]\w*)\.(?:\(\*?([A-Za-z]\w*)\)\.)?([A-Za-z]\w*)(?:\.([A-Za-z]\w*))?(?:\(\))?$`)
+	// a setting: section.key (worker.python)
+	settingRe = regexp.MustCompile(`^([a-z]+)\.([a-z_]+)$`)
+	// a command-line flag
+	flagRe = regexp.MustCompile(`^--([a-z][a-z0-9-]*)$`)
+	// a crash point, with its hit count
+	pointRe = regexp.MustCompile(`^((?:before|after)-[a-z-]+)(@\d+)?$`)
 	// a file name without its directory
 	fileRe = regexp.MustCompile(`^[\w.*-]+\.(go|ts|tsx|yaml|sql|md|json)$`)
 	// a REST route: GET /api/v1/instances/{id}?wait=30s
@@ -190,6 +269,19 @@ func problems(root string, d *decls, text string) []string {
 			}
 		case fileRe.MatchString(s):
 			// a bare file name (tasks.go) is read in its sentence's directory: not checked
+		case settingRe.MatchString(s) && d.config[settingRe.FindStringSubmatch(s)[1]] != nil:
+			m := settingRe.FindStringSubmatch(s)
+			if !d.config[m[1]][m[2]] {
+				out = append(out, s+": no such setting in common/config")
+			}
+		case flagRe.MatchString(s):
+			if !d.cliStrs[flagRe.FindStringSubmatch(s)[1]] {
+				out = append(out, s+": no such flag in cmd/beluga")
+			}
+		case pointRe.MatchString(s):
+			if !d.points[pointRe.FindStringSubmatch(s)[1]] {
+				out = append(out, s+": no such crash point in common/failpoint")
+			}
 		case routeRe.MatchString(s):
 			m := routeRe.FindStringSubmatch(s)
 			if m[2] != "/metrics" && !d.routes[m[1]+" "+m[2]] { // /metrics is served beside the table
@@ -287,11 +379,13 @@ func TestProblemsFindsWhatIsMissing(t *testing.T) {
 	r := root(t)
 	d := scan(t, r)
 	bad := "`master/nosuch.go` `store.NoSuchMethod` `store.(*Store).noSuch` `tasktype.Def.NoSuch` " +
-		"`noSuchHelper` `Store.NoSuch` `common/store/nosuch_*.go` `runner.noSuch` `GET /api/v1/nosuch`"
+		"`noSuchHelper` `Store.NoSuch` `common/store/nosuch_*.go` `runner.noSuch` `GET /api/v1/nosuch` " +
+		"`worker.no_such` `--no-such-flag` `before-no-such@2`"
 	good := "`master/term.go` `store.RedactURL` `store.(*Store).tx` `tasktype.Def.Decide` " +
-		"`leaderWrite` `Store.SerialWrites` `runner.launch` `Master.cur` `common/store/dialect_*.go` `worker.python` `os.Root` `HOME` `GET /api/v1/instances/{id}?wait=30s`"
-	if got := problems(r, d, bad); len(got) != 9 {
-		t.Errorf("bad names: got %d problems, want 9: %q", len(got), got)
+		"`leaderWrite` `Store.SerialWrites` `runner.launch` `Master.cur` `common/store/dialect_*.go` `worker.python` `os.Root` `HOME` `GET /api/v1/instances/{id}?wait=30s` " +
+		"`worker.python` `--max-running` `before-send-dispatch@2` `alerts.on`"
+	if got := problems(r, d, bad); len(got) != 12 {
+		t.Errorf("bad names: got %d problems, want 12: %q", len(got), got)
 	}
 	if got := problems(r, d, good); len(got) != 0 {
 		t.Errorf("good names: got problems %q", got)
