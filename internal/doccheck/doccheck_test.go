@@ -300,10 +300,10 @@ func problems(root string, d *decls, text string) []string {
 	return out
 }
 
-// qualified checks q = [whole, first, recv, name, member]. Only names with an
-// upper-case letter are checked: lower-case ones are settings (worker.python)
-// or SQL (cgroup.kill is a file), and of Go's unexported names only those the
-// qualifier pins down are checked.
+// qualified checks q = [whole, first, recv, name, member] and says what is
+// wrong ("" when nothing is). An all-lower-case name after a package or a
+// qualifier that is not ours is not checked (cgroup.kill is a file, os.Root
+// the standard library's); after a type of ours (runner.launch) it is.
 func (d *decls) qualified(q []string) string {
 	first, recv, name, member := q[1], q[2], q[3], q[4]
 	if recv != "" { // store.(*Store).tx
