@@ -11,14 +11,14 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 )
 
-// AttemptWrite is one InsertAttempts: the attempts prev are superseded and
+// AttemptWrite is one TaskInsertAttempts: the attempts prev are superseded and
 // next written (their IDs set).
 type AttemptWrite struct {
 	Prev []int64
 	Next []*model.TaskInstance
 }
 
-// InstanceEnd is one FinishWorkflowInstance.
+// InstanceEnd is one InstanceFinish.
 type InstanceEnd struct {
 	ID     int64
 	State  model.WorkflowState
