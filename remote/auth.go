@@ -18,8 +18,8 @@ import (
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
 
-// Mutual authentication of every connection (docs/architecture.md, "Wire
-// protocol"). Before any other frame, the dialler and the listener prove to
+// Mutual authentication of every connection (docs/architecture.md, "Cluster
+// trust"). Before any other frame, the dialler and the listener prove to
 // each other that they hold the cluster's handshake key, and each names
 // itself (role and address), bound into the proofs:
 //

@@ -16,7 +16,7 @@ import (
 )
 
 // commandTypeAction is the command type of operator actions; every other
-// type is a start of some kind, consumed by ClaimCommands.
+// type is a start of some kind, consumed by InstanceClaimCommands.
 const commandTypeAction = "action"
 
 // actionCommandRow is a command row with the action columns of

@@ -29,7 +29,7 @@ type dialect struct {
 	// time (BEGIN IMMEDIATE), so no read in one needs a lock.
 	serialWrites bool
 	// shareLock ends a read that must hold a shared lock on its row until
-	// commit (the fence), ordering the transaction against BeginTerm.
+	// commit (the fence), ordering the transaction against TermBegin.
 	shareLock string
 	// placeholders: the driver takes "?" parameters, so a batch may send
 	// statements to the transaction's connection without gorm.

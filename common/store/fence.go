@@ -73,7 +73,7 @@ func (s *Store) TermCurrent(ctx context.Context) (int64, error) {
 
 // tx runs fn in a transaction that first checks the fence when this view
 // has an epoch. SQLite transactions are serialized (BEGIN IMMEDIATE), and
-// on MySQL and PostgreSQL the shared row lock orders them against BeginTerm.
+// on MySQL and PostgreSQL the shared row lock orders them against TermBegin.
 func (s *Store) tx(ctx context.Context, fn func(tx *gorm.DB) error) (err error) {
 	defer observeTx(time.Now(), &err)
 	countTx(ctx)
@@ -112,10 +112,10 @@ func (s *Store) checkTerm(tx *gorm.DB) error {
 // transaction and a check anywhere in it is as good as one at the start. On
 // MySQL the folded check is a locking read (fold.add) whose shared lock on
 // the fence row lasts until the commit, as the separate read's did: a
-// transaction of the old term either commits before BeginTerm's write or
+// transaction of the old term either commits before TermBegin's write or
 // reads the new term. Its rows may now be locked before the fence row, so a
 // term change can meet a deadlock with two old-term writes on the same rows;
-// InnoDB breaks it by failing one, and BeginTerm's write is retried by the
+// InnoDB breaks it by failing one, and TermBegin's write is retried by the
 // master (leaderWrite). When the folded statement changed nothing
 // (fold.settle), the term is read as tx would.
 func (s *Store) foldedTx(ctx context.Context, fn func(tx *gorm.DB, f *fold) error) (err error) {
@@ -149,7 +149,7 @@ type fold struct {
 // the statement matched. On MySQL the check locks the fence row in share
 // mode explicitly: under READ COMMITTED a plain subquery of an UPDATE is a
 // non-locking read, which would not order the transaction against
-// BeginTerm.
+// TermBegin.
 func (f *fold) add(q string, args []any) (string, []any) {
 	if !f.pending {
 		return q, args

@@ -126,7 +126,7 @@ func (s *Store) InstanceOutputTasks(ctx context.Context, id int64) ([]model.Task
 	return out, nil
 }
 
-// finishes wakes the in-process waiters of instance ends (WaitEnd): the
+// finishes wakes the in-process waiters of instance ends (InstanceWaitEnd): the
 // API of a standalone answers a waiting GET as soon as the master in the
 // same process wrote the end. Shared by every view of a Store (Term,
 // WithSecrets copy the pointer).

@@ -35,7 +35,7 @@ type RunRequest struct {
 	ScheduleTime *time.Time
 	Timezone     string // IANA zone the run's time params are read in; "" is UTC
 	// Queued writes the instance held, without a start command, until
-	// ReleaseQueued finds room for it; QueueReason says what it waits for.
+	// InstanceReleaseQueued finds room for it; QueueReason says what it waits for.
 	Queued      bool
 	QueueReason string
 }
@@ -137,7 +137,7 @@ func runRow(tx *gorm.DB, box *secret.Box, p projectRow, def workflowDefinitionRo
 // running and records the owning master and epoch, so a command is consumed
 // once even when two masters race for it. An instance whose workflow is at
 // its max_active_runs (or has runs queued) is queued instead, for
-// ReleaseQueued. Operator action commands are left
+// InstanceReleaseQueued. Operator action commands are left
 // for ClaimActions.
 func (s *Store) InstanceClaimCommands(ctx context.Context, host string, epoch int64, limit int) ([]model.WorkflowInstance, error) {
 	db := s.db.WithContext(ctx)

@@ -35,7 +35,7 @@ type Store struct {
 	epoch   int64         // leader term of this view; see Term
 	fenced  func()        // told when this view's term is found over; see OnFenced
 	box     *secret.Box   // seals secret params; see WithSecrets
-	ends    *finishes     // in-process waiters of instance ends; see WaitEnd
+	ends    *finishes     // in-process waiters of instance ends; see InstanceWaitEnd
 	queries *atomic.Int64 // read statements run; see Queries
 	// rdb serves the reads of views (instance pages, lists, events) where
 	// the dialect has a read pool of its own (SQLite's read-only

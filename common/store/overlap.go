@@ -17,7 +17,7 @@ import (
 // unfinished runs (locking them) and decides each due time. Queued runs
 // (overlap wait and replace, and runs over their workflow's
 // max_active_runs) are instances in state submitted with queued set and no
-// start command; ReleaseQueued, called by the active master whenever a run
+// start command; InstanceReleaseQueued, called by the active master whenever a run
 // may have ended, starts those that have room, oldest first.
 
 // fireAction is what a fire does with one due time.

@@ -11,14 +11,14 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 )
 
-// AttemptWrite is one InsertAttempts: the attempts prev are superseded and
+// AttemptWrite is one TaskInsertAttempts: the attempts prev are superseded and
 // next written (their IDs set).
 type AttemptWrite struct {
 	Prev []int64
 	Next []*model.TaskInstance
 }
 
-// InstanceEnd is one FinishWorkflowInstance.
+// InstanceEnd is one InstanceFinish.
 type InstanceEnd struct {
 	ID     int64
 	State  model.WorkflowState
@@ -27,7 +27,7 @@ type InstanceEnd struct {
 }
 
 // TaskWriteRunnerBatch writes the attempts and ends of several instances in one
-// transaction: what InsertAttempts and FinishWorkflowInstance each write,
+// transaction: what TaskInsertAttempts and InstanceFinish each write,
 // all or none. A thousand concurrent small runs make that many tiny
 // transactions a second, each its own commit (and on SQLite its own turn
 // at the one write lock); the master gathers those found waiting at once.

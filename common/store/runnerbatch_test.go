@@ -11,9 +11,9 @@ import (
 )
 
 // Several runs' attempts and ends written in one WriteRunnerBatch land as
-// each InsertAttempts and FinishWorkflowInstance would: ids set, the
+// each TaskInsertAttempts and InstanceFinish would: ids set, the
 // superseded attempt marked, the ends recorded with their events; and
-// ClaimCommands claims a burst of runs in one go.
+// InstanceClaimCommands claims a burst of runs in one go.
 func TestWriteRunnerBatch(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()

@@ -11,7 +11,7 @@ import (
 
 // A 100,000-task instance writes more rows at once than one statement may
 // name (SQLite 32,766 variables, MySQL 65,535 placeholders): the roots of
-// a fan-out in one InsertAttempts, and a rerun superseding all of them
+// a fan-out in one TaskInsertAttempts, and a rerun superseding all of them
 // (before, the events' and the supersede's "IN ?" failed: too many SQL
 // variables).
 func TestInsertAttemptsPastVariableLimit(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// A process task exports values (docs/architecture.md, "Values between
+// A process task exports values (README.md, "Task types and values between
 // tasks") by printing `${setValue(name=value)}` (DolphinScheduler's form)
 // or by appending name=value lines to the file $BELUGA_OUTPUT names.
 const (

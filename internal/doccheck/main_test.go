@@ -1,0 +1,10 @@
+package doccheck
+
+import (
+	"os"
+	"testing"
+
+	"github.com/beluga-scheduler/beluga/internal/leakcheck"
+)
+
+func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
