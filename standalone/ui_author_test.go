@@ -1,6 +1,7 @@
 package standalone_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -43,10 +44,46 @@ func (s *session) click(sel string) {
 
 // clickAt clicks, at its centre, the element the JavaScript expression el
 // finds.
+//
+// A click that lands on something else (the page moved between the aim
+// and the press: a header grew as a run ended) is seen, as a person sees
+// it, and made again, at most three times.
 func (s *session) clickAt(what, el string) {
 	s.t.Helper()
-	x, y := s.aim(what, el)
-	s.run(what, chromedp.MouseEvent(input.MouseMoved, x, y), chromedp.MouseClickXY(x, y))
+	// The element is looked up again when the click comes (React may have
+	// drawn it anew since the aim).
+	watch := fmt.Sprintf(`(() => {
+		const id = (window.__aimed?.id || 0) + 1;
+		window.__aimed = {id, hit: null, on: ''};
+		document.addEventListener('click', (ev) => {
+			if (window.__aimed?.id !== id || window.__aimed.hit !== null) return; // an older click's watch
+			const e = %s;
+			window.__aimed.hit = !!e && e.contains(ev.target);
+			window.__aimed.on = ev.target.outerHTML ? ev.target.outerHTML.slice(0, 120) : String(ev.target);
+		}, {capture: true, once: true});
+	})()`, el)
+	for try := 1; ; try++ {
+		x, y := s.aim(what, el)
+		s.eval(watch, nil)
+		s.run(what, chromedp.MouseEvent(input.MouseMoved, x, y), chromedp.MouseClickXY(x, y))
+		// After a navigation the mark is gone: nothing to tell, so a hit.
+		// A dialog the click opened holds the page (a look would wait for
+		// it to close): the click did something, so a hit too.
+		var got struct {
+			Hit *bool
+			On  string
+		}
+		look, cancel := context.WithTimeout(s.ctx, 2*time.Second)
+		err := chromedp.Run(look, chromedp.Evaluate(`window.__aimed ? {Hit: window.__aimed.hit, On: window.__aimed.on} : {Hit: true}`, &got))
+		cancel()
+		if err != nil || got.Hit == nil || *got.Hit {
+			return
+		}
+		if try == 3 {
+			s.t.Fatalf("%s: three clicks landed elsewhere, the last on %s", what, got.On)
+		}
+		s.t.Logf("%s: the click landed on %s (the page moved); clicking again", what, got.On)
+	}
 }
 
 // aim is where a person would press on the element the JavaScript
@@ -138,10 +175,21 @@ func (s *session) choose(sel, letters string) {
 		s.keys(strings.Repeat(kb.ArrowUp, at.From-at.To))
 	}
 	s.keys(kb.Enter)
+	// The open list commits the choice a moment after Enter.
 	var got int
-	s.eval(fmt.Sprintf(`document.querySelector(%s).selectedIndex`, js(sel)), &got)
-	if got != at.To {
-		s.t.Fatalf("chose option %d of %s from the keyboard (%q), which holds option %d", at.To, sel, letters, got)
+	deadline := time.After(5 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s.eval(fmt.Sprintf(`document.querySelector(%s)?.selectedIndex ?? -1`, js(sel)), &got)
+		if got == at.To {
+			return
+		}
+		select {
+		case <-deadline:
+			s.t.Fatalf("chose option %d of %s from the keyboard (%q), which holds option %d", at.To, sel, letters, got)
+		case <-tick.C:
+		}
 	}
 }
 
