@@ -113,7 +113,7 @@ function useForecast(id: number, running: boolean, ended: number): Forecast | nu
       clearTimeout(timer);
       if (!alive) return;
       if (busy) { again = true; return; }
-      if (document.hidden) { timer = window.setTimeout(ask, FORECAST_MS); return; }
+      if (last && document.hidden) { timer = window.setTimeout(ask, FORECAST_MS); return; } // out of view: the first read only
       busy = true;
       last = Date.now();
       try {
