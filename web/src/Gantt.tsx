@@ -89,7 +89,7 @@ export function Gantt({tasks, critical, onOpen, forecast = null, ended}: {tasks:
           const y = (shown.length + i) * ROW + AXIS;
           return <text key={b.name} x={4} y={y + 13} className="glabel proj-label" data-task={b.name}>{b.critical ? '★ ' : ''}{b.name}</text>;
         })}
-        {bars.map((b) => {
+        {bars.filter((b) => rowOf.has(b.name)).map((b) => {
           const y = rowOf.get(b.name)! * ROW + AXIS;
           return (
             <rect key={b.name} className={['proj', b.critical && 'critical'].filter(Boolean).join(' ')} data-task={b.name} data-running={b.running || undefined}
