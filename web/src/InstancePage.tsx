@@ -119,8 +119,10 @@ function useForecast(id: number, running: boolean, ended: number): Forecast | nu
       try {
         const r = await get(`/api/v1/instances/${id}?tasks_limit=0&pending_limit=0&waits=false&forecast=true`, {signal: ctrl.signal});
         if (alive) setFc(r.forecast && !workflowFinished(r.state) ? r.forecast : null);
-      } catch {
-        // aborted, or a failed read: the last forecast stays until the next
+      } catch (e: any) {
+        // aborted, or a failed read: the last forecast stays until the
+        // next; an instance gone is asked for no more
+        if (e?.status === 404) { alive = false; setFc(null); }
       } finally {
         busy = false;
       }
