@@ -62,6 +62,7 @@ func TestWebUIForecast(t *testing.T) {
 			return !!el && !!el.querySelector('time') && /^(in |any moment now)/.test(el.querySelector('.until')?.textContent || '') &&
 				[...el.querySelectorAll('.path code')].map((c) => c.textContent).join(' ') === 'a b'; })()`)
 		s.click(`#tab-gantt`)
+		s.until("the Gantt tab chosen", `document.querySelector('#tab-gantt')?.getAttribute('aria-selected') === 'true'`)
 		s.until("the projected spans of a (running) and b, and the projected end", `(() => {
 			const a = document.querySelector('.gantt rect.proj[data-task=a]'), b = document.querySelector('.gantt rect.proj[data-task=b]');
 			const end = document.querySelector('.gantt .proj-end line');

@@ -33,7 +33,8 @@ export function Gantt({tasks, critical, onOpen, forecast = null, ended}: {tasks:
     hi = Math.max(hi, r.end_time ? t(r.end_time) : now);
   }
   for (const b of bars) { lo = Math.min(lo, b.start); hi = Math.max(hi, b.end); }
-  if (!Number.isNaN(projEnd)) hi = Math.max(hi, projEnd);
+  // The projected end, a little inside the right edge so its line shows.
+  if (!Number.isNaN(projEnd)) hi = Math.max(hi, projEnd + (Math.max(hi, projEnd) - lo) / 50);
   if (!rows.length && !bars.length) return <p className="muted gantt-empty">No attempt has started yet.</p>;
   const span = Math.max(1, hi - lo);
   const x = (ms: number) => LABEL + ((ms - lo) / span) * (width - LABEL - 10);

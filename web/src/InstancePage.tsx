@@ -668,17 +668,22 @@ function Projection({f}: {f: Forecast}) {
       recent successful run to go by.</span>;
   }
   const end = new Date(f.end).getTime();
+  const slow = new Set(f.slow);
+  const offPath = f.slow.filter((n) => !f.critical_path.includes(n));
   return (
     <span id="projection" data-state={f.deadline ? (f.late ? 'late' : 'on-track') : 'ok'} data-end={f.end}>
       <Time iso={f.end} /> <strong className="until">{untilText(end, Date.now())}</strong>
-      <span className="muted"> (p90 <Time iso={f.p90_end} />)</span>
+      {/* a line each (the p90 and deadline, the path): the header keeps its height as the words change */}
+      <br /><span className="muted">p90 <Time iso={f.p90_end} /></span>
       {f.deadline ? (f.late
         ? <> · <span className="badge st-failed deadline">at risk</span> of missing its deadline <Time iso={f.deadline} /></>
         : <> · <span className="badge st-succeeded deadline">on track</span> for its deadline <Time iso={f.deadline} /></>) : null}
       <br /><span className="path">Critical path of what remains: {f.critical_path.length ? f.critical_path.map((n, i) =>
-        <span key={n}>{i ? ' → ' : ''}<code>{n}</code></span>) : <span className="muted">none</span>}</span>
-      {f.slow.length ? <><br /><span className="slow">Running past their p90: {f.slow.join(', ')}</span></> : null}
-      {f.no_history.length ? <><br /><span className="muted">No history (counted 1 min): {f.no_history.join(', ')}</span></> : null}
+        <span key={n}>{i ? ' → ' : ''}<code>{n}</code>{slow.has(n) ? <span className="tag slow" title="running past its p90">slow</span> : null}</span>)
+        : <span className="muted">none</span>}
+      {/* on the same line: the header keeps its height as these come and go */}
+      {offPath.length ? <span className="slow"> · running past their p90: {offPath.join(', ')}</span> : null}
+      {f.no_history.length ? <span className="muted"> · no history (counted 1 min): {f.no_history.join(', ')}</span> : null}</span>
     </span>
   );
 }
