@@ -2,6 +2,7 @@ package standalone_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -18,8 +19,8 @@ tasks:
 
 // TestWebUIForecast: a running instance's page shows its projected end.
 // With no history it says plainly there is none to go by (no number);
-// after two runs it shows the end, how far off, and the critical path of
-// what remains, and the Gantt draws the remaining tasks' projected spans
+// after two runs it shows the end, how far off, the critical path of
+// what remains and that the run is on track for its deadline, and the Gantt draws the remaining tasks' projected spans
 // (hatched, titled "projected") and the projected end; as a task ends its
 // projection goes, and when the run ends the projection goes from the
 // header and the Gantt. The forecast is read with no tasks (not a read of
@@ -51,6 +52,8 @@ func TestWebUIForecast(t *testing.T) {
 		t.Fatalf("history run: %+v", iv)
 	}
 
+	// The run under watch has a deadline an hour after it is made: on track.
+	e.apply(strings.Replace(projSpec, "name: proj\n", "name: proj\ndeadline: 1h\n", 1))
 	dir = t.TempDir()
 	id = e.run("proj", map[string]string{"dir": dir})
 	e.waitTask(id, "a", "running")
@@ -58,9 +61,10 @@ func TestWebUIForecast(t *testing.T) {
 	b.step(t, 90*time.Second, func(s *session) {
 		s.open(fmt.Sprintf("#/instances/%d", id))
 		s.until("the projected end, how far off and the critical path a → b", `(() => {
-			const el = document.querySelector('#projection[data-state=ok]');
+			const el = document.querySelector('#projection[data-state=on-track]');
 			return !!el && !!el.querySelector('time') && /^(in |any moment now)/.test(el.querySelector('.until')?.textContent || '') &&
-				[...el.querySelectorAll('.path code')].map((c) => c.textContent).join(' ') === 'a b'; })()`)
+				[...el.querySelectorAll('.path code')].map((c) => c.textContent).join(' ') === 'a b' &&
+				el.querySelector('.deadline')?.textContent === 'on track'; })()`)
 		s.click(`#tab-gantt`)
 		s.until("the Gantt tab chosen", `document.querySelector('#tab-gantt')?.getAttribute('aria-selected') === 'true'`)
 		s.until("the projected spans of a (running) and b, and the projected end", `(() => {
