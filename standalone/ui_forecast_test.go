@@ -19,12 +19,12 @@ tasks:
 
 // TestWebUIForecast: a running instance's page shows its projected end.
 // With no history it says plainly there is none to go by (no number);
-// after two runs it shows the end, how far off, the critical path of
-// what remains and that the run is on track for its deadline, and the Gantt draws the remaining tasks' projected spans
-// (hatched, titled "projected") and the projected end; as a task ends its
-// projection goes, and when the run ends the projection goes from the
-// header and the Gantt. The forecast is read with no tasks (not a read of
-// the whole instance).
+// after two runs it shows the end, how far off, the critical path of what
+// remains and that the run is on track for its deadline, and the Gantt
+// draws the remaining tasks' projected spans (hatched, titled "projected")
+// and the projected end; as a task ends its projection goes, and when the
+// run ends the projection goes from the header and the Gantt. The forecast
+// is read with no tasks (not a read of the whole instance).
 func TestWebUIForecast(t *testing.T) {
 	e := start(t, "")
 	p, base := newLiveProxy(t, e.base)
