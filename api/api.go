@@ -174,6 +174,15 @@ var routes = []route{
 	{"PATCH", "/api/v1/task-groups/{name}", (*handlers).resizeTaskGroup},
 	{"DELETE", "/api/v1/task-groups/{name}", (*handlers).deleteTaskGroup},
 
+	{"GET", "/api/v1/calendars", (*handlers).listCalendars},
+	{"PUT", "/api/v1/calendars/{name}", (*handlers).putCalendar},
+	{"GET", "/api/v1/calendars/{name}", (*handlers).getCalendar},
+	{"DELETE", "/api/v1/calendars/{name}", (*handlers).deleteCalendar},
+	{"GET", "/api/v1/projects/{project}/calendars", (*handlers).listCalendars},
+	{"PUT", "/api/v1/projects/{project}/calendars/{name}", (*handlers).putCalendar},
+	{"GET", "/api/v1/projects/{project}/calendars/{name}", (*handlers).getCalendar},
+	{"DELETE", "/api/v1/projects/{project}/calendars/{name}", (*handlers).deleteCalendar},
+
 	{"GET", "/api/v1/datasources", (*handlers).listDatasources},
 	{"PUT", "/api/v1/datasources/{name}", (*handlers).putDatasource},
 	{"GET", "/api/v1/datasources/{name}", (*handlers).getDatasource},

@@ -104,6 +104,17 @@ var access = map[string]need{
 	"PATCH /api/v1/task-groups/{name}":  {who: admin},
 	"DELETE /api/v1/task-groups/{name}": {who: admin},
 
+	// Shared calendars: every user reads them, admins write them; a
+	// project's: its viewers read them, its editors write them.
+	"GET /api/v1/calendars":                              {who: user},
+	"PUT /api/v1/calendars/{name}":                       {who: admin},
+	"GET /api/v1/calendars/{name}":                       {who: user},
+	"DELETE /api/v1/calendars/{name}":                    {who: admin},
+	"GET /api/v1/projects/{project}/calendars":           {who: byProject, level: model.GrantView},
+	"PUT /api/v1/projects/{project}/calendars/{name}":    {who: byProject, level: model.GrantEdit},
+	"GET /api/v1/projects/{project}/calendars/{name}":    {who: byProject, level: model.GrantView},
+	"DELETE /api/v1/projects/{project}/calendars/{name}": {who: byProject, level: model.GrantEdit},
+
 	"GET /api/v1/datasources":              {who: user}, // filtered: those granted to a project the caller views
 	"PUT /api/v1/datasources/{name}":       {who: admin},
 	"GET /api/v1/datasources/{name}":       {who: user}, // the same filter; else 404

@@ -90,29 +90,36 @@ func TestSpecUploadBudget(t *testing.T) {
 	b.send("PUT", "/api/v1/projects/p/grants/ed", `{"level":"edit"}`).want(t, http.StatusOK)
 
 	// A body that declares 900 KiB and sends it slowly holds the budget.
-	pr, pw := io.Pipe()
-	req, err := http.NewRequest("PUT", b.srv.URL+"/api/v1/projects/p/workflows/big", pr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.ContentLength = 900 << 10
-	req.Header.Set("Content-Type", "application/yaml")
-	req.Header.Set("Authorization", "Bearer "+tok)
-	first := make(chan int, 1)
-	go func() {
-		res, err := b.srv.Client().Do(req)
+	// If a "second" below reached the server first, that one held the
+	// budget and this one was refused (the server is right): start it
+	// again.
+	slow := func() (*io.PipeWriter, chan int) {
+		pr, pw := io.Pipe()
+		req, err := http.NewRequest("PUT", b.srv.URL+"/api/v1/projects/p/workflows/big", pr)
 		if err != nil {
-			first <- 0
-			return
+			t.Fatal(err)
 		}
-		res.Body.Close()
-		first <- res.StatusCode
-	}()
-	if _, err := pw.Write([]byte("tasks:\n")); err != nil { // the handler is reading it now
-		t.Fatal(err)
+		req.ContentLength = 900 << 10
+		req.Header.Set("Content-Type", "application/yaml")
+		req.Header.Set("Authorization", "Bearer "+tok)
+		first := make(chan int, 1)
+		go func() {
+			res, err := b.srv.Client().Do(req)
+			if err != nil {
+				first <- 0
+				return
+			}
+			res.Body.Close()
+			first <- res.StatusCode
+		}()
+		if _, err := pw.Write([]byte("tasks:\n")); err != nil { // the client is sending it now
+			t.Fatal(err)
+		}
+		return pw, first
 	}
+	pw, first := slow()
 	spec := "tasks:\n  - name: a\n    command: echo a\n" + "# " + strings.Repeat("x", 200<<10) + "\n"
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		r := b.request("PUT", "/api/v1/projects/p/workflows/second", "", "application/yaml", strings.NewReader(spec),
 			"Authorization", "Bearer "+tok)
@@ -122,10 +129,18 @@ func TestSpecUploadBudget(t *testing.T) {
 			}
 			break
 		}
-		// The slow body's handler may not have started yet: the upload
-		// went through; try again until the budget is held.
 		if time.Now().After(deadline) {
 			t.Fatalf("a 200 KiB spec beside a 900 KiB one in flight under a 1 MiB budget: %d %s, want 429", r.status, r.body)
+		}
+		select {
+		case st := <-first:
+			if st != http.StatusTooManyRequests {
+				t.Fatalf("the slow 900 KiB upload ended with %d before its body was sent; want it held, or 429 when a second held the budget first", st)
+			}
+			pw.CloseWithError(io.ErrUnexpectedEOF) // its client may still be sending
+			pw, first = slow()
+		default:
+			// Its handler may not have started yet: try again.
 		}
 	}
 	pw.CloseWithError(io.ErrUnexpectedEOF)

@@ -52,7 +52,7 @@ func storeError(err error) error {
 	case errors.Is(err, store.ErrConflict):
 		// "...; stop them first: conflict": the code already says conflict.
 		return &httpError{http.StatusConflict, CodeConflict, strings.TrimSuffix(err.Error(), ": "+store.ErrConflict.Error())}
-	case errors.Is(err, store.ErrMaskedSecret):
+	case errors.Is(err, store.ErrMaskedSecret), errors.Is(err, store.ErrUnknownCalendar):
 		return badRequest("%s", err.Error())
 	}
 	return err

@@ -5,6 +5,10 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/beluga-scheduler/beluga/common/calendar"
+	"github.com/beluga-scheduler/beluga/common/schedule"
+	"github.com/beluga-scheduler/beluga/common/store"
 )
 
 // maxPreviewCount bounds how many fire times one preview lists.
@@ -17,6 +21,11 @@ type SchedulePreviewRequest struct {
 	Timezone string `json:"timezone"`
 	Count    int    `json:"count"`
 	From     *Time  `json:"from"`
+	// Calendar and OnHoliday preview the fires on a business calendar:
+	// Project's own of that name, else the shared one ("" project: shared).
+	Project   string `json:"project,omitempty"`
+	Calendar  string `json:"calendar,omitempty"`
+	OnHoliday string `json:"on_holiday,omitempty"`
 }
 
 // SchedulePreview answers a preview: the times in UTC and the zone they were
@@ -42,8 +51,19 @@ func (h *handlers) schedulePreview(w http.ResponseWriter, r *http.Request) error
 	case req.Count < 0 || req.Count > maxPreviewCount:
 		bad = append(bad, fmt.Sprintf("count %d is out of range: give 1 to %d (0 means %d)", req.Count, maxPreviewCount, upcomingCount))
 	}
+	bad = append(bad, scheduleCalendar(req.Calendar, req.OnHoliday, c == nil || c.Wall())...)
+	if req.Project != "" && !validName(req.Project) {
+		bad = append(bad, fmt.Sprintf("project %q is not a valid name: %s", req.Project, nameRule))
+	}
 	if len(bad) > 0 {
 		return badRequest("%s", strings.Join(bad, "; "))
+	}
+	if req.Calendar != "" {
+		cal, err := h.previewCalendar(r, req.Project, req.Calendar)
+		if err != nil {
+			return err
+		}
+		c = c.WithCalendar(cal, req.OnHoliday)
 	}
 	from := time.Now()
 	if req.From != nil {
@@ -55,4 +75,28 @@ func (h *handlers) schedulePreview(w http.ResponseWriter, r *http.Request) error
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// previewCalendar reads the calendar a preview names: a project's needs
+// the caller to view the project (a 404 otherwise, as for the project).
+func (h *handlers) previewCalendar(r *http.Request, project, name string) (*schedule.Calendar, error) {
+	if project == "" {
+		c, err := h.Store.CalendarGet(r.Context(), "", name)
+		if store.IsNotFound(err) {
+			return nil, badRequest("calendar %q is not a shared calendar; name the project for a project's own", name)
+		} else if err != nil {
+			return nil, err
+		}
+		return calendar.Business(c), nil
+	}
+	p, err := h.Store.ProjectGet(r.Context(), project)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	if ok, err := h.canView(r.Context(), p.ID); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, storeError(fmt.Errorf("project %q: %w", project, store.ErrNotFound))
+	}
+	return h.businessCalendar(r.Context(), project, name)
 }

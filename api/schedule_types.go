@@ -38,6 +38,12 @@ type ScheduleRequest struct {
 	// Alerts and Deadline override the workflow's for the schedule's runs.
 	Alerts   *model.Alerts `json:"alerts,omitempty"`
 	Deadline string        `json:"deadline,omitempty"`
+	// Calendar names a business calendar (the project's own, else a
+	// shared one) whose days off the fires honour; OnHoliday is what a fire
+	// due on one does: skip (default), next_business_day or
+	// previous_business_day.
+	Calendar  string `json:"calendar,omitempty"`
+	OnHoliday string `json:"on_holiday,omitempty"`
 }
 
 // Schedule is a workflow's cron schedule. NextFireTime is the next time the
@@ -73,16 +79,23 @@ type Schedule struct {
 	Upcoming        []Time        `json:"upcoming"`
 	Alerts          *model.Alerts `json:"alerts,omitempty"`
 	Deadline        string        `json:"deadline,omitempty"`
+	Calendar        string        `json:"calendar,omitempty"`
+	OnHoliday       string        `json:"on_holiday,omitempty"`
 }
 
-func fromSchedule(s model.Schedule) Schedule {
+func fromSchedule(s model.Schedule) Schedule { return fromScheduleOn(s, nil) }
+
+// fromScheduleOn is fromSchedule whose upcoming fires honour cal, the
+// schedule's business calendar (nil: it names none, or it is gone).
+func fromScheduleOn(s model.Schedule, cal *schedule.Calendar) Schedule {
 	params, secrets := maskedParams(s.Params)
 	out := Schedule{SecretParams: secrets, ID: s.ID, Project: s.Project, Workflow: s.Workflow, Cron: s.Cron, Timezone: s.Timezone,
 		StartTime: timePtr(s.StartTime), EndTime: timePtr(s.EndTime), Catchup: s.Catchup,
 		WorkerGroup: s.WorkerGroup, Params: params, Enabled: s.Enabled, NextFireTime: timePtr(s.NextFireTime),
 		LastFireTime: timePtr(s.LastFireTime), Note: s.Note, Overlap: string(s.Overlap), SkippedFires: s.SkippedFires,
 		LastSkippedTime: timePtr(s.LastSkippedTime), Revision: s.Revision, Version: s.Version, UpdatedBy: s.UpdatedBy,
-		CreatedAt: timeOf(s.CreatedAt), UpdatedAt: timeOf(s.UpdatedAt), Upcoming: []Time{}, Alerts: s.Alerts, Deadline: s.Deadline}
+		CreatedAt: timeOf(s.CreatedAt), UpdatedAt: timeOf(s.UpdatedAt), Upcoming: []Time{}, Alerts: s.Alerts, Deadline: s.Deadline,
+		Calendar: s.Calendar, OnHoliday: s.OnHoliday}
 	if s.Priority != nil {
 		out.Priority = s.Priority.String()
 	}
@@ -94,6 +107,9 @@ func fromSchedule(s model.Schedule) Schedule {
 	c, err := schedule.Parse(s.Cron, s.Timezone)
 	if err != nil {
 		return out
+	}
+	if cal != nil {
+		c = c.WithCalendar(cal, s.OnHoliday)
 	}
 	for t := *s.NextFireTime; !t.IsZero() && len(out.Upcoming) < upcomingCount; t = c.Next(t) {
 		if s.EndTime != nil && t.After(*s.EndTime) {
@@ -109,7 +125,7 @@ func (s Schedule) Request() ScheduleRequest {
 	enabled, version := s.Enabled, s.Version
 	req := ScheduleRequest{Cron: s.Cron, Timezone: s.Timezone, Catchup: s.Catchup, Priority: s.Priority,
 		WorkerGroup: s.WorkerGroup, Params: s.Params, SecretParams: s.SecretParams, Enabled: &enabled, Version: &version, Overlap: s.Overlap,
-		Alerts: s.Alerts, Deadline: s.Deadline}
+		Alerts: s.Alerts, Deadline: s.Deadline, Calendar: s.Calendar, OnHoliday: s.OnHoliday}
 	if s.StartTime != nil {
 		req.StartTime = s.StartTime.UTC().Format(time.RFC3339Nano)
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/beluga-scheduler/beluga/common/calendar"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/params"
 	"github.com/beluga-scheduler/beluga/common/schedule"
@@ -46,6 +48,14 @@ func (h *handlers) putSchedule(w http.ResponseWriter, r *http.Request) error {
 	sc, c, err := checkSchedule(req)
 	if err != nil {
 		return err
+	}
+	var cal *schedule.Calendar
+	if sc.Calendar != "" {
+		// The store checks it again in the write, against a delete.
+		if cal, err = h.businessCalendar(r.Context(), project, sc.Calendar); err != nil {
+			return err
+		}
+		c = c.WithCalendar(cal, sc.OnHoliday)
 	}
 	if sc.Enabled {
 		if err := h.codeGateStored(r, project, name, 0); err != nil {
@@ -90,8 +100,42 @@ func (h *handlers) putSchedule(w http.ResponseWriter, r *http.Request) error {
 		status = http.StatusCreated
 		w.Header().Set("Location", schedulePath(out.Project, out.Workflow))
 	}
-	writeJSON(w, status, fromSchedule(out))
+	writeJSON(w, status, fromScheduleOn(out, cal))
 	return nil
+}
+
+// businessCalendar is the calendar a schedule of project naming name
+// fires by; one that does not exist is a 400 naming it.
+func (h *handlers) businessCalendar(ctx context.Context, project, name string) (*schedule.Calendar, error) {
+	c, err := h.Store.CalendarFor(ctx, project, name)
+	if store.IsNotFound(err) {
+		return nil, badRequest("calendar %q does not exist: create it in project %q (PUT %s) or as a shared one (PUT %s)",
+			name, project, calendarPath(project, name), calendarPath("", name))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return calendar.Business(c), nil
+}
+
+// scheduleOut is the answer for sc, its upcoming fires on its calendar.
+// A calendar that cannot be read lists the fires without it (the schedule
+// is still shown).
+func (h *handlers) scheduleOut(ctx context.Context, sc model.Schedule, cache map[string]*schedule.Calendar) Schedule {
+	if sc.Calendar == "" {
+		return fromSchedule(sc)
+	}
+	key := sc.Project + "/" + sc.Calendar
+	cal, ok := cache[key]
+	if !ok {
+		if c, err := h.Store.CalendarFor(ctx, sc.Project, sc.Calendar); err == nil {
+			cal = calendar.Business(c)
+		}
+		if cache != nil {
+			cache[key] = cal
+		}
+	}
+	return fromScheduleOn(sc, cal)
 }
 
 // checkSchedule turns a request into the schedule to store (without its
@@ -128,6 +172,11 @@ func checkSchedule(req ScheduleRequest) (model.Schedule, *schedule.Cron, error) 
 	bad = append(bad, checkSecretParams("secret_params", req.SecretParams, req.Params)...)
 	bad = append(bad, spec.CheckAlerts(req.Alerts, req.Deadline)...)
 	sc.Alerts, sc.Deadline = req.Alerts, req.Deadline
+	sc.Calendar, sc.OnHoliday = req.Calendar, req.OnHoliday
+	if sc.Calendar != "" && sc.OnHoliday == "" {
+		sc.OnHoliday = schedule.OnHolidaySkip // said, not implied, in what is stored and shown
+	}
+	bad = append(bad, scheduleCalendar(req.Calendar, req.OnHoliday, c == nil || c.Wall())...)
 	if len(bad) > 0 {
 		return model.Schedule{}, nil, badRequest("%s", strings.Join(bad, "; "))
 	}
@@ -219,7 +268,7 @@ func (h *handlers) getSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return storeError(err)
 	}
-	writeJSON(w, http.StatusOK, fromSchedule(sc))
+	writeJSON(w, http.StatusOK, h.scheduleOut(r.Context(), sc, nil))
 	return nil
 }
 
@@ -267,6 +316,7 @@ func (h *handlers) listSchedules(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := List[Schedule]{Items: make([]Schedule, 0, len(scs))}
+	cals := map[string]*schedule.Calendar{}
 	if more {
 		last := scs[len(scs)-1]
 		out.NextCursor = nextCursor(last.Project, last.Workflow)
@@ -275,7 +325,7 @@ func (h *handlers) listSchedules(w http.ResponseWriter, r *http.Request) error {
 		if ok, err := h.canView(r.Context(), sc.ProjectID); err != nil {
 			return err
 		} else if ok {
-			out.Items = append(out.Items, fromSchedule(sc))
+			out.Items = append(out.Items, h.scheduleOut(r.Context(), sc, cals))
 		}
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -133,6 +133,13 @@ type alertStore interface {
 // resourceStore is datasources and task groups, with the projects each is
 // granted to.
 type resourceStore interface {
+	CalendarPut(ctx context.Context, c model.Calendar, ifVersion *int64) (out model.Calendar, created bool, err error)
+	CalendarGet(ctx context.Context, project, name string) (model.Calendar, error)
+	CalendarFor(ctx context.Context, project, name string) (model.Calendar, error)
+	CalendarList(ctx context.Context, project string) ([]model.Calendar, error)
+	CalendarDelete(ctx context.Context, project, name string) error
+	CalendarUsers(ctx context.Context, project, name string) ([]string, error)
+	ScheduleSetNext(ctx context.Context, sc model.Schedule, next *time.Time) error
 	DatasourcePut(ctx context.Context, d model.Datasource) (out model.Datasource, created bool, err error)
 	DatasourceGet(ctx context.Context, name string) (model.Datasource, error)
 	DatasourceList(ctx context.Context) ([]model.Datasource, error)

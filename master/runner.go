@@ -12,12 +12,14 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/calendar"
 	"github.com/beluga-scheduler/beluga/common/dag"
 	"github.com/beluga-scheduler/beluga/common/failpoint"
 	"github.com/beluga-scheduler/beluga/common/logging"
 	"github.com/beluga-scheduler/beluga/common/metrics"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/params"
+	"github.com/beluga-scheduler/beluga/common/schedule"
 	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/common/tasktype"
@@ -35,6 +37,10 @@ type runner struct {
 	def   *definition
 	graph *dag.Graph       // the tasks this instance runs: all, or a run's start nodes and scope
 	mode  model.ActionKind // "start": a new instance; else rebuild from the DB (see startInstanceMode)
+	// calendar is the business calendar of the run's schedule, read once
+	// (calRead) for BELUGA_BIZ_DATE and $[bizday(...)]; nil: none.
+	calendar *schedule.Calendar
+	calRead  bool
 
 	latest  map[string]*model.TaskInstance // by task name
 	names   map[int64]string               // task instance id -> task name
@@ -573,7 +579,11 @@ func (r *runner) resolve(t *model.TaskInstance) (map[string]string, error) {
 	if r.inst.ScheduleTime != nil {
 		base = *r.inst.ScheduleTime
 	}
-	in := params.TaskInputs{Base: params.BaseIn(base, r.inst.Timezone),
+	cal, cerr := r.businessCalendar()
+	if cerr != nil && err == nil {
+		err = cerr // a business date computed without the calendar would be wrong, not late
+	}
+	in := params.TaskInputs{Base: params.BaseIn(base, r.inst.Timezone), Calendar: cal,
 		Project: r.inst.Project, Workflow: r.inst.Workflow, Version: r.inst.Version,
 		WorkflowInstance: r.inst.ID, TaskInstance: t.ID, Task: t.Name, Attempt: t.Attempt,
 		WorkflowParams: r.def.wf.Params, UpstreamOutputs: up, TaskParams: ts.Params, RunParams: r.inst.Params}
@@ -584,6 +594,25 @@ func (r *runner) resolve(t *model.TaskInstance) (map[string]string, error) {
 		err = cerr
 	}
 	return params.ForTask(in), err
+}
+
+// businessCalendar is the calendar of the schedule that fired the run
+// (nil for other runs, or a schedule naming none), read on first use.
+func (r *runner) businessCalendar() (*schedule.Calendar, error) {
+	if r.calRead || r.inst.ScheduleID == 0 {
+		return r.calendar, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, ok, err := r.env.runnerStore().ScheduleCalendar(ctx, r.inst.ScheduleID)
+	if err != nil {
+		return nil, fmt.Errorf("read the business calendar of schedule %d: %w", r.inst.ScheduleID, err)
+	}
+	if ok {
+		r.calendar = calendar.Business(c)
+	}
+	r.calRead = true
+	return r.calendar, nil
 }
 
 // upstreamOutputs merges the outputs of name's upstream tasks, direct and

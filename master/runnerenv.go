@@ -52,6 +52,7 @@ type runnerStore interface {
 	DatasourceGet(ctx context.Context, name string) (model.Datasource, error)
 	TaskGroupUsable(ctx context.Context, a model.Author, name, project string) (bool, error)
 	SettingInt(ctx context.Context, name string, def int64) (int64, error)
+	ScheduleCalendar(ctx context.Context, scheduleID int64) (model.Calendar, bool, error)
 }
 
 // workerTalker is what a runner asks of workers (workers.go): whether one

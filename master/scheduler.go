@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/calendar"
 	"github.com/beluga-scheduler/beluga/common/failpoint"
 	"github.com/beluga-scheduler/beluga/common/logging"
 	"github.com/beluga-scheduler/beluga/common/model"
@@ -171,12 +172,18 @@ func (s *scheduler) schedules(ctx context.Context) (time.Duration, error) {
 	wait := cronReload
 	var due []store.ScheduleFire
 	var plans []schedule.Plan
+	cals := map[string]calendarRead{} // read once a pass, whatever the schedules on them
 	for _, sc := range scheds {
 		if sc.NextFireTime.After(now) { // the clock woke early: next pass
 			wait = 0
 			continue
 		}
-		f, plan, ok := s.plan(sc, now)
+		cal, err := s.calendar(ctx, sc, cals)
+		if err != nil {
+			wait = min(wait, time.Second) // fire it once the calendar reads, never without it
+			continue
+		}
+		f, plan, ok := s.plan(sc, now, cal)
 		if ok {
 			due, plans = append(due, store.ScheduleFire{Schedule: sc, Firing: f}), append(plans, plan)
 		}
@@ -299,9 +306,44 @@ func (s *scheduler) fired(sc model.Schedule, plan schedule.Plan, asked int, inst
 	return max(plan.Next.Sub(now), 0)
 }
 
+// calendarRead is a calendar read in a pass, or why it could not be.
+type calendarRead struct {
+	cal *schedule.Calendar
+	err error
+}
+
+// calendar is the business calendar sc fires by (nil: none). One that
+// cannot be read holds the schedule back (logged once a streak): firing
+// without it would fire on holidays.
+func (s *scheduler) calendar(ctx context.Context, sc model.Schedule, cals map[string]calendarRead) (*schedule.Calendar, error) {
+	if sc.Calendar == "" {
+		return nil, nil
+	}
+	key := sc.Project + "/" + sc.Calendar
+	cr, ok := cals[key]
+	if !ok {
+		c, err := s.store.CalendarFor(ctx, sc.Project, sc.Calendar)
+		if err == nil {
+			cr.cal = calendar.Business(c)
+		} else {
+			cr.err = fmt.Errorf("calendar %q: %w", sc.Calendar, err)
+		}
+		cals[key] = cr
+	}
+	if cr.err != nil {
+		s.failed("schedule", sc.ID, sc.Project+"/"+sc.Workflow, cr.err)
+	}
+	return cr.cal, cr.err
+}
+
 // plan is one pass over a due schedule: the times to fire (never one
 // fired already) and its next fire time; !ok when its cron cannot parse.
-func (s *scheduler) plan(sc model.Schedule, now time.Time) (store.Firing, schedule.Plan, bool) {
+// Under a calendar the walk starts at the first adjusted time at or after
+// the stored next fire time: the stored one was planned under the calendar
+// as it was then, and a holiday added since moves it on. The adjusted
+// times are a pure function of the cron, zone, calendar and policy, so a
+// new leader plans the same ones.
+func (s *scheduler) plan(sc model.Schedule, now time.Time, cal *schedule.Calendar) (store.Firing, schedule.Plan, bool) {
 	c, err := s.cron(sc)
 	if err != nil {
 		if s.broken[sc.ID] != sc.Revision {
@@ -311,7 +353,15 @@ func (s *scheduler) plan(sc model.Schedule, now time.Time) (store.Firing, schedu
 		}
 		return store.Firing{}, schedule.Plan{}, false
 	}
-	plan := c.Due(*sc.NextFireTime, now, schedule.Window{Start: sc.StartTime, End: sc.EndTime}, sc.Catchup)
+	from := *sc.NextFireTime
+	if cal != nil && c.Wall() {
+		c = c.WithCalendar(cal, sc.OnHoliday)
+		if from = c.Next(from.Add(-time.Nanosecond)); from.IsZero() {
+			return store.Firing{Note: fmt.Sprintf("%s: no business day left to fire on (calendar %s)", now.Format(time.RFC3339), sc.Calendar)},
+				schedule.Plan{}, true
+		}
+	}
+	plan := c.Due(from, now, schedule.Window{Start: sc.StartTime, End: sc.EndTime}, sc.Catchup)
 	f := store.Firing{}
 	for _, t := range plan.Fire {
 		if sc.LastFireTime == nil || t.After(*sc.LastFireTime) { // a time is never asked for twice

@@ -95,6 +95,7 @@ type scheduleStore interface {
 	ScheduleNextFire(ctx context.Context, t time.Time) (time.Time, bool, error)
 	ScheduleFireOne(ctx context.Context, sc model.Schedule, f store.Firing) ([]model.WorkflowInstance, error)
 	ScheduleFireBatch(ctx context.Context, fires []store.ScheduleFire) ([]store.FireResult, error)
+	CalendarFor(ctx context.Context, project, name string) (model.Calendar, error)
 	BackfillList(ctx context.Context, f store.BackfillFilter) ([]model.Backfill, error)
 	BackfillSubmit(ctx context.Context, b model.Backfill, n int) ([]model.WorkflowInstance, error)
 	BackfillEnd(ctx context.Context, b model.Backfill, state model.BackfillState, reason string) error

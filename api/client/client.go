@@ -40,6 +40,8 @@ type (
 	ScheduleRequest = api.ScheduleRequest
 	Backfill        = api.Backfill
 	BackfillRequest = api.BackfillRequest
+	Calendar        = api.Calendar
+	CalendarRequest = api.CalendarRequest
 	Datasource      = api.Datasource
 	DatasourceSpec  = api.DatasourceRequest
 	DatasourceTest  = api.DatasourceTest
@@ -626,6 +628,72 @@ func (c *Client) StopBackfill(ctx context.Context, id int64, by string) (Backfil
 	err := c.call(ctx, "POST", "/api/v1/backfills/"+strconv.FormatInt(id, 10)+"/actions", nil,
 		api.ActionRequest{Action: "stop", By: by}, &b)
 	return b, err
+}
+
+// calendarPath is a calendar's URL: a project's, or shared for project "".
+func calendarPath(project, name string) string {
+	p := "/api/v1/calendars"
+	if project != "" {
+		p = "/api/v1/projects/" + esc(project) + "/calendars"
+	}
+	if name != "" {
+		p += "/" + esc(name)
+	}
+	return p
+}
+
+// PutCalendar creates or replaces a business calendar of project ("":
+// shared).
+func (c *Client) PutCalendar(ctx context.Context, project, name string, req CalendarRequest) (cal Calendar, err error) {
+	err = c.call(ctx, "PUT", calendarPath(project, name), nil, req, &cal)
+	return cal, err
+}
+
+// ImportCalendar sends an ICS or CSV file (format "ics" or "csv") as the
+// holidays of a calendar, or its extra working days when workdays is set;
+// weekend, when not nil, sets the weekend days (mon..sun).
+func (c *Client) ImportCalendar(ctx context.Context, project, name, format string, file []byte, workdays bool, weekend *[]string) (Calendar, error) {
+	q := url.Values{"format": {format}}
+	if workdays {
+		q.Set("days", "workdays")
+	}
+	if weekend != nil {
+		q.Set("weekend", strings.Join(*weekend, ","))
+	}
+	ct := map[string]string{"ics": "text/calendar", "csv": "text/csv"}[format]
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	var cal Calendar
+	res, err := c.do(ctx, "PUT", calendarPath(project, name), q, ct, file)
+	if err != nil {
+		return cal, err
+	}
+	defer res.Body.Close()
+	if err := json.NewDecoder(res.Body).Decode(&cal); err != nil {
+		return cal, fmt.Errorf("decode the answer to PUT %s: %w", calendarPath(project, name), err)
+	}
+	return cal, nil
+}
+
+// GetCalendar returns a calendar of project ("": shared).
+func (c *Client) GetCalendar(ctx context.Context, project, name string) (Calendar, error) {
+	var cal Calendar
+	err := c.call(ctx, "GET", calendarPath(project, name), nil, nil, &cal)
+	return cal, err
+}
+
+// ListCalendars returns the calendars of project ("": the shared ones).
+func (c *Client) ListCalendars(ctx context.Context, project string) ([]Calendar, error) {
+	var l api.List[Calendar]
+	err := c.call(ctx, "GET", calendarPath(project, ""), nil, nil, &l)
+	return l.Items, err
+}
+
+// DeleteCalendar deletes a calendar; one in use is an *APIError with
+// Status 409 naming the schedules.
+func (c *Client) DeleteCalendar(ctx context.Context, project, name string) error {
+	return c.call(ctx, "DELETE", calendarPath(project, name), nil, nil, nil)
 }
 
 // PutDatasource creates or replaces a datasource; created says which. A nil

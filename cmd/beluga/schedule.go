@@ -41,7 +41,9 @@ func scheduleSetCommand(a *app, need projectFunc) *cobra.Command {
 			"--timezone (an IANA name; default UTC). --catchup says what to do with fire times missed\n" +
 			"while no master was up: latest (default) runs the newest, all runs each oldest first,\n" +
 			"none runs none. --priority, --worker-group and --param apply to the runs it fires,\n" +
-			"over the workflow's.",
+			"over the workflow's. --calendar names a business calendar (beluga calendar): a fire due\n" +
+			"on one of its days off is skipped, or with --on-holiday moved to the next or previous\n" +
+			"business day at the same time (merged into that day's own fire if it has one).",
 		Args: args("NAME"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			project, err := need()
@@ -91,6 +93,8 @@ func scheduleSetCommand(a *app, need projectFunc) *cobra.Command {
 	f.StringVar(&req.WorkerGroup, "worker-group", "", "worker group (default: the workflow's)")
 	f.StringArrayVar(&params, "param", nil, "run param NAME=VALUE (repeatable)")
 	f.BoolVar(&disabled, "disabled", false, "store the schedule without firing it")
+	f.StringVar(&req.Calendar, "calendar", "", "business calendar the fires follow: the project's of that name, else the shared one")
+	f.StringVar(&req.OnHoliday, "on-holiday", "", "a fire due on a day off: skip (default), next_business_day or previous_business_day")
 	f.StringVar(&req.By, "by", defaultBy(), "no longer used: the logged-in user is recorded (kept for old scripts)")
 	return c
 }
@@ -129,6 +133,13 @@ func (a *app) printSchedule(s api.Schedule) error {
 	kv.row("end", inZone(s.EndTime, loc))
 	kv.row("catchup", s.Catchup)
 	kv.row("overlap", s.Overlap)
+	if s.Calendar != "" {
+		onHoliday := s.OnHoliday
+		if onHoliday == "" {
+			onHoliday = "skip"
+		}
+		kv.row("calendar", s.Calendar+" (on holiday: "+onHoliday+")")
+	}
 	if s.SkippedFires > 0 {
 		kv.row("skipped fires", strconv.FormatInt(s.SkippedFires, 10)+", last for "+inZone(s.LastSkippedTime, loc))
 	}

@@ -139,8 +139,13 @@ type Schedule struct {
 	UpdatedBy       string     `json:"updated_by,omitempty"`
 	// Alerts and Deadline, when set, override the workflow's for the
 	// schedule's runs.
-	Alerts    *Alerts   `json:"alerts,omitempty"`
-	Deadline  string    `json:"deadline,omitempty"`
+	Alerts   *Alerts `json:"alerts,omitempty"`
+	Deadline string  `json:"deadline,omitempty"`
+	// Calendar names the business calendar the fires honour ("": none),
+	// the project's own first, else a shared one; OnHoliday is what a fire
+	// due on a day off does (schedule.OnHoliday*).
+	Calendar  string    `json:"calendar,omitempty"`
+	OnHoliday string    `json:"on_holiday,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -199,3 +204,27 @@ func (o Overlap) Valid() bool {
 
 // Serial reports whether runs of the schedule run one at a time.
 func (o Overlap) Serial() bool { return o == OverlapWait || o == OverlapReplace }
+
+// Calendar is a named business calendar: which dates are business days.
+// Project "" (ProjectID 0) is a shared calendar; a project's own calendar
+// of the same name comes first for its schedules.
+type Calendar struct {
+	ID          int64          `json:"id"`
+	ProjectID   int64          `json:"project_id"`
+	Project     string         `json:"project"`
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	Weekend     []time.Weekday `json:"weekend"`            // not business days; none is a valid choice
+	Holidays    []CalendarDay  `json:"holidays,omitempty"` // dates off, by date
+	Workdays    []CalendarDay  `json:"workdays,omitempty"` // extra working days (make-up workdays), by date
+	Version     int64          `json:"version"`
+	UpdatedBy   string         `json:"updated_by,omitempty"`
+	CreatedAt   time.Time      `json:"created_at"`
+	UpdatedAt   time.Time      `json:"updated_at"`
+}
+
+// CalendarDay is a date (YYYY-MM-DD) of a calendar with an optional name.
+type CalendarDay struct {
+	Date string `json:"date"`
+	Name string `json:"name,omitempty"`
+}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/beluga-scheduler/beluga/common/schedule"
 )
 
 // pattern is one date field of a format; patLit marks literal text.
@@ -55,14 +57,15 @@ const (
 	monthLastDay
 	weekFirstDay
 	weekLastDay
+	bizDay
 )
 
 var functions = map[string]function{
 	"add_months": addMonths, "month_first_day": monthFirstDay, "month_last_day": monthLastDay,
-	"week_first_day": weekFirstDay, "week_last_day": weekLastDay,
+	"week_first_day": weekFirstDay, "week_last_day": weekLastDay, "bizday": bizDay,
 }
 
-const functionRule = "use add_months, month_first_day, month_last_day, week_first_day or week_last_day"
+const functionRule = "use add_months, month_first_day, month_last_day, week_first_day, week_last_day or bizday"
 
 // maxDigits bounds N: 999999 days or months is far beyond any real use and
 // keeps every date well inside what time.Time represents.
@@ -210,9 +213,20 @@ func number(s string) (int, error) {
 	return n, nil
 }
 
-// at is the time the expression shows for base.
-func (e expr) at(base time.Time) time.Time {
+// at is the time the expression shows for base; cal is the business
+// calendar of bizday (nil: Monday to Friday).
+func (e expr) at(base time.Time, cal *schedule.Calendar) time.Time {
 	switch e.fn {
+	case bizDay:
+		if cal == nil {
+			cal = schedule.Weekdays
+		}
+		d, ok := cal.AddBusinessDays(schedule.BusinessDate(cal, schedule.DayOf(base)), e.n)
+		if !ok { // a calendar without business days: the plain date offset
+			return base.AddDate(0, 0, e.n-1)
+		}
+		hh, mm, ss := base.Clock()
+		return time.Date(d.Year, d.Month, d.Day, hh, mm, ss, base.Nanosecond(), base.Location())
 	case addMonths, monthFirstDay, monthLastDay:
 		y, m, d := base.Date()
 		ty, tm, _ := time.Date(y, m+time.Month(e.n), 1, 0, 0, 0, 0, time.UTC).Date()

@@ -16,7 +16,7 @@
 //	literal = any character but an ASCII letter, "$", "[" or "]"
 //	offset  = ("+" | "-") ( N | N "/24" | N "/24/60" | "7*" N )
 //	func    = "add_months" | "month_first_day" | "month_last_day"
-//	        | "week_first_day" | "week_last_day"
+//	        | "week_first_day" | "week_last_day" | "bizday"
 //	int     = ["+" | "-"] N
 //	N       = 1 to 6 decimal digits
 //
@@ -40,6 +40,11 @@
 // target month's last day (Jan 31 + 1 month is Feb 28, or 29 in a leap
 // year); month_first_day and month_last_day give the first and last day of
 // that month; week_first_day and week_last_day its week's Monday and Sunday.
+//
+// bizday counts business days from the run's business date (the business
+// day before the base's date): bizday(yyyyMMdd,0) is that date and
+// bizday(yyyyMMdd,-1) the business day before it, under the schedule's
+// calendar, or Monday to Friday when the run has none.
 package params
 
 import (
@@ -48,6 +53,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/beluga-scheduler/beluga/common/schedule"
 )
 
 // Names of the built-in params a run's tasks get, computed from the base time.
@@ -64,10 +71,16 @@ var (
 )
 
 // Builtins are the built-in params for base, already in the wanted zone.
-func Builtins(base time.Time) map[string]string {
+func Builtins(base time.Time) map[string]string { return BuiltinsIn(base, nil) }
+
+// BuiltinsIn are the built-in params for base under the business calendar
+// cal: BELUGA_BIZ_DATE is the business day before base's date (with no
+// calendar, the day before).
+func BuiltinsIn(base time.Time, cal *schedule.Calendar) map[string]string {
+	bd := schedule.BusinessDate(cal, schedule.DayOf(base))
 	return map[string]string{
 		ScheduleTime: base.Format(time.RFC3339),
-		BizDate:      string(render(nil, fmtDate, base.AddDate(0, 0, -1))),
+		BizDate:      fmt.Sprintf("%04d%02d%02d", bd.Year, int(bd.Month), bd.Day),
 		CurDate:      string(render(nil, fmtDate, base)),
 		DateTime:     string(render(nil, fmtDateTime, base)),
 	}
@@ -85,7 +98,7 @@ func Check(value string) error {
 	if !strings.Contains(value, "$[") {
 		return nil
 	}
-	_, err := expand(value, time.Time{}, false)
+	_, err := expand(value, time.Time{}, nil, false)
 	return err
 }
 
@@ -123,15 +136,21 @@ func CheckAll(ps map[string]string) error {
 // from base, which must already be in the wanted zone. A value without "$["
 // comes back as is.
 func Resolve(value string, base time.Time) (string, error) {
+	return ResolveIn(value, base, nil)
+}
+
+// ResolveIn is Resolve with the business calendar bizday counts by (nil:
+// Monday to Friday).
+func ResolveIn(value string, base time.Time, cal *schedule.Calendar) (string, error) {
 	if !strings.Contains(value, "$[") {
 		return value, nil
 	}
-	return expand(value, base, true)
+	return expand(value, base, cal, true)
 }
 
 // expand walks the expressions of value, rendering them when out is set and
 // only parsing them otherwise.
-func expand(value string, base time.Time, out bool) (string, error) {
+func expand(value string, base time.Time, cal *schedule.Calendar, out bool) (string, error) {
 	var b []byte
 	if out {
 		b = make([]byte, 0, len(value)+8)
@@ -153,7 +172,7 @@ func expand(value string, base time.Time, out bool) (string, error) {
 			return "", fmt.Errorf("$[%s]: %w", body[:j], err)
 		}
 		if out {
-			b = render(b, e.format, e.at(base))
+			b = render(b, e.format, e.at(base, cal))
 		}
 		rest = body[j+1:]
 	}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/beluga-scheduler/beluga/common/schedule"
 )
 
 // Names of the per-attempt built-in params.
@@ -21,6 +23,9 @@ const (
 // TaskInputs is everything a task attempt's params are made of.
 type TaskInputs struct {
 	Base time.Time // schedule time (else creation time) of the run, in its zone (BaseIn)
+	// Calendar is the business calendar of the run's schedule (nil: none),
+	// for BELUGA_BIZ_DATE and bizday.
+	Calendar *schedule.Calendar
 
 	Project, Workflow string
 	Version           int
@@ -41,11 +46,11 @@ type TaskInputs struct {
 // with $[...] time expressions resolved from Base. Upstream outputs are
 // values, not templates: they are taken as they are.
 func ForTask(in TaskInputs) map[string]string {
-	env := Builtins(in.Base)
+	env := BuiltinsIn(in.Base, in.Calendar)
 	set := func(ps map[string]string, resolve bool) {
 		for k, v := range ps {
 			if resolve {
-				if rv, err := Resolve(v, in.Base); err == nil { // specs stored before validation may not resolve: keep them raw
+				if rv, err := ResolveIn(v, in.Base, in.Calendar); err == nil { // specs stored before validation may not resolve: keep them raw
 					v = rv
 				}
 			}

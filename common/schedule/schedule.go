@@ -40,7 +40,8 @@ type Cron struct {
 	expr  string
 	loc   *time.Location
 	sched cron.Schedule
-	wall  bool // fields read on loc's wall clock; false for @every (elapsed time)
+	wall  bool        // fields read on loc's wall clock; false for @every (elapsed time)
+	cal   *calendared // nil: every day fires (WithCalendar)
 }
 
 // Parse reads expr in the zone tz (an IANA name; "" means UTC).
@@ -119,29 +120,46 @@ func Location(tz string) (*time.Location, error) {
 // and its $[...] params would be the same both times); when clocks jump
 // forward over a wall time, it fires right after the jump, at the wall
 // time plus the jump, instead of being skipped for the day. @every counts
-// elapsed time.
+// elapsed time. Under a calendar (WithCalendar) the times are the
+// adjusted ones.
 func (c *Cron) Next(t time.Time) time.Time {
+	if c.cal != nil && c.wall {
+		return c.calNext(t)
+	}
+	return c.rawNext(t)
+}
+
+// rawNext is Next without the calendar.
+func (c *Cron) rawNext(t time.Time) time.Time {
+	n, _ := c.rawNextWall(t)
+	return n
+}
+
+// rawNextWall is rawNext and the wall-clock time the cron asked for,
+// written as UTC (it differs from the fire's when clocks jumped over it);
+// for @every it is the fire's wall clock.
+func (c *Cron) rawNextWall(t time.Time) (time.Time, time.Time) {
 	if !c.wall {
 		n := c.sched.Next(t)
 		if n.IsZero() {
-			return n
+			return n, n
 		}
-		return n.UTC()
+		return n.UTC(), wallClock(n.In(c.loc))
 	}
 	w := wallClock(t.In(c.loc))
 	for range 1000 { // each step is a later wall time; one of the next two is after t
 		if w = c.sched.Next(w); w.IsZero() {
-			return w
+			return w, w
 		}
 		n := time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), 0, c.loc)
 		if got := wallClock(n.In(c.loc)); got.Before(w) { // w is in a gap: move past the jump
 			n = n.Add(w.Sub(got))
 		}
 		if n.After(t) {
-			return n.UTC()
+			return n.UTC(), w
 		}
 	}
-	return time.Time{}
+	return time.Time{}, time.Time{}
 }
 
 // wallClock is t's wall-clock reading written as a UTC time.

@@ -41,6 +41,8 @@ type scheduleRow struct {
 	UpdatedBy       string
 	AlertsJSON      *string `gorm:"column:alerts_json"`
 	Deadline        string
+	Calendar        string
+	OnHoliday       string
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
 }
@@ -64,7 +66,7 @@ func (r scheduleRow) model() model.Schedule {
 	if r.AlertsJSON != nil && *r.AlertsJSON != "" {
 		_ = json.Unmarshal([]byte(*r.AlertsJSON), &s.Alerts) // written by us
 	}
-	s.Deadline = r.Deadline
+	s.Deadline, s.Calendar, s.OnHoliday = r.Deadline, r.Calendar, r.OnHoliday
 	return s
 }
 
@@ -101,7 +103,17 @@ func (s *Store) putSchedule(ctx context.Context, sc model.Schedule, ifVersion *i
 			Timezone: sc.Timezone, StartTime: utc(sc.StartTime), EndTime: utc(sc.EndTime), Catchup: sc.Catchup,
 			WorkerGroup: sc.WorkerGroup, Enabled: sc.Enabled, NextFireTime: utc(sc.NextFireTime),
 			UpdatedBy: sc.UpdatedBy, CreatedAt: now, UpdatedAt: now, Priority: priorityCol(sc.Priority),
-			Overlap: string(sc.Overlap), Deadline: sc.Deadline}
+			Overlap: string(sc.Overlap), Deadline: sc.Deadline, Calendar: sc.Calendar, OnHoliday: sc.OnHoliday}
+		if sc.Calendar != "" {
+			// Checked in the write's transaction, as CalendarDelete checks
+			// its users in its own: a calendar is never deleted under a
+			// schedule that names it.
+			if _, err := calendarFor(lockingRead(tx), p.ID, sc.Calendar); errors.Is(err, ErrNotFound) {
+				return fmt.Errorf("calendar %q is neither project %q's nor a shared one: %w", sc.Calendar, p.Name, ErrUnknownCalendar)
+			} else if err != nil {
+				return err
+			}
+		}
 		if sc.Alerts != nil {
 			r.AlertsJSON = jsonText(sc.Alerts, 1)
 		}
@@ -143,7 +155,8 @@ func (s *Store) putSchedule(ctx context.Context, sc model.Schedule, ifVersion *i
 				"cron": r.Cron, "timezone": r.Timezone, "start_time": r.StartTime, "end_time": r.EndTime, "catchup": r.Catchup,
 				"priority": r.Priority, "worker_group": r.WorkerGroup, "params_json": r.ParamsJSON, "enabled": r.Enabled,
 				"next_fire_time": r.NextFireTime, "updated_by": r.UpdatedBy, "updated_at": r.UpdatedAt, "revision": r.Revision,
-				"version": r.Version, "overlap": r.Overlap, "alerts_json": r.AlertsJSON, "deadline": r.Deadline})
+				"version": r.Version, "overlap": r.Overlap, "alerts_json": r.AlertsJSON, "deadline": r.Deadline,
+				"calendar": r.Calendar, "on_holiday": r.OnHoliday})
 			if res.Error != nil {
 				return fmt.Errorf("update schedule: %w", res.Error)
 			}

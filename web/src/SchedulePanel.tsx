@@ -17,7 +17,7 @@ export type Schedule = {project: string; workflow: string; cron: string; timezon
   priority?: string; worker_group: string; params: Record<string, string>; secret_params?: string[]; start_time?: string | null;
   end_time?: string | null; next_fire_time?: string | null; last_fire_time?: string | null; last_skipped_time?: string | null;
   skipped_fires: number; upcoming: string[]; note: string; revision: number; version: number; updated_by: string; updated_at: string;
-  alerts?: Alerts | null; deadline?: string};
+  alerts?: Alerts | null; deadline?: string; calendar?: string; on_holiday?: string};
 
 const CRON_HELP = '5 fields (minute hour day-of-month month day-of-week), 6 with leading seconds, or @daily, @hourly, @every 1h';
 
@@ -36,6 +36,7 @@ export function requestOf(sc: Schedule): Record<string, unknown> {
   if (sc.secret_params?.length) r.secret_params = sc.secret_params;
   if (sc.alerts) r.alerts = sc.alerts;
   if (sc.deadline) r.deadline = sc.deadline;
+  if (sc.calendar) { r.calendar = sc.calendar; if (sc.on_holiday) r.on_holiday = sc.on_holiday; }
   return r;
 }
 
@@ -128,6 +129,8 @@ export function SchedulePanel({page, project, workflow, priority, group, onChang
         : <span className="muted">{sc.enabled ? 'none left in the window' : 'none while disabled'}</span>],
       ['Last fire', <Time iso={sc.last_fire_time} zone={z} />],
       ['Catch-up', sc.catchup],
+      ['Calendar', sc.calendar ? <span className="calendar">{sc.calendar} <span className="muted">(on a day off: {sc.on_holiday || 'skip'})</span></span>
+        : <span className="muted">none: every day</span>],
       ['Overlap', sc.skipped_fires ? <>{sc.overlap} ({sc.skipped_fires} fire(s) skipped, the last for <Time iso={sc.last_skipped_time} zone={z} />)</> : sc.overlap],
       ['Priority', sc.priority || `workflow's (${priority || 'medium'})`],
       ['Worker group', sc.worker_group || <span className="muted">workflow's</span>],
@@ -159,6 +162,8 @@ function ScheduleForm({project, workflow, sc, priority, group, onSaved, onCancel
   const [end, setEnd] = useState(local(sc?.end_time));
   const [catchup, setCatchup] = useState(sc?.catchup || 'latest');
   const [overlap, setOverlap] = useState(sc?.overlap || 'allow');
+  const [cal, setCal] = useState(sc?.calendar || '');
+  const [onHoliday, setOnHoliday] = useState(sc?.on_holiday || 'skip');
   const [prio, setPrio] = useState(sc?.priority || '');
   const [wg, setWg] = useState(sc?.worker_group || '');
   const [params, setParams] = useParams(sc?.params);
@@ -184,6 +189,7 @@ function ScheduleForm({project, workflow, sc, priority, group, onSaved, onCancel
     if (until) req.end_time = until;
     if (alertOn.length || channels.length) req.alerts = {on: alertOn, channels};
     if (deadline.trim()) req.deadline = deadline.trim();
+    if (cal.trim()) { req.calendar = cal.trim(); req.on_holiday = onHoliday; }
     setBusy(true);
     try {
       const out = await api('PUT', schedulePath(project, workflow), {json: req});
@@ -201,7 +207,13 @@ function ScheduleForm({project, workflow, sc, priority, group, onSaved, onCancel
       <p className="hint">{CRON_HELP}</p>
       <label className="field"><span>Timezone</span><input name="timezone" id="schedule-tz" value={tz} spellCheck={false}
         placeholder={`UTC (yours: ${zone})`} onChange={(e) => setTz(e.target.value)} /></label>
-      <div className="field"><span>Next fires</span><Preview cron={cron} tz={tz} /></div>
+      <label className="field"><span>Calendar</span><input name="calendar" id="schedule-calendar-name" value={cal} spellCheck={false}
+        placeholder="none: fire every day" title="a business calendar: the project's own of this name, else a shared one"
+        onChange={(e) => setCal(e.target.value)} /></label>
+      <label className="field"><span>On a day off</span>{sel('schedule-on-holiday', 'on_holiday', onHoliday, setOnHoliday, [['skip', 'skip the fire'],
+        ['next_business_day', 'fire on the next business day'], ['previous_business_day', 'fire on the business day before']])}</label>
+      <p className="hint">With a calendar, a fire due on a weekend day or holiday is skipped or moved; a moved fire merges into that day's own.</p>
+      <div className="field"><span>Next fires</span><Preview cron={cron} tz={tz} project={project} calendar={cal} onHoliday={onHoliday} /></div>
       <label className="field"><span>Catch-up</span>{sel('schedule-catchup', 'catchup', catchup, setCatchup, [['latest', 'latest: one run for the newest missed time'],
         ['all', 'all missed times'], ['none', 'none: skip missed times']])}</label>
       <label className="field"><span>Overlap</span>{sel('schedule-overlap', 'overlap', overlap, setOverlap, [['allow', 'allow: runs may overlap'],
@@ -262,16 +274,18 @@ type PreviewState = {kind: 'none'} | {kind: 'err'; text: string} | {kind: 'ok'; 
 // Preview shows the next fire times of the cron and zone typed, as the API
 // computes them (POST /api/v1/schedule-preview), on the schedule's clock,
 // asked 300 ms after typing stops; an older answer never overwrites a newer.
-function Preview({cron, tz}: {cron: string; tz: string}) {
+function Preview({cron, tz, project, calendar, onHoliday}: {cron: string; tz: string; project: string; calendar: string; onHoliday: string}) {
   const [st, setSt] = useState<PreviewState>({kind: 'none'});
   const first = useRef(true);
   useEffect(() => {
-    const expr = cron.trim(), zone = tz.trim();
+    const expr = cron.trim(), zone = tz.trim(), cal = calendar.trim();
     const ctrl = new AbortController();
     const t = setTimeout(async () => {
       if (!expr) { setSt({kind: 'none'}); return; }
       try {
-        const r = await api('POST', '/api/v1/schedule-preview', {json: {cron: expr, timezone: zone, count: 50}, signal: ctrl.signal});
+        const req: Record<string, unknown> = {cron: expr, timezone: zone, count: 50};
+        if (cal) Object.assign(req, {project, calendar: cal, on_holiday: onHoliday});
+        const r = await api('POST', '/api/v1/schedule-preview', {json: req, signal: ctrl.signal});
         setSt({kind: 'ok', cron: expr, zone: zone || 'UTC', times: r.times});
       } catch (e) {
         if (!ctrl.signal.aborted) setSt({kind: 'err', text: describe(e)});
@@ -279,7 +293,7 @@ function Preview({cron, tz}: {cron: string; tz: string}) {
     }, first.current ? 0 : 300);
     first.current = false;
     return () => { clearTimeout(t); ctrl.abort(); };
-  }, [cron, tz]);
+  }, [cron, tz, project, calendar, onHoliday]);
   const mine = userZone();
   return (
     <div className="schedule-preview" id="schedule-preview" aria-live="polite">

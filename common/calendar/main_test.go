@@ -1,0 +1,11 @@
+package calendar
+
+import (
+	"os"
+	"testing"
+
+	"github.com/beluga-scheduler/beluga/internal/leakcheck"
+)
+
+// TestMain fails the package's tests when they leave goroutines running.
+func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
