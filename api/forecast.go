@@ -32,7 +32,26 @@ type Forecast struct {
 	Late     bool  `json:"late"`
 	// At is when the projection was made.
 	At Time `json:"at"`
+	// Tasks are the remaining tasks' projected spans (p50), in
+	// topological order, for a chart to draw: the first maxForecastTasks
+	// of TasksTotal.
+	Tasks      []ForecastTask `json:"tasks"`
+	TasksTotal int            `json:"tasks_total"`
 }
+
+// ForecastTask is a remaining task's projected span: a running one from
+// At to its projected end, a pending one from when its upstreams are
+// projected to end (queueing included) to its own.
+type ForecastTask struct {
+	Name    string `json:"name"`
+	Start   Time   `json:"start"`
+	End     Time   `json:"end"`
+	Running bool   `json:"running"`
+}
+
+// maxForecastTasks bounds the spans in one answer: a chart shows a few
+// thousand rows, and a run of 100,000 tasks would answer megabytes.
+const maxForecastTasks = 2000
 
 // instanceForecast is inst's forecast; nil when it is not running or its
 // definition cannot be read (a forecast is extra, never a reason to fail
@@ -65,7 +84,11 @@ func (h *handlers) instanceForecast(ctx context.Context, inst model.WorkflowInst
 	}
 	p := forecast.Project(forecast.Input{Graph: g, Tasks: forecast.TasksOf(inst, g, d.wf, cur), History: hist, Now: now})
 	f := &Forecast{End: timeOf(p.End), P90End: timeOf(p.P90End), CriticalPath: nonNilSlice(p.CriticalPath),
-		NoHistory: nonNilSlice(p.NoHistory), Slow: nonNilSlice(p.Slow), At: timeOf(now)}
+		NoHistory: nonNilSlice(p.NoHistory), Slow: nonNilSlice(p.Slow), At: timeOf(now),
+		Tasks: make([]ForecastTask, 0, min(len(p.Spans), maxForecastTasks)), TasksTotal: len(p.Spans)}
+	for _, sp := range p.Spans[:min(len(p.Spans), maxForecastTasks)] {
+		f.Tasks = append(f.Tasks, ForecastTask{Name: sp.Name, Start: timeOf(sp.Start), End: timeOf(sp.End), Running: sp.Running})
+	}
 	setting := d.wf.Deadline
 	if inst.ScheduleID != 0 {
 		sc, err := h.Store.ScheduleGet(ctx, inst.Project, inst.Workflow)

@@ -123,6 +123,12 @@ func forecastCost(t *testing.T, o options) {
 	if len(f.NoHistory) != 0 || len(f.CriticalPath) != 2 || f.CriticalPath[1] != "join" {
 		t.Fatalf("forecast %+v", f)
 	}
+	// the spans: every remaining task (the running, the queued, join), join last
+	if want := n - n/2 + 1; f.TasksTotal != want || len(f.Tasks) != want || f.Tasks[len(f.Tasks)-1].Name != "join" ||
+		!f.Tasks[0].Running || f.Tasks[len(f.Tasks)-1].End.Time != f.End.Time {
+		t.Fatalf("forecast spans: %d of %d, first %+v, last %+v; want %d ending with join at the end", len(f.Tasks), f.TasksTotal,
+			f.Tasks[0], f.Tasks[len(f.Tasks)-1], want)
+	}
 	t.Logf("GET of a running %d-task instance (page of 50): %d statements, %d rows, %v; first with forecast=true: %d statements, %d rows, %v (+%v, history of %d runs); next ones: %d statements, %d rows, %v (+%v)",
 		n+1, s0, r0, t0, sc, rc, tc, tc-t0, runs, s1, r1, t1, t1-t0)
 }

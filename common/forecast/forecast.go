@@ -138,6 +138,18 @@ type Projection struct {
 	NoHistory []string
 	// Slow names the running tasks past their p90 (with history).
 	Slow []string
+	// Spans are the remaining tasks at p50, in topological order: what a
+	// chart draws as the projection.
+	Spans []Span
+}
+
+// Span is one remaining task's projected time at p50: a running task from
+// now to its end; a pending one from when the last of its upstreams ends
+// (now at the earliest) to its end, its group's queueing included.
+type Span struct {
+	Name       string
+	Start, End time.Time
+	Running    bool
 }
 
 // Project computes the projection: each remaining task starts when the
@@ -168,6 +180,7 @@ func Project(in Input) Projection {
 			p.NoHistory = append(p.NoHistory, n)
 		}
 		var e50, e90 time.Time
+		s50 := in.Now
 		if t.Phase == Running {
 			elapsed := in.Now.Sub(t.Started)
 			e50 = in.Now.Add(max(0, st.P50-elapsed))
@@ -176,7 +189,7 @@ func Project(in Input) Projection {
 				p.Slow = append(p.Slow, n)
 			}
 		} else {
-			s50, s90 := in.Now, in.Now
+			s90 := in.Now
 			for _, u := range in.Graph.Upstream(n) {
 				if in.Tasks[u].Phase == Done {
 					continue // ended: does not hold n back
@@ -193,6 +206,7 @@ func Project(in Input) Projection {
 			e90 = s90.Add(q.P90 + st.P90)
 		}
 		end50[n], end90[n] = e50, e90
+		p.Spans = append(p.Spans, Span{Name: n, Start: s50, End: e50, Running: t.Phase == Running})
 		if e50.After(lastAt) || last == "" {
 			last, lastAt = n, e50
 		}

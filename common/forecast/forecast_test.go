@@ -145,3 +145,27 @@ func TestPhaseOf(t *testing.T) {
 		}
 	}
 }
+
+// The spans a chart draws: the remaining tasks in order, a running one from
+// now, a pending one from its upstream's projected end (its group's
+// queueing inside its span), done tasks absent.
+func TestProjectSpans(t *testing.T) {
+	now := time.Date(2026, 12, 7, 5, 0, 0, 0, time.UTC)
+	s := time.Second
+	st := func(p50 time.Duration) Stats { return Stats{P50: p50, P90: 2 * p50, N: 5} }
+	g := graph(t, []string{"a", "b", "c", "d"}, [2]string{"a", "b"}, [2]string{"b", "c"}, [2]string{"b", "d"})
+	p := Project(Input{Graph: g, Now: now,
+		Tasks:   map[string]Task{"a": {Phase: Done}, "b": {Phase: Running, Started: now.Add(-2 * s)}, "d": {WorkerGroup: "gpu"}},
+		History: History{Tasks: map[string]Stats{"a": st(s), "b": st(5 * s), "c": st(3 * s), "d": st(s)}, Queue: map[string]Stats{"gpu": st(s)}}})
+	want := []Span{
+		{Name: "b", Start: now, End: now.Add(3 * s), Running: true},
+		{Name: "c", Start: now.Add(3 * s), End: now.Add(6 * s)},
+		{Name: "d", Start: now.Add(3 * s), End: now.Add(5 * s)},
+	}
+	if !slices.Equal(p.Spans, want) {
+		t.Fatalf("spans %+v, want %+v", p.Spans, want)
+	}
+	if !p.End.Equal(now.Add(6 * s)) {
+		t.Fatalf("end now+%v, want the last span's end", p.End.Sub(now))
+	}
+}

@@ -10,7 +10,8 @@ import {Dag, useFold, type NodeInfo} from './Dag';
 import {Gantt} from './Gantt';
 import {LogViewer} from './LogViewer';
 import {criticalPath, downstreamOf, readCounts, latestAttempts, matches, stateCounts, worstState, type SpecTask, type TaskAttempt, type Wait} from './graph';
-import {STATE_SYMBOL, TASK_STATES, stateClass, stateLabel, workflowFinished} from './states';
+import {STATE_SYMBOL, TASK_STATES, stateClass, stateLabel, taskFinished, workflowFinished} from './states';
+import {guessed, untilText, type Forecast} from './forecast';
 import {applyEvents, mergeRows, type StreamEvent} from './live';
 import {Badge, Duration, Time, Why, duration, enc} from './ui';
 import {perf} from './perf';
@@ -93,6 +94,58 @@ const REST_PAGE = 1000;  // and each read after it
 const REASON_SHOWN = 300;
 const WAITS_UP_TO = 2000; // the pages after the first carry waits up to this many tasks
 const PENDING_SHOWN = 50; // the tasks not started yet listed (a run being made has thousands)
+const FORECAST_MS = 10000;    // a running instance's forecast is read again this often
+const FORECAST_MIN_MS = 2000; // and when a task ends, but not sooner than this after the last
+
+// useForecast reads the running instance's forecast (forecast=true, with
+// no tasks: it reads every task and the workflow's history, so it is asked
+// for every FORECAST_MS and when a task ends, not on every live update);
+// null while the instance is not running or the API has none.
+function useForecast(id: number, running: boolean, ended: number): Forecast | null {
+  const [fc, setFc] = useState<Forecast | null>(null);
+  const poke = useRef<() => void>(() => {});
+  useEffect(() => {
+    setFc(null);
+    if (!running) return;
+    const ctrl = new AbortController();
+    let timer = 0, last = 0, busy = false, again = false, alive = true;
+    async function ask() {
+      clearTimeout(timer);
+      if (!alive) return;
+      if (busy) { again = true; return; }
+      if (last && document.hidden) { timer = window.setTimeout(ask, FORECAST_MS); return; } // out of view: the first read only
+      busy = true;
+      last = Date.now();
+      try {
+        const r = await get(`/api/v1/instances/${id}?tasks_limit=0&pending_limit=0&waits=false&forecast=true`, {signal: ctrl.signal});
+        if (alive) setFc(r.forecast && !workflowFinished(r.state) ? r.forecast : null);
+      } catch (e: any) {
+        // aborted, or a failed read: the last forecast stays until the
+        // next; an instance gone is asked for no more
+        if (e?.status === 404) { alive = false; setFc(null); }
+      } finally {
+        busy = false;
+      }
+      if (!alive) return;
+      timer = window.setTimeout(ask, again ? Math.max(0, last + FORECAST_MIN_MS - Date.now()) : FORECAST_MS);
+      again = false;
+    }
+    poke.current = () => {
+      if (!alive) return;
+      if (busy) { again = true; return; }
+      clearTimeout(timer);
+      timer = window.setTimeout(ask, Math.max(0, last + FORECAST_MIN_MS - Date.now()));
+    };
+    ask();
+    return () => { alive = false; ctrl.abort(); clearTimeout(timer); poke.current = () => {}; };
+  }, [id, running]);
+  const seen = useRef(ended);
+  useEffect(() => {
+    if (ended > seen.current) poke.current();
+    seen.current = ended;
+  }, [ended]);
+  return running ? fc : null;
+}
 
 export function InstancePage({id, task = ''}: {id: number; task?: string}) {
   const [detail, setDetail] = useState<Detail | null>(null);
@@ -360,6 +413,9 @@ export function InstancePage({id, task = ''}: {id: number; task?: string}) {
   }, [id]);
 
   const latest = useMemo(() => latestAttempts(detail?.tasks || []), [detail]);
+  // The tasks whose latest attempt has ended: one more asks for the forecast again.
+  const endedNames = useMemo(() => new Set([...latest.values()].filter((t) => taskFinished(t.state)).map((t) => t.name)), [latest]);
+  const forecast = useForecast(id, !!detail && !workflowFinished(detail.state), endedNames.size);
   const specTasks: SpecTask[] = useMemo(() => {
     if (spec && !(spec instanceof Error)) return spec.tasks || [];
     return [...latest.keys()].map((name) => ({name}));
@@ -509,7 +565,7 @@ export function InstancePage({id, task = ''}: {id: number; task?: string}) {
           {d ? <a className="button" href={`#/grid/${enc(d.project)}/${enc(d.workflow)}`}>Grid</a> : null}
         </div>
       </div>
-      {d ? <Head d={d} /> : <p className="muted">Loading…</p>}
+      {d ? <Head d={d} forecast={forecast} /> : <p className="muted">Loading…</p>}
       {d && d.pending && d.pending.length ? (
         <section className="pendingbox" aria-label="tasks not started">
           <h2>Waiting to start</h2>
@@ -544,7 +600,7 @@ export function InstancePage({id, task = ''}: {id: number; task?: string}) {
             ? (d && specTasks.length ? <Dag key={fold ? 'folded' : 'all'} tasks={dagTasks} info={dagInfo} selected={selected} search={search}
                 critical={critical} onSelect={select} onCursor={setSelected} onReady={() => { perf.ready(specTasks.length, dagTasks.length); drawnDone.current(); }} version={version} changed={fold ? null : changedRef.current} refit={!!logTask} />
               : <p className="muted">{d ? 'No tasks.' : ''}</p>)
-            : d ? <Gantt tasks={d.tasks} critical={critical} onOpen={(t) => openAttempt(t, 'log')} /> : null}
+            : d ? <Gantt tasks={d.tasks} critical={critical} onOpen={(t) => openAttempt(t, 'log')} forecast={forecast} ended={endedNames} /> : null}
         </div>
         {side}
       </div>
@@ -601,7 +657,38 @@ function NodeBar({name, t, below, onLog, onValues, onRerun}: {name: string; t?: 
   );
 }
 
-function Head({d}: {d: Detail}) {
+// Projection is the running instance's projected end: when (in the
+// user's zone) and how far off, the p90, the critical path of what
+// remains and the deadline it is on track for or at risk of; or, when
+// the critical path has a task with no history, plainly no number.
+function Projection({f}: {f: Forecast}) {
+  const thin = guessed(f);
+  if (thin.length) {
+    return <span id="projection" data-state="thin">Not enough history to project the end: {thin.join(', ')} {thin.length === 1 ? 'has' : 'have'} no
+      recent successful run to go by.</span>;
+  }
+  const end = new Date(f.end).getTime();
+  const slow = new Set(f.slow);
+  const offPath = f.slow.filter((n) => !f.critical_path.includes(n));
+  return (
+    <span id="projection" data-state={f.deadline ? (f.late ? 'late' : 'on-track') : 'ok'} data-end={f.end}>
+      <Time iso={f.end} /> <strong className="until">{untilText(end, Date.now())}</strong>
+      {/* a line each (the p90 and deadline, the path): the header keeps its height as the words change */}
+      <br /><span className="muted">p90 <Time iso={f.p90_end} /></span>
+      {f.deadline ? (f.late
+        ? <> · <span className="badge st-failed deadline">at risk</span> of missing its deadline <Time iso={f.deadline} /></>
+        : <> · <span className="badge st-succeeded deadline">on track</span> for its deadline <Time iso={f.deadline} /></>) : null}
+      <br /><span className="path">Critical path of what remains: {f.critical_path.length ? f.critical_path.map((n, i) =>
+        <span key={n}>{i ? ' → ' : ''}<code>{n}</code>{slow.has(n) ? <span className="tag slow" title="running past its p90">slow</span> : null}</span>)
+        : <span className="muted">none</span>}
+      {/* on the same line: the header keeps its height as these come and go */}
+      {offPath.length ? <span className="slow"> · running past their p90: {offPath.join(', ')}</span> : null}
+      {f.no_history.length ? <span className="muted"> · no history (counted 1 min): {f.no_history.join(', ')}</span> : null}</span>
+    </span>
+  );
+}
+
+function Head({d, forecast}: {d: Detail; forecast: Forecast | null}) {
   const rows: [string, React.ReactNode][] = [
     ['Workflow', <><a href={`#/workflows/${enc(d.project)}/${enc(d.workflow)}`}>{d.project}/{d.workflow}</a> version {d.version}</>],
     ['State', <><Badge state={d.state} />{d.reason ? <span className="reason"> {d.reason}</span> : null}</>],
@@ -619,6 +706,7 @@ function Head({d}: {d: Detail}) {
     ['Ended', <Time iso={d.end_time} />],
     ['Duration', <Duration start={d.start_time} end={d.end_time} />],
   ];
+  if (forecast) rows.push(['Projected end', <Projection f={forecast} />]);
   if (d.parent && d.parent.instance_id) {
     rows.splice(1, 0, ['Parent', <a id="parent-link" href={`#/instances/${d.parent.instance_id}`}>instance #{d.parent.instance_id}</a>]);
   }
