@@ -71,10 +71,21 @@ func TestComposeCluster(t *testing.T) {
 	c.run("datasource", nil, "datasource", "set", "warehouse", "--type", "mysql", "--host", "db", "--port", "3306",
 		"--database", "beluga", "--user", "beluga", "--password-file", filepath.Join(c.root, "docker/secrets/db-password"))
 	c.run("datasource test", nil, "datasource", "test", "warehouse")
-	examples, _ := filepath.Glob(filepath.Join(c.root, "examples/*.yaml"))
-	if len(examples) < 2 {
-		t.Fatalf("examples: %v", examples)
+	// Every workflow in examples/ runs on the cluster; the X.test.yaml
+	// beside one are its tests, run as the README says (no server).
+	all, _ := filepath.Glob(filepath.Join(c.root, "examples/*.yaml"))
+	var examples, tests []string
+	for _, f := range all {
+		if strings.HasSuffix(f, ".test.yaml") {
+			tests = append(tests, f)
+		} else {
+			examples = append(examples, f)
+		}
 	}
+	if len(examples) < 2 || len(tests) == 0 {
+		t.Fatalf("examples: %v, their tests: %v", examples, tests)
+	}
+	t.Logf("examples' tests: %s", strings.TrimSpace(c.run("workflow test", nil, append([]string{"workflow", "test"}, tests...)...)))
 	for _, ex := range examples {
 		name := specName(t, ex)
 		c.run("apply "+name, nil, "workflow", "apply", "-f", ex, "--project", "demo")
