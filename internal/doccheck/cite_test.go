@@ -1,9 +1,8 @@
 package doccheck
 
 import (
+	"go/ast"
 	"go/parser"
-	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -61,26 +60,8 @@ func TestCodeCitesSectionsThatExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	secs := sections(string(page))
-	fset := token.NewFileSet()
 	cites := 0
-	err = filepath.WalkDir(r, func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if e.IsDir() {
-			if n := e.Name(); path != r && (strings.HasPrefix(n, ".") || n == "web" || n == "node_modules" || n == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(r, path)
+	err = eachGoFile(r, parser.ParseComments|parser.SkipObjectResolution, func(rel string, f *ast.File) {
 		for _, g := range f.Comments {
 			text := g.Text()
 			cites += len(citeRe.FindAllString(spaces.ReplaceAllString(text, " "), -1))
@@ -88,7 +69,6 @@ func TestCodeCitesSectionsThatExist(t *testing.T) {
 				t.Errorf("%s cites docs/architecture.md, %q: no such section", rel, c)
 			}
 		}
-		return nil
 	})
 	if err != nil {
 		t.Fatal(err)

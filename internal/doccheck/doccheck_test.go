@@ -45,15 +45,11 @@ func (d *decls) add(set map[string]map[string]bool, key, name string) {
 	d.all[name] = true
 }
 
-// scan parses every Go file under root (skipping web/ and hidden dirs).
-func scan(t *testing.T, root string) *decls {
-	d := &decls{pkgs: map[string]map[string]bool{}, methods: map[string]map[string]bool{}, members: map[string]map[string]bool{},
-		types: map[string]bool{}, all: map[string]bool{}, routes: map[string]bool{},
-		config: map[string]map[string]bool{}, cliStrs: map[string]bool{}, points: map[string]bool{}}
-	configTypes := map[string]map[string]bool{} // struct type -> yaml tags
-	sectionType := map[string]string{}          // Config's yaml tag -> field type
+// eachGoFile parses every Go file under root (skipping web/, node_modules,
+// testdata and hidden dirs) and hands it to fn with its path from root.
+func eachGoFile(root string, mode parser.Mode, fn func(rel string, f *ast.File)) error {
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
+	return filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -66,12 +62,25 @@ func scan(t *testing.T, root string) *decls {
 		if !strings.HasSuffix(path, ".go") {
 			return nil
 		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(fset, path, nil, mode)
 		if err != nil {
 			return err
 		}
-		pkg := strings.TrimSuffix(f.Name.Name, "_test")
 		rel, _ := filepath.Rel(root, path)
+		fn(rel, f)
+		return nil
+	})
+}
+
+// scan parses every Go file under root (skipping web/ and hidden dirs).
+func scan(t *testing.T, root string) *decls {
+	d := &decls{pkgs: map[string]map[string]bool{}, methods: map[string]map[string]bool{}, members: map[string]map[string]bool{},
+		types: map[string]bool{}, all: map[string]bool{}, routes: map[string]bool{},
+		config: map[string]map[string]bool{}, cliStrs: map[string]bool{}, points: map[string]bool{}}
+	configTypes := map[string]map[string]bool{} // struct type -> yaml tags
+	sectionType := map[string]string{}          // Config's yaml tag -> field type
+	err := eachGoFile(root, parser.SkipObjectResolution, func(rel string, f *ast.File) {
+		pkg := strings.TrimSuffix(f.Name.Name, "_test")
 		dir, test := filepath.Dir(rel), strings.HasSuffix(rel, "_test.go")
 		switch {
 		case rel == filepath.Join("api", "api.go"):
@@ -107,7 +116,6 @@ func scan(t *testing.T, root string) *decls {
 				}
 			}
 		}
-		return nil
 	})
 	if err != nil {
 		t.Fatalf("scanning the Go files: %v", err)
