@@ -94,12 +94,7 @@ func calendarSetCommand(a *app, project *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if a.json() {
-				return a.printJSON(cal)
-			}
-			_, err = fmt.Fprintf(a.stdout, "calendar %s set (%d holidays, %d workdays, weekend %s)\n", calendarName(cal),
-				len(cal.Holidays), len(cal.Workdays), orNone(strings.Join(cal.Weekend, ",")))
-			return err
+			return printCalendarSaved(a, cal, "set")
 		},
 	}
 	f := c.Flags()
@@ -109,6 +104,16 @@ func calendarSetCommand(a *app, project *string) *cobra.Command {
 	f.StringVar(&weekend, "weekend", "", "weekend days, e.g. sat,sun (the default) or fri,sat; none for no weekend")
 	f.StringVar(&description, "description", "", "what the calendar is for")
 	return c
+}
+
+// printCalendarSaved tells what a set or an import left in the calendar.
+func printCalendarSaved(a *app, cal client.Calendar, verb string) error {
+	if a.json() {
+		return a.printJSON(cal)
+	}
+	_, err := fmt.Fprintf(a.stdout, "calendar %s %s (%d holidays, %d workdays, weekend %s)\n", calendarName(cal), verb,
+		len(cal.Holidays), len(cal.Workdays), orNone(strings.Join(cal.Weekend, ",")))
+	return err
 }
 
 func calendarImportCommand(a *app, project *string) *cobra.Command {
@@ -152,12 +157,7 @@ func calendarImportCommand(a *app, project *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if a.json() {
-				return a.printJSON(cal)
-			}
-			_, err = fmt.Fprintf(a.stdout, "calendar %s imported (%d holidays, %d workdays, weekend %s)\n", calendarName(cal),
-				len(cal.Holidays), len(cal.Workdays), orNone(strings.Join(cal.Weekend, ",")))
-			return err
+			return printCalendarSaved(a, cal, "imported")
 		},
 	}
 	f := c.Flags()
