@@ -21,6 +21,12 @@ import (
 // emptyLogName is the shared empty log; not a "<id>.log", so never served.
 const emptyLogName = ".empty.log"
 
+// logMode is every task log's: the worker's file, whoever the task runs
+// as. A task never needs its log (its output reaches it through pipes the
+// worker copies), and a log no task user can open is one no other task can
+// read, sandbox or not (docs/security.md).
+const logMode = 0o600
+
 // emptyLog is the shared empty file: its path and identity.
 type emptyLog struct {
 	path     string
@@ -32,10 +38,10 @@ type emptyLog struct {
 // means each task creates its log file.
 func newEmptyLog(dir string) *emptyLog {
 	p := filepath.Join(dir, emptyLogName)
-	if fi, err := os.Lstat(p); err == nil && (!fi.Mode().IsRegular() || fi.Size() != 0) {
+	if fi, err := os.Lstat(p); err == nil && (!fi.Mode().IsRegular() || fi.Size() != 0 || fi.Mode().Perm() != logMode) {
 		_ = os.Remove(p)
 	}
-	f, err := os.OpenFile(p, os.O_RDONLY|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(p, os.O_RDONLY|os.O_CREATE, logMode)
 	if err != nil {
 		return nil
 	}
@@ -94,5 +100,5 @@ func (e *Executor) openLogForOutput(path string) (*os.File, error) {
 			return nil, fmt.Errorf("log of its own: %w", err)
 		}
 	}
-	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, logMode)
 }

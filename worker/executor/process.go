@@ -224,42 +224,34 @@ func (e *Executor) startProcess(l launch, cp *childPipes) (_ *os.Process, _ *cgr
 	return p, cg, c, nil
 }
 
-// prepareFS creates the task's work dir and its log, and hands both over
-// to the task's tenant if it has one: the one place both kinds of task
+// prepareFS creates the task's work dir and its log, and hands the dir
+// over to the task's tenant if it has one: the one place both kinds of task
 // (a process, an in-process type) get their files. With open, the log is
 // returned open for appending (in-process types write it directly);
 // without, it only exists, as a link to the empty file where it can be.
 func (e *Executor) prepareFS(l launch, open bool) (*os.File, error) {
-	// The task user's dir and log come from its own pools (spare.go),
-	// owned already: no chown on the task's start path.
+	// The task user's dir comes from its own pool (spare.go), owned
+	// already: no chown on the task's start path.
 	taskUser := l.tenant != nil && l.tenant == e.taskUser
 	dirOwned, err := e.prepareDirs(l, taskUser)
 	if err != nil {
 		return nil, err
 	}
-	var f *os.File
-	logOwned := false
-	switch {
-	case taskUser:
-		f, logOwned, err = e.spares.openUserLog(l.logPath)
-	case open || l.tenant != nil:
-		// A tenant's log is its own file from the start: handing the
-		// shared empty log over would give every task's first log to it.
-		f, err = e.spares.openLog(l.logPath)
-	default:
-		err = e.placeLog(l.logPath)
+	if l.tenant != nil {
+		if err := l.tenant.own(l.dir, dirOwned); err != nil {
+			return nil, err
+		}
 	}
+	// The log is the worker's whoever the task runs as (logMode).
+	if !open {
+		if err := e.placeLog(l.logPath); err != nil {
+			return nil, fmt.Errorf("open log: %w", err)
+		}
+		return nil, nil
+	}
+	f, err := e.spares.openLog(l.logPath)
 	if err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
-	}
-	if l.tenant != nil {
-		err = l.tenant.own(l.dir, l.logPath, dirOwned, logOwned)
-	}
-	if err != nil || !open {
-		if f != nil {
-			f.Close()
-		}
-		return nil, err
 	}
 	return f, nil
 }

@@ -117,11 +117,12 @@ func TestSparePoolTakesBackEverySlotsDir(t *testing.T) {
 	}
 }
 
-// TestTaskUserFilesMadeAhead: as root with isolation on, the work dir and
-// log of a task without a tenant come from the task user's own pools,
-// made and chowned off the task's start path: the task's dir is one of
-// the spares that were waiting (its inode), owned by the task user 0700,
-// its log the task user's 0600.
+// TestTaskUserFilesMadeAhead: as root with isolation on, the work dir of a
+// task without a tenant comes from the task user's own pool, made and
+// chowned off the task's start path: the task's dir is one of the spares
+// that were waiting (its inode), owned by the task user 0700. Its log is
+// the worker's 0600 (no task user opens it), and a silent task's is the
+// shared empty file (no inode of its own).
 func TestTaskUserFilesMadeAhead(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: only root switches tasks to the task user")
@@ -178,7 +179,18 @@ func TestTaskUserFilesMadeAhead(t *testing.T) {
 	if !spare[dir.Ino] {
 		t.Errorf("the task's work dir %s (inode %d) is none of the task user's spares", lines[1], dir.Ino)
 	}
-	if int(dir.Uid) != u.uid || dir.Mode&0o777 != 0o700 || int(lg.Uid) != u.uid || lg.Mode&0o777 != 0o600 {
-		t.Errorf("work dir uid %d mode %o, log uid %d mode %o; want uid %d, 0700 and 0600", dir.Uid, dir.Mode&0o777, lg.Uid, lg.Mode&0o777, u.uid)
+	if int(dir.Uid) != u.uid || dir.Mode&0o777 != 0o700 {
+		t.Errorf("work dir uid %d mode %o; want uid %d, 0700", dir.Uid, dir.Mode&0o777, u.uid)
+	}
+	if int(lg.Uid) != os.Geteuid() || lg.Mode&0o777 != 0o600 {
+		t.Errorf("log uid %d mode %o; want the worker's (uid %d), 0600", lg.Uid, lg.Mode&0o777, os.Geteuid())
+	}
+	b.mustDispatch(t, dispatch(2, "true"))
+	if res := b.waitResult(t, 2); res.State != "succeeded" {
+		t.Fatalf("result %+v", res)
+	}
+	silent, _ := b.e.LogPath(2)
+	if !b.e.empty.is(silent) {
+		t.Errorf("the silent task's log %s is a file of its own, not the shared empty one", silent)
 	}
 }

@@ -248,14 +248,16 @@ func (s *sandbox) enter(dir string, fd int) error {
 	}
 	// A fresh tmpfs over the shared cover: the directories leading to
 	// dir are made in it, and seen by this task only.
+	fresh := ""
 	for _, c := range s.cover {
 		if within(dir, c) {
 			if err := mountCover(c); err != nil {
 				return err
 			}
+			fresh = c
 		}
 	}
-	if err := mkdirAll755(dir); err != nil {
+	if err := mkdirBelow(dir, fresh); err != nil {
 		return fmt.Errorf("recreate %s: %w", dir, err)
 	}
 	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, dir, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
@@ -264,18 +266,25 @@ func (s *sandbox) enter(dir string, fd int) error {
 	return nil
 }
 
-// mkdirAll755 is os.MkdirAll with mode 0755 whatever the umask.
-func mkdirAll755(dir string) error {
-	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-		return nil
+// mkdirBelow makes the directories from the empty tmpfs at cover down to
+// dir, mode 0755 whatever the umask: the tmpfs is fresh, so each is made
+// without first looking whether it exists.
+func mkdirBelow(dir, cover string) error {
+	rest := strings.TrimPrefix(dir, cover+"/")
+	if cover == "" || dir == cover || rest == dir {
+		return nil // dir is the cover itself (or not under one): nothing to make
 	}
-	if err := mkdirAll755(filepath.Dir(dir)); err != nil {
-		return err
+	p := cover
+	for _, part := range strings.Split(rest, "/") {
+		p += "/" + part
+		if err := unix.Mkdir(p, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+			return err
+		}
+		if err := unix.Chmod(p, 0o755); err != nil {
+			return err
+		}
 	}
-	if err := unix.Mkdir(dir, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
-		return err
-	}
-	return unix.Chmod(dir, 0o755)
+	return nil
 }
 
 // isolate settles who tasks run as and whether they are sandboxed, and

@@ -27,16 +27,16 @@ type spares struct {
 	dirs     chan string   // paths of spare directories
 	dirsLow  int           // dirs the refill keeps ready
 	taken    chan struct{} // cap 1: a spare was taken, refill
-	// The task user's pools (forUser): dirs (0700) and log files (0600)
-	// already owned by it, so that a task without a tenant, when the
-	// worker switches users, neither creates nor chowns its files on its
-	// start path. Never recycled: a finished task's dir goes to no other
-	// task, whose sandbox hides the others' dirs.
-	uid, gid  int // 0: no task user
-	userFiles chan string
-	userDirs  chan string
-	done      chan struct{} // closed when the refill goroutine returned
-	log       *zap.Logger
+	// The task user's pool (forUser): dirs (0700) already owned by it,
+	// so that a task without a tenant, when the worker switches users,
+	// neither creates nor chowns its dir on its start path. Never
+	// recycled: a finished task's dir goes to no other task, whose
+	// sandbox hides the others' dirs. (Logs are the worker's, 0600,
+	// whoever the task runs as: they come from the pools above.)
+	uid, gid int // 0: no task user
+	userDirs chan string
+	done     chan struct{} // closed when the refill goroutine returned
+	log      *zap.Logger
 }
 
 // newSpares keeps n files and n/2 dirs ready. The dirs' pool also has room
@@ -46,15 +46,14 @@ type spares struct {
 // with a pool of n, about every other task of a fan-out paid a mkdir.
 func newSpares(dir string, n, slots int, log *zap.Logger) *spares {
 	return &spares{
-		dir:       dir,
-		files:     make(chan string, n),
-		dirs:      make(chan string, (n+1)/2+slots),
-		dirsLow:   (n + 1) / 2,
-		userFiles: make(chan string, n),
-		userDirs:  make(chan string, n),
-		taken:     make(chan struct{}, 1),
-		done:      make(chan struct{}),
-		log:       log,
+		dir:      dir,
+		files:    make(chan string, n),
+		dirs:     make(chan string, (n+1)/2+slots),
+		dirsLow:  (n + 1) / 2,
+		userDirs: make(chan string, n),
+		taken:    make(chan struct{}, 1),
+		done:     make(chan struct{}),
+		log:      log,
 	}
 }
 
@@ -66,6 +65,7 @@ func (s *spares) prepare() error {
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return err
 	}
+	spreadDirs(s.dir)
 	// The mode new dirs get under this process's umask: what a recycled
 	// dir must still have.
 	var st unix.Stat_t
@@ -74,6 +74,30 @@ func (s *spares) prepare() error {
 	}
 	s.dirMode = st.Mode
 	return nil
+}
+
+// fsTopDirFl is FS_TOPDIR_FL (linux/fs.h), not in x/sys.
+const fsTopDirFl = 0x00020000
+
+// spreadDirs asks the file system to place dir's subdirectories as it
+// places top-level ones (ext4's Orlov allocator: in block groups with many
+// free inodes and few directories) rather than all in dir's own group.
+// Every isolated task takes a new dir from here, and a group where many
+// inodes were recently freed (temp files, purged work dirs) makes ext4
+// scan past each of them on every mkdir: ~2-3x the kernel CPU of a mkdir
+// measured on a busy machine (docs/performance.md). Best effort: other
+// file systems refuse or ignore the flag.
+func spreadDirs(dir string) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	flags, err := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS)
+	if err != nil || flags&fsTopDirFl != 0 {
+		return
+	}
+	_ = unix.IoctlSetPointerInt(fd, unix.FS_IOC_SETFLAGS, int(flags|fsTopDirFl))
 }
 
 // forUser keeps the task user's pools too; before run.
@@ -97,7 +121,7 @@ func (s *spares) run(ctx context.Context) {
 			name := strconv.Itoa(seq)
 			if len(s.files) < cap(s.files) {
 				p := filepath.Join(s.dir, "f"+name)
-				f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+				f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, logMode)
 				if err != nil {
 					s.log.Warn("create spare log file; tasks create their own", zap.Error(err))
 					return
@@ -118,7 +142,7 @@ func (s *spares) run(ctx context.Context) {
 				}
 			}
 		}
-		for ctx.Err() == nil && s.uid != 0 && (len(s.userFiles) < cap(s.userFiles) || len(s.userDirs) < cap(s.userDirs)) {
+		for ctx.Err() == nil && s.uid != 0 && len(s.userDirs) < cap(s.userDirs) {
 			seq++
 			if !s.refillUser(strconv.Itoa(seq)) {
 				s.uid = 0 // tasks of the task user create and chown their own
@@ -133,34 +157,19 @@ func (s *spares) run(ctx context.Context) {
 	}
 }
 
-// refillUser adds one file and one dir to the task user's pools, as
-// that user's; false (logged) when it cannot.
+// refillUser adds one dir to the task user's pool, as that user's; false
+// (logged) when it cannot.
 func (s *spares) refillUser(name string) bool {
-	if len(s.userFiles) < cap(s.userFiles) {
-		p := filepath.Join(s.dir, "uf"+name)
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err == nil {
-			err = f.Chown(s.uid, s.gid)
-			f.Close()
-		}
-		if err != nil {
-			s.log.Warn("create the task user's spare log file; its tasks create their own", zap.Error(err))
-			return false
-		}
-		s.userFiles <- p
+	p := filepath.Join(s.dir, "ud"+name)
+	err := os.Mkdir(p, 0o700)
+	if err == nil {
+		err = os.Chown(p, s.uid, s.gid)
 	}
-	if len(s.userDirs) < cap(s.userDirs) {
-		p := filepath.Join(s.dir, "ud"+name)
-		err := os.Mkdir(p, 0o700)
-		if err == nil {
-			err = os.Chown(p, s.uid, s.gid)
-		}
-		if err != nil {
-			s.log.Warn("create the task user's spare work dir; its tasks create their own", zap.Error(err))
-			return false
-		}
-		s.userDirs <- p
+	if err != nil {
+		s.log.Warn("create the task user's spare work dir; its tasks create their own", zap.Error(err))
+		return false
 	}
+	s.userDirs <- p
 	return true
 }
 
@@ -171,17 +180,6 @@ func (s *spares) makeUserDir(target string) (owned bool, err error) {
 		return true, nil
 	}
 	return false, s.makeDir(target)
-}
-
-// openUserLog is openLog for the task user (owned as makeUserDir).
-func (s *spares) openUserLog(target string) (_ *os.File, owned bool, _ error) {
-	if s.take(s.userFiles, target) {
-		if f, err := os.OpenFile(target, os.O_WRONLY|os.O_APPEND, 0); err == nil {
-			return f, true, nil
-		}
-	}
-	f, err := s.openLog(target)
-	return f, false, err
 }
 
 func (s *spares) signal() {
@@ -240,7 +238,7 @@ func (s *spares) openLog(target string) (*os.File, error) {
 			return f, nil
 		}
 	}
-	return os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	return os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_APPEND, logMode)
 }
 
 // makeDir creates target (its parent exists), from a spare when one is

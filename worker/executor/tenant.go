@@ -47,25 +47,19 @@ func lookupTenant(name string) (*tenant, error) {
 		cred: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: groups}}, nil
 }
 
-// own gives the tenant the task's work dir (0700) and log (0600), so the
-// task can write its files and read its own log, and no other user can.
-// dirOwned and logOwned skip what is the tenant's already (the task
-// user's spares).
-func (t *tenant) own(dir, log string, dirOwned, logOwned bool) error {
-	for _, f := range []struct {
-		path  string
-		mode  os.FileMode
-		owned bool
-	}{{dir, 0o700, dirOwned}, {log, 0o600, logOwned}} {
-		if f.owned {
-			continue
-		}
-		if err := os.Chown(f.path, t.uid, t.gid); err != nil {
-			return fmt.Errorf("tenant %q: hand %s over: %w", t.name, f.path, err)
-		}
-		if err := os.Chmod(f.path, f.mode); err != nil {
-			return fmt.Errorf("tenant %q: chmod %s: %w", t.name, f.path, err)
-		}
+// own gives the tenant the task's work dir (0700), so the task can write
+// its files and no other user can open them; owned skips a dir that is the
+// tenant's already (the task user's spares). The log stays the worker's
+// (logMode).
+func (t *tenant) own(dir string, owned bool) error {
+	if owned {
+		return nil
+	}
+	if err := os.Chown(dir, t.uid, t.gid); err != nil {
+		return fmt.Errorf("tenant %q: hand %s over: %w", t.name, dir, err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("tenant %q: chmod %s: %w", t.name, dir, err)
 	}
 	return nil
 }
