@@ -282,7 +282,7 @@ func (t *term) reopen(a model.Action) {
 		t.history(a, "ignored: the instance is not running")
 		return
 	}
-	inst, err := t.store.InstanceReopen(t.ctx, a.InstanceID, from, newRun, t.m.cfg.Host)
+	inst, err := t.store.InstanceReopen(t.ctx, a.InstanceID, from, newRun, t.host)
 	if err != nil {
 		t.history(a, "ignored: "+err.Error())
 		return

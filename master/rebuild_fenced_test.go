@@ -52,8 +52,7 @@ func fencedRunner(t *testing.T, mode model.ActionKind) (*runner, *term, *observe
 		t.Fatal(err)
 	}
 	reg := registry.NewMemory()
-	m := &Master{cfg: Config{Host: "old"}, log: log, store: erase(st), reg: reg, elector: reg, defs: map[int64]*definition{}}
-	tm := &term{m: m, epoch: 1, log: log, runners: map[int64]*runner{}, fencedCh: make(chan struct{})}
+	tm := &term{host: "old", reg: reg, epoch: 1, log: log, runners: map[int64]*runner{}, fencedCh: make(chan struct{})}
 	tm.store = old.OnFenced(tm.fenced) // as lead makes it: the view tells the term
 	tm.ctx, tm.cancel = context.WithCancel(ctx)
 	t.Cleanup(tm.cancel)

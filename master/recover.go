@@ -18,13 +18,71 @@ import (
 // as a new attempt; submitted tasks are queued again; and downstream tasks
 // whose upstreams all finished while no master was up are submitted.
 func (r *runner) rebuild(ctx context.Context) bool {
+	rows, ok := r.load(ctx)
+	if !ok {
+		return false
+	}
+	p := r.flow.Reopen(flow.ReopenIn{Why: reopening(r.mode), Halt: haltLeft(r.inst.State), Now: time.Now(), Rows: rows})
+	for _, name := range p.Redo {
+		r.prevOf[name] = r.latest[name].ID // the row the new attempt supersedes
+		delete(r.latest, name)
+	}
+	for name, t := range r.latest {
+		r.names[t.ID] = name
+	}
+	r.apply(p.Decisions)
+	for _, d := range p.Delay {
+		r.env.addDeadline(deadline{When: d.At, Kind: retryDue, WorkflowID: r.inst.ID, TaskInstanceID: r.latest[d.Name].ID})
+	}
+	for host, names := range p.Ask {
+		for _, name := range names {
+			r.watchTimeout(r.latest[name])
+		}
+		if !r.failOverLost(ctx, host, r.tasks(names)) {
+			return false
+		}
+	}
+	// The ends just delivered (and any report that came meanwhile) are
+	// taken now, before the halt below looks at what still runs.
+	for _, ev := range r.events.Drain() {
+		r.onTask(ev)
+	}
+	requeue, ok := r.unpause(ctx, r.tasks(p.Unpause))
+	if !ok {
+		return false
+	}
+	requeue = append(r.tasks(p.Requeue), requeue...)
+	if r.stopping() {
+		// Finish the pause or stop its master began: nothing queued runs,
+		// a stop kills what still runs on workers, and master-run attempts
+		// are cancelled (paused or stopped) where they run, not started again.
+		r.haltQueued(ctx)
+		if r.flow.Halting() == flow.Stop {
+			for _, names := range p.Ask {
+				r.killRunning(ctx, r.tasks(names))
+			}
+		}
+	} else {
+		r.launch(ctx, r.tasks(p.Continue)...) // masterTasks takes up the same attempt again (Start)
+		r.launch(ctx, requeue...)
+	}
+	r.apply(r.flow.Start())
+	r.log.Info("workflow instance recovered", zap.Int("tasks", len(r.latest)), zap.Int("in_flight", r.flow.Active()),
+		zap.Int("queued_again", len(requeue)), zap.Int("run_again", len(r.todo.Again)), zap.Int("retried", len(r.todo.Retry)),
+		zap.Int("ready", len(r.todo.Submit)))
+	return true
+}
+
+// load reads the instance's task rows: the latest attempt of each task
+// becomes the runner's, and the machine's view of it is returned.
+func (r *runner) load(ctx context.Context) ([]flow.Restored, bool) {
 	var rows []model.TaskInstance
 	if !retry(ctx, r.log, "load task instances", func() error {
 		var err error
 		rows, err = r.env.runnerStore().TaskList(ctx, r.inst.ID)
 		return err
 	}) {
-		return false
+		return nil, false
 	}
 	for i := range rows {
 		t := &rows[i]
@@ -33,135 +91,102 @@ func (r *runner) rebuild(ctx context.Context) bool {
 		}
 		r.outputs = r.outputs || len(t.Outputs) > 0
 	}
-	ends := map[string]*model.TaskInstance{} // the attempt before the latest, for retry clocks
+	prevEnd := map[string]time.Time{} // the attempt before the latest: a delayed retry's clock
 	for i := range rows {
-		if t := &rows[i]; t.Attempt == r.latest[t.Name].Attempt-1 {
-			ends[t.Name] = t
+		if t := &rows[i]; t.Attempt == r.latest[t.Name].Attempt-1 && t.EndTime != nil {
+			prevEnd[t.Name] = *t.EndTime
 		}
 	}
-	switch r.inst.State {
-	case model.WorkflowReadyPause:
-		r.flow.Halt(flow.Pause) // its master died while pausing: finish the pause
-	case model.WorkflowReadyStop:
-		r.flow.Halt(flow.Stop)
-	}
-	switch r.mode {
-	case model.ActionRerun:
-		r.redo(r.graph.Nodes())
-	case model.ActionRecoverFailed:
-		var bad []string
-		for name, t := range r.latest {
-			// Only what failed the instance runs again (with everything
-			// downstream of it, skipped tasks re-decided).
-			if r.flow.Redone(name, t.State) {
-				bad = append(bad, name)
-			}
-		}
-		r.redo(r.graph.Descendants(bad...))
-	}
-	inflight := map[string][]*model.TaskInstance{}
-	var requeue, unpause []*model.TaskInstance
-	var again []string
-	var inMaster []*model.TaskInstance // begun by masterTasks: they go on, like tasks on live workers
+	out := make([]flow.Restored, 0, len(r.latest))
 	for name, t := range r.latest {
-		r.names[t.ID] = name
-		if !r.graph.Has(name) {
-			continue
-		}
-		next, _ := r.branch(t)
-		// A failed attempt with retries left gets its next attempt here: the
-		// term that wrote the failure may have ended before writing it.
-		r.apply(r.flow.Restore(name, t.State, t.Attempt, t.RetryBase, next))
-		switch flow.TakeUp(t.State, reopening(r.mode), r.inMaster(t), r.def.types[name].def.Decide != nil) {
-		case flow.Continue:
-			inMaster = append(inMaster, t) // masterTasks takes up the same attempt again (Start), or a halt cancels it
-		case flow.Unpause:
-			unpause = append(unpause, t)
-		case flow.RunAnew:
-			again = append(again, name)
-		case flow.Delay:
-			// The retry clock runs from the failed attempt's end, as written.
-			at := time.Now()
-			if prev := ends[name]; prev != nil {
-				at = retryAt(prev, r.def.tasks[name].RetryInterval.D())
-			}
-			r.env.addDeadline(deadline{When: at, Kind: retryDue, WorkflowID: r.inst.ID, TaskInstanceID: t.ID})
-		case flow.Requeue:
-			requeue = append(requeue, t)
-		case flow.Ask:
-			inflight[t.Host] = append(inflight[t.Host], t)
-			r.watchTimeout(t)
+		chosen, _ := r.branch(t)
+		out = append(out, flow.Restored{Name: name, State: t.State, Attempt: t.Attempt, Base: t.RetryBase, Chosen: chosen,
+			Host: t.Host, InMaster: r.inMaster(t), Decides: r.def.types[name].def.Decide != nil, PrevEnd: prevEnd[name]})
+	}
+	return out, true
+}
+
+// haltLeft is the halt an instance's master began and did not finish.
+func haltLeft(st model.WorkflowState) flow.Halt {
+	switch st {
+	case model.WorkflowReadyPause:
+		return flow.Pause
+	case model.WorkflowReadyStop:
+		return flow.Stop
+	}
+	return flow.Running
+}
+
+// tasks are the latest attempts of names.
+func (r *runner) tasks(names []string) []*model.TaskInstance {
+	ts := make([]*model.TaskInstance, 0, len(names))
+	for _, name := range names {
+		if t := r.latest[name]; t != nil {
+			ts = append(ts, t)
 		}
 	}
-	for _, name := range again {
-		r.apply(r.flow.RunAgain(name))
+	return ts
+}
+
+// failOverLost asks host which of ts it still holds: those lost become
+// need_fault_tolerance and their ends are delivered to this runner (taken
+// with its next events). It returns false when the context ended before
+// the write went through.
+func (r *runner) failOverLost(ctx context.Context, host string, ts []*model.TaskInstance) bool {
+	lost := r.lostOn(ctx, host, ts)
+	if len(lost) == 0 {
+		return true
 	}
-	for host, ts := range inflight {
-		lost := r.lostOn(ctx, host, ts)
-		if len(lost) == 0 {
-			continue
-		}
-		var changed []int64
-		if leaderWrite(ctx, r.log, "fail over lost tasks", func() error {
-			var err error
-			changed, err = r.env.runnerStore().TaskNeedFaultTolerance(ctx, lost, host)
-			return err
-		}) != written {
-			return false
-		}
-		for _, id := range changed {
-			r.env.taskEnded(r.inst.ID, taskEvent{TaskInstanceID: id, State: model.TaskNeedFaultTolerance})
-		}
+	var changed []int64
+	if leaderWrite(ctx, r.log, "fail over lost tasks", func() error {
+		var err error
+		changed, err = r.env.runnerStore().TaskNeedFaultTolerance(ctx, lost, host)
+		return err
+	}) != written {
+		return false
 	}
-	// The ends just delivered (and any report that came meanwhile) are
-	// taken now, before the halt below looks at what still runs.
-	for _, ev := range r.events.Drain() {
-		r.onTask(ev)
+	for _, id := range changed {
+		r.env.taskEnded(r.inst.ID, taskEvent{TaskInstanceID: id, State: model.TaskNeedFaultTolerance})
 	}
-	if len(unpause) > 0 {
-		ids := make([]int64, len(unpause))
-		for i, t := range unpause {
-			ids[i] = t.ID
-		}
-		var changed []int64
-		if leaderWrite(ctx, r.log, "resume paused tasks", func() error {
-			var err error
-			changed, err = r.env.runnerStore().TaskSetStates(ctx, ids, []model.TaskState{model.TaskPaused}, model.TaskSubmitted)
-			return err
-		}) != written {
-			return false
-		}
-		for _, t := range unpause {
-			if contains(changed, t.ID) {
-				t.State = model.TaskSubmitted
-				r.flow.Resubmit(t.Name)
-				requeue = append(requeue, t)
-			}
-		}
-	}
-	if r.stopping() {
-		// Finish the pause or stop its master began: nothing queued runs,
-		// a stop kills what still runs, and master-run attempts are
-		// cancelled (paused or stopped) where they run, not started again.
-		r.haltQueued(ctx)
-		if r.flow.Halting() == flow.Stop {
-			for _, ts := range inflight {
-				for _, t := range ts {
-					if t.State == model.TaskDispatched || t.State == model.TaskRunning {
-						r.killOnWorker(ctx, t)
-					}
-				}
-			}
-		}
-	} else {
-		r.launch(ctx, inMaster...)
-		r.launch(ctx, requeue...)
-	}
-	r.apply(r.flow.Start())
-	r.log.Info("workflow instance recovered", zap.Int("tasks", len(r.latest)), zap.Int("in_flight", r.flow.Active()),
-		zap.Int("queued_again", len(requeue)), zap.Int("run_again", len(r.again)), zap.Int("retried", len(r.retries)),
-		zap.Int("ready", len(r.pending)))
 	return true
+}
+
+// unpause writes resumed paused attempts submitted again; those that moved
+// are running again for the machine and returned, to be queued.
+func (r *runner) unpause(ctx context.Context, ts []*model.TaskInstance) ([]*model.TaskInstance, bool) {
+	if len(ts) == 0 {
+		return nil, true
+	}
+	ids := make([]int64, len(ts))
+	for i, t := range ts {
+		ids[i] = t.ID
+	}
+	var changed []int64
+	if leaderWrite(ctx, r.log, "resume paused tasks", func() error {
+		var err error
+		changed, err = r.env.runnerStore().TaskSetStates(ctx, ids, []model.TaskState{model.TaskPaused}, model.TaskSubmitted)
+		return err
+	}) != written {
+		return nil, false
+	}
+	var out []*model.TaskInstance
+	for _, t := range ts {
+		if contains(changed, t.ID) {
+			t.State = model.TaskSubmitted
+			r.flow.Resubmit(t.Name)
+			out = append(out, t)
+		}
+	}
+	return out, true
+}
+
+// killRunning kills on their workers those of ts still dispatched or running.
+func (r *runner) killRunning(ctx context.Context, ts []*model.TaskInstance) {
+	for _, t := range ts {
+		if t.State == model.TaskDispatched || t.State == model.TaskRunning {
+			r.killOnWorker(ctx, t)
+		}
+	}
 }
 
 // reopening is the machine's name for why the runner rebuilds (its mode).
@@ -202,19 +227,4 @@ func (r *runner) lostOn(ctx context.Context, host string, ts []*model.TaskInstan
 		}
 	}
 	return lost
-}
-
-// redo forgets the latest attempts of names so they are submitted again as
-// new attempts (numbered on, the old ones superseded when the new rows are
-// written): rerun and recover_failed.
-func (r *runner) redo(names []string) {
-	for _, name := range names {
-		t := r.latest[name]
-		if t == nil {
-			continue
-		}
-		r.prevOf[name] = t.ID // the row the new attempt supersedes
-		r.flow.Redo(name, t.Attempt)
-		delete(r.latest, name)
-	}
 }

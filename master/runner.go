@@ -42,14 +42,11 @@ type runner struct {
 	calendar *schedule.Calendar
 	calRead  bool
 
-	latest  map[string]*model.TaskInstance // by task name
-	names   map[int64]string               // task instance id -> task name
-	flow    *flow.Flow                     // the decisions (master/flow); this goroutine applies them
-	pending []string                       // ready, to be written and queued
-	again   []string                       // lost attempts (need_fault_tolerance) to run anew
-	retries []string                       // failed attempts with retries left
-	skip    []string                       // branches not taken: written skipped, never run
-	prevOf  map[string]int64               // rerun: the row a new submission supersedes (flow.Redo numbers it)
+	latest map[string]*model.TaskInstance // by task name
+	names  map[int64]string               // task instance id -> task name
+	flow   *flow.Flow                     // the decisions (master/flow); this goroutine applies them
+	todo   flow.Decisions                 // decided since the last flush: to be written (flush)
+	prevOf map[string]int64               // rerun: the row a new submission supersedes (flow.Redo numbers it)
 	// outputs: some attempt of this run exported values. Until one does,
 	// upstreamOutputs has nothing to find and walks no upstreams (a walk
 	// per task is quadratic in a long chain).
@@ -187,7 +184,8 @@ func (r *runner) newFlow(g *dag.Graph) *flow.Flow {
 		if def.Decide != nil {
 			retries = 0 // a decision is the same every time
 		}
-		specs[name] = flow.Task{Retries: retries, HandlesFailure: def.HandlesFailure, Decides: def.Decide != nil}
+		specs[name] = flow.Task{Retries: retries, HandlesFailure: def.HandlesFailure, Decides: def.Decide != nil,
+			RetryInterval: t.RetryInterval.D()}
 	}
 	f := flow.New(g, specs, r.def.wf.FailureStrategy == string(model.FailureContinue))
 	if r.inst.DryRun {
@@ -196,13 +194,8 @@ func (r *runner) newFlow(g *dag.Graph) *flow.Flow {
 	return f
 }
 
-// apply queues the machine's decisions for the next flush.
-func (r *runner) apply(d flow.Decisions) {
-	r.pending = append(r.pending, d.Submit...)
-	r.again = append(r.again, d.Again...)
-	r.retries = append(r.retries, d.Retry...)
-	r.skip = append(r.skip, d.Skip...)
-}
+// apply gathers the machine's decisions for the next flush.
+func (r *runner) apply(d flow.Decisions) { r.todo.Add(d) }
 
 func (r *runner) onTask(ev taskEvent) {
 	name, ok := r.names[ev.TaskInstanceID]
@@ -262,16 +255,15 @@ func (r *runner) branch(t *model.TaskInstance) ([]string, bool) {
 	return out, true
 }
 
-// flush writes the tasks that became ready, lost attempts to run anew and
-// retries as new task instance rows in one transaction, and queues those
-// that may run now. A retry with an interval waits as delayed until the
-// state wheel says the interval has passed. It returns false when the
-// context ended before the write went through.
+// flush writes the tasks that became ready, lost attempts to run anew,
+// retries and skips as new task instance rows, and carries out what
+// follows each (flushOnce). It returns false when the context ended before
+// a write went through.
 func (r *runner) flush(ctx context.Context) bool {
 	// A dry run's tasks end as they are written, and a task whose dispatch
 	// cannot be built fails at once; either can make more ready (or a retry
 	// due): write those too, until nothing is left.
-	for len(r.pending) > 0 || len(r.again) > 0 || len(r.retries) > 0 || len(r.skip) > 0 {
+	for !r.todo.Empty() {
 		if !r.flushOnce(ctx) {
 			return false
 		}
@@ -279,158 +271,120 @@ func (r *runner) flush(ctx context.Context) bool {
 	return true
 }
 
-// flushMax bounds the ready tasks written in one transaction.
+// flushMax bounds the ready tasks written in one transaction (flow.PlanIn.Limit).
 const flushMax = 5000
 
+// flushOnce writes one plan of the machine (flow.Plan) in one transaction
+// and carries out what follows each row (flow.ThenOf). Its own part is
+// what is not pure: row ids, the clock, and the types' code (prepare).
+// A crash between two plans of a fan-out leaves the rest unwritten, which
+// the rebuild writes.
 func (r *runner) flushOnce(ctx context.Context) bool {
 	now := time.Now().UTC()
-	var tasks []*model.TaskInstance
+	rows, rest := r.flow.Plan(r.todo, flow.PlanIn{Now: now, Limit: flushMax, FailedAt: r.failedAt})
+	ts := make([]*model.TaskInstance, len(rows))
+	why := make([]string, len(rows)) // a row ended failed as written: why
 	var prev []int64
-	due := map[*model.TaskInstance]time.Time{}
-	dryWhy := map[*model.TaskInstance]string{}
-	// The machine numbers each new attempt and says whether it supersedes
-	// the task's latest row; the runner knows that row's id.
-	next := func(name string, kind flow.Kind) *model.TaskInstance {
-		a := r.flow.Number(name, kind)
-		if a.Supersedes {
-			if id, redone := r.prevOf[name]; redone { // a rerun's: its latest row was forgotten (redo)
-				prev = append(prev, id)
-				delete(r.prevOf, name)
-			} else {
-				prev = append(prev, r.latest[name].ID)
-			}
+	retried := false
+	for i, row := range rows {
+		if row.Attempt.Supersedes {
+			prev = append(prev, r.superseded(row.Name))
 		}
-		return r.newAttempt(name, a.Number, a.Base, now)
+		ts[i] = r.newAttempt(row, now)
+		why[i] = r.prepare(ts[i], row.Write, now)
+		retried = retried || row.Kind == flow.Retried
 	}
-	// A fan-out of 100,000 is written in transactions of flushMax rows:
-	// one transaction of all of them held SQLite's write lock for tens of
-	// seconds, stalling every other writer (other runs, logins). A crash
-	// between two leaves the rest unwritten, which the rebuild writes.
-	ready := r.pending[:min(len(r.pending), flushMax)]
-	for _, name := range ready {
-		tasks = append(tasks, next(name, flow.Fresh))
-	}
-	// Skipped tasks are written finished and never reach a worker.
-	var skipped []*model.TaskInstance
-	for _, name := range r.skip {
-		t := next(name, flow.Skipped)
-		t.State, t.StartTime, t.EndTime = model.TaskSkipped, &now, &now
-		skipped = append(skipped, t)
-	}
-	for _, name := range r.again {
-		tasks = append(tasks, next(name, flow.Again))
-	}
-	for _, name := range r.retries {
-		old := r.latest[name]
-		t := next(name, flow.Retried)
-		if at := retryAt(old, r.def.tasks[name].RetryInterval.D()); at.After(now) {
-			t.State = model.TaskDelayed
-			due[t] = at
-		}
-		tasks = append(tasks, t)
-	}
-	// How each is written is the machine's (flow.WriteOf): held by a
-	// pause (paused, starts on resume) or a stop (killed); a dry run's
-	// ended as written; a branching type's decided as written (its code
-	// runs here); else queued. Params are resolved for all but the held
-	// (resolved when resumed); one that does not resolve fails as written.
-	failNow := map[*model.TaskInstance]string{}
-	decided := map[*model.TaskInstance]bool{} // branching tasks, finished as written
-	dry := map[*model.TaskInstance]bool{}
-	for _, t := range tasks {
-		w := r.flow.WriteOf(t.Name)
-		if w == flow.Held {
-			t.State = r.flow.HeldAs()
-			delete(due, t)
-			continue
-		}
-		env, err := r.resolve(t)
-		if err != nil {
-			failNow[t] = err.Error()
-			continue
-		}
-		delete(env, params.TaskInstanceID) // not known yet; inputs adds it
-		t.Params = env
-		switch w {
-		case flow.Decide:
-			decided[t] = true
-			if why := r.decide(t, now); why != "" {
-				failNow[t] = why
-			}
-		case flow.Dry:
-			dry[t] = true
-		}
-	}
-	for t, why := range failNow {
-		// Its params do not resolve: it fails as it is written.
-		t.State, t.StartTime, t.EndTime = model.TaskFailed, &now, &now
-		dryWhy[t] = why
-		delete(due, t)
-	}
-	for _, t := range tasks {
-		if !dry[t] {
-			continue
-		}
-		// What a dry run of a task does is its type's (DryRun on the seam).
-		t.State, t.DryRun, t.StartTime, t.EndTime = model.TaskSucceeded, true, &now, &now
-		delete(due, t)
-		ty := r.def.types[t.Name]
-		if ty.def.DryRun == nil {
-			continue
-		}
-		outs, err := ty.def.DryRun(ty.spec, r.inputs(t))
-		if err != nil {
-			t.State = model.TaskFailed
-			dryWhy[t] = err.Error()
-		}
-		t.Outputs = outs
-		r.outputs = r.outputs || len(outs) > 0
-	}
-	if len(r.retries) > 0 {
+	if retried {
 		failpoint.Hit(failpoint.BeforeWriteRetry)
 	}
 	if leaderWrite(ctx, r.log, "write submitted tasks", func() error {
-		return r.env.writeAttempts(ctx, store.AttemptWrite{Prev: prev, Next: append(tasks, skipped...)})
+		return r.env.writeAttempts(ctx, store.AttemptWrite{Prev: prev, Next: ts})
 	}) != written {
 		return false
 	}
-	for _, t := range skipped {
+	r.todo = rest
+	metrics.Tasks(ts)
+	var launch []*model.TaskInstance
+	for i, t := range ts {
 		r.latest[t.Name] = t
 		r.names[t.ID] = t.Name
-	}
-	metrics.Tasks(tasks)
-	metrics.Tasks(skipped)
-	var items []*model.TaskInstance
-	var held []*model.TaskInstance
-	for _, t := range tasks {
-		r.latest[t.Name] = t
-		r.names[t.ID] = t.Name
-		if t.State == model.TaskPaused || t.State == model.TaskKilled {
-			held = append(held, t) // held by a pause or stop: ended for the machine below
-			continue
-		}
-		if _, failed := failNow[t]; failed || t.DryRun || decided[t] {
-			continue // finished at once below
-		}
-		if at, delayed := due[t]; delayed {
-			r.env.addDeadline(deadline{When: at, Kind: retryDue, WorkflowID: r.inst.ID, TaskInstanceID: t.ID})
-			continue
-		}
-		items = append(items, t)
-	}
-	r.pending, r.again, r.retries, r.skip = r.pending[len(ready):], r.again[:0], r.retries[:0], r.skip[:0]
-	for _, t := range held {
-		r.apply(r.flow.Finished(flow.Event{Name: t.Name, State: t.State}))
-	}
-	r.launch(ctx, items...)
-	for _, t := range tasks {
-		if _, failed := failNow[t]; failed || t.DryRun || decided[t] {
+		switch flow.ThenOf(t.State) {
+		case flow.Launch:
+			launch = append(launch, t)
+		case flow.Wait:
+			r.env.addDeadline(deadline{When: rows[i].Due, Kind: retryDue, WorkflowID: r.inst.ID, TaskInstanceID: t.ID})
+		case flow.Hold:
+			r.apply(r.flow.Finished(flow.Event{Name: t.Name, State: t.State}))
+		case flow.Report:
 			state := t.State
 			t.State = model.TaskSubmitted // so onTask takes it as news
-			r.onTask(taskEvent{TaskInstanceID: t.ID, State: state, StartTime: now, EndTime: now, Why: dryWhy[t], Outputs: t.Outputs})
+			r.onTask(taskEvent{TaskInstanceID: t.ID, State: state, StartTime: now, EndTime: now, Why: why[i], Outputs: t.Outputs})
 		}
 	}
+	r.launch(ctx, launch...)
 	return true
+}
+
+// superseded is the id of the row a new attempt of name supersedes: its
+// latest, or the one a rerun forgot (redo).
+func (r *runner) superseded(name string) int64 {
+	if id, redone := r.prevOf[name]; redone {
+		delete(r.prevOf, name)
+		return id
+	}
+	return r.latest[name].ID
+}
+
+// failedAt is when the latest attempt of name ended (a retry's clock
+// starts there); zero: unknown.
+func (r *runner) failedAt(name string) time.Time {
+	if t := r.latest[name]; t != nil && t.EndTime != nil {
+		return *t.EndTime
+	}
+	return time.Time{}
+}
+
+// prepare runs the types' code a new attempt needs before it is written,
+// by how the machine writes it (w): its params are resolved (all but a held
+// or skipped row's: a held one's are resolved when it is resumed), then a
+// branching type decides, or a dry run runs its type's DryRun. An attempt
+// whose params do not resolve, or whose decision or dry run fails, is
+// written failed; prepare returns why ("" otherwise).
+func (r *runner) prepare(t *model.TaskInstance, w flow.Write, now time.Time) string {
+	if w == flow.Held || w == flow.Skip {
+		return ""
+	}
+	fail := func(why string) string {
+		t.State, t.StartTime, t.EndTime = model.TaskFailed, &now, &now
+		return why
+	}
+	env, err := r.resolve(t)
+	if err != nil {
+		return fail(err.Error())
+	}
+	delete(env, params.TaskInstanceID) // not known yet; inputs adds it
+	t.Params = env
+	switch w {
+	case flow.Decide:
+		if why := r.decide(t, now); why != "" {
+			return fail(why)
+		}
+	case flow.Dry:
+		// What a dry run of a task does is its type's (DryRun on the seam).
+		t.State, t.DryRun, t.StartTime, t.EndTime = model.TaskSucceeded, true, &now, &now
+		ty := r.def.types[t.Name]
+		if ty.def.DryRun == nil {
+			return ""
+		}
+		outs, err := ty.def.DryRun(ty.spec, r.inputs(t))
+		t.Outputs = outs
+		r.outputs = r.outputs || len(outs) > 0
+		if err != nil {
+			t.State = model.TaskFailed
+			return err.Error()
+		}
+	}
+	return ""
 }
 
 // queue hands attempts to the dispatcher. One whose dispatch cannot be
@@ -459,16 +413,6 @@ func (r *runner) queue(ctx context.Context, ts ...*model.TaskInstance) {
 		r.onTask(taskEvent{TaskInstanceID: t.ID, State: model.TaskFailed, EndTime: now, Why: err.Error()})
 	}
 	r.env.queueTasks(items...)
-}
-
-// retryAt is when the attempt after failed may start: its end (a DB time,
-// so the clock survives a failover) plus the interval.
-func retryAt(failed *model.TaskInstance, interval time.Duration) time.Time {
-	end := time.Now().UTC()
-	if failed.EndTime != nil {
-		end = *failed.EndTime
-	}
-	return end.Add(interval)
 }
 
 // onDeadline handles a state-wheel deadline, if it still applies.
@@ -535,13 +479,17 @@ func (r *runner) watchTimeout(t *model.TaskInstance) {
 	}
 }
 
-// newAttempt builds attempt number attempt of task name, in the retry
-// budget that attempt base began.
-func (r *runner) newAttempt(name string, attempt, base int, now time.Time) *model.TaskInstance {
-	ts := r.def.tasks[name]
+// newAttempt builds the task instance of a planned row.
+func (r *runner) newAttempt(row flow.Row, now time.Time) *model.TaskInstance {
+	ts := r.def.tasks[row.Name]
 	prio, _ := model.ParsePriority(ts.Priority)
-	return &model.TaskInstance{WorkflowInstanceID: r.inst.ID, Name: name, Type: ts.Type,
-		State: model.TaskSubmitted, Attempt: attempt, RetryBase: base, Priority: prio, WorkerGroup: r.group(ts), TaskGroup: ts.TaskGroup, SubmitTime: &now}
+	t := &model.TaskInstance{WorkflowInstanceID: r.inst.ID, Name: row.Name, Type: ts.Type,
+		State: row.State, Attempt: row.Attempt.Number, RetryBase: row.Attempt.Base, Priority: prio,
+		WorkerGroup: r.group(ts), TaskGroup: ts.TaskGroup, SubmitTime: &now}
+	if row.State == model.TaskSkipped {
+		t.StartTime, t.EndTime = &now, &now // never runs: ended as written
+	}
+	return t
 }
 
 func (r *runner) group(ts *spec.Task) string {

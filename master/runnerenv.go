@@ -80,14 +80,14 @@ func (t *term) queueTasks(items ...*taskItem) { t.disp.Submit(items...) }
 func (t *term) forceStart(id int64)           { t.disp.ForceStart(id) }
 func (t *term) addDeadline(d deadline)        { t.wheel.Add(d) }
 func (t *term) talker() workerTalker          { return t.workers }
-func (t *term) sealBox() *secret.Box          { return t.m.box }
-func (t *term) tasksRunAsServer() bool        { return t.m.cfg.TasksRunAsServer }
+func (t *term) sealBox() *secret.Box          { return t.box }
+func (t *term) tasksRunAsServer() bool        { return t.asServer }
 func (t *term) codeRunsAsServer(group string) (asServer, isolating bool) {
-	asServer = t.m.cfg.TasksRunAsServer
-	if asServer || t.m.reg == nil {
+	asServer = t.asServer
+	if asServer || t.reg == nil {
 		return asServer, false
 	}
-	for _, n := range t.m.reg.Nodes(registry.RoleWorker) {
+	for _, n := range t.reg.Nodes(registry.RoleWorker) {
 		if n.InGroup(group) {
 			asServer = asServer || n.TasksRunAsServer
 			isolating = isolating || !n.TasksRunAsServer
@@ -101,8 +101,8 @@ func (t *term) termOver() bool         { return t.ctx.Err() != nil }
 // masterTasks is the hook that runs master-placed types: the term's
 // logicTasks unless Master.logic replaces it (tests).
 func (t *term) masterTasks() masterTasks {
-	if t.m.logic != nil {
-		return t.m.logic
+	if t.hook != nil {
+		return t.hook
 	}
 	return t.logic
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/metrics"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
+	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
 )
 
@@ -19,7 +20,15 @@ import (
 // the instances this master owns while it leads. Everything in it writes
 // through a store view fenced by the term's epoch.
 type term struct {
-	m     *Master
+	// From its master, fixed while it runs (the term holds no pointer to
+	// the master: the master alone says which term is current).
+	host     string
+	box      *secret.Box // opens secret params for dispatches
+	asServer bool        // Config.TasksRunAsServer
+	reg      registry.Registry
+	hook     masterTasks                                       // replaces logic as the master-task hook (tests); nil: logic
+	defs     func(context.Context, int64) (*definition, error) // the master's shared cache of parsed versions
+
 	epoch int64
 	store TermStore
 	log   *zap.Logger
@@ -62,8 +71,15 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	}
 	metrics.SetLeader(true, epoch)
 	defer metrics.SetLeader(false, epoch)
-	t := &term{m: m, epoch: epoch, runners: map[int64]*runner{}, fencedCh: make(chan struct{}),
+	t := &term{host: m.cfg.Host, box: m.box, asServer: m.cfg.TasksRunAsServer, reg: m.reg, hook: m.logic, defs: m.definition,
+		epoch: epoch, runners: map[int64]*runner{}, fencedCh: make(chan struct{}),
 		log: m.log.With(zap.Int64("epoch", epoch))}
+	// The master stops being a leader as the term begins to wind down
+	// (standby questions are answered so from then on).
+	stop := func() {
+		m.drop(t)
+		t.stop()
+	}
 	// The view signals the fence itself: every service writing through it
 	// stops the term by getting ErrFenced, without telling anyone.
 	t.store = m.store.TermFenced(epoch, t.fenced)
@@ -94,7 +110,7 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	t.logic = newLogicTasks(t.log, t.store, t.taskEnded, t.cons.Notify)
 	if err := startstop.StartAll(t.ctx, t.events, t.disp, t.wheel, logicService{t.logic}); err != nil {
 		t.log.Error("start term services", zap.Error(err))
-		t.stop()
+		stop()
 		return
 	}
 	m.mu.Lock()
@@ -102,18 +118,18 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	m.mu.Unlock()
 	t.log.Info("leading: recovering unfinished instances")
 	if !t.recover() {
-		t.stop()
+		stop()
 		return
 	}
 	if err := startstop.StartAll(t.ctx, t.cons, t.cron, t.pub); err != nil {
 		t.log.Error("start term services", zap.Error(err))
-		t.stop()
+		stop()
 		return
 	}
 	failpoint.Hit(failpoint.BeforeWorkerWatch)
 	if err := startstop.StartAll(t.ctx, t.watch); err != nil {
 		t.log.Error("start term services", zap.Error(err))
-		t.stop()
+		stop()
 		return
 	}
 	t.log.Info("leading", zap.String("master", m.cfg.Host))
@@ -123,7 +139,7 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	case <-t.fencedCh: // logged by fenced
 	case <-ctx.Done():
 	}
-	t.stop()
+	stop()
 }
 
 // termContext is the context of a term: it ends with ctx (the master
@@ -169,6 +185,15 @@ func (m *Master) beginTerm(ctx context.Context, epoch int64) bool {
 	return true
 }
 
+// drop makes the master a standby if t is its current term.
+func (m *Master) drop(t *term) {
+	m.mu.Lock()
+	if m.cur == t {
+		m.cur = nil
+	}
+	m.mu.Unlock()
+}
+
 // stop winds the term down in reverse start order; afterwards the master is
 // a standby and nothing of this term acts. Order: stop intake (worker watch,
 // cron, command consumer: nothing new starts); cancel the term's context and
@@ -177,11 +202,6 @@ func (m *Master) beginTerm(ctx context.Context, epoch int64) bool {
 // task events, which persist the reports in hand within their timeout. Every
 // service's Stop is safe when it never started (a term that failed early).
 func (t *term) stop() {
-	t.m.mu.Lock()
-	if t.m.cur == t {
-		t.m.cur = nil
-	}
-	t.m.mu.Unlock()
 	t.watch.Stop()
 	t.pub.Stop()
 	t.cron.Stop()
@@ -220,7 +240,7 @@ func (t *term) recover() bool {
 	var insts []model.WorkflowInstance
 	if leaderWrite(t.ctx, t.log, "adopt unfinished instances", func() error {
 		var err error
-		insts, err = t.store.InstanceAdoptUnfinished(t.ctx, t.m.cfg.Host)
+		insts, err = t.store.InstanceAdoptUnfinished(t.ctx, t.host)
 		return err
 	}) != written {
 		return false
@@ -256,7 +276,7 @@ func (t *term) startInstanceMode(inst model.WorkflowInstance, mode model.ActionK
 	var def *definition
 	var err error
 	if !retry(t.ctx, t.log, "read workflow definition", func() error {
-		def, err = t.m.definition(t.ctx, inst.DefinitionID)
+		def, err = t.defs(t.ctx, inst.DefinitionID)
 		if errors.Is(err, errBadDefinition) {
 			return nil
 		}

@@ -70,6 +70,7 @@ const (
 	Held                // a pause or stop is in progress: written as Held says, ended at once
 	Dry                 // a dry run: written succeeded (its type's dry run may fail it), never run
 	Decide              // a branching type: decided as it is written, never queued
+	Skip                // a branch not taken: written skipped, never run
 )
 
 // WriteOf says how a new attempt of name, not skipped, is written now. A

@@ -24,6 +24,7 @@ package flow
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/beluga-scheduler/beluga/common/dag"
 	"github.com/beluga-scheduler/beluga/common/model"
@@ -38,6 +39,9 @@ type Task struct {
 	// Decides: a branching type (conditions, switch), decided as it is
 	// written (WriteOf).
 	Decides bool
+	// RetryInterval is how long after a failed attempt's end its retry
+	// waits (Plan writes it delayed until then).
+	RetryInterval time.Duration
 }
 
 // Halt is an operator's pause or stop in progress.
@@ -63,7 +67,8 @@ func (d Decisions) Empty() bool {
 	return len(d.Submit)+len(d.Again)+len(d.Retry)+len(d.Skip) == 0
 }
 
-func (d *Decisions) add(o Decisions) {
+// Add appends o's decisions to d's (the owner gathers them until a flush).
+func (d *Decisions) Add(o Decisions) {
 	d.Submit = append(d.Submit, o.Submit...)
 	d.Again = append(d.Again, o.Again...)
 	d.Retry = append(d.Retry, o.Retry...)
@@ -226,7 +231,7 @@ func (f *Flow) Start() Decisions {
 		return d
 	}
 	for _, n := range f.g.TopoOrder() {
-		d.add(f.consider(n))
+		d.Add(f.consider(n))
 	}
 	return d
 }
@@ -321,7 +326,7 @@ func (f *Flow) after(name string) Decisions {
 		return d
 	}
 	for _, n := range f.g.Downstream(name) {
-		d.add(f.consider(n))
+		d.Add(f.consider(n))
 	}
 	return d
 }
@@ -366,7 +371,7 @@ func (f *Flow) consider(n string) Decisions {
 		t.state = model.TaskSkipped
 		d := Decisions{Skip: []string{n}}
 		for _, down := range f.g.Downstream(n) {
-			d.add(f.consider(down))
+			d.Add(f.consider(down))
 		}
 		return d
 	}

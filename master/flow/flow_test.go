@@ -226,7 +226,7 @@ func TestRestore(t *testing.T) {
 	f.Restore("c", model.TaskRunning, 1, 1, nil)
 	f.Restore("e", model.TaskNeedFaultTolerance, 1, 1, nil)
 	d := f.RunAgain("e")
-	d.add(f.Start())
+	d.Add(f.Start())
 	if !slices.Equal(d.Submit, []string{"b"}) || !slices.Equal(d.Again, []string{"e"}) || f.Active() != 3 {
 		t.Fatalf("decided %+v with %d active", d, f.Active())
 	}
@@ -340,7 +340,7 @@ func randomRun(rng *rand.Rand) string {
 			// has nothing new to decide (everything ready was decided).
 			var d Decisions
 			f, d = restored(f)
-			if d.add(f.Start()); !d.Empty() {
+			if d.Add(f.Start()); !d.Empty() {
 				return fmt.Sprintf("after a restore, restore and start decided %+v", d)
 			}
 		}
@@ -428,7 +428,7 @@ func restored(f *Flow) (*Flow, Decisions) {
 				chosen = append(chosen, n)
 			}
 		}
-		d.add(g.Restore(name, t.state, t.tries, 1, chosen))
+		d.Add(g.Restore(name, t.state, t.tries, 1, chosen))
 	}
 	return g, d
 }
@@ -488,7 +488,7 @@ func TestRestoreFailedWithRetriesLeft(t *testing.T) {
 				f.Halt(c.halt)
 			}
 			d := f.Restore("a", c.state, c.attempt, c.base, nil)
-			d.add(f.Start())
+			d.Add(f.Start())
 			if !c.retry {
 				if !d.Empty() || f.Active() != 0 {
 					t.Fatalf("decided %+v with %d active, want nothing", d, f.Active())
@@ -555,8 +555,8 @@ func TestRestoreDecidesAsFinished(t *testing.T) {
 				}
 			}
 			var rebuilt Decisions
-			rebuilt.add(lost.Restore(name, model.TaskFailed, f.ts[name].tries, 1, nil))
-			rebuilt.add(lost.Start())
+			rebuilt.Add(lost.Restore(name, model.TaskFailed, f.ts[name].tries, 1, nil))
+			rebuilt.Add(lost.Start())
 			live := f.Finished(Event{Name: name, State: model.TaskFailed})
 			if !slices.Equal(sorted(rebuilt.Submit), sorted(live.Submit)) || !slices.Equal(rebuilt.Retry, live.Retry) ||
 				!slices.Equal(sorted(rebuilt.Skip), sorted(live.Skip)) || lost.Active() != f.Active() {

@@ -1,6 +1,10 @@
 package flow
 
-import "github.com/beluga-scheduler/beluga/common/model"
+import (
+	"time"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+)
 
 // Reopening is why an owner rebuilds an instance from the DB.
 type Reopening uint8
@@ -94,4 +98,117 @@ func KillOf(st model.TaskState, inMaster bool) Kill {
 		return KillCancel
 	}
 	return KillIgnored
+}
+
+// Restored is a task's latest attempt as the DB has it, for Reopen.
+type Restored struct {
+	Name          string
+	State         model.TaskState
+	Attempt, Base int
+	Chosen        []string // a branching task that succeeded: what it took (nil: all)
+	Host          string   // the worker it was dispatched to
+	InMaster      bool     // its type is run by the master and finishes later
+	Decides       bool     // a branching type
+	// PrevEnd is when the attempt before it ended (a delayed retry's clock
+	// starts there); zero: unknown.
+	PrevEnd time.Time
+}
+
+// Due is a delayed retry's due time.
+type Due struct {
+	Name string
+	At   time.Time
+}
+
+// Reopened is what a rebuild does with the restored attempts, each list in
+// the order the rows were given.
+type Reopened struct {
+	Redo     []string            // rerun, recover_failed: forgotten; their next attempts supersede them
+	Continue []string            // master-run attempts: taken up again, or cancelled by the halt
+	Requeue  []string            // submitted: queued again
+	Unpause  []string            // paused and resumed: written submitted, then queued
+	Delay    []Due               // delayed retries: back on the wheel
+	Ask      map[string][]string // on a worker, by host: ask which it still holds
+	// Decisions are what the restored attempts decide: retries the last
+	// term did not write, attempts run anew.
+	Decisions Decisions
+}
+
+// ReopenIn is what Reopen needs from outside the machine.
+type ReopenIn struct {
+	Why  Reopening
+	Halt Halt // the instance was left pausing or stopping (ready_pause, ready_stop): finish it
+	Now  time.Time
+	Rows []Restored // the latest attempt of each task read back (any order)
+}
+
+// Reopen restores the machine from the DB's latest attempts and says what
+// the owner does with each: the halt its master began is taken up; rerun
+// redoes every task and recover_failed what failed the instance and all
+// after it (Redone), forgetting their attempts (Redo); every other row of
+// the graph is restored (Restore) and taken up (TakeUp). Rows of tasks
+// outside the run's graph are left alone.
+func (f *Flow) Reopen(in ReopenIn) Reopened {
+	var out Reopened
+	f.Halt(in.Halt)
+	byName := make(map[string]*Restored, len(in.Rows))
+	for i := range in.Rows {
+		byName[in.Rows[i].Name] = &in.Rows[i]
+	}
+	var redo []string
+	switch in.Why {
+	case Rerun:
+		redo = f.g.Nodes()
+	case RecoverFailed:
+		var bad []string
+		for _, r := range in.Rows {
+			if f.Redone(r.Name, r.State) {
+				bad = append(bad, r.Name)
+			}
+		}
+		redo = f.g.Descendants(bad...)
+	}
+	redone := map[string]bool{}
+	for _, name := range redo {
+		if r := byName[name]; r != nil {
+			f.Redo(name, r.Attempt)
+			redone[name] = true
+			out.Redo = append(out.Redo, name)
+		}
+	}
+	var anew []string
+	for _, r := range in.Rows {
+		if redone[r.Name] || !f.g.Has(r.Name) {
+			continue
+		}
+		// A failed attempt with retries left gets its next attempt here: the
+		// term that wrote the failure may have ended before writing it.
+		out.Decisions.Add(f.Restore(r.Name, r.State, r.Attempt, r.Base, r.Chosen))
+		switch TakeUp(r.State, in.Why, r.InMaster, r.Decides) {
+		case Continue:
+			out.Continue = append(out.Continue, r.Name)
+		case Unpause:
+			out.Unpause = append(out.Unpause, r.Name)
+		case RunAnew:
+			anew = append(anew, r.Name)
+		case Delay:
+			// The retry clock runs from the failed attempt's end, as written.
+			at := in.Now
+			if !r.PrevEnd.IsZero() {
+				at = r.PrevEnd.Add(f.specs[r.Name].RetryInterval)
+			}
+			out.Delay = append(out.Delay, Due{Name: r.Name, At: at})
+		case Requeue:
+			out.Requeue = append(out.Requeue, r.Name)
+		case Ask:
+			if out.Ask == nil {
+				out.Ask = map[string][]string{}
+			}
+			out.Ask[r.Host] = append(out.Ask[r.Host], r.Name)
+		}
+	}
+	for _, name := range anew {
+		out.Decisions.Add(f.RunAgain(name))
+	}
+	return out
 }
