@@ -107,7 +107,8 @@ func init() {
 
 // taskStates are the states a task counter is kept for, in index order.
 var taskStates = []model.TaskState{model.TaskSubmitted, model.TaskDispatched, model.TaskRunning, model.TaskSucceeded,
-	model.TaskFailed, model.TaskKilled, model.TaskPaused, model.TaskNeedFaultTolerance, model.TaskDelayed, model.TaskForcedSuccess}
+	model.TaskFailed, model.TaskKilled, model.TaskPaused, model.TaskNeedFaultTolerance, model.TaskDelayed, model.TaskForcedSuccess,
+	model.TaskSkipped}
 
 func stateIndex(s model.TaskState) int {
 	switch s {
@@ -131,12 +132,14 @@ func stateIndex(s model.TaskState) int {
 		return 8
 	case model.TaskForcedSuccess:
 		return 9
+	case model.TaskSkipped:
+		return 10
 	}
 	return -1
 }
 
 // typeCounters are one task type's counters, one per state.
-type typeCounters [10]prometheus.Counter
+type typeCounters [11]prometheus.Counter
 
 // byType caches each task type's counters: resolved once per type, read
 // lock-free after (sync.Map suits keys written once and read many times).

@@ -158,3 +158,21 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+// TestStateIndexCoversEveryState: each task state has its pre-resolved
+// counter (a state left out would take the slower labelled path).
+func TestStateIndexCoversEveryState(t *testing.T) {
+	for i, s := range taskStates {
+		if got := stateIndex(s); got != i {
+			t.Errorf("stateIndex(%s) = %d, want %d", s, got, i)
+		}
+	}
+	if len(taskStates) != len(typeCounters{}) {
+		t.Errorf("%d states, %d counters", len(taskStates), len(typeCounters{}))
+	}
+	for _, s := range model.TaskStates() {
+		if stateIndex(s) < 0 {
+			t.Errorf("state %s has no pre-resolved counter", s)
+		}
+	}
+}

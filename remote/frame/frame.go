@@ -24,7 +24,7 @@ const (
 
 // Per-type body limits. Only a few message types carry bulk: a log window
 // (1 MiB of log, base64 in JSON), a dispatch (a command and params from a
-// spec of at most 1 MiB, JSON-escaped) and a query's id lists. Everything
+// spec of at most 8 MiB, JSON-escaped) and a query's id lists. Everything
 // else is a small control message. A peer announcing more than its type
 // allows is refused at the header, before its body is buffered.
 const (
