@@ -138,6 +138,31 @@ func TestTaskTermCalls(t *testing.T) {
 		if ok, err := term.TaskStartOnMaster(ctx, master.ID, "late", now); err != nil || ok {
 			t.Fatalf("a start after the end: %v %v, want false", ok, err)
 		}
+		// A master-run attempt's start and end are events as a worker's
+		// task's are: one each (the second start resumed it: no event).
+		var cur store.EventCursor
+		for {
+			evs, err := term.EventPublishFrom(ctx, &cur, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs) == 0 {
+				break
+			}
+		}
+		evs, err := s.EventList(ctx, 0, model.EventFilter{}, 10000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var states []string
+		for _, e := range evs {
+			if e.TaskInstanceID == master.ID {
+				states = append(states, e.State)
+			}
+		}
+		if want := []string{"running", "succeeded"}; !slices.Equal(states, want) && !slices.Equal(states, append([]string{"submitted"}, want...)) {
+			t.Fatalf("events of the master-run attempt: %v, want %v (after its submitted one)", states, want)
+		}
 		if out, err := s.InstanceOutputs(ctx, inst.ID); err != nil || out["rows"] != "7" {
 			t.Fatalf("outputs: %v, %v", out, err)
 		}

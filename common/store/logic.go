@@ -235,8 +235,10 @@ func (s *Store) TaskEndOnMaster(ctx context.Context, id int64, state model.TaskS
 		}
 		res := tx.Model(&taskInstanceRow{}).Where("id = ? AND state IN ?", id,
 			[]string{string(model.TaskRunning), string(model.TaskSubmitted)}).Updates(fields)
-		ok = res.RowsAffected == 1
-		return res.Error
+		if ok = res.RowsAffected == 1; !ok || res.Error != nil {
+			return res.Error
+		}
+		return appendEvents(tx, changed{tasks: []int64{id}})
 	})
 	if err != nil {
 		return false, fmt.Errorf("end task instance %d: %w", id, err)
@@ -250,9 +252,17 @@ func (s *Store) TaskEndOnMaster(ctx context.Context, id int64, state model.TaskS
 func (s *Store) TaskStartOnMaster(ctx context.Context, id int64, message string, at time.Time) (bool, error) {
 	var ok bool
 	err := s.tx(ctx, func(tx *gorm.DB) error {
-		res := tx.Model(&taskInstanceRow{}).Where("id = ? AND state IN ?", id, []string{string(model.TaskSubmitted), string(model.TaskRunning)}).
-			Updates(map[string]any{"state": string(model.TaskRunning), "message": clip(message, 1024),
-				"start_time": gorm.Expr("COALESCE(start_time, ?)", at)})
+		set := map[string]any{"state": string(model.TaskRunning), "message": clip(message, 1024),
+			"start_time": gorm.Expr("COALESCE(start_time, ?)", at)}
+		res := tx.Model(&taskInstanceRow{}).Where("id = ? AND state = ?", id, string(model.TaskSubmitted)).Updates(set)
+		if res.Error != nil {
+			return res.Error
+		}
+		if ok = res.RowsAffected == 1; ok {
+			return appendEvents(tx, changed{tasks: []int64{id}}) // it started: an event, as a worker's task's
+		}
+		// Resumed by a new leader: running already, no new state, no event.
+		res = tx.Model(&taskInstanceRow{}).Where("id = ? AND state = ?", id, string(model.TaskRunning)).Updates(set)
 		ok = res.RowsAffected == 1
 		return res.Error
 	})
