@@ -133,6 +133,9 @@ func (a *app) printInstance(d api.InstanceDetail) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
+	if err := a.printProjection(d.Forecast); err != nil {
+		return err
+	}
 	if err := a.printWaits(d); err != nil {
 		return err
 	}
@@ -189,6 +192,37 @@ func forecastRows(kv *table, f *api.Forecast) {
 	if len(f.NoHistory) > 0 {
 		kv.row("no history", strings.Join(f.NoHistory, ", ")+" (counted 1m at p50, 2m at p90)")
 	}
+}
+
+// projectedRows bounds the spans instance show prints: the critical path
+// and the end row say the rest; --json has every span the API sent.
+const projectedRows = 50
+
+// printProjection lists the remaining tasks' projected spans (p50), in
+// the order they are projected to run; nothing when none is left.
+func (a *app) printProjection(f *api.Forecast) error {
+	if f == nil || len(f.Tasks) == 0 {
+		return nil
+	}
+	fmt.Fprintln(a.stdout)
+	t := newTable(a.stdout, "PROJECTED", "STARTS", "ENDS", "TAKES")
+	for i, ft := range f.Tasks {
+		if i == projectedRows {
+			break
+		}
+		name := ft.Name
+		if ft.Running {
+			name += " (running)"
+		}
+		t.row(name, when(&ft.Start), when(&ft.End), took(&ft.Start, &ft.End))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if more := f.TasksTotal - min(len(f.Tasks), projectedRows); more > 0 {
+		fmt.Fprintf(a.stdout, "... and %d more (--json lists up to %d)\n", more, len(f.Tasks))
+	}
+	return nil
 }
 
 // printTaskLinks lists the child runs of sub_workflow attempts and what
