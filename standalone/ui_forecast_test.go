@@ -85,10 +85,14 @@ func TestWebUIForecast(t *testing.T) {
 			document.querySelector('.gantt g.bar[data-task=a]')?.classList.contains('st-succeeded')`)
 		s.until("the critical path now b alone", `[...document.querySelectorAll('#projection .path code')].map((c) => c.textContent).join(' ') === 'b'`)
 
+		// Where the tabs are while the run goes on: the run's end must not
+		// move them (a click aimed as it ends would land elsewhere).
+		s.until("where the tabs are", `(window.tabsTop = document.querySelector('#tab-gantt').getBoundingClientRect().top + scrollY) > 0`)
 		gate(t, dir, "b")
 		s.until("the run over: no projection in the header or the Gantt", `document.querySelector('h1 .badge')?.textContent === 'succeeded' &&
-			!document.querySelector('#projection') && !document.querySelector('.gantt rect.proj') && !document.querySelector('.gantt .proj-end') &&
+			document.querySelector('#projection')?.dataset.state === 'ended' && !document.querySelector('.gantt rect.proj') && !document.querySelector('.gantt .proj-end') &&
 			!document.querySelector('.gantt .proj-key') && !!document.querySelector('.gantt g.bar[data-task=b].st-succeeded')`)
+		s.until("the tabs where they were", `Math.abs(document.querySelector('#tab-gantt').getBoundingClientRect().top + scrollY - window.tabsTop) < 1`)
 	})
 	n := 0
 	for _, r := range p.since(asked) {

@@ -2,7 +2,7 @@
 // and text, with a legend and counts), search, the log and values of the
 // chosen task beside the graph, a Gantt of every attempt with the critical
 // path, the task list (windowed, filtered), outputs, history and actions.
-import {memo, useCallback, useEffect, useMemo, useRef, useState} from 'react';
+import {memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState} from 'react';
 import {flushSync} from 'react-dom';
 import {api, describe, get, user} from './api';
 import {confirmDialog, flash} from './notify';
@@ -416,6 +416,12 @@ export function InstancePage({id, task = ''}: {id: number; task?: string}) {
   // The tasks whose latest attempt has ended: one more asks for the forecast again.
   const endedNames = useMemo(() => new Set([...latest.values()].filter((t) => taskFinished(t.state)).map((t) => t.name)), [latest]);
   const forecast = useForecast(id, !!detail && !workflowFinished(detail.state), endedNames.size);
+  // Once a projection was shown its row stays (empty when the run ends):
+  // the page below must not move under a pointer as the run finishes.
+  const projected = useRef(false);
+  if (forecast) projected.current = true;
+  const waited = useRef(false); // likewise the tasks waiting to start
+  if (detail?.pending?.length) waited.current = true;
   const specTasks: SpecTask[] = useMemo(() => {
     if (spec && !(spec instanceof Error)) return spec.tasks || [];
     return [...latest.keys()].map((name) => ({name}));
@@ -565,9 +571,9 @@ export function InstancePage({id, task = ''}: {id: number; task?: string}) {
           {d ? <a className="button" href={`#/grid/${enc(d.project)}/${enc(d.workflow)}`}>Grid</a> : null}
         </div>
       </div>
-      {d ? <Head d={d} forecast={forecast} /> : <p className="muted">Loading…</p>}
+      {d ? <Head d={d} forecast={forecast} keepRow={projected.current} /> : <p className="muted">Loading…</p>}
       {d && d.pending && d.pending.length ? (
-        <section className="pendingbox" aria-label="tasks not started">
+        <Held><section className="pendingbox" aria-label="tasks not started">
           <h2>Waiting to start</h2>
           <ul className="pending">
             {d.pending.map((p) => <li key={p.name} data-task={p.name} data-wait={p.wait.cause}>
@@ -575,7 +581,10 @@ export function InstancePage({id, task = ''}: {id: number; task?: string}) {
             {(d.pending_total || 0) > d.pending.length
               ? <li className="muted more">and {(d.pending_total || 0) - d.pending.length} more not started yet</li> : null}
           </ul>
-        </section>) : null}
+        </section></Held>) : d && waited.current ? (
+        <Held><section className="pendingbox" aria-label="tasks not started">
+          <h2>Waiting to start</h2><p className="muted none">No task waits to start.</p>
+        </section></Held>) : null}
       {spec instanceof Error && d ? <p className="muted">The definition of {d.workflow} version {d.version} is not available ({describe(spec)}); the tasks are shown without their dependencies.</p> : null}
 
       <div className="toolbar">
@@ -688,7 +697,7 @@ function Projection({f}: {f: Forecast}) {
   );
 }
 
-function Head({d, forecast}: {d: Detail; forecast: Forecast | null}) {
+function Head({d, forecast, keepRow}: {d: Detail; forecast: Forecast | null; keepRow: boolean}) {
   const rows: [string, React.ReactNode][] = [
     ['Workflow', <><a href={`#/workflows/${enc(d.project)}/${enc(d.workflow)}`}>{d.project}/{d.workflow}</a> version {d.version}</>],
     ['State', <><Badge state={d.state} />{d.reason ? <span className="reason"> {d.reason}</span> : null}</>],
@@ -706,12 +715,31 @@ function Head({d, forecast}: {d: Detail; forecast: Forecast | null}) {
     ['Ended', <Time iso={d.end_time} />],
     ['Duration', <Duration start={d.start_time} end={d.end_time} />],
   ];
-  if (forecast) rows.push(['Projected end', <Projection f={forecast} />]);
+  if (forecast || keepRow) rows.push(['Projected end', <Held>{forecast ? <Projection f={forecast} />
+    : <span id="projection" data-state="ended" className="muted">none: the run has ended</span>}</Held>]);
   if (d.parent && d.parent.instance_id) {
     rows.splice(1, 0, ['Parent', <a id="parent-link" href={`#/instances/${d.parent.instance_id}`}>instance #{d.parent.instance_id}</a>]);
   }
   if (d.start_nodes && d.start_nodes.length) rows.splice(6, 0, ['Start nodes', <>{d.start_nodes.join(', ')}<span className="muted"> (scope {d.scope || 'only'})</span></>]);
   return <dl className="kv head">{rows.map(([k, v]) => [<dt key={k + 't'}>{k}</dt>, <dd key={k + 'd'}>{v === '' ? <span className="muted">–</span> : v}</dd>])}</dl>;
+}
+
+// Held never gets shorter than it has been: what it holds may shrink (a
+// projection of three lines becomes "the run has ended") without moving
+// the page below under the pointer.
+function Held({children}: {children: React.ReactNode}) {
+  const box = useRef<HTMLDivElement>(null);
+  const tallest = useRef(0);
+  useLayoutEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const h = el.getBoundingClientRect().height;
+    if (h > tallest.current) {
+      tallest.current = h;
+      el.style.minHeight = h + 'px';
+    }
+  });
+  return <div ref={box} className="held">{children}</div>;
 }
 
 // WaitText is why a task waits, its cause as data-wait for tests and styles.
