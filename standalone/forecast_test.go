@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/beluga-scheduler/beluga/bench/benchkit"
 )
 
 type forecastView struct {
@@ -39,24 +41,10 @@ func (e *env) forecast(id int64) forecastInstance {
 	return fi
 }
 
-// Known durations: a chain of 1s, 2s, 1s and a fan-out whose longest
-// branch is 0.5s + 3s + 0.5s.
+// Known durations (benchkit's, which bench/forecast measures too).
 const (
-	forecastChain = `name: chain
-tasks:
-  - {name: a, command: "sleep 1"}
-  - {name: b, command: "sleep 2", depends_on: [a]}
-  - {name: c, command: "sleep 1", depends_on: [b]}
-`
-	forecastFan = `name: fan
-tasks:
-  - {name: root, command: "sleep 0.5"}
-  - {name: x1, command: "sleep 1", depends_on: [root]}
-  - {name: x2, command: "sleep 2", depends_on: [root]}
-  - {name: x3, command: "sleep 3", depends_on: [root]}
-  - {name: x4, command: "sleep 1.5", depends_on: [root]}
-  - {name: join, command: "sleep 0.5", depends_on: [x1, x2, x3, x4]}
-`
+	forecastChain = benchkit.ForecastChainSpec
+	forecastFan   = benchkit.ForecastFanSpec
 )
 
 // TestForecastOfAChain: after runs for history, a running chain's

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -385,12 +386,57 @@ func TestWebUITaskForms(t *testing.T) {
 // node is the editor's node of task name.
 func node(name string) string { return fmt.Sprintf(`.editflow .node[data-task=%s]`, name) }
 
-// beforeUnloadAsks is whether closing the tab now would ask first.
+// beforeUnloadAsks is whether leaving the page now asks first, found as a
+// person finds it: the page is reloaded (F5), and the browser's "leave
+// site?" dialog either comes (answered: stay, so nothing is lost) or the
+// page loads again (nothing was unsaved; the same address is open anew).
 func (s *session) beforeUnloadAsks() bool {
 	s.t.Helper()
-	var asks bool
-	s.eval(`(() => { const e = new Event('beforeunload', {cancelable: true}); window.dispatchEvent(e); return e.defaultPrevented; })()`, &asks)
-	return asks
+	s.b.mu.Lock()
+	was := s.b.dialogs
+	ch := make(chan *page.EventJavascriptDialogOpening, 1)
+	s.b.dialogs = ch
+	s.b.mu.Unlock()
+	defer func() {
+		s.b.mu.Lock()
+		s.b.dialogs = was
+		s.b.mu.Unlock()
+	}()
+	s.eval(`window.belugaBeforeReload = true`, nil)
+	// A reload waits for the page's load while the dialog is open: run from
+	// its own goroutine, it returns once the dialog is answered (no load
+	// then: it ends with the page's context) or the page has loaded anew.
+	rctx, stop := context.WithCancel(s.ctx)
+	defer stop()
+	reloaded := make(chan error, 1)
+	go func() { reloaded <- chromedp.Run(rctx, chromedp.Reload()) }()
+	var gone bool
+	for {
+		select {
+		case d := <-ch:
+			if d.Type != page.DialogTypeBeforeunload {
+				s.t.Fatalf("a %s dialog on reload: %q", d.Type, d.Message)
+			}
+			s.run("stay on the page", page.HandleJavaScriptDialog(false))
+			stop() // no load will come
+			<-reloaded
+			s.eval(`window.belugaBeforeReload === true`, &gone)
+			if !gone {
+				s.t.Fatal("stayed on the page, but it loaded again")
+			}
+			return true
+		case err := <-reloaded:
+			if err != nil {
+				s.t.Fatalf("reload: %v", err)
+			}
+			s.until("the page loaded anew", `window.belugaBeforeReload !== true`)
+			s.until("the app settled after the reload", `!!document.querySelector('#nav') && !document.body.classList.contains('settling')`)
+			return false
+		case <-s.ctx.Done():
+			s.t.Fatalf("reloading: %v", s.ctx.Err())
+			return false
+		}
+	}
 }
 
 // TestWebUIEditorUndo: Backspace and Delete in a field edit the field and

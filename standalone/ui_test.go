@@ -568,9 +568,7 @@ tasks:
 			if !strings.Contains(typed, "# not saved yet") {
 				t.Fatalf("typed into the editor, which holds %q", typed)
 			}
-			var asks bool
-			s.eval(`(() => { const e = new Event('beforeunload', {cancelable: true}); window.dispatchEvent(e); return e.defaultPrevented; })()`, &asks)
-			if !asks {
+			if !s.beforeUnloadAsks() {
 				t.Fatal("closing the tab with unsaved text would not ask")
 			}
 

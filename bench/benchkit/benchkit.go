@@ -318,3 +318,24 @@ func ChainLine(label string, wall time.Duration, hops []time.Duration) string {
 func FanoutLine(label string, wall time.Duration, n int) string {
 	return fmt.Sprintf("%s: wall %v, %.0f tasks/s (%d tasks)", label, wall.Round(time.Millisecond), float64(n)/wall.Seconds(), n)
 }
+
+// Workloads of known run times for the forecast's error: a chain of 1 s,
+// 2 s and 1 s, and a fan-out whose longest branch is 0.5 s + 3 s + 0.5 s
+// (bench/forecast measures them; standalone's forecast tests check them).
+const (
+	ForecastChainSpec = `name: chain
+tasks:
+  - {name: a, command: "sleep 1"}
+  - {name: b, command: "sleep 2", depends_on: [a]}
+  - {name: c, command: "sleep 1", depends_on: [b]}
+`
+	ForecastFanSpec = `name: fan
+tasks:
+  - {name: root, command: "sleep 0.5"}
+  - {name: x1, command: "sleep 1", depends_on: [root]}
+  - {name: x2, command: "sleep 2", depends_on: [root]}
+  - {name: x3, command: "sleep 3", depends_on: [root]}
+  - {name: x4, command: "sleep 1.5", depends_on: [root]}
+  - {name: join, command: "sleep 0.5", depends_on: [x1, x2, x3, x4]}
+`
+)

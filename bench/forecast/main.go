@@ -21,21 +21,8 @@ import (
 // The workloads: each task's run time is known, so the error is the
 // forecast's and the machine's, not the workload's.
 var workloads = []struct{ name, spec string }{
-	{"chain", `name: chain
-tasks:
-  - {name: a, command: "sleep 1"}
-  - {name: b, command: "sleep 2", depends_on: [a]}
-  - {name: c, command: "sleep 1", depends_on: [b]}
-`},
-	{"fan", `name: fan
-tasks:
-  - {name: root, command: "sleep 0.5"}
-  - {name: x1, command: "sleep 1", depends_on: [root]}
-  - {name: x2, command: "sleep 2", depends_on: [root]}
-  - {name: x3, command: "sleep 3", depends_on: [root]}
-  - {name: x4, command: "sleep 1.5", depends_on: [root]}
-  - {name: join, command: "sleep 0.5", depends_on: [x1, x2, x3, x4]}
-`},
+	{"chain", benchkit.ForecastChainSpec},
+	{"fan", benchkit.ForecastFanSpec},
 }
 
 func main() {
