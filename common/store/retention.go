@@ -210,14 +210,10 @@ func eventCursor(db *gorm.DB) (int64, error) {
 		cur = alert[0]
 	}
 	var subs []int64
-	if err := db.Raw(`SELECT MIN(cursor_seq) FROM subscription`).Scan(&subs).Error; err != nil {
+	if err := db.Raw(`SELECT cursor_seq FROM subscription ORDER BY cursor_seq LIMIT 1`).Scan(&subs).Error; err != nil {
 		return 0, fmt.Errorf("read the webhook cursors: %w", err)
 	}
-	var n int64
-	if err := db.Raw(`SELECT COUNT(*) FROM subscription`).Scan(&n).Error; err != nil {
-		return 0, fmt.Errorf("count webhooks: %w", err)
-	}
-	if n > 0 && len(subs) > 0 {
+	if len(subs) > 0 {
 		cur = min(cur, subs[0])
 	}
 	return cur, nil
