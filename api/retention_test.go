@@ -111,7 +111,7 @@ func TestRetentionAccessAndInput(t *testing.T) {
 	if len(plan.Instances) != 0 {
 		t.Fatalf("purge deleted %v", plan.Instances)
 	}
-	b.get("/api/v1/instances/" + itoa(run.ID)).want(t, http.StatusOK)
+	b.get("/api/v1/instances/"+itoa(run.ID)).want(t, http.StatusOK)
 	var all RetentionRun
 	b.send("POST", "/api/v1/retention/plan", "").want(t, http.StatusOK).json(t, &all)
 	if len(all.Projects) != 2 || all.Audit == nil || all.Audit.Days != 90 {

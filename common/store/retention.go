@@ -176,7 +176,7 @@ func (s *Store) retentionPlan(ctx context.Context, db *gorm.DB, project string, 
 		return plan, nil, err
 	}
 	for c := range slices.Chunk(cands, retentionChunk) {
-		ts, err := retentionTrees(db, c, cursor)
+		ts, err := retentionTrees(db, c, s.seqCol(), cursor)
 		if err != nil {
 			return plan, nil, err
 		}
@@ -225,8 +225,8 @@ type retentionTree struct {
 }
 
 // retentionTrees walks the sub_workflow trees of roots and says which must
-// stay.
-func retentionTrees(db *gorm.DB, roots []int64, cursor int64) (map[int64]*retentionTree, error) {
+// stay. seqCol is the event's public seq column (id on SQLite).
+func retentionTrees(db *gorm.DB, roots []int64, seqCol string, cursor int64) (map[int64]*retentionTree, error) {
 	out := map[int64]*retentionTree{}
 	rootOf := map[int64]int64{}
 	for _, r := range roots {
@@ -276,7 +276,7 @@ func retentionTrees(db *gorm.DB, roots []int64, cursor int64) (map[int64]*retent
 		}
 		mark(cmd, KeptByCommand)
 		var ev []int64
-		if err := db.Table("event").Distinct("instance_id").Where("instance_id IN ? AND (seq IS NULL OR seq > ?)", c, cursor).
+		if err := db.Table("event").Distinct("instance_id").Where("instance_id IN ? AND ("+seqCol+" IS NULL OR "+seqCol+" > ?)", c, cursor).
 			Pluck("instance_id", &ev).Error; err != nil {
 			return nil, fmt.Errorf("read undelivered events: %w", err)
 		}
