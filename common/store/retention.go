@@ -336,10 +336,14 @@ func retentionCount(db *gorm.DB, plan *RetentionPlan) error {
 }
 
 // PurgeOptions bound a purge's transactions: Batch rows each (500 when 0),
-// Pause between them (10ms when 0) so the scheduler's writes interleave.
+// and after each a pause of Pause (10ms when 0) or Yield times what the
+// batch took (3 when 0), whichever is longer, so the scheduler's writes
+// interleave and a purge holds the writer at most about 1/(Yield+1) of the
+// time, however loaded the machine is.
 type PurgeOptions struct {
 	Batch int
 	Pause time.Duration
+	Yield float64
 }
 
 func (o PurgeOptions) norm() PurgeOptions {
@@ -349,15 +353,38 @@ func (o PurgeOptions) norm() PurgeOptions {
 	if o.Pause <= 0 {
 		o.Pause = 10 * time.Millisecond
 	}
+	if o.Yield <= 0 {
+		o.Yield = 3
+	}
 	return o
+}
+
+// pacer spaces a purge's batches by its PurgeOptions.
+type pacer struct {
+	ctx   context.Context
+	opt   PurgeOptions
+	start time.Time
+}
+
+func (p *pacer) begin() { p.start = time.Now() }
+
+// wait pauses after a batch begun at begin.
+func (p *pacer) wait() error {
+	d := max(p.opt.Pause, time.Duration(float64(time.Since(p.start))*p.opt.Yield))
+	select {
+	case <-p.ctx.Done():
+		return p.ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
 }
 
 // RetentionPurge deletes what RetentionPlan lists for the same arguments:
 // it plans, then deletes each group of root runs' instance rows in one
 // transaction that checks again that they are still purgeable (a tree that
 // changed since is skipped, and its rows stay), then their task, history,
-// event and command rows, opt.Batch rows a transaction with opt.Pause
-// between. The instance rows go first so no action can reach a run whose
+// event and command rows, opt.Batch rows a transaction, paced (see
+// PurgeOptions). The instance rows go first so no action can reach a run whose
 // rows are half gone. The returned plan counts what was deleted.
 func (s *Store) RetentionPurge(ctx context.Context, project string, p model.RetentionPolicy, now time.Time, opt PurgeOptions) (RetentionPlan, error) {
 	opt = opt.norm()
@@ -368,19 +395,13 @@ func (s *Store) RetentionPurge(ctx context.Context, project string, p model.Rete
 	out := plan
 	out.Roots, out.Instances, out.Skipped = []int64{}, []int64{}, []int64{}
 	out.TaskRows, out.HistoryRows, out.EventRows, out.CommandRows = 0, 0, 0, 0
-	pause := func() error {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(opt.Pause):
-			return nil
-		}
-	}
+	pace := &pacer{ctx: ctx, opt: opt}
 	var group, groupRoots []int64
 	flush := func() error {
 		if len(group) == 0 {
 			return nil
 		}
+		pace.begin()
 		gone, err := s.purgeInstances(ctx, group, groupRoots, trees)
 		if err != nil {
 			return err
@@ -394,7 +415,7 @@ func (s *Store) RetentionPurge(ctx context.Context, project string, p model.Rete
 			}
 		}
 		group, groupRoots = group[:0], groupRoots[:0]
-		return pause()
+		return pace.wait()
 	}
 	for _, root := range plan.Roots {
 		if len(group)+len(trees[root]) > opt.Batch && len(group) > 0 {
@@ -418,7 +439,7 @@ func (s *Store) RetentionPurge(ctx context.Context, project string, p model.Rete
 		{"event", "instance_id", &out.EventRows},
 		{"command", "workflow_instance_id", &out.CommandRows},
 	} {
-		n, err := s.purgeRows(ctx, t.table, t.col, out.Instances, opt, pause)
+		n, err := s.purgeRows(ctx, t.table, t.col, out.Instances, opt, pace)
 		*t.n = n
 		if err != nil {
 			return out, err
@@ -475,12 +496,15 @@ func (s *Store) purgeInstances(ctx context.Context, ids, roots []int64, trees ma
 
 // purgeRows deletes the rows of table whose col is one of ids, batch rows
 // a transaction, and returns how many went.
-func (s *Store) purgeRows(ctx context.Context, table, col string, ids []int64, opt PurgeOptions, pause func() error) (int64, error) {
+func (s *Store) purgeRows(ctx context.Context, table, col string, ids []int64, opt PurgeOptions, pace *pacer) (int64, error) {
 	var total int64
 	for c := range slices.Chunk(ids, opt.Batch) {
 		for {
+			pace.begin()
 			var rows []int64
-			if err := s.read(ctx).Table(table).Where(col+" IN ?", c).Order("id").Limit(opt.Batch).
+			// No ORDER BY: ordering by id would read the table by its
+			// primary key instead of the index on col.
+			if err := s.read(ctx).Table(table).Where(col+" IN ?", c).Limit(opt.Batch).
 				Pluck("id", &rows).Error; err != nil {
 				return total, fmt.Errorf("read %s rows to purge: %w", table, err)
 			}
@@ -497,7 +521,7 @@ func (s *Store) purgeRows(ctx context.Context, table, col string, ids []int64, o
 				return total, fmt.Errorf("delete %s rows: %w", table, err)
 			}
 			total += n
-			if err := pause(); err != nil {
+			if err := pace.wait(); err != nil {
 				return total, err
 			}
 			if len(rows) < opt.Batch {
@@ -538,7 +562,7 @@ func (s *Store) AuditRetentionPlan(ctx context.Context, days int, now time.Time)
 }
 
 // AuditRetentionPurge deletes what AuditRetentionPlan counts, opt.Batch
-// rows a transaction with opt.Pause between; Rows is what went.
+// rows a transaction, paced as a run purge is; Rows is what went.
 func (s *Store) AuditRetentionPurge(ctx context.Context, days int, now time.Time, opt PurgeOptions) (AuditRetention, error) {
 	opt = opt.norm()
 	out, err := s.AuditRetentionPlan(ctx, days, now)
@@ -546,9 +570,11 @@ func (s *Store) AuditRetentionPurge(ctx context.Context, days int, now time.Time
 		return out, err
 	}
 	out.Rows = 0
+	pace := &pacer{ctx: ctx, opt: opt}
 	for {
+		pace.begin()
 		var ids []int64
-		if err := s.read(ctx).Table("audit_log").Where("at < ?", out.Before).Order("id").Limit(opt.Batch).
+		if err := s.read(ctx).Table("audit_log").Where("at < ?", out.Before).Limit(opt.Batch).
 			Pluck("id", &ids).Error; err != nil {
 			return out, fmt.Errorf("read audit rows to purge: %w", err)
 		}
@@ -567,10 +593,8 @@ func (s *Store) AuditRetentionPurge(ctx context.Context, days int, now time.Time
 		if len(ids) < opt.Batch {
 			return out, nil
 		}
-		select {
-		case <-ctx.Done():
-			return out, ctx.Err()
-		case <-time.After(opt.Pause):
+		if err := pace.wait(); err != nil {
+			return out, err
 		}
 	}
 }
