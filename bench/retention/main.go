@@ -85,7 +85,9 @@ func bench(bin string, runs, tasks, chainLen, baseline int) error {
 	done := make(chan error, 1)
 	var purged api.RetentionPlan
 	start = time.Now()
-	go func() { done <- post(sa.Proc.Base, t.API.Token(), "/api/v1/projects/"+t.Project+"/retention/purge", &purged) }()
+	go func() {
+		done <- post(sa.Proc.Base, t.API.Token(), "/api/v1/projects/"+t.Project+"/retention/purge", &purged)
+	}()
 	walls, hops = nil, nil
 	var took time.Duration
 	for took == 0 {
