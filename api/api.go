@@ -87,7 +87,7 @@ type Deps struct {
 	// it, for ends this process is not told of (0: endRecheck).
 	EndRecheck time.Duration
 	// PurgeBatch and PurgePause bound a retention purge's transactions
-	// (0: store.PurgeOptions' defaults, 500 rows and 10ms).
+	// (0: store.PurgeOptions' defaults, 200 rows and 10ms).
 	PurgeBatch int
 	PurgePause time.Duration
 }

@@ -99,7 +99,8 @@ const (
 	KeptByCommand  = "a command (an operator action) waits for it"
 	KeptByEvents   = "its events are not yet delivered to every webhook and the alert planner"
 	KeptByPin      = "pinned"
-	retentionChunk = 500
+	retentionChunk = 500 // ids in one IN list of a plan's reads
+	purgeBatch     = 200 // rows a purge transaction deletes by default
 )
 
 // Estimated fixed bytes of a row (ids, states, times, indexes), beside its
@@ -335,7 +336,9 @@ func retentionCount(db *gorm.DB, plan *RetentionPlan) error {
 	return nil
 }
 
-// PurgeOptions bound a purge's transactions: Batch rows each (500 when 0),
+// PurgeOptions bound a purge's transactions: Batch rows each (200 when 0:
+// 500 doubled a chain run's latency during a purge of 1,000,000 task rows
+// on SQLite, 200 left it as without; docs/performance.md),
 // and after each a pause of Pause (10ms when 0) or Yield times what the
 // batch took (3 when 0), whichever is longer, so the scheduler's writes
 // interleave and a purge holds the writer at most about 1/(Yield+1) of the
@@ -348,7 +351,7 @@ type PurgeOptions struct {
 
 func (o PurgeOptions) norm() PurgeOptions {
 	if o.Batch <= 0 {
-		o.Batch = retentionChunk
+		o.Batch = purgeBatch
 	}
 	if o.Pause <= 0 {
 		o.Pause = 10 * time.Millisecond
