@@ -79,6 +79,7 @@ bench: deps build
 	$(GO) run ./bench/scale -bin $(BIN)
 	$(GO) run ./bench/startup -bin $(BIN)
 	$(GO) run ./bench/forecast -bin $(BIN)
+	$(GO) run ./bench/retention -bin $(BIN)
 	# The cluster link: connect to first reply and a Dispatch round trip,
 	# open, with the HMAC handshake, and with TLS on top.
 	$(GO) test -run '^$$' -bench 'Handshake|RequestReplyAuth' -benchtime 2s ./remote/

@@ -86,6 +86,10 @@ type Deps struct {
 	// EndRecheck is how often a GET waiting for an instance's end re-reads
 	// it, for ends this process is not told of (0: endRecheck).
 	EndRecheck time.Duration
+	// PurgeBatch and PurgePause bound a retention purge's transactions
+	// (0: store.PurgeOptions' defaults, 200 rows and 10ms).
+	PurgeBatch int
+	PurgePause time.Duration
 }
 
 // The TaskSpec's type-dependent part of openapi.yaml and the UI's
@@ -206,6 +210,15 @@ var routes = []route{
 	{"GET", "/api/v1/alerts", (*handlers).listAlerts},
 	{"GET", "/api/v1/settings", (*handlers).listSettings},
 	{"PUT", "/api/v1/settings/{name}", (*handlers).putSetting},
+
+	{"GET", "/api/v1/retention", (*handlers).getRetentionDefault},
+	{"PUT", "/api/v1/retention", (*handlers).putRetentionDefault},
+	{"POST", "/api/v1/retention/plan", (*handlers).planRetention},
+	{"POST", "/api/v1/retention/purge", (*handlers).purgeRetention},
+	{"GET", "/api/v1/projects/{project}/retention", (*handlers).getProjectRetention},
+	{"PUT", "/api/v1/projects/{project}/retention", (*handlers).putProjectRetention},
+	{"POST", "/api/v1/projects/{project}/retention/plan", (*handlers).planProjectRetention},
+	{"POST", "/api/v1/projects/{project}/retention/purge", (*handlers).purgeProjectRetention},
 }
 
 // NewHandler returns the API with its middleware, and the web UI at "/".

@@ -140,6 +140,17 @@ var access = map[string]need{
 	// The quotas: server-wide, admins.
 	"GET /api/v1/settings":        {who: admin},
 	"PUT /api/v1/settings/{name}": {who: admin},
+	// Retention: the global default and the purge of every project and the
+	// audit log are admins'; a project's own policy its editors set, its
+	// viewers read and dry-run, its editors purge.
+	"GET /api/v1/retention":                           {who: user},
+	"PUT /api/v1/retention":                           {who: admin},
+	"POST /api/v1/retention/plan":                     {who: admin},
+	"POST /api/v1/retention/purge":                    {who: admin},
+	"GET /api/v1/projects/{project}/retention":        {who: byProject, level: model.GrantView},
+	"PUT /api/v1/projects/{project}/retention":        {who: byProject, level: model.GrantEdit},
+	"POST /api/v1/projects/{project}/retention/plan":  {who: byProject, level: model.GrantView},
+	"POST /api/v1/projects/{project}/retention/purge": {who: byProject, level: model.GrantEdit},
 }
 
 func accessOf(rt route) need {

@@ -8,6 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/tasktype"
 )
 
@@ -126,6 +127,9 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"CreateUserRequest": CreateUserRequest{}, "UpdateUserRequest": UpdateUserRequest{}, "Grant": Grant{},
 		"GrantRequest": GrantRequest{}, "AuditEntry": AuditEntry{}, "SettingValue": SettingValue{}, "SettingRequest": SettingRequest{},
 		"TaskType": TaskType{}, "TaskTypeField": tasktype.Field{},
+		"RetentionPolicy": model.RetentionPolicy{}, "RetentionDefault": RetentionDefault{}, "RetentionDefaultRequest": RetentionDefaultRequest{},
+		"ProjectRetention": ProjectRetention{}, "ProjectRetentionRequest": ProjectRetentionRequest{}, "RetentionPlan": RetentionPlan{},
+		"AuditRetention": AuditRetention{}, "RetentionRunRequest": RetentionRunRequest{}, "RetentionRun": RetentionRun{},
 	} {
 		s, ok := doc.Components.Schemas[name]
 		if !ok {

@@ -29,6 +29,7 @@ type Store interface {
 	streamStore
 	settingsStore
 	auditStore
+	retentionStore
 	ClusterStore
 }
 

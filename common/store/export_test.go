@@ -119,3 +119,6 @@ func QueryString(s *Store, q string, args ...any) (string, error) {
 func MigrateUpTo(s *Store, ctx context.Context, upto int) ([]string, error) {
 	return s.migrate(ctx, upto)
 }
+
+// SeqIsID says whether an event's public seq is its id on s (SQLite).
+func SeqIsID(s *Store) bool { return s.seqIsID() }
