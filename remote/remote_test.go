@@ -19,9 +19,9 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 	"github.com/beluga-scheduler/beluga/remote/frame"
 	"github.com/beluga-scheduler/beluga/remote/message"
+	"github.com/beluga-scheduler/beluga/testkit/leakcheck"
 )
 
 // TestMain fails the run if goroutines outlive the tests: every Server and

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/beluga-scheduler/beluga/internal/testcert"
 	"github.com/beluga-scheduler/beluga/remote/frame"
 	"github.com/beluga-scheduler/beluga/remote/message"
+	"github.com/beluga-scheduler/beluga/testkit/testcert"
 )
 
 // testCA is one CA per test binary: key generation is the slow part.

@@ -19,7 +19,7 @@ import (
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
-	"github.com/beluga-scheduler/beluga/internal/testcert"
+	"github.com/beluga-scheduler/beluga/testkit/testcert"
 )
 
 // mailbox is an SMTP server for the test: STARTTLS with a test CA's

@@ -19,10 +19,10 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/config"
 	"github.com/beluga-scheduler/beluga/common/store"
-	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
-	"github.com/beluga-scheduler/beluga/internal/pgtest"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/standalone"
+	"github.com/beluga-scheduler/beluga/testkit/mariadbtest"
+	"github.com/beluga-scheduler/beluga/testkit/pgtest"
 )
 
 // env is one standalone Beluga driven over its REST API, as a user would.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beluga-scheduler/beluga/internal/metricstest"
+	"github.com/beluga-scheduler/beluga/testkit/metricstest"
 )
 
 // TestMetricsMoveWithARun scrapes a standalone's /metrics (master, worker

@@ -13,8 +13,8 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/beluga-scheduler/beluga/common/config"
-	"github.com/beluga-scheduler/beluga/internal/metricstest"
 	"github.com/beluga-scheduler/beluga/standalone"
+	"github.com/beluga-scheduler/beluga/testkit/metricstest"
 )
 
 // waitView is a task's wait as the API serves it.

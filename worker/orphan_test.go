@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/beluga-scheduler/beluga/internal/cgrouptest"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
+	"github.com/beluga-scheduler/beluga/testkit/cgrouptest"
 )
 
 // TestSetsidChildDiesWithKilledWorker: a task's child that left the task's

@@ -18,11 +18,11 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/params"
 	"github.com/beluga-scheduler/beluga/common/tasktype"
-	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/remote/message"
 	"github.com/beluga-scheduler/beluga/tasks/builtin"
+	"github.com/beluga-scheduler/beluga/testkit/leakcheck"
 	"github.com/beluga-scheduler/beluga/worker/executor"
 )
 

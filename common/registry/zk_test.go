@@ -18,8 +18,8 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/beluga-scheduler/beluga/common/metrics"
-	"github.com/beluga-scheduler/beluga/internal/leakcheck"
-	"github.com/beluga-scheduler/beluga/internal/zktest"
+	"github.com/beluga-scheduler/beluga/testkit/leakcheck"
+	"github.com/beluga-scheduler/beluga/testkit/zktest"
 )
 
 var _ interface {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
-	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
+	"github.com/beluga-scheduler/beluga/testkit/mariadbtest"
 )
 
 // openServerDB opens and migrates the server database at url.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
+	"github.com/beluga-scheduler/beluga/testkit/leakcheck"
 )
 
 func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }

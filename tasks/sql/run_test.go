@@ -23,8 +23,8 @@ import (
 	"github.com/beluga-scheduler/beluga/common/datasource"
 	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/tasktype"
-	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
-	"github.com/beluga-scheduler/beluga/internal/pgtest"
+	"github.com/beluga-scheduler/beluga/testkit/mariadbtest"
+	"github.com/beluga-scheduler/beluga/testkit/pgtest"
 )
 
 // target is one real database a sql task runs against.

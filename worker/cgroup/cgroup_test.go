@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/beluga-scheduler/beluga/internal/cgrouptest"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
+	"github.com/beluga-scheduler/beluga/testkit/cgrouptest"
 	"github.com/beluga-scheduler/beluga/worker/cgroup"
 )
 

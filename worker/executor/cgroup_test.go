@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beluga-scheduler/beluga/internal/cgrouptest"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
+	"github.com/beluga-scheduler/beluga/testkit/cgrouptest"
 	"github.com/beluga-scheduler/beluga/worker/cgroup"
 )
 

@@ -17,11 +17,11 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/params"
 	"github.com/beluga-scheduler/beluga/common/tasktype"
-	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 	"github.com/beluga-scheduler/beluga/internal/lifeline"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/remote/message"
 	"github.com/beluga-scheduler/beluga/tasks/builtin"
+	"github.com/beluga-scheduler/beluga/testkit/leakcheck"
 )
 
 // sent is one report the fake master received.

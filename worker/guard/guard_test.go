@@ -17,7 +17,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/beluga-scheduler/beluga/internal/leakcheck"
+	"github.com/beluga-scheduler/beluga/testkit/leakcheck"
 )
 
 // TestMain lets the test binary serve as its own guard process, then fails

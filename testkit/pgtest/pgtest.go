@@ -28,8 +28,8 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // driver "pgx" for setup statements
 
-	"github.com/beluga-scheduler/beluga/internal/freeport"
 	"github.com/beluga-scheduler/beluga/internal/lifeline"
+	"github.com/beluga-scheduler/beluga/testkit/freeport"
 )
 
 // Server is where the databases are made.

@@ -1,6 +1,6 @@
 // Package clustertest runs a real Beluga cluster for tests and benchmarks:
-// a private ZooKeeper (one server or an ensemble, internal/zktest), a fresh
-// MariaDB or PostgreSQL database (internal/mariadbtest, internal/pgtest;
+// a private ZooKeeper (one server or an ensemble, testkit/zktest), a fresh
+// MariaDB or PostgreSQL database (testkit/mariadbtest, testkit/pgtest;
 // Options.DB), `beluga db migrate`, then masters,
 // workers and one api as child processes of the test binary, each on its own
 // 127.0.0.1 port and directory with its output in a log file. Tests kill
@@ -39,11 +39,11 @@ import (
 	"github.com/beluga-scheduler/beluga/api/client"
 	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/common/store"
-	"github.com/beluga-scheduler/beluga/internal/freeport"
-	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
-	"github.com/beluga-scheduler/beluga/internal/pgtest"
-	"github.com/beluga-scheduler/beluga/internal/testcert"
-	"github.com/beluga-scheduler/beluga/internal/zktest"
+	"github.com/beluga-scheduler/beluga/testkit/freeport"
+	"github.com/beluga-scheduler/beluga/testkit/mariadbtest"
+	"github.com/beluga-scheduler/beluga/testkit/pgtest"
+	"github.com/beluga-scheduler/beluga/testkit/testcert"
+	"github.com/beluga-scheduler/beluga/testkit/zktest"
 )
 
 // Options says what to run. Zero values take the defaults noted.
@@ -69,7 +69,7 @@ type Options struct {
 	// can be restarted) instead of a database on the shared test server.
 	PrivateDB bool
 	// DB is the database server the cluster keeps its state in: "mysql"
-	// (MariaDB, internal/mariadbtest) or "postgres" (internal/pgtest).
+	// (MariaDB, testkit/mariadbtest) or "postgres" (testkit/pgtest).
 	// Default: $BELUGA_CLUSTERTEST_DB, else "mysql". PrivateDB is MariaDB's.
 	DB       string
 	Project  string // created at start; default "demo"

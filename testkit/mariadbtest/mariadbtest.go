@@ -25,8 +25,8 @@ import (
 
 	_ "github.com/go-sql-driver/mysql" // driver for setup statements
 
-	"github.com/beluga-scheduler/beluga/internal/freeport"
 	"github.com/beluga-scheduler/beluga/internal/lifeline"
+	"github.com/beluga-scheduler/beluga/testkit/freeport"
 )
 
 var (
