@@ -9,8 +9,8 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/beluga-scheduler/beluga/common/store"
-	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
 	"github.com/beluga-scheduler/beluga/remote/message"
+	"github.com/beluga-scheduler/beluga/testkit/mariadbtest"
 )
 
 type nopPeer struct{}
