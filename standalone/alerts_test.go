@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"io"
 	"net"
 	"net/http"
@@ -152,7 +153,7 @@ func TestFailureAlertByEmail(t *testing.T) {
 			Attempts             int
 		} `json:"items"`
 	}
-	waitUntil(t, 30*time.Second, "alert recorded as sent", func() bool {
+	wait.Until(t, 30*time.Second, "alert recorded as sent", func() bool {
 		e.do("GET", fmt.Sprintf("/api/v1/alerts?instance=%d", id), "", http.StatusOK, &hist)
 		return len(hist.Items) == 1 && hist.Items[0].State == "sent"
 	})
@@ -192,7 +193,7 @@ func TestAlertChannelsRetryAndTest(t *testing.T) {
 			LastError string `json:"last_error"`
 		} `json:"items"`
 	}
-	waitUntil(t, 60*time.Second, "success alert sent after a retry", func() bool {
+	wait.Until(t, 60*time.Second, "success alert sent after a retry", func() bool {
 		e.do("GET", fmt.Sprintf("/api/v1/alerts?instance=%d", id), "", http.StatusOK, &hist)
 		return len(hist.Items) == 1 && hist.Items[0].State == "sent"
 	})
@@ -340,7 +341,7 @@ func TestTimeoutAndRetryAlerts(t *testing.T) {
 	var hist struct {
 		Items []struct{ Kind, State string } `json:"items"`
 	}
-	waitUntil(t, 30*time.Second, "timeout and retry alerts sent", func() bool {
+	wait.Until(t, 30*time.Second, "timeout and retry alerts sent", func() bool {
 		e.do("GET", fmt.Sprintf("/api/v1/alerts?instance=%d", id), "", http.StatusOK, &hist)
 		sent := 0
 		for _, h := range hist.Items {

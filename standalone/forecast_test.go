@@ -3,6 +3,7 @@ package standalone_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -87,7 +88,7 @@ func TestForecastOfAChain(t *testing.T) {
 
 		id := e.run("chain", nil)
 		var fi forecastInstance
-		waitUntil(t, 30*time.Second, "the run started with a forecast", func() bool {
+		wait.Until(t, 30*time.Second, "the run started with a forecast", func() bool {
 			fi = e.forecast(id)
 			return fi.State == "running" && fi.Forecast != nil && fi.StartTime != nil
 		})
@@ -267,11 +268,11 @@ func TestDeadlineAlertBeforeTheMiss(t *testing.T) {
 		}
 		return ks
 	}
-	waitUntil(t, 30*time.Second, "deadline_risk", func() bool { return len(kinds()) >= 1 })
+	wait.Until(t, 30*time.Second, "deadline_risk", func() bool { return len(kinds()) >= 1 })
 	if err := os.WriteFile(gateA, nil, 0o644); err != nil { // a ends: back on track
 		t.Fatal(err)
 	}
-	waitUntil(t, 30*time.Second, "deadline_ok", func() bool { return len(kinds()) >= 2 })
+	wait.Until(t, 30*time.Second, "deadline_ok", func() bool { return len(kinds()) >= 2 })
 	mu.Lock()
 	risk, ok := alerts[0], alerts[1]
 	mu.Unlock()

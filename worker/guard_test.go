@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"io"
 	"os"
 	"os/exec"
@@ -168,7 +169,7 @@ func TestTasksDieWithKilledWorker(t *testing.T) {
 	master, dir := w.master, w.dir
 	shell := waitReport[message.Running](t, master, 1).PID
 	var grandchild int
-	waitFor(t, "the grandchild's pid", func() bool {
+	wait.Until(t, 10*time.Second, "the grandchild's pid", func() bool {
 		b, err := os.ReadFile(filepath.Join(dir, "work", "3", "1", "grandchild"))
 		grandchild, err = strconv.Atoi(strings.TrimSpace(string(b)))
 		return err == nil && grandchild > 0
