@@ -188,7 +188,7 @@ func TestIdleConnectionClosed(t *testing.T) {
 				busyErr <- fmt.Errorf("busy connection after %v: %w", time.Since(start), err)
 				return
 			}
-			time.Sleep(idle / 6) // the client's pace, not synchronisation
+			time.Sleep(idle / 6) // time is the subject: the client's pace, not synchronisation
 		}
 		busyErr <- nil
 	}()
@@ -247,7 +247,7 @@ func TestHandshakeTimeoutLimit(t *testing.T) {
 	if err := pingRaw(ok); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * hs) // let the handshake deadline pass
+	time.Sleep(2 * hs) // time is the subject: let the handshake deadline pass
 	if err := pingRaw(ok); err != nil {
 		t.Fatalf("authenticated connection after the handshake timeout: %v", err)
 	}

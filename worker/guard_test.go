@@ -182,13 +182,11 @@ func TestTasksDieWithKilledWorker(t *testing.T) {
 
 	w.kill(t)
 	killed := time.Now()
-	deadline := killed.Add(3 * time.Second)
-	for procfs.Alive(shell) || procfs.Alive(grandchild) {
-		if time.Now().After(deadline) {
-			t.Fatalf("3s after the worker's SIGKILL: shell %d alive %v, grandchild %d alive %v",
-				shell, procfs.Alive(shell), grandchild, procfs.Alive(grandchild))
+	wait.UntilErr(t, 3*time.Second, "the shell and its grandchild to die with the worker", func() error {
+		if procfs.Alive(shell) || procfs.Alive(grandchild) {
+			return fmt.Errorf("shell %d alive %v, grandchild %d alive %v", shell, procfs.Alive(shell), grandchild, procfs.Alive(grandchild))
 		}
-		time.Sleep(5 * time.Millisecond) // polling /proc
-	}
+		return nil
+	})
 	t.Logf("shell and grandchild gone %v after the worker was killed", time.Since(killed).Round(time.Millisecond))
 }

@@ -436,7 +436,7 @@ func TestResendAndSetMaster(t *testing.T) {
 		settled := n == first
 		first = n
 		if !settled {
-			time.Sleep(100 * time.Millisecond) // > 3 resend intervals between looks
+			time.Sleep(100 * time.Millisecond) // time is the subject: > 3 resend intervals between looks
 		}
 		return settled
 	})

@@ -769,7 +769,7 @@ func TestZKLossWithinSession(t *testing.T) {
 			proxy.Drop() // a's connection ends now: it dials again into the cut
 			cutAt := time.Now()
 			states.waitSeq(t, timeout, 0, Suspended)
-			time.Sleep(tc.cut - time.Since(cutAt)) // the loss lasts this long
+			time.Sleep(tc.cut - time.Since(cutAt)) // time is the subject: the loss lasts this long
 			tc.heal(proxy)
 			healedAt := time.Now()
 			states.waitSeq(t, timeout, 0, Suspended, Reconnected)

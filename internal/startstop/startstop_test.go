@@ -105,7 +105,7 @@ func TestStopWaitsForGoroutines(t *testing.T) {
 	var sawExit atomic.Bool
 	p.life.Go(func(ctx context.Context) {
 		<-ctx.Done()
-		time.Sleep(50 * time.Millisecond) // work after cancellation that Stop must wait for
+		time.Sleep(50 * time.Millisecond) // time is the subject: work after cancellation that Stop must wait for
 		sawExit.Store(true)
 	})
 	if err := p.life.Stop(nil); err != nil {

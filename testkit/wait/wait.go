@@ -12,7 +12,8 @@ import (
 
 // The polling pause starts short, so a condition that holds soon is seen
 // soon, and doubles to a cap, so a long wait does not spin the CPU the
-// code under test needs.
+// code under test needs. A check slower than the pause (a query, a docker
+// command) is paused for as long as it took: it runs at most half the time.
 const (
 	firstPause = time.Millisecond
 	maxPause   = 50 * time.Millisecond
@@ -23,16 +24,20 @@ const (
 func Poll(within time.Duration, what string, cond func() bool) error {
 	deadline := time.Now().Add(within)
 	pause := firstPause
-	for !cond() {
+	for {
+		began := time.Now()
+		if cond() {
+			return nil
+		}
+		took := time.Since(began)
 		left := time.Until(deadline)
 		if left <= 0 {
 			return fmt.Errorf("timed out after %v waiting for %s", within, what)
 		}
-		t := time.NewTimer(min(pause, left))
+		t := time.NewTimer(min(max(pause, took), left))
 		<-t.C
 		pause = min(pause*2, maxPause)
 	}
-	return nil
 }
 
 // Until checks cond until it holds, or fails t naming what it waited for

@@ -586,7 +586,7 @@ func TestResendUntilDBAckedAndSetMaster(t *testing.T) {
 		if n := len(b.master.reports("", 1)); n != before {
 			t.Fatalf("%d reports sent after every report was DB-acked", n-before)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // time is the subject: nothing may be sent for five intervals
 	}
 }
 
@@ -875,7 +875,7 @@ func TestDBAckKillBeforeAdmissionNeverRuns(t *testing.T) {
 		if n := b.master.count(masterAddr, 1, message.TypeAck); n > before+1 {
 			t.Fatalf("ack re-sent %d times after the drop", n-before)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // time is the subject: nothing may be sent for five intervals
 	}
 	b.notStarted(t, 1)
 }
