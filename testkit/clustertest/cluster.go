@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net/http"
 	"net/url"
 	"os"
@@ -236,7 +237,7 @@ func Launch(o Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	c.Client = c.newAPIClient()
-	if err := waitFor(o.StartTimeout, "the api to answer /healthz", func() bool {
+	if err := wait.Poll(o.StartTimeout, "the api to answer /healthz", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		return c.Client.Health(ctx) == nil
@@ -255,7 +256,7 @@ func Launch(o Options) (_ *Cluster, err error) {
 	if err := c.Masters[0].start(); err != nil {
 		return nil, err
 	}
-	if err := waitFor(o.StartTimeout, "master-1 to lead", func() bool { return c.Leader() == c.Masters[0] }); err != nil {
+	if err := wait.Poll(o.StartTimeout, "master-1 to lead", func() bool { return c.Leader() == c.Masters[0] }); err != nil {
 		return nil, err
 	}
 	for _, p := range c.Processes() {
@@ -532,7 +533,7 @@ func (c *Cluster) master(addr string) *Process {
 // masters active in a term of its own.
 func (c *Cluster) WaitReady(within time.Duration) error {
 	var last string
-	err := waitFor(within, "the cluster view to match the running processes", func() bool {
+	err := wait.Poll(within, "the cluster view to match the running processes", func() bool {
 		v, err := c.View()
 		if err != nil {
 			last = err.Error()
@@ -580,7 +581,7 @@ func addrList(as []string) string {
 // Eventually waits until cond holds, failing the test after within.
 func (c *Cluster) Eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	if err := waitFor(within, what, cond); err != nil {
+	if err := wait.Poll(within, what, cond); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -707,16 +708,4 @@ func clock(t *time.Time) string {
 		return "-"
 	}
 	return t.Local().Format("15:04:05.000")
-}
-
-// waitFor polls cond until it holds or within passes.
-func waitFor(within time.Duration, what string, cond func() bool) error {
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(50 * time.Millisecond) // polling processes we only see from outside
-	}
-	return nil
 }
