@@ -184,11 +184,7 @@ func TestPushBothDirections(t *testing.T) {
 		t.Fatal(err)
 	}
 	var p Peer
-	select {
-	case p = <-peers:
-	case <-time.After(10 * time.Second):
-		t.Fatal("server did not get the push")
-	}
+	p = wait.Signal(t, 10*time.Second, "the server to get the push", peers)
 	// The server pushes back over the client's connection, from another goroutine.
 	want := message.DBAck{TaskInstanceID: 5, Kind: message.KindAck}
 	if err := p.Send(0, want); err != nil {

@@ -134,11 +134,7 @@ func TestFailureAlertByEmail(t *testing.T) {
 	if iv := e.wait(id, time.Minute); iv.State != "failed" {
 		t.Fatalf("run %s", iv.State)
 	}
-	select {
-	case <-mb.got:
-	case <-time.After(60 * time.Second):
-		t.Fatal("no email within 60s")
-	}
+	wait.Signal(t, 60*time.Second, "the alert email", mb.got)
 	mb.mu.Lock()
 	m := mb.msgs[0]
 	mb.mu.Unlock()
@@ -244,11 +240,7 @@ func TestDeadlineAlertFiresOnTime(t *testing.T) {
 	e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &iv)
 	deadline := iv.CreatedAt.Add(3 * time.Second)
 	var at time.Time
-	select {
-	case at = <-got:
-	case <-time.After(60 * time.Second):
-		t.Fatal("no deadline alert")
-	}
+	at = wait.Signal(t, 60*time.Second, "the deadline alert", got)
 	e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &iv)
 	if iv.State != "running" {
 		t.Fatalf("the run is %s: the alert must come while it runs", iv.State)

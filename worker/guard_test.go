@@ -126,11 +126,7 @@ func startChildWorker(t *testing.T, cgroupBase, command string) *childWorker {
 		addrCh <- strings.TrimSpace(line)
 	}()
 	var addr string
-	select {
-	case addr = <-addrCh:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the child worker did not print its address")
-	}
+	addr = wait.Signal(t, 20*time.Second, "the child worker to print its address", addrCh)
 	if addr == "" {
 		t.Fatal("the child worker exited before printing its address")
 	}

@@ -212,11 +212,7 @@ func TestZKRegisterWatchLeave(t *testing.T) {
 	if n, _ := findNode(b, RoleWorker, "10.0.0.2:1234"); !n.InGroup("gpu") || n.Heartbeat.Capacity != 8 {
 		t.Fatalf("worker as seen by b: %+v", n)
 	}
-	select {
-	case <-changes:
-	case <-time.After(5 * time.Second):
-		t.Fatal("Changes did not fire on a join")
-	}
+	testwait.Signal(t, 5*time.Second, "Changes to fire on a join", changes)
 
 	// A heartbeat is a new Register; watchers see it.
 	if err := a.Register(ctx, worker("10.0.0.2:1234", 3)); err != nil {

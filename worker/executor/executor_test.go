@@ -937,11 +937,7 @@ func TestStopWhileAwaitingAdmission(t *testing.T) {
 	})
 	// Nor one handled after beginStop, while task 1 is still being killed.
 	b.e.DBAck(message.DBAck{TaskInstanceID: 3, Kind: message.KindRunning})
-	select {
-	case <-stopped:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Stop did not return")
-	}
+	wait.Signal(t, 10*time.Second, "Stop to return", stopped)
 	b.e.DBAck(message.DBAck{TaskInstanceID: 2, Kind: message.KindAck}) // after Stop: ignored
 	if groupAlive(pgid) {
 		t.Fatalf("group %d of task 1 alive after Stop", pgid)
