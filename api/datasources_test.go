@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/beluga-scheduler/beluga/common/secret"
-	"github.com/beluga-scheduler/beluga/internal/freeport"
+	"github.com/beluga-scheduler/beluga/testkit/freeport"
 )
 
 func testBox(t *testing.T) *secret.Box {

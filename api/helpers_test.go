@@ -21,8 +21,8 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/store"
-	"github.com/beluga-scheduler/beluga/internal/authtest"
-	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
+	"github.com/beluga-scheduler/beluga/testkit/authtest"
+	"github.com/beluga-scheduler/beluga/testkit/mariadbtest"
 )
 
 // bundle is one API under test: a real store on a temp SQLite file behind
@@ -53,7 +53,7 @@ type options struct {
 	listen       string // Deps.Listen; "" is taken as loopback
 	allowedHosts []string
 	secrets      *secret.Box
-	mariadb      bool // the store on MariaDB (internal/mariadbtest), not SQLite
+	mariadb      bool // the store on MariaDB (testkit/mariadbtest), not SQLite
 	endRecheck   time.Duration
 }
 

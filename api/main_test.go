@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/beluga-scheduler/beluga/common/tasktype"
-	"github.com/beluga-scheduler/beluga/internal/leakcheck"
-	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
 	"github.com/beluga-scheduler/beluga/tasks/builtin"
+	"github.com/beluga-scheduler/beluga/testkit/leakcheck"
+	"github.com/beluga-scheduler/beluga/testkit/mariadbtest"
 )
 
 // TestMain fails the package's tests when they leave goroutines running,

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/beluga-scheduler/beluga/internal/metricstest"
+	"github.com/beluga-scheduler/beluga/testkit/metricstest"
 )
 
 // TestMetricsRoute: /metrics wants its bearer token (401 without, 405 for

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"io"
 	"net/http"
 	"strings"
@@ -57,11 +58,7 @@ func TestLogReadsPerUserQuota(t *testing.T) {
 		}()
 	}
 	for range 2 {
-		select {
-		case <-logs.started:
-		case <-time.After(10 * time.Second):
-			t.Fatal("the reads within the quota did not start")
-		}
+		wait.Signal(t, 10*time.Second, "the reads within the quota to start", logs.started)
 	}
 	e := b.as(tok, "GET", path, "").wantError(t, http.StatusTooManyRequests, CodeTooManyRequests)
 	if !strings.Contains(e.Message, settingLogReadsPerUser) {

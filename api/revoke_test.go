@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"io"
 	"net/http"
 	"strings"
@@ -46,16 +47,6 @@ func (b *bundle) openEvents(token, query string) (*http.Response, <-chan struct{
 	return res, ended
 }
 
-// waitEnded fails unless the stream ends within d.
-func waitEnded(t *testing.T, ended <-chan struct{}, d time.Duration, what string) {
-	t.Helper()
-	select {
-	case <-ended:
-	case <-time.After(d):
-		t.Fatalf("the event stream was still open %v after %s", d, what)
-	}
-}
-
 // streamEndBound is the "few seconds" within which a revoked stream ends:
 // one recheck interval, a query, and slack for a loaded machine.
 const streamEndBound = streamRecheck + 4*time.Second
@@ -78,7 +69,7 @@ func TestEventStreamEndsOnRevocation(t *testing.T) {
 			t.Fatalf("events: %d", res.StatusCode)
 		}
 		b.as(tok, "DELETE", fmt.Sprintf("/api/v1/tokens/%d", nt.ID), "").want(t, http.StatusNoContent)
-		waitEnded(t, ended, streamEndBound, "its token was revoked")
+		wait.Signal(t, streamEndBound, "the event stream to end after "+"its token was revoked", ended)
 	})
 	t.Run("user disabled", func(t *testing.T) {
 		tok := b.tokenOf("ursula", "user")
@@ -87,7 +78,7 @@ func TestEventStreamEndsOnRevocation(t *testing.T) {
 			t.Fatalf("events: %d", res.StatusCode)
 		}
 		b.send("PATCH", "/api/v1/users/ursula", `{"disabled":true}`).want(t, http.StatusOK)
-		waitEnded(t, ended, streamEndBound, "its user was disabled")
+		wait.Signal(t, streamEndBound, "the event stream to end after "+"its user was disabled", ended)
 	})
 	t.Run("grant removed", func(t *testing.T) {
 		tok := b.tokenOf("gus", "user")
@@ -97,7 +88,7 @@ func TestEventStreamEndsOnRevocation(t *testing.T) {
 			t.Fatalf("events: %d", res.StatusCode)
 		}
 		b.send("DELETE", "/api/v1/projects/p/grants/gus", "").want(t, http.StatusNoContent)
-		waitEnded(t, ended, streamEndBound, "its grant was removed")
+		wait.Signal(t, streamEndBound, "the event stream to end after "+"its grant was removed", ended)
 	})
 }
 

@@ -1,7 +1,7 @@
 package api
 
 import (
-	"github.com/beluga-scheduler/beluga/internal/authtest"
+	"github.com/beluga-scheduler/beluga/testkit/authtest"
 
 	"context"
 	"fmt"

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beluga-scheduler/beluga/internal/testcert"
+	"github.com/beluga-scheduler/beluga/testkit/testcert"
 )
 
 func TestServerLifecycle(t *testing.T) {

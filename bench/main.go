@@ -25,8 +25,8 @@ import (
 	"github.com/beluga-scheduler/beluga/bench/benchkit"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
-	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
-	"github.com/beluga-scheduler/beluga/internal/pgtest"
+	"github.com/beluga-scheduler/beluga/testkit/mariadbtest"
+	"github.com/beluga-scheduler/beluga/testkit/pgtest"
 )
 
 // serverDBs make a fresh database of each server backend (sqlite: a file

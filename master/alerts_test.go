@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 )
 
 func TestAlertTrigger(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		e    model.Event
 		want string
@@ -48,6 +50,7 @@ func TestAlertTrigger(t *testing.T) {
 }
 
 func TestBackoffAndDeadlineOf(t *testing.T) {
+	t.Parallel()
 	for n, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 4: 8 * time.Second, 20: time.Minute} {
 		if got := backoff(time.Second, time.Minute, n); got != want {
 			t.Errorf("backoff(%d) = %v, want %v", n, got, want)
@@ -72,6 +75,7 @@ func TestBackoffAndDeadlineOf(t *testing.T) {
 // first ones are sent, the rest become one summary sent when the window is
 // over, and each alert's history says which.
 func TestAlertStormBecomesASummary(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "b.db"), zap.NewNop())
 	if err != nil {
@@ -108,19 +112,11 @@ func TestAlertStormBecomesASummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Stop()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	wait.Until(t, 30*time.Second, "3 alerts and a summary at the receiver", func() bool {
 		mu.Lock()
-		n := len(got)
-		mu.Unlock()
-		if n >= 4 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d alerts arrived, want 3 and a summary", n)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the receiver's list
-	}
+		defer mu.Unlock()
+		return len(got) >= 4
+	})
 	mu.Lock()
 	received := slices.Clone(got)
 	mu.Unlock()
@@ -128,18 +124,15 @@ func TestAlertStormBecomesASummary(t *testing.T) {
 		t.Fatalf("received %+v", received)
 	}
 	// The summary's row is marked sent after its POST answered: wait for it.
-	for {
+	wait.UntilErr(t, 30*time.Second, "4 sent and 5 summarized in the history", func() error {
 		hist, _ := st.AlertList(ctx, store.AlertFilter{Channel: "hook"})
 		states := map[string]int{}
 		for _, h := range hist {
 			states[h.State]++
 		}
 		if states["sent"] == 4 && states["summarized"] == 5 {
-			return
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("history states %v, want 4 sent and 5 summarized", states)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the history
-	}
+		return fmt.Errorf("history states %v", states)
+	})
 }

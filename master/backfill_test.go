@@ -1,6 +1,7 @@
 package master_test
 
 import (
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"os"
 	"sort"
 	"testing"
@@ -25,7 +26,7 @@ func (c *cell) backfill(b model.Backfill) model.Backfill {
 func (c *cell) backfillEnded(id int64) model.Backfill {
 	c.t.Helper()
 	var b model.Backfill
-	waitFor(c.t, "backfill ended", func() bool {
+	wait.Until(c.t, 30*time.Second, "backfill ended", func() bool {
 		var err error
 		b, err = c.st.BackfillGet(c.ctx, id)
 		return err == nil && b.State != model.BackfillRunning
@@ -46,6 +47,7 @@ func days(n int) []time.Time {
 // order, each once, never more than two at a time, and the backfill ends
 // done; the runs see their day in the time params.
 func TestBackfillKeepsItsParallelism(t *testing.T) {
+	t.Parallel()
 	c := newCell(t, master.Config{})
 	c.addWorker(4)
 	c.apply("name: day\nparams: {d: \"$[yyyyMMdd]\"}\ntasks:\n  - {name: t, command: \"sleep 0.3; echo day=$d\"}\n")
@@ -93,6 +95,7 @@ func TestBackfillKeepsItsParallelism(t *testing.T) {
 // TestBackfillStopsOnFailure: a serial backfill under on_failure stop ends
 // failed at the first failed day and submits none after it.
 func TestBackfillStopsOnFailure(t *testing.T) {
+	t.Parallel()
 	c := newCell(t, master.Config{})
 	c.addWorker(2)
 	c.apply("name: day\ntasks:\n  - {name: t, command: \"[ $BELUGA_CUR_DATE != 20261102 ]\"}\n")

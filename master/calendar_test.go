@@ -1,6 +1,7 @@
 package master_test
 
 import (
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 // the next day's own fire) and moves the schedule on to the first
 // business-day fire; a schedule without a calendar fires as before.
 func TestScheduleCalendarChecksStoredNext(t *testing.T) {
+	t.Parallel()
 	d := time.Now().UTC().Truncate(24 * time.Hour)
 	noon := d.Add(12 * time.Hour)
 	c := newCell(t, master.Config{Clock: fixedClock{noon.Add(30 * time.Minute)}})
@@ -31,7 +33,7 @@ func TestScheduleCalendarChecksStoredNext(t *testing.T) {
 			Calendar: wf.cal, OnHoliday: wf.policy}, noon)
 	}
 	for _, wf := range []string{"skip", "next", "plain"} {
-		waitFor(t, wf+" moved on", func() bool {
+		wait.Until(t, 30*time.Second, wf+" moved on", func() bool {
 			sc, err := c.st.ScheduleGet(c.ctx, "p", "wf_"+wf)
 			return err == nil && sc.NextFireTime != nil && sc.NextFireTime.Equal(noon.Add(24*time.Hour))
 		})

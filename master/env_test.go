@@ -3,6 +3,7 @@ package master_test
 import (
 	"context"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"path/filepath"
 	"testing"
 	"time"
@@ -61,7 +62,7 @@ func newCellWith(t *testing.T, cfg master.Config, before func(*master.Master)) *
 		t.Fatal(err)
 	}
 	t.Cleanup(c.m.Stop)
-	waitFor(t, "master leads", c.m.IsLeader)
+	wait.Until(t, 30*time.Second, "master leads", c.m.IsLeader)
 	return c
 }
 
@@ -125,7 +126,7 @@ func (c *cell) instance(id int64) model.WorkflowInstance {
 
 func (c *cell) finished(id int64) model.WorkflowInstance {
 	c.t.Helper()
-	waitFor(c.t, "instance finished", func() bool { return c.instance(id).State.Finished() })
+	wait.Until(c.t, 30*time.Second, "instance finished", func() bool { return c.instance(id).State.Finished() })
 	return c.instance(id)
 }
 
@@ -149,7 +150,7 @@ tasks:
   - {name: b2, command: "while [ ! -f %[1]s.2 ]; do sleep 0.01; done"}
 `, gate))
 	blocker = c.run("blocker", model.PriorityMedium)
-	waitFor(c.t, "worker full", func() bool {
+	wait.Until(c.t, 30*time.Second, "worker full", func() bool {
 		n := 0
 		for _, tk := range c.tasks(blocker.ID) {
 			if tk.State == model.TaskDispatched || tk.State == model.TaskRunning {

@@ -2,6 +2,7 @@ package master
 
 import (
 	"context"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"testing"
 	"time"
 
@@ -9,8 +10,8 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/beluga-scheduler/beluga/common/store"
-	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
 	"github.com/beluga-scheduler/beluga/remote/message"
+	"github.com/beluga-scheduler/beluga/testkit/mariadbtest"
 )
 
 type nopPeer struct{}
@@ -22,6 +23,7 @@ func (nopPeer) RemoteAddr() string                 { return "test" }
 // whose write hangs (its MariaDB is SIGSTOPped); Stop still returns, within
 // the persist timeout, and the batch is left for the workers to re-send.
 func TestEventsStopBoundedByHungStore(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a private MariaDB")
 	}
@@ -46,19 +48,11 @@ func TestEventsStopBoundedByHungStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The loop drains the inbox and goes straight into the write.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.Until(t, 10*time.Second, "the event service to take its report", func() bool {
 		e.inbox.mu.Lock()
-		n := len(e.inbox.items)
-		e.inbox.mu.Unlock()
-		if n == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the event service did not take its report")
-		}
-		time.Sleep(5 * time.Millisecond) // polling the inbox with a deadline
-	}
+		defer e.inbox.mu.Unlock()
+		return len(e.inbox.items) == 0
+	})
 	stopped := make(chan struct{})
 	began := time.Now()
 	go func() {

@@ -3,6 +3,7 @@ package master_test
 import (
 	"context"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,7 @@ import (
 // finds the task held by the worker, waits for its result instead of
 // running it again, and finishes the DAG. Every task runs once.
 func TestHandOverKeepsRunningTask(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
@@ -53,7 +55,7 @@ func TestHandOverKeepsRunningTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Stop()
-	waitFor(t, "master a leads", a.IsLeader)
+	wait.Until(t, 30*time.Second, "master a leads", a.IsLeader)
 	b := master.New(master.Config{Listen: "127.0.0.1:0"}, st, reg, reg, log)
 	if err := b.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -80,7 +82,7 @@ tasks:
 		t.Fatal(err)
 	}
 	a.Notify()
-	waitFor(t, "task b running", func() bool {
+	wait.Until(t, 30*time.Second, "task b running", func() bool {
 		ts, _ := st.TaskList(ctx, inst.ID)
 		for _, tk := range ts {
 			if tk.Name == "b" && tk.State == model.TaskRunning {
@@ -91,12 +93,12 @@ tasks:
 	})
 	epochA := a.Epoch()
 	a.Stop() // graceful hand-over: a resigns, b campaigns and wins
-	waitFor(t, "master b leads", b.IsLeader)
+	wait.Until(t, 30*time.Second, "master b leads", b.IsLeader)
 	if b.Epoch() <= epochA {
 		t.Fatalf("new term epoch %d not above %d", b.Epoch(), epochA)
 	}
 	os.WriteFile(gate, nil, 0o644)
-	waitFor(t, "instance finished", func() bool {
+	wait.Until(t, 30*time.Second, "instance finished", func() bool {
 		got, _ := st.InstanceGet(ctx, inst.ID)
 		return got.State.Finished()
 	})
@@ -114,23 +116,13 @@ tasks:
 	}
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond) // polling the DB and the masters
-	}
-}
-
 // TestHaltAskedWhileNoMasterLeads: the leader stops while a task runs; a
 // pause or a stop is asked while no master leads; the next leader finds the
 // instance pausing or stopping and finishes that. Pause: the running task
 // completes on its worker and its downstream is recorded paused. Stop: the
 // running task is killed on its worker. Nothing new runs either way.
 func TestHaltAskedWhileNoMasterLeads(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		action   model.ActionKind
 		instance model.WorkflowState
@@ -151,7 +143,7 @@ tasks:
   - {name: b, command: "echo b >> %[1]s", depends_on: [a]}
 `, runs, gate))
 			inst := c.run("p", model.PriorityMedium)
-			waitFor(t, "a running", func() bool {
+			wait.Until(t, 30*time.Second, "a running", func() bool {
 				ts := c.tasks(inst.ID)
 				return len(ts) == 1 && ts[0].State == model.TaskRunning
 			})
@@ -164,7 +156,7 @@ tasks:
 				t.Fatal(err)
 			}
 			defer next.Stop()
-			waitFor(t, "next master leads", next.IsLeader)
+			wait.Until(t, 30*time.Second, "next master leads", next.IsLeader)
 			if tc.action == model.ActionPause {
 				os.WriteFile(gate, nil, 0o644)
 			}

@@ -2,6 +2,7 @@ package master_test
 
 import (
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 // visible in the instance's reason, and runs when a worker of the group
 // joins.
 func TestGroupWithoutWorkersWaits(t *testing.T) {
+	t.Parallel()
 	c := newCell(t, master.Config{})
 	c.addWorker(2)
 	c.apply(`name: gpu
@@ -24,7 +26,7 @@ tasks:
   - {name: train, command: "true", worker_group: gpu}
 `)
 	inst := c.run("gpu", model.PriorityMedium)
-	waitFor(t, "reason recorded", func() bool { return strings.Contains(c.instance(inst.ID).Reason, `"gpu"`) })
+	wait.Until(t, 30*time.Second, "reason recorded", func() bool { return strings.Contains(c.instance(inst.ID).Reason, `"gpu"`) })
 	if s := c.instance(inst.ID).State; s != model.WorkflowRunning {
 		t.Fatalf("state while waiting: %s", s)
 	}
@@ -38,15 +40,16 @@ tasks:
 // TestPriorityUnderContention: with the only worker full, a high-priority
 // instance's task is dispatched before a lower one queued earlier.
 func TestPriorityUnderContention(t *testing.T) {
+	t.Parallel()
 	c := newCell(t, master.Config{})
 	c.addWorkerCap(2, 1) // capacity 1: the master keeps at most 2 in flight on it; both run
 	c.apply("name: low\ntasks:\n  - {name: l, command: \"true\"}\n")
 	c.apply("name: high\ntasks:\n  - {name: h, command: \"true\"}\n")
 	gate, blk := c.fillWorker()
 	low := c.run("low", model.PriorityLow)
-	waitFor(t, "low task queued", func() bool { return len(c.tasks(low.ID)) == 1 })
+	wait.Until(t, 30*time.Second, "low task queued", func() bool { return len(c.tasks(low.ID)) == 1 })
 	high := c.run("high", model.PriorityHigh)
-	waitFor(t, "high task queued", func() bool { return len(c.tasks(high.ID)) == 1 })
+	wait.Until(t, 30*time.Second, "high task queued", func() bool { return len(c.tasks(high.ID)) == 1 })
 	if st := c.tasks(low.ID)[0].State; st != model.TaskSubmitted {
 		t.Fatalf("low task should wait while the worker is full, is %s", st)
 	}
@@ -64,6 +67,7 @@ func TestPriorityUnderContention(t *testing.T) {
 // TestTaskGroupLimitsConcurrency: three tasks of two workflows share a task
 // group of capacity 1: one runs at a time, the others wait and say why.
 func TestTaskGroupLimitsConcurrency(t *testing.T) {
+	t.Parallel()
 	c := newCell(t, master.Config{})
 	c.addWorker(4)
 	if _, err := c.st.TaskGroupCreate(c.ctx, "db", 1, ""); err != nil {
@@ -89,8 +93,8 @@ func TestTaskGroupLimitsConcurrency(t *testing.T) {
 		}
 		return n
 	}
-	waitFor(t, "one task of the group running", func() bool { return running() == 1 })
-	waitFor(t, "waiting instance says why", func() bool {
+	wait.Until(t, 30*time.Second, "one task of the group running", func() bool { return running() == 1 })
+	wait.Until(t, 30*time.Second, "waiting instance says why", func() bool {
 		return strings.Contains(c.instance(two.ID).Reason, `task group "db"`) || strings.Contains(c.instance(one.ID).Reason, `task group "db"`)
 	})
 	for _, n := range []string{"a", "b", "c"} {
@@ -111,6 +115,7 @@ func TestTaskGroupLimitsConcurrency(t *testing.T) {
 // TestForceStartPassesAFullTaskGroup: force_start lets one waiting task
 // through a full group; the group's count includes it until it ends.
 func TestForceStartPassesAFullTaskGroup(t *testing.T) {
+	t.Parallel()
 	c := newCell(t, master.Config{})
 	c.addWorker(4)
 	c.st.TaskGroupCreate(c.ctx, "db", 1, "")
@@ -122,7 +127,7 @@ tasks:
 `, gate))
 	inst := c.run("pair", model.PriorityMedium)
 	var waiting int64
-	waitFor(t, "one running, one waiting", func() bool {
+	wait.Until(t, 30*time.Second, "one running, one waiting", func() bool {
 		run, sub := 0, int64(0)
 		for _, tk := range c.tasks(inst.ID) {
 			switch tk.State {
@@ -139,7 +144,7 @@ tasks:
 		t.Fatal(err)
 	}
 	c.m.Notify()
-	waitFor(t, "both running", func() bool {
+	wait.Until(t, 30*time.Second, "both running", func() bool {
 		n := 0
 		for _, tk := range c.tasks(inst.ID) {
 			if tk.State == model.TaskRunning {
@@ -161,6 +166,7 @@ tasks:
 // TestPlatformCap: with MaxRunning 1 the master has one task out at a
 // time, across instances.
 func TestPlatformCap(t *testing.T) {
+	t.Parallel()
 	c := newCell(t, master.Config{MaxRunning: 1})
 	c.addWorker(4)
 	log := filepath.Join(c.dir, "log")
@@ -179,6 +185,7 @@ func TestPlatformCap(t *testing.T) {
 // reached makes its sends fail; each such task is taken back and runs on
 // the other worker, once, as its first attempt.
 func TestFailedSendTriesAnotherWorker(t *testing.T) {
+	t.Parallel()
 	c := newCell(t, master.Config{})
 	w := c.addWorker(4)
 	c.reg.Register(c.ctx, registry.Node{Role: registry.RoleWorker, Addr: "127.0.0.1:1", Groups: []string{"default"},

@@ -15,6 +15,7 @@ import (
 )
 
 func TestJudge(t *testing.T) {
+	t.Parallel()
 	dl := time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		name string
@@ -35,6 +36,7 @@ func TestJudge(t *testing.T) {
 }
 
 func TestDeadlineRiskText(t *testing.T) {
+	t.Parallel()
 	dl := time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC)
 	inst := model.WorkflowInstance{ID: 7, Project: "p", Workflow: "nightly"}
 	p := forecast.Projection{End: dl.Add(90 * time.Second), P90End: dl.Add(5 * time.Minute), CriticalPath: []string{"extract", "load"},
@@ -53,6 +55,7 @@ func TestDeadlineRiskText(t *testing.T) {
 // runs at most, in turn (each here one read: the runs do not exist), and
 // drops a run past its deadline without reading it.
 func TestForecastTickIsBounded(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "b.db"), zap.NewNop())
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestLeaderWrite(t *testing.T) {
+	t.Parallel()
 	refused := fmt.Errorf("insert attempts: %w", store.ErrFenced)
 	down := errors.New("connection refused")
 	for _, tc := range []struct {

@@ -14,6 +14,7 @@ import (
 // TestMasterStartTwice: a second Start is refused; it does not start a
 // second transport and campaign beside the first.
 func TestMasterStartTwice(t *testing.T) {
+	t.Parallel()
 	c := newCell(t, master.Config{})
 	if err := c.m.Start(c.ctx); !errors.Is(err, startstop.ErrStarted) {
 		t.Fatalf("second Start = %v, want ErrStarted", err)
@@ -30,6 +31,7 @@ func TestMasterStartTwice(t *testing.T) {
 
 // TestMasterStopBeforeStart: Stop on a master that never started returns.
 func TestMasterStopBeforeStart(t *testing.T) {
+	t.Parallel()
 	m := master.New[*store.Store](master.Config{Listen: "127.0.0.1:0"}, nil, nil, nil, zap.NewNop())
 	m.Stop()
 }

@@ -13,6 +13,7 @@ import (
 // the other values and the queued dispatch are untouched, and a sealed
 // value copied into another attempt does not open.
 func TestSecretParamsCrossTheLinkSealed(t *testing.T) {
+	t.Parallel()
 	s, _ := clusterkey.New([]byte("link-test-cluster-secret-0000"))
 	box, err := secret.NewBox(s)
 	if err != nil {

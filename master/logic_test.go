@@ -1,8 +1,10 @@
 package master_test
 
 import (
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/master"
@@ -17,6 +19,7 @@ tasks:
 // TestMasterTypeWithoutHookFails: a master-placed type nothing runs fails
 // its task, naming the type, and is never dispatched.
 func TestMasterTypeWithoutHookFails(t *testing.T) {
+	t.Parallel()
 	c := newCell(t, master.Config{})
 	c.addWorker(1)
 	c.apply(laterSpec)
@@ -34,6 +37,7 @@ func TestMasterTypeWithoutHookFails(t *testing.T) {
 // masterTasks hook once; its result, reported into the runner's mailbox,
 // lets the downstream run.
 func TestMasterTypeThroughHook(t *testing.T) {
+	t.Parallel()
 	var started func() int
 	c := newCellWith(t, master.Config{}, func(m *master.Master) { started = master.UseLaterTasks(m) })
 	c.addWorker(1)
@@ -54,13 +58,14 @@ func TestMasterTypeThroughHook(t *testing.T) {
 // (no new attempt, nothing begun twice by one master); released, it ends
 // and the instance succeeds.
 func TestMasterTypeTakenUpAfterRestart(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	var started func() []int64
 	c := newCellWith(t, master.Config{}, func(m *master.Master) { started = master.UseHeldTasks(m, release) })
 	c.addWorker(1)
 	c.apply(laterSpec)
 	id := c.run("later", model.PriorityMedium).ID
-	waitFor(t, "the attempt started", func() bool { return len(started()) == 1 })
+	wait.Until(t, 30*time.Second, "the attempt started", func() bool { return len(started()) == 1 })
 	first := started()[0]
 	c.m.Stop()
 
@@ -70,12 +75,12 @@ func TestMasterTypeTakenUpAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(m2.Stop)
-	waitFor(t, "the new master took it up", func() bool { return len(again()) == 1 })
+	wait.Until(t, 30*time.Second, "the new master took it up", func() bool { return len(again()) == 1 })
 	if got := again()[0]; got != first {
 		t.Fatalf("the new master started task instance %d, want the same attempt %d", got, first)
 	}
 	close(release)
-	waitFor(t, "instance finished", func() bool { return c.instance(id).State.Finished() })
+	wait.Until(t, 30*time.Second, "instance finished", func() bool { return c.instance(id).State.Finished() })
 	if inst := c.instance(id); inst.State != model.WorkflowSucceeded {
 		t.Fatalf("instance %s (%s)", inst.State, inst.Reason)
 	}

@@ -29,6 +29,7 @@ func value(t *testing.T, c prometheus.Metric) float64 {
 // the latest counts fired, the earlier caught up, three skipped, and each
 // written time's lag is observed.
 func TestCountFired(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 5, 1, 12, 0, 30, 0, time.UTC)
 	t1, t2 := now.Add(-2*time.Minute), now.Add(-30*time.Second)
 	lag := metrics.CronLag.(prometheus.Metric)

@@ -1,6 +1,7 @@
 package master_test
 
 import (
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -64,7 +65,7 @@ func (c *overlapCell) fire() time.Time {
 	at := c.next
 	c.clock.step(time.Minute)
 	c.m.Notify()
-	waitFor(c.t, "fire at "+at.Format(time.TimeOnly), func() bool {
+	wait.Until(c.t, 30*time.Second, "fire at "+at.Format(time.TimeOnly), func() bool {
 		sc, err := c.st.ScheduleGet(c.ctx, "p", "slow")
 		return err == nil && sc.NextFireTime != nil && sc.NextFireTime.After(at)
 	})
@@ -93,7 +94,7 @@ func (c *overlapCell) runFor(at time.Time) model.WorkflowInstance {
 func (c *overlapCell) waitState(at time.Time, states ...model.WorkflowState) model.WorkflowInstance {
 	c.t.Helper()
 	var in model.WorkflowInstance
-	waitFor(c.t, "run for "+at.Format(time.TimeOnly)+" "+string(states[0]), func() bool {
+	wait.Until(c.t, 30*time.Second, "run for "+at.Format(time.TimeOnly)+" "+string(states[0]), func() bool {
 		in = c.runFor(at)
 		for _, s := range states {
 			if in.ID != 0 && in.State == s {
@@ -119,12 +120,13 @@ func (c *overlapCell) running() int {
 // TestOverlapAllowPilesUp: the default lets every fire run beside the
 // unfinished ones (the behaviour the other policies exist to prevent).
 func TestOverlapAllowPilesUp(t *testing.T) {
+	t.Parallel()
 	c := newOverlapCell(t, "", "")
 	var ats []time.Time
 	for range 3 {
 		ats = append(ats, c.fire())
 	}
-	waitFor(t, "three runs running at once", func() bool { return c.running() == 3 })
+	wait.Until(t, 30*time.Second, "three runs running at once", func() bool { return c.running() == 3 })
 	for _, at := range ats {
 		c.end(at)
 		c.finished(c.runFor(at).ID)
@@ -134,6 +136,7 @@ func TestOverlapAllowPilesUp(t *testing.T) {
 // TestOverlapSkipRecordsSkippedFires: fires while the run is unfinished do
 // not run and are counted on the schedule.
 func TestOverlapSkipRecordsSkippedFires(t *testing.T) {
+	t.Parallel()
 	c := newOverlapCell(t, model.OverlapSkip, "")
 	first := c.fire()
 	c.waitState(first, model.WorkflowRunning)
@@ -158,6 +161,7 @@ func TestOverlapSkipRecordsSkippedFires(t *testing.T) {
 // TestOverlapWaitRunsInOrderOneAtATime: fires while a run is unfinished are
 // queued and run one at a time in schedule-time order.
 func TestOverlapWaitRunsInOrderOneAtATime(t *testing.T) {
+	t.Parallel()
 	c := newOverlapCell(t, model.OverlapWait, "")
 	ats := []time.Time{c.fire(), c.fire(), c.fire()}
 	c.waitState(ats[0], model.WorkflowRunning)
@@ -190,6 +194,7 @@ func TestOverlapWaitRunsInOrderOneAtATime(t *testing.T) {
 // TestOverlapReplaceStopsTheRunning: a fire while a run is unfinished stops
 // it, then runs.
 func TestOverlapReplaceStopsTheRunning(t *testing.T) {
+	t.Parallel()
 	c := newOverlapCell(t, model.OverlapReplace, "")
 	first := c.fire()
 	c.waitState(first, model.WorkflowRunning)
@@ -211,6 +216,7 @@ func TestOverlapReplaceStopsTheRunning(t *testing.T) {
 // TestMaxActiveRunsManualRuns: manual runs beyond max_active_runs wait,
 // queued, and start in order as runs end; none is refused.
 func TestMaxActiveRunsManualRuns(t *testing.T) {
+	t.Parallel()
 	c := newCell(t, master.Config{})
 	c.addWorker(8)
 	gate := filepath.Join(c.dir, "g")
@@ -224,7 +230,7 @@ func TestMaxActiveRunsManualRuns(t *testing.T) {
 		runs = append(runs, in)
 	}
 	c.m.Notify()
-	waitFor(t, "two running, two queued", func() bool {
+	wait.Until(t, 30*time.Second, "two running, two queued", func() bool {
 		r, q := 0, 0
 		for _, in := range runs {
 			in = c.instance(in.ID)
@@ -271,6 +277,7 @@ func btoi(b bool) int {
 // TestOverlapWaitAcrossLeaderChange: a wait fire queued under one leader
 // runs once, after the previous run ends, under the next.
 func TestOverlapWaitAcrossLeaderChange(t *testing.T) {
+	t.Parallel()
 	c := newOverlapCell(t, model.OverlapWait, "")
 	first, second := c.fire(), c.fire()
 	c.waitState(first, model.WorkflowRunning)
@@ -283,7 +290,7 @@ func TestOverlapWaitAcrossLeaderChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(b.Stop)
-	waitFor(t, "master b leads", b.IsLeader)
+	wait.Until(t, 30*time.Second, "master b leads", b.IsLeader)
 	if in := c.runFor(second); !in.Queued {
 		t.Fatalf("queued run started under the new leader while the first runs: %+v", in)
 	}

@@ -1,8 +1,10 @@
 package master_test
 
 import (
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/registry"
@@ -14,6 +16,7 @@ import (
 // heartbeat says the overload is over. A host at 100 % CPU without the flag
 // is not overloaded: the worker decides with its own thresholds.
 func TestOverloadedWorkerHoldsTasks(t *testing.T) {
+	t.Parallel()
 	c := newCell(t, master.Config{})
 	w := c.addWorker(2)
 	beat := func(over bool) {
@@ -29,7 +32,7 @@ func TestOverloadedWorkerHoldsTasks(t *testing.T) {
 
 	beat(true)
 	inst := c.run("one", model.PriorityMedium)
-	waitFor(t, "the overload in the reason", func() bool {
+	wait.Until(t, 30*time.Second, "the overload in the reason", func() bool {
 		return strings.Contains(c.instance(inst.ID).Reason, "1 overloaded")
 	})
 	if s := c.instance(inst.ID).State; s != model.WorkflowRunning {

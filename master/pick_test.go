@@ -30,6 +30,7 @@ func hb(cpu, mem float64, capacity int) registry.Heartbeat {
 }
 
 func TestPickStrategies(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	t.Run("round_robin takes turns and skips full, overloaded and blacklisted workers", func(t *testing.T) {
 		d := pickEnv(t, SelectRoundRobin,

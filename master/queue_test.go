@@ -10,6 +10,7 @@ import (
 )
 
 func TestQueueOrder(t *testing.T) {
+	t.Parallel()
 	// Expected order: workflow priority, workflow instance id, task priority,
 	// task instance id, then group.
 	want := []*taskItem{
@@ -65,6 +66,7 @@ func BenchmarkQueuePushPop(b *testing.B) {
 // better workflow priority still goes first, and each class keeps its own
 // order.
 func TestQueueManualTakesTurns(t *testing.T) {
+	t.Parallel()
 	var q taskQueue
 	for i := range 5 { // the burst: older instances
 		q.Push(&taskItem{WorkflowPriority: model.PriorityMedium, WorkflowInstanceID: int64(i + 1), TaskInstanceID: int64(i + 1)})

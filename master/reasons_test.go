@@ -16,6 +16,7 @@ import (
 // one more each to clear it: two commits per task of 1,000 concurrent
 // runs), and each instance shows its reason.
 func TestWaitReasonsInOneTransaction(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := oneTaskStore(t, zap.NewNop())
 	const n = 20

@@ -70,6 +70,7 @@ func fencedRunner(t *testing.T, mode model.ActionKind) (*runner, *term, *observe
 // site) reports the term fenced and gives up at once, instead of retrying
 // the refused write until its context ends.
 func TestRebuildResumeFenced(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r, tm, _ := fencedRunner(t, model.ActionResume)
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -93,6 +94,7 @@ func TestRebuildResumeFenced(t *testing.T) {
 // TestFinishFencedLogsLostTerm: an instance end refused for a newer term is
 // not logged as finished; the term logs once that it lost its term.
 func TestFinishFencedLogsLostTerm(t *testing.T) {
+	t.Parallel()
 	r, tm, logs := fencedRunner(t, "start")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

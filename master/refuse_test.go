@@ -2,6 +2,7 @@ package master_test
 
 import (
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 // finishes. Before, the master closed the connection the other dispatches
 // shared, the worker dropped those it had acked, and refused them for good.
 func TestRefusedDispatchWedgesNothing(t *testing.T) {
+	t.Parallel()
 	c := newCell(t, master.Config{})
 	c.addWorker(4)
 	c.apply("name: bad\ntasks:\n  - {name: only, command: 'echo \"$P\"', retries: 1}\n")
@@ -41,15 +43,13 @@ func TestRefusedDispatchWedgesNothing(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		good = append(good, c.run("good", model.PriorityMedium))
 	}
-	deadline := time.Now().Add(20 * time.Second)
 	for _, inst := range append([]model.WorkflowInstance{bad}, good...) {
-		for !c.instance(inst.ID).State.Finished() {
-			if time.Now().After(deadline) {
-				t.Fatalf("instance %d (%s) still %s after 20 s; tasks %+v", inst.ID, inst.Workflow,
-					c.instance(inst.ID).State, c.tasks(inst.ID))
+		wait.UntilErr(t, 30*time.Second, fmt.Sprintf("instance %d (%s) to finish", inst.ID, inst.Workflow), func() error {
+			if got := c.instance(inst.ID); !got.State.Finished() {
+				return fmt.Errorf("still %s; tasks %+v", got.State, c.tasks(inst.ID))
 			}
-			time.Sleep(20 * time.Millisecond) // polling the DB
-		}
+			return nil
+		})
 	}
 	for _, inst := range good {
 		if got := c.instance(inst.ID); got.State != model.WorkflowSucceeded {

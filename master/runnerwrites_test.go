@@ -14,6 +14,7 @@ import (
 // Writes queued together go in one transaction; when it fails, each is
 // written alone, so only the bad one's runner hears of it.
 func TestRunnerWritesShareAndIsolate(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	st := oneTaskStore(t, zap.NewNop())

@@ -3,6 +3,7 @@ package master_test
 import (
 	"errors"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,7 +21,7 @@ import (
 func readPID(t *testing.T, path string) int {
 	t.Helper()
 	var pid int
-	waitFor(t, "the task's pid file", func() bool {
+	wait.Until(t, 30*time.Second, "the task's pid file", func() bool {
 		b, err := os.ReadFile(path)
 		if err != nil || !strings.HasSuffix(string(b), "\n") {
 			return false
@@ -35,6 +36,7 @@ func readPID(t *testing.T, path string) int {
 // RunningDelay sends only its Result; its row still gets the start time,
 // the pid and the end time.
 func TestShortTaskRowFromResultAlone(t *testing.T) {
+	t.Parallel()
 	c, pidFile := heldPIDCell(t, "short", "echo $$ > PID")
 	inst := c.run("short", model.PriorityMedium)
 	if got := c.finished(inst.ID); got.State != model.WorkflowSucceeded {
@@ -56,6 +58,7 @@ func TestShortTaskRowFromResultAlone(t *testing.T) {
 // reported Running yet (its row is dispatched and acked): the worker kills
 // its process, and the row ends killed with its pid.
 func TestStopWhileRunningHeld(t *testing.T) {
+	t.Parallel()
 	c, pidFile := heldPIDCell(t, "long", "echo $$ > PID; sleep 100")
 	inst := c.run("long", model.PriorityMedium)
 	pid := readPID(t, pidFile)
@@ -69,7 +72,7 @@ func TestStopWhileRunningHeld(t *testing.T) {
 	if got := c.finished(inst.ID); got.State != model.WorkflowStopped {
 		t.Fatalf("instance: %+v", got)
 	}
-	waitFor(t, "the task's process gone", func() bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) })
+	wait.Until(t, 30*time.Second, "the task's process gone", func() bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) })
 	if ts := c.tasks(inst.ID); ts[0].State != model.TaskKilled {
 		t.Fatalf("task row after the stop: %+v", ts[0])
 	}
@@ -80,13 +83,14 @@ func TestStopWhileRunningHeld(t *testing.T) {
 // failed over as one reported running would be (need_fault_tolerance, a new
 // attempt on another worker), and the instance succeeds.
 func TestWorkerLostWhileRunningHeld(t *testing.T) {
+	t.Parallel()
 	c := newCell(t, master.Config{WorkerLossGrace: 100 * time.Millisecond})
 	c.runningDelay = time.Hour
 	lost := c.addWorker(1)
 	runs, gate := filepath.Join(c.dir, "runs"), filepath.Join(c.dir, "gate")
 	c.apply(fmt.Sprintf("name: held\ntasks:\n  - {name: a, command: \"echo a >> %s; while [ ! -f %s ]; do sleep 0.01; done\"}\n", runs, gate))
 	inst := c.run("held", model.PriorityMedium)
-	waitFor(t, "a executing", func() bool { b, _ := os.ReadFile(runs); return len(b) > 0 })
+	wait.Until(t, 30*time.Second, "a executing", func() bool { b, _ := os.ReadFile(runs); return len(b) > 0 })
 	if ts := c.tasks(inst.ID); len(ts) != 1 || ts[0].State != model.TaskDispatched || ts[0].LogPath == "" || ts[0].Host != lost.Host() {
 		t.Fatalf("tasks while Running is held: %+v, want one dispatched to %s and acked", ts, lost.Host())
 	}
@@ -111,6 +115,7 @@ func TestWorkerLostWhileRunningHeld(t *testing.T) {
 // waits for its result instead of running it again, and finishes the DAG.
 // Every task runs once.
 func TestHandOverWhileRunningHeld(t *testing.T) {
+	t.Parallel()
 	c := newCell(t, master.Config{})
 	c.runningDelay = time.Hour
 	c.addWorker(2)
@@ -122,7 +127,7 @@ tasks:
   - {name: c, command: "echo c >> %[1]s", depends_on: [b]}
 `, runs, gate))
 	inst := c.run("hand", model.PriorityMedium)
-	waitFor(t, "b executing", func() bool { b, _ := os.ReadFile(runs); return strings.Contains(string(b), "b") })
+	wait.Until(t, 30*time.Second, "b executing", func() bool { b, _ := os.ReadFile(runs); return strings.Contains(string(b), "b") })
 	for _, tk := range c.tasks(inst.ID) {
 		if tk.Name == "b" && (tk.State != model.TaskDispatched || tk.LogPath == "") {
 			t.Fatalf("b while Running is held: %+v, want dispatched and acked", tk)
@@ -134,7 +139,7 @@ tasks:
 	}
 	defer next.Stop()
 	c.m.Stop() // graceful hand-over
-	waitFor(t, "next master leads", next.IsLeader)
+	wait.Until(t, 30*time.Second, "next master leads", next.IsLeader)
 	os.WriteFile(gate, nil, 0o644)
 	if got := c.finished(inst.ID); got.State != model.WorkflowSucceeded {
 		t.Fatalf("instance: %+v", got)

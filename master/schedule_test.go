@@ -2,6 +2,7 @@ package master_test
 
 import (
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"os"
 	"strings"
 	"testing"
@@ -42,6 +43,7 @@ func (c *cell) scheduled(workflow string) []model.WorkflowInstance {
 // second with the schedule's priority, worker group and params, recorded as
 // scheduled runs with their schedule time.
 func TestScheduleFiresEachTimeOnce(t *testing.T) {
+	t.Parallel()
 	c := newCell(t, master.Config{})
 	c.addWorker(4, "default", "etl")
 	c.apply("name: tick\nparams: {x: from-spec}\ntasks:\n  - {name: t, command: \"echo $x\"}\n")
@@ -52,7 +54,7 @@ func TestScheduleFiresEachTimeOnce(t *testing.T) {
 	high := model.PriorityHigh
 	sc := c.putSchedule(model.Schedule{Workflow: "tick", Cron: "* * * * * *", Priority: &high, WorkerGroup: "etl",
 		Params: map[string]string{"x": "from-schedule"}}, cr.First(time.Now(), schedule.Window{}))
-	waitFor(t, "three runs", func() bool { return len(c.scheduled("tick")) >= 3 })
+	wait.Until(t, 30*time.Second, "three runs", func() bool { return len(c.scheduled("tick")) >= 3 })
 	sc.Enabled, sc.NextFireTime = false, nil
 	if _, _, err := c.st.SchedulePut(c.ctx, sc, nil); err != nil {
 		t.Fatal(err)
@@ -94,19 +96,20 @@ func TestScheduleFiresEachTimeOnce(t *testing.T) {
 // a high-priority schedule is dispatched before a low-priority run that was
 // queued earlier.
 func TestSchedulePriorityUnderContention(t *testing.T) {
+	t.Parallel()
 	c := newCell(t, master.Config{})
 	c.addWorkerCap(2, 1)
 	c.apply("name: low\ntasks:\n  - {name: l, command: \"true\"}\n")
 	c.apply("name: nightly\npriority: lowest\ntasks:\n  - {name: n, command: \"true\"}\n")
 	gate, blk := c.fillWorker()
 	low := c.run("low", model.PriorityLow)
-	waitFor(t, "low task queued", func() bool { return len(c.tasks(low.ID)) == 1 })
+	wait.Until(t, 30*time.Second, "low task queued", func() bool { return len(c.tasks(low.ID)) == 1 })
 	// The workflow says lowest; its schedule says highest.
 	top := model.PriorityHighest
 	next := time.Now().Add(-time.Second).Truncate(time.Second) // due now, within the grace
 	c.putSchedule(model.Schedule{Workflow: "nightly", Cron: "0 0 1 1 *", Priority: &top}, next)
 	var sched model.WorkflowInstance
-	waitFor(t, "scheduled task queued", func() bool {
+	wait.Until(t, 30*time.Second, "scheduled task queued", func() bool {
 		insts := c.scheduled("nightly")
 		if len(insts) == 1 {
 			sched = insts[0]
@@ -137,6 +140,7 @@ func (c fixedClock) After(d time.Duration) <-chan time.Time { return time.After(
 // is 3.5 hours old (no master was up) fires per its catch-up policy, and
 // says what it skipped.
 func TestScheduleCatchupAfterOutage(t *testing.T) {
+	t.Parallel()
 	hour := time.Now().UTC().Truncate(time.Hour)
 	c := newCell(t, master.Config{Clock: fixedClock{hour.Add(30 * time.Minute)}})
 	c.addWorker(4)
@@ -147,7 +151,7 @@ func TestScheduleCatchupAfterOutage(t *testing.T) {
 	}
 	for policy, n := range want {
 		wf := "wf_" + policy
-		waitFor(t, wf+" advanced", func() bool {
+		wait.Until(t, 30*time.Second, wf+" advanced", func() bool {
 			sc, err := c.st.ScheduleGet(c.ctx, "p", wf)
 			return err == nil && sc.NextFireTime != nil && sc.NextFireTime.Equal(hour.Add(time.Hour))
 		})

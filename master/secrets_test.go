@@ -28,6 +28,7 @@ func mustBox(t *testing.T, s clusterkey.Secret) *secret.Box {
 // reason naming the param, and the command does not run. The same spec
 // sealed under the master's own secret runs, with the value opened.
 func TestSecretSealedUnderAnotherKeyFailsTask(t *testing.T) {
+	t.Parallel()
 	ours, _ := clusterkey.New([]byte("master-test-cluster-secret"))
 	theirs, _ := clusterkey.New([]byte("another-cluster-secret-000"))
 	c := newCell(t, master.Config{Secret: ours})

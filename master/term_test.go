@@ -2,6 +2,7 @@ package master_test
 
 import (
 	"context"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -53,6 +54,7 @@ func openStore(t *testing.T, log *zap.Logger) *store.Store {
 // the recorded term (another master was elected since) records nothing,
 // never leads, and campaigns again.
 func TestStaleElectionStandsBy(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	log := zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel))
 	st := openStore(t, log)
@@ -66,7 +68,7 @@ func TestStaleElectionStandsBy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Stop()
-	waitFor(t, "the master to campaign again after its stale election", func() bool {
+	wait.Until(t, 30*time.Second, "the master to campaign again after its stale election", func() bool {
 		return el.calls.Load() >= 2 || m.IsLeader()
 	})
 	if m.IsLeader() {
@@ -81,6 +83,7 @@ func TestStaleElectionStandsBy(t *testing.T) {
 // retried (the DB is unreachable), the election is lost. The term ends at
 // once: the master stops retrying and campaigns again.
 func TestLeadershipLostDuringFenceWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	log := zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel+1))
 	st := openStore(t, log)
@@ -93,10 +96,10 @@ func TestLeadershipLostDuringFenceWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Stop()
-	waitFor(t, "the master to take its term", func() bool { return len(el.terms) == 0 })
+	wait.Until(t, 30*time.Second, "the master to take its term", func() bool { return len(el.terms) == 0 })
 	close(lost)
 	start := time.Now()
-	waitFor(t, "the master to give up the lost term and campaign again", func() bool { return el.calls.Load() >= 2 })
+	wait.Until(t, 30*time.Second, "the master to give up the lost term and campaign again", func() bool { return el.calls.Load() >= 2 })
 	t.Logf("campaigning again %v after the loss", time.Since(start).Round(time.Millisecond))
 	if m.IsLeader() {
 		t.Fatal("the master leads without a recorded term")

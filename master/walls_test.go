@@ -11,6 +11,7 @@ import (
 // The run-time refusal of a cross-project reference: operate for a child,
 // view for a dependency, worded from the reference and the author alone.
 func TestWallReason(t *testing.T) {
+	t.Parallel()
 	child := tasktype.Ref{Project: "crm", Workflow: "export", Child: true}
 	dep := tasktype.Ref{Project: "crm", Workflow: "export"}
 	bob := model.Author{Name: "bob"}

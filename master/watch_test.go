@@ -9,6 +9,7 @@ import (
 )
 
 func TestGoneHolders(t *testing.T) {
+	t.Parallel()
 	live := map[string]time.Time{"w1": time.Unix(1, 0), "w2": time.Unix(2, 0)}
 	held := func(hosts ...string) []model.TaskInstance {
 		out := make([]model.TaskInstance, len(hosts))

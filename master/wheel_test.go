@@ -55,6 +55,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 }
 
 func TestWheelFiresInOrderAtTheirTimes(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	fired := make(chan deadline, 10)
 	w := newWheel(clock, func(d deadline) { fired <- d })

@@ -3,6 +3,7 @@ package remote
 import (
 	"bytes"
 	"errors"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net"
 	"strings"
 	"sync"
@@ -125,7 +126,7 @@ func TestUnauthenticatedFramesNeverReachHandler(t *testing.T) {
 			t.Log(e.Message, e.ContextMap())
 		}
 	}()
-	waitFor(t, "four rejections logged", func() bool {
+	wait.Until(t, 10*time.Second, "four rejections logged", func() bool {
 		return logs.FilterMessage("closing unauthenticated connection").Len() >= 4
 	})
 	if n := rec.count(); n != 0 {
@@ -176,7 +177,7 @@ func TestHandshakeTimeoutIsTheSetting(t *testing.T) {
 	if d := time.Since(start); d < hs || d > 3*time.Second {
 		t.Fatalf("silent unauthenticated connection closed after %v, want about %v", d, hs)
 	}
-	waitFor(t, "the close logged", func() bool { return logs.Len() > 0 })
+	wait.Until(t, 10*time.Second, "the close logged", func() bool { return logs.Len() > 0 })
 	var lines []string
 	for _, e := range logs.All() {
 		if e.Level >= zapcore.WarnLevel {

@@ -1,9 +1,11 @@
 package remote
 
 import (
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/beluga-scheduler/beluga/remote/message"
 )
@@ -49,7 +51,7 @@ func TestQueuedFramesPastTheCapArriveInOrder(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	waitFor(t, "every frame", func() bool { mu.Lock(); defer mu.Unlock(); return total == senders*each || bad != "" })
+	wait.Until(t, 10*time.Second, "every frame", func() bool { mu.Lock(); defer mu.Unlock(); return total == senders*each || bad != "" })
 	mu.Lock()
 	defer mu.Unlock()
 	if bad != "" {

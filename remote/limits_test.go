@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"io"
 	"net"
 	"net/http"
@@ -107,7 +108,7 @@ func TestHalfSentFramesBounded(t *testing.T) {
 	for _, nc := range conns {
 		nc.Close()
 	}
-	waitFor(t, "heap back after close", func() bool { return heapAlloc()-base < bound })
+	wait.Until(t, 10*time.Second, "heap back after close", func() bool { return heapAlloc()-base < bound })
 
 	// 10 frames within their type's limit, half sent: the server holds at
 	// most MaxBuffered of them in all, and frees them on the idle timeout.
@@ -123,7 +124,7 @@ func TestHalfSentFramesBounded(t *testing.T) {
 	for _, nc := range conns {
 		waitClosedByServer(t, nc, 5*time.Second)
 	}
-	waitFor(t, "heap back after idle timeout", func() bool { return heapAlloc()-base < bound })
+	wait.Until(t, 10*time.Second, "heap back after idle timeout", func() bool { return heapAlloc()-base < bound })
 
 	// The server still serves whole frames.
 	c := startClient(t, nil, Options{})
@@ -187,7 +188,7 @@ func TestIdleConnectionClosed(t *testing.T) {
 				busyErr <- fmt.Errorf("busy connection after %v: %w", time.Since(start), err)
 				return
 			}
-			time.Sleep(idle / 6) // the client's pace, not synchronisation
+			time.Sleep(idle / 6) // time is the subject: the client's pace, not synchronisation
 		}
 		busyErr <- nil
 	}()
@@ -246,7 +247,7 @@ func TestHandshakeTimeoutLimit(t *testing.T) {
 	if err := pingRaw(ok); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * hs) // let the handshake deadline pass
+	time.Sleep(2 * hs) // time is the subject: let the handshake deadline pass
 	if err := pingRaw(ok); err != nil {
 		t.Fatalf("authenticated connection after the handshake timeout: %v", err)
 	}
@@ -280,7 +281,7 @@ func TestPerPeerConnectionCap(t *testing.T) {
 		t.Errorf("%d log lines for 3 refusals in a burst, want 1", n)
 	}
 	served[0].Close()
-	waitFor(t, "room after a close", func() bool {
+	wait.Until(t, 10*time.Second, "room after a close", func() bool {
 		nc, err := net.Dial("tcp", s.Addr())
 		if err != nil {
 			return false
@@ -392,18 +393,18 @@ func TestAcceptRecoversFromFDExhaustion(t *testing.T) {
 		}
 		return strings.TrimSpace(h)
 	}
-	waitFor(t, "the child's accepts to fail", func() bool { return strings.Contains(health(), "too many open files") })
+	wait.Until(t, 10*time.Second, "the child's accepts to fail", func() bool { return strings.Contains(health(), "too many open files") })
 	for _, nc := range conns {
 		nc.Close()
 	}
 
 	c := startClient(t, nil, Options{})
-	waitFor(t, "the rpc listener to accept again", func() bool {
+	wait.Until(t, 10*time.Second, "the rpc listener to accept again", func() bool {
 		_, err := c.Request(ctxT(t), rpcAddr, message.Ping{})
 		return err == nil
 	})
 	hc := &http.Client{Timeout: time.Second}
-	waitFor(t, "the http listener to accept again", func() bool {
+	wait.Until(t, 10*time.Second, "the http listener to accept again", func() bool {
 		resp, err := hc.Get("http://" + httpAddr + "/")
 		if err != nil {
 			return false

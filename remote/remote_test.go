@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"io"
 	"net"
 	"os"
@@ -19,9 +20,9 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 	"github.com/beluga-scheduler/beluga/remote/frame"
 	"github.com/beluga-scheduler/beluga/remote/message"
+	"github.com/beluga-scheduler/beluga/testkit/leakcheck"
 )
 
 // TestMain fails the run if goroutines outlive the tests: every Server and
@@ -32,18 +33,6 @@ func TestMain(m *testing.M) {
 		os.Exit(fdChild())
 	}
 	os.Exit(leakcheck.Run(m))
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond) // polling interval
-	}
 }
 
 func ctxT(t testing.TB) context.Context {
@@ -195,11 +184,7 @@ func TestPushBothDirections(t *testing.T) {
 		t.Fatal(err)
 	}
 	var p Peer
-	select {
-	case p = <-peers:
-	case <-time.After(10 * time.Second):
-		t.Fatal("server did not get the push")
-	}
+	p = wait.Signal(t, 10*time.Second, "the server to get the push", peers)
 	// The server pushes back over the client's connection, from another goroutine.
 	want := message.DBAck{TaskInstanceID: 5, Kind: message.KindAck}
 	if err := p.Send(0, want); err != nil {
@@ -216,7 +201,7 @@ func TestPushBothDirections(t *testing.T) {
 
 	// After the client drops the connection, pushes to that peer fail.
 	c.Forget(s.Addr())
-	waitFor(t, "peer send to fail", func() bool { return errors.Is(p.Send(0, want), ErrClosed) })
+	wait.Until(t, 10*time.Second, "peer send to fail", func() bool { return errors.Is(p.Send(0, want), ErrClosed) })
 }
 
 func TestServerRestartRedial(t *testing.T) {
@@ -314,12 +299,12 @@ func TestBadInputClosesOnlyThatConn(t *testing.T) {
 			}
 			local := nc.LocalAddr().String()
 			if name == "good then bad" {
-				waitFor(t, "good frame handled", func() bool { mu.Lock(); defer mu.Unlock(); return handled[local] == 1 })
+				wait.Until(t, 10*time.Second, "good frame handled", func() bool { mu.Lock(); defer mu.Unlock(); return handled[local] == 1 })
 			}
 			warns := func() int {
 				return logs.FilterLevelExact(zapcore.WarnLevel).FilterField(zap.String("remote", local)).Len()
 			}
-			waitFor(t, "warn line", func() bool { return warns() >= 1 })
+			wait.Until(t, 10*time.Second, "warn line", func() bool { return warns() >= 1 })
 			if n := warns(); n != 1 {
 				t.Fatalf("%d warn lines for %s, want 1: %v", n, local, logs.All())
 			}
@@ -348,7 +333,7 @@ func TestSlowHandlerQueueLimit(t *testing.T) {
 	c := startClient(t, nil, Options{})
 	ctx := ctxT(t)
 	// One message blocks the handler, ten fill the queue, the next is refused.
-	waitFor(t, "queue-full close", func() bool {
+	wait.Until(t, 10*time.Second, "queue-full close", func() bool {
 		_ = c.Send(ctx, s.Addr(), message.Ack{})
 		return logs.FilterMessage("closing connection").FilterField(zap.String("reason", "handler queue full")).Len() == 1
 	})
@@ -374,7 +359,7 @@ func TestOrderingPreserved(t *testing.T) {
 		}
 	}
 	count := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
-	waitFor(t, "all pushes", func() bool { return count() >= n })
+	wait.Until(t, 10*time.Second, "all pushes", func() bool { return count() >= n })
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) != n {
@@ -428,7 +413,7 @@ func TestLifecycle(t *testing.T) {
 		_, err := c2.Request(ctxT(t), s3.Addr(), message.Ping{})
 		errc <- err
 	}()
-	waitFor(t, "request pending", func() bool {
+	wait.Until(t, 10*time.Second, "request pending", func() bool {
 		c2.mu.Lock()
 		defer c2.mu.Unlock()
 		l := c2.conns[s3.Addr()]
@@ -475,7 +460,7 @@ func TestStopNoGoroutineLeak(t *testing.T) {
 		c.Stop()
 	}
 	// Stop waited for everything it started; allow only runtime stragglers.
-	waitFor(t, "goroutines to exit", func() bool { return runtime.NumGoroutine() <= before })
+	wait.Until(t, 10*time.Second, "goroutines to exit", func() bool { return runtime.NumGoroutine() <= before })
 }
 
 func TestHandlerPanicKeepsServing(t *testing.T) {

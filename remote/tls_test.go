@@ -4,14 +4,16 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
-	"github.com/beluga-scheduler/beluga/internal/testcert"
 	"github.com/beluga-scheduler/beluga/remote/frame"
 	"github.com/beluga-scheduler/beluga/remote/message"
+	"github.com/beluga-scheduler/beluga/testkit/testcert"
 )
 
 // testCA is one CA per test binary: key generation is the slow part.
@@ -66,7 +68,7 @@ func TestTLSPeersExchangeFramesWithAuth(t *testing.T) {
 	if err != nil || len(r2.(message.LogResponse).Data) != 200<<10 {
 		t.Fatalf("log response over TLS: %v", err)
 	}
-	waitFor(t, "the server's push", func() bool { return back.count() == 1 })
+	wait.Until(t, 10*time.Second, "the server's push", func() bool { return back.count() == 1 })
 
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
@@ -103,7 +105,7 @@ func TestTLSServerRefusesPlainPeer(t *testing.T) {
 		t.Fatal("a plain-text client was answered by a TLS server")
 	}
 
-	waitFor(t, "two refusals logged", func() bool {
+	wait.Until(t, 10*time.Second, "two refusals logged", func() bool {
 		return logs.FilterMessage("closing connection: TLS handshake failed").Len() == 2
 	})
 	if n := rec.count(); n != 0 {
@@ -145,7 +147,7 @@ func TestTLSRefusesCertificateFromAnotherCA(t *testing.T) {
 	if err == nil {
 		t.Fatal("a client without a certificate got an answer")
 	}
-	waitFor(t, "two refusals logged", func() bool {
+	wait.Until(t, 10*time.Second, "two refusals logged", func() bool {
 		return logs.FilterMessage("closing connection: TLS handshake failed").Len() == 2
 	})
 

@@ -2,6 +2,7 @@ package standalone_test
 
 import (
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -24,24 +25,22 @@ func (e *env) act(kind string, id int64, action string, want int) string {
 // waitTask waits until the latest attempt of task name is in state.
 func (e *env) waitTask(id int64, name, state string) taskView {
 	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var last taskView
+	wait.UntilErr(e.t, 30*time.Second, fmt.Sprintf("task %s of instance %d %s", name, id, state), func() error {
 		var iv instanceView
 		e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &iv)
-		var last taskView
+		last = taskView{}
 		for _, tk := range iv.Tasks {
 			if tk.Name == name && tk.Attempt >= last.Attempt {
 				last = tk
 			}
 		}
-		if last.State == state {
-			return last
+		if last.State != state {
+			return fmt.Errorf("tasks %+v", iv.Tasks)
 		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("task %s never reached %s: %+v", name, state, iv.Tasks)
-		}
-		time.Sleep(10 * time.Millisecond) // polling the API
-	}
+		return nil
+	})
+	return last
 }
 
 func runsOf(t *testing.T, path string) string {
@@ -135,13 +134,7 @@ tasks:
 		e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &v)
 		return v.count("down") == 2 && v.State == "succeeded"
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !waitCount() {
-		if time.Now().After(deadline) {
-			t.Fatal("rerun never finished")
-		}
-		time.Sleep(20 * time.Millisecond) // polling the API
-	}
+	wait.Until(t, 30*time.Second, "the rerun to finish with down run twice", waitCount)
 	var v struct {
 		RunTimes int `json:"run_times"`
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"io"
 	"net"
 	"net/http"
@@ -19,7 +20,7 @@ import (
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
-	"github.com/beluga-scheduler/beluga/internal/testcert"
+	"github.com/beluga-scheduler/beluga/testkit/testcert"
 )
 
 // mailbox is an SMTP server for the test: STARTTLS with a test CA's
@@ -133,11 +134,7 @@ func TestFailureAlertByEmail(t *testing.T) {
 	if iv := e.wait(id, time.Minute); iv.State != "failed" {
 		t.Fatalf("run %s", iv.State)
 	}
-	select {
-	case <-mb.got:
-	case <-time.After(60 * time.Second):
-		t.Fatal("no email within 60s")
-	}
+	wait.Signal(t, 60*time.Second, "the alert email", mb.got)
 	mb.mu.Lock()
 	m := mb.msgs[0]
 	mb.mu.Unlock()
@@ -152,7 +149,7 @@ func TestFailureAlertByEmail(t *testing.T) {
 			Attempts             int
 		} `json:"items"`
 	}
-	waitUntil(t, 30*time.Second, "alert recorded as sent", func() bool {
+	wait.Until(t, 30*time.Second, "alert recorded as sent", func() bool {
 		e.do("GET", fmt.Sprintf("/api/v1/alerts?instance=%d", id), "", http.StatusOK, &hist)
 		return len(hist.Items) == 1 && hist.Items[0].State == "sent"
 	})
@@ -192,7 +189,7 @@ func TestAlertChannelsRetryAndTest(t *testing.T) {
 			LastError string `json:"last_error"`
 		} `json:"items"`
 	}
-	waitUntil(t, 60*time.Second, "success alert sent after a retry", func() bool {
+	wait.Until(t, 60*time.Second, "success alert sent after a retry", func() bool {
 		e.do("GET", fmt.Sprintf("/api/v1/alerts?instance=%d", id), "", http.StatusOK, &hist)
 		return len(hist.Items) == 1 && hist.Items[0].State == "sent"
 	})
@@ -243,11 +240,7 @@ func TestDeadlineAlertFiresOnTime(t *testing.T) {
 	e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &iv)
 	deadline := iv.CreatedAt.Add(3 * time.Second)
 	var at time.Time
-	select {
-	case at = <-got:
-	case <-time.After(60 * time.Second):
-		t.Fatal("no deadline alert")
-	}
+	at = wait.Signal(t, 60*time.Second, "the deadline alert", got)
 	e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &iv)
 	if iv.State != "running" {
 		t.Fatalf("the run is %s: the alert must come while it runs", iv.State)
@@ -340,7 +333,7 @@ func TestTimeoutAndRetryAlerts(t *testing.T) {
 	var hist struct {
 		Items []struct{ Kind, State string } `json:"items"`
 	}
-	waitUntil(t, 30*time.Second, "timeout and retry alerts sent", func() bool {
+	wait.Until(t, 30*time.Second, "timeout and retry alerts sent", func() bool {
 		e.do("GET", fmt.Sprintf("/api/v1/alerts?instance=%d", id), "", http.StatusOK, &hist)
 		sent := 0
 		for _, h := range hist.Items {

@@ -3,6 +3,7 @@ package standalone_test
 import (
 	"context"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net/http"
 	"testing"
 	"time"
@@ -61,7 +62,7 @@ func TestManualRunDuringBurst(t *testing.T) {
 		}
 		return total
 	}
-	waitUntil(t, 2*time.Minute, "the burst's runs written", func() bool { return runs("") >= n-1 })
+	wait.Until(t, 2*time.Minute, "the burst's runs written", func() bool { return runs("") >= n-1 })
 	tasks := func() []store.ListedTask {
 		var out []store.ListedTask
 		for off := 0; ; off += 1000 {
@@ -76,7 +77,7 @@ func TestManualRunDuringBurst(t *testing.T) {
 		}
 	}
 	// The burst's backlog is queued: its runs have their tasks, few started.
-	waitUntil(t, 2*time.Minute, "the burst's tasks queued", func() bool { return len(tasks()) >= n/2 })
+	wait.Until(t, 2*time.Minute, "the burst's tasks queued", func() bool { return len(tasks()) >= n/2 })
 	id := e.run("op", nil)
 	iv := e.wait(id, 5*time.Minute)
 	if iv.State != "succeeded" {

@@ -3,6 +3,7 @@ package standalone_test
 import (
 	"context"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -67,8 +68,7 @@ tasks:
 	ctx := context.Background()
 	for wf, times := range want {
 		var got []time.Time
-		deadline := time.Now().Add(60 * time.Second)
-		for {
+		wait.UntilErr(t, 60*time.Second, wf+"'s window to go through", func() error {
 			insts, _, err := e.store().InstanceList(ctx, store.InstanceFilter{Project: "demo", Workflow: wf})
 			if err != nil {
 				t.Fatal(err)
@@ -83,13 +83,10 @@ tasks:
 				t.Fatal(err)
 			}
 			if sc.NextFireTime == nil && len(got) >= len(times) { // the window is through
-				break
+				return nil
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: fired %v so far, next %v; want %v", wf, got, sc.NextFireTime, times)
-			}
-			time.Sleep(20 * time.Millisecond) // polling the store as the API does
-		}
+			return fmt.Errorf("fired %v so far, next %v; want %v", got, sc.NextFireTime, times)
+		})
 		if !slices.EqualFunc(got, times, time.Time.Equal) {
 			t.Fatalf("%s fired for %v, want %v", wf, got, times)
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"io"
 	"net/http"
 	"os"
@@ -19,10 +20,10 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/config"
 	"github.com/beluga-scheduler/beluga/common/store"
-	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
-	"github.com/beluga-scheduler/beluga/internal/pgtest"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/standalone"
+	"github.com/beluga-scheduler/beluga/testkit/mariadbtest"
+	"github.com/beluga-scheduler/beluga/testkit/pgtest"
 )
 
 // env is one standalone Beluga driven over its REST API, as a user would.
@@ -246,19 +247,17 @@ func (iv instanceView) count(name string) int {
 // wait polls the instance until it finishes or the deadline passes.
 func (e *env) wait(id int64, within time.Duration) instanceView {
 	e.t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		var iv instanceView
+	var iv instanceView
+	wait.UntilErr(e.t, within, fmt.Sprintf("instance %d to end", id), func() error {
+		iv = instanceView{}
 		e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &iv)
 		switch iv.State {
 		case "succeeded", "failed", "stopped", "paused":
-			return iv
+			return nil
 		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("instance %d still %s after %v: %+v", id, iv.State, within, iv.Tasks)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the API as a user does
-	}
+		return fmt.Errorf("still %s: %+v", iv.State, iv.Tasks)
+	})
+	return iv
 }
 
 // applied waits until the master has taken up an operator action on the
@@ -266,20 +265,16 @@ func (e *env) wait(id int64, within time.Duration) instanceView {
 // the action was queued.
 func (e *env) applied(id int64, action string) {
 	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	wait.UntilErr(e.t, 30*time.Second, fmt.Sprintf("the master to take up %s on instance %d", action, id), func() error {
 		var iv instanceView
 		e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &iv)
 		for _, h := range iv.History {
 			if h.By == "master" && h.Action == action {
-				return
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("instance %d: the master did not take up %s: %+v", id, action, iv.History)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the API as a user does
-	}
+		return fmt.Errorf("history %+v", iv.History)
+	})
 }
 
 // store opens the instance's database for assertions on the rows themselves.
@@ -487,18 +482,12 @@ tasks:
   - {name: sleeper, command: "sleep 300 & echo $! > %[1]s.child; echo $$ > %[1]s.tmp; mv %[1]s.tmp %[1]s; wait"}
 `, pids))
 	e.run("long", nil)
-	deadline := time.Now().Add(30 * time.Second)
 	var b []byte
-	for {
+	wait.Until(t, 30*time.Second, "the task to start (its pid file)", func() bool {
 		var err error
-		if b, err = os.ReadFile(pids); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("task never started")
-		}
-		time.Sleep(10 * time.Millisecond) // waiting for a file written by the task
-	}
+		b, err = os.ReadFile(pids)
+		return err == nil
+	})
 	child, _ := os.ReadFile(pids + ".child")
 	e.sa.Stop()
 	for _, raw := range [][]byte{b, child} {
@@ -557,16 +546,7 @@ tasks:
 
 func waitFile(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never appeared", path)
-		}
-		time.Sleep(10 * time.Millisecond) // waiting for a file a task writes
-	}
+	wait.Until(t, 30*time.Second, path+" to appear", func() bool { _, err := os.Stat(path); return err == nil })
 }
 
 // TestAPIHostCheck: the API of a standalone on a loopback address answers

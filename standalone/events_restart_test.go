@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -50,7 +51,7 @@ func TestEventsAcrossRestart(t *testing.T) {
 			if iv := e.wait(id, time.Minute); iv.State != "succeeded" {
 				t.Fatalf("run %d: %s", id, iv.State)
 			}
-			waitUntil(t, time.Minute, "the run's end published", func() bool {
+			wait.Until(t, time.Minute, "the run's end published", func() bool {
 				evs, err := e.store().EventList(ctx, 0, model.EventFilter{Instance: id, Kinds: []string{model.EventInstance}}, 100)
 				return err == nil && len(evs) > 0 && evs[len(evs)-1].State == "succeeded"
 			})
@@ -65,11 +66,11 @@ func TestEventsAcrossRestart(t *testing.T) {
 		if err != nil || len(before) == 0 {
 			t.Fatalf("events before the restart: %v %v", before, err)
 		}
-		waitUntil(t, time.Minute, "the run's events posted", func() bool { return postedAll(before) })
+		wait.Until(t, time.Minute, "the run's events posted", func() bool { return postedAll(before) })
 		var sub struct {
 			Cursor int64 `json:"cursor"`
 		}
-		waitUntil(t, 30*time.Second, "the subscription's cursor at the last event", func() bool {
+		wait.Until(t, 30*time.Second, "the subscription's cursor at the last event", func() bool {
 			e.do("GET", "/api/v1/subscriptions/hook", "", http.StatusOK, &sub)
 			return sub.Cursor == before[len(before)-1].Seq
 		})
@@ -81,7 +82,7 @@ func TestEventsAcrossRestart(t *testing.T) {
 		if err != nil || len(all) <= len(before) {
 			t.Fatalf("events after the restart: %d (%d before) %v", len(all), len(before), err)
 		}
-		waitUntil(t, time.Minute, "both runs' events posted", func() bool { return postedAll(all) })
+		wait.Until(t, time.Minute, "both runs' events posted", func() bool { return postedAll(all) })
 		mu.Lock()
 		got := fmt.Sprint(posted)
 		mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -266,7 +267,7 @@ func TestWebhookSubscription(t *testing.T) {
 		t.Fatalf("run %s", iv.State)
 	}
 	want, _ := e.store().EventList(context.Background(), 0, model.EventFilter{Instance: id}, 1000)
-	waitUntil(t, 60*time.Second, "every event posted", func() bool {
+	wait.Until(t, 60*time.Second, "every event posted", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(posts) >= len(want)
@@ -315,7 +316,7 @@ func TestWebhookSubscription(t *testing.T) {
 	var stored struct {
 		Cursor int64 `json:"cursor"`
 	}
-	waitUntil(t, 30*time.Second, "cursor at the last event", func() bool {
+	wait.Until(t, 30*time.Second, "cursor at the last event", func() bool {
 		e.do("GET", "/api/v1/subscriptions/hook", "", http.StatusOK, &stored)
 		return stored.Cursor >= want[len(want)-1].Seq
 	})

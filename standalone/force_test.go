@@ -22,7 +22,7 @@ tasks:
 		t.Fatalf("instance %s, want failed", iv.State)
 	}
 	failed := e.waitTask(id, "bad", "failed")
-	time.Sleep(time.Second) // the operator looks into it before forcing
+	time.Sleep(time.Second) // time is the subject: the operator looks into it before forcing, and the run keeps that time
 	e.act("task", failed.ID, "force_success", http.StatusAccepted)
 	e.waitTask(id, "next", "succeeded")
 	iv := e.wait(id, 30*time.Second)

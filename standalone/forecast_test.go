@@ -3,6 +3,7 @@ package standalone_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -56,26 +57,26 @@ func TestForecastOfAChain(t *testing.T) {
 		e := start(t, db(t))
 		e.apply(forecastChain)
 		first := e.run("chain", nil)
-		for {
+		wait.Until(t, 30*time.Second, "the first run's forecast", func() bool {
 			fi := e.forecast(first)
 			if fi.Forecast != nil && fi.State == "running" {
 				// no history yet: every task counts the default
 				if !slices.Equal(fi.Forecast.NoHistory, []string{"a", "b", "c"}) {
 					t.Fatalf("first run's forecast: %+v", fi.Forecast)
 				}
-				break
+				return true
 			}
 			if fi.State != "submitted" && fi.State != "running" {
 				t.Fatalf("first run is %s before a forecast was seen", fi.State)
 			}
-			time.Sleep(20 * time.Millisecond) // polling the API as a user does
-		}
+			return false
+		})
 		e.wait(first, time.Minute)
 		e.wait(e.run("chain", nil), time.Minute)
 
 		id := e.run("chain", nil)
 		var fi forecastInstance
-		waitUntil(t, 30*time.Second, "the run started with a forecast", func() bool {
+		wait.Until(t, 30*time.Second, "the run started with a forecast", func() bool {
 			fi = e.forecast(id)
 			return fi.State == "running" && fi.Forecast != nil && fi.StartTime != nil
 		})
@@ -157,7 +158,7 @@ func TestForecastError(t *testing.T) {
 			if fi.State != "submitted" && fi.State != "running" {
 				break
 			}
-			time.Sleep(50 * time.Millisecond) // sampling the projection as a user's page does
+			time.Sleep(50 * time.Millisecond) // time is the subject: the projection sampled over the run, as a page does
 		}
 		if fi.State != "succeeded" || fi.StartTime == nil || fi.EndTime == nil {
 			t.Fatalf("%s: %+v", wf, fi)
@@ -255,11 +256,11 @@ func TestDeadlineAlertBeforeTheMiss(t *testing.T) {
 		}
 		return ks
 	}
-	waitUntil(t, 30*time.Second, "deadline_risk", func() bool { return len(kinds()) >= 1 })
+	wait.Until(t, 30*time.Second, "deadline_risk", func() bool { return len(kinds()) >= 1 })
 	if err := os.WriteFile(gateA, nil, 0o644); err != nil { // a ends: back on track
 		t.Fatal(err)
 	}
-	waitUntil(t, 30*time.Second, "deadline_ok", func() bool { return len(kinds()) >= 2 })
+	wait.Until(t, 30*time.Second, "deadline_ok", func() bool { return len(kinds()) >= 2 })
 	mu.Lock()
 	risk, ok := alerts[0], alerts[1]
 	mu.Unlock()
@@ -287,7 +288,7 @@ func TestDeadlineAlertBeforeTheMiss(t *testing.T) {
 		t.Fatalf("run: %+v", done)
 	}
 	// once only: the alerts of the run, past its deadline, are the two
-	time.Sleep(time.Until(deadline.Add(1500 * time.Millisecond))) // past the deadline, to show no miss alert comes
+	time.Sleep(time.Until(deadline.Add(1500 * time.Millisecond))) // time is the subject: past the deadline, to show no miss alert comes
 	var hist struct {
 		Items []struct{ Kind string } `json:"items"`
 	}

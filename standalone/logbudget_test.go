@@ -3,6 +3,7 @@ package standalone_test
 import (
 	"bufio"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"io"
 	"net/http"
 	"os"
@@ -66,11 +67,7 @@ func TestLogReadsAreBounded(t *testing.T) {
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(3 * time.Minute):
-		t.Fatal("40 log reads did not all return within 3 minutes")
-	}
+	wait.Signal(t, 3*time.Minute, "40 log reads to return", done)
 	close(errs)
 	for err := range errs {
 		t.Error(err)

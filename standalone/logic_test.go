@@ -2,6 +2,7 @@ package standalone_test
 
 import (
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -252,19 +253,15 @@ tasks:
 		t.Fatalf("after recover_failed: %s %+v", iv.State, iv.Tasks)
 	}
 	e.act("instance", id, "rerun", http.StatusAccepted)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	wait.UntilErr(t, 30*time.Second, "the rerun to finish", func() error {
 		var v instanceView
 		e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &v)
 		if v.State == "succeeded" && v.count("after_page") == 2 {
 			iv = v
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("rerun never finished: %s %+v", v.State, v.Tasks)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the API
-	}
+		return fmt.Errorf("%s %+v", v.State, v.Tasks)
+	})
 	if p := latest(iv, "publish"); iv.count("publish") != 2 || p.State != "skipped" || p.Attempt != 2 || p.Host != "" {
 		t.Fatalf("after rerun, publish: %+v (%d rows)", p, iv.count("publish"))
 	}

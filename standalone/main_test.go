@@ -5,10 +5,10 @@ import (
 	"testing"
 
 	"github.com/beluga-scheduler/beluga/common/tasktype"
-	"github.com/beluga-scheduler/beluga/internal/leakcheck"
-	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
-	"github.com/beluga-scheduler/beluga/internal/pgtest"
 	"github.com/beluga-scheduler/beluga/tasks/builtin"
+	"github.com/beluga-scheduler/beluga/testkit/leakcheck"
+	"github.com/beluga-scheduler/beluga/testkit/mariadbtest"
+	"github.com/beluga-scheduler/beluga/testkit/pgtest"
 	"github.com/beluga-scheduler/beluga/worker"
 	"github.com/beluga-scheduler/beluga/worker/executor"
 )

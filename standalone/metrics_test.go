@@ -1,6 +1,8 @@
 package standalone_test
 
 import (
+	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -8,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beluga-scheduler/beluga/internal/metricstest"
+	"github.com/beluga-scheduler/beluga/testkit/metricstest"
 )
 
 // TestMetricsMoveWithARun scrapes a standalone's /metrics (master, worker
@@ -55,16 +57,12 @@ tasks:
 		t.Fatalf("run %s: %+v", iv.State, iv.Tasks)
 	}
 	var after metricstest.Scrape
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	// The last report's DB-ack is counted right after the result lands; the
+	// checks below say which family did not move.
+	_ = wait.Poll(30*time.Second, "the ack latencies of 8 reports", func() bool {
 		after = scrape()
-		// The last report's DB-ack is counted right after the result lands.
-		if after.Value("beluga_report_ack_latency_seconds")-before.Value("beluga_report_ack_latency_seconds") >= 8 ||
-			time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return after.Value("beluga_report_ack_latency_seconds")-before.Value("beluga_report_ack_latency_seconds") >= 8
+	})
 	delta := func(name string, labels ...string) float64 {
 		return after.Value(name, labels...) - before.Value(name, labels...)
 	}
@@ -93,19 +91,15 @@ tasks:
 	// A schedule firing every second: the cron families move.
 	e.apply("name: ticker\ntasks:\n  - {name: t, command: \"true\"}\n")
 	e.do("PUT", "/api/v1/projects/demo/workflows/ticker/schedule", `{"cron":"* * * * * *","timezone":"UTC"}`, http.StatusCreated, nil)
-	deadline = time.Now().Add(30 * time.Second)
-	for {
+	wait.UntilErr(t, 30*time.Second, "the cron families to move by 2", func() error {
 		fired := scrape()
 		if fired.Value("beluga_cron_fire_lag_seconds")-before.Value("beluga_cron_fire_lag_seconds") >= 2 &&
 			fired.Value("beluga_schedule_times_total", "outcome=fired")-before.Value("beluga_schedule_times_total", "outcome=fired") >= 2 {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cron families did not move: lag %v, fired %v", fired.Value("beluga_cron_fire_lag_seconds"),
-				fired.Value("beluga_schedule_times_total", "outcome=fired"))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return fmt.Errorf("lag %v, fired %v", fired.Value("beluga_cron_fire_lag_seconds"),
+			fired.Value("beluga_schedule_times_total", "outcome=fired"))
+	})
 	e.do("DELETE", "/api/v1/projects/demo/workflows/ticker/schedule", "", http.StatusNoContent, nil)
 	if v := after.Value("beluga_leader"); v != 1 {
 		t.Errorf("beluga_leader = %v, want 1", v)

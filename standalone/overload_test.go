@@ -3,6 +3,7 @@ package standalone_test
 import (
 	"context"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net/http"
 	"os"
 	"os/exec"
@@ -64,7 +65,7 @@ func TestCPUHogsDoNotStopDispatch(t *testing.T) {
 			CPU float64 `json:"cpu"`
 		} `json:"workers"`
 	}
-	waitUntil(t, 20*time.Second, "a heartbeat with the host CPU at 95 % or more", func() bool {
+	wait.Until(t, 20*time.Second, "a heartbeat with the host CPU at 95 % or more", func() bool {
 		e.do("GET", "/api/v1/cluster", "", http.StatusOK, &view)
 		return len(view.Workers) == 1 && view.Workers[0].CPU >= 95
 	})
@@ -106,7 +107,7 @@ func TestCPUThresholdHoldsTasks(t *testing.T) {
 			Overloaded bool   `json:"overloaded"`
 		} `json:"workers"`
 	}
-	waitUntil(t, 15*time.Second, "the worker marked overloaded in the cluster view", func() bool {
+	wait.Until(t, 15*time.Second, "the worker marked overloaded in the cluster view", func() bool {
 		e.do("GET", "/api/v1/cluster", "", http.StatusOK, &view)
 		return len(view.Workers) == 1 && view.Workers[0].Overloaded
 	})
@@ -121,24 +122,13 @@ func TestCPUThresholdHoldsTasks(t *testing.T) {
 		State  string `json:"state"`
 		Reason string `json:"reason"`
 	}
-	waitUntil(t, 15*time.Second, "the instance's reason to name the overload", func() bool {
+	wait.Until(t, 15*time.Second, "the instance's reason to name the overload", func() bool {
 		e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &inst)
 		return strings.Contains(inst.Reason, "overloaded")
 	})
 	t.Logf("reason: %s", inst.Reason)
 	if inst.State == "succeeded" {
 		t.Fatalf("the chain ran on an overloaded worker")
-	}
-}
-
-func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(50 * time.Millisecond) // polling the API
 	}
 }
 
@@ -253,7 +243,7 @@ func TestCPUThresholdReleasesTasksWhenIdle(t *testing.T) {
 		var view struct {
 			Workers []worker `json:"workers"`
 		}
-		waitUntil(t, 15*time.Second, fmt.Sprintf("a heartbeat with the CPU at %.0f %%", cpu), func() bool {
+		wait.Until(t, 15*time.Second, fmt.Sprintf("a heartbeat with the CPU at %.0f %%", cpu), func() bool {
 			view.Workers = nil // decoding into old elements keeps fields the answer omits
 			e.do("GET", "/api/v1/cluster", "", http.StatusOK, &view)
 			return len(view.Workers) == 1 && view.Workers[0].CPU == cpu
@@ -287,7 +277,7 @@ func TestCPUThresholdReleasesTasksWhenIdle(t *testing.T) {
 		}
 	}
 
-	waitUntil(t, 15*time.Second, "the instance's reason to name the overload", func() bool {
+	wait.Until(t, 15*time.Second, "the instance's reason to name the overload", func() bool {
 		get()
 		return strings.Contains(inst.Reason, "overloaded")
 	})

@@ -3,6 +3,7 @@ package standalone_test
 import (
 	"context"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -17,18 +18,16 @@ import (
 // waitAttempts polls until the instance is finished with n attempts of task.
 func (e *env) waitAttempts(id int64, task string, n int) instanceView {
 	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var iv instanceView
+	var iv instanceView
+	wait.UntilErr(e.t, 30*time.Second, fmt.Sprintf("instance %d failed with %d attempts of %s", id, n, task), func() error {
+		iv = instanceView{}
 		e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &iv)
-		if iv.State == "failed" && iv.count(task) == n {
-			return iv
+		if iv.State != "failed" || iv.count(task) != n {
+			return fmt.Errorf("%s with %d: %+v", iv.State, iv.count(task), iv.Tasks)
 		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("instance %d: want failed with %d attempts of %s, is %s with %d: %+v", id, n, task, iv.State, iv.count(task), iv.Tasks)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the API as a user does
-	}
+		return nil
+	})
+	return iv
 }
 
 // attempts returns the attempt numbers of task, in row order.

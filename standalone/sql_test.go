@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
+	"github.com/beluga-scheduler/beluga/testkit/mariadbtest"
 )
 
 // TestSQLOutputsReachShell: a sql task's first row becomes outputs that a

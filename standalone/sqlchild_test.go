@@ -2,6 +2,7 @@ package standalone_test
 
 import (
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net/http"
 	"os"
 	"os/user"
@@ -59,30 +60,27 @@ func TestSQLTaskRunsAsItsUser(t *testing.T) {
 	e.apply(spec("slow", "lite", "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) AS n FROM c"))
 	id := e.run("slow", nil)
 	var tv taskView
-	for deadline := time.Now().Add(time.Minute); tv.State != "running"; {
+	wait.UntilErr(t, time.Minute, "the sql task to run", func() error {
 		var iv instanceView
 		e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &iv)
 		tv = iv.task("q")
-		switch {
-		case tv.State == "failed" || tv.State == "succeeded":
+		if tv.State == "failed" || tv.State == "succeeded" {
 			state, msg := e.taskMessage(id, "q")
 			t.Fatalf("the slow sql task ended: %s %q", state, msg)
-		case time.Now().After(deadline):
-			t.Fatalf("the sql task never ran: %+v", iv.Tasks)
 		}
-		time.Sleep(20 * time.Millisecond) // polling the API
-	}
+		if tv.State != "running" {
+			return fmt.Errorf("tasks %+v", iv.Tasks)
+		}
+		return nil
+	})
 	var ti struct {
 		PID int `json:"pid"`
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for ti.PID == 0 { // the pid comes with the Running report, a little after the state
+	// The pid comes with the Running report, a little after the state.
+	wait.Until(t, 30*time.Second, "the running sql task's pid", func() bool {
 		e.do("GET", fmt.Sprintf("/api/v1/task-instances/%d", tv.ID), "", http.StatusOK, &ti)
-		if time.Now().After(deadline) {
-			t.Fatal("the running sql task has no pid")
-		}
-		time.Sleep(20 * time.Millisecond) // polling the API
-	}
+		return ti.PID != 0
+	})
 	if ti.PID == os.Getpid() {
 		t.Fatal("the sql task runs in the server's process")
 	}
@@ -108,26 +106,22 @@ func TestSQLTaskRunsAsItsUser(t *testing.T) {
 	}
 	// Killed once its statement runs (the log shows it just before):
 	// before, the process may still be starting, with no handler yet.
-	for {
-		var log string
+	var log string
+	if wait.Poll(30*time.Second, "the statement in the log", func() bool {
 		e.do("GET", fmt.Sprintf("/api/v1/task-instances/%d/log", tv.ID), "", http.StatusOK, &log)
-		if strings.Contains(log, "WITH RECURSIVE") {
-			break
-		}
-		if time.Now().After(deadline.Add(30 * time.Second)) {
-			if !procfs.Alive(ti.PID) {
-				state, msg := e.taskMessage(id, "q")
-				var ti2 struct {
-					ExitCode *int   `json:"exit_code"`
-					LogPath  string `json:"log_path"`
-				}
-				e.do("GET", fmt.Sprintf("/api/v1/task-instances/%d", tv.ID), "", http.StatusOK, &ti2)
-				raw, _ := os.ReadFile(ti2.LogPath)
-				t.Fatalf("the sql task's process ended before its statement: %s %q exit %v file log %q", state, msg, ti2.ExitCode, raw)
+		return strings.Contains(log, "WITH RECURSIVE")
+	}) != nil {
+		if !procfs.Alive(ti.PID) {
+			state, msg := e.taskMessage(id, "q")
+			var ti2 struct {
+				ExitCode *int   `json:"exit_code"`
+				LogPath  string `json:"log_path"`
 			}
-			t.Fatalf("the sql task never started its statement; log:\n%s", log)
+			e.do("GET", fmt.Sprintf("/api/v1/task-instances/%d", tv.ID), "", http.StatusOK, &ti2)
+			raw, _ := os.ReadFile(ti2.LogPath)
+			t.Fatalf("the sql task's process ended before its statement: %s %q exit %v file log %q", state, msg, ti2.ExitCode, raw)
 		}
-		time.Sleep(20 * time.Millisecond) // polling the API
+		t.Fatalf("the sql task never started its statement; log:\n%s", log)
 	}
 	e.act("task", tv.ID, "kill", http.StatusAccepted)
 	killed := e.waitTask(id, "q", "killed")
@@ -140,12 +134,7 @@ func TestSQLTaskRunsAsItsUser(t *testing.T) {
 		e.do("GET", fmt.Sprintf("/api/v1/task-instances/%d/log", tv.ID), "", http.StatusOK, &log)
 		t.Fatalf("the killed sql task's exit code is %d, want 1: its statement was not interrupted on SIGTERM; log:\n%s", code, log)
 	}
-	for procfs.Alive(ti.PID) {
-		if time.Now().After(deadline.Add(30 * time.Second)) {
-			t.Fatalf("the sql task's process %d outlived its kill", ti.PID)
-		}
-		time.Sleep(20 * time.Millisecond) // polling /proc
-	}
+	wait.Until(t, 30*time.Second, fmt.Sprintf("the sql task's process %d to end after its kill", ti.PID), func() bool { return !procfs.Alive(ti.PID) })
 
 	// beluga.db by a path the check does not know: the worker, as root,
 	// could open it; the task's process cannot.

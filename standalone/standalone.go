@@ -1,6 +1,9 @@
-// Package standalone assembles master, worker and API in one process on an
-// embedded SQLite file (or any database URL) and an in-process registry.
-// Master and worker still talk over loopback sockets, as in a cluster.
+// Package standalone assembles master, worker and API from the config: all
+// three in one process on an embedded SQLite file (or any database URL) and
+// an in-process registry (Start), and each alone for the cluster commands
+// of cmd/beluga (MasterConfig, NewWorker, NewAPIServer), so both modes
+// build them one way. Master and worker still talk over loopback sockets
+// in one process, as in a cluster.
 package standalone
 
 import (
@@ -121,20 +124,19 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 		return nil, err
 	}
 	reg.RaiseEpoch(cur)
-	sel, err := master.ParseSelector(c.Master.Selector)
-	if err != nil {
-		return nil, err
-	}
 	tl, err := LoadTLS(c)
 	if err != nil {
 		return nil, err
 	}
-	sa.Master = master.New(master.Config{Listen: c.Master.Listen, Host: c.Master.Host, PollInterval: c.Master.PollInterval,
-		Selector: sel, MaxRunning: c.Master.MaxRunning, Limits: Limits(c), Secret: secret, TLS: tl,
-		TasksRunAsServer: executor.RunsAsServer(c.Worker.TaskIsolation),
-		// Every outbox write of a standalone is its own, and signals the
-		// publisher (store.EventAppended): the idle look is a safety net.
-		Events: master.EventsConfig{Hub: sa.Events, Secrets: secrets, IdlePoll: 2 * time.Second}}, sa.Store, reg, reg, log)
+	mc, err := MasterConfig(c, secret, tl)
+	if err != nil {
+		return nil, err
+	}
+	mc.TasksRunAsServer = executor.RunsAsServer(c.Worker.TaskIsolation)
+	// Every outbox write of a standalone is its own, and signals the
+	// publisher (store.EventAppended): the idle look is a safety net.
+	mc.Events = master.EventsConfig{Hub: sa.Events, Secrets: secrets, IdlePoll: 2 * time.Second}
+	sa.Master = master.New(mc, sa.Store, reg, reg, log)
 	if err = sa.Master.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -149,22 +151,42 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 	if sa.MetricsTokenFile, mtoken, err = MetricsToken(c); err != nil {
 		return nil, err
 	}
-	h := api.NewHandler(api.Deps{MetricsToken: mtoken, Store: sa.Store, Notify: sa.Master.Notify, Logs: LogFetcher(sa.logs, reg),
+	sa.API = NewAPIServer(c, tl, api.Deps{MetricsToken: mtoken, Store: sa.Store, Notify: sa.Master.Notify, Logs: LogFetcher(sa.logs, reg),
 		Cluster: api.ClusterView(sa.Store, reg, reg), Ready: sa.isReady, Log: log, Secrets: secrets,
 		Isolation: func() api.TaskIsolation {
 			i := sa.Worker.Isolation()
 			return api.TaskIsolation{TaskUser: i.TaskUser, Sandbox: i.Sandbox, Warning: i.Warning, RunsAsServer: i.RunsAsServer}
 		},
-		Listen: c.API.Listen, AllowedHosts: c.API.AllowedHosts, Events: sa.Events})
-	sa.API = api.NewServer(c.API.Listen, h, log)
-	if tl != nil {
-		sa.API.UseTLS(tl.HTTPSConfig())
-	}
+		Events: sa.Events})
 	if err = sa.API.Start(ctx); err != nil {
 		return nil, err
 	}
 	close(sa.ready)
 	return sa, nil
+}
+
+// MasterConfig is the master's configuration from the settings, the same
+// for a standalone and the master command; what differs between the two
+// (the event hub, task isolation) the caller adds.
+func MasterConfig(c config.Config, secret clusterkey.Secret, tl *remote.TLS) (master.Config, error) {
+	sel, err := master.ParseSelector(c.Master.Selector)
+	if err != nil {
+		return master.Config{}, err
+	}
+	return master.Config{Listen: c.Master.Listen, Host: c.Master.Host, PollInterval: c.Master.PollInterval,
+		Selector: sel, MaxRunning: c.Master.MaxRunning, Limits: Limits(c), Secret: secret, TLS: tl}, nil
+}
+
+// NewAPIServer builds the API server on d from the settings (listen
+// address, allowed hosts, TLS), the same for a standalone and the api
+// command; d carries what differs (store, registry view, readiness).
+func NewAPIServer(c config.Config, tl *remote.TLS, d api.Deps) *api.Server {
+	d.Listen, d.AllowedHosts = c.API.Listen, c.API.AllowedHosts
+	srv := api.NewServer(c.API.Listen, api.NewHandler(d), d.Log)
+	if tl != nil {
+		srv.UseTLS(tl.HTTPSConfig())
+	}
+	return srv
 }
 
 // isReady: started, and both RPC servers serve (an exhausted or dead

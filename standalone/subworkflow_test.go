@@ -3,6 +3,7 @@ package standalone_test
 import (
 	"context"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -59,17 +60,16 @@ func (v logicView) latestOf(name string) int {
 // its child run and returns the child's id.
 func (e *env) childOf(id int64, name string) int64 {
 	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var child int64
+	wait.UntilErr(e.t, 30*time.Second, fmt.Sprintf("a child of task %s of instance %d", name, id), func() error {
 		v := e.logic(id)
 		if i := v.latestOf(name); i >= 0 && v.Tasks[i].ChildInstanceID != nil {
-			return *v.Tasks[i].ChildInstanceID
+			child = *v.Tasks[i].ChildInstanceID
+			return nil
 		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("task %s of instance %d got no child: %+v", name, id, v.Tasks)
-		}
-		time.Sleep(10 * time.Millisecond) // polling the API
-	}
+		return fmt.Errorf("tasks %+v", v.Tasks)
+	})
+	return child
 }
 
 // runsOfWorkflow counts the instances of a workflow in the DB.
@@ -184,20 +184,16 @@ tasks:
 // history note, whose detail starts with prefix.
 func (e *env) tookUp(id int64, action, prefix string) {
 	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	wait.UntilErr(e.t, 30*time.Second, fmt.Sprintf("instance %d's runner to take up %s", id, action), func() error {
 		var iv instanceView
 		e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &iv)
 		for _, h := range iv.History {
 			if h.By == "master" && h.Action == action && strings.HasPrefix(h.Detail, prefix) {
-				return
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("instance %d: the runner did not take up %s: %+v", id, action, iv.History)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the API as a user does
-	}
+		return fmt.Errorf("history %+v", iv.History)
+	})
 }
 
 // gatedChild is a child whose first task waits for a file and whose second
@@ -338,20 +334,16 @@ tasks:
   - {name: publish, command: "true", depends_on: [wait_ingest]}
 `)
 		id := e.run("report", nil)
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		wait.UntilErr(t, 30*time.Second, "the dependent to say what it waits for", func() error {
 			v := e.logic(id)
 			if i := v.latestOf("wait_ingest"); i >= 0 && strings.Contains(v.Tasks[i].Message, "waiting for demo/ingest") {
 				if v.Tasks[i].State != "running" {
 					t.Fatalf("a waiting dependent is %s", v.Tasks[i].State)
 				}
-				break
+				return nil
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the dependent does not say what it waits for: %+v", v.Tasks)
-			}
-			time.Sleep(10 * time.Millisecond) // polling the API
-		}
+			return fmt.Errorf("tasks %+v", v.Tasks)
+		})
 		up := e.run("ingest", nil)
 		e.waitTask(up, "load", "running")
 		os.WriteFile(gate, nil, 0o644)

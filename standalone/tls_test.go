@@ -13,8 +13,8 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/beluga-scheduler/beluga/common/config"
-	"github.com/beluga-scheduler/beluga/internal/testcert"
 	"github.com/beluga-scheduler/beluga/standalone"
+	"github.com/beluga-scheduler/beluga/testkit/testcert"
 )
 
 // TestWorkflowOverTLS runs standalone with TLS on every link: the API over

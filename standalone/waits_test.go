@@ -3,6 +3,7 @@ package standalone_test
 import (
 	"context"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net/http"
 	"os"
 	"strings"
@@ -13,8 +14,8 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/beluga-scheduler/beluga/common/config"
-	"github.com/beluga-scheduler/beluga/internal/metricstest"
 	"github.com/beluga-scheduler/beluga/standalone"
+	"github.com/beluga-scheduler/beluga/testkit/metricstest"
 )
 
 // waitView is a task's wait as the API serves it.
@@ -60,9 +61,9 @@ func startWith(t *testing.T, adjust func(c *config.Config)) *env {
 // one too) has a wait of cause, and returns that wait.
 func (e *env) waitFor(id int64, task, cause string) waitView {
 	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	var last waitsDetail
-	for time.Now().Before(deadline) {
+	var got waitView
+	wait.UntilErr(e.t, 30*time.Second, fmt.Sprintf("task %s of instance %d to wait on %s", task, id, cause), func() error {
+		var last waitsDetail
 		e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &last)
 		for _, tk := range last.Tasks {
 			if tk.Name == task && tk.Wait != nil && tk.Wait.Cause == cause {
@@ -71,18 +72,19 @@ func (e *env) waitFor(id int64, task, cause string) waitView {
 				if one.Wait == nil || one.Wait.Cause != cause {
 					e.t.Fatalf("task %s: instance view waits on %s, task view on %+v", task, cause, one.Wait)
 				}
-				return *tk.Wait
+				got = *tk.Wait
+				return nil
 			}
 		}
 		for _, p := range last.Pending {
 			if p.Name == task && p.Wait.Cause == cause {
-				return p.Wait
+				got = p.Wait
+				return nil
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	e.t.Fatalf("task %s never waited on %s: %+v", task, cause, last)
-	return waitView{}
+		return fmt.Errorf("%+v", last)
+	})
+	return got
 }
 
 func TestWaitUpstream(t *testing.T) {
@@ -112,8 +114,7 @@ func TestWaitWorkersBusy(t *testing.T) {
 	e := startWith(t, func(c *config.Config) { c.Worker.Slots = 1 })
 	e.apply("name: busy\ntasks:\n  - {name: a, command: \"sleep 30\"}\n  - {name: b, command: \"sleep 30\"}\n  - {name: c, command: \"sleep 30\"}\n")
 	id := e.run("busy", nil)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	wait.UntilErr(t, 30*time.Second, "a task to wait for busy workers", func() error {
 		var d waitsDetail
 		e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &d)
 		for _, tk := range d.Tasks {
@@ -136,15 +137,12 @@ func TestWaitWorkersBusy(t *testing.T) {
 					cv.Workers[0].SkipReason != "full: 2 tasks in flight for 1 slots (at most 2 x slots)" {
 					t.Fatalf("cluster view %+v, want the worker skipped as full", cv.Workers)
 				}
-				e.act("instances", id, "stop", http.StatusAccepted)
-				return
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no task waits for busy workers: %+v", d.Tasks)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Errorf("tasks %+v", d.Tasks)
+	})
+	e.act("instances", id, "stop", http.StatusAccepted)
 }
 
 func TestWaitTaskGroup(t *testing.T) {
@@ -152,9 +150,7 @@ func TestWaitTaskGroup(t *testing.T) {
 	e.do("POST", "/api/v1/task-groups", `{"name":"narrow","capacity":1}`, http.StatusCreated, nil)
 	e.apply("name: grouped\ntasks:\n  - {name: a, command: \"sleep 30\", task_group: narrow}\n  - {name: b, command: \"sleep 30\", task_group: narrow}\n")
 	id := e.run("grouped", nil)
-	found := false
-	deadline := time.Now().Add(30 * time.Second)
-	for !found {
+	wait.UntilErr(t, 30*time.Second, "a task to wait for the task group", func() error {
 		var d waitsDetail
 		e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &d)
 		for _, tk := range d.Tasks {
@@ -162,32 +158,26 @@ func TestWaitTaskGroup(t *testing.T) {
 				if tk.Wait.Reason != `waiting for task group "narrow" (1 of 1 in use)` {
 					t.Fatalf("%s waits %+v", tk.Name, tk.Wait)
 				}
-				found = true
+				return nil
 			}
 		}
-		if !found && time.Now().After(deadline) {
-			t.Fatalf("no task waits for the task group: %+v", d.Tasks)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Errorf("tasks %+v", d.Tasks)
+	})
 	// The leader's gauge of the group in use (set at most once a second).
 	tok, err := os.ReadFile(e.sa.MetricsTokenFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
+	wait.UntilErr(t, 30*time.Second, "beluga_task_group_in_use{narrow} = 1", func() error {
 		_, s, err := metricstest.Get(nil, e.base+"/metrics", strings.TrimSpace(string(tok)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Value("beluga_task_group_in_use", "task_group=narrow") == 1 {
-			break
+		if v := s.Value("beluga_task_group_in_use", "task_group=narrow"); v != 1 {
+			return fmt.Errorf("it is %v", v)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("beluga_task_group_in_use{narrow} = %v, want 1", s.Value("beluga_task_group_in_use", "task_group=narrow"))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 	e.act("instances", id, "stop", http.StatusAccepted)
 }
 
@@ -195,8 +185,7 @@ func TestWaitPlatformCap(t *testing.T) {
 	e := startWith(t, func(c *config.Config) { c.Master.MaxRunning = 1 })
 	e.apply("name: capped\ntasks:\n  - {name: a, command: \"sleep 30\"}\n  - {name: b, command: \"sleep 30\"}\n")
 	id := e.run("capped", nil)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	wait.UntilErr(t, 30*time.Second, "a task to wait for the platform cap", func() error {
 		var d waitsDetail
 		e.do("GET", fmt.Sprintf("/api/v1/instances/%d", id), "", http.StatusOK, &d)
 		for _, tk := range d.Tasks {
@@ -204,15 +193,12 @@ func TestWaitPlatformCap(t *testing.T) {
 				if !strings.HasPrefix(tk.Wait.Reason, "waiting for a platform slot") {
 					t.Fatalf("%s waits %+v", tk.Name, tk.Wait)
 				}
-				e.act("instances", id, "stop", http.StatusAccepted)
-				return
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no task waits for the platform cap: %+v", d.Tasks)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Errorf("tasks %+v", d.Tasks)
+	})
+	e.act("instances", id, "stop", http.StatusAccepted)
 }
 
 func TestWaitRetryAt(t *testing.T) {

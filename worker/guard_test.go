@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"io"
 	"os"
 	"os/exec"
@@ -125,11 +126,7 @@ func startChildWorker(t *testing.T, cgroupBase, command string) *childWorker {
 		addrCh <- strings.TrimSpace(line)
 	}()
 	var addr string
-	select {
-	case addr = <-addrCh:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the child worker did not print its address")
-	}
+	addr = wait.Signal(t, 20*time.Second, "the child worker to print its address", addrCh)
 	if addr == "" {
 		t.Fatal("the child worker exited before printing its address")
 	}
@@ -168,7 +165,7 @@ func TestTasksDieWithKilledWorker(t *testing.T) {
 	master, dir := w.master, w.dir
 	shell := waitReport[message.Running](t, master, 1).PID
 	var grandchild int
-	waitFor(t, "the grandchild's pid", func() bool {
+	wait.Until(t, 10*time.Second, "the grandchild's pid", func() bool {
 		b, err := os.ReadFile(filepath.Join(dir, "work", "3", "1", "grandchild"))
 		grandchild, err = strconv.Atoi(strings.TrimSpace(string(b)))
 		return err == nil && grandchild > 0
@@ -181,13 +178,11 @@ func TestTasksDieWithKilledWorker(t *testing.T) {
 
 	w.kill(t)
 	killed := time.Now()
-	deadline := killed.Add(3 * time.Second)
-	for procfs.Alive(shell) || procfs.Alive(grandchild) {
-		if time.Now().After(deadline) {
-			t.Fatalf("3s after the worker's SIGKILL: shell %d alive %v, grandchild %d alive %v",
-				shell, procfs.Alive(shell), grandchild, procfs.Alive(grandchild))
+	wait.UntilErr(t, 3*time.Second, "the shell and its grandchild to die with the worker", func() error {
+		if procfs.Alive(shell) || procfs.Alive(grandchild) {
+			return fmt.Errorf("shell %d alive %v, grandchild %d alive %v", shell, procfs.Alive(shell), grandchild, procfs.Alive(grandchild))
 		}
-		time.Sleep(5 * time.Millisecond) // polling /proc
-	}
+		return nil
+	})
 	t.Logf("shell and grandchild gone %v after the worker was killed", time.Since(killed).Round(time.Millisecond))
 }

@@ -1,15 +1,17 @@
 package worker
 
 import (
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
-	"github.com/beluga-scheduler/beluga/internal/cgrouptest"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
+	"github.com/beluga-scheduler/beluga/testkit/cgrouptest"
 )
 
 // TestSetsidChildDiesWithKilledWorker: a task's child that left the task's
@@ -18,7 +20,7 @@ import (
 func TestSetsidChildDiesWithKilledWorker(t *testing.T) {
 	t.Parallel()
 	escaped := runEscapeeAndKillWorker(t, "", "setsid sleep 1000 & echo $! > escaped; wait")
-	waitFor(t, "the setsid child "+strconv.Itoa(escaped)+" to die with the worker", func() bool { return !procfs.Alive(escaped) })
+	wait.Until(t, 10*time.Second, "the setsid child "+strconv.Itoa(escaped)+" to die with the worker", func() bool { return !procfs.Alive(escaped) })
 }
 
 // TestEnvClearedChildDiesWithKilledWorker: a task's child that left its
@@ -30,8 +32,8 @@ func TestEnvClearedChildDiesWithKilledWorker(t *testing.T) {
 	base := cgrouptest.Dir(t)
 	escaped := runEscapeeAndKillWorker(t, base,
 		`setsid env -i sleep 1000 & until [ "$(cat /proc/$!/comm)" = sleep ]; do :; done; echo $! > escaped; wait`)
-	waitFor(t, "the env-cleared setsid child "+strconv.Itoa(escaped)+" to die with the worker", func() bool { return !procfs.Alive(escaped) })
-	waitFor(t, "the dead worker's cgroup to be removed", func() bool {
+	wait.Until(t, 10*time.Second, "the env-cleared setsid child "+strconv.Itoa(escaped)+" to die with the worker", func() bool { return !procfs.Alive(escaped) })
+	wait.Until(t, 10*time.Second, "the dead worker's cgroup to be removed", func() bool {
 		entries, err := os.ReadDir(base)
 		if err != nil {
 			return false
@@ -54,13 +56,13 @@ func runEscapeeAndKillWorker(t *testing.T, cgroupBase, command string) int {
 	t.Helper()
 	w := startChildWorker(t, cgroupBase, command)
 	var escaped int
-	waitFor(t, "the setsid child's pid", func() bool {
+	wait.Until(t, 10*time.Second, "the setsid child's pid", func() bool {
 		b, err := os.ReadFile(filepath.Join(w.dir, "work", "3", "1", "escaped"))
 		escaped, err = strconv.Atoi(strings.TrimSpace(string(b)))
 		return err == nil && escaped > 0
 	})
 	t.Cleanup(func() { _ = syscall.Kill(escaped, syscall.SIGKILL) })
-	waitFor(t, "the setsid child to run in a session of its own", func() bool {
+	wait.Until(t, 10*time.Second, "the setsid child to run in a session of its own", func() bool {
 		g, alive := procfs.Group(escaped)
 		return alive && g == escaped
 	})

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"os"
 	"path/filepath"
 	"slices"
@@ -93,12 +94,12 @@ func TestPresenceHeartbeats(t *testing.T) {
 	if hb.Memory <= 0 || hb.Memory > 100 || hb.CPU < 0 || hb.CPU > 100 || hb.Load < 0 {
 		t.Fatalf("host load out of range: %+v", hb)
 	}
-	waitFor(t, "a later heartbeat", func() bool {
+	wait.Until(t, 10*time.Second, "a later heartbeat", func() bool {
 		n := mustNode(t, reg, b.w.Host())
 		return n.Heartbeat.Time.After(hb.Time) && n.Heartbeat.StartTime.Equal(hb.StartTime)
 	})
 	b.mustDispatch(t, b.dispatchMsg(1, "sleep 100"))
-	waitFor(t, "a heartbeat counting the running task", func() bool {
+	wait.Until(t, 10*time.Second, "a heartbeat counting the running task", func() bool {
 		return mustNode(t, reg, b.w.Host()).Heartbeat.Running == 1
 	})
 	b.request(t, message.Kill{TaskInstanceID: 1})
@@ -213,28 +214,28 @@ func TestPresenceExpiredDropsTasks(t *testing.T) {
 	before := mustNode(t, reg, b.w.Host()).Heartbeat.StartTime
 
 	states.set(registry.Expired)
-	waitFor(t, "the task's group to be killed", func() bool { return procfs.Gone(pgid, pids) })
-	waitFor(t, "the slot freed", func() bool { return b.w.Stats().Running == 0 })
+	wait.Until(t, 10*time.Second, "the task's group to be killed", func() bool { return procfs.Gone(pgid, pids) })
+	wait.Until(t, 10*time.Second, "the slot freed", func() bool { return b.w.Stats().Running == 0 })
 	if n := b.master.count(1, message.TypeResult); n != 0 {
 		t.Fatalf("a dropped task sent %d results", n)
 	}
 	if !b.refusedForSession(t, 2) {
 		t.Fatal("dispatch accepted after the session expired")
 	}
-	waitFor(t, "registered as a new incarnation", func() bool {
+	wait.Until(t, 10*time.Second, "registered as a new incarnation", func() bool {
 		return mustNode(t, reg, b.w.Host()).Heartbeat.StartTime.After(before)
 	})
 	states.set(registry.Connected) // the new session
 	// It replaced the worker's node; masters fail over what they dispatched
 	// here before they saw that, so nothing is taken until they have.
-	waitFor(t, "dispatches refused while the new session settles", func() bool {
+	wait.Until(t, 10*time.Second, "dispatches refused while the new session settles", func() bool {
 		r := b.dispatch(t, b.dispatchMsg(3, "true"))
 		if r.Accepted {
 			t.Fatal("a dispatch was accepted at once in a new session after expiry")
 		}
 		return strings.Contains(r.Reason, "session is new")
 	})
-	waitFor(t, "dispatches accepted again", func() bool { return !b.refusedForSession(t, 4) })
+	wait.Until(t, 10*time.Second, "dispatches accepted again", func() bool { return !b.refusedForSession(t, 4) })
 	if res := waitReport[message.Result](t, b.master, 4); res.State != "succeeded" {
 		t.Fatalf("result after reconnect = %+v", res)
 	}
@@ -256,7 +257,7 @@ func TestPresenceSuspensionKeepsTasks(t *testing.T) {
 	b.mustDispatch(t, b.dispatchMsg(1, "sleep 3"))
 	waitReport[message.Running](t, b.master, 1)
 	states.set(registry.Suspended)
-	waitFor(t, "dispatches refused while suspended", func() bool { return b.refusedForSession(t, 2) })
+	wait.Until(t, 10*time.Second, "dispatches refused while suspended", func() bool { return b.refusedForSession(t, 2) })
 	if res := waitReport[message.Result](t, b.master, 1); res.State != "succeeded" {
 		t.Fatalf("result of the task that ran through the suspension = %+v", res)
 	}
@@ -264,7 +265,7 @@ func TestPresenceSuspensionKeepsTasks(t *testing.T) {
 		t.Fatal("a suspension changed the incarnation")
 	}
 	states.set(registry.Reconnected)
-	waitFor(t, "dispatches accepted again", func() bool { return !b.refusedForSession(t, 3) })
+	wait.Until(t, 10*time.Second, "dispatches accepted again", func() bool { return !b.refusedForSession(t, 3) })
 }
 
 // TestPresenceDeregistersOnStop follows the documented order (worker, then
@@ -285,7 +286,7 @@ func TestPresenceDeregistersOnStop(t *testing.T) {
 		if _, ok := node(reg, b.w.Host()); ok {
 			t.Fatal("worker registered after Stop")
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // time is the subject: nothing may happen for five intervals
 	}
 }
 
@@ -315,7 +316,7 @@ func TestPresenceReportsOverload(t *testing.T) {
 	heartbeat := func(memory float64) registry.Heartbeat {
 		t.Helper()
 		var hb registry.Heartbeat
-		waitFor(t, fmt.Sprintf("a heartbeat at %.0f %% memory", memory), func() bool {
+		wait.Until(t, 10*time.Second, fmt.Sprintf("a heartbeat at %.0f %% memory", memory), func() bool {
 			hb = mustNode(t, reg, b.w.Host()).Heartbeat
 			return hb.Memory == memory
 		})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -18,11 +19,11 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/params"
 	"github.com/beluga-scheduler/beluga/common/tasktype"
-	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/remote/message"
 	"github.com/beluga-scheduler/beluga/tasks/builtin"
+	"github.com/beluga-scheduler/beluga/testkit/leakcheck"
 	"github.com/beluga-scheduler/beluga/worker/executor"
 )
 
@@ -157,7 +158,7 @@ func wfOf(m message.Message) int64 {
 func waitReport[M message.Message](t *testing.T, f *fakeMaster, id int64) M {
 	t.Helper()
 	var out M
-	waitFor(t, fmt.Sprintf("%T of task %d", out, id), func() bool {
+	wait.Until(t, 10*time.Second, fmt.Sprintf("%T of task %d", out, id), func() bool {
 		for _, m := range f.reports(id) {
 			if r, ok := m.(M); ok {
 				out = r
@@ -167,17 +168,6 @@ func waitReport[M message.Message](t *testing.T, f *fakeMaster, id int64) M {
 		return false
 	})
 	return out
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling interval
-	}
 }
 
 func ctxT(t *testing.T) context.Context {
@@ -271,7 +261,7 @@ func (b *bundle) startGroup(t *testing.T, d message.Dispatch) (int, []int) {
 	b.mustDispatch(t, d)
 	run := waitReport[message.Running](t, b.master, d.TaskInstanceID)
 	var pids []int
-	waitFor(t, "the shell and both sleeps", func() bool {
+	wait.Until(t, 10*time.Second, "the shell and both sleeps", func() bool {
 		pids = procfs.GroupMembers(run.PID)
 		return len(pids) >= 3
 	})
@@ -366,7 +356,7 @@ func TestSlots(t *testing.T) {
 	if s := b.w.Stats(); s.Running+s.Queued != 5 || s.Capacity != 2 {
 		t.Fatalf("stats after dispatch = %+v, want 5 running or queued, capacity 2", s)
 	}
-	waitFor(t, "2 running, 3 queued", func() bool {
+	wait.Until(t, 10*time.Second, "2 running, 3 queued", func() bool {
 		s := b.w.Stats()
 		return s.Running == 2 && s.Queued == 3
 	})
@@ -403,7 +393,7 @@ func TestKillGroup(t *testing.T) {
 	if res := waitReport[message.Result](t, b.master, 1); res.State != "killed" {
 		t.Fatalf("result = %+v, want killed", res)
 	}
-	waitFor(t, "the task's processes to be gone", func() bool { return procfs.Gone(pgid, pids) })
+	wait.Until(t, 10*time.Second, "the task's processes to be gone", func() bool { return procfs.Gone(pgid, pids) })
 	if kr := b.request(t, message.Kill{TaskInstanceID: 77}).(message.KillResult); kr.Found {
 		t.Fatal("kill of an unknown task found it")
 	}
@@ -419,7 +409,7 @@ func TestTimeoutKillsGroup(t *testing.T) {
 	if res.State != "failed" || !strings.Contains(res.Message, "timed out after 300ms") {
 		t.Fatalf("result = %+v, want failed, timed out", res)
 	}
-	waitFor(t, "the task's processes to be gone", func() bool { return procfs.Gone(pgid, pids) })
+	wait.Until(t, 10*time.Second, "the task's processes to be gone", func() bool { return procfs.Gone(pgid, pids) })
 }
 
 func TestResendAndSetMaster(t *testing.T) {
@@ -428,12 +418,12 @@ func TestResendAndSetMaster(t *testing.T) {
 	// The ack is DB-acked (the task may run); running and result are not.
 	b.master.hold(message.KindRunning, message.KindResult)
 	b.mustDispatch(t, b.dispatchMsg(1, "true"))
-	waitFor(t, "reports re-sent while not DB-acked", func() bool {
+	wait.Until(t, 10*time.Second, "reports re-sent while not DB-acked", func() bool {
 		return b.master.count(1, message.TypeRunning) >= 3 && b.master.count(1, message.TypeResult) >= 3
 	})
 	second := startMaster(t)
 	b.w.SetMaster(second.addr())
-	waitFor(t, "un-acked reports redirected to the second master", func() bool {
+	wait.Until(t, 10*time.Second, "un-acked reports redirected to the second master", func() bool {
 		return second.count(1, message.TypeRunning) >= 1 && second.count(1, message.TypeResult) >= 1
 	})
 	if n := second.count(1, message.TypeAck); n != 0 {
@@ -441,12 +431,12 @@ func TestResendAndSetMaster(t *testing.T) {
 	}
 	// The second master DB-acks everything: the first hears nothing more.
 	var first int
-	waitFor(t, "the first master to stop receiving", func() bool {
+	wait.Until(t, 10*time.Second, "the first master to stop receiving", func() bool {
 		n := len(b.master.reports(1))
 		settled := n == first
 		first = n
 		if !settled {
-			time.Sleep(100 * time.Millisecond) // > 3 resend intervals between looks
+			time.Sleep(100 * time.Millisecond) // time is the subject: > 3 resend intervals between looks
 		}
 		return settled
 	})
@@ -510,7 +500,7 @@ func TestStopMidTask(t *testing.T) {
 		t.Fatal("stopped worker still answers")
 	}
 	b.w.Stop() // twice: harmless
-	waitFor(t, "worker goroutines to exit", func() bool { return len(workerGoroutines()) == 0 })
+	wait.Until(t, 10*time.Second, "worker goroutines to exit", func() bool { return len(workerGoroutines()) == 0 })
 }
 
 // workerGoroutines returns the stacks of goroutines running worker or
@@ -531,7 +521,7 @@ func TestAckNotDBAckedNeverStarts(t *testing.T) {
 	b := setup(t, Config{ResendInterval: 30 * time.Millisecond})
 	b.master.hold(message.KindAck)
 	b.mustDispatch(t, b.dispatchMsg(1, "echo ran"))
-	waitFor(t, "the ack re-sent while not DB-acked", func() bool { return b.master.count(1, message.TypeAck) >= 3 })
+	wait.Until(t, 10*time.Second, "the ack re-sent while not DB-acked", func() bool { return b.master.count(1, message.TypeAck) >= 3 })
 	if n := b.master.count(1, message.TypeRunning); n != 0 {
 		t.Fatalf("task reported running %d times before its ack was DB-acked", n)
 	}
@@ -557,7 +547,7 @@ func TestTakenBackBeforeAdmissionNeverRuns(t *testing.T) {
 	b.master.takeBackTask(1)
 	d := b.dispatchMsg(1, "echo ran >> count")
 	b.mustDispatch(t, d)
-	waitFor(t, "the task dropped", func() bool {
+	wait.Until(t, 10*time.Second, "the task dropped", func() bool {
 		s := b.w.Stats()
 		return b.master.count(1, message.TypeAck) > 0 && s.Running == 0 && s.Queued == 0
 	})

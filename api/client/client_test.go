@@ -1,7 +1,7 @@
 package client
 
 import (
-	"github.com/beluga-scheduler/beluga/internal/authtest"
+	"github.com/beluga-scheduler/beluga/testkit/authtest"
 
 	"bytes"
 	"context"

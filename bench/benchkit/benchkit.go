@@ -20,7 +20,7 @@ import (
 	"github.com/beluga-scheduler/beluga/api/client"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
-	"github.com/beluga-scheduler/beluga/internal/freeport"
+	"github.com/beluga-scheduler/beluga/testkit/freeport"
 )
 
 // Target is a running Beluga: its REST API and its database.

@@ -1,6 +1,6 @@
 // Command failover measures a real Beluga cluster (ZooKeeper, MariaDB,
 // masters, workers and an api as separate processes, started the way the
-// cluster tests start them: internal/clustertest) and prints:
+// cluster tests start them: testkit/clustertest) and prints:
 //
 //   - leader failover: kill -9 of the active master mid-workflow, to the
 //     first task dispatched by the new leader (DB dispatch_time minus the
@@ -41,9 +41,9 @@ import (
 
 	"github.com/beluga-scheduler/beluga/bench/benchkit"
 	"github.com/beluga-scheduler/beluga/common/model"
-	"github.com/beluga-scheduler/beluga/internal/clustertest"
-	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
 	"github.com/beluga-scheduler/beluga/tasks/builtin"
+	"github.com/beluga-scheduler/beluga/testkit/clustertest"
+	"github.com/beluga-scheduler/beluga/testkit/mariadbtest"
 )
 
 const project = "bench"

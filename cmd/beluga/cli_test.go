@@ -23,7 +23,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/store"
-	"github.com/beluga-scheduler/beluga/internal/authtest"
+	"github.com/beluga-scheduler/beluga/testkit/authtest"
 )
 
 // env is an API server on a temp SQLite store. Before each poll of an

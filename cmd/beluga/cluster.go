@@ -121,10 +121,6 @@ func masterCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		sel, err := bmaster.ParseSelector(c.Master.Selector)
-		if err != nil {
-			return usageError{err}
-		}
 		tl, err := loadTLS(c)
 		if err != nil {
 			return err
@@ -132,6 +128,10 @@ func masterCommand() *cobra.Command {
 		secret, err := clusterSecret(c)
 		if err != nil {
 			return err
+		}
+		mc, err := standalone.MasterConfig(c, secret, tl)
+		if err != nil {
+			return usageError{err}
 		}
 		defer log.Sync() //nolint:errcheck // stderr
 		ctx := cmd.Context()
@@ -147,9 +147,8 @@ func masterCommand() *cobra.Command {
 			return err
 		}
 		defer closeAll()
-		m := bmaster.New(bmaster.Config{Listen: c.Master.Listen, Host: c.Master.Host, PollInterval: c.Master.PollInterval,
-			Selector: sel, MaxRunning: c.Master.MaxRunning, Limits: standalone.Limits(c), Secret: secret, TLS: tl,
-			Events: bmaster.EventsConfig{Secrets: secrets}}, st, z, z, log)
+		mc.Events = bmaster.EventsConfig{Secrets: secrets}
+		m := bmaster.New(mc, st, z, z, log)
 		ms, err := startMetrics(c, log)
 		if err != nil {
 			return err
@@ -310,13 +309,9 @@ func apiCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		h := api.NewHandler(api.Deps{Store: st, Notify: nudge, Logs: standalone.LogFetcher(rc, z),
+		srv := standalone.NewAPIServer(c, tl, api.Deps{Store: st, Notify: nudge, Logs: standalone.LogFetcher(rc, z),
 			Cluster: api.ClusterView(st, z, z), Ready: func() bool { return true }, Log: log,
-			Listen: c.API.Listen, AllowedHosts: c.API.AllowedHosts, Secrets: secrets, MetricsToken: mtoken})
-		srv := api.NewServer(c.API.Listen, h, log)
-		if tl != nil {
-			srv.UseTLS(tl.HTTPSConfig())
-		}
+			Secrets: secrets, MetricsToken: mtoken})
 		if err := srv.Start(ctx); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"io"
 	"net/http"
 	"os"
@@ -198,16 +199,7 @@ func TestDataDirIsExclusive(t *testing.T) {
 	cmd := fmt.Sprintf(`setsid sh -c 'echo $$ > %s; exec sleep 120' & while [ ! -s %[1]s ]; do sleep 0.01; done; touch %s; sleep 300`, escaped, started)
 	call(t, "PUT", api+"/projects/demo/workflows/long", fmt.Sprintf("name: long\ntasks:\n  - {name: s, command: %q}\n", cmd), http.StatusCreated)
 	call(t, "POST", api+"/projects/demo/workflows/long/runs", `{}`, http.StatusCreated)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(started); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the task never started")
-		}
-		time.Sleep(10 * time.Millisecond) // waiting for a file the task writes
-	}
+	wait.Until(t, 30*time.Second, "the task to start (the file it writes)", func() bool { _, err := os.Stat(started); return err == nil })
 	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

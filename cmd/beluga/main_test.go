@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/beluga-scheduler/beluga/common/tasktype"
-	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 	"github.com/beluga-scheduler/beluga/tasks/builtin"
+	"github.com/beluga-scheduler/beluga/testkit/leakcheck"
 	"github.com/beluga-scheduler/beluga/worker/executor"
 )
 

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/beluga-scheduler/beluga/internal/authtest"
+	"github.com/beluga-scheduler/beluga/testkit/authtest"
 
 	"context"
 	"net/http/httptest"

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net/http"
 	"os"
 	"os/exec"
@@ -38,16 +39,15 @@ func TestTaskLogStreamFlag(t *testing.T) {
 		State string
 		Tasks []struct{ ID int64 }
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for inst.State != "succeeded" {
-		if time.Now().After(deadline) {
-			t.Fatalf("the run did not succeed: %+v", inst)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the API for the run's end
+	wait.UntilErr(t, 60*time.Second, "the run to succeed", func() error {
 		if err := json.Unmarshal([]byte(call(t, "GET", fmt.Sprintf("%s/instances/%d", api, run.ID), "", http.StatusOK)), &inst); err != nil {
 			t.Fatal(err)
 		}
-	}
+		if inst.State != "succeeded" {
+			return fmt.Errorf("%+v", inst)
+		}
+		return nil
+	})
 	tok, _ := tokens.Load(base)
 	cli := func(args ...string) (int, string, string) {
 		cmd := exec.Command(bin, args...)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/beluga-scheduler/beluga/internal/pgtest"
+	"github.com/beluga-scheduler/beluga/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) {

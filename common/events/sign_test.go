@@ -9,7 +9,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/model"
 
-	"github.com/beluga-scheduler/beluga/internal/leakcheck"
+	"github.com/beluga-scheduler/beluga/testkit/leakcheck"
 )
 
 func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }

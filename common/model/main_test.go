@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/beluga-scheduler/beluga/internal/leakcheck"
+	"github.com/beluga-scheduler/beluga/testkit/leakcheck"
 )
 
 func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }

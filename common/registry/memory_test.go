@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"errors"
+	testwait "github.com/beluga-scheduler/beluga/testkit/wait"
 	"testing"
 	"time"
 )
@@ -47,11 +48,7 @@ func TestMemoryElection(t *testing.T) {
 		t.Fatal("Lost still open after Resign")
 	}
 	var t2 Term
-	select {
-	case t2 = <-won:
-	case <-time.After(5 * time.Second):
-		t.Fatal("second campaigner never won")
-	}
+	t2 = testwait.Signal(t, 5*time.Second, "the second campaigner to win", won)
 	if t2.Epoch <= t1.Epoch {
 		t.Fatalf("epochs %d then %d: want increasing", t1.Epoch, t2.Epoch)
 	}

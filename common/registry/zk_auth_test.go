@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	testwait "github.com/beluga-scheduler/beluga/testkit/wait"
 	"strings"
 	"testing"
 	"time"
@@ -90,7 +91,7 @@ func TestZKClosedToNonMembers(t *testing.T) {
 		}
 		// Each node is seen (and logged) before it is deleted: a node
 		// created and deleted between two reads of the view is never seen.
-		eventually(t, 5*time.Second, "the unsigned node is logged", func() bool {
+		testwait.Until(t, 5*time.Second, "the unsigned node is logged", func() bool {
 			return logs.FilterMessage("ignoring a registration that is not the cluster's").Len() >= i+1
 		})
 		if hasNode(z, RoleWorker, "10.6.6.6:1") {
@@ -100,7 +101,7 @@ func TestZKClosedToNonMembers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, 5*time.Second, "both ignored nodes logged", func() bool {
+	testwait.Until(t, 5*time.Second, "both ignored nodes logged", func() bool {
 		return logs.FilterMessage("ignoring a registration that is not the cluster's").Len() >= 2
 	})
 	// Heartbeats rewrite a node every few seconds: it is logged once.
@@ -108,7 +109,7 @@ func TestZKClosedToNonMembers(t *testing.T) {
 	if _, err := member.Create(p, forged, zk.FlagEphemeral, z.acl()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "third logged", func() bool {
+	testwait.Until(t, 5*time.Second, "third logged", func() bool {
 		return logs.FilterMessage("ignoring a registration that is not the cluster's").Len() >= 3
 	})
 	for range 3 {
@@ -119,7 +120,7 @@ func TestZKClosedToNonMembers(t *testing.T) {
 	if err := z.Register(ctx, worker("10.0.0.1:1", 5)); err != nil { // a change after the sets, to wait on
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "own heartbeat seen", func() bool {
+	testwait.Until(t, 5*time.Second, "own heartbeat seen", func() bool {
 		n, _ := findNode(z, RoleWorker, "10.0.0.1:1")
 		return n.Heartbeat.Running == 5
 	})
@@ -148,7 +149,7 @@ func TestZKLeaderTermEpoch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "b sees a lead in its epoch", func() bool {
+	testwait.Until(t, 5*time.Second, "b sees a lead in its epoch", func() bool {
 		id, ep, ok := b.LeaderTerm()
 		return ok && id == "m1:1" && ep == term.Epoch
 	})

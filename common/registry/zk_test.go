@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	testwait "github.com/beluga-scheduler/beluga/testkit/wait"
 	"os"
 	"slices"
 	"strings"
@@ -18,8 +19,8 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/beluga-scheduler/beluga/common/metrics"
-	"github.com/beluga-scheduler/beluga/internal/leakcheck"
-	"github.com/beluga-scheduler/beluga/internal/zktest"
+	"github.com/beluga-scheduler/beluga/testkit/leakcheck"
+	"github.com/beluga-scheduler/beluga/testkit/zktest"
 )
 
 var _ interface {
@@ -87,18 +88,6 @@ func start(t *testing.T, z *ZK) {
 	}
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition with a deadline
-	}
-}
-
 func hasNode(r Registry, role Role, addr string) bool {
 	_, ok := findNode(r, role, addr)
 	return ok
@@ -152,7 +141,7 @@ func (l *stateLog) seen() []ConnState {
 // order.
 func (l *stateLog) waitSeq(t *testing.T, within time.Duration, from int, want ...ConnState) {
 	t.Helper()
-	eventually(t, within, fmt.Sprintf("states %v after #%d, want %v in order", l.seen(), from, want), func() bool {
+	testwait.Until(t, within, fmt.Sprintf("states %v after #%d, want %v in order", l.seen(), from, want), func() bool {
 		s := l.seen()
 		i := 0
 		for _, st := range s[min(from, len(s)):] {
@@ -217,23 +206,19 @@ func TestZKRegisterWatchLeave(t *testing.T) {
 	if err := a.Register(ctx, worker("10.0.0.2:1234", 0)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "b sees the master and the worker", func() bool {
+	testwait.Until(t, 5*time.Second, "b sees the master and the worker", func() bool {
 		return hasNode(b, RoleMaster, "10.0.0.1:5678") && hasNode(b, RoleWorker, "10.0.0.2:1234")
 	})
 	if n, _ := findNode(b, RoleWorker, "10.0.0.2:1234"); !n.InGroup("gpu") || n.Heartbeat.Capacity != 8 {
 		t.Fatalf("worker as seen by b: %+v", n)
 	}
-	select {
-	case <-changes:
-	case <-time.After(5 * time.Second):
-		t.Fatal("Changes did not fire on a join")
-	}
+	testwait.Signal(t, 5*time.Second, "Changes to fire on a join", changes)
 
 	// A heartbeat is a new Register; watchers see it.
 	if err := a.Register(ctx, worker("10.0.0.2:1234", 3)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "b sees the heartbeat", func() bool {
+	testwait.Until(t, 5*time.Second, "b sees the heartbeat", func() bool {
 		n, _ := findNode(b, RoleWorker, "10.0.0.2:1234")
 		return n.Heartbeat.Running == 3
 	})
@@ -241,7 +226,7 @@ func TestZKRegisterWatchLeave(t *testing.T) {
 	if err := a.Deregister(ctx, RoleWorker, "10.0.0.2:1234"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "b sees the worker leave", func() bool {
+	testwait.Until(t, 5*time.Second, "b sees the worker leave", func() bool {
 		return !hasNode(b, RoleWorker, "10.0.0.2:1234")
 	})
 	if !hasNode(a, RoleMaster, "10.0.0.1:5678") {
@@ -265,9 +250,9 @@ func TestZKEphemeralGoneWithSession(t *testing.T) {
 	if err := a.Register(context.Background(), worker("w1:1", 0)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "b sees w1", func() bool { return hasNode(b, RoleWorker, "w1:1") })
+	testwait.Until(t, 5*time.Second, "b sees w1", func() bool { return hasNode(b, RoleWorker, "w1:1") })
 	a.Stop() // closes the session: the node goes at once, well within the timeout
-	eventually(t, 4*time.Second, "b sees w1 leave after a's session closed", func() bool {
+	testwait.Until(t, 4*time.Second, "b sees w1 leave after a's session closed", func() bool {
 		return !hasNode(b, RoleWorker, "w1:1")
 	})
 	if err := a.Register(context.Background(), worker("w1:1", 0)); !errors.Is(err, ErrStopped) {
@@ -310,7 +295,7 @@ func TestZKRestartedNodeReplacesStale(t *testing.T) {
 		t.Fatalf("w1 owned by session %x, want the new session %x", st.EphemeralOwner, cur.id)
 	}
 	// The old session expires on the server: its other node goes, w1 stays.
-	eventually(t, 10*time.Second, "the old session's node expires", func() bool {
+	testwait.Until(t, 10*time.Second, "the old session's node expires", func() bool {
 		return !hasNode(watcher, RoleMaster, "old-only:1")
 	})
 	n, ok := findNode(watcher, RoleWorker, "w1:1")
@@ -335,7 +320,7 @@ func TestZKElection(t *testing.T) {
 	if _, err := a.Campaign(ctx, "a"); !errors.Is(err, ErrCampaignActive) {
 		t.Fatalf("second campaign while leading = %v, want ErrCampaignActive", err)
 	}
-	eventually(t, 5*time.Second, "b sees a lead", func() bool { id, ok := b.Leader(); return ok && id == "a" })
+	testwait.Until(t, 5*time.Second, "b sees a lead", func() bool { id, ok := b.Leader(); return ok && id == "a" })
 
 	// A campaign given up leaves nothing behind.
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
@@ -355,7 +340,7 @@ func TestZKElection(t *testing.T) {
 	if tb.Epoch <= ta.Epoch {
 		t.Fatalf("epochs a=%d b=%d: want b higher", ta.Epoch, tb.Epoch)
 	}
-	eventually(t, 5*time.Second, "a sees b lead", func() bool { id, ok := a.Leader(); return ok && id == "b" })
+	testwait.Until(t, 5*time.Second, "a sees b lead", func() bool { id, ok := a.Leader(); return ok && id == "b" })
 
 	// The leader stops: its session closes and a takes over.
 	wonA := campaignAsync(a, "a")
@@ -447,13 +432,13 @@ func TestZKLeaderPartitioned(t *testing.T) {
 		t.Fatalf("epochs a=%d b=%d: want b higher", ta.Epoch, rb.term.Epoch)
 	}
 	t.Logf("a stepped down %v after the cut; b led %v after it", lostAt.Sub(cutAt), rb.at.Sub(cutAt))
-	eventually(t, 2*timeout, "a's registration expires", func() bool { return !hasNode(b, RoleMaster, "a:1") })
+	testwait.Until(t, 2*timeout, "a's registration expires", func() bool { return !hasNode(b, RoleMaster, "a:1") })
 	states.waitSeq(t, 3*timeout, 0, Connected, Suspended, Expired)
 
 	n := len(states.seen())
 	proxy.Heal()
 	states.waitSeq(t, 3*timeout, n, Connected)
-	eventually(t, 5*time.Second, "a's registration written again", func() bool { return hasNode(b, RoleMaster, "a:1") })
+	testwait.Until(t, 5*time.Second, "a's registration written again", func() bool { return hasNode(b, RoleMaster, "a:1") })
 	if id, ok := a.Leader(); !ok || id != "b" {
 		t.Fatalf("a sees leader %q %v, want b", id, ok)
 	}
@@ -477,7 +462,7 @@ func TestZKLocalExpiryFromLastHeard(t *testing.T) {
 	if err := a.Register(context.Background(), worker("w:1", 0)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "b sees w", func() bool { return hasNode(b, RoleWorker, "w:1") })
+	testwait.Until(t, 5*time.Second, "b sees w", func() bool { return hasNode(b, RoleWorker, "w:1") })
 	ch, cancel := a.States()
 	defer cancel()
 	<-ch // the current state
@@ -496,7 +481,7 @@ func TestZKLocalExpiryFromLastHeard(t *testing.T) {
 			t.Fatal("no Expired within three session timeouts of the cut")
 		}
 	}
-	eventually(t, 2*timeout, "server expires a's session", func() bool { return !hasNode(b, RoleWorker, "w:1") })
+	testwait.Until(t, 2*timeout, "server expires a's session", func() bool { return !hasNode(b, RoleWorker, "w:1") })
 	goneAt := time.Now()
 	t.Logf("a took its session as expired %v after the cut; b saw its node go %v after it",
 		expiredAt.Sub(cutAt).Round(time.Millisecond), goneAt.Sub(cutAt).Round(time.Millisecond))
@@ -524,7 +509,7 @@ func proxiedPair(t *testing.T, timeout time.Duration, prep func(*ZK)) (*zktest.P
 	if err := a.Register(context.Background(), worker("w:1", 0)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "b sees w", func() bool { return hasNode(b, RoleWorker, "w:1") })
+	testwait.Until(t, 5*time.Second, "b sees w", func() bool { return hasNode(b, RoleWorker, "w:1") })
 	return proxy, a, b, states
 }
 
@@ -537,10 +522,10 @@ func TestZKServerReportedExpiry(t *testing.T) {
 
 	proxy.Partition()
 	states.waitSeq(t, 10*time.Second, 0, Suspended)
-	eventually(t, 10*time.Second, "server expires a's session", func() bool { return !hasNode(b, RoleWorker, "w:1") })
+	testwait.Until(t, 10*time.Second, "server expires a's session", func() bool { return !hasNode(b, RoleWorker, "w:1") })
 	proxy.Heal()
 	states.waitSeq(t, 15*time.Second, 0, Suspended, Expired, Connected)
-	eventually(t, 5*time.Second, "w registered again", func() bool { return hasNode(b, RoleWorker, "w:1") })
+	testwait.Until(t, 5*time.Second, "w registered again", func() bool { return hasNode(b, RoleWorker, "w:1") })
 	after, _ := a.session()
 	if after.id == before.id || after.gen == before.gen {
 		t.Fatalf("session %x gen %d after expiry, same as before", after.id, after.gen)
@@ -602,7 +587,7 @@ func TestZKRepeatedReconnects(t *testing.T) {
 	if err := a.Register(context.Background(), worker("w:1", 1_000_000)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "b sees the last heartbeat", func() bool {
+	testwait.Until(t, 5*time.Second, "b sees the last heartbeat", func() bool {
 		n, ok := findNode(b, RoleWorker, "w:1")
 		return ok && n.Heartbeat.Running == 1_000_000
 	})
@@ -645,7 +630,7 @@ func TestZKServerRestart(t *testing.T) {
 	if err := a.Register(context.Background(), worker("w:1", 5)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "heartbeat after restart", func() bool {
+	testwait.Until(t, 5*time.Second, "heartbeat after restart", func() bool {
 		n, _ := findNode(c, RoleWorker, "w:1")
 		return n.Heartbeat.Running == 5
 	})
@@ -724,8 +709,8 @@ func TestZKEnsembleLosesOne(t *testing.T) {
 	if err := b.Register(ctx, worker("b:1", 0)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 15*time.Second, "a sees b's registration after the loss", func() bool { return hasNode(a, RoleWorker, "b:1") })
-	eventually(t, 15*time.Second, "b sees a's registration after the loss", func() bool { return hasNode(b, RoleWorker, "a:1") })
+	testwait.Until(t, 15*time.Second, "a sees b's registration after the loss", func() bool { return hasNode(a, RoleWorker, "b:1") })
+	testwait.Until(t, 15*time.Second, "b sees a's registration after the loss", func() bool { return hasNode(b, RoleWorker, "a:1") })
 	after, _ := a.session()
 	if after.id != before.id {
 		t.Fatalf("a's session changed from %x to %x", before.id, after.id)
@@ -780,7 +765,7 @@ func TestZKLossWithinSession(t *testing.T) {
 			proxy.Drop() // a's connection ends now: it dials again into the cut
 			cutAt := time.Now()
 			states.waitSeq(t, timeout, 0, Suspended)
-			time.Sleep(tc.cut - time.Since(cutAt)) // the loss lasts this long
+			time.Sleep(tc.cut - time.Since(cutAt)) // time is the subject: the loss lasts this long
 			tc.heal(proxy)
 			healedAt := time.Now()
 			states.waitSeq(t, timeout, 0, Suspended, Reconnected)
@@ -794,7 +779,7 @@ func TestZKLossWithinSession(t *testing.T) {
 			if err := a.Register(context.Background(), worker("w:1", 7)); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, 5*time.Second, "b sees the heartbeat after the loss", func() bool {
+			testwait.Until(t, 5*time.Second, "b sees the heartbeat after the loss", func() bool {
 				n, ok := findNode(b, RoleWorker, "w:1")
 				return ok && n.Heartbeat.Running == 7
 			})

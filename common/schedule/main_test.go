@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/beluga-scheduler/beluga/internal/leakcheck"
+	"github.com/beluga-scheduler/beluga/testkit/leakcheck"
 )
 
 // TestMain fails the package's tests when they leave goroutines running.

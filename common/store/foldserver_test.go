@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"sync"
 	"testing"
 	"time"
@@ -11,7 +12,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
-	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
+	"github.com/beluga-scheduler/beluga/testkit/mariadbtest"
 )
 
 // openServerDB opens and migrates the server database at url.
@@ -170,28 +171,22 @@ func TestFoldedTermCheckHoldsTheFence(t *testing.T) {
 			}
 			begun := make(chan error, 1)
 			go func() { begun <- other.TermBegin(ctx, 4, "m2") }()
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				// The fence write is seen running while the folded write
-				// holds its lock: a lone-row update does not run for long
-				// otherwise.
+			// The fence write is seen running while the folded write holds
+			// its lock: a lone-row update does not run for long otherwise.
+			if wait.Poll(30*time.Second, "the fence write waiting on the server", func() bool {
 				n, err := store.QueryInt(other, tc.waiting)
 				if err != nil {
 					t.Fatal(err)
-				}
-				if n > 0 {
-					break
 				}
 				select {
 				case err := <-begun:
 					t.Fatalf("the new term was recorded (%v) while the old term's write was in flight", err)
 				default:
 				}
-				if time.Now().After(deadline) {
-					list, _ := store.QueryString(other, tc.list)
-					t.Fatalf("the fence write neither waited nor finished; sessions: %s", list)
-				}
-				time.Sleep(10 * time.Millisecond) // polling the server's session list
+				return n > 0
+			}) != nil {
+				list, _ := store.QueryString(other, tc.list)
+				t.Fatalf("the fence write neither waited nor finished; sessions: %s", list)
 			}
 			free()
 			if err := <-wrote; err != nil {

@@ -4,10 +4,10 @@ import (
 	"os"
 	"testing"
 
-	"github.com/beluga-scheduler/beluga/internal/leakcheck"
-	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
-	"github.com/beluga-scheduler/beluga/internal/pgtest"
 	"github.com/beluga-scheduler/beluga/tasks/builtin"
+	"github.com/beluga-scheduler/beluga/testkit/leakcheck"
+	"github.com/beluga-scheduler/beluga/testkit/mariadbtest"
+	"github.com/beluga-scheduler/beluga/testkit/pgtest"
 )
 
 // TestMain stops the private database servers and removes their data when

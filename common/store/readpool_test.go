@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"path/filepath"
 	"testing"
 	"time"
@@ -41,11 +42,9 @@ func TestViewsReadBesideAWrite(t *testing.T) {
 	}
 	wrote := make(chan error, 1)
 	go func() { wrote <- s.InstanceSetReason(ctx, inst.ID, "written late") }()
-	for deadline := time.Now().Add(5 * time.Second); store.WritersInUse(s) != 1; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			release()
-			t.Fatal("the store's write never took its connection")
-		}
+	if err := wait.Poll(5*time.Second, "the store's write to take its connection", func() bool { return store.WritersInUse(s) == 1 }); err != nil {
+		release()
+		t.Fatal(err)
 	}
 
 	rctx, cancel := context.WithTimeout(ctx, 3*time.Second)

@@ -2,6 +2,8 @@ package procfs
 
 import (
 	"bytes"
+	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"os"
 	"os/exec"
 	"strconv"
@@ -56,15 +58,13 @@ func TestKernelThreadIsNoUserProcess(t *testing.T) {
 // comm is no longer the parent's).
 func waitExec(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	var b []byte
+	var err error
+	wait.UntilErr(t, 10*time.Second, fmt.Sprintf("process %d to exec sleep", pid), func() error {
+		b, err = os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
 		if err == nil && strings.TrimSpace(string(b)) == "sleep" {
-			return
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d did not exec: %q %v", pid, b, err)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return fmt.Errorf("comm %q %v", b, err)
+	})
 }

@@ -3,14 +3,15 @@ package startstop_test
 import (
 	"context"
 	"errors"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 	"github.com/beluga-scheduler/beluga/internal/startstop"
+	"github.com/beluga-scheduler/beluga/testkit/leakcheck"
 )
 
 func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
@@ -60,7 +61,7 @@ func TestStartTwiceIsAnError(t *testing.T) {
 	if !errors.Is(err, startstop.ErrStarted) || !strings.Contains(err.Error(), "part") {
 		t.Fatalf("second Start = %v, want ErrStarted naming the part", err)
 	}
-	waitFor(t, func() bool { return p.loops.Load() > 0 })
+	wait.Until(t, 5*time.Second, "the part's loop running", func() bool { return p.loops.Load() > 0 })
 	p.Stop()
 	if n := p.loops.Load(); n != 1 {
 		t.Fatalf("%d goroutines started, want 1", n)
@@ -104,7 +105,7 @@ func TestStopWaitsForGoroutines(t *testing.T) {
 	var sawExit atomic.Bool
 	p.life.Go(func(ctx context.Context) {
 		<-ctx.Done()
-		time.Sleep(50 * time.Millisecond) // work after cancellation that Stop must wait for
+		time.Sleep(50 * time.Millisecond) // time is the subject: work after cancellation that Stop must wait for
 		sawExit.Store(true)
 	})
 	if err := p.life.Stop(nil); err != nil {
@@ -129,7 +130,10 @@ func TestConcurrentStopWaitsForTheFirst(t *testing.T) {
 	second := make(chan struct{})
 	go func() {
 		defer close(second)
-		waitFor(t, func() bool { return !p.life.Running() })
+		// Not wait.Until: this goroutine is not the test's, so it cannot end it.
+		if err := wait.Poll(5*time.Second, "the first Stop under way", func() bool { return !p.life.Running() }); err != nil {
+			t.Error(err)
+		}
 		_ = p.life.Stop(nil)
 	}()
 	select {
@@ -171,7 +175,7 @@ func TestStartCancelledByItsContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancel()
-	waitFor(t, func() bool { return p.exited.Load() == 1 })
+	wait.Until(t, 5*time.Second, "the goroutine to exit on cancel", func() bool { return p.exited.Load() == 1 })
 	p.Stop()
 }
 
@@ -212,18 +216,6 @@ func TestStopAllInReverseSkippingNil(t *testing.T) {
 	want := "start a,start b,stop b,stop a"
 	if got := strings.Join(log, ","); got != want {
 		t.Fatalf("order %q, want %q", got, want)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Error("condition not met within 5s")
-			return
-		}
-		time.Sleep(5 * time.Millisecond) // polling a condition with a deadline
 	}
 }
 

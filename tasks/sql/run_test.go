@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"io"
 	"net"
 	"net/url"
@@ -23,8 +24,8 @@ import (
 	"github.com/beluga-scheduler/beluga/common/datasource"
 	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/tasktype"
-	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
-	"github.com/beluga-scheduler/beluga/internal/pgtest"
+	"github.com/beluga-scheduler/beluga/testkit/mariadbtest"
+	"github.com/beluga-scheduler/beluga/testkit/pgtest"
 )
 
 // target is one real database a sql task runs against.
@@ -267,12 +268,8 @@ func exercise(t *testing.T, tg target) {
 		if tg.running == nil {
 			return
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for tg.running(t) > 0 {
-			if time.Now().After(deadline) {
-				t.Fatalf("the statement still runs on the server 10s after the task was cancelled\n%s", log)
-			}
-			time.Sleep(50 * time.Millisecond) // polling the server's session list
+		if wait.Poll(10*time.Second, "the statement to end on the server", func() bool { return tg.running(t) == 0 }) != nil {
+			t.Fatalf("the statement still runs on the server 10s after the task was cancelled\n%s", log)
 		}
 	})
 

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/beluga-scheduler/beluga/common/spec"
-	"github.com/beluga-scheduler/beluga/internal/clustertest"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
+	"github.com/beluga-scheduler/beluga/testkit/clustertest"
 )
 
 // TestRetryClockSurvivesLeaderKill: a task fails, its retry is delayed by

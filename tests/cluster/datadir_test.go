@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/beluga-scheduler/beluga/common/spec"
-	"github.com/beluga-scheduler/beluga/internal/clustertest"
-	"github.com/beluga-scheduler/beluga/internal/freeport"
+	"github.com/beluga-scheduler/beluga/testkit/clustertest"
+	"github.com/beluga-scheduler/beluga/testkit/freeport"
 )
 
 // TestWorkerDataDirAndLogsAcrossRestart: a second worker on a running

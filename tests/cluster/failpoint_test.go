@@ -7,7 +7,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/failpoint"
 	"github.com/beluga-scheduler/beluga/common/spec"
-	"github.com/beluga-scheduler/beluga/internal/clustertest"
+	"github.com/beluga-scheduler/beluga/testkit/clustertest"
 )
 
 // TestCrashPoints kills the leader at each crash point of dispatch (docs/architecture.md

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/beluga-scheduler/beluga/common/spec"
-	"github.com/beluga-scheduler/beluga/internal/clustertest"
+	"github.com/beluga-scheduler/beluga/testkit/clustertest"
 )
 
 // TestKillLeaderMidDAG kills -9 the active master while b and c of a

@@ -1,5 +1,5 @@
 // Package cluster holds Beluga's failover scenarios: real masters, workers,
-// ZooKeeper and MariaDB processes (internal/clustertest) that are killed,
+// ZooKeeper and MariaDB processes (testkit/clustertest) that are killed,
 // paused and restarted mid-workflow, with assertions on the DB and on the
 // executions the tasks record. Scenarios run one after another: each
 // starts a cluster of its own, and the machine is small.
@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/beluga-scheduler/beluga/common/spec"
-	"github.com/beluga-scheduler/beluga/internal/clustertest"
+	"github.com/beluga-scheduler/beluga/testkit/clustertest"
 )
 
 func TestMain(m *testing.M) { os.Exit(clustertest.Main(m)) }

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beluga-scheduler/beluga/internal/clustertest"
+	"github.com/beluga-scheduler/beluga/testkit/clustertest"
 )
 
 // TestMariaDBRestart kills the cluster's MariaDB server mid-run and keeps

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/beluga-scheduler/beluga/common/spec"
-	"github.com/beluga-scheduler/beluga/internal/clustertest"
+	"github.com/beluga-scheduler/beluga/testkit/clustertest"
 )
 
 // TestTaskCannotReadTheWorkersSecret (docs/security.md, items 1 and 6): a

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beluga-scheduler/beluga/internal/clustertest"
+	"github.com/beluga-scheduler/beluga/testkit/clustertest"
 )
 
 // TestHealthyCluster runs a diamond on a cluster where nothing fails: the

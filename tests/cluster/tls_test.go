@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beluga-scheduler/beluga/internal/clustertest"
 	"github.com/beluga-scheduler/beluga/remote/frame"
 	"github.com/beluga-scheduler/beluga/remote/message"
+	"github.com/beluga-scheduler/beluga/testkit/clustertest"
 )
 
 // TestWorkflowOverTLS runs a cluster with TLS on every link (the harness

@@ -15,11 +15,11 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/beluga-scheduler/beluga/common/model"
-	"github.com/beluga-scheduler/beluga/internal/clustertest"
-	"github.com/beluga-scheduler/beluga/internal/freeport"
 	"github.com/beluga-scheduler/beluga/remote"
 	"github.com/beluga-scheduler/beluga/remote/frame"
 	"github.com/beluga-scheduler/beluga/remote/message"
+	"github.com/beluga-scheduler/beluga/testkit/clustertest"
+	"github.com/beluga-scheduler/beluga/testkit/freeport"
 )
 
 const rejected = "closing unauthenticated connection"

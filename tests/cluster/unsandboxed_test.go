@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/beluga-scheduler/beluga/api/client"
-	"github.com/beluga-scheduler/beluga/internal/clustertest"
+	"github.com/beluga-scheduler/beluga/testkit/clustertest"
 )
 
 // TestUnisolatedWorkerRefusesUsersCode (docs/security.md, item 1): in a

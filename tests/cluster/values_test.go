@@ -18,7 +18,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/api/client"
 	"github.com/beluga-scheduler/beluga/common/spec"
-	"github.com/beluga-scheduler/beluga/internal/clustertest"
+	"github.com/beluga-scheduler/beluga/testkit/clustertest"
 )
 
 func rawJSON(t *testing.T, v any) json.RawMessage {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/spec"
-	"github.com/beluga-scheduler/beluga/internal/clustertest"
-	"github.com/beluga-scheduler/beluga/internal/zktest"
+	"github.com/beluga-scheduler/beluga/testkit/clustertest"
+	"github.com/beluga-scheduler/beluga/testkit/zktest"
 )
 
 // ledgerLine is one line a ledger task wrote: what (start, tick, end),

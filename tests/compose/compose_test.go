@@ -16,6 +16,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net"
 	"net/http"
 	"os"
@@ -233,8 +234,7 @@ func (c *cluster) dumpLogs() {
 func (c *cluster) up() {
 	c.t.Helper()
 	c.compose(append([]string{"up", "-d", "--no-build"}, c.services...)...)
-	deadline := time.Now().Add(6 * time.Minute)
-	for {
+	wait.UntilErr(c.t, 6*time.Minute, "every service healthy and the migration done", func() error {
 		states := map[string]string{}
 		ready := true
 		for _, s := range c.services {
@@ -248,14 +248,11 @@ func (c *cluster) up() {
 				ready = false
 			}
 		}
-		if ready {
-			return
+		if !ready {
+			return fmt.Errorf("states %v", states)
 		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("not healthy after 6 minutes: %v", states)
-		}
-		time.Sleep(2 * time.Second)
-	}
+		return nil
+	})
 }
 
 // id is the container of a service (one replica each).
@@ -317,14 +314,14 @@ func (c *cluster) client(password string) *client.Client {
 	api := client.NewClient(c.apiURL, nil)
 	var res client.LoginResponse
 	var err error
-	for i := 0; i < 30; i++ { // the API may still be electing its view of the leader
-		if res, err = api.Login(ctx(c.t), "admin", password); err == nil {
-			return api.WithToken(res.Token)
-		}
-		time.Sleep(time.Second)
+	// The API may still be electing its view of the leader.
+	if wait.Poll(30*time.Second, "a login as admin", func() bool {
+		res, err = api.Login(ctx(c.t), "admin", password)
+		return err == nil
+	}) != nil {
+		c.t.Fatalf("login as admin: %v", err)
 	}
-	c.t.Fatalf("login as admin: %v", err)
-	return nil
+	return api.WithToken(res.Token)
 }
 
 func (c *cluster) lastInstance(api *client.Client, workflow string) int64 {
@@ -438,7 +435,7 @@ func (c *cluster) faultRun(api *client.Client, what string, target func() string
 		c.t.Fatalf("run probe: %v", err)
 	}
 	id := strconv.FormatInt(inst.ID, 10)
-	waitFor(c.t, time.Minute, "two probe tasks running", func() bool {
+	wait.Until(c.t, time.Minute, "two probe tasks running", func() bool {
 		n := 0
 		for _, e := range c.readLedger() {
 			if e.instance == id && e.event == "start" {
@@ -454,7 +451,7 @@ func (c *cluster) faultRun(api *client.Client, what string, target func() string
 	}
 	c.t.Logf("%s fault: killed %s (-9) during run %d", what, victim, inst.ID)
 	var state string
-	waitFor(c.t, 3*time.Minute, "the probe run to end", func() bool {
+	wait.Until(c.t, 3*time.Minute, "the probe run to end", func() bool {
 		d, err := api.GetInstance(ctx(c.t), inst.ID)
 		if err != nil {
 			return false // the API may be between leaders
@@ -488,14 +485,14 @@ func (c *cluster) faultRun(api *client.Client, what string, target func() string
 	sort.Strings(names)
 	c.t.Logf("%s fault: run %d succeeded %s after the kill; starts per task %v", what, inst.ID, time.Since(killed).Round(time.Second), names)
 	c.compose("start", victim)
-	waitFor(c.t, 3*time.Minute, victim+" healthy again", func() bool { return c.state(victim) == "running healthy" })
+	wait.Until(c.t, 3*time.Minute, victim+" healthy again", func() bool { return c.state(victim) == "running healthy" })
 }
 
 // promTargetsUp waits until Prometheus has scraped n targets, all up.
 func (c *cluster) promTargetsUp(n int) {
 	c.t.Helper()
 	var last string
-	waitFor(c.t, 2*time.Minute, fmt.Sprintf("%d Prometheus targets up", n), func() bool {
+	if err := wait.Poll(2*time.Minute, fmt.Sprintf("%d Prometheus targets up", n), func() bool {
 		resp, err := http.Get(c.promURL + "/api/v1/targets?state=active")
 		if err != nil {
 			last = err.Error()
@@ -525,7 +522,9 @@ func (c *cluster) promTargetsUp(n int) {
 		}
 		last = sb.String()
 		return up == n && len(v.Data.ActiveTargets) == n
-	}, func() string { return last })
+	}); err != nil {
+		c.t.Fatalf("%v: %s", err, last)
+	}
 	c.t.Logf("Prometheus: %d targets up", n)
 }
 
@@ -556,19 +555,4 @@ func ctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return c
-}
-
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool, detail ...func() string) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			msg := ""
-			for _, f := range detail {
-				msg = f()
-			}
-			t.Fatalf("timed out after %s waiting for %s %s", d, what, msg)
-		}
-		time.Sleep(time.Second)
-	}
 }

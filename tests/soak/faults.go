@@ -6,8 +6,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/beluga-scheduler/beluga/internal/clustertest"
-	"github.com/beluga-scheduler/beluga/internal/zktest"
+	"github.com/beluga-scheduler/beluga/testkit/clustertest"
+	"github.com/beluga-scheduler/beluga/testkit/zktest"
 )
 
 // Kind is a kind of fault.

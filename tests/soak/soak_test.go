@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beluga-scheduler/beluga/internal/clustertest"
+	"github.com/beluga-scheduler/beluga/testkit/clustertest"
 )
 
 func TestMain(m *testing.M) { os.Exit(clustertest.Main(m)) }

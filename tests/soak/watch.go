@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/beluga-scheduler/beluga/internal/clustertest"
-	"github.com/beluga-scheduler/beluga/internal/metricstest"
+	"github.com/beluga-scheduler/beluga/testkit/clustertest"
+	"github.com/beluga-scheduler/beluga/testkit/metricstest"
 )
 
 // sample is what one look at the masters saw: the master that said it

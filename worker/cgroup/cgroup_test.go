@@ -1,6 +1,7 @@
 package cgroup_test
 
 import (
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,8 +13,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/beluga-scheduler/beluga/internal/cgrouptest"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
+	"github.com/beluga-scheduler/beluga/testkit/cgrouptest"
 	"github.com/beluga-scheduler/beluga/worker/cgroup"
 )
 
@@ -87,18 +88,15 @@ func escapee(t *testing.T, task *cgroup.Task) int {
 	}
 	task.CloseFD()
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var pid int
+	wait.Until(t, 10*time.Second, "the escapee to start (its pid file)", func() bool {
 		b, err := os.ReadFile(out)
-		if pid, aerr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && aerr == nil && strings.HasSuffix(string(b), "\n") {
-			t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-			return pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the escapee did not start")
-		}
-		time.Sleep(5 * time.Millisecond) // polling for the file
-	}
+		p, aerr := strconv.Atoi(strings.TrimSpace(string(b)))
+		pid = p
+		return err == nil && aerr == nil && strings.HasSuffix(string(b), "\n")
+	})
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	return pid
 }
 
 // TestRemoveKillsTheSubtree, with cgroup.kill and with its fallback (a

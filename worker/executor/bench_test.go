@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beluga-scheduler/beluga/internal/cgrouptest"
 	"github.com/beluga-scheduler/beluga/remote/message"
+	"github.com/beluga-scheduler/beluga/testkit/cgrouptest"
 	"github.com/beluga-scheduler/beluga/worker/cgroup"
 )
 

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beluga-scheduler/beluga/internal/cgrouptest"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
+	"github.com/beluga-scheduler/beluga/testkit/cgrouptest"
 	"github.com/beluga-scheduler/beluga/worker/cgroup"
 )
 
@@ -40,7 +41,7 @@ func cgroupSetup(t *testing.T) (*bundle, *cgroup.Dir) {
 func (b *bundle) readPid(t *testing.T, id int64, file string) int {
 	t.Helper()
 	var pid int
-	waitFor(t, file+" pid of task "+strconv.FormatInt(id, 10), 10*time.Second, func() bool {
+	wait.Until(t, 10*time.Second, file+" pid of task "+strconv.FormatInt(id, 10), func() bool {
 		raw, err := os.ReadFile(filepath.Join(b.dir, "work", "7", strconv.FormatInt(id, 10), file))
 		if err != nil {
 			return false
@@ -63,7 +64,7 @@ func TestCgroupEndsEnvClearedChild(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	pid := b.readPid(t, 1, "escaped")
-	waitFor(t, "the env-cleared setsid child "+strconv.Itoa(pid)+" to be gone after its task ended", 5*time.Second, func() bool {
+	wait.Until(t, 5*time.Second, "the env-cleared setsid child "+strconv.Itoa(pid)+" to be gone after its task ended", func() bool {
 		return !procfs.Alive(pid)
 	})
 	if _, err := os.Stat(filepath.Join(d.Path(), "task-1-1")); !os.IsNotExist(err) {
@@ -92,7 +93,7 @@ func TestCgroupKillEndsEnvClearedChild(t *testing.T) {
 	if res := b.waitResult(t, 1); res.State != "killed" {
 		t.Fatalf("result %+v", res)
 	}
-	waitFor(t, "the env-cleared setsid child "+strconv.Itoa(pid)+" to be gone after its task was killed", 5*time.Second, func() bool {
+	wait.Until(t, 5*time.Second, "the env-cleared setsid child "+strconv.Itoa(pid)+" to be gone after its task was killed", func() bool {
 		return !procfs.Alive(pid)
 	})
 	if _, err := os.Stat(filepath.Join(d.Path(), "task-1-1")); !os.IsNotExist(err) {

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"slices"
 	"sync"
 	"testing"
@@ -24,14 +25,14 @@ func TestDropAllKillsAndForgetsEverything(t *testing.T) {
 	b.mustDispatch(t, dispatch(5, "sleep 100"))
 	b.waitRunning(t, 5)
 	b.mustDispatch(t, dispatch(2, "touch started"))
-	waitFor(t, "task 2 queued for a slot", 5*time.Second, func() bool { return b.queuedForSlot(2) })
+	wait.Until(t, 5*time.Second, "task 2 queued for a slot", func() bool { return b.queuedForSlot(2) })
 	b.mustDispatch(t, dispatch(3, "touch started")) // its ack is never DB-acked
 
 	if n := b.e.DropAll("test"); n != 4 {
 		t.Fatalf("DropAll = %d, want 4 (running, running, queued, awaiting admission)", n)
 	}
-	waitFor(t, "the dropped group to be gone", 3*time.Second, func() bool { return procfs.Gone(pgid, pids) })
-	waitFor(t, "slots freed", 3*time.Second, func() bool {
+	wait.Until(t, 3*time.Second, "the dropped group to be gone", func() bool { return procfs.Gone(pgid, pids) })
+	wait.Until(t, 3*time.Second, "slots freed", func() bool {
 		s := b.e.Stats()
 		return s.Running == 0 && s.Queued == 0
 	})
@@ -44,7 +45,7 @@ func TestDropAllKillsAndForgetsEverything(t *testing.T) {
 	b.notStarted(t, 3)
 	// The ended task's true result keeps going out until DB-acked.
 	before := b.master.count(masterAddr, 4, message.TypeResult)
-	waitFor(t, "task 4's result re-sent", 5*time.Second, func() bool {
+	wait.Until(t, 5*time.Second, "task 4's result re-sent", func() bool {
 		return b.master.count(masterAddr, 4, message.TypeResult) > before+1
 	})
 	if n := b.e.DropAll("again"); n != 0 {
@@ -89,5 +90,5 @@ func TestGuardToldOfEveryGroup(t *testing.T) {
 	if ops := g.seen(); !slices.Equal(ops[2:], []int{pgid, -pgid}) {
 		t.Fatalf("guard ops = %v, want [... %d %d]", ops, pgid, -pgid)
 	}
-	waitFor(t, "the killed group to be gone", 3*time.Second, func() bool { return procfs.Gone(pgid, pids) })
+	wait.Until(t, 3*time.Second, "the killed group to be gone", func() bool { return procfs.Gone(pgid, pids) })
 }

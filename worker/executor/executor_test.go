@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,11 +18,11 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/params"
 	"github.com/beluga-scheduler/beluga/common/tasktype"
-	"github.com/beluga-scheduler/beluga/internal/leakcheck"
 	"github.com/beluga-scheduler/beluga/internal/lifeline"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
 	"github.com/beluga-scheduler/beluga/remote/message"
 	"github.com/beluga-scheduler/beluga/tasks/builtin"
+	"github.com/beluga-scheduler/beluga/testkit/leakcheck"
 )
 
 // sent is one report the fake master received.
@@ -217,22 +218,10 @@ func (b *bundle) mustDispatch(t *testing.T, d message.Dispatch) {
 	}
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func (b *bundle) waitResult(t *testing.T, id int64) message.Result {
 	t.Helper()
 	var r message.Result
-	waitFor(t, fmt.Sprintf("result of task %d", id), 10*time.Second, func() bool {
+	wait.Until(t, 10*time.Second, fmt.Sprintf("result of task %d", id), func() bool {
 		var ok bool
 		r, ok = b.master.result(id)
 		return ok
@@ -259,7 +248,7 @@ func (b *bundle) pendingCount() int {
 func (b *bundle) waitRunning(t *testing.T, id int64) message.Running {
 	t.Helper()
 	var r message.Running
-	waitFor(t, fmt.Sprintf("running of task %d", id), 10*time.Second, func() bool {
+	wait.Until(t, 10*time.Second, fmt.Sprintf("running of task %d", id), func() bool {
 		var ok bool
 		r, ok = b.master.running(id)
 		return ok
@@ -319,7 +308,7 @@ func TestSucceeded(t *testing.T) {
 		t.Fatalf("result = %+v, want succeeded", res)
 	}
 	// Every report DB-acked: nothing left pending, the task is remembered.
-	waitFor(t, "pending reports to drain", 5*time.Second, func() bool {
+	wait.Until(t, 5*time.Second, "pending reports to drain", func() bool {
 		n := -1
 		b.e.call(func() { n = len(b.e.st.pending) })
 		return n == 0
@@ -364,7 +353,7 @@ func TestSlotsLimitConcurrency(t *testing.T) {
 	if s := b.e.Stats(); s.Running+s.Queued != 5 || s.Capacity != 2 {
 		t.Fatalf("stats after dispatch = %+v, want 5 running or queued", s)
 	}
-	waitFor(t, "both slots in use", 5*time.Second, func() bool {
+	wait.Until(t, 5*time.Second, "both slots in use", func() bool {
 		s := b.e.Stats()
 		return s.Running == 2 && s.Queued == 3
 	})
@@ -394,7 +383,7 @@ func TestSlotsLimitConcurrency(t *testing.T) {
 	if !spans[4].start.After(spans[0].start) || !spans[4].start.After(spans[1].start) {
 		t.Fatalf("queue not FIFO: %+v", spans)
 	}
-	waitFor(t, "stats idle", 5*time.Second, func() bool {
+	wait.Until(t, 5*time.Second, "stats idle", func() bool {
 		s := b.e.Stats()
 		return s.Running == 0 && s.Queued == 0
 	})
@@ -407,7 +396,7 @@ func startGroup(t *testing.T, b *bundle, d message.Dispatch) (int, []int) {
 	b.mustDispatch(t, d)
 	run := b.waitRunning(t, d.TaskInstanceID)
 	var pids []int
-	waitFor(t, "shell and two sleeps in the group", 5*time.Second, func() bool {
+	wait.Until(t, 5*time.Second, "shell and two sleeps in the group", func() bool {
 		pids = procfs.GroupMembers(run.PID)
 		return len(pids) >= 3
 	})
@@ -434,7 +423,7 @@ func TestShortTaskReportsOnlyResult(t *testing.T) {
 	if _, ok := b.master.running(1); ok {
 		t.Fatal("a task that ended within RunningDelay reported Running")
 	}
-	waitFor(t, "the task settled", 5*time.Second, func() bool { return b.pendingCount() == 0 })
+	wait.Until(t, 5*time.Second, "the task settled", func() bool { return b.pendingCount() == 0 })
 }
 
 // A task still running after RunningDelay reports Running then, with its
@@ -463,7 +452,7 @@ func TestKillWhileRunningHeld(t *testing.T) {
 	b := setup(t, Config{RunningDelay: time.Hour})
 	b.mustDispatch(t, dispatch(1, "sleep 100 & sleep 100; wait"))
 	var pgid int
-	waitFor(t, "the task running", 5*time.Second, func() bool {
+	wait.Until(t, 5*time.Second, "the task running", func() bool {
 		b.e.call(func() {
 			if tk := b.e.st.tasks[1]; tk.phase == phaseRunning {
 				pgid = tk.pid
@@ -472,7 +461,7 @@ func TestKillWhileRunningHeld(t *testing.T) {
 		return pgid > 0
 	})
 	var pids []int
-	waitFor(t, "shell and two sleeps in the group", 5*time.Second, func() bool {
+	wait.Until(t, 5*time.Second, "shell and two sleeps in the group", func() bool {
 		pids = procfs.GroupMembers(pgid)
 		return len(pids) >= 3
 	})
@@ -483,7 +472,7 @@ func TestKillWhileRunningHeld(t *testing.T) {
 	if res.State != "killed" || res.PID != pgid || res.StartTime.IsZero() {
 		t.Fatalf("result = %+v, want killed with pid %d and its start time", res, pgid)
 	}
-	waitFor(t, "every process of the group to be gone", 5*time.Second, func() bool { return procfs.Gone(pgid, pids) })
+	wait.Until(t, 5*time.Second, "every process of the group to be gone", func() bool { return procfs.Gone(pgid, pids) })
 	if _, ok := b.master.running(1); ok {
 		t.Fatal("Running reported although RunningDelay had not passed")
 	}
@@ -500,7 +489,7 @@ func TestKillKillsWholeGroup(t *testing.T) {
 	if res.State != "killed" {
 		t.Fatalf("result = %+v, want killed", res)
 	}
-	waitFor(t, "every process of the group to be gone", 5*time.Second, func() bool { return procfs.Gone(pgid, pids) })
+	wait.Until(t, 5*time.Second, "every process of the group to be gone", func() bool { return procfs.Gone(pgid, pids) })
 	if r := b.e.Kill(999); r.Found {
 		t.Fatalf("kill of unknown task found it")
 	}
@@ -515,7 +504,7 @@ func TestKillSurvivorOfSIGTERMGetsSIGKILL(t *testing.T) {
 	if res := b.waitResult(t, 1); res.State != "killed" {
 		t.Fatalf("result = %+v, want killed", res)
 	}
-	waitFor(t, "the SIGTERM-proof child to be gone", 5*time.Second, func() bool { return procfs.Gone(pgid, pids) })
+	wait.Until(t, 5*time.Second, "the SIGTERM-proof child to be gone", func() bool { return procfs.Gone(pgid, pids) })
 }
 
 func TestKillQueuedNeverStarts(t *testing.T) {
@@ -524,7 +513,7 @@ func TestKillQueuedNeverStarts(t *testing.T) {
 	b.mustDispatch(t, dispatch(1, "sleep 100"))
 	b.mustDispatch(t, dispatch(2, "touch started"))
 	b.waitRunning(t, 1)
-	waitFor(t, "task 2 admitted and queued for the slot", 5*time.Second, func() bool { return b.queuedForSlot(2) })
+	wait.Until(t, 5*time.Second, "task 2 admitted and queued for the slot", func() bool { return b.queuedForSlot(2) })
 	if r := b.e.Kill(2); !r.Found {
 		t.Fatal("queued task not found")
 	}
@@ -555,7 +544,7 @@ func TestTimeoutKillsGroup(t *testing.T) {
 	if res.State != "failed" || !strings.HasPrefix(res.Message, "timed out after 1s") {
 		t.Fatalf("result = %+v, want failed: timed out after 1s", res)
 	}
-	waitFor(t, "every process of the group to be gone", 5*time.Second, func() bool { return procfs.Gone(pgid, pids) })
+	wait.Until(t, 5*time.Second, "every process of the group to be gone", func() bool { return procfs.Gone(pgid, pids) })
 }
 
 func TestResendUntilDBAckedAndSetMaster(t *testing.T) {
@@ -564,7 +553,7 @@ func TestResendUntilDBAckedAndSetMaster(t *testing.T) {
 	// The ack is DB-acked (the task may run); running and result are not.
 	b.master.hold(masterAddr, message.KindRunning, message.KindResult)
 	b.mustDispatch(t, dispatch(1, "true"))
-	waitFor(t, "running and result re-sent to a master that does not DB-ack them", 5*time.Second, func() bool {
+	wait.Until(t, 5*time.Second, "running and result re-sent to a master that does not DB-ack them", func() bool {
 		return b.master.count(masterAddr, 1, message.TypeRunning) >= 3 &&
 			b.master.count(masterAddr, 1, message.TypeResult) >= 3
 	})
@@ -582,12 +571,12 @@ func TestResendUntilDBAckedAndSetMaster(t *testing.T) {
 
 	const second = "master-2:5678"
 	b.e.SetMaster(second)
-	waitFor(t, "un-acked reports redirected to the new master", 5*time.Second, func() bool {
+	wait.Until(t, 5*time.Second, "un-acked reports redirected to the new master", func() bool {
 		return b.master.count(second, 1, message.TypeRunning) >= 1 &&
 			b.master.count(second, 1, message.TypeResult) >= 1
 	})
 	// The second master DB-acks: nothing is sent anywhere any more.
-	waitFor(t, "pending reports to drain", 5*time.Second, func() bool { return b.pendingCount() == 0 })
+	wait.Until(t, 5*time.Second, "pending reports to drain", func() bool { return b.pendingCount() == 0 })
 	if n := b.master.count(second, 1, message.TypeAck); n != 0 {
 		t.Fatalf("the DB-acked ack was sent %d times to the new master", n)
 	}
@@ -597,7 +586,7 @@ func TestResendUntilDBAckedAndSetMaster(t *testing.T) {
 		if n := len(b.master.reports("", 1)); n != before {
 			t.Fatalf("%d reports sent after every report was DB-acked", n-before)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // time is the subject: nothing may be sent for five intervals
 	}
 }
 
@@ -611,7 +600,7 @@ func TestDuplicateDispatchRunsOnce(t *testing.T) {
 		t.Fatalf("duplicate reply = %+v, want accepted as duplicate", r)
 	}
 	b.waitResult(t, 1)
-	waitFor(t, "task settled", 5*time.Second, func() bool {
+	wait.Until(t, 5*time.Second, "task settled", func() bool {
 		n := -1
 		b.e.call(func() { n = len(b.e.st.pending) })
 		return n == 0
@@ -644,8 +633,8 @@ func TestDBAckKillDropsTask(t *testing.T) {
 	b := setup(t, Config{})
 	pgid, pids := startGroup(t, b, dispatch(1, "sleep 100 & sleep 100; wait"))
 	b.e.DBAck(message.DBAck{TaskInstanceID: 1, Kind: message.KindRunning, Kill: true})
-	waitFor(t, "the dropped task's group to be gone", 5*time.Second, func() bool { return procfs.Gone(pgid, pids) })
-	waitFor(t, "slot freed", 5*time.Second, func() bool { return b.e.Stats().Running == 0 })
+	wait.Until(t, 5*time.Second, "the dropped task's group to be gone", func() bool { return procfs.Gone(pgid, pids) })
+	wait.Until(t, 5*time.Second, "slot freed", func() bool { return b.e.Stats().Running == 0 })
 	if _, ok := b.master.result(1); ok {
 		t.Fatal("a dropped task reported a result")
 	}
@@ -743,7 +732,7 @@ func TestStopKillsSilentlyAndLeaksNothing(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(b.dir, "work", "7", "2", "started")); !os.IsNotExist(err) {
 		t.Fatalf("queued task ran during Stop: %v", err)
 	}
-	waitFor(t, "goroutines to exit", 5*time.Second, func() bool {
+	wait.Until(t, 5*time.Second, "goroutines to exit", func() bool {
 		return runtime.NumGoroutine() <= before
 	})
 }
@@ -754,7 +743,7 @@ func TestRememberedIsBounded(t *testing.T) {
 	for id := int64(1); id <= 3; id++ {
 		b.mustDispatch(t, dispatch(id, "true"))
 		b.waitResult(t, id)
-		waitFor(t, "task settled", 5*time.Second, func() bool {
+		wait.Until(t, 5*time.Second, "task settled", func() bool {
 			n := -1
 			b.e.call(func() { n = len(b.e.st.pending) })
 			return n == 0
@@ -780,7 +769,7 @@ func TestExistingLogIsAppendedAndSparesCleaned(t *testing.T) {
 	if err := os.WriteFile(logPath, []byte("earlier\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the spare pool to fill", 5*time.Second, func() bool { return len(b.e.spares.files) > 0 })
+	wait.Until(t, 5*time.Second, "the spare pool to fill", func() bool { return len(b.e.spares.files) > 0 })
 	b.mustDispatch(t, dispatch(1, "echo later"))
 	b.waitResult(t, 1)
 	if got, _ := os.ReadFile(logPath); string(got) != "earlier\nlater\n" {
@@ -815,7 +804,7 @@ func TestUnackedAckNeverStartsAndIsResent(t *testing.T) {
 	b := setup(t, Config{ResendInterval: 20 * time.Millisecond})
 	b.master.hold(masterAddr, message.KindAck)
 	b.mustDispatch(t, dispatch(1, "echo ran"))
-	waitFor(t, "the ack re-sent while not DB-acked", 5*time.Second, func() bool {
+	wait.Until(t, 5*time.Second, "the ack re-sent while not DB-acked", func() bool {
 		return b.master.count(masterAddr, 1, message.TypeAck) >= 3
 	})
 	b.notStarted(t, 1)
@@ -848,11 +837,11 @@ func TestDuplicateDispatchResendsAckAtOnce(t *testing.T) {
 	b.master.hold(masterAddr, message.KindAck)
 	d := dispatch(1, "echo ran")
 	b.mustDispatch(t, d)
-	waitFor(t, "the first ack", 5*time.Second, func() bool { return b.master.count(masterAddr, 1, message.TypeAck) == 1 })
+	wait.Until(t, 5*time.Second, "the first ack", func() bool { return b.master.count(masterAddr, 1, message.TypeAck) == 1 })
 	if r := b.e.Dispatch(d); !r.Accepted || !strings.Contains(r.Reason, "duplicate") {
 		t.Fatalf("duplicate reply = %+v, want accepted as duplicate", r)
 	}
-	waitFor(t, "the ack re-sent on the duplicate", 5*time.Second, func() bool {
+	wait.Until(t, 5*time.Second, "the ack re-sent on the duplicate", func() bool {
 		return b.master.count(masterAddr, 1, message.TypeAck) == 2
 	})
 	b.notStarted(t, 1)
@@ -869,7 +858,7 @@ func TestDBAckKillBeforeAdmissionNeverRuns(t *testing.T) {
 	b := setup(t, Config{ResendInterval: 20 * time.Millisecond})
 	b.master.hold(masterAddr, message.KindAck)
 	b.mustDispatch(t, dispatch(1, "echo ran"))
-	waitFor(t, "the ack", 5*time.Second, func() bool { return b.master.count(masterAddr, 1, message.TypeAck) >= 1 })
+	wait.Until(t, 5*time.Second, "the ack", func() bool { return b.master.count(masterAddr, 1, message.TypeAck) >= 1 })
 	b.e.DBAck(message.DBAck{TaskInstanceID: 1, Kind: message.KindAck, Kill: true})
 	// A late plain DB-ack (a stale leader's) must not start it either.
 	b.e.DBAck(message.DBAck{TaskInstanceID: 1, Kind: message.KindAck})
@@ -886,7 +875,7 @@ func TestDBAckKillBeforeAdmissionNeverRuns(t *testing.T) {
 		if n := b.master.count(masterAddr, 1, message.TypeAck); n > before+1 {
 			t.Fatalf("ack re-sent %d times after the drop", n-before)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // time is the subject: nothing may be sent for five intervals
 	}
 	b.notStarted(t, 1)
 }
@@ -909,7 +898,7 @@ func TestKillBeforeAdmissionReportsKilled(t *testing.T) {
 	// The master persists the ack after all: the task still never starts.
 	b.master.hold(masterAddr)
 	b.e.DBAck(message.DBAck{TaskInstanceID: 1, Kind: message.KindAck})
-	waitFor(t, "ack and result DB-acked", 5*time.Second, func() bool { return b.pendingCount() == 0 })
+	wait.Until(t, 5*time.Second, "ack and result DB-acked", func() bool { return b.pendingCount() == 0 })
 	if n := b.master.count("", 1, message.TypeRunning); n != 0 {
 		t.Fatalf("killed task reported running %d times", n)
 	}
@@ -932,7 +921,7 @@ func TestStopWhileAwaitingAdmission(t *testing.T) {
 	for id := int64(2); id <= 3; id++ {
 		b.mustDispatch(t, dispatch(id, "echo ran"))
 	}
-	waitFor(t, "acks of tasks 2 and 3", 5*time.Second, func() bool {
+	wait.Until(t, 5*time.Second, "acks of tasks 2 and 3", func() bool {
 		return b.master.count(masterAddr, 2, message.TypeAck) >= 1 && b.master.count(masterAddr, 3, message.TypeAck) >= 1
 	})
 	if s := b.e.Stats(); s.Running != 1 || s.Queued != 2 {
@@ -948,11 +937,7 @@ func TestStopWhileAwaitingAdmission(t *testing.T) {
 	})
 	// Nor one handled after beginStop, while task 1 is still being killed.
 	b.e.DBAck(message.DBAck{TaskInstanceID: 3, Kind: message.KindRunning})
-	select {
-	case <-stopped:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Stop did not return")
-	}
+	wait.Signal(t, 10*time.Second, "Stop to return", stopped)
 	b.e.DBAck(message.DBAck{TaskInstanceID: 2, Kind: message.KindAck}) // after Stop: ignored
 	if groupAlive(pgid) {
 		t.Fatalf("group %d of task 1 alive after Stop", pgid)

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -75,7 +76,7 @@ func TestInProcessKill(t *testing.T) {
 	if res := b.waitResult(t, 2); res.State != "succeeded" {
 		t.Fatalf("task after the kill: %+v", res)
 	}
-	waitFor(t, "no task running or queued", 5*time.Second, func() bool {
+	wait.Until(t, 5*time.Second, "no task running or queued", func() bool {
 		s := b.e.Stats()
 		return s.Running == 0 && s.Queued == 0
 	})

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -60,11 +61,7 @@ func TestLifecycleContract(t *testing.T) {
 	if r := e.Dispatch(dispatch(1, "true")); !r.Accepted {
 		t.Fatalf("dispatch refused: %+v", r)
 	}
-	select {
-	case <-s.in:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the ack was never sent")
-	}
+	wait.Signal(t, 10*time.Second, "the ack to be sent", s.in)
 	e.Stop()
 	if s.exited.Load() != 1 {
 		t.Fatal("Stop returned while the sender goroutine was still in Send")

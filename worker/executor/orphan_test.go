@@ -2,6 +2,7 @@ package executor
 
 import (
 	"bytes"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -34,7 +35,7 @@ func TestNoProcessOutlivesItsTask(t *testing.T) {
 			t.Fatalf("%s pid %q", name, raw)
 		}
 		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-		waitFor(t, name+" child "+strconv.Itoa(pid)+" to be gone after its task ended", 5*time.Second, func() bool {
+		wait.Until(t, 5*time.Second, name+" child "+strconv.Itoa(pid)+" to be gone after its task ended", func() bool {
 			return !procfs.Alive(pid)
 		})
 	}

@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -147,15 +149,13 @@ func TestTaskUserFilesMadeAhead(t *testing.T) {
 		}
 		return out
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	spare := inodes()
-	for len(spare) < cap(b.e.spares.userDirs) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the task user's pool holds %d dirs, want %d", len(spare), cap(b.e.spares.userDirs))
+	var spare map[uint64]bool
+	wait.UntilErr(t, 30*time.Second, "the refill goroutine to fill the task user's pool", func() error {
+		if spare = inodes(); len(spare) < cap(b.e.spares.userDirs) {
+			return fmt.Errorf("it holds %d dirs, want %d", len(spare), cap(b.e.spares.userDirs))
 		}
-		time.Sleep(10 * time.Millisecond) // the refill goroutine's work
-		spare = inodes()
-	}
+		return nil
+	})
 	b.mustDispatch(t, dispatch(1, "id -u; pwd"))
 	if res := b.waitResult(t, 1); res.State != "succeeded" {
 		t.Fatalf("result %+v", res)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"math"
 	"os"
 	"os/exec"
@@ -17,7 +18,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/beluga-scheduler/beluga/internal/leakcheck"
+	"github.com/beluga-scheduler/beluga/testkit/leakcheck"
 )
 
 // TestMain lets the test binary serve as its own guard process, then fails
@@ -42,7 +43,7 @@ func tree(t *testing.T) int {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		_ = cmd.Wait()
 	})
-	waitFor(t, "the shell and both sleeps", func() bool { return members(pgid) >= 3 })
+	wait.Until(t, 10*time.Second, "the shell and both sleeps", func() bool { return members(pgid) >= 3 })
 	return pgid
 }
 
@@ -66,17 +67,6 @@ func members(pgid int) int {
 		}
 	}
 	return n
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling interval
-	}
 }
 
 // table is a shared table as the worker leaves it.
@@ -105,7 +95,7 @@ func TestServe(t *testing.T) {
 	if ready.Len() != 1 {
 		t.Fatalf("ready got %d bytes, want 1", ready.Len())
 	}
-	waitFor(t, "the registered group to die", func() bool { return members(kept) == 0 })
+	wait.Until(t, 10*time.Second, "the registered group to die", func() bool { return members(kept) == 0 })
 	if n := members(other); n != 3 {
 		t.Fatalf("unregistered group has %d live members, want 3", n)
 	}
@@ -134,7 +124,7 @@ func TestStopKillsRegistered(t *testing.T) {
 		t.Fatalf("Len = %d, want 1", n)
 	}
 	g.Stop()
-	waitFor(t, "the registered group to die", func() bool { return members(kept) == 0 })
+	wait.Until(t, 10*time.Second, "the registered group to die", func() bool { return members(kept) == 0 })
 	if n := members(removed); n != 3 {
 		t.Fatalf("removed group has %d live members, want 3", n)
 	}
@@ -165,7 +155,7 @@ func TestTableGrows(t *testing.T) {
 		t.Fatalf("Len = %d, want %d", got, n/2+1)
 	}
 	g.Stop()
-	waitFor(t, "the group registered past the first page to die", func() bool { return members(pgid) == 0 })
+	wait.Until(t, 10*time.Second, "the group registered past the first page to die", func() bool { return members(pgid) == 0 })
 }
 
 // TestReplacedWhenKilled: a guard process killed by someone is replaced
@@ -184,7 +174,7 @@ func TestReplacedWhenKilled(t *testing.T) {
 	if err := first.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a new guard process", func() bool {
+	wait.Until(t, 10*time.Second, "a new guard process", func() bool {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		return g.proc != first && g.ctl != nil
@@ -194,7 +184,7 @@ func TestReplacedWhenKilled(t *testing.T) {
 		t.Fatalf("group has %d live members after the guard was replaced, want 3", n)
 	}
 	g.Stop()
-	waitFor(t, "the group to die with the new guard", func() bool { return members(pgid) == 0 })
+	wait.Until(t, 10*time.Second, "the group to die with the new guard", func() bool { return members(pgid) == 0 })
 }
 
 func TestStartErrors(t *testing.T) {

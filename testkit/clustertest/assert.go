@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"os"
 	"path/filepath"
 	"slices"
@@ -99,7 +100,7 @@ func (c *Cluster) WaitFinished(t testing.TB, id int64, within time.Duration) mod
 	t.Helper()
 	var inst model.WorkflowInstance
 	var last error
-	err := waitFor(within, fmt.Sprintf("instance %d to finish", id), func() bool {
+	err := wait.Poll(within, fmt.Sprintf("instance %d to finish", id), func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		inst, last = c.Store.InstanceGet(ctx, id)
@@ -286,7 +287,7 @@ func (c *Cluster) AssertNoStuckRows(t testing.TB) {
 func WaitExecution(t testing.TB, dir string, id int64, task string, within time.Duration) Execution {
 	t.Helper()
 	var got Execution
-	err := waitFor(within, fmt.Sprintf("task %s of instance %d to start", task, id), func() bool {
+	err := wait.Poll(within, fmt.Sprintf("task %s of instance %d to start", task, id), func() bool {
 		for _, e := range Executions(t, dir, id) {
 			if e.Task == task {
 				got = e

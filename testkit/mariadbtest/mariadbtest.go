@@ -11,6 +11,7 @@ package mariadbtest
 import (
 	"database/sql"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net/url"
 	"os"
 	"os/exec"
@@ -25,8 +26,8 @@ import (
 
 	_ "github.com/go-sql-driver/mysql" // driver for setup statements
 
-	"github.com/beluga-scheduler/beluga/internal/freeport"
 	"github.com/beluga-scheduler/beluga/internal/lifeline"
+	"github.com/beluga-scheduler/beluga/testkit/freeport"
 )
 
 var (
@@ -244,26 +245,30 @@ func (s *Server) start() error {
 	s.cmd, s.exited, s.running = cmd, exited, true
 	s.mu.Unlock()
 
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		db, err := sql.Open("mysql", dsn(s.url, ""))
-		if err == nil {
+	// A starting server says nothing when it is ready: it is pinged, until
+	// it answers or exits.
+	var err error
+	dead := false
+	perr := wait.Poll(60*time.Second, "mariadbd to come up", func() bool {
+		var db *sql.DB
+		if db, err = sql.Open("mysql", dsn(s.url, "")); err == nil {
 			err = db.Ping()
 			db.Close()
 		}
-		if err == nil {
-			return nil
-		}
 		select {
 		case <-exited:
-			return fmt.Errorf("mariadbd on port %d exited at start:\n%s", s.port, s.LogTail(20))
+			dead = err != nil
 		default:
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("mariadbd did not come up on port %d: %v\n%s", s.port, err, s.LogTail(20))
-		}
-		time.Sleep(100 * time.Millisecond) // polling a starting server: nothing to wait on
+		return err == nil || dead
+	})
+	switch {
+	case dead:
+		return fmt.Errorf("mariadbd on port %d exited at start:\n%s", s.port, s.LogTail(20))
+	case perr != nil:
+		return fmt.Errorf("mariadbd did not come up on port %d: %v\n%s", s.port, err, s.LogTail(20))
 	}
+	return nil
 }
 
 // Addr is the server's host:port.

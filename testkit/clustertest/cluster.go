@@ -1,6 +1,6 @@
 // Package clustertest runs a real Beluga cluster for tests and benchmarks:
-// a private ZooKeeper (one server or an ensemble, internal/zktest), a fresh
-// MariaDB or PostgreSQL database (internal/mariadbtest, internal/pgtest;
+// a private ZooKeeper (one server or an ensemble, testkit/zktest), a fresh
+// MariaDB or PostgreSQL database (testkit/mariadbtest, testkit/pgtest;
 // Options.DB), `beluga db migrate`, then masters,
 // workers and one api as child processes of the test binary, each on its own
 // 127.0.0.1 port and directory with its output in a log file. Tests kill
@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net/http"
 	"net/url"
 	"os"
@@ -39,11 +40,11 @@ import (
 	"github.com/beluga-scheduler/beluga/api/client"
 	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/common/store"
-	"github.com/beluga-scheduler/beluga/internal/freeport"
-	"github.com/beluga-scheduler/beluga/internal/mariadbtest"
-	"github.com/beluga-scheduler/beluga/internal/pgtest"
-	"github.com/beluga-scheduler/beluga/internal/testcert"
-	"github.com/beluga-scheduler/beluga/internal/zktest"
+	"github.com/beluga-scheduler/beluga/testkit/freeport"
+	"github.com/beluga-scheduler/beluga/testkit/mariadbtest"
+	"github.com/beluga-scheduler/beluga/testkit/pgtest"
+	"github.com/beluga-scheduler/beluga/testkit/testcert"
+	"github.com/beluga-scheduler/beluga/testkit/zktest"
 )
 
 // Options says what to run. Zero values take the defaults noted.
@@ -69,7 +70,7 @@ type Options struct {
 	// can be restarted) instead of a database on the shared test server.
 	PrivateDB bool
 	// DB is the database server the cluster keeps its state in: "mysql"
-	// (MariaDB, internal/mariadbtest) or "postgres" (internal/pgtest).
+	// (MariaDB, testkit/mariadbtest) or "postgres" (testkit/pgtest).
 	// Default: $BELUGA_CLUSTERTEST_DB, else "mysql". PrivateDB is MariaDB's.
 	DB       string
 	Project  string // created at start; default "demo"
@@ -236,7 +237,7 @@ func Launch(o Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	c.Client = c.newAPIClient()
-	if err := waitFor(o.StartTimeout, "the api to answer /healthz", func() bool {
+	if err := wait.Poll(o.StartTimeout, "the api to answer /healthz", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		return c.Client.Health(ctx) == nil
@@ -255,7 +256,7 @@ func Launch(o Options) (_ *Cluster, err error) {
 	if err := c.Masters[0].start(); err != nil {
 		return nil, err
 	}
-	if err := waitFor(o.StartTimeout, "master-1 to lead", func() bool { return c.Leader() == c.Masters[0] }); err != nil {
+	if err := wait.Poll(o.StartTimeout, "master-1 to lead", func() bool { return c.Leader() == c.Masters[0] }); err != nil {
 		return nil, err
 	}
 	for _, p := range c.Processes() {
@@ -532,7 +533,7 @@ func (c *Cluster) master(addr string) *Process {
 // masters active in a term of its own.
 func (c *Cluster) WaitReady(within time.Duration) error {
 	var last string
-	err := waitFor(within, "the cluster view to match the running processes", func() bool {
+	err := wait.Poll(within, "the cluster view to match the running processes", func() bool {
 		v, err := c.View()
 		if err != nil {
 			last = err.Error()
@@ -580,7 +581,7 @@ func addrList(as []string) string {
 // Eventually waits until cond holds, failing the test after within.
 func (c *Cluster) Eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	if err := waitFor(within, what, cond); err != nil {
+	if err := wait.Poll(within, what, cond); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -707,16 +708,4 @@ func clock(t *time.Time) string {
 		return "-"
 	}
 	return t.Local().Format("15:04:05.000")
-}
-
-// waitFor polls cond until it holds or within passes.
-func waitFor(within time.Duration, what string, cond func() bool) error {
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(50 * time.Millisecond) // polling processes we only see from outside
-	}
-	return nil
 }

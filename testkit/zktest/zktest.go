@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beluga-scheduler/beluga/internal/freeport"
 	"github.com/beluga-scheduler/beluga/internal/lifeline"
+	"github.com/beluga-scheduler/beluga/testkit/freeport"
 )
 
 // Jar is the server jar of Debian's zookeeper package.

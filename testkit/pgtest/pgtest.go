@@ -13,6 +13,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net"
 	"os"
 	"os/exec"
@@ -28,8 +29,8 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // driver "pgx" for setup statements
 
-	"github.com/beluga-scheduler/beluga/internal/freeport"
 	"github.com/beluga-scheduler/beluga/internal/lifeline"
+	"github.com/beluga-scheduler/beluga/testkit/freeport"
 )
 
 // Server is where the databases are made.
@@ -181,18 +182,12 @@ func startPrivate() (*Server, error) {
 	}
 	go func() { _ = cmd.Wait(); logf.Close() }() // reaped; its death shows as a failed ping
 	s := &Server{Host: "127.0.0.1", Port: port, User: "postgres", dir: dir, cmd: cmd}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		err := ping(s)
-		if err == nil {
-			return s, nil
-		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(filepath.Join(dir, "log"))
-			return nil, fmt.Errorf("private postgres did not come up on port %d: %v\n%s", port, err, b)
-		}
-		time.Sleep(100 * time.Millisecond) // polling a starting server: nothing to wait on
+	// A starting server says nothing when it is ready: it is pinged.
+	if wait.Poll(60*time.Second, "private postgres to come up", func() bool { err = ping(s); return err == nil }) != nil {
+		b, _ := os.ReadFile(filepath.Join(dir, "log"))
+		return nil, fmt.Errorf("private postgres did not come up on port %d: %v\n%s", port, err, b)
 	}
+	return s, nil
 }
 
 func version(initdb string) int {

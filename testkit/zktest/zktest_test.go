@@ -1,6 +1,8 @@
 package zktest
 
 import (
+	"fmt"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"io"
 	"net"
 	"testing"
@@ -43,13 +45,7 @@ func TestEnsembleSurvivesOneLoss(t *testing.T) {
 		t.Fatal("no leader in a fresh ensemble")
 	}
 	leader.Stop()
-	deadline := time.Now().Add(20 * time.Second)
-	for c.Leader() == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("no new leader after losing one of three")
-		}
-		time.Sleep(100 * time.Millisecond) // polling servers: nothing to wait on
-	}
+	wait.Until(t, 20*time.Second, "a new leader after losing one of three", func() bool { return c.Leader() != nil })
 	if err := leader.Restart(); err != nil {
 		t.Fatal(err)
 	}
@@ -184,11 +180,5 @@ func echo(c net.Conn, wait time.Duration) error {
 
 func waitMode(t *testing.T, s *Server, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for s.Mode() != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("server mode never became %q", want)
-		}
-		time.Sleep(50 * time.Millisecond) // polling a server: nothing to wait on
-	}
+	wait.Until(t, 10*time.Second, fmt.Sprintf("server mode %q", want), func() bool { return s.Mode() == want })
 }
