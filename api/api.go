@@ -142,6 +142,10 @@ var routes = []route{
 	{"POST", "/api/v1/projects", (*handlers).createProject},
 	{"GET", "/api/v1/projects", (*handlers).listProjects},
 	{"GET", "/api/v1/projects/{project}", (*handlers).getProject},
+	{"PUT", "/api/v1/projects/{project}/git", (*handlers).putGitBinding},
+	{"GET", "/api/v1/projects/{project}/git", (*handlers).getGitBinding},
+	{"DELETE", "/api/v1/projects/{project}/git", (*handlers).deleteGitBinding},
+	{"POST", "/api/v1/projects/{project}/git/sync", (*handlers).syncGit},
 
 	{"GET", "/api/v1/projects/{project}/workflows", (*handlers).listWorkflows},
 	{"PUT", "/api/v1/projects/{project}/workflows/{name}", (*handlers).applyWorkflow},

@@ -126,6 +126,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"CreateUserRequest": CreateUserRequest{}, "UpdateUserRequest": UpdateUserRequest{}, "Grant": Grant{},
 		"GrantRequest": GrantRequest{}, "AuditEntry": AuditEntry{}, "SettingValue": SettingValue{}, "SettingRequest": SettingRequest{},
 		"TaskType": TaskType{}, "TaskTypeField": tasktype.Field{},
+		"GitBindingRequest": GitBindingRequest{}, "GitBinding": GitBinding{}, "GitSyncResult": GitSyncResult{},
 	} {
 		s, ok := doc.Components.Schemas[name]
 		if !ok {

@@ -205,3 +205,22 @@ type GitFileError struct {
 
 func (e *GitFileError) Error() string { return e.File + ": " + e.Err.Error() }
 func (e *GitFileError) Unwrap() error { return e.Err }
+
+// GitBindingDelete unbinds a project from its repository; its workflows
+// stay as they are.
+func (s *Store) GitBindingDelete(ctx context.Context, project string) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		p, err := getProject(tx, project)
+		if err != nil {
+			return err
+		}
+		res := tx.Where("project_id = ?", p.ID).Delete(&projectGitRow{})
+		if res.Error != nil {
+			return fmt.Errorf("delete the git binding of project %q: %w", project, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return fmt.Errorf("git binding of project %q: %w", project, ErrNotFound)
+		}
+		return nil
+	})
+}
