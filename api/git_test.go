@@ -256,3 +256,40 @@ func TestGitBindingAccessAndInput(t *testing.T) {
 	nokey.mustProject("p")
 	nokey.send("PUT", "/api/v1/projects/p/git", `{"url":"https://git.example.com/etl.git","password":"x"}`).wantError(t, http.StatusServiceUnavailable, CodeUnavailable)
 }
+
+func TestGitURLKindAndBranch(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		url   string
+		local bool
+		bad   string
+	}{
+		{"https://git.example.com/a.git", false, ""},
+		{"http://git.example.com/a.git", false, ""},
+		{"https://bot@git.example.com/a.git", false, ""},
+		{"/srv/git/a.git", true, ""},
+		{"file:///srv/git/a.git", true, ""},
+		{"file://other/srv/a.git", false, "names no host"},
+		{"", false, "required"},
+		{"https:///a.git", false, "no host"},
+		{"https://u:p@git.example.com/a.git", false, "carries a password"},
+		{"git@git.example.com:a.git", false, "scp-like"},
+		{"ssh://git.example.com/a.git", false, "scheme ssh"},
+		{"a.git", false, "neither"},
+		{"https://git.example.com/a\n.git", false, "control character"},
+	} {
+		local, err := gitURLKind(c.url)
+		if c.bad == "" && (err != nil || local != c.local) || c.bad != "" && (err == nil || !strings.Contains(err.Error(), c.bad)) {
+			t.Errorf("gitURLKind(%q) = %v, %v; want local %v, error with %q", c.url, local, err, c.local, c.bad)
+		}
+	}
+	for _, c := range []struct {
+		branch string
+		ok     bool
+	}{{"", true}, {"main", true}, {"release/1.2", true}, {"a..b", false}, {"-x", false}, {"a b", false}, {"a.lock", false},
+		{"a/", false}, {"a@{1}", false}, {"a~1", false}, {"a\x01", false}} {
+		if err := checkGitBranch(c.branch); (err == nil) != c.ok {
+			t.Errorf("checkGitBranch(%q) = %v, want ok %v", c.branch, err, c.ok)
+		}
+	}
+}
