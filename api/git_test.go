@@ -293,3 +293,31 @@ func TestGitURLKindAndBranch(t *testing.T) {
 		}
 	}
 }
+
+// TestGitSyncOverHTTPWithSealedToken: the token stored sealed is opened
+// for the fetch from a real Git HTTP server that wants it; a wrong one
+// fails the fetch (502) and changes nothing.
+func TestGitSyncOverHTTPWithSealedToken(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{secrets: testBox(t)})
+	b.mustProject("p")
+	repo := gittest.New(t)
+	c1 := repo.Commit("main", "first", map[string]string{"workflows/report.yaml": gitReport})
+	url := repo.Serve("bot", "tok-123") + "/repo.git"
+	b.send("PUT", "/api/v1/projects/p/git", `{"url":"`+url+`","user":"bot","password":"tok-123"}`).want(t, http.StatusCreated)
+	var res GitSyncResult
+	b.send("POST", "/api/v1/projects/p/git/sync", "").want(t, http.StatusOK).json(t, &res)
+	if res.Commit != c1 || len(res.Workflows) != 1 {
+		t.Fatalf("sync %+v", res)
+	}
+	repo.Commit("main", "second", map[string]string{"workflows/other.yaml": gitReport})
+	b.send("PUT", "/api/v1/projects/p/git", `{"url":"`+url+`","user":"bot","password":"wrong"}`).want(t, http.StatusOK)
+	e := b.send("POST", "/api/v1/projects/p/git/sync", "").wantError(t, http.StatusBadGateway, CodeBadGateway)
+	if strings.Contains(e.Message, "wrong") || !strings.Contains(e.Message, "nothing changed") {
+		t.Fatalf("message %q", e.Message)
+	}
+	b.get("/api/v1/projects/p/workflows/other").wantError(t, http.StatusNotFound, CodeNotFound)
+	if g := gitState(t, b, "p"); g.LastCommit != c1 || g.LastError == "" {
+		t.Fatalf("state %+v", g)
+	}
+}

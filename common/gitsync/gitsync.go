@@ -1,8 +1,8 @@
 // Package gitsync reads a project's workflows from a Git repository
-// (README, "Workflows in Git"): it fetches a branch's head with go-git
-// (in memory, no git binary, no working tree on disk), lists the files of
-// the layout, and decides what a synced file may not hold (secrets in
-// clear). Applying them is the API's: the same checks as an apply, then
+// (README, "Workflows in Git"): it fetches a branch's head with go-git (a
+// remote's in memory, a local one in place; no git binary, no working
+// tree), lists the files of the layout, and decides what a synced file may
+// not hold (secrets in clear). Applying them is the API's: the same checks as an apply, then
 // one store transaction per commit.
 package gitsync
 
@@ -11,7 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -55,26 +57,26 @@ type Snapshot struct {
 	Files  []File
 }
 
-// Fetch reads src's branch head. The clone lives in memory only and is
-// dropped on return: a sync reads the commit it applies, whole, each time.
+// Fetch reads src's branch head. A remote's clone (one commit deep) lives
+// in memory only and is dropped on return: a sync reads the commit it
+// applies, whole, each time. A local repository (an absolute path or a
+// file URL) is read where it is, without a clone or the git binary.
 func Fetch(ctx context.Context, src Source) (Snapshot, error) {
-	opts := &git.CloneOptions{URL: src.URL, SingleBranch: true, NoCheckout: true, Tags: git.NoTags}
+	if err := ctx.Err(); err != nil {
+		return Snapshot{}, fmt.Errorf("fetch %s: %w", src.URL, err)
+	}
+	repo, err := open(ctx, src)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	var head *plumbing.Reference
 	if src.Branch != "" {
-		opts.ReferenceName = plumbing.NewBranchReferenceName(src.Branch)
+		head, err = repo.Reference(plumbing.NewBranchReferenceName(src.Branch), true)
+	} else {
+		head, err = repo.Head()
 	}
-	if src.User != "" || src.Password != "" {
-		opts.Auth = &githttp.BasicAuth{Username: src.User, Password: src.Password}
-	}
-	repo, err := git.CloneContext(ctx, memory.NewStorage(), nil, opts)
 	if err != nil {
-		if errors.Is(err, transport.ErrEmptyRemoteRepository) {
-			return Snapshot{}, fmt.Errorf("repository %s is empty: push a commit first", src.URL)
-		}
-		return Snapshot{}, fmt.Errorf("fetch %s (branch %s): %w", src.URL, branchName(src.Branch), err)
-	}
-	head, err := repo.Head()
-	if err != nil {
-		return Snapshot{}, fmt.Errorf("read the head of %s: %w", src.URL, err)
+		return Snapshot{}, fmt.Errorf("read branch %s of %s: %w", branchName(src.Branch), src.URL, err)
 	}
 	c, err := repo.CommitObject(head.Hash())
 	if err != nil {
@@ -82,9 +84,51 @@ func Fetch(ctx context.Context, src Source) (Snapshot, error) {
 	}
 	files, err := workflowFiles(c, src.Dir)
 	if err != nil {
-		return Snapshot{}, fmt.Errorf("commit %s: %w", head.Hash(), err)
+		return Snapshot{Commit: head.Hash().String()}, err
 	}
 	return Snapshot{Commit: head.Hash().String(), Files: files}, nil
+}
+
+// open opens a local repository in place, or clones a remote's branch
+// into memory.
+func open(ctx context.Context, src Source) (*git.Repository, error) {
+	if p, ok := LocalPath(src.URL); ok {
+		repo, err := git.PlainOpen(p)
+		if err != nil {
+			return nil, fmt.Errorf("open repository %s: %w", p, err)
+		}
+		if _, err := repo.Head(); errors.Is(err, plumbing.ErrReferenceNotFound) {
+			return nil, fmt.Errorf("repository %s is empty: push a commit first", src.URL)
+		}
+		return repo, nil
+	}
+	opts := &git.CloneOptions{URL: src.URL, SingleBranch: true, NoCheckout: true, Tags: git.NoTags, Depth: 1}
+	if src.Branch != "" {
+		opts.ReferenceName = plumbing.NewBranchReferenceName(src.Branch)
+	}
+	if src.User != "" || src.Password != "" {
+		opts.Auth = &githttp.BasicAuth{Username: src.User, Password: src.Password}
+	}
+	repo, err := git.CloneContext(ctx, memory.NewStorage(), nil, opts)
+	if errors.Is(err, transport.ErrEmptyRemoteRepository) {
+		return nil, fmt.Errorf("repository %s is empty: push a commit first", src.URL)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s (branch %s): %w", src.URL, branchName(src.Branch), err)
+	}
+	return repo, nil
+}
+
+// LocalPath is the path of a local repository URL (an absolute path or a
+// file URL); ok is false for a remote one.
+func LocalPath(raw string) (string, bool) {
+	if filepath.IsAbs(raw) {
+		return raw, true
+	}
+	if u, err := url.Parse(raw); err == nil && u.Scheme == "file" {
+		return u.Path, true
+	}
+	return "", false
 }
 
 func branchName(b string) string {

@@ -109,9 +109,26 @@ func TestFetch(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	if _, err := Fetch(cctx, Source{URL: repo.Bare}); !errors.Is(err, context.Canceled) {
-		t.Logf("a cancelled fetch: %v", err) // go-git may report it its own way; it must fail
-		if err == nil {
-			t.Fatal("a cancelled fetch succeeded")
-		}
+		t.Fatalf("a cancelled fetch: %v", err)
+	}
+}
+
+// TestFetchOverHTTP clones from a real Git HTTP server (git http-backend)
+// that wants basic auth: one commit deep, the branch's head, and a wrong
+// password fails naming the repository but never the password.
+func TestFetchOverHTTP(t *testing.T) {
+	t.Parallel()
+	repo := gittest.New(t)
+	repo.Commit("main", "one", map[string]string{"workflows/a.yaml": "a"})
+	c2 := repo.Commit("main", "two", map[string]string{"workflows/b.yaml": "b"})
+	url := repo.Serve("bot", "tok-123") + "/repo.git"
+	ctx := context.Background()
+	snap, err := Fetch(ctx, Source{URL: url, Branch: "main", User: "bot", Password: "tok-123"})
+	if err != nil || snap.Commit != c2 || len(snap.Files) != 2 {
+		t.Fatalf("fetch: %+v %v", snap, err)
+	}
+	_, err = Fetch(ctx, Source{URL: url, User: "bot", Password: "wrong-pw"})
+	if err == nil || !strings.Contains(err.Error(), url) || strings.Contains(err.Error(), "wrong-pw") {
+		t.Fatalf("a wrong password: %v", err)
 	}
 }

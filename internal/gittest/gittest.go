@@ -4,6 +4,9 @@
 package gittest
 
 import (
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,4 +71,28 @@ func (r *Repo) git(dir string, args ...string) string {
 		r.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out)
+}
+
+// Serve serves the bare repository over HTTP (Git's smart protocol, by
+// git http-backend) at URL/repo.git, to callers with the basic auth user
+// and password given, and returns URL.
+func (r *Repo) Serve(user, password string) string {
+	r.t.Helper()
+	git, err := exec.LookPath("git")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	backend := &cgi.Handler{Path: git, Args: []string{"http-backend"},
+		Env: []string{"GIT_PROJECT_ROOT=" + filepath.Dir(r.Bare), "GIT_HTTP_EXPORT_ALL=1",
+			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if u, p, ok := req.BasicAuth(); !ok || u != user || p != password {
+			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+			http.Error(w, "authentication required", http.StatusUnauthorized)
+			return
+		}
+		backend.ServeHTTP(w, req)
+	}))
+	r.t.Cleanup(srv.Close)
+	return srv.URL
 }
