@@ -35,6 +35,13 @@ const WorkflowsDir = "workflows"
 // MaxFileBytes bounds one synced file, as the API bounds an apply's body.
 const MaxFileBytes = 8 << 20
 
+// MaxFiles and MaxTotalBytes bound what one sync reads and parses, so that
+// a repository cannot make an API server hold more than that.
+const (
+	MaxFiles      = 1000
+	MaxTotalBytes = 64 << 20
+)
+
 // Source is where a sync reads from.
 type Source struct {
 	URL      string
@@ -154,6 +161,7 @@ func workflowFiles(c *object.Commit, dir string) ([]File, error) {
 		return nil, fmt.Errorf("read %s: %w", wdir, err)
 	}
 	var out []File
+	total := int64(0)
 	for _, e := range t.Entries {
 		if !e.Mode.IsFile() {
 			continue
@@ -163,12 +171,18 @@ func workflowFiles(c *object.Commit, dir string) ([]File, error) {
 		if !ok {
 			continue
 		}
+		if len(out) == MaxFiles {
+			return nil, &FileError{File: p, Reason: fmt.Sprintf("%s holds more than %d workflow files, the most one sync reads", wdir, MaxFiles)}
+		}
 		f, err := t.TreeEntryFile(&e)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
 		if f.Size > MaxFileBytes {
 			return nil, &FileError{File: p, Reason: fmt.Sprintf("%d bytes, more than the %d a workflow file may have", f.Size, MaxFileBytes)}
+		}
+		if total += f.Size; total > MaxTotalBytes {
+			return nil, &FileError{File: p, Reason: fmt.Sprintf("the workflow files pass %d bytes here, the most one sync reads", MaxTotalBytes)}
 		}
 		r, err := f.Reader()
 		if err != nil {

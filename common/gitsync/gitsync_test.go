@@ -3,6 +3,7 @@ package gitsync
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -130,5 +131,22 @@ func TestFetchOverHTTP(t *testing.T) {
 	_, err = Fetch(ctx, Source{URL: url, User: "bot", Password: "wrong-pw"})
 	if err == nil || !strings.Contains(err.Error(), url) || strings.Contains(err.Error(), "wrong-pw") {
 		t.Fatalf("a wrong password: %v", err)
+	}
+}
+
+// TestFetchBoundsFiles: a commit with more workflow files than one sync
+// reads is refused, naming the first file past the bound and the commit.
+func TestFetchBoundsFiles(t *testing.T) {
+	t.Parallel()
+	repo := gittest.New(t)
+	files := map[string]string{}
+	for i := range MaxFiles + 1 {
+		files[fmt.Sprintf("workflows/w%04d.yaml", i)] = "x"
+	}
+	c := repo.Commit("main", "many", files)
+	snap, err := Fetch(context.Background(), Source{URL: repo.Bare})
+	var fe *FileError
+	if !errors.As(err, &fe) || fe.File != fmt.Sprintf("workflows/w%04d.yaml", MaxFiles) || snap.Commit != c {
+		t.Fatalf("fetch of %d files: %+v %v", MaxFiles+1, snap.Commit, err)
 	}
 }
