@@ -108,6 +108,7 @@ type handlers struct {
 	uploads  byteBudget          // spec bodies being read and parsed
 	logReads userSlots           // log reads in flight per user
 	logPages *semaphore.Weighted // bytes of log pages being read on this server (logPageBudget)
+	gitSyncs *semaphore.Weighted // Git syncs running on this server (gitSyncsAtOnce)
 }
 
 // route is one entry of the route table. The table is the only place routes
@@ -223,7 +224,7 @@ func NewHandler(d Deps) http.Handler {
 	log = log.Named("api")
 	h := &handlers{Deps: d, log: log, limits: newLoginLimiter(),
 		settings: &settingsCache{store: d.Store, log: log}, streams: newStreamSet(d.Store, d.Events, log),
-		logPages: semaphore.NewWeighted(logPageBudget)}
+		logPages: semaphore.NewWeighted(logPageBudget), gitSyncs: semaphore.NewWeighted(gitSyncsAtOnce)}
 	mux := http.NewServeMux()
 	allowed := map[string][]string{}
 	var patterns []string

@@ -21,6 +21,10 @@ import (
 // gitFetchTimeout bounds one sync's fetch of its repository.
 const gitFetchTimeout = 2 * time.Minute
 
+// gitSyncsAtOnce bounds the syncs one API server runs at once (each holds
+// a commit's files, and a remote's clone, in memory); more wait their turn.
+const gitSyncsAtOnce = 2
+
 // gitSealContext binds a project's sealed Git password to it.
 func gitSealContext(project string) string { return "git/" + project }
 
@@ -173,6 +177,10 @@ func (h *handlers) syncGit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return storeError(err)
 	}
+	if err := h.gitSyncs.Acquire(ctx, 1); err != nil {
+		return fmt.Errorf("wait for a git sync slot: %w", err)
+	}
+	defer h.gitSyncs.Release(1)
 	src := gitsync.Source{URL: b.URL, Branch: b.Branch, Dir: b.Dir, User: b.User}
 	if b.PasswordSealed != "" {
 		if h.Secrets == nil {
