@@ -215,7 +215,7 @@ func (h *handlers) syncGit(w http.ResponseWriter, r *http.Request) error {
 		if !validName(f.Workflow) {
 			return h.refuseSync(r, project, snap.Commit, f.Path, fmt.Sprintf("the file name gives workflow %q, which is not valid: %s", f.Workflow, nameRule))
 		}
-		wf, err := h.checkApply(r, project, f.Workflow, f.Data)
+		wf, err := h.checkApply(r, project, f.Workflow, "the file name", f.Data)
 		if err != nil {
 			var he *httpError
 			if !errors.As(err, &he) {

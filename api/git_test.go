@@ -112,6 +112,13 @@ func TestGitSyncAllOrNothing(t *testing.T) {
 		t.Fatalf("refused event detail %s (%v)", evs[2].Detail, err)
 	}
 
+	// A spec naming another workflow than its file: refused, saying so.
+	repo.Commit("main", "misnamed", map[string]string{"beluga/workflows/bad.yaml": "", "beluga/workflows/etl.yaml": "name: other\n" + changed})
+	e = b.send("POST", "/api/v1/projects/p/git/sync", "").wantError(t, http.StatusBadRequest, CodeBadRequest)
+	if !strings.Contains(e.Message, `the spec names workflow "other" but the file name names "etl"`) {
+		t.Fatalf("refusal %q", e.Message)
+	}
+
 	// A secret in clear, marked or named like one: refused.
 	secretly := changed + "secret_params: [db_password]\n"
 	for _, c := range []struct{ spec, want string }{

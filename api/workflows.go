@@ -48,7 +48,7 @@ func (h *handlers) applyWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if isJSON && !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n\xef\xbb\xbf"), []byte("{")) {
 		return badRequest("Content-Type is JSON but the body is not a JSON object")
 	}
-	wf, err := h.checkApply(r, project, name, body)
+	wf, err := h.checkApply(r, project, name, "the path", body)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,8 @@ func (h *handlers) applyWorkflow(w http.ResponseWriter, r *http.Request) error {
 // an apply makes before the store's (the path's name, task group names,
 // tenants, the code gate, sealed values, alert channels, the caller's
 // walls), as the caller of r. A Git sync runs the same on each file.
-func (h *handlers) checkApply(r *http.Request, project, name string, body []byte) (*spec.Workflow, error) {
+// namedBy says what gave name ("the path", "the file name").
+func (h *handlers) checkApply(r *http.Request, project, name, namedBy string, body []byte) (*spec.Workflow, error) {
 	wf, err := spec.Parse(withName(body, name))
 	if err != nil {
 		if errors.Is(err, spec.ErrTooLarge) {
@@ -82,7 +83,7 @@ func (h *handlers) checkApply(r *http.Request, project, name string, body []byte
 		return nil, badRequest("%s", err.Error())
 	}
 	if wf.Name != name {
-		return nil, badRequest("the spec names workflow %q but the path names %q; they must match (or leave name out of the spec)", wf.Name, name)
+		return nil, badRequest("the spec names workflow %q but %s names %q; they must match (or leave name out of the spec)", wf.Name, namedBy, name)
 	}
 	// A task group need not exist yet (its tasks wait until it does), but
 	// its name must be one a group can have.
