@@ -184,7 +184,14 @@ func TestGitBindingAccessAndInput(t *testing.T) {
 	repo.Commit("main", "first", map[string]string{"workflows/report.yaml": gitReport})
 	bind := `{"url":"` + repo.Bare + `"}`
 
-	// An outsider: the project is hidden (404); a viewer: 403 on changes.
+	// Every Git route: anonymous 401; a user without a grant finds no
+	// project (404, as for every project route); a viewer reads, and gets
+	// 403 on the changes.
+	for _, c := range [][3]string{{"PUT", "/api/v1/projects/p/git", bind}, {"GET", "/api/v1/projects/p/git", ""},
+		{"DELETE", "/api/v1/projects/p/git", ""}, {"POST", "/api/v1/projects/p/git/sync", ""}} {
+		b.as("", c[0], c[1], c[2]).wantError(t, http.StatusUnauthorized, CodeUnauthorized)
+		b.as(ann, c[0], c[1], c[2]).wantError(t, http.StatusNotFound, CodeNotFound)
+	}
 	b.as(ann, "PUT", "/api/v1/projects/p/git", bind).wantError(t, http.StatusNotFound, CodeNotFound)
 	b.send("PUT", "/api/v1/projects/p/grants/ann", `{"level":"view"}`).want(t, http.StatusOK)
 	b.as(ann, "GET", "/api/v1/projects/p/git", "").wantError(t, http.StatusNotFound, CodeNotFound) // not bound yet
