@@ -112,6 +112,7 @@ type handlers struct {
 	uploads  byteBudget          // spec bodies being read and parsed
 	logReads userSlots           // log reads in flight per user
 	logPages *semaphore.Weighted // bytes of log pages being read on this server (logPageBudget)
+	gitSyncs *semaphore.Weighted // Git syncs running on this server (gitSyncsAtOnce)
 }
 
 // route is one entry of the route table. The table is the only place routes
@@ -146,6 +147,10 @@ var routes = []route{
 	{"POST", "/api/v1/projects", (*handlers).createProject},
 	{"GET", "/api/v1/projects", (*handlers).listProjects},
 	{"GET", "/api/v1/projects/{project}", (*handlers).getProject},
+	{"PUT", "/api/v1/projects/{project}/git", (*handlers).putGitBinding},
+	{"GET", "/api/v1/projects/{project}/git", (*handlers).getGitBinding},
+	{"DELETE", "/api/v1/projects/{project}/git", (*handlers).deleteGitBinding},
+	{"POST", "/api/v1/projects/{project}/git/sync", (*handlers).syncGit},
 
 	{"GET", "/api/v1/projects/{project}/workflows", (*handlers).listWorkflows},
 	{"PUT", "/api/v1/projects/{project}/workflows/{name}", (*handlers).applyWorkflow},
@@ -232,7 +237,7 @@ func NewHandler(d Deps) http.Handler {
 	log = log.Named("api")
 	h := &handlers{Deps: d, log: log, limits: newLoginLimiter(),
 		settings: &settingsCache{store: d.Store, log: log}, streams: newStreamSet(d.Store, d.Events, log),
-		logPages: semaphore.NewWeighted(logPageBudget)}
+		logPages: semaphore.NewWeighted(logPageBudget), gitSyncs: semaphore.NewWeighted(gitSyncsAtOnce)}
 	mux := http.NewServeMux()
 	allowed := map[string][]string{}
 	var patterns []string

@@ -72,6 +72,12 @@ var access = map[string]need{
 	"POST /api/v1/projects":          {who: user}, // the creator becomes its owner
 	"GET /api/v1/projects":           {who: user}, // filtered
 	"GET /api/v1/projects/{project}": {who: byProject, level: model.GrantView},
+	// A project's Git binding: its owners set it (a local path: admins
+	// only, in the handler); a sync applies workflows, as an apply does.
+	"PUT /api/v1/projects/{project}/git":       {who: byProject, level: model.GrantOwner},
+	"GET /api/v1/projects/{project}/git":       {who: byProject, level: model.GrantView},
+	"DELETE /api/v1/projects/{project}/git":    {who: byProject, level: model.GrantOwner},
+	"POST /api/v1/projects/{project}/git/sync": {who: byProject, level: model.GrantEdit},
 
 	"GET /api/v1/projects/{project}/workflows":                    {who: byProject, level: model.GrantView},
 	"PUT /api/v1/projects/{project}/workflows/{name}":             {who: byProject, level: model.GrantEdit},

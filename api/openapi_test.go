@@ -130,6 +130,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"RetentionPolicy": model.RetentionPolicy{}, "RetentionDefault": RetentionDefault{}, "RetentionDefaultRequest": RetentionDefaultRequest{},
 		"ProjectRetention": ProjectRetention{}, "ProjectRetentionRequest": ProjectRetentionRequest{}, "RetentionPlan": RetentionPlan{},
 		"AuditRetention": AuditRetention{}, "RetentionRunRequest": RetentionRunRequest{}, "RetentionRun": RetentionRun{},
+		"GitBindingRequest": GitBindingRequest{}, "GitBinding": GitBinding{}, "GitSyncResult": GitSyncResult{},
 	} {
 		s, ok := doc.Components.Schemas[name]
 		if !ok {

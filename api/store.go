@@ -19,6 +19,7 @@ import (
 type Store interface {
 	authStore
 	projectStore
+	gitStore
 	workflowStore
 	instanceStore
 	taskStore
@@ -61,6 +62,15 @@ type projectStore interface {
 	ProjectCreateOwned(ctx context.Context, name, description, tenant string, ownerID int64, ownerName string) (p model.Project, err error)
 	ProjectGet(ctx context.Context, name string) (model.Project, error)
 	ProjectList(ctx context.Context) ([]model.Project, error)
+}
+
+// gitStore is projects' Git bindings and their syncs.
+type gitStore interface {
+	GitBindingPut(ctx context.Context, b model.GitBinding) (out model.GitBinding, created bool, err error)
+	GitBindingGet(ctx context.Context, project string) (model.GitBinding, error)
+	GitBindingDelete(ctx context.Context, project string) error
+	GitSyncApply(ctx context.Context, project, author, commit string, files []string, wfs []*spec.Workflow) ([]store.GitSyncApplied, error)
+	GitSyncRefused(ctx context.Context, project, commit, file, reason string) error
 }
 
 // workflowStore is workflow definitions and their versions.

@@ -48,15 +48,42 @@ func (h *handlers) applyWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if isJSON && !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n\xef\xbb\xbf"), []byte("{")) {
 		return badRequest("Content-Type is JSON but the body is not a JSON object")
 	}
+	wf, err := h.checkApply(r, project, name, "the path", body)
+	if err != nil {
+		return err
+	}
+	author := ""
+	if c := callerOf(r.Context()); c != nil {
+		author = c.name
+	}
+	def, created, err := h.Store.WorkflowPutAs(r.Context(), project, author, wf)
+	if err != nil {
+		return applyStoreError(err)
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, ApplyResult{Project: def.Project, Name: def.Name, Version: def.Version,
+		Created: created, SpecHash: def.SpecHash, CreatedAt: timeOf(def.CreatedAt)})
+	return nil
+}
+
+// checkApply parses body as workflow name of project and runs every check
+// an apply makes before the store's (the path's name, task group names,
+// tenants, the code gate, sealed values, alert channels, the caller's
+// walls), as the caller of r. A Git sync runs the same on each file.
+// namedBy says what gave name ("the path", "the file name").
+func (h *handlers) checkApply(r *http.Request, project, name, namedBy string, body []byte) (*spec.Workflow, error) {
 	wf, err := spec.Parse(withName(body, name))
 	if err != nil {
 		if errors.Is(err, spec.ErrTooLarge) {
-			return &httpError{http.StatusRequestEntityTooLarge, CodePayloadTooLarge, err.Error()}
+			return nil, &httpError{http.StatusRequestEntityTooLarge, CodePayloadTooLarge, err.Error()}
 		}
-		return badRequest("%s", err.Error())
+		return nil, badRequest("%s", err.Error())
 	}
 	if wf.Name != name {
-		return badRequest("the spec names workflow %q but the path names %q; they must match (or leave name out of the spec)", wf.Name, name)
+		return nil, badRequest("the spec names workflow %q but %s names %q; they must match (or leave name out of the spec)", wf.Name, namedBy, name)
 	}
 	// A task group need not exist yet (its tasks wait until it does), but
 	// its name must be one a group can have.
@@ -67,50 +94,39 @@ func (h *handlers) applyWorkflow(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if err := h.checkTenants(r, project, wf); err != nil {
-		return err
+		return nil, err
 	}
 	if err := h.codeGate(r.Context(), wf); err != nil {
-		return err
+		return nil, err
 	}
 	bad = append(bad, checkSpecNotSealed(wf)...)
 	if more, err := h.unknownAlertChannels(r.Context(), wf.Alerts); err != nil {
-		return err
+		return nil, err
 	} else {
 		bad = append(bad, more...)
 	}
 	if len(bad) > 0 {
-		return badRequest("%s", strings.Join(bad, "; "))
+		return nil, badRequest("%s", strings.Join(bad, "; "))
 	}
 	if err := h.checkWalls(r.Context(), project, wf); err != nil {
-		return err
+		return nil, err
 	}
-	author := ""
-	if c := callerOf(r.Context()); c != nil {
-		author = c.name
-	}
-	def, created, err := h.Store.WorkflowPutAs(r.Context(), project, author, wf)
-	if errors.Is(err, store.ErrBadRef) {
+	return wf, nil
+}
+
+// applyStoreError is the answer to the store's refusal of a workflow.
+func applyStoreError(err error) error {
+	switch {
+	case errors.Is(err, store.ErrBadRef):
 		return badRequest("%s", strings.TrimSuffix(err.Error(), ": "+store.ErrBadRef.Error()))
-	}
-	if errors.Is(err, store.ErrUnknownDatasource) {
+	case errors.Is(err, store.ErrUnknownDatasource):
 		return badRequest("%s", strings.TrimSuffix(err.Error(), ": "+store.ErrUnknownDatasource.Error()))
-	}
-	if errors.Is(err, store.ErrMaskedSecret) {
+	case errors.Is(err, store.ErrMaskedSecret):
 		return badRequest("%s", err.Error())
-	}
-	if errors.Is(err, store.ErrVersionQuota) {
+	case errors.Is(err, store.ErrVersionQuota):
 		return badRequest("%s", strings.TrimSuffix(err.Error(), ": "+store.ErrVersionQuota.Error()))
 	}
-	if err != nil {
-		return storeError(err)
-	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	writeJSON(w, status, ApplyResult{Project: def.Project, Name: def.Name, Version: def.Version,
-		Created: created, SpecHash: def.SpecHash, CreatedAt: timeOf(def.CreatedAt)})
-	return nil
+	return storeError(err)
 }
 
 // specMediaType accepts the JSON and YAML media types; isJSON is true when

@@ -771,3 +771,28 @@ func (c *Client) SchedulesPage(ctx context.Context, project string, p Page) (api
 	err := c.call(ctx, "GET", "/api/v1/schedules", p.query(q), nil, &l)
 	return l, err
 }
+
+// PutGitBinding binds project to a Git repository or changes its binding
+// (a nil Password keeps the stored one).
+func (c *Client) PutGitBinding(ctx context.Context, project string, req api.GitBindingRequest) (b api.GitBinding, err error) {
+	err = c.call(ctx, "PUT", "/api/v1/projects/"+esc(project)+"/git", nil, req, &b)
+	return b, err
+}
+
+// GetGitBinding returns project's Git binding and its last sync.
+func (c *Client) GetGitBinding(ctx context.Context, project string) (b api.GitBinding, err error) {
+	err = c.call(ctx, "GET", "/api/v1/projects/"+esc(project)+"/git", nil, nil, &b)
+	return b, err
+}
+
+// DeleteGitBinding unbinds project from its repository.
+func (c *Client) DeleteGitBinding(ctx context.Context, project string) error {
+	return c.call(ctx, "DELETE", "/api/v1/projects/"+esc(project)+"/git", nil, nil, nil)
+}
+
+// SyncGit applies the head of project's branch; a refused commit is an
+// error naming the file and the reason, and changes nothing.
+func (c *Client) SyncGit(ctx context.Context, project string) (r api.GitSyncResult, err error) {
+	err = c.call(ctx, "POST", "/api/v1/projects/"+esc(project)+"/git/sync", nil, nil, &r)
+	return r, err
+}

@@ -25,14 +25,9 @@ func (s *Store) WorkflowPut(ctx context.Context, project string, w *spec.Workflo
 // version's (the author's grants are what the version reaches at run);
 // created is false when both were the same.
 func (s *Store) WorkflowPutAs(ctx context.Context, project, author string, w *spec.Workflow) (def model.WorkflowDefinition, created bool, err error) {
-	secrets := len(w.SecretNames()) > 0
-	canon, hash, err := w.Canonical()
+	pw, err := prepareWorkflow(w)
 	if err != nil {
-		return def, false, fmt.Errorf("workflow %q: %w", w.Name, err)
-	}
-	uses, err := taskDatasources(w)
-	if err != nil {
-		return def, false, fmt.Errorf("workflow %q: %w", w.Name, err)
+		return def, false, err
 	}
 	// Read before the transaction (SQLite has one writer); an unreadable
 	// setting takes its default rather than fail the apply.
@@ -42,6 +37,39 @@ func (s *Store) WorkflowPutAs(ctx context.Context, project, author string, w *sp
 		if err != nil {
 			return err
 		}
+		def, created, err = s.putWorkflowTx(tx, p, author, pw, most)
+		return err
+	})
+	return def, created, err
+}
+
+// preparedWorkflow is a spec with what its apply computes before the
+// transaction.
+type preparedWorkflow struct {
+	w       *spec.Workflow
+	secrets bool
+	canon   []byte
+	hash    string
+	uses    map[string]string
+}
+
+func prepareWorkflow(w *spec.Workflow) (preparedWorkflow, error) {
+	pw := preparedWorkflow{w: w, secrets: len(w.SecretNames()) > 0}
+	var err error
+	if pw.canon, pw.hash, err = w.Canonical(); err != nil {
+		return pw, fmt.Errorf("workflow %q: %w", w.Name, err)
+	}
+	if pw.uses, err = taskDatasources(w); err != nil {
+		return pw, fmt.Errorf("workflow %q: %w", w.Name, err)
+	}
+	return pw, nil
+}
+
+// putWorkflowTx is WorkflowPutAs's write in tx, for project p; most is
+// the versions a workflow may keep.
+func (s *Store) putWorkflowTx(tx *gorm.DB, p projectRow, author string, pw preparedWorkflow, most int64) (def model.WorkflowDefinition, created bool, err error) {
+	w, canon, hash, uses, secrets := pw.w, pw.canon, pw.hash, pw.uses, pw.secrets
+	err = func() error {
 		var latest workflowDefinitionRow
 		err = tx.Where("project_id = ? AND name = ?", p.ID, w.Name).Order("version DESC").Take(&latest).Error
 		if secrets && (err == nil || errors.Is(err, gorm.ErrRecordNotFound)) {
@@ -112,7 +140,7 @@ func (s *Store) WorkflowPutAs(ctx context.Context, project, author string, w *sp
 		}
 		def, created = r.model(p.Name), true
 		return nil
-	})
+	}()
 	return def, created, err
 }
 

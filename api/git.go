@@ -1,0 +1,269 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/beluga-scheduler/beluga/common/gitsync"
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/spec"
+	"github.com/beluga-scheduler/beluga/common/store"
+)
+
+// gitFetchTimeout bounds one sync's fetch of its repository.
+const gitFetchTimeout = 2 * time.Minute
+
+// gitSyncsAtOnce bounds the syncs one API server runs at once (each holds
+// a commit's files, and a remote's clone, in memory); more wait their turn.
+const gitSyncsAtOnce = 2
+
+// gitSealContext binds a project's sealed Git password to it.
+func gitSealContext(project string) string { return "git/" + project }
+
+// gitURLKind says whether raw is a remote (http, https) or local (file://,
+// an absolute path) repository, or why it is neither.
+func gitURLKind(raw string) (local bool, err error) {
+	if raw == "" {
+		return false, errors.New("url is required: an https:// URL or (admins) an absolute path of a repository on this server")
+	}
+	if strings.ContainsAny(raw, "\x00\r\n") {
+		return false, fmt.Errorf("url %q has a control character", raw)
+	}
+	if filepath.IsAbs(raw) {
+		return true, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" {
+		return false, fmt.Errorf("url %q is neither a URL nor an absolute path (an ssh scp-like address is not supported: use https with a token)", raw)
+	}
+	switch u.Scheme {
+	case "file":
+		if u.Host != "" && u.Host != "localhost" {
+			return false, fmt.Errorf("url %q: a file URL names no host", raw)
+		}
+		return true, nil
+	case "http", "https":
+		if u.Host == "" {
+			return false, fmt.Errorf("url %q has no host", raw)
+		}
+		if _, set := u.User.Password(); set {
+			return false, fmt.Errorf("url %q carries a password: give it as password (stored sealed), never in the URL", u.Redacted())
+		}
+		return false, nil
+	}
+	return false, fmt.Errorf("url %q: scheme %s is not supported; use https (ssh keys are not supported yet)", raw, u.Scheme)
+}
+
+// checkGitBranch refuses a branch name Git would not take (a subset of
+// git check-ref-format's rules, enough to keep odd names out).
+func checkGitBranch(b string) error {
+	if b == "" {
+		return nil
+	}
+	if len(b) > 255 || strings.HasPrefix(b, "-") || strings.HasPrefix(b, "/") || strings.HasSuffix(b, "/") ||
+		strings.HasSuffix(b, ".lock") || strings.HasSuffix(b, ".") || strings.Contains(b, "..") ||
+		strings.Contains(b, "//") || strings.Contains(b, "@{") || strings.ContainsAny(b, " ~^:?*[\\\x7f") {
+		return fmt.Errorf("branch %q is not a valid Git branch name", b)
+	}
+	for _, r := range b {
+		if r < 0x20 {
+			return fmt.Errorf("branch %q is not a valid Git branch name", b)
+		}
+	}
+	return nil
+}
+
+func (h *handlers) putGitBinding(w http.ResponseWriter, r *http.Request) error {
+	project, err := pathName(r, "project")
+	if err != nil {
+		return err
+	}
+	var req GitBindingRequest
+	if err := decodeJSON(r, &req, false); err != nil {
+		return err
+	}
+	req.URL = strings.TrimSpace(req.URL)
+	local, err := gitURLKind(req.URL)
+	if err != nil {
+		return badRequest("git binding of project %q: %v", project, err)
+	}
+	if local && !callerOf(r.Context()).admin() {
+		return forbidden("git binding of project %q: a local repository (%s) reads this server's disk: only an admin may bind one", project, req.URL)
+	}
+	if err := checkGitBranch(req.Branch); err != nil {
+		return badRequest("git binding of project %q: %v", project, err)
+	}
+	if err := gitsync.CheckDir(req.Dir); err != nil {
+		return badRequest("git binding of project %q: %v", project, err)
+	}
+	if len(req.User) > 255 || strings.ContainsAny(req.User, "\x00\r\n") {
+		return badRequest("git binding of project %q: user is not valid (at most 255 characters, no control characters)", project)
+	}
+	b := model.GitBinding{Project: project, URL: req.URL, Branch: req.Branch, Dir: strings.Trim(req.Dir, "/"), User: req.User,
+		PasswordSealed: store.KeepGitPassword, BoundBy: callerOf(r.Context()).name}
+	if req.Password != nil {
+		b.PasswordSealed = ""
+		if *req.Password != "" {
+			if h.Secrets == nil {
+				return noKey("store a Git password")
+			}
+			if b.PasswordSealed, err = h.Secrets.SealFor(*req.Password, gitSealContext(project)); err != nil {
+				return err
+			}
+		}
+	}
+	out, created, err := h.Store.GitBindingPut(r.Context(), b)
+	if err != nil {
+		return storeError(err)
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, fromGitBinding(out))
+	return nil
+}
+
+func (h *handlers) getGitBinding(w http.ResponseWriter, r *http.Request) error {
+	project, err := pathName(r, "project")
+	if err != nil {
+		return err
+	}
+	b, err := h.Store.GitBindingGet(r.Context(), project)
+	if err != nil {
+		return storeError(err)
+	}
+	writeJSON(w, http.StatusOK, fromGitBinding(b))
+	return nil
+}
+
+func (h *handlers) deleteGitBinding(w http.ResponseWriter, r *http.Request) error {
+	project, err := pathName(r, "project")
+	if err != nil {
+		return err
+	}
+	if err := h.Store.GitBindingDelete(r.Context(), project); err != nil {
+		return storeError(err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// syncGit applies the head of the project's branch: every workflow file
+// through an apply's checks, then all in one transaction. A refused
+// commit changes nothing; the answer, the binding's state and a git_sync
+// event name the file and the reason.
+func (h *handlers) syncGit(w http.ResponseWriter, r *http.Request) error {
+	project, err := pathName(r, "project")
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	b, err := h.Store.GitBindingGet(ctx, project)
+	if errors.Is(err, store.ErrNotFound) {
+		if _, perr := h.Store.ProjectGet(ctx, project); perr != nil {
+			return storeError(perr)
+		}
+		return badRequest("project %q is not bound to a Git repository: bind one first (PUT /api/v1/projects/%s/git, beluga git set)", project, project)
+	}
+	if err != nil {
+		return storeError(err)
+	}
+	if err := h.gitSyncs.Acquire(ctx, 1); err != nil {
+		return fmt.Errorf("wait for a git sync slot: %w", err)
+	}
+	defer h.gitSyncs.Release(1)
+	src := gitsync.Source{URL: b.URL, Branch: b.Branch, Dir: b.Dir, User: b.User}
+	if b.PasswordSealed != "" {
+		if h.Secrets == nil {
+			return noKey("open the project's Git password")
+		}
+		if src.Password, err = h.Secrets.OpenFor(b.PasswordSealed, gitSealContext(project)); err != nil {
+			return fmt.Errorf("open the Git password of project %q: %w", project, err)
+		}
+	}
+	fctx, cancel := context.WithTimeout(ctx, gitFetchTimeout)
+	snap, err := gitsync.Fetch(fctx, src)
+	cancel()
+	if err != nil {
+		var fe *gitsync.FileError
+		if errors.As(err, &fe) {
+			return h.refuseSync(r, project, snap.Commit, fe.File, fe.Reason)
+		}
+		if rerr := h.Store.GitSyncRefused(ctx, project, "", "", err.Error()); rerr != nil {
+			return rerr
+		}
+		h.log.Info("git sync could not fetch", zap.String("project", project), zap.Error(err))
+		return &httpError{http.StatusBadGateway, CodeBadGateway, fmt.Sprintf("git sync of project %q: %v; nothing changed", project, err)}
+	}
+	files := make([]string, 0, len(snap.Files))
+	wfs := make([]*spec.Workflow, 0, len(snap.Files))
+	seen := map[string]string{}
+	for _, f := range snap.Files {
+		if other, dup := seen[f.Workflow]; dup {
+			return h.refuseSync(r, project, snap.Commit, f.Path, fmt.Sprintf("workflow %q is also in %s: one file a workflow", f.Workflow, other))
+		}
+		seen[f.Workflow] = f.Path
+		if !validName(f.Workflow) {
+			return h.refuseSync(r, project, snap.Commit, f.Path, fmt.Sprintf("the file name gives workflow %q, which is not valid: %s", f.Workflow, nameRule))
+		}
+		wf, err := h.checkApply(r, project, f.Workflow, "the file name", f.Data)
+		if err != nil {
+			var he *httpError
+			if !errors.As(err, &he) {
+				return err
+			}
+			return h.refuseSync(r, project, snap.Commit, f.Path, he.msg)
+		}
+		if bad := gitsync.SecretsInClear(wf); len(bad) > 0 {
+			return h.refuseSync(r, project, snap.Commit, f.Path, strings.Join(bad, "; "))
+		}
+		files, wfs = append(files, f.Path), append(wfs, wf)
+	}
+	applied, err := h.Store.GitSyncApply(ctx, project, callerOf(ctx).name, snap.Commit, files, wfs)
+	if err != nil {
+		var fe *store.GitFileError
+		if errors.As(err, &fe) {
+			var he *httpError
+			if errors.As(applyStoreError(fe.Err), &he) {
+				return h.refuseSync(r, project, snap.Commit, fe.File, he.msg)
+			}
+		}
+		return storeError(err)
+	}
+	out := GitSyncResult{Project: project, Commit: snap.Commit, Workflows: make([]GitSyncedEntry, len(applied))}
+	for i, a := range applied {
+		out.Workflows[i] = GitSyncedEntry{File: a.File, Workflow: a.Definition.Name, Version: a.Definition.Version, Created: a.Created}
+	}
+	h.log.Info("git sync applied", zap.String("project", project), zap.String("commit", snap.Commit), zap.Int("workflows", len(applied)))
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// refuseSync records a refused commit and answers 400 naming the file.
+func (h *handlers) refuseSync(r *http.Request, project, commit, file, reason string) error {
+	if err := h.Store.GitSyncRefused(r.Context(), project, commit, file, reason); err != nil {
+		return err
+	}
+	h.log.Info("git sync refused", zap.String("project", project), zap.String("commit", commit),
+		zap.String("file", file), zap.String("reason", reason))
+	return badRequest("git sync of project %q refused commit %s, nothing changed: %s: %s", project, shortCommit(commit), file, reason)
+}
+
+func shortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	if c == "" {
+		return "(none)"
+	}
+	return c
+}

@@ -1,0 +1,64 @@
+package api
+
+import "github.com/beluga-scheduler/beluga/common/model"
+
+// GitBindingRequest is the JSON body of PUT .../projects/{project}/git:
+// the project's repository (README, "Workflows in Git").
+type GitBindingRequest struct {
+	// URL is https://, http:// or (admins only: it reads the server's
+	// disk) file:// or an absolute local path.
+	URL    string `json:"url"`
+	Branch string `json:"branch,omitempty"` // "": the repository's default branch
+	Dir    string `json:"dir,omitempty"`    // the directory in the repository; "": its root
+	User   string `json:"user,omitempty"`
+	// Password is a password or token for User, stored sealed as datasource
+	// passwords are; left out keeps the stored one, "" removes it.
+	Password *string `json:"password,omitempty"`
+}
+
+// GitBinding is a project's repository and its last sync, without the
+// password.
+type GitBinding struct {
+	Project     string `json:"project"`
+	URL         string `json:"url"`
+	Branch      string `json:"branch"`
+	Dir         string `json:"dir"`
+	User        string `json:"user"`
+	PasswordSet bool   `json:"password_set"`
+	BoundBy     string `json:"bound_by"`
+	UpdatedAt   Time   `json:"updated_at"`
+	// The last commit applied ("" none yet), and the last sync: when, of
+	// which commit, and (refused) the file and the reason.
+	LastCommit        string `json:"last_commit"`
+	LastSyncedAt      *Time  `json:"last_synced_at,omitempty"`
+	LastAttemptCommit string `json:"last_attempt_commit"`
+	LastErrorFile     string `json:"last_error_file,omitempty"`
+	LastError         string `json:"last_error,omitempty"`
+}
+
+func fromGitBinding(b model.GitBinding) GitBinding {
+	out := GitBinding{Project: b.Project, URL: b.URL, Branch: b.Branch, Dir: b.Dir, User: b.User,
+		PasswordSet: b.PasswordSealed != "", BoundBy: b.BoundBy, UpdatedAt: timeOf(b.UpdatedAt),
+		LastCommit: b.LastCommit, LastAttemptCommit: b.LastAttemptCommit, LastErrorFile: b.LastErrorFile,
+		LastError: b.LastError}
+	if b.LastSyncedAt != nil {
+		t := timeOf(*b.LastSyncedAt)
+		out.LastSyncedAt = &t
+	}
+	return out
+}
+
+// GitSyncResult is what a sync applied: the commit and each workflow file.
+type GitSyncResult struct {
+	Project   string           `json:"project"`
+	Commit    string           `json:"commit"`
+	Workflows []GitSyncedEntry `json:"workflows"`
+}
+
+// GitSyncedEntry is one workflow file a sync applied.
+type GitSyncedEntry struct {
+	File     string `json:"file"`
+	Workflow string `json:"workflow"`
+	Version  int    `json:"version"`
+	Created  bool   `json:"created"` // a new version; false: the same as the latest
+}

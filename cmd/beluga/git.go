@@ -1,0 +1,173 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/beluga-scheduler/beluga/api"
+)
+
+// gitCommand is `beluga git`: a project's Git binding and its syncs
+// (README, "Workflows in Git").
+func gitCommand(a *app) *cobra.Command {
+	var project string
+	need := needProject(&project)
+	var (
+		req           api.GitBindingRequest
+		passwordStdin bool
+		passwordFile  string
+		noPassword    bool
+	)
+	set := &cobra.Command{
+		Use:   "set --url URL [--branch B] [--dir D] [--user U --password-stdin | --password-file F | --no-password]",
+		Short: "Bind a project to a Git repository (project owners; a local path: admins); the password is kept when none is given",
+		Args:  args(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := need()
+			if err != nil {
+				return err
+			}
+			n := 0
+			for _, b := range []bool{passwordStdin, passwordFile != "", noPassword} {
+				if b {
+					n++
+				}
+			}
+			if n > 1 {
+				return usagef("give at most one of --password-stdin, --password-file and --no-password")
+			}
+			// The password (a token) is never a flag value: ps would show it.
+			switch {
+			case passwordStdin:
+				b, err := io.ReadAll(io.LimitReader(a.stdin, 4096))
+				if err != nil {
+					return fmt.Errorf("read password from stdin: %w", err)
+				}
+				pw := strings.TrimRight(string(b), "\r\n")
+				req.Password = &pw
+			case passwordFile != "":
+				b, err := os.ReadFile(passwordFile)
+				if err != nil {
+					return usagef("--password-file: %v", err)
+				}
+				pw := strings.TrimRight(string(b), "\r\n")
+				req.Password = &pw
+			case noPassword:
+				empty := ""
+				req.Password = &empty
+			}
+			b, err := a.client().PutGitBinding(cmd.Context(), p, req)
+			if err != nil {
+				return err
+			}
+			if a.json() {
+				return a.printJSON(b)
+			}
+			_, err = fmt.Fprintf(a.stdout, "project %s bound to %s (branch %s, dir %s, password %s)\n", b.Project, b.URL,
+				orDefault(b.Branch, "the default"), orDefault(b.Dir, "the root"), map[bool]string{true: "set", false: "none"}[b.PasswordSet])
+			return err
+		},
+	}
+	f := set.Flags()
+	f.StringVar(&req.URL, "url", "", "the repository: https://... (or, admins only, an absolute path or file:// URL on the API server)")
+	f.StringVar(&req.Branch, "branch", "", "the branch to sync (default: the repository's default branch)")
+	f.StringVar(&req.Dir, "dir", "", "the directory in the repository holding workflows/ (default: the root)")
+	f.StringVar(&req.User, "user", "", "user name of the password or token")
+	f.BoolVar(&passwordStdin, "password-stdin", false, "read the password or token from standard input")
+	f.StringVar(&passwordFile, "password-file", "", "read the password or token from this file")
+	f.BoolVar(&noPassword, "no-password", false, "remove the stored password")
+
+	show := &cobra.Command{
+		Use:   "show",
+		Short: "Show a project's Git binding (never its password) and its last sync",
+		Args:  args(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := need()
+			if err != nil {
+				return err
+			}
+			b, err := a.client().GetGitBinding(cmd.Context(), p)
+			if err != nil {
+				return err
+			}
+			if a.json() {
+				return a.printJSON(b)
+			}
+			t := newTable(a.stdout, "FIELD", "VALUE")
+			t.row("project", b.Project)
+			t.row("url", b.URL)
+			t.row("branch", orDefault(b.Branch, "(default)"))
+			t.row("dir", orDefault(b.Dir, "(root)"))
+			t.row("user", b.User)
+			t.row("password", map[bool]string{true: "set", false: "none"}[b.PasswordSet])
+			t.row("bound by", b.BoundBy)
+			t.row("last commit", b.LastCommit)
+			t.row("last sync", when(b.LastSyncedAt))
+			if b.LastError != "" {
+				t.row("refused commit", b.LastAttemptCommit)
+				t.row("refused file", b.LastErrorFile)
+				t.row("refused because", b.LastError)
+			}
+			return t.flush()
+		},
+	}
+
+	sync := &cobra.Command{
+		Use:   "sync",
+		Short: "Apply the head of the project's branch: every workflow file or, when one is refused, none (exit 2 naming the file and why)",
+		Args:  args(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := need()
+			if err != nil {
+				return err
+			}
+			r, err := a.client().SyncGit(cmd.Context(), p)
+			if err != nil {
+				return err
+			}
+			if a.json() {
+				return a.printJSON(r)
+			}
+			fmt.Fprintf(a.stdout, "project %s synced to commit %s\n", r.Project, r.Commit)
+			t := newTable(a.stdout, "FILE", "WORKFLOW", "VERSION", "CHANGED")
+			for _, w := range r.Workflows {
+				t.row(w.File, w.Workflow, fmt.Sprint(w.Version), map[bool]string{true: "new version", false: "unchanged"}[w.Created])
+			}
+			return t.flush()
+		},
+	}
+
+	unbind := &cobra.Command{
+		Use:   "unbind",
+		Short: "Unbind a project from its repository (its workflows stay)",
+		Args:  args(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := need()
+			if err != nil {
+				return err
+			}
+			if err := a.client().DeleteGitBinding(cmd.Context(), p); err != nil {
+				return err
+			}
+			if a.json() {
+				return a.printJSON(map[string]any{"project": p, "unbound": true})
+			}
+			_, err = fmt.Fprintf(a.stdout, "project %s unbound from its repository\n", p)
+			return err
+		},
+	}
+	g := group("git", "A project's workflows from a Git repository: bind, show, sync", set, show, sync, unbind)
+	g.PersistentFlags().StringVarP(&project, "project", "p", os.Getenv("BELUGA_PROJECT"), "project (env BELUGA_PROJECT)")
+	return g
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/beluga-scheduler/beluga/api"
+	"github.com/beluga-scheduler/beluga/testkit/gittest"
+)
+
+// TestGitCommands: beluga git set, show, sync and unbind against a real
+// server and a real bare repository: a sync applies a commit and names
+// it; a commit with a bad file exits 2 naming the file, and show tells the
+// refusal while the workflows stay as they were.
+func TestGitCommands(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.want(0, []string{"project", "create", "p"})
+	e.want(2, []string{"git", "sync"}, "--project is required")
+	e.want(2, []string{"git", "sync", "-p", "p"}, "not bound to a Git repository")
+	repo := gittest.New(t)
+	c1 := repo.Commit("main", "first", map[string]string{
+		"etl/workflows/load.yaml": "tasks:\n  - name: a\n    command: echo a\n",
+	})
+	e.want(2, []string{"git", "set", "-p", "p", "--url", "ssh://example.com/x.git"}, "scheme ssh is not supported")
+	e.want(2, []string{"git", "set", "-p", "p", "--url", repo.Bare, "--password-stdin", "--no-password"}, "at most one of")
+	e.want(0, []string{"git", "set", "-p", "p", "--url", repo.Bare, "--branch", "main", "--dir", "etl"},
+		"project p bound to "+repo.Bare+" (branch main, dir etl, password none)")
+	e.want(0, []string{"git", "sync", "-p", "p"}, "synced to commit "+c1, "etl/workflows/load.yaml", "load", "new version")
+	e.want(0, []string{"workflow", "list", "-p", "p"}, "load")
+
+	repo.Commit("main", "bad", map[string]string{
+		"etl/workflows/load.yaml":   "description: changed\ntasks:\n  - name: a\n    command: echo a\n",
+		"etl/workflows/broken.yaml": "tasks: [",
+	})
+	e.want(2, []string{"git", "sync", "-p", "p"}, "etl/workflows/broken.yaml", "nothing changed")
+	out := e.want(0, []string{"git", "show", "-p", "p"}, "last commit", c1, "refused file", "etl/workflows/broken.yaml")
+	if !strings.Contains(out, "refused because") {
+		t.Fatalf("show does not say why: %s", out)
+	}
+	var w api.Workflow
+	if err := json.Unmarshal([]byte(e.want(0, []string{"workflow", "get", "load", "-p", "p", "-o", "json"})), &w); err != nil || w.Version != 1 {
+		t.Fatalf("load after the refused commit: %+v %v", w, err)
+	}
+	var b api.GitBinding
+	if err := json.Unmarshal([]byte(e.want(0, []string{"git", "show", "-p", "p", "-o", "json"})), &b); err != nil ||
+		b.LastErrorFile != "etl/workflows/broken.yaml" || b.LastCommit != c1 {
+		t.Fatalf("show --json: %+v %v", b, err)
+	}
+	e.wantIn(t, "tok-1\n", 0, []string{"git", "set", "-p", "p", "--url", "https://git.example.com/etl.git", "--user", "bot", "--password-stdin"}, "password set")
+	if out := e.want(0, []string{"git", "show", "-p", "p"}); strings.Contains(out, "tok-1") {
+		t.Fatalf("show prints the password: %s", out)
+	}
+	e.want(0, []string{"git", "unbind", "-p", "p"}, "project p unbound")
+	e.want(1, []string{"git", "show", "-p", "p"}, "git binding of project")
+}
+
+// wantIn is want with stdin.
+func (e *env) wantIn(t *testing.T, stdin string, code int, args []string, contains ...string) {
+	t.Helper()
+	got, out, errOut := e.cliIn(stdin, args...)
+	if got != code {
+		t.Fatalf("beluga %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), got, code, out, errOut)
+	}
+	for _, c := range contains {
+		if !strings.Contains(out+errOut, c) {
+			t.Fatalf("beluga %s: output lacks %q\nstdout: %s\nstderr: %s", strings.Join(args, " "), c, out, errOut)
+		}
+	}
+}

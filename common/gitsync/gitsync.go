@@ -1,0 +1,284 @@
+// Package gitsync reads a project's workflows from a Git repository
+// (README, "Workflows in Git"): it fetches a branch's head with go-git (a
+// remote's in memory, a local one in place; no git binary, no working
+// tree), lists the files of the layout, and decides what a synced file may
+// not hold (secrets in clear). Applying them is the API's: the same checks as an apply, then
+// one store transaction per commit.
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/beluga-scheduler/beluga/common/secret"
+	"github.com/beluga-scheduler/beluga/common/spec"
+)
+
+// WorkflowsDir is the directory, under the binding's, of the workflow
+// files: one a workflow, named after it (workflows/<name>.yaml).
+const WorkflowsDir = "workflows"
+
+// MaxFileBytes bounds one synced file, as the API bounds an apply's body.
+const MaxFileBytes = 8 << 20
+
+// MaxFiles and MaxTotalBytes bound what one sync reads and parses, so that
+// a repository cannot make an API server hold more than that.
+const (
+	MaxFiles      = 1000
+	MaxTotalBytes = 64 << 20
+)
+
+// Source is where a sync reads from.
+type Source struct {
+	URL      string
+	Branch   string // "": the remote's HEAD
+	Dir      string // "": the repository's root
+	User     string
+	Password string // opened from its sealed form by the caller
+}
+
+// File is one workflow file of a commit.
+type File struct {
+	Path     string // in the repository
+	Workflow string // the name the file gives (its base name without extension)
+	Data     []byte
+}
+
+// Snapshot is what a sync read: the commit and its workflow files, by path.
+type Snapshot struct {
+	Commit string
+	Files  []File
+}
+
+// Fetch reads src's branch head. A remote's clone (one commit deep) lives
+// in memory only and is dropped on return: a sync reads the commit it
+// applies, whole, each time. A local repository (an absolute path or a
+// file URL) is read where it is, without a clone or the git binary.
+func Fetch(ctx context.Context, src Source) (Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return Snapshot{}, fmt.Errorf("fetch %s: %w", src.URL, err)
+	}
+	repo, err := open(ctx, src)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	var head *plumbing.Reference
+	if src.Branch != "" {
+		head, err = repo.Reference(plumbing.NewBranchReferenceName(src.Branch), true)
+	} else {
+		head, err = repo.Head()
+	}
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("read branch %s of %s: %w", branchName(src.Branch), src.URL, err)
+	}
+	c, err := repo.CommitObject(head.Hash())
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("read commit %s: %w", head.Hash(), err)
+	}
+	files, err := workflowFiles(c, src.Dir)
+	if err != nil {
+		return Snapshot{Commit: head.Hash().String()}, err
+	}
+	return Snapshot{Commit: head.Hash().String(), Files: files}, nil
+}
+
+// open opens a local repository in place, or clones a remote's branch
+// into memory.
+func open(ctx context.Context, src Source) (*git.Repository, error) {
+	if p, ok := LocalPath(src.URL); ok {
+		repo, err := git.PlainOpen(p)
+		if err != nil {
+			return nil, fmt.Errorf("open repository %s: %w", p, err)
+		}
+		if _, err := repo.Head(); errors.Is(err, plumbing.ErrReferenceNotFound) {
+			return nil, fmt.Errorf("repository %s is empty: push a commit first", src.URL)
+		}
+		return repo, nil
+	}
+	opts := &git.CloneOptions{URL: src.URL, SingleBranch: true, NoCheckout: true, Tags: git.NoTags, Depth: 1}
+	if src.Branch != "" {
+		opts.ReferenceName = plumbing.NewBranchReferenceName(src.Branch)
+	}
+	if src.User != "" || src.Password != "" {
+		opts.Auth = &githttp.BasicAuth{Username: src.User, Password: src.Password}
+	}
+	repo, err := git.CloneContext(ctx, memory.NewStorage(), nil, opts)
+	if errors.Is(err, transport.ErrEmptyRemoteRepository) {
+		return nil, fmt.Errorf("repository %s is empty: push a commit first", src.URL)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s (branch %s): %w", src.URL, branchName(src.Branch), err)
+	}
+	return repo, nil
+}
+
+// LocalPath is the path of a local repository URL (an absolute path or a
+// file URL); ok is false for a remote one.
+func LocalPath(raw string) (string, bool) {
+	if filepath.IsAbs(raw) {
+		return raw, true
+	}
+	if u, err := url.Parse(raw); err == nil && u.Scheme == "file" {
+		return u.Path, true
+	}
+	return "", false
+}
+
+func branchName(b string) string {
+	if b == "" {
+		return "HEAD"
+	}
+	return b
+}
+
+// workflowFiles reads the files of c under dir/workflows that WorkflowName
+// takes, sorted by path. A missing directory is no workflows.
+func workflowFiles(c *object.Commit, dir string) ([]File, error) {
+	root, err := c.Tree()
+	if err != nil {
+		return nil, err
+	}
+	wdir := path.Join(cleanDir(dir), WorkflowsDir)
+	t, err := root.Tree(wdir)
+	if errors.Is(err, object.ErrDirectoryNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", wdir, err)
+	}
+	var out []File
+	total := int64(0)
+	for _, e := range t.Entries {
+		if !e.Mode.IsFile() {
+			continue
+		}
+		p := path.Join(wdir, e.Name)
+		name, ok := WorkflowName(e.Name)
+		if !ok {
+			continue
+		}
+		if len(out) == MaxFiles {
+			return nil, &FileError{File: p, Reason: fmt.Sprintf("%s holds more than %d workflow files, the most one sync reads", wdir, MaxFiles)}
+		}
+		f, err := t.TreeEntryFile(&e)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if f.Size > MaxFileBytes {
+			return nil, &FileError{File: p, Reason: fmt.Sprintf("%d bytes, more than the %d a workflow file may have", f.Size, MaxFileBytes)}
+		}
+		if total += f.Size; total > MaxTotalBytes {
+			return nil, &FileError{File: p, Reason: fmt.Sprintf("the workflow files pass %d bytes here, the most one sync reads", MaxTotalBytes)}
+		}
+		r, err := f.Reader()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		data, err := io.ReadAll(r)
+		_ = r.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		out = append(out, File{Path: p, Workflow: name, Data: data})
+	}
+	slices.SortFunc(out, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+// FileError is a refused file: its path in the repository and why.
+type FileError struct {
+	File   string
+	Reason string
+}
+
+func (e *FileError) Error() string { return e.File + ": " + e.Reason }
+
+// WorkflowName is the workflow a file of the workflows directory holds:
+// its base name without .yaml, .yml or .json. Other files (a README) are
+// not workflows: ok is false.
+func WorkflowName(base string) (name string, ok bool) {
+	for _, ext := range []string{".yaml", ".yml", ".json"} {
+		if n, found := strings.CutSuffix(base, ext); found && n != "" && !strings.HasPrefix(base, ".") {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+// cleanDir is dir as a path in the repository ("" or "." is its root).
+func cleanDir(dir string) string {
+	d := path.Clean("/" + strings.TrimSpace(dir))
+	return strings.TrimPrefix(d, "/")
+}
+
+// CheckDir refuses a directory that leaves the repository's root.
+func CheckDir(dir string) error {
+	if strings.Contains(dir, "\\") {
+		return fmt.Errorf("dir %q: use / between directories", dir)
+	}
+	for _, part := range strings.Split(dir, "/") {
+		if part == ".." {
+			return fmt.Errorf("dir %q: may not contain ..", dir)
+		}
+	}
+	return nil
+}
+
+// secretish are the parts of a param name that say it holds a secret.
+var secretish = []string{"password", "passwd", "secret", "token", "api_key", "apikey", "private_key", "credential"}
+
+// SecretsInClear lists the secrets a synced spec would carry in clear,
+// each named: a param marked secret (secret_params) with a value other
+// than the mask *** (which keeps the value stored in Beluga) or none (given
+// at run), and a param whose name says it is a secret but that is not
+// marked secret and has a value. Git holds secrets by name only.
+func SecretsInClear(w *spec.Workflow) []string {
+	var bad []string
+	check := func(where string, params map[string]string, marked []string) {
+		keys := make([]string, 0, len(params))
+		for k := range params {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			v := params[k]
+			switch {
+			case slices.Contains(marked, k):
+				if v != "" && v != secret.Mask {
+					bad = append(bad, fmt.Sprintf("%s param %q is secret but has a value in clear; write %q and set the value in Beluga", where, k, secret.Mask))
+				}
+			case v != "" && v != secret.Mask && looksSecret(k):
+				bad = append(bad, fmt.Sprintf("%s param %q looks like a secret and has a value in clear; list it in secret_params, write %q and set the value in Beluga", where, k, secret.Mask))
+			}
+		}
+	}
+	check("workflow", w.Params, w.SecretParams)
+	for _, t := range w.Tasks {
+		check(fmt.Sprintf("task %q", t.Name), t.Params, append(slices.Clone(w.SecretParams), t.SecretParams...))
+	}
+	return bad
+}
+
+func looksSecret(name string) bool {
+	n := strings.ToLower(name)
+	for _, s := range secretish {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,29 @@
+package model
+
+import "time"
+
+// EventGitSync is the event of a Git sync of a project: state synced or
+// refused, the commit and (refused) the file and reason in its detail.
+const EventGitSync = "git_sync"
+
+// GitBinding is a project's Git repository (README, "Workflows in Git").
+type GitBinding struct {
+	Project string
+	// URL is a remote URL (https://, ssh://, file://) or a local path.
+	URL    string
+	Branch string // "" is the repository's default branch (HEAD)
+	Dir    string // the directory in the repository holding the files; "" the root
+	User   string // the credential's user name, with PasswordSealed
+	// PasswordSealed is the password or token sealed under the secret key
+	// file (KeepPassword-like: store.KeepGitPassword keeps the stored one).
+	PasswordSealed string
+	BoundBy        string // the user who set the binding: the author of what syncs apply
+	UpdatedAt      time.Time
+
+	// The sync state.
+	LastCommit        string     // the last commit applied
+	LastSyncedAt      *time.Time // when a sync last ended, applied or refused
+	LastAttemptCommit string     // the commit of the last sync
+	LastErrorFile     string     // the last sync's refused file ("" when it applied)
+	LastError         string     // and why
+}

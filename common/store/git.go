@@ -1,0 +1,226 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/spec"
+)
+
+type projectGitRow struct {
+	ProjectID         int64 `gorm:"primaryKey;autoIncrement:false"`
+	URL               string
+	Branch            string
+	Dir               string
+	Username          string
+	PasswordSealed    *string
+	BoundBy           string
+	UpdatedAt         time.Time
+	LastCommit        string
+	LastSyncedAt      *time.Time
+	LastAttemptCommit string
+	LastErrorFile     string
+	LastError         *string
+}
+
+func (projectGitRow) TableName() string { return "project_git" }
+
+func (r projectGitRow) model(project string) model.GitBinding {
+	b := model.GitBinding{Project: project, URL: r.URL, Branch: r.Branch, Dir: r.Dir, User: r.Username,
+		BoundBy: r.BoundBy, UpdatedAt: r.UpdatedAt.UTC(), LastCommit: r.LastCommit,
+		LastAttemptCommit: r.LastAttemptCommit, LastErrorFile: r.LastErrorFile}
+	if r.PasswordSealed != nil {
+		b.PasswordSealed = *r.PasswordSealed
+	}
+	if r.LastError != nil {
+		b.LastError = *r.LastError
+	}
+	if r.LastSyncedAt != nil {
+		t := r.LastSyncedAt.UTC()
+		b.LastSyncedAt = &t
+	}
+	return b
+}
+
+// KeepGitPassword passed as GitBindingPut's sealed password keeps the
+// stored one (a client that read a binding never saw its password).
+const KeepGitPassword = KeepPassword
+
+// GitBindingPut binds b.Project to a Git repository or changes its
+// binding; created says which. The sync state stays (a changed URL syncs
+// its branch's head anew all the same: the state only says what was
+// applied).
+func (s *Store) GitBindingPut(ctx context.Context, b model.GitBinding) (out model.GitBinding, created bool, err error) {
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		p, err := getProject(tx, b.Project)
+		if err != nil {
+			return err
+		}
+		var cur projectGitRow
+		err = tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("project_id = ?", p.ID).Take(&cur).Error
+		exists := err == nil
+		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+			return fmt.Errorf("read the git binding of project %q: %w", b.Project, err)
+		}
+		r := cur
+		r.ProjectID, r.URL, r.Branch, r.Dir, r.Username, r.BoundBy, r.UpdatedAt = p.ID, b.URL, b.Branch, b.Dir, b.User, b.BoundBy, now
+		switch {
+		case b.PasswordSealed == KeepGitPassword:
+		case b.PasswordSealed != "":
+			pw := b.PasswordSealed
+			r.PasswordSealed = &pw
+		default:
+			r.PasswordSealed = nil
+		}
+		if exists {
+			err = tx.Select("*").Where("project_id = ?", p.ID).Updates(&r).Error
+		} else {
+			err = tx.Create(&r).Error
+			if isUniqueViolation(err) {
+				return fmt.Errorf("the git binding of project %q was created concurrently, retry: %w", b.Project, ErrConflict)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("write the git binding of project %q: %w", b.Project, err)
+		}
+		out, created = r.model(p.Name), !exists
+		return nil
+	})
+	return out, created, err
+}
+
+// GitBindingGet returns a project's Git binding with its sync state
+// (ErrNotFound: the project is not bound).
+func (s *Store) GitBindingGet(ctx context.Context, project string) (model.GitBinding, error) {
+	db := s.db.WithContext(ctx)
+	p, err := getProject(db, project)
+	if err != nil {
+		return model.GitBinding{}, err
+	}
+	var r projectGitRow
+	if err := db.Where("project_id = ?", p.ID).Take(&r).Error; err != nil {
+		return model.GitBinding{}, notFound(err, fmt.Sprintf("git binding of project %q", project))
+	}
+	return r.model(p.Name), nil
+}
+
+// GitSyncApplied is one workflow a sync applied.
+type GitSyncApplied struct {
+	File       string
+	Definition model.WorkflowDefinition
+	Created    bool // a new version (false: the same spec as the latest)
+}
+
+// GitSyncApply applies a commit's workflows to project in one transaction,
+// as author: every one or none (the error of the first that fails, wrapped
+// with its file). It records the commit as the project's last applied and
+// appends a git_sync event, in the same transaction.
+func (s *Store) GitSyncApply(ctx context.Context, project, author, commit string, files []string, wfs []*spec.Workflow) ([]GitSyncApplied, error) {
+	if len(files) != len(wfs) {
+		return nil, fmt.Errorf("git sync of project %q: %d files but %d workflows", project, len(files), len(wfs))
+	}
+	prep := make([]preparedWorkflow, len(wfs))
+	for i, w := range wfs {
+		pw, err := prepareWorkflow(w)
+		if err != nil {
+			return nil, &GitFileError{File: files[i], Err: err}
+		}
+		prep[i] = pw
+	}
+	most, _ := s.SettingInt(ctx, model.SettingVersionsPerWorkflow, model.DefaultVersionsPerWorkflow)
+	var out []GitSyncApplied
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		p, err := getProject(tx, project)
+		if err != nil {
+			return err
+		}
+		out = make([]GitSyncApplied, 0, len(prep))
+		for i, pw := range prep {
+			def, created, err := s.putWorkflowTx(tx, p, author, pw, most)
+			if err != nil {
+				return &GitFileError{File: files[i], Err: err}
+			}
+			out = append(out, GitSyncApplied{File: files[i], Definition: def, Created: created})
+		}
+		return recordGitSync(tx, p, commit, "", "", len(out))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// GitSyncRefused records that a sync of commit changed nothing, because of
+// file (may be "": the repository itself) and reason, with a git_sync
+// event.
+func (s *Store) GitSyncRefused(ctx context.Context, project, commit, file, reason string) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		p, err := getProject(tx, project)
+		if err != nil {
+			return err
+		}
+		return recordGitSync(tx, p, commit, file, reason, 0)
+	})
+}
+
+// recordGitSync writes a sync's outcome to the binding's state and the
+// event outbox; reason "" is an applied commit.
+func recordGitSync(tx *gorm.DB, p projectRow, commit, file, reason string, applied int) error {
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	set := map[string]any{"last_synced_at": now, "last_attempt_commit": commit, "last_error_file": file, "last_error": nil}
+	state, detail := "synced", map[string]any{"commit": commit, "workflows": applied}
+	if reason != "" {
+		set["last_error"] = reason
+		state, detail = "refused", map[string]any{"commit": commit, "file": file, "error": reason}
+	} else {
+		set["last_commit"] = commit
+	}
+	res := tx.Model(&projectGitRow{}).Where("project_id = ?", p.ID).Updates(set)
+	if res.Error != nil {
+		return fmt.Errorf("record the git sync of project %q: %w", p.Name, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("git binding of project %q: %w", p.Name, ErrNotFound)
+	}
+	signalAppended(tx)
+	ev := eventRow{Time: now, Kind: model.EventGitSync, Project: p.Name, State: state, DetailJSON: jsonText(detail, 1)}
+	if err := tx.Create(&ev).Error; err != nil {
+		return fmt.Errorf("append the git sync event of project %q: %w", p.Name, err)
+	}
+	return nil
+}
+
+// GitFileError is a sync's refusal of one file.
+type GitFileError struct {
+	File string
+	Err  error
+}
+
+func (e *GitFileError) Error() string { return e.File + ": " + e.Err.Error() }
+func (e *GitFileError) Unwrap() error { return e.Err }
+
+// GitBindingDelete unbinds a project from its repository; its workflows
+// stay as they are.
+func (s *Store) GitBindingDelete(ctx context.Context, project string) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		p, err := getProject(tx, project)
+		if err != nil {
+			return err
+		}
+		res := tx.Where("project_id = ?", p.ID).Delete(&projectGitRow{})
+		if res.Error != nil {
+			return fmt.Errorf("delete the git binding of project %q: %w", project, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return fmt.Errorf("git binding of project %q: %w", project, ErrNotFound)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,98 @@
+// Package gittest makes real Git repositories for tests with the git
+// binary: a bare repository on disk (what a sync reads, by path or file
+// URL) and a working clone that commits and pushes to it.
+package gittest
+
+import (
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Repo is a bare repository and a clone that pushes to it.
+type Repo struct {
+	t    *testing.T
+	Bare string // the bare repository's path
+	work string
+}
+
+// New makes an empty bare repository (branch main) and its clone.
+func New(t *testing.T) *Repo {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatalf("the git binary is needed: %v", err)
+	}
+	dir := t.TempDir()
+	r := &Repo{t: t, Bare: filepath.Join(dir, "repo.git"), work: filepath.Join(dir, "work")}
+	r.git(dir, "init", "-q", "--bare", "-b", "main", r.Bare)
+	r.git(dir, "init", "-q", "-b", "main", r.work)
+	r.git(r.work, "remote", "add", "origin", r.Bare)
+	return r
+}
+
+// Commit writes files (path in the repository -> content; "" removes the
+// file, if there is one), commits them with msg, pushes to branch and returns the commit.
+func (r *Repo) Commit(branch, msg string, files map[string]string) string {
+	r.t.Helper()
+	for p, content := range files {
+		full := filepath.Join(r.work, filepath.FromSlash(p))
+		if content == "" {
+			if err := os.Remove(full); err != nil && !os.IsNotExist(err) {
+				r.t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			r.t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	r.git(r.work, "add", "-A")
+	r.git(r.work, "-c", "user.name=Test", "-c", "user.email=test@beluga.local", "commit", "-q", "--allow-empty", "-m", msg)
+	r.git(r.work, "push", "-q", "origin", "HEAD:refs/heads/"+branch)
+	return strings.TrimSpace(r.git(r.work, "rev-parse", "HEAD"))
+}
+
+func (r *Repo) git(dir string, args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	// The user's and the system's Git config stay out of the test.
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// Serve serves the bare repository over HTTP (Git's smart protocol, by
+// git http-backend) at URL/repo.git, to callers with the basic auth user
+// and password given, and returns URL.
+func (r *Repo) Serve(user, password string) string {
+	r.t.Helper()
+	git, err := exec.LookPath("git")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	backend := &cgi.Handler{Path: git, Args: []string{"http-backend"},
+		Env: []string{"GIT_PROJECT_ROOT=" + filepath.Dir(r.Bare), "GIT_HTTP_EXPORT_ALL=1",
+			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if u, p, ok := req.BasicAuth(); !ok || u != user || p != password {
+			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+			http.Error(w, "authentication required", http.StatusUnauthorized)
+			return
+		}
+		backend.ServeHTTP(w, req)
+	}))
+	r.t.Cleanup(srv.Close)
+	return srv.URL
+}
