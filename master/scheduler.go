@@ -156,18 +156,9 @@ func (s *scheduler) schedules(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	if ahead {
-		// Read ahead of the fire time: the burst's write starts at its
-		// second, not a read of every schedule due at it. A schedule
-		// edited meanwhile is caught by its revision (ErrScheduleMoved,
-		// reread).
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-s.wake:
-			return 0, nil // reread now
-		case <-s.clock.After(at.Sub(s.clock.Now())): // from now: the read took time
-		}
-		now = s.clock.Now().UTC()
+		// Plan as at the fire time itself: what a pass at that second
+		// would fire.
+		now = at
 	}
 	wait := cronReload
 	var due []store.ScheduleFire
@@ -195,18 +186,43 @@ func (s *scheduler) schedules(ctx context.Context) (time.Duration, error) {
 			s.env.runsWritten() // the burst's runs may start now
 		}()
 	}
-	for len(due) > 0 {
-		if ctx.Err() != nil {
-			return 0, ctx.Err()
+	if ahead {
+		// Write ahead of the fire time what can be: the burst's write is
+		// done before its second, and its runs are claimable at it
+		// (NotBefore, on this process's clock; the fake clock of a test is
+		// mapped onto it). A pause, edit or delete before the second takes
+		// the fire back in its own transaction (store.cancelAhead).
+		early, rest, restPlans := splitAhead(due, plans)
+		wall, clock := time.Now(), s.clock.Now()
+		for i, f := range early.fires {
+			// Its latest time: one overdue already (a schedule written
+			// just now) is claimable at once.
+			early.fires[i].NotBefore = wall.Add(f.Firing.Times[len(f.Firing.Times)-1].Sub(clock))
 		}
-		n := min(len(due), fireBatch)
-		w, err := s.fireAll(ctx, due[:n], plans[:n], now)
+		w, err := s.fireBatches(ctx, early.fires, early.plans, now, at)
 		if err != nil {
 			return 0, err
 		}
 		wait = min(wait, w)
-		due, plans = due[n:], plans[n:]
+		// Wait for the second: the runs written ahead are started then, the
+		// others (overlap policies that look at the runs unfinished at it)
+		// written then. A wake meanwhile stays pending for the next pass.
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-s.clock.After(at.Sub(s.clock.Now())): // from now: the write took time
+		}
+		if len(early.fires) > 0 {
+			s.env.runsWritten()
+		}
+		due, plans = rest, restPlans
+		now = s.clock.Now().UTC()
 	}
+	w, err := s.fireBatches(ctx, due, plans, now, time.Time{})
+	if err != nil {
+		return 0, err
+	}
+	wait = min(wait, w)
 	// The next pass is due fireLead before the next fire time, which the
 	// fires just written may have moved.
 	now = s.clock.Now().UTC()
@@ -216,6 +232,47 @@ func (s *scheduler) schedules(ctx context.Context) (time.Duration, error) {
 		wait = min(wait, max(at.Sub(now)-fireLead, 0))
 	}
 	return wait, nil
+}
+
+// fireBatches writes due fireBatch at a time (see fireAll); at, when set,
+// is the fire time they are written ahead of.
+func (s *scheduler) fireBatches(ctx context.Context, due []store.ScheduleFire, plans []schedule.Plan, now, at time.Time) (time.Duration, error) {
+	wait := cronReload
+	for len(due) > 0 {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		n := min(len(due), fireBatch)
+		w, err := s.fireAll(ctx, due[:n], plans[:n], now, at)
+		if err != nil {
+			return 0, err
+		}
+		wait = min(wait, w)
+		due, plans = due[n:], plans[n:]
+	}
+	return wait, nil
+}
+
+// aheadSet is the fires of a pass written ahead of their time, and their
+// plans.
+type aheadSet struct {
+	fires []store.ScheduleFire
+	plans []schedule.Plan
+}
+
+// splitAhead parts a pass's fires into those that can be written ahead of
+// their time (overlap allow: every run starts whatever runs before it)
+// and the rest, which are written at the second, their overlap policy
+// reading the runs unfinished then.
+func splitAhead(due []store.ScheduleFire, plans []schedule.Plan) (early aheadSet, rest []store.ScheduleFire, restPlans []schedule.Plan) {
+	for i, f := range due {
+		if o := f.Schedule.Overlap; (o == "" || o == model.OverlapAllow) && len(f.Firing.Times) > 0 {
+			early.fires, early.plans = append(early.fires, f), append(early.plans, plans[i])
+			continue
+		}
+		rest, restPlans = append(rest, f), append(restPlans, plans[i])
+	}
+	return early, rest, restPlans
 }
 
 // due reads every enabled schedule due at or before upTo, a page of
@@ -251,7 +308,7 @@ const fireLead = time.Second
 // returns how long to wait for the next pass; when the batch fails (other
 // than fenced) each schedule is fired on its own, so one that cannot be
 // written does not hold the others back.
-func (s *scheduler) fireAll(ctx context.Context, due []store.ScheduleFire, plans []schedule.Plan, now time.Time) (time.Duration, error) {
+func (s *scheduler) fireAll(ctx context.Context, due []store.ScheduleFire, plans []schedule.Plan, now, at time.Time) (time.Duration, error) {
 	failpoint.Hit(failpoint.BeforeFireSchedule)
 	res, err := s.store.ScheduleFireBatch(ctx, due)
 	wait := cronReload
@@ -260,6 +317,15 @@ func (s *scheduler) fireAll(ctx context.Context, due []store.ScheduleFire, plans
 			return 0, err
 		}
 		s.log.Debug("schedule batch failed; firing one by one", zap.Int("schedules", len(due)), zap.Error(err))
+		if !at.IsZero() {
+			// One by one writes runs claimable at once: not before their
+			// second.
+			select {
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			case <-s.clock.After(at.Sub(s.clock.Now())):
+			}
+		}
 		for i, d := range due {
 			runs, err := s.store.ScheduleFireOne(ctx, d.Schedule, d.Firing)
 			if errors.Is(err, store.ErrFenced) || ctx.Err() != nil {
