@@ -19,7 +19,8 @@ import (
 // TestManualRunDuringBurst: 300 schedules fire at one second on a
 // standalone with 2 worker slots, their tasks a backlog of ~30 s of
 // sleeps; an operator's run started once half the burst's tasks are
-// queued has its task sent among the burst's, not behind all of them:
+// queued starts (is claimed) within 1 s and has its task sent among the
+// burst's, not behind all of them:
 // burst tasks queued before it are still sent after it (before the
 // dispatcher's queue gave a person's runs their turn, none were: the
 // operator's run is the newest instance, so its task sorted last).
@@ -81,6 +82,16 @@ func TestManualRunDuringBurst(t *testing.T) {
 	iv := e.wait(id, 5*time.Minute)
 	if iv.State != "succeeded" {
 		t.Fatalf("operator's run %s: %+v", iv.State, iv.Tasks)
+	}
+	// The operator's run is claimed (started) within a second of its
+	// request, the burst's backlog notwithstanding (the claim's fair share).
+	opRun, err := st.InstanceGet(ctx, id)
+	if err != nil || opRun.StartTime == nil {
+		t.Fatalf("the operator's run: %+v %v", opRun, err)
+	}
+	t.Logf("the operator's run started %v after its request", opRun.StartTime.Sub(opRun.CreatedAt).Round(time.Millisecond))
+	if d := opRun.StartTime.Sub(opRun.CreatedAt); d > time.Second {
+		t.Errorf("the operator's run started %v after its request during the burst, want within 1 s", d)
 	}
 	// The burst's tasks written before the operator's (lower ids) that
 	// were sent after it: none if it queued behind all of them (same
