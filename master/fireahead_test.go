@@ -54,4 +54,3 @@ func TestSplitAhead(t *testing.T) {
 		})
 	}
 }
-
