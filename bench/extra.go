@@ -214,6 +214,21 @@ func burst(p *benchkit.Target, pid, n int) ([]time.Duration, error) {
 	if time.Now().UTC().After(at.Add(-200 * time.Millisecond)) {
 		return nil, fmt.Errorf("fire burst: writing %d schedules took past their fire time %v", n, at)
 	}
+	// An operator's run asked for 1 s into the burst's claims: how soon
+	// it starts (the claim's fair share).
+	if _, err := p.API.ApplyWorkflow(ctx, p.Project, []byte(benchkit.OneTaskSpec("burstop"))); err != nil {
+		return nil, err
+	}
+	type opRun struct {
+		id  int64
+		err error
+	}
+	op := make(chan opRun, 1)
+	go func() {
+		time.Sleep(time.Until(at.Add(time.Second))) // a time in the burst, not a wait for a condition
+		id, err := p.Run("burstop")
+		op <- opRun{id, err}
+	}()
 	cpu0 := benchkit.CPUTime(pid)
 	// When the runs become visible (committed), by counting them every
 	// 10 ms: the runs' own times are stamped before their commit.
@@ -283,7 +298,31 @@ func burst(p *benchkit.Target, pid, n int) ([]time.Duration, error) {
 		started = append(started, r.StartTime.Sub(at))
 	}
 	fmt.Printf("fire burst: schedule time -> run started (claimed by the consumer) %s\n", pctLine(started))
+	o := <-op
+	if o.err != nil {
+		return nil, fmt.Errorf("fire burst: the operator's run: %w", o.err)
+	}
+	inst, err := p.Wait(o.id, 5*time.Minute)
+	if err != nil {
+		return nil, fmt.Errorf("fire burst: the operator's run: %w", err)
+	}
+	if inst.StartTime == nil {
+		return nil, fmt.Errorf("fire burst: the operator's run %d has no start time", o.id)
+	}
+	fmt.Printf("fire burst: an operator's run asked for 1 s after the second started %v after its request (%d of the burst's runs started after it)\n",
+		inst.StartTime.Sub(inst.CreatedAt).Round(time.Millisecond), countAfter(runs, *inst.StartTime))
 	return lags, nil
+}
+
+// countAfter is how many of runs started after t.
+func countAfter(runs []model.WorkflowInstance, t time.Time) int {
+	n := 0
+	for _, r := range runs {
+		if r.StartTime != nil && r.StartTime.After(t) {
+			n++
+		}
+	}
+	return n
 }
 
 // burstRuns reads every run of project, a keyset page of 1,000 at a time
