@@ -217,8 +217,8 @@ func (s *Store) ScheduleDelete(ctx context.Context, project, workflow string) er
 
 // cancelAhead takes back, in tx, the runs schedule id fired ahead of their
 // second (ScheduleFire.NotBefore) that are not due yet at now: their start
-// commands and the runs themselves, never claimed, so nobody sees a run the
-// schedule was paused, changed or deleted before. last is the schedule's
+// commands (not_before after now) and the runs themselves, never claimed,
+// so nobody sees a run the schedule was paused, changed or deleted before. last is the schedule's
 // last fire time as read: a fire written ahead moved it past now, so an
 // earlier one means there is nothing to take back and costs no read. It
 // returns the last fire time the schedule keeps (the latest of its runs
@@ -228,9 +228,13 @@ func cancelAhead(tx *gorm.DB, id int64, last *time.Time, now time.Time) (*time.T
 	if last == nil || !last.After(now) {
 		return last, false, nil
 	}
+	// Written ahead is what its start command says (not_before), not a
+	// schedule time past this clock: a fire of a master whose clock runs
+	// ahead of this one is no fire ahead, and stays.
 	var ids []int64
-	if err := tx.Model(&workflowInstanceRow{}).Where("schedule_id = ? AND schedule_time > ? AND state = ?", id, now, model.WorkflowSubmitted).
-		Pluck("id", &ids).Error; err != nil {
+	runs := tx.Model(&workflowInstanceRow{}).Select("id").Where("schedule_id = ? AND state = ?", id, model.WorkflowSubmitted)
+	if err := tx.Model(&commandRow{}).Where("not_before IS NOT NULL AND not_before > ? AND workflow_instance_id IN (?)", now, runs).
+		Pluck("workflow_instance_id", &ids).Error; err != nil {
 		return nil, false, fmt.Errorf("schedule %d: read the runs fired ahead: %w", id, err)
 	}
 	if len(ids) == 0 {
