@@ -212,11 +212,14 @@ func (s *scheduler) schedules(ctx context.Context) (time.Duration, error) {
 		// mapped onto it). A pause, edit or delete before the second takes
 		// the fire back in its own transaction (store.cancelAhead).
 		set, rest, restPlans := splitAhead(due, plans)
-		wall, clock := time.Now(), s.clock.Now()
+		// The claim compares with this process's clock; the scheduler's
+		// may be offset (a test's, the soak's step). Rounded, so that the
+		// real clock maps each time onto itself, not a few µs early.
+		offset := time.Since(s.clock.Now()).Round(time.Millisecond)
 		for i, f := range set.fires {
 			// Its latest time: one overdue already (a schedule written
 			// just now) is claimable at once.
-			set.fires[i].NotBefore = wall.Add(f.Firing.Times[len(f.Firing.Times)-1].Sub(clock))
+			set.fires[i].NotBefore = f.Firing.Times[len(f.Firing.Times)-1].Add(offset)
 		}
 		w, err := s.fireBatches(ctx, set.fires, set.plans, now, at)
 		if err != nil {
