@@ -116,7 +116,8 @@ func countFired(plan schedule.Plan, asked int, written []model.WorkflowInstance,
 		if inst.ScheduleTime == nil {
 			continue
 		}
-		metrics.CronLag.Observe(now.Sub(*inst.ScheduleTime).Seconds())
+		// A fire written ahead of its time is claimable at it: no lag.
+		metrics.CronLag.Observe(max(now.Sub(*inst.ScheduleTime), 0).Seconds())
 		if inst.ScheduleTime.Equal(latest) {
 			metrics.ScheduleFired.Inc()
 		} else {

@@ -18,6 +18,12 @@ import (
 type ScheduleFire struct {
 	Schedule model.Schedule
 	Firing   Firing
+	// NotBefore, when set, writes the firing ahead of its time: the runs'
+	// start commands are not claimed before it (the cron scheduler passes
+	// the fire time, so the runs start at their second though written
+	// earlier). Only for schedules whose overlap policy is allow: the
+	// other policies decide on the runs unfinished at the second itself.
+	NotBefore time.Time
 }
 
 // FireResult is what FireSchedules wrote for one schedule: its runs, or
@@ -39,6 +45,11 @@ type FireResult struct {
 // together, a few statements for the lot (fireMany); the others one by one
 // in the same transaction, their policy reading their unfinished runs.
 func (s *Store) ScheduleFireBatch(ctx context.Context, fires []ScheduleFire) ([]FireResult, error) {
+	for _, f := range fires {
+		if o := f.Schedule.Overlap; !f.NotBefore.IsZero() && o != "" && o != model.OverlapAllow {
+			return nil, fmt.Errorf("schedule %d: overlap %s decides at the fire time; it cannot be fired ahead of it", f.Schedule.ID, o)
+		}
+	}
 	out := make([]FireResult, len(fires))
 	err := s.tx(ctx, func(tx *gorm.DB) error {
 		var many []int
@@ -194,13 +205,13 @@ func (s *Store) fireMany(tx *gorm.DB, fires []ScheduleFire, idx []int, out []Fir
 	cmds := make([]commandRow, len(rows))
 	for k, r := range rows {
 		runIDs[k] = r.ID
-		cmds[k] = commandRow{Type: r.CommandType, WorkflowInstanceID: r.ID, CreatedAt: now}
+		cmds[k] = commandRow{Type: r.CommandType, WorkflowInstanceID: r.ID, CreatedAt: now, NotBefore: notBefore(fires[owner[k]].NotBefore)}
 		out[owner[k]].Runs = append(out[owner[k]].Runs, r.model())
 	}
 	if err := appendEvents(tx, instanceChanges(runIDs...)); err != nil {
 		return err
 	}
-	if err := insertRowsBy(tx, cmds, 4*insertBatch); err != nil { // 3 columns a row
+	if err := insertRowsBy(tx, cmds, 3*insertBatch); err != nil { // 4 columns a row
 		return fmt.Errorf("insert %d start commands: %w", len(cmds), err)
 	}
 	return nil
@@ -250,6 +261,16 @@ func advanceSchedules[T any](tx *gorm.DB, fires []ScheduleFire, chunk []T, index
 		return fmt.Errorf("advance %d schedules: %d rows moved", len(chunk), res.RowsAffected)
 	}
 	return nil
+}
+
+// notBefore is the command's not_before column of a fire written ahead
+// (nil: claimable at once).
+func notBefore(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
 }
 
 // insertRowsBy is insertRows in statements of n rows.

@@ -145,7 +145,7 @@ func (s *Store) InstanceClaimCommands(ctx context.Context, host string, epoch in
 	if err := db.Where("type = ?", string(model.CommandStart)).Order("id").Limit(max(limit/2, 1)).Find(&manual).Error; err != nil {
 		return nil, fmt.Errorf("read commands: %w", err)
 	}
-	if err := db.Where("type <> ?", commandTypeAction).Order("id").Limit(limit).Find(&oldest).Error; err != nil {
+	if err := claimable(db, time.Now()).Where("type <> ?", commandTypeAction).Order("id").Limit(limit).Find(&oldest).Error; err != nil {
 		return nil, fmt.Errorf("read commands: %w", err)
 	}
 	return s.claimCommands(ctx, host, epoch, fairClaim(manual, oldest, limit))
@@ -157,10 +157,16 @@ func (s *Store) InstanceClaimCommands(ctx context.Context, host string, epoch in
 // write, and an operator's run still starts.
 func (s *Store) InstanceClaimManualCommands(ctx context.Context, host string, epoch int64, limit int) ([]model.WorkflowInstance, error) {
 	var cmds []commandRow
-	if err := s.db.WithContext(ctx).Where("type = ?", string(model.CommandStart)).Order("id").Limit(limit).Find(&cmds).Error; err != nil {
+	if err := claimable(s.db.WithContext(ctx), time.Now()).Where("type = ?", string(model.CommandStart)).Order("id").Limit(limit).Find(&cmds).Error; err != nil {
 		return nil, fmt.Errorf("read commands: %w", err)
 	}
 	return s.claimCommands(ctx, host, epoch, cmds)
+}
+
+// claimable limits a read of commands to those due at now: a run fired
+// ahead of its second (not_before) starts at that second, not when written.
+func claimable(db *gorm.DB, now time.Time) *gorm.DB {
+	return db.Where("(not_before IS NULL OR not_before <= ?)", now.UTC())
 }
 
 // claimCommands consumes cmds, read outside the transaction.

@@ -84,6 +84,7 @@ type commandRow struct {
 	Type               string
 	WorkflowInstanceID int64
 	CreatedAt          time.Time
+	NotBefore          *time.Time // a run fired ahead of its second: not claimed before it (nil: at once)
 }
 
 func (commandRow) TableName() string { return "command" }

@@ -151,12 +151,21 @@ func (s *Store) putSchedule(ctx context.Context, sc model.Schedule, ifVersion *i
 		default:
 			r.ID, r.CreatedAt, r.LastFireTime, r.Note, r.Revision, r.Version = old.ID, old.CreatedAt, old.LastFireTime, old.Note, old.Revision+1, old.Version+1
 			r.SkippedFires, r.LastSkippedTime = old.SkippedFires, old.LastSkippedTime
-			res := tx.Model(&scheduleRow{}).Where("id = ? AND revision = ?", old.ID, old.Revision).UpdateColumns(map[string]any{
+			cols := map[string]any{
 				"cron": r.Cron, "timezone": r.Timezone, "start_time": r.StartTime, "end_time": r.EndTime, "catchup": r.Catchup,
 				"priority": r.Priority, "worker_group": r.WorkerGroup, "params_json": r.ParamsJSON, "enabled": r.Enabled,
 				"next_fire_time": r.NextFireTime, "updated_by": r.UpdatedBy, "updated_at": r.UpdatedAt, "revision": r.Revision,
 				"version": r.Version, "overlap": r.Overlap, "alerts_json": r.AlertsJSON, "deadline": r.Deadline,
-				"calendar": r.Calendar, "on_holiday": r.OnHoliday})
+				"calendar": r.Calendar, "on_holiday": r.OnHoliday}
+			// A fire written ahead of its second and not yet due is the old
+			// schedule's: the edit (a pause, a new cron or params) takes
+			// it back, and the fire time is free to fire again as edited.
+			if last, cancelled, err := cancelAhead(tx, old.ID, old.LastFireTime, now); err != nil {
+				return err
+			} else if cancelled {
+				r.LastFireTime, cols["last_fire_time"] = last, last
+			}
+			res := tx.Model(&scheduleRow{}).Where("id = ? AND revision = ?", old.ID, old.Revision).UpdateColumns(cols)
 			if res.Error != nil {
 				return fmt.Errorf("update schedule: %w", res.Error)
 			}
@@ -181,15 +190,72 @@ func (s *Store) ScheduleGet(ctx context.Context, project, workflow string) (mode
 }
 
 // ScheduleDelete removes the schedule of a workflow; runs it fired stay.
+// A fire of it written ahead of its second and not yet due goes with it.
 func (s *Store) ScheduleDelete(ctx context.Context, project, workflow string) error {
-	res := s.db.WithContext(ctx).Where("project_name = ? AND workflow_name = ?", project, workflow).Delete(&scheduleRow{})
-	if res.Error != nil {
-		return fmt.Errorf("delete schedule of %q: %w", workflow, res.Error)
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var rows []scheduleRow
+		if err := lockingRead(tx).Select("id, last_fire_time").Where("project_name = ? AND workflow_name = ?", project, workflow).
+			Find(&rows).Error; err != nil {
+			return fmt.Errorf("read schedule of %q: %w", workflow, err)
+		}
+		if len(rows) == 0 {
+			return fmt.Errorf("schedule of workflow %q in project %q: %w", workflow, project, ErrNotFound)
+		}
+		if _, _, err := cancelAhead(tx, rows[0].ID, rows[0].LastFireTime, time.Now()); err != nil {
+			return err
+		}
+		res := tx.Where("id = ?", rows[0].ID).Delete(&scheduleRow{})
+		if res.Error != nil {
+			return fmt.Errorf("delete schedule of %q: %w", workflow, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return fmt.Errorf("schedule of workflow %q in project %q: %w", workflow, project, ErrNotFound)
+		}
+		return nil
+	})
+}
+
+// cancelAhead takes back, in tx, the runs schedule id fired ahead of their
+// second (ScheduleFire.NotBefore) that are not due yet at now: their start
+// commands (not_before after now) and the runs themselves, never claimed,
+// so nobody sees a run the schedule was paused, changed or deleted before. last is the schedule's
+// last fire time as read: a fire written ahead moved it past now, so an
+// earlier one means there is nothing to take back and costs no read. It
+// returns the last fire time the schedule keeps (the latest of its runs
+// left, nil: none) and whether it took any run back.
+func cancelAhead(tx *gorm.DB, id int64, last *time.Time, now time.Time) (*time.Time, bool, error) {
+	now = now.UTC()
+	if last == nil || !last.After(now) {
+		return last, false, nil
 	}
-	if res.RowsAffected == 0 {
-		return fmt.Errorf("schedule of workflow %q in project %q: %w", workflow, project, ErrNotFound)
+	// Written ahead is what its start command says (not_before), not a
+	// schedule time past this clock: a fire of a master whose clock runs
+	// ahead of this one is no fire ahead, and stays.
+	var ids []int64
+	runs := tx.Model(&workflowInstanceRow{}).Select("id").Where("schedule_id = ? AND state = ?", id, model.WorkflowSubmitted)
+	if err := tx.Model(&commandRow{}).Where("not_before IS NOT NULL AND not_before > ? AND workflow_instance_id IN (?)", now, runs).
+		Pluck("workflow_instance_id", &ids).Error; err != nil {
+		return nil, false, fmt.Errorf("schedule %d: read the runs fired ahead: %w", id, err)
 	}
-	return nil
+	if len(ids) == 0 {
+		return last, false, nil
+	}
+	// The commands first: the order a claim takes them in (command, then run).
+	if err := tx.Where("workflow_instance_id IN ?", ids).Delete(&commandRow{}).Error; err != nil {
+		return nil, false, fmt.Errorf("schedule %d: take back the start commands of %d runs fired ahead: %w", id, len(ids), err)
+	}
+	if err := tx.Where("id IN ?", ids).Delete(&workflowInstanceRow{}).Error; err != nil {
+		return nil, false, fmt.Errorf("schedule %d: take back %d runs fired ahead: %w", id, len(ids), err)
+	}
+	var kept []workflowInstanceRow
+	if err := tx.Select("schedule_time").Where("schedule_id = ? AND schedule_time IS NOT NULL", id).
+		Order("schedule_time DESC").Limit(1).Find(&kept).Error; err != nil {
+		return nil, false, fmt.Errorf("schedule %d: read its last run: %w", id, err)
+	}
+	if len(kept) == 0 {
+		return nil, true, nil
+	}
+	return utc(kept[0].ScheduleTime), true, nil
 }
 
 // ScheduleList returns the schedules of a project ("" for all), by id.

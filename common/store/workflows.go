@@ -252,6 +252,15 @@ func (s *Store) WorkflowDelete(ctx context.Context, project, name string) error 
 		if len(ids) == 0 {
 			return fmt.Errorf("workflow %q in project %q: %w", name, project, ErrNotFound)
 		}
+		var sched []scheduleRow
+		if err := tx.Select("id, last_fire_time").Where("project_id = ? AND workflow_name = ?", p.ID, name).Find(&sched).Error; err != nil {
+			return fmt.Errorf("read schedule of %q: %w", name, err)
+		}
+		for _, sc := range sched { // its fire written ahead and not due is no unfinished run: it goes with the schedule
+			if _, _, err := cancelAhead(tx, sc.ID, sc.LastFireTime, time.Now()); err != nil {
+				return err
+			}
+		}
 		if err := tx.Where("project_id = ? AND workflow_name = ?", p.ID, name).Delete(&scheduleRow{}).Error; err != nil {
 			return fmt.Errorf("delete schedule of %q: %w", name, err)
 		}
