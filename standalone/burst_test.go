@@ -3,7 +3,6 @@ package standalone_test
 import (
 	"context"
 	"fmt"
-	"github.com/beluga-scheduler/beluga/testkit/wait"
 	"net/http"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/standalone"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 )
 
 // TestManualRunDuringBurst: 300 schedules fire at one second on a
@@ -172,7 +172,7 @@ func TestBurstPauseBeforeItsSecond(t *testing.T) {
 			f.Before = page[len(page)-1].ID
 		}
 	}
-	waitUntil(t, 2*time.Minute, "the burst written", func() bool { return len(runs("")) >= n })
+	wait.Until(t, 2*time.Minute, "the burst written", func() bool { return len(runs("")) >= n })
 	if now := time.Now(); !now.Before(at.Add(-500 * time.Millisecond)) {
 		t.Fatalf("the burst of %d was written %v after its second %v, not ahead of it: nothing to pause before it", n, now.Sub(at), at)
 	}
@@ -192,7 +192,7 @@ func TestBurstPauseBeforeItsSecond(t *testing.T) {
 	}
 	// The others start at their second, none before it; the paused one
 	// never fires.
-	waitUntil(t, 5*time.Minute, "the burst's runs started", func() bool {
+	wait.Until(t, 5*time.Minute, "the burst's runs started", func() bool {
 		for _, r := range runs("") {
 			if r.StartTime == nil {
 				return false
