@@ -115,6 +115,32 @@ func TestFireAheadClaimAndCancel(t *testing.T) {
 				}
 			}
 		}
+		// Watchers saw each of them submitted; each ends for them stopped.
+		var cur store.EventCursor
+		for {
+			evs, err := s.Term(2).EventPublishFrom(ctx, &cur, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs) == 0 {
+				break
+			}
+		}
+		evs, err := s.EventList(ctx, 0, model.EventFilter{}, 10000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := map[int64]string{}
+		for _, e := range evs {
+			if e.Kind == model.EventInstance {
+				last[e.InstanceID] = e.State
+			}
+		}
+		for _, name := range []string{"paused", "edited", "deleted", "wfdeleted", "kept"} {
+			if got := last[runOf[name]]; got != string(model.WorkflowStopped) {
+				t.Errorf("%s: the last event of run %d taken back says %q, want stopped", name, runOf[name], got)
+			}
+		}
 		for name, want := range map[string]*time.Time{"paused": nil, "edited": nil, "kept": &earlier} {
 			sc, err := s.ScheduleGet(ctx, "demo", name)
 			if err != nil {

@@ -240,6 +240,16 @@ func cancelAhead(tx *gorm.DB, id int64, last *time.Time, now time.Time) (*time.T
 	if len(ids) == 0 {
 		return last, false, nil
 	}
+	// Watchers saw these runs submitted: each ends for them with a stopped
+	// event naming why, then goes (no run is left to list).
+	if err := tx.Model(&workflowInstanceRow{}).Where("id IN ?", ids).Updates(map[string]any{
+		"state": string(model.WorkflowStopped), "end_time": now,
+		"reason": "taken back before its second: its schedule was changed, paused or deleted"}).Error; err != nil {
+		return nil, false, fmt.Errorf("schedule %d: end %d runs fired ahead: %w", id, len(ids), err)
+	}
+	if err := appendEvents(tx, changed{instances: ids}); err != nil {
+		return nil, false, fmt.Errorf("schedule %d: %w", id, err)
+	}
 	// The commands first: the order a claim takes them in (command, then run).
 	if err := tx.Where("workflow_instance_id IN ?", ids).Delete(&commandRow{}).Error; err != nil {
 		return nil, false, fmt.Errorf("schedule %d: take back the start commands of %d runs fired ahead: %w", id, len(ids), err)
