@@ -52,10 +52,15 @@ func upgradeEventSeq(t *testing.T, crashed []string) {
 	if _, err := store.MigrateUpTo(s, ctx, 22); err != nil {
 		t.Fatal(err)
 	}
-	// The rows are made by today's code, which writes a column of a later
-	// file (0029): it is there only while they are made.
-	if err := store.ExecRaw(s, `ALTER TABLE workflow_definition ADD COLUMN applied_by VARCHAR(64) NOT NULL DEFAULT ''`); err != nil {
-		t.Fatal(err)
+	// The rows are made by today's code, which writes columns of later
+	// files (0029, 0042): they are there only while the rows are made.
+	for _, q := range []string{
+		`ALTER TABLE workflow_definition ADD COLUMN applied_by VARCHAR(64) NOT NULL DEFAULT ''`,
+		`ALTER TABLE command ADD COLUMN not_before DATETIME`,
+	} {
+		if err := store.ExecRaw(s, q); err != nil {
+			t.Fatal(err)
+		}
 	}
 	s.ProjectCreate(ctx, "demo", "")
 	s.WorkflowPut(ctx, "demo", mustSpec(t, diamond))
@@ -67,8 +72,10 @@ func upgradeEventSeq(t *testing.T, crashed []string) {
 		}
 		runs = append(runs, inst.ID)
 	}
-	if err := store.ExecRaw(s, `ALTER TABLE workflow_definition DROP COLUMN applied_by`); err != nil {
-		t.Fatal(err)
+	for _, q := range []string{`ALTER TABLE workflow_definition DROP COLUMN applied_by`, `ALTER TABLE command DROP COLUMN not_before`} {
+		if err := store.ExecRaw(s, q); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, q := range []string{
 		`UPDATE event SET seq = id WHERE id <= 3`,
