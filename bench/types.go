@@ -38,8 +38,22 @@ func benchTypes(p *benchkit.Target, n int, python, dir string) error {
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // ends with Close
 	defer srv.Close()
-	lite := filepath.Join(dir, "bench-datasource.db")
-	if err := os.WriteFile(lite, nil, 0o600); err != nil {
+	// The datasource's file lies outside the server's data dir (the sql task
+	// refuses a file among the server's own) in a dir the task's user can
+	// write: as root, tasks run as the task user, not as this process.
+	dsDir, err := os.MkdirTemp(filepath.Dir(dir), "beluga-bench-datasource-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dsDir)
+	if err := os.Chmod(dsDir, 0o777); err != nil {
+		return err
+	}
+	lite := filepath.Join(dsDir, "bench-datasource.db")
+	if err := os.WriteFile(lite, nil, 0o666); err != nil {
+		return err
+	}
+	if err := os.Chmod(lite, 0o666); err != nil { // whatever the umask
 		return err
 	}
 	if _, err := p.API.PutDatasource(context.Background(), "bench", client.DatasourceSpec{Type: "sqlite", Database: lite}); err != nil {
