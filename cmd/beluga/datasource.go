@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,48 +14,22 @@ import (
 
 func datasourceCommand(a *app) *cobra.Command {
 	var (
-		spec          client.DatasourceSpec
-		params        []string
-		passwordFile  string
-		passwordStdin bool
-		noPassword    bool
-		projects      []string
-		noProjects    bool
+		spec       client.DatasourceSpec
+		params     []string
+		password   passwordFlags
+		projects   []string
+		noProjects bool
 	)
 	set := &cobra.Command{
 		Use:   "set NAME --type mysql|postgres|sqlite [--host H --port P --database D --user U] [--password-stdin | --password-file F | --no-password] [--param k=v]... [--project P]... [--no-projects]",
 		Short: "Create or replace a datasource (the password is kept when none is given)",
 		Args:  args("NAME"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			n := 0
-			for _, b := range []bool{passwordStdin, passwordFile != "", noPassword} {
-				if b {
-					n++
-				}
+			pw, err := password.read(a.stdin)
+			if err != nil {
+				return err
 			}
-			if n > 1 {
-				return usagef("give at most one of --password-stdin, --password-file and --no-password")
-			}
-			// The password is never a flag value: ps would show it.
-			switch {
-			case passwordStdin:
-				b, err := io.ReadAll(io.LimitReader(a.stdin, 4096))
-				if err != nil {
-					return fmt.Errorf("read password from stdin: %w", err)
-				}
-				pw := strings.TrimRight(string(b), "\r\n")
-				spec.Password = &pw
-			case passwordFile != "":
-				b, err := os.ReadFile(passwordFile)
-				if err != nil {
-					return usagef("--password-file: %v", err)
-				}
-				pw := strings.TrimRight(string(b), "\r\n")
-				spec.Password = &pw
-			case noPassword:
-				empty := ""
-				spec.Password = &empty
-			}
+			spec.Password = pw
 			for _, p := range params {
 				k, v, ok := strings.Cut(p, "=")
 				if !ok || k == "" {
@@ -93,9 +65,7 @@ func datasourceCommand(a *app) *cobra.Command {
 	f.IntVar(&spec.Port, "port", 0, "server port (default 3306 or 5432)")
 	f.StringVar(&spec.Database, "database", "", "database name; for sqlite the absolute path of the file")
 	f.StringVar(&spec.User, "user", "", "user name (mysql, postgres)")
-	f.BoolVar(&passwordStdin, "password-stdin", false, "read the password from standard input")
-	f.StringVar(&passwordFile, "password-file", "", "read the password from this file")
-	f.BoolVar(&noPassword, "no-password", false, "remove the stored password")
+	password.add(f, "password")
 	f.StringArrayVar(&params, "param", nil, "driver parameter key=value (repeatable), e.g. sslmode=require, tls=true")
 	f.StringArrayVar(&projects, "project", nil, "grant it to this project (repeatable; replaces the granted projects; left out: kept)")
 	f.BoolVar(&noProjects, "no-projects", false, "withdraw it from every project (admins' workflows only)")

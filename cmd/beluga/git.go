@@ -2,9 +2,7 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -17,10 +15,8 @@ func gitCommand(a *app) *cobra.Command {
 	var project string
 	need := needProject(&project)
 	var (
-		req           api.GitBindingRequest
-		passwordStdin bool
-		passwordFile  string
-		noPassword    bool
+		req      api.GitBindingRequest
+		password passwordFlags
 	)
 	set := &cobra.Command{
 		Use:   "set --url URL [--branch B] [--dir D] [--user U --password-stdin | --password-file F | --no-password]",
@@ -31,35 +27,11 @@ func gitCommand(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			n := 0
-			for _, b := range []bool{passwordStdin, passwordFile != "", noPassword} {
-				if b {
-					n++
-				}
+			pw, err := password.read(a.stdin)
+			if err != nil {
+				return err
 			}
-			if n > 1 {
-				return usagef("give at most one of --password-stdin, --password-file and --no-password")
-			}
-			// The password (a token) is never a flag value: ps would show it.
-			switch {
-			case passwordStdin:
-				b, err := io.ReadAll(io.LimitReader(a.stdin, 4096))
-				if err != nil {
-					return fmt.Errorf("read password from stdin: %w", err)
-				}
-				pw := strings.TrimRight(string(b), "\r\n")
-				req.Password = &pw
-			case passwordFile != "":
-				b, err := os.ReadFile(passwordFile)
-				if err != nil {
-					return usagef("--password-file: %v", err)
-				}
-				pw := strings.TrimRight(string(b), "\r\n")
-				req.Password = &pw
-			case noPassword:
-				empty := ""
-				req.Password = &empty
-			}
+			req.Password = pw
 			b, err := a.client().PutGitBinding(cmd.Context(), p, req)
 			if err != nil {
 				return err
@@ -77,9 +49,7 @@ func gitCommand(a *app) *cobra.Command {
 	f.StringVar(&req.Branch, "branch", "", "the branch to sync (default: the repository's default branch)")
 	f.StringVar(&req.Dir, "dir", "", "the directory in the repository holding workflows/ (default: the root)")
 	f.StringVar(&req.User, "user", "", "user name of the password or token")
-	f.BoolVar(&passwordStdin, "password-stdin", false, "read the password or token from standard input")
-	f.StringVar(&passwordFile, "password-file", "", "read the password or token from this file")
-	f.BoolVar(&noPassword, "no-password", false, "remove the stored password")
+	password.add(f, "password or token")
 
 	show := &cobra.Command{
 		Use:   "show",
