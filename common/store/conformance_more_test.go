@@ -140,20 +140,7 @@ func TestTaskTermCalls(t *testing.T) {
 		}
 		// A master-run attempt's start and end are events as a worker's
 		// task's are: one each (the second start resumed it: no event).
-		var cur store.EventCursor
-		for {
-			evs, err := term.EventPublishFrom(ctx, &cur, 1000)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(evs) == 0 {
-				break
-			}
-		}
-		evs, err := s.EventList(ctx, 0, model.EventFilter{}, 10000)
-		if err != nil {
-			t.Fatal(err)
-		}
+		evs := allEvents(t, s, term)
 		var states []string
 		for _, e := range evs {
 			if e.TaskInstanceID == master.ID {

@@ -116,20 +116,7 @@ func TestFireAheadClaimAndCancel(t *testing.T) {
 			}
 		}
 		// Watchers saw each of them submitted; each ends for them stopped.
-		var cur store.EventCursor
-		for {
-			evs, err := s.Term(2).EventPublishFrom(ctx, &cur, 1000)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(evs) == 0 {
-				break
-			}
-		}
-		evs, err := s.EventList(ctx, 0, model.EventFilter{}, 10000)
-		if err != nil {
-			t.Fatal(err)
-		}
+		evs := allEvents(t, s, s.Term(2))
 		last := map[int64]string{}
 		for _, e := range evs {
 			if e.Kind == model.EventInstance {
@@ -178,4 +165,28 @@ func TestFireAheadClaimAndCancel(t *testing.T) {
 			t.Fatalf("refused fire wrote %d runs", len(list))
 		}
 	})
+}
+
+// allEvents publishes every outbox row with term (as the leader's
+// publisher would) and returns the public event list.
+func allEvents(t *testing.T, s *store.Store, term interface {
+	EventPublishFrom(context.Context, *store.EventCursor, int) ([]model.Event, error)
+}) []model.Event {
+	t.Helper()
+	ctx := context.Background()
+	var cur store.EventCursor
+	for {
+		evs, err := term.EventPublishFrom(ctx, &cur, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) == 0 {
+			break
+		}
+	}
+	evs, err := s.EventList(ctx, 0, model.EventFilter{}, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
 }
