@@ -27,20 +27,9 @@ import (
 // operator's run is the newest instance, so its task sorted last).
 func TestManualRunDuringBurst(t *testing.T) {
 	const n = 300
-	c := config.Defaults()
-	c.DataDir, c.API.Listen, c.Worker.Slots = t.TempDir(), "127.0.0.1:0", 2
-	sa, err := standalone.Start(context.Background(), c, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sa.Stop)
-	e := &env{t: t, sa: sa, base: "http://" + sa.API.Addr(), dir: c.DataDir}
-	e.do("POST", "/api/v1/projects", `{"name":"demo"}`, http.StatusCreated, nil)
+	e := burstServer(t, 2, n, "sleep 0.2")
 	ctx := context.Background()
 	st := e.store()
-	for i := range n {
-		e.apply(fmt.Sprintf("name: b%03d\ntasks:\n  - {name: a, command: \"sleep 0.2\"}\n", i))
-	}
 	e.apply("name: op\ntasks:\n  - {name: a, command: \"true\"}\n")
 	// Due now, written to the store as one second's schedules (the API
 	// computes the next fire time from the cron, which a loaded machine's
@@ -131,20 +120,9 @@ func TestManualRunDuringBurst(t *testing.T) {
 // left and starts at the second). The others start at their second.
 func TestBurstPauseBeforeItsSecond(t *testing.T) {
 	const n = 250 // above the scheduler's burst size (200)
-	c := config.Defaults()
-	c.DataDir, c.API.Listen = t.TempDir(), "127.0.0.1:0"
-	sa, err := standalone.Start(context.Background(), c, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sa.Stop)
-	e := &env{t: t, sa: sa, base: "http://" + sa.API.Addr(), dir: c.DataDir}
-	e.do("POST", "/api/v1/projects", `{"name":"demo"}`, http.StatusCreated, nil)
+	e := burstServer(t, config.Defaults().Worker.Slots, n, "true")
 	ctx := context.Background()
 	st := e.store()
-	for i := range n {
-		e.apply(fmt.Sprintf("name: b%03d\ntasks:\n  - {name: a, command: \"true\"}\n", i))
-	}
 	// Far enough ahead that every schedule is in before the pass that
 	// writes the burst (5 s before it); the PUT of the last one nudges it.
 	at := time.Now().UTC().Add(15 * time.Second).Truncate(time.Second)
@@ -216,4 +194,24 @@ func TestBurstPauseBeforeItsSecond(t *testing.T) {
 	if err != nil || sc.Enabled || sc.LastFireTime != nil {
 		t.Fatalf("paused schedule: %+v %v (want disabled, never fired)", sc, err)
 	}
+}
+
+// burstServer starts a standalone with slots worker slots (warnings
+// logged) and project demo holding n one-task workflows b000.. running
+// command.
+func burstServer(t *testing.T, slots, n int, command string) *env {
+	t.Helper()
+	c := config.Defaults()
+	c.DataDir, c.API.Listen, c.Worker.Slots = t.TempDir(), "127.0.0.1:0", slots
+	sa, err := standalone.Start(context.Background(), c, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sa.Stop)
+	e := &env{t: t, sa: sa, base: "http://" + sa.API.Addr(), dir: c.DataDir}
+	e.do("POST", "/api/v1/projects", `{"name":"demo"}`, http.StatusCreated, nil)
+	for i := range n {
+		e.apply(fmt.Sprintf("name: b%03d\ntasks:\n  - {name: a, command: %q}\n", i, command))
+	}
+	return e
 }
