@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"path"
 	"path/filepath"
@@ -249,12 +250,7 @@ var secretish = []string{"password", "passwd", "secret", "token", "api_key", "ap
 func SecretsInClear(w *spec.Workflow) []string {
 	var bad []string
 	check := func(where string, params map[string]string, marked []string) {
-		keys := make([]string, 0, len(params))
-		for k := range params {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(params)) {
 			v := params[k]
 			switch {
 			case slices.Contains(marked, k):
