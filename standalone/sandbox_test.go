@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/config"
 	"github.com/beluga-scheduler/beluga/standalone"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
 )
 
 // startIsolated is start with task isolation on (TestMain turns it off
@@ -167,4 +169,57 @@ func TestHealthzSaysHowTasksAreIsolated(t *testing.T) {
 	if h.Tasks == nil || !h.Tasks.Sandbox || h.Tasks.TaskUser != "beluga-task" || h.Tasks.Warning != "" {
 		t.Fatalf("isolation on, as root: /healthz tasks = %+v", h.Tasks)
 	}
+}
+
+// TestTasksDoNotSeeEachOther (docs/security.md, item 1): a plain user's
+// task, running beside another project's, goes for it through /proc: the
+// other task's environment (its params, secrets among them) and its work
+// dir through /proc/<pid>/cwd. Tasks without a tenant must not share an OS
+// user for this to hold: each runs as a task user of its own while it
+// runs.
+func TestTasksDoNotSeeEachOther(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the server switches tasks to task users only as root")
+	}
+	e := startIsolated(t)
+	const marker = "victim-marker-5e1f"
+	e.apply("name: victim\ntasks:\n  - name: v\n    command: 'echo demo-private > mine.txt; sleep 120'\n")
+	vid := e.run("victim", map[string]string{"VICTIM_TOKEN": marker})
+	e.waitTask(vid, "v", "running")
+	wait.UntilErr(t, 30*time.Second, "the victim's file", func() error {
+		out, err := exec.Command("sh", "-c", "grep -l "+marker+" /proc/[0-9]*/environ 2>/dev/null | head -1").Output()
+		if err != nil || len(strings.TrimSpace(string(out))) == 0 {
+			return fmt.Errorf("no process with the marker yet: %v", err)
+		}
+		return nil
+	})
+
+	alice := e.as("alice", "user")
+	alice.do("POST", "/api/v1/projects", `{"name":"alices"}`, http.StatusCreated, nil)
+	script := `seen=0
+for p in /proc/[0-9]*; do
+  seen=$((seen+1))
+  if grep -qa ` + marker + ` $p/environ 2>/dev/null; then echo "READ environ $p"; fi
+  if cat $p/cwd/mine.txt 2>/dev/null | grep -q demo-private; then echo "READ cwd $p"; fi
+done
+echo "saw $seen"`
+	spec := "name: peek\ntasks:\n  - name: p\n    command: |\n"
+	for _, line := range strings.Split(script, "\n") {
+		spec += "      " + line + "\n"
+	}
+	alice.do("PUT", "/api/v1/projects/alices/workflows/peek", spec, http.StatusCreated, nil)
+	var run struct {
+		ID int64 `json:"id"`
+	}
+	alice.do("POST", "/api/v1/projects/alices/workflows/peek/runs", "{}", http.StatusCreated, &run)
+	iv := alice.wait(run.ID, time.Minute)
+	var out string
+	alice.do("GET", fmt.Sprintf("/api/v1/task-instances/%d/log", iv.task("p").ID), "", http.StatusOK, &out)
+	if iv.State != "succeeded" || !strings.Contains(out, "saw ") {
+		t.Fatalf("peek task %s: %s", iv.State, out)
+	}
+	if strings.Contains(out, "READ") {
+		t.Errorf("a task reached another project's running task:\n%s", out)
+	}
+	e.act("instance", vid, "stop", http.StatusAccepted)
 }

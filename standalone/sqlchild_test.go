@@ -44,12 +44,15 @@ func TestSQLTaskRunsAsItsUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	lite := filepath.Join(dir, "wh.db")
-	if err := os.WriteFile(lite, nil, 0o600); err != nil {
+	if err := os.WriteFile(lite, nil, 0o660); err != nil {
 		t.Fatal(err)
 	}
 	tuid, _ := strconv.Atoi(tu.Uid)
 	tgid, _ := strconv.Atoi(tu.Gid)
-	if err := os.Chown(lite, tuid, tgid); err != nil { // the task user's file, as an admin would give it
+	if err := os.Chown(lite, tuid, tgid); err != nil { // the task users' file (group rw), as an admin would give it
+		t.Fatal(err)
+	}
+	if err := os.Chmod(lite, 0o660); err != nil {
 		t.Fatal(err)
 	}
 	e.do("PUT", "/api/v1/datasources/lite", `{"type":"sqlite","database":"`+lite+`","projects":["demo"]}`, http.StatusCreated, nil)
@@ -88,17 +91,24 @@ func TestSQLTaskRunsAsItsUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var uid, ppid string
+	var uid, gid, ppid string
 	for _, line := range strings.Split(string(status), "\n") {
 		if v, ok := strings.CutPrefix(line, "Uid:"); ok {
 			uid = strings.Fields(v)[0]
+		}
+		if v, ok := strings.CutPrefix(line, "Gid:"); ok {
+			gid = strings.Fields(v)[0]
 		}
 		if v, ok := strings.CutPrefix(line, "PPid:"); ok {
 			ppid = strings.TrimSpace(v)
 		}
 	}
-	if uid != tu.Uid || ppid != strconv.Itoa(os.Getpid()) {
-		t.Fatalf("the sql task's process %d: uid %s (task user %s), parent %s (server %d)", ti.PID, uid, tu.Uid, ppid, os.Getpid())
+	// A task user: the task user itself or one of its group's users of a
+	// task each (docs/security.md).
+	runAs, err := user.LookupId(uid)
+	if err != nil || gid != tu.Gid || uid == "0" || uid == strconv.Itoa(os.Geteuid()) ||
+		!strings.HasPrefix(runAs.Username, tu.Username) || ppid != strconv.Itoa(os.Getpid()) {
+		t.Fatalf("the sql task's process %d: uid %s gid %s (task user %s, group %s), parent %s (server %d)", ti.PID, uid, gid, tu.Uid, tu.Gid, ppid, os.Getpid())
 	}
 	if cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", ti.PID)); !strings.Contains(string(cmd), "task-sql") {
 		state, msg := e.taskMessage(id, "q")

@@ -97,6 +97,9 @@ type Config struct {
 	// what only such tasks get (a recycled work dir, the shared empty log,
 	// a task reading its own log).
 	sameUser bool
+	// oneTaskUser runs every task without a tenant as TaskUser itself, as
+	// when no user of its own is free: tests of that path.
+	oneTaskUser bool
 }
 
 // TaskIsolationEnv names the variable that sets Config.TaskIsolation when
@@ -169,6 +172,7 @@ type Executor struct {
 	cgroups   *cgroup.Dir // cfg.Cgroups
 	taskUser  *tenant     // tasks without a tenant (root only); nil: the worker's user
 	sandbox   *sandbox    // nil: none (see Isolation)
+	users     *taskUsers  // a user per running task without a tenant; nil: none (taskusers.go)
 	self      *os.File    // this binary, for Child types (child.go); nil: see selfErr
 	selfErr   error
 	isolation Isolation
@@ -369,6 +373,9 @@ func (e *Executor) start(ctx context.Context) error {
 	spareCtx, cancel := context.WithCancel(context.Background())
 	e.stopSpares = cancel
 	e.life.Go(func(context.Context) { e.spares.run(spareCtx) })
+	if e.users != nil {
+		e.life.Go(func(context.Context) { e.users.fill(spareCtx) })
+	}
 	e.life.Go(func(ctx context.Context) {
 		e.loop(ctx.Done())
 		e.shutdown()
@@ -385,7 +392,8 @@ func (e *Executor) start(ctx context.Context) error {
 //  3. wait until every task's shell is reaped (the owner returns when none is
 //     live), then until the rest of each killed group is gone too;
 //  4. stop the sender (reports still pending are abandoned), then the spare
-//     refiller (it removes DataDir/.spare).
+//     refiller (it removes DataDir/.spare) and the task users' fill, whose
+//     users are let go (no task of theirs is left).
 //
 // Tasks killed by Stop are not reported as results: the worker is leaving, its
 // registry node goes with it, and the master's worker failover resubmits its
@@ -415,6 +423,7 @@ func (e *Executor) shutdown() {
 	<-e.senderDone
 	e.stopSpares()
 	<-e.spares.done
+	e.users.close()
 	if e.sandbox != nil {
 		e.sandbox.close()
 	}

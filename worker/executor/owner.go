@@ -222,7 +222,13 @@ func (e *Executor) startQueued() {
 		if err == nil && t.d.Tenant != "" {
 			l.tenant, err = lookupTenant(t.d.Tenant)
 		} else if err == nil {
-			l.tenant = e.taskUser // never the worker's own user when it can switch
+			// Never the worker's own user when it can switch: a user of
+			// the task's own while one is free, else the task user.
+			if l.slot = e.users.take(); l.slot != nil {
+				l.tenant = &l.slot.t
+			} else {
+				l.tenant = e.taskUser
+			}
 		}
 		if err != nil {
 			e.waiters.Done()

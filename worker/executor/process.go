@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/beluga-scheduler/beluga/common/tasktype"
 	"github.com/beluga-scheduler/beluga/internal/lifeline"
 	"github.com/beluga-scheduler/beluga/internal/procfs"
@@ -47,9 +49,10 @@ type launch struct {
 	env     []string
 	dir     string
 	logPath string
-	secrets []string // values masked in the log (secretValues)
-	cgroup  string   // the task's cgroup name under Config.Cgroups
-	tenant  *tenant  // the OS user to run as; nil: the worker's
+	secrets []string  // values masked in the log (secretValues)
+	cgroup  string    // the task's cgroup name under Config.Cgroups
+	tenant  *tenant   // the OS user to run as; nil: the worker's
+	slot    *slotUser // the task's own user (tenant is its): given back at the end
 	// child: the task is a Child type's, this binary re-executed (child.go);
 	// job is what its Input reads.
 	child *tasktype.Child
@@ -77,6 +80,7 @@ func (e *Executor) runProcess(l launch) {
 	p, cg, out, err := e.startProcess(l, cp)
 	at := time.Now()
 	if err != nil {
+		e.endSlot(l)
 		e.procCh <- procEvent{id: l.id, kind: evStartFailed, at: at, err: err}
 		return
 	}
@@ -132,7 +136,40 @@ func (e *Executor) runProcess(l launch) {
 	if l.tenant == nil {
 		e.spares.recycle(l.dir) // only if the task left nothing in it
 	}
+	e.endSlot(l)
 	e.procCh <- ev
+}
+
+// endSlot gives a task's own user back once nothing of the task is left:
+// its processes killed (those that left its group and cgroup too), its
+// work dir back in the user's pool if the task left it as it got it, else
+// handed to the worker (0700), out of the reach of the user's next task.
+func (e *Executor) endSlot(l launch) {
+	if l.slot == nil {
+		return
+	}
+	if err := endUser(l.slot.t.uid); err != nil {
+		// The user may still run something of this task: never again.
+		e.log.Error("task user retired: its processes could not be killed", zap.String("user", l.slot.t.name), zap.Error(err))
+		return
+	}
+	if !e.spares.recycleInto(l.slot.dirs, l.dir, l.slot.t.uid) {
+		if err := handBack(l.dir); err != nil && !os.IsNotExist(err) {
+			e.log.Error("task user retired: its task's work dir could not be handed back", zap.String("user", l.slot.t.name),
+				zap.String("dir", l.dir), zap.Error(err))
+			return
+		}
+	}
+	e.users.put(l.slot)
+}
+
+// handBack makes a finished task's work dir the worker's, 0700: kept for
+// outputs and debugging, out of reach of the task user's later tasks.
+func handBack(dir string) error {
+	if err := os.Lchown(dir, os.Geteuid(), os.Getegid()); err != nil {
+		return err
+	}
+	return os.Chmod(dir, 0o700)
 }
 
 func (e *Executor) startProcess(l launch, cp *childPipes) (_ *os.Process, _ *cgroup.Task, _ *logCopy, _ error) {
@@ -201,7 +238,8 @@ func (e *Executor) startProcess(l launch, cp *childPipes) (_ *os.Process, _ *cgr
 	}
 	var p *os.Process
 	if e.sandbox != nil && l.tenant != nil {
-		p, err = e.sandbox.start(l.dir, fork)
+		groupWrite := l.slot != nil || l.tenant == e.taskUser
+		p, err = e.sandbox.start(l.dir, l.slot != nil, groupWrite, fork)
 	} else {
 		lifeline.Do(func() { p, err = fork() })
 	}
@@ -232,8 +270,7 @@ func (e *Executor) startProcess(l launch, cp *childPipes) (_ *os.Process, _ *cgr
 func (e *Executor) prepareFS(l launch, open bool) (*os.File, error) {
 	// The task user's dir comes from its own pool (spare.go), owned
 	// already: no chown on the task's start path.
-	taskUser := l.tenant != nil && l.tenant == e.taskUser
-	dirOwned, err := e.prepareDirs(l, taskUser)
+	dirOwned, err := e.prepareDirs(l)
 	if err != nil {
 		return nil, err
 	}
@@ -257,15 +294,22 @@ func (e *Executor) prepareFS(l launch, open bool) (*os.File, error) {
 }
 
 // prepareDirs creates the task's work dir and its log's directory; owned:
-// the work dir came from the task user's pool (taskUser), already its.
-func (e *Executor) prepareDirs(l launch, taskUser bool) (owned bool, err error) {
-	// The per-workflow parents exist after a workflow's first task: a stat.
-	if err := os.MkdirAll(filepath.Dir(l.dir), 0o755); err != nil {
+// the work dir came from a pool of dirs its user owns already (the task
+// user's, or the task's own user's).
+func (e *Executor) prepareDirs(l launch) (owned bool, err error) {
+	// The per-workflow parents exist after a workflow's first task: a
+	// stat. Entered, never listed, as the work dirs' root.
+	if err := os.MkdirAll(filepath.Dir(l.dir), 0o711); err != nil {
 		return false, fmt.Errorf("create work dir: %w", err)
 	}
-	if taskUser {
+	switch {
+	case l.slot != nil:
+		if owned = e.spares.take(l.slot.dirs, l.dir); !owned {
+			err = e.spares.makeDir(l.dir)
+		}
+	case l.tenant != nil && l.tenant == e.taskUser:
 		owned, err = e.spares.makeUserDir(l.dir)
-	} else {
+	default:
 		err = e.spares.makeDir(l.dir)
 	}
 	if err != nil {

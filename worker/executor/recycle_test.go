@@ -46,7 +46,7 @@ func TestWorkDirRecycledOnlyWhenUntouched(t *testing.T) {
 	n := 0
 	for len(b.e.spares.dirs) > 0 {
 		p := <-b.e.spares.dirs
-		if !pristine(p, b.e.spares.dirMode) {
+		if !pristine(p, b.e.spares.dirMode, -1) {
 			t.Fatalf("spare %s is not an empty 0755 dir", p)
 		}
 		n++
@@ -63,7 +63,7 @@ func TestPristineSeesEveryEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	const mode = unix.S_IFDIR | 0o755
-	if !pristine(dir, mode) {
+	if !pristine(dir, mode, -1) {
 		t.Fatal("an empty 0755 dir is not pristine")
 	}
 	// A long name does not fit a getdents buffer with "." and "..".
@@ -71,10 +71,10 @@ func TestPristineSeesEveryEntry(t *testing.T) {
 	if err := os.WriteFile(long, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if pristine(dir, mode) {
+	if pristine(dir, mode, -1) {
 		t.Fatal("a dir holding a file is pristine")
 	}
-	if pristine(long, mode) {
+	if pristine(long, mode, -1) {
 		t.Fatal("a file is pristine")
 	}
 }
@@ -119,8 +119,8 @@ func TestSparePoolTakesBackEverySlotsDir(t *testing.T) {
 	}
 }
 
-// TestTaskUserFilesMadeAhead: as root with isolation on, the work dir of a
-// task without a tenant comes from the task user's own pool, made and
+// TestTaskUserFilesMadeAhead: as root with isolation on, when no user of
+// its own is free (taskusers.go), the work dir of a task without a tenant comes from the task user's own pool, made and
 // chowned off the task's start path: the task's dir is one of the spares
 // that were waiting (its inode), owned by the task user 0700. Its log is
 // the worker's 0600 (no task user opens it), and a silent task's is the
@@ -130,7 +130,7 @@ func TestTaskUserFilesMadeAhead(t *testing.T) {
 		t.Skip("needs root: only root switches tasks to the task user")
 	}
 	t.Parallel()
-	b := setup(t, Config{Shell: "sh", Slots: 1, TaskIsolation: "on"})
+	b := setup(t, Config{Shell: "sh", Slots: 1, TaskIsolation: "on", oneTaskUser: true})
 	u := b.e.taskUser
 	if u == nil {
 		t.Fatal("no task user as root with isolation on")

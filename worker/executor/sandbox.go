@@ -37,10 +37,15 @@ import (
 // (Pdeathsig, sent when the thread that forked it exits) fires only when
 // the worker dies, as for internal/lifeline's threads.
 type sandbox struct {
-	cover []string // mount points of the empty tmpfs, outermost first
+	cover   []string // mount points of the empty tmpfs, outermost first
+	visible string   // shown at its path in the shared namespace ("": none)
 
 	mu       sync.RWMutex // read-held across a fork, so close waits for it
 	prepared int          // an nsfs fd holding the prepared namespace; -1 once closed
+	// shared is the prepared namespace with visible (the work dirs' root)
+	// back at its path: tasks that each run as a user of their own
+	// (taskusers.go) share it, each dir being its user's, 0700. -1: none.
+	shared int
 }
 
 // sandboxThreads fork sandboxed tasks at once; a fork takes well under a
@@ -64,8 +69,8 @@ var forkThreads = lifeline.NewPool(sandboxThreads, func() error {
 // check that the kernel lets this process make one (root, or
 // CAP_SYS_ADMIN); probeDir is where a first task would be started, to
 // check the rest.
-func newSandbox(hide []string, probeDir string) (*sandbox, error) {
-	s := &sandbox{prepared: -1}
+func newSandbox(hide []string, visible, probeDir string) (*sandbox, error) {
+	s := &sandbox{prepared: -1, shared: -1, visible: filepath.Clean(visible)}
 	for _, h := range hide {
 		if p := coverPoint(h); p != "" {
 			s.cover = append(s.cover, p)
@@ -152,17 +157,50 @@ func (s *sandbox) makePrepared() error {
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "hidepid=invisible"); err != nil {
 		return fmt.Errorf("mount /proc hidepid=invisible: %w", err)
 	}
+	// The work dirs' root, taken before the covers hide it.
+	vis, err := s.detach(s.visible)
+	if err != nil {
+		return err
+	}
+	if vis >= 0 {
+		defer unix.Close(vis)
+	}
 	for _, c := range s.cover {
 		if err := mountCover(c); err != nil {
 			return err
 		}
 	}
-	fd, err := unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
+	if s.prepared, err = unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
 		return fmt.Errorf("open the namespace: %w", err)
 	}
-	s.prepared = fd
+	if vis < 0 {
+		return nil
+	}
+	if err := s.enter(s.visible, vis); err != nil {
+		return fmt.Errorf("shared namespace: %w", err)
+	}
+	if s.shared, err = unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+		return fmt.Errorf("open the shared namespace: %w", err)
+	}
 	return nil
+}
+
+// detach takes dir as a detached mount when a cover will hide it (-1:
+// none), for a namespace to put back at its path.
+func (s *sandbox) detach(dir string) (int, error) {
+	if dir == "" || dir == "." {
+		return -1, nil
+	}
+	for _, c := range s.cover {
+		if within(dir, c) {
+			fd, err := unix.OpenTree(unix.AT_FDCWD, dir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+			if err != nil {
+				return -1, fmt.Errorf("bind %s: %w", dir, err)
+			}
+			return fd, nil
+		}
+	}
+	return -1, nil
 }
 
 func mountCover(c string) error {
@@ -181,6 +219,10 @@ func (s *sandbox) close() {
 		unix.Close(s.prepared)
 		s.prepared = -1
 	}
+	if s.shared >= 0 {
+		unix.Close(s.shared)
+		s.shared = -1
+	}
 }
 
 // probe starts nothing in a namespace made for dir, as a task's would be.
@@ -188,45 +230,62 @@ func (s *sandbox) probe(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	_, err := s.start(dir, func() (*os.Process, error) { return nil, nil })
+	_, err := s.start(dir, false, false, func() (*os.Process, error) { return nil, nil })
 	return err
 }
 
 // start calls fork (which starts the task) on a forking thread, in a
-// namespace of the task's own with dir visible.
-func (s *sandbox) start(dir string, fork func() (*os.Process, error)) (*os.Process, error) {
-	// The work dir is taken here, in the host's namespace, as a detached
-	// mount; the forking thread puts it back at its own path.
-	var fd = -1
-	for _, c := range s.cover {
-		if within(dir, c) {
-			var err error
-			if fd, err = unix.OpenTree(unix.AT_FDCWD, dir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC); err != nil {
-				return nil, fmt.Errorf("task sandbox: bind %s: %w", dir, err)
-			}
+// namespace of the task's own with dir visible, or with shared in the
+// shared namespace (a task of a user of its own: taskusers.go). With
+// groupWrite the task's umask is 002: the task users share a group, and a
+// file one task leaves in a shared directory stays writable by the next
+// (as when they were one user); its work dir is 0700 whatever the umask.
+func (s *sandbox) start(dir string, shared, groupWrite bool, fork func() (*os.Process, error)) (*os.Process, error) {
+	fd := -1
+	if !shared {
+		// The work dir is taken here, in the host's namespace, as a
+		// detached mount; the forking thread puts it back at its own path.
+		var err error
+		if fd, err = s.detach(dir); err != nil {
+			return nil, fmt.Errorf("task sandbox: %w", err)
+		}
+		if fd >= 0 {
 			defer unix.Close(fd)
-			break // the covers do not nest (outermost)
 		}
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if s.prepared < 0 {
+	if s.prepared < 0 || (shared && s.shared < 0) {
 		return nil, errors.New("task sandbox: closed")
 	}
 	var p *os.Process
 	var err error
 	perr := forkThreads.Do(func() {
-		if err = unix.Setns(s.prepared, unix.CLONE_NEWNS); err != nil {
+		ns := s.prepared
+		if shared {
+			ns = s.shared
+		}
+		if err = unix.Setns(ns, unix.CLONE_NEWNS); err != nil {
 			err = fmt.Errorf("enter the prepared namespace: %w", err)
 			return
 		}
-		if err = s.enter(dir, fd); err == nil {
-			p, err = fork()
+		if !shared {
+			if err = s.enter(dir, fd); err != nil {
+				_ = unix.Setns(s.prepared, unix.CLONE_NEWNS)
+				return
+			}
 		}
-		// Out of the task's copy, which now belongs to the task alone (or
-		// to nothing, and goes). Only tidiness: the next fork here enters
-		// its own prepared namespace first.
-		_ = unix.Setns(s.prepared, unix.CLONE_NEWNS)
+		if groupWrite {
+			// This thread's own: the forking threads unshared their fs.
+			defer unix.Umask(unix.Umask(0o002))
+		}
+		p, err = fork()
+		if !shared {
+			// Out of the task's copy, which now belongs to the task alone
+			// (or to nothing, and goes). Only tidiness: the next fork here
+			// enters its namespace first.
+			_ = unix.Setns(s.prepared, unix.CLONE_NEWNS)
+		}
 	})
 	if err == nil {
 		err = perr
@@ -327,13 +386,16 @@ func (e *Executor) isolate() error {
 	e.taskUser, e.isolation.TaskUser = u, u.name
 	e.spares.forUser(u.uid, u.gid)
 	hide := append([]string{e.cfg.DataDir}, e.cfg.Hide...)
-	if e.sandbox, err = newSandbox(hide, filepath.Join(e.cfg.DataDir, ".sandbox-probe")); err != nil {
+	if e.sandbox, err = newSandbox(hide, e.workDir, filepath.Join(e.cfg.DataDir, ".sandbox-probe")); err != nil {
 		e.isolation.Warning = "no task sandbox (" + err.Error() + "): tasks run as " + u.name +
 			" and see the worker's process list (cmdline) and what file modes let other users read"
 		e.log.Warn("tasks run without a sandbox", zap.String("warning", e.isolation.Warning))
 		return nil
 	}
 	e.isolation.Sandbox = true
+	if e.sandbox.shared >= 0 && !e.cfg.oneTaskUser {
+		e.users = newTaskUsers(u, e.cfg.Slots, e.log)
+	}
 	e.log.Info("tasks are sandboxed", zap.String("task_user", u.name), zap.Strings("hidden", e.sandbox.cover))
 	return nil
 }

@@ -261,8 +261,20 @@ func (s *spares) makeDir(target string) error {
 // the next one). A dir that is not is kept in place, as every work dir was
 // before. Only dirs of the worker's own user come here: a tenant's task
 // owns its dir.
-func (s *spares) recycle(dir string) bool {
-	if len(s.dirs) == cap(s.dirs) || s.dirMode == 0 || !pristine(dir, s.dirMode) {
+func (s *spares) recycle(dir string) bool { return s.keep(s.dirs, dir, s.dirMode, -1) }
+
+// recycleInto is recycle for the work dir of a task that ran as a user of
+// its own (taskusers.go): back into that user's pool when it is still the
+// user's, 0700 and empty. Its processes are gone, so no descriptor of
+// theirs reaches the next task that takes it.
+func (s *spares) recycleInto(pool chan string, dir string, uid int) bool {
+	return s.keep(pool, dir, unix.S_IFDIR|0o700, uid)
+}
+
+// keep moves dir into pool when it is pristine (pristine's mode and uid;
+// uid -1: any).
+func (s *spares) keep(pool chan string, dir string, mode uint32, uid int) bool {
+	if len(pool) == cap(pool) || mode == 0 || !pristine(dir, mode, uid) {
 		return false
 	}
 	p := filepath.Join(s.dir, "r"+strconv.FormatInt(s.recycled.Add(1), 10))
@@ -270,7 +282,7 @@ func (s *spares) recycle(dir string) bool {
 		return false
 	}
 	select {
-	case s.dirs <- p:
+	case pool <- p:
 		return true
 	default: // filled meanwhile: an empty dir is no loss
 		_ = os.Remove(p)
@@ -279,15 +291,16 @@ func (s *spares) recycle(dir string) bool {
 }
 
 // pristine reports whether dir is an empty directory of type and mode
-// mode (as Stat_t.Mode has them) without extended attributes.
-func pristine(dir string, mode uint32) bool {
+// mode (as Stat_t.Mode has them), owned by uid (-1: any), without extended
+// attributes.
+func pristine(dir string, mode uint32, uid int) bool {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return false
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode != mode {
+	if unix.Fstat(fd, &st) != nil || st.Mode != mode || (uid >= 0 && int(st.Uid) != uid) {
 		return false
 	}
 	if n, err := unix.Flistxattr(fd, nil); err != nil || n != 0 {

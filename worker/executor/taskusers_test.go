@@ -1,0 +1,102 @@
+package executor
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/beluga-scheduler/beluga/internal/procfs"
+	"github.com/beluga-scheduler/beluga/testkit/wait"
+)
+
+// TestTaskUsersOneEach: as root with isolation on, tasks without a tenant
+// that run at once run as users of their own (of the task user's group);
+// a process a task left behind with its environment cleared (out of reach
+// of the scope and the group) is killed with the task's user; a work dir
+// left as it was given goes back to its user's pool (the user's next task
+// gets the same inode), and one the task wrote in is handed to the worker.
+func TestTaskUsersOneEach(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: only root switches tasks to task users")
+	}
+	t.Parallel()
+	b := setup(t, Config{Shell: "sh", Slots: 2, TaskIsolation: "on"})
+	if b.e.users == nil {
+		t.Fatal("no task users as root with isolation on and a sandbox")
+	}
+	<-b.e.users.done
+	if n := len(b.e.users.locks); n != 2 {
+		t.Fatalf("%d task users claimed, want 2 (one per slot)", n)
+	}
+	group := b.e.taskUser
+	run := func(id int64, cmd string) []string {
+		t.Helper()
+		res := b.waitResult(t, id)
+		if res.State != "succeeded" {
+			t.Fatalf("task %d %q: %+v", id, cmd, res)
+		}
+		logPath, _ := b.e.LogPath(id)
+		out, _ := os.ReadFile(logPath)
+		return strings.Fields(string(out))
+	}
+
+	// Two at once: two users, neither the task user itself.
+	cmd := "id -u; id -g; sleep 0.5"
+	b.mustDispatch(t, dispatch(1, cmd))
+	b.mustDispatch(t, dispatch(2, cmd))
+	a, c := run(1, cmd), run(2, cmd)
+	if len(a) != 2 || len(c) != 2 || a[0] == c[0] {
+		t.Fatalf("two tasks at once ran as %v and %v: want two users", a, c)
+	}
+	for _, ids := range [][]string{a, c} {
+		if ids[0] == "0" || ids[0] == strconv.Itoa(group.uid) || ids[1] != strconv.Itoa(group.gid) {
+			t.Errorf("a task ran as uid %s gid %s; want a user of its own in group %d", ids[0], ids[1], group.gid)
+		}
+	}
+
+	// A process that cleared its environment and left the group.
+	cmd = "id -u; env -i setsid sh -c 'touch escaped; exec sleep 300' </dev/null >/dev/null 2>&1 & " +
+		"while [ ! -e escaped ]; do sleep 0.01; done; rm escaped"
+	b.mustDispatch(t, dispatch(3, cmd))
+	out := run(3, cmd)
+	uid, _ := strconv.Atoi(out[0])
+	// SIGKILLed when the task ended; dead a moment later.
+	wait.UntilErr(t, 5*time.Second, "the left process to die", func() error {
+		ents, _ := os.ReadDir("/proc")
+		for _, en := range ents {
+			pid, err := strconv.Atoi(en.Name())
+			var st syscall.Stat_t
+			if err == nil && syscall.Stat("/proc/"+en.Name(), &st) == nil && int(st.Uid) == uid && procfs.Alive(pid) {
+				return fmt.Errorf("process %d of the task's user %d outlived the task", pid, uid)
+			}
+		}
+		return nil
+	})
+
+	// One user's dirs: the pool gives the next task of the user the same
+	// inode; a dir written in is the worker's afterwards.
+	cmd = "id -u; stat -c %i ."
+	inode := map[string]string{}
+	for id := int64(4); id < 8; id++ {
+		b.mustDispatch(t, dispatch(id, cmd))
+		out := run(id, cmd)
+		if prev, ok := inode[out[0]]; ok && prev != out[1] {
+			t.Errorf("task %d of user %s got dir inode %s; its user's last dir was %s", id, out[0], out[1], prev)
+		}
+		inode[out[0]] = out[1]
+	}
+	b.mustDispatch(t, dispatch(8, "echo x > f"))
+	run(8, "")
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(b.dir, "work", "7", "8"), &st); err != nil {
+		t.Fatal(err)
+	}
+	if int(st.Uid) != os.Geteuid() || st.Mode&0o777 != 0o700 {
+		t.Errorf("the written dir: uid %d mode %o; want the worker's, 0700", st.Uid, st.Mode&0o777)
+	}
+}
