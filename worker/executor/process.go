@@ -239,7 +239,7 @@ func (e *Executor) startProcess(l launch, cp *childPipes) (_ *os.Process, _ *cgr
 	var p *os.Process
 	if e.sandbox != nil && l.tenant != nil {
 		groupWrite := l.slot != nil || l.tenant == e.taskUser
-		p, err = e.sandbox.start(l.dir, l.slot != nil, groupWrite, fork)
+		p, err = e.sandbox.start(l.dir, l.slot != nil && e.sandbox.shared >= 0, groupWrite, fork)
 	} else {
 		lifeline.Do(func() { p, err = fork() })
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -385,6 +386,16 @@ func (e *Executor) isolate() error {
 	}
 	e.taskUser, e.isolation.TaskUser = u, u.name
 	e.spares.forUser(u.uid, u.gid)
+	// Said once here rather than as every python task's failure.
+	if py, err := exec.LookPath(e.cfg.Python); err == nil {
+		if why := reachable(py, u); why != "" {
+			e.log.Warn("python tasks without a tenant will fail: set worker.python to an interpreter the task users can run",
+				zap.String("python", py), zap.String("why", why))
+		}
+	}
+	if !e.cfg.oneTaskUser {
+		e.users = newTaskUsers(u, e.cfg.Slots, e.log)
+	}
 	hide := append([]string{e.cfg.DataDir}, e.cfg.Hide...)
 	if e.sandbox, err = newSandbox(hide, e.workDir, filepath.Join(e.cfg.DataDir, ".sandbox-probe")); err != nil {
 		e.isolation.Warning = "no task sandbox (" + err.Error() + "): tasks run as " + u.name +
@@ -393,9 +404,6 @@ func (e *Executor) isolate() error {
 		return nil
 	}
 	e.isolation.Sandbox = true
-	if e.sandbox.shared >= 0 && !e.cfg.oneTaskUser {
-		e.users = newTaskUsers(u, e.cfg.Slots, e.log)
-	}
 	e.log.Info("tasks are sandboxed", zap.String("task_user", u.name), zap.Strings("hidden", e.sandbox.cover))
 	return nil
 }

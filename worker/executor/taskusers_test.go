@@ -100,3 +100,43 @@ func TestTaskUsersOneEach(t *testing.T) {
 		t.Errorf("the written dir: uid %d mode %o; want the worker's, 0700", st.Uid, st.Mode&0o777)
 	}
 }
+
+// TestReachable: an interpreter under a 0700 directory (a pyenv shim in
+// root's home) is named as out of the task user's reach, at start, rather
+// than failing each python task; one on an open path is fine.
+func TestReachable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	closed := filepath.Join(dir, "home")
+	if err := os.MkdirAll(filepath.Join(closed, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	py := filepath.Join(closed, "bin", "python3")
+	if err := os.WriteFile(py, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Dir(dir), dir, closed, filepath.Join(closed, "bin")} {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u := &tenant{name: "nobody-here", uid: 65000, gid: 65000}
+	if why := reachable(py, u); why != "" {
+		t.Fatalf("an open path: %s", why)
+	}
+	if err := os.Chmod(closed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if why := reachable(py, u); !strings.Contains(why, closed+" is not open to user nobody-here") {
+		t.Fatalf("under a 0700 dir: %q", why)
+	}
+	if err := os.Chmod(closed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(py, 0o744); err != nil {
+		t.Fatal(err)
+	}
+	if why := reachable(py, u); !strings.Contains(why, "not executable by user nobody-here") {
+		t.Fatalf("a file only its owner runs: %q", why)
+	}
+}

@@ -6,9 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // tenant is the OS user a task's process runs as.
@@ -84,4 +87,40 @@ func ensureTaskUser(name string) (t *tenant, made bool, err error) {
 	}
 	t, err = lookupTenant(name)
 	return t, true, err
+}
+
+// reachable says why the task user t could not run path ("" when it can):
+// every directory on the way needs x, and the file x, for a user who is
+// neither root nor their owner unless t is. A python3 that resolves into
+// root's home (a pyenv shim under /root, 0700) is the usual case.
+func reachable(path string, t *tenant) string {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return err.Error()
+	}
+	can := func(p string) bool {
+		var st unix.Stat_t
+		if unix.Stat(p, &st) != nil {
+			return false
+		}
+		switch {
+		case int(st.Uid) == t.uid:
+			return st.Mode&0o100 != 0
+		case int(st.Gid) == t.gid:
+			return st.Mode&0o010 != 0
+		}
+		return st.Mode&0o001 != 0
+	}
+	for p := filepath.Dir(real); ; p = filepath.Dir(p) {
+		if !can(p) {
+			return p + " is not open to user " + t.name
+		}
+		if p == "/" {
+			break
+		}
+	}
+	if !can(real) {
+		return real + " is not executable by user " + t.name
+	}
+	return ""
 }
