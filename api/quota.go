@@ -39,9 +39,10 @@ var settingDefs = map[string]settingDef{
 	model.SettingInstancesPerRun:  {model.DefaultInstancesPerRun, 1, 100000, "runs one root run may make through sub_workflow, itself included"},
 	model.SettingVersionsPerWorkflow: {model.DefaultVersionsPerWorkflow, 1, 1000000,
 		"versions one workflow keeps: an apply that would make one more is refused (400)"},
-	model.SettingRetentionKeepDays:  {0, 0, model.MaxRetentionDays, "days a finished run is kept after its end, unless a project sets its own (0: no limit; see retention)"},
-	model.SettingRetentionKeepRuns:  {0, 0, model.MaxRetentionRuns, "newest runs of each workflow kept, unless a project sets its own (0: no limit; see retention)"},
-	model.SettingRetentionAuditDays: {0, 0, model.MaxRetentionDays, "days audit log rows are kept by a retention purge (0: forever)"},
+	model.SettingRetentionKeepDays:   {0, 0, model.MaxRetentionDays, "days a finished run is kept after its end, unless a project sets its own (0: no limit; see retention)"},
+	model.SettingRetentionKeepRuns:   {0, 0, model.MaxRetentionRuns, "newest runs of each workflow kept, unless a project sets its own (0: no limit; see retention)"},
+	model.SettingRetentionAuditDays:  {0, 0, model.MaxRetentionDays, "days audit log rows are kept by a retention purge (0: forever)"},
+	model.SettingRetentionPurgeEvery: {24, 0, 8760, "hours between the leader master's retention sweeps of every project and the audit log (0: only when asked)"},
 	settingUnsandboxedCode: {0, 0, 1, "1 lets non-admins apply and run shell and python tasks on a server that is not root " +
 		"(its tasks run as its own OS user, unsandboxed); 0 refuses them"},
 }
@@ -142,7 +143,7 @@ func (h *handlers) listSettings(w http.ResponseWriter, r *http.Request) error {
 	out := List[SettingValue]{Items: []SettingValue{}}
 	for _, name := range []string{settingStreamsPerUser, settingLogReadsPerUser, settingUploadBytes,
 		model.SettingSubWorkflowDepth, model.SettingInstancesPerRun, model.SettingVersionsPerWorkflow, settingUnsandboxedCode,
-		model.SettingRetentionKeepDays, model.SettingRetentionKeepRuns, model.SettingRetentionAuditDays} {
+		model.SettingRetentionKeepDays, model.SettingRetentionKeepRuns, model.SettingRetentionAuditDays, model.SettingRetentionPurgeEvery} {
 		out.Items = append(out.Items, h.settingValue(r.Context(), name))
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -81,6 +81,7 @@ type RetentionPlan struct {
 	LogFiles    int64                 `json:"log_files"`
 	Bytes       int64                 `json:"bytes"`
 	Skipped     []int64               `json:"skipped"`
+	Unfinished  []int64               `json:"unfinished"`
 }
 
 // AuditRetention is the audit rows a plan or purge counts.
@@ -115,7 +116,7 @@ func (h *handlers) purgeOptions() store.PurgeOptions {
 func fromPlan(p store.RetentionPlan) RetentionPlan {
 	return RetentionPlan{Project: p.Project, Policy: p.Policy, At: p.At, Roots: orEmpty(p.Roots), Instances: orEmpty(p.Instances),
 		Kept: p.Kept, TaskRows: p.TaskRows, HistoryRows: p.HistoryRows, EventRows: p.EventRows, CommandRows: p.CommandRows,
-		LogFiles: p.LogFiles, Bytes: p.Bytes, Skipped: orEmpty(p.Skipped)}
+		LogFiles: p.LogFiles, Bytes: p.Bytes, Skipped: orEmpty(p.Skipped), Unfinished: orEmpty(p.Unfinished)}
 }
 
 func fromAudit(a store.AuditRetention) *AuditRetention {

@@ -61,6 +61,9 @@ type Config struct {
 	// root). Then a version no admin applied may run shell and python tasks
 	// only while setting tasks.allow_unsandboxed_code is 1.
 	TasksRunAsServer bool
+	// RetentionCheck is how often the leader looks whether a retention
+	// sweep is due (retention.go); default a minute.
+	RetentionCheck time.Duration
 }
 
 // maxCachedDefinitions bounds the parsed workflow versions a master keeps.

@@ -38,6 +38,7 @@ type TermStore interface {
 	runnerStore
 	actionStore
 	logicStore
+	retentionStore
 }
 
 // dispatchStore is the dispatcher's: marking tasks sent, taking a send

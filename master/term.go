@@ -42,9 +42,10 @@ type term struct {
 	// workers is the one talker to workers: dispatches, kills, queries
 	// (workers.go); kills in flight are waited for in stop.
 	workers *workers
-	pub     *publisher    // the event stream's publisher and webhooks (publisher.go)
-	writes  *runnerWrites // the runners' attempts and ends, in shared transactions
-	logic   *logicTasks   // master-run task types: the masterTasks hook (logictasks.go)
+	pub     *publisher      // the event stream's publisher and webhooks (publisher.go)
+	writes  *runnerWrites   // the runners' attempts and ends, in shared transactions
+	logic   *logicTasks     // master-run task types: the masterTasks hook (logictasks.go)
+	retain  *retentionSweep // the periodic retention purge (retention.go)
 
 	ctx    context.Context // ends with the term
 	cancel context.CancelFunc
@@ -108,6 +109,7 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	t.cron = newScheduler(t, t.store, t.log, m.cfg.Clock)
 	t.pub = newPublisher(t.store, t.log, m.cfg.Events, m.definition)
 	t.logic = newLogicTasks(t.log, t.store, t.taskEnded, t.cons.Notify)
+	t.retain = newRetentionSweep(t.store, m.cfg.Clock, t.log, m.cfg.RetentionCheck)
 	if err := startstop.StartAll(t.ctx, t.events, t.disp, t.wheel, logicService{t.logic}); err != nil {
 		t.log.Error("start term services", zap.Error(err))
 		stop()
@@ -121,7 +123,7 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 		stop()
 		return
 	}
-	if err := startstop.StartAll(t.ctx, t.cons, t.cron, t.pub); err != nil {
+	if err := startstop.StartAll(t.ctx, t.cons, t.cron, t.pub, t.retain); err != nil {
 		t.log.Error("start term services", zap.Error(err))
 		stop()
 		return
@@ -195,13 +197,15 @@ func (m *Master) drop(t *term) {
 }
 
 // stop winds the term down in reverse start order; afterwards the master is
-// a standby and nothing of this term acts. Order: stop intake (worker watch,
+// a standby and nothing of this term acts. Order: stop the retention sweep
+// (its batch in hand ends with the term's context); stop intake (worker watch,
 // cron, command consumer: nothing new starts); cancel the term's context and
 // wait for every runner, then for the kill requests they sent; then the state
 // wheel; then the dispatcher (no new sends; sends in flight end); last the
 // task events, which persist the reports in hand within their timeout. Every
 // service's Stop is safe when it never started (a term that failed early).
 func (t *term) stop() {
+	t.retain.Stop()
 	t.watch.Stop()
 	t.pub.Stop()
 	t.cron.Stop()

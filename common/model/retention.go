@@ -11,6 +11,12 @@ const (
 	SettingRetentionKeepDays  = "retention.keep_days"
 	SettingRetentionKeepRuns  = "retention.keep_runs"
 	SettingRetentionAuditDays = "retention.audit_days"
+	// SettingRetentionPurgeEvery is how often the leader master purges
+	// every project (hours; 0: only on request); 0050 seeds 24.
+	SettingRetentionPurgeEvery = "retention.purge_every_hours"
+	// SettingRetentionLastPurge is when the last periodic sweep began
+	// (unix seconds), written by the leader.
+	SettingRetentionLastPurge = "retention.last_purge"
 
 	// MaxRetentionDays and MaxRetentionRuns bound a policy (a typo of a
 	// few more digits is refused rather than taken as "forever").

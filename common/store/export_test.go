@@ -122,3 +122,10 @@ func MigrateUpTo(s *Store, ctx context.Context, upto int) ([]string, error) {
 
 // SeqIsID says whether an event's public seq is its id on s (SQLite).
 func SeqIsID(s *Store) bool { return s.seqIsID() }
+
+// HaltAfterRuns makes a purge stop after deleting the instance rows, as a
+// restart between its transactions would; it then returns ErrPurgeHalted.
+func HaltAfterRuns(o PurgeOptions) PurgeOptions { o.haltAfterRuns = true; return o }
+
+// ErrPurgeHalted is the error of a purge made with HaltAfterRuns.
+var ErrPurgeHalted = errPurgeHalted

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -91,6 +92,12 @@ type RetentionPlan struct {
 	// Skipped lists roots a purge left because their tree changed after
 	// the plan (a rerun began, a command came).
 	Skipped []int64
+	// Unfinished are runs an interrupted purge deleted the instance rows
+	// of and not yet the rest (retention_pending): this purge finishes
+	// them, and the row counts above include their rows.
+	Unfinished []int64
+
+	projectID int64
 }
 
 // Reasons a run is kept that the store finds (beside model.Keep*).
@@ -148,6 +155,7 @@ func (s *Store) retentionPlan(ctx context.Context, db *gorm.DB, project string, 
 	if err != nil {
 		return plan, nil, err
 	}
+	plan.projectID = proj.ID
 	var roots []retentionInst
 	if err := db.Table("workflow_instance").Select("id, workflow_name, state, end_time, created_at").
 		Where("project_id = ? AND parent_instance_id IS NULL", proj.ID).
@@ -193,10 +201,24 @@ func (s *Store) retentionPlan(ctx context.Context, db *gorm.DB, project string, 
 		}
 	}
 	slices.Sort(plan.Instances)
+	if plan.Unfinished, err = retentionPending(db, proj.ID); err != nil {
+		return plan, nil, err
+	}
 	if err := retentionCount(db, &plan); err != nil {
 		return plan, nil, err
 	}
 	return plan, trees, nil
+}
+
+// retentionPending lists the runs of project whose instance rows a purge
+// deleted and whose other rows it has not (ascending).
+func retentionPending(db *gorm.DB, projectID int64) ([]int64, error) {
+	ids := []int64{}
+	if err := db.Table("retention_pending").Where("project_id = ?", projectID).Order("instance_id").
+		Pluck("instance_id", &ids).Error; err != nil {
+		return nil, fmt.Errorf("read runs an earlier purge left unfinished: %w", err)
+	}
+	return ids, nil
 }
 
 // eventCursor is the last event seq every reader that must not miss one
@@ -296,7 +318,7 @@ func retentionTrees(db *gorm.DB, roots []int64, seqCol string, cursor int64) (ma
 // retentionCount fills plan's row counts and bytes from its instances.
 func retentionCount(db *gorm.DB, plan *RetentionPlan) error {
 	type agg struct{ N, Bytes, Logs int64 }
-	for c := range slices.Chunk(plan.Instances, retentionChunk) {
+	for c := range slices.Chunk(slices.Concat(plan.Instances, plan.Unfinished), retentionChunk) {
 		var a agg
 		if err := db.Raw(`SELECT COUNT(*) AS n, COALESCE(SUM(COALESCE(LENGTH(params_json), 0) + COALESCE(LENGTH(start_nodes), 0) + LENGTH(reason)), 0) AS bytes
 			FROM workflow_instance WHERE id IN ?`, c).Scan(&a).Error; err != nil {
@@ -347,7 +369,12 @@ type PurgeOptions struct {
 	Batch int
 	Pause time.Duration
 	Yield float64
+
+	haltAfterRuns bool // tests: stop as a restart would, after the instance rows
 }
+
+// errPurgeHalted is what a purge with haltAfterRuns returns.
+var errPurgeHalted = errors.New("purge halted after the instance rows")
 
 func (o PurgeOptions) norm() PurgeOptions {
 	if o.Batch <= 0 {
@@ -388,7 +415,9 @@ func (p *pacer) wait() error {
 // changed since is skipped, and its rows stay), then their task, history,
 // event and command rows, opt.Batch rows a transaction, paced (see
 // PurgeOptions). The instance rows go first so no action can reach a run whose
-// rows are half gone. The returned plan counts what was deleted.
+// rows are half gone; retention_pending records them in the same
+// transaction until the rest is gone, so a purge that stops halfway is
+// finished by the project's next. The returned plan counts what was deleted.
 func (s *Store) RetentionPurge(ctx context.Context, project string, p model.RetentionPolicy, now time.Time, opt PurgeOptions) (RetentionPlan, error) {
 	opt = opt.norm()
 	plan, trees, err := s.retentionPlan(ctx, s.read(ctx), project, p, now)
@@ -405,7 +434,7 @@ func (s *Store) RetentionPurge(ctx context.Context, project string, p model.Rete
 			return nil
 		}
 		pace.begin()
-		gone, err := s.purgeInstances(ctx, group, groupRoots, trees)
+		gone, err := s.purgeInstances(ctx, plan.projectID, group, groupRoots, trees)
 		if err != nil {
 			return err
 		}
@@ -432,7 +461,20 @@ func (s *Store) RetentionPurge(ctx context.Context, project string, p model.Rete
 	if err := flush(); err != nil {
 		return out, err
 	}
+	if opt.haltAfterRuns {
+		return out, errPurgeHalted
+	}
 	slices.Sort(out.Instances)
+	// What this purge deleted the instance rows of, and what an earlier
+	// one left unfinished: both are in retention_pending now.
+	pending, err := retentionPending(s.read(ctx), plan.projectID)
+	if err != nil {
+		return out, err
+	}
+	out.Unfinished = slices.DeleteFunc(slices.Clone(pending), func(id int64) bool {
+		_, mine := slices.BinarySearch(out.Instances, id)
+		return mine
+	})
 	for _, t := range []struct {
 		table, col string
 		n          *int64
@@ -442,10 +484,17 @@ func (s *Store) RetentionPurge(ctx context.Context, project string, p model.Rete
 		{"event", "instance_id", &out.EventRows},
 		{"command", "workflow_instance_id", &out.CommandRows},
 	} {
-		n, err := s.purgeRows(ctx, t.table, t.col, out.Instances, opt, pace)
+		n, err := s.purgeRows(ctx, t.table, t.col, pending, opt, pace)
 		*t.n = n
 		if err != nil {
 			return out, err
+		}
+	}
+	for c := range slices.Chunk(pending, opt.Batch) {
+		if err := s.tx(ctx, func(tx *gorm.DB) error {
+			return tx.Exec(`DELETE FROM retention_pending WHERE instance_id IN ?`, c).Error
+		}); err != nil {
+			return out, fmt.Errorf("clear finished purge records: %w", err)
 		}
 	}
 	return out, nil
@@ -455,7 +504,7 @@ func (s *Store) RetentionPurge(ctx context.Context, project string, p model.Rete
 // their instances) in one transaction, each tree only when every run of it
 // is still purgeable and has no command waiting; it returns the roots
 // whose trees went.
-func (s *Store) purgeInstances(ctx context.Context, ids, roots []int64, trees map[int64][]int64) (map[int64]bool, error) {
+func (s *Store) purgeInstances(ctx context.Context, projectID int64, ids, roots []int64, trees map[int64][]int64) (map[int64]bool, error) {
 	gone := map[int64]bool{}
 	err := s.tx(ctx, func(tx *gorm.DB) error {
 		var now []retentionInst
@@ -491,6 +540,16 @@ func (s *Store) purgeInstances(ctx context.Context, ids, roots []int64, trees ma
 		}
 		if err := tx.Exec(`DELETE FROM workflow_instance WHERE id IN ?`, del).Error; err != nil {
 			return fmt.Errorf("delete runs: %w", err)
+		}
+		// Their other rows go in later transactions: recorded here, so a
+		// purge interrupted before then is finished by the next.
+		at := time.Now().UTC()
+		rows := make([]map[string]any, 0, len(del))
+		for _, id := range del {
+			rows = append(rows, map[string]any{"instance_id": id, "project_id": projectID, "created_at": at})
+		}
+		if err := tx.Table("retention_pending").Create(rows).Error; err != nil {
+			return fmt.Errorf("record runs being purged: %w", err)
 		}
 		return nil
 	})

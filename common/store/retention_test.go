@@ -217,6 +217,56 @@ func TestRetentionPurgeSkipsAChangedRun(t *testing.T) {
 	})
 }
 
+// TestRetentionFinishesAnInterruptedPurge: a purge stopped after deleting
+// the instance rows (a restart between its transactions) leaves their task,
+// history and event rows; the next plan lists those runs as unfinished and
+// counts their rows, and the next purge deletes them, leaving nothing.
+func TestRetentionFinishesAnInterruptedPurge(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		demo, err := s.ProjectCreate(ctx, "demo", "")
+		must(t, err)
+		now := time.Now().UTC().Truncate(time.Second)
+		r := &retentionSeed{t: t, s: s, now: now}
+		a := r.run(demo.ID, "demo", "a", model.WorkflowSucceeded, 10, 3, 0, false)
+		b := r.run(demo.ID, "demo", "a", model.WorkflowFailed, 9, 2, 0, false)
+		r.run(demo.ID, "demo", "a", model.WorkflowSucceeded, 1, 1, 0, false)
+		must(t, store.ExecRaw(s, `UPDATE alert_cursor SET seq = ? WHERE id = 1`, r.seq))
+		pol := model.RetentionPolicy{KeepDays: 5}
+		_, err = s.RetentionPurge(ctx, "demo", pol, now, store.HaltAfterRuns(store.PurgeOptions{}))
+		if err != store.ErrPurgeHalted {
+			t.Fatalf("halted purge: %v", err)
+		}
+		left := `SELECT COUNT(*) FROM task_instance WHERE workflow_instance_id IN (?, ?)`
+		if n := count(t, s, `SELECT COUNT(*) FROM workflow_instance WHERE id IN (?, ?)`, a, b); n != 0 {
+			t.Fatalf("%d instance rows after the halted purge, want 0", n)
+		}
+		if n := count(t, s, left, a, b); n != 5 {
+			t.Fatalf("%d task rows after the halted purge, want the 5 it had not reached", n)
+		}
+		plan, err := s.RetentionPlan(ctx, "demo", pol, now)
+		must(t, err)
+		if len(plan.Roots) != 0 || !slices.Equal(plan.Unfinished, []int64{a, b}) || plan.TaskRows != 5 || plan.EventRows != 4 || plan.HistoryRows != 2 {
+			t.Fatalf("plan after the halted purge: %+v", plan)
+		}
+		done, err := s.RetentionPurge(ctx, "demo", pol, now, store.PurgeOptions{})
+		must(t, err)
+		if !slices.Equal(done.Unfinished, []int64{a, b}) || done.TaskRows != plan.TaskRows || done.EventRows != plan.EventRows ||
+			done.HistoryRows != plan.HistoryRows {
+			t.Fatalf("purge %+v, plan %+v", done, plan)
+		}
+		if n := count(t, s, left, a, b) + count(t, s, `SELECT COUNT(*) FROM event WHERE instance_id IN (?, ?)`, a, b) +
+			count(t, s, `SELECT COUNT(*) FROM retention_pending`); n != 0 {
+			t.Fatalf("%d rows left after the second purge", n)
+		}
+		again, err := s.RetentionPlan(ctx, "demo", pol, now)
+		must(t, err)
+		if len(again.Unfinished) != 0 || again.TaskRows != 0 {
+			t.Fatalf("a third plan: %+v", again)
+		}
+	})
+}
+
 func TestRetentionPolicyAndAudit(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
