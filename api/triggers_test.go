@@ -52,7 +52,7 @@ func TestTriggerDeliveries(t *testing.T) {
 	}
 	b.send("POST", base, `{"name":"gh"}`).wantError(t, http.StatusConflict, CodeConflict)
 	var got Trigger
-	b.get(base + "/gh").want(t, http.StatusOK).json(t, &got)
+	b.get(base+"/gh").want(t, http.StatusOK).json(t, &got)
 	if got.ID != nt.ID || got.Params["ref"] != "ref" || strings.Contains(string(b.get(base+"/gh").body), nt.Token) {
 		t.Fatalf("read back %+v", got)
 	}
@@ -151,7 +151,7 @@ func TestTriggerDeliveries(t *testing.T) {
 		t.Fatalf("%d accepted, %d duplicate, %d refused, %d runs; want 4, 1, 11 and 4", accepted, dup, refused, list.Total)
 	}
 	var l List[TriggerDelivery]
-	b.get(path + "/deliveries?limit=2").want(t, http.StatusOK).json(t, &l)
+	b.get(path+"/deliveries?limit=2").want(t, http.StatusOK).json(t, &l)
 	if len(l.Items) != 2 || l.NextCursor != itoa(l.Items[1].ID) {
 		t.Fatalf("a page of 2: %+v", l)
 	}

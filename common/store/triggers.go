@@ -96,14 +96,19 @@ func (s *Store) TriggerCreate(ctx context.Context, t model.Trigger) (model.Trigg
 	return out, err
 }
 
-// triggerOf reads the trigger name of project's workflow.
-func triggerOf(db *gorm.DB, project, workflow, name string) (triggerRow, projectRow, error) {
+// triggerOf reads the trigger name of project's workflow, locked for update
+// when lock (in a transaction).
+func triggerOf(db *gorm.DB, lock bool, project, workflow, name string) (triggerRow, projectRow, error) {
 	var r triggerRow
 	p, err := getProject(db, project)
 	if err != nil {
 		return r, p, err
 	}
-	if err := db.Where("project_id = ? AND workflow_name = ? AND name = ?", p.ID, workflow, name).Take(&r).Error; err != nil {
+	q := db
+	if lock {
+		q = lockingRead(db)
+	}
+	if err := q.Where("project_id = ? AND workflow_name = ? AND name = ?", p.ID, workflow, name).Take(&r).Error; err != nil {
 		return r, p, notFound(err, fmt.Sprintf("trigger %q of workflow %q in project %q", name, workflow, project))
 	}
 	return r, p, nil
@@ -111,7 +116,7 @@ func triggerOf(db *gorm.DB, project, workflow, name string) (triggerRow, project
 
 // TriggerGet returns a trigger by its project's, workflow's and own names.
 func (s *Store) TriggerGet(ctx context.Context, project, workflow, name string) (model.Trigger, error) {
-	r, p, err := triggerOf(s.db.WithContext(ctx), project, workflow, name)
+	r, p, err := triggerOf(s.db.WithContext(ctx), false, project, workflow, name)
 	if err != nil {
 		return model.Trigger{}, err
 	}
@@ -163,7 +168,7 @@ type TriggerChange struct {
 func (s *Store) TriggerUpdate(ctx context.Context, project, workflow, name string, ch TriggerChange) (model.Trigger, error) {
 	var out model.Trigger
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		r, p, err := triggerOf(lockingRead(tx), project, workflow, name)
+		r, p, err := triggerOf(tx, true, project, workflow, name)
 		if err != nil {
 			return err
 		}
@@ -190,7 +195,7 @@ func (s *Store) TriggerUpdate(ctx context.Context, project, workflow, name strin
 // TriggerDelete removes a trigger and its deliveries.
 func (s *Store) TriggerDelete(ctx context.Context, project, workflow, name string) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		r, _, err := triggerOf(lockingRead(tx), project, workflow, name)
+		r, _, err := triggerOf(tx, true, project, workflow, name)
 		if err != nil {
 			return err
 		}
