@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/beluga-scheduler/beluga/common/failpoint"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/common/trigger"
@@ -256,6 +257,9 @@ func (h *handlers) deliver(w http.ResponseWriter, r *http.Request) error {
 		}
 		h.log.Error("trigger delivery failed", zap.Int64("trigger", t.ID), zap.String("request_id", requestID(r.Context())), zap.Error(err))
 		return err
+	}
+	if d.Outcome == model.DeliveryAccepted {
+		failpoint.Hit(failpoint.AfterTriggerDeliver)
 	}
 	if h.Notify != nil && d.Outcome == model.DeliveryAccepted {
 		h.Notify()
