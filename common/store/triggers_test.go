@@ -18,12 +18,7 @@ import (
 func TestTriggers(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		if _, err := s.ProjectCreate(ctx, "p", ""); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := s.WorkflowPut(ctx, "p", mustSpec(t, "name: wf\ntasks:\n  - {name: a, command: \"true\"}\n")); err != nil {
-			t.Fatal(err)
-		}
+		projectWithWorkflow(t, s, "wf")
 		in := model.Trigger{Project: "p", Workflow: "wf", Name: "gh", TokenHash: "h1", Params: map[string]string{"ref": "ref"}, Enabled: true, CreatedBy: "ann"}
 		if _, err := s.TriggerCreate(ctx, model.Trigger{Project: "p", Workflow: "nope", Name: "x", TokenHash: "h"}); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("a trigger of a missing workflow: %v", err)
@@ -93,9 +88,7 @@ func TestTriggers(t *testing.T) {
 			t.Fatalf("deliveries of a deleted trigger: %+v %v", ds, err)
 		}
 		// A workflow's deletion takes its triggers.
-		if _, _, err := s.WorkflowPut(ctx, "p", mustSpec(t, "name: wf2\ntasks:\n  - {name: a, command: \"true\"}\n")); err != nil {
-			t.Fatal(err)
-		}
+		putWorkflow(t, s, "wf2")
 		t2, err := s.TriggerCreate(ctx, model.Trigger{Project: "p", Workflow: "wf2", Name: "gh", TokenHash: "h3", Enabled: true})
 		if err != nil {
 			t.Fatal(err)
@@ -115,12 +108,7 @@ func TestTriggers(t *testing.T) {
 func TestTriggerDeliveryRace(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		if _, err := s.ProjectCreate(ctx, "p", ""); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := s.WorkflowPut(ctx, "p", mustSpec(t, "name: wf\ntasks:\n  - {name: a, command: \"true\"}\n")); err != nil {
-			t.Fatal(err)
-		}
+		projectWithWorkflow(t, s, "wf")
 		tr, err := s.TriggerCreate(ctx, model.Trigger{Project: "p", Workflow: "wf", Name: "t", TokenHash: "h", Enabled: true})
 		if err != nil {
 			t.Fatal(err)
@@ -155,4 +143,21 @@ func TestTriggerDeliveryRace(t *testing.T) {
 			t.Fatalf("%d runs, want %d: %v", total, keys, err)
 		}
 	})
+}
+
+// projectWithWorkflow makes project p with a one-task workflow wf.
+func projectWithWorkflow(t *testing.T, s *store.Store, wf string) {
+	t.Helper()
+	if _, err := s.ProjectCreate(context.Background(), "p", ""); err != nil {
+		t.Fatal(err)
+	}
+	putWorkflow(t, s, wf)
+}
+
+// putWorkflow applies a one-task workflow wf in project p.
+func putWorkflow(t *testing.T, s *store.Store, wf string) {
+	t.Helper()
+	if _, _, err := s.WorkflowPut(context.Background(), "p", mustSpec(t, "name: "+wf+"\ntasks:\n  - {name: a, command: \"true\"}\n")); err != nil {
+		t.Fatal(err)
+	}
 }
