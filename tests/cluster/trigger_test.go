@@ -98,9 +98,11 @@ func TestTriggerDeliveriesAcrossCrashes(t *testing.T) {
 			t.Fatal(err)
 		}
 		old := c.WaitLeader(t, failoverWithin, nil) // read through the restarted api
+		killedAt := time.Now()
 		old.Kill9()
 		closeKilled()
-		c.WaitLeader(t, failoverWithin, old)
+		lead := c.WaitLeader(t, failoverWithin, old)
+		t.Logf("%s leads %v after the kill of %s", lead.Name, time.Since(killedAt).Round(time.Millisecond), old.Name)
 
 		var got []answer
 		for a := range answers {
@@ -109,6 +111,11 @@ func TestTriggerDeliveriesAcrossCrashes(t *testing.T) {
 		if len(got) != keys {
 			t.Fatalf("%d deliveries answered, want %d", len(got), keys)
 		}
+		tries := make([]int, len(got))
+		for k, a := range got {
+			tries[k] = a.tries
+		}
+		t.Logf("tries per key: %v", tries)
 		runs := map[int64]int{}
 		for k, a := range got {
 			want := http.StatusCreated
