@@ -139,7 +139,7 @@ type triggerStore interface {
 	TriggerUpdate(ctx context.Context, project, workflow, name string, ch store.TriggerChange) (model.Trigger, error)
 	TriggerDelete(ctx context.Context, project, workflow, name string) error
 	TriggerDeliveries(ctx context.Context, triggerID, before int64, limit int) ([]model.TriggerDelivery, error)
-	TriggerRefuse(ctx context.Context, triggerID int64, key, reason string, at time.Time) (model.TriggerDelivery, error)
+	TriggerRefuse(ctx context.Context, f store.TriggerRefusal) (model.TriggerDelivery, error)
 	TriggerDeliver(ctx context.Context, d store.TriggerDelivery) (model.TriggerDelivery, error)
 }
 

@@ -218,7 +218,7 @@ func (h *handlers) deliver(w http.ResponseWriter, r *http.Request) error {
 		if trigger.CheckKey(k) != nil {
 			k = "" // not stored as sent: the reason says why
 		}
-		d, err := h.Store.TriggerRefuse(r.Context(), t.ID, k, e.msg, received)
+		d, err := h.Store.TriggerRefuse(r.Context(), store.TriggerRefusal{TriggerID: t.ID, Key: k, Reason: e.msg, At: received, Keep: trigger.RefusedKept})
 		if err != nil {
 			return fmt.Errorf("record refused delivery to trigger %d: %w", t.ID, err)
 		}

@@ -244,13 +244,40 @@ func (s *Store) TriggerDeliveries(ctx context.Context, triggerID, before int64, 
 	return out, nil
 }
 
+// TriggerRefusal is a delivery a trigger refused.
+type TriggerRefusal struct {
+	TriggerID int64
+	Key       string
+	Reason    string
+	At        time.Time
+	// Keep bounds the refused deliveries kept per trigger (0: all): the
+	// oldest beyond it go, so a sender probing tokens cannot grow the
+	// ledger without end. Accepted and duplicate ones are all kept.
+	Keep int
+}
+
 // TriggerRefuse records a refused delivery and why; it starts nothing and
 // holds no key, so a corrected retry with the same key is accepted.
-func (s *Store) TriggerRefuse(ctx context.Context, triggerID int64, key, reason string, at time.Time) (model.TriggerDelivery, error) {
-	r := triggerDeliveryRow{TriggerID: triggerID, ReceivedAt: at.UTC().Truncate(time.Microsecond), IdempotencyKey: key,
-		Outcome: model.DeliveryRefused, Reason: clip(reason, 1024)}
-	if err := s.db.WithContext(ctx).Create(&r).Error; err != nil {
-		return model.TriggerDelivery{}, fmt.Errorf("record refused delivery to trigger %d: %w", triggerID, err)
+func (s *Store) TriggerRefuse(ctx context.Context, f TriggerRefusal) (model.TriggerDelivery, error) {
+	r := triggerDeliveryRow{TriggerID: f.TriggerID, ReceivedAt: f.At.UTC().Truncate(time.Microsecond), IdempotencyKey: f.Key,
+		Outcome: model.DeliveryRefused, Reason: clip(f.Reason, 1024)}
+	db := s.db.WithContext(ctx)
+	if err := db.Create(&r).Error; err != nil {
+		return model.TriggerDelivery{}, fmt.Errorf("record refused delivery to trigger %d: %w", f.TriggerID, err)
+	}
+	if f.Keep > 0 {
+		refused := func() *gorm.DB {
+			return db.Model(&triggerDeliveryRow{}).Where("trigger_id = ? AND outcome = ?", f.TriggerID, model.DeliveryRefused)
+		}
+		var oldest []int64 // the newest refusal beyond Keep, if any
+		if err := refused().Order("id DESC").Offset(f.Keep).Limit(1).Pluck("id", &oldest).Error; err != nil {
+			return r.model(), fmt.Errorf("bound the refused deliveries of trigger %d: %w", f.TriggerID, err)
+		}
+		if len(oldest) == 1 {
+			if err := refused().Where("id <= ?", oldest[0]).Delete(&triggerDeliveryRow{}).Error; err != nil {
+				return r.model(), fmt.Errorf("bound the refused deliveries of trigger %d: %w", f.TriggerID, err)
+			}
+		}
 	}
 	return r.model(), nil
 }

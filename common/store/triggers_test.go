@@ -47,7 +47,7 @@ func TestTriggers(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A refused delivery keeps its key free: its corrected retry runs.
-		if d, err := s.TriggerRefuse(ctx, tr.ID, "k1", "bad JSON", at); err != nil || d.Outcome != model.DeliveryRefused {
+		if d, err := s.TriggerRefuse(ctx, store.TriggerRefusal{TriggerID: tr.ID, Key: "k1", Reason: "bad JSON", At: at}); err != nil || d.Outcome != model.DeliveryRefused {
 			t.Fatalf("refuse: %+v %v", d, err)
 		}
 		d1, err := s.TriggerDeliver(ctx, store.TriggerDelivery{TriggerID: tr.ID, Key: "k1", Params: map[string]string{"ref": "main"}, ReceivedAt: at})
@@ -80,6 +80,17 @@ func TestTriggers(t *testing.T) {
 		}
 		if err := s.TriggerDelete(ctx, "p", "wf", "nope"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("delete a missing trigger: %v", err)
+		}
+		// Refusals beyond Keep go, oldest first; the rest of the ledger stays.
+		for i := range 3 {
+			if _, err := s.TriggerRefuse(ctx, store.TriggerRefusal{TriggerID: tr.ID, Reason: fmt.Sprint("probe ", i), At: at, Keep: 2}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ds, err = s.TriggerDeliveries(ctx, tr.ID, 0, 10)
+		if err != nil || len(ds) != 6 || ds[0].Reason != "probe 2" || ds[1].Reason != "probe 1" || ds[2].Outcome != model.DeliveryAccepted ||
+			ds[5].Outcome != model.DeliveryAccepted {
+			t.Fatalf("ledger after 3 refusals kept to 2: %+v %v", ds, err)
 		}
 		if err := s.TriggerDelete(ctx, "p", "wf", "gh"); err != nil {
 			t.Fatal(err)

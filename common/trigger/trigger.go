@@ -26,6 +26,9 @@ const (
 	MaxPathLen    = 255     // of one mapping's path
 	MaxKeyLen     = 255     // of an Idempotency-Key
 	MaxValueBytes = 64 << 10
+	// RefusedKept is how many refused deliveries a trigger's ledger keeps
+	// (the newest); accepted and duplicate ones are all kept.
+	RefusedKept = 1000
 	// TokenPrefix starts every trigger token, so one is recognisable (in a
 	// leaked log, by a secret scanner) and not mistaken for a user token.
 	TokenPrefix = "blgt_"
