@@ -187,14 +187,15 @@ func (h *handlers) listTriggerDeliveries(w http.ResponseWriter, r *http.Request)
 	return nil
 }
 
-// hookToken is the trigger token a delivery carries: Authorization: Bearer,
-// else X-Beluga-Token.
+// hookToken is the trigger token a delivery carries: X-Beluga-Token when
+// set (a proxy in front may use Authorization for itself), else
+// Authorization: Bearer.
 func hookToken(r *http.Request) string {
-	if a := r.Header.Get("Authorization"); a != "" {
-		t, _ := strings.CutPrefix(a, "Bearer ")
+	if t := r.Header.Get(HeaderTriggerToken); t != "" {
 		return strings.TrimSpace(t)
 	}
-	return strings.TrimSpace(r.Header.Get(HeaderTriggerToken))
+	t, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return strings.TrimSpace(t)
 }
 
 // deliver is POST /api/v1/hooks/{id}. An unknown trigger is a 404 and
@@ -228,7 +229,7 @@ func (h *handlers) deliver(w http.ResponseWriter, r *http.Request) error {
 	if !trigger.HashMatches(HashToken(hookToken(r)), t.TokenHash) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="beluga-trigger"`)
 		return refuse(unauthorized(fmt.Sprintf("trigger %d: the token is missing or wrong: send the trigger's token as "+
-			"Authorization: Bearer <token> or %s", t.ID, HeaderTriggerToken)))
+			"Authorization: Bearer <token> or %s: <token>", t.ID, HeaderTriggerToken)))
 	}
 	if !t.Enabled {
 		return refuse(forbidden("trigger %q of workflow %q is disabled", t.Name, t.Workflow))
