@@ -88,12 +88,23 @@ var access = map[string]need{
 	"PUT /api/v1/projects/{project}/workflows/{name}/schedule":    {who: byProject, level: model.GrantEdit},
 	"GET /api/v1/projects/{project}/workflows/{name}/schedule":    {who: byProject, level: model.GrantView},
 	"DELETE /api/v1/projects/{project}/workflows/{name}/schedule": {who: byProject, level: model.GrantEdit},
-	"GET /api/v1/schedules":                                       {who: user}, // filtered
-	"POST /api/v1/schedule-preview":                               {who: user}, // computes, stores nothing
-	"POST /api/v1/projects/{project}/workflows/{name}/backfill":   {who: byProject, level: model.GrantOperate},
-	"GET /api/v1/backfills":                                       {who: user}, // filtered
-	"GET /api/v1/backfills/{id}":                                  {who: byBackfill, level: model.GrantView},
-	"POST /api/v1/backfills/{id}/actions":                         {who: byBackfill, level: model.GrantOperate},
+	// Webhook triggers: editors manage them (a token starts runs), viewers
+	// read them and their deliveries; a delivery is authenticated by the
+	// trigger's own token in its handler, not a user's.
+	"POST /api/v1/projects/{project}/workflows/{name}/triggers":                     {who: byProject, level: model.GrantEdit},
+	"GET /api/v1/projects/{project}/workflows/{name}/triggers":                      {who: byProject, level: model.GrantView},
+	"GET /api/v1/projects/{project}/workflows/{name}/triggers/{trigger}":            {who: byProject, level: model.GrantView},
+	"PATCH /api/v1/projects/{project}/workflows/{name}/triggers/{trigger}":          {who: byProject, level: model.GrantEdit},
+	"DELETE /api/v1/projects/{project}/workflows/{name}/triggers/{trigger}":         {who: byProject, level: model.GrantEdit},
+	"POST /api/v1/projects/{project}/workflows/{name}/triggers/{trigger}/rotate":    {who: byProject, level: model.GrantEdit},
+	"GET /api/v1/projects/{project}/workflows/{name}/triggers/{trigger}/deliveries": {who: byProject, level: model.GrantView},
+	"POST /api/v1/hooks/{id}":                                   {who: exempt}, // the trigger's token
+	"GET /api/v1/schedules":                                     {who: user},   // filtered
+	"POST /api/v1/schedule-preview":                             {who: user},   // computes, stores nothing
+	"POST /api/v1/projects/{project}/workflows/{name}/backfill": {who: byProject, level: model.GrantOperate},
+	"GET /api/v1/backfills":                                     {who: user}, // filtered
+	"GET /api/v1/backfills/{id}":                                {who: byBackfill, level: model.GrantView},
+	"POST /api/v1/backfills/{id}/actions":                       {who: byBackfill, level: model.GrantOperate},
 
 	"GET /api/v1/instances":                       {who: user}, // filtered
 	"GET /api/v1/instances/{id}":                  {who: byInstance, level: model.GrantView},

@@ -24,6 +24,7 @@ type Store interface {
 	instanceStore
 	taskStore
 	scheduleStore
+	triggerStore
 	alertStore
 	resourceStore
 	subscriptionStore
@@ -127,6 +128,19 @@ type scheduleStore interface {
 	BackfillGet(ctx context.Context, id int64) (model.Backfill, error)
 	BackfillList(ctx context.Context, f store.BackfillFilter) ([]model.Backfill, error)
 	BackfillStop(ctx context.Context, id int64, by string) (model.Backfill, error)
+}
+
+// triggerStore is workflows' webhook triggers and their deliveries.
+type triggerStore interface {
+	TriggerCreate(ctx context.Context, t model.Trigger) (model.Trigger, error)
+	TriggerGet(ctx context.Context, project, workflow, name string) (model.Trigger, error)
+	TriggerByID(ctx context.Context, id int64) (model.Trigger, error)
+	TriggerList(ctx context.Context, project, workflow string) ([]model.Trigger, error)
+	TriggerUpdate(ctx context.Context, project, workflow, name string, ch store.TriggerChange) (model.Trigger, error)
+	TriggerDelete(ctx context.Context, project, workflow, name string) error
+	TriggerDeliveries(ctx context.Context, triggerID, before int64, limit int) ([]model.TriggerDelivery, error)
+	TriggerRefuse(ctx context.Context, f store.TriggerRefusal) (model.TriggerDelivery, error)
+	TriggerDeliver(ctx context.Context, d store.TriggerDelivery) (model.TriggerDelivery, error)
 }
 
 // alertStore is alert channels and the alerts sent through them.

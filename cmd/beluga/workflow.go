@@ -42,11 +42,17 @@ func needProject(project *string) projectFunc {
 
 // parseParams reads repeated --param NAME=VALUE flags; none is nil.
 func parseParams(flags []string) (map[string]string, error) {
+	return parsePairs("--param", "NAME=VALUE", flags)
+}
+
+// parsePairs reads repeated flag K=V flags (form says so in the error);
+// none is nil.
+func parsePairs(flag, form string, flags []string) (map[string]string, error) {
 	var out map[string]string
 	for _, p := range flags {
 		k, v, ok := strings.Cut(p, "=")
 		if !ok || k == "" {
-			return nil, usagef("--param %q: use NAME=VALUE", p)
+			return nil, usagef("%s %q: use %s", flag, p, form)
 		}
 		if out == nil {
 			out = map[string]string{}

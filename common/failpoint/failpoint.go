@@ -72,6 +72,10 @@ const (
 	// BeforeEndParentTask: a child run ended; its parent's attempt is not
 	// yet ended.
 	BeforeEndParentTask = "before-end-parent-task"
+
+	// AfterTriggerDeliver (in an API server): a webhook delivery and its
+	// run are committed, the sender not yet answered.
+	AfterTriggerDeliver = "after-trigger-deliver"
 )
 
 type action int

@@ -135,6 +135,7 @@ const (
 	CommandStart     CommandType = "start"
 	CommandScheduled CommandType = "scheduled" // fired by a cron schedule
 	CommandBackfill  CommandType = "backfill"  // one schedule time of a backfill
+	CommandTriggered CommandType = "triggered" // started by a webhook trigger's delivery
 )
 
 // BackfillState is the state of a backfill.

@@ -277,6 +277,9 @@ func (s *Store) WorkflowDelete(ctx context.Context, project, name string) error 
 		if live > 0 {
 			return fmt.Errorf("workflow %q has %d running backfill(s); stop them first: %w", name, live, ErrConflict)
 		}
+		if err := deleteWorkflowTriggers(tx, p.ID, name); err != nil {
+			return err
+		}
 		for _, del := range []struct {
 			m     any
 			where string
