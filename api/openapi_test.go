@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/plan"
 	"github.com/beluga-scheduler/beluga/common/tasktype"
 )
 
@@ -131,6 +132,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"ProjectRetention": ProjectRetention{}, "ProjectRetentionRequest": ProjectRetentionRequest{}, "RetentionPlan": RetentionPlan{},
 		"AuditRetention": AuditRetention{}, "RetentionRunRequest": RetentionRunRequest{}, "RetentionRun": RetentionRun{},
 		"GitBindingRequest": GitBindingRequest{}, "GitBinding": GitBinding{}, "GitSyncResult": GitSyncResult{},
+		"PlanRequest": PlanRequest{}, "Plan": Plan{}, "PlannedInstance": plan.Planned{}, "PlannedTask": plan.PlannedTask{},
+		"PlanConflict": plan.Conflict{},
 	} {
 		s, ok := doc.Components.Schemas[name]
 		if !ok {

@@ -44,7 +44,7 @@ func world() Snapshot {
 			5:  inst(5, wfB, 20, day.AddDate(0, 0, 1), "wait", "report"), // the next day's: not waiting on 1
 			11: inst(11, wfA, 10, day.AddDate(0, 0, -1), "extract", "load"),
 		},
-		Defs: map[int64]Workflow{10: chain, 20: waiter(wfA), 30: waiter(wfB), 40: waiter(wfC)},
+		Defs:   map[int64]Workflow{10: chain, 20: waiter(wfA), 30: waiter(wfB), 40: waiter(wfC)},
 		Groups: map[string]Group{"g": {Capacity: 1, InUse: 0}},
 		Estimates: map[WF]map[string]Estimate{
 			wfA: {"extract": {P50: 10 * time.Second, P90: 20 * time.Second}, "load": {P50: 30 * time.Second, P90: 40 * time.Second}},
