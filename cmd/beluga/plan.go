@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -50,50 +51,43 @@ func withPlan(a *app, c *cobra.Command, action string) *cobra.Command {
 
 // planCommand is `beluga plan show|apply ID`.
 func planCommand(a *app) *cobra.Command {
-	show := &cobra.Command{
-		Use:   "show ID",
-		Short: "Show a plan: what it runs, waits on, takes, and its conflicts",
-		Args:  args("ID"),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID("plan ID", argv[0])
-			if err != nil {
-				return err
-			}
-			p, err := a.client().GetPlan(cmd.Context(), id)
-			if err != nil {
-				return err
-			}
-			if a.json() {
-				return a.printJSON(p)
-			}
-			return printPlan(a.stdout, p)
-		},
-	}
-	apply := &cobra.Command{
-		Use:   "apply ID",
-		Short: "Run exactly a plan's set; refused (exit 1, naming what) if the world changed since it was made",
-		Args:  args("ID"),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID("plan ID", argv[0])
-			if err != nil {
-				return err
-			}
-			p, err := a.client().ApplyPlan(cmd.Context(), id)
-			if err != nil {
-				return err
-			}
-			if a.json() {
-				return a.printJSON(p)
-			}
+	show := planIDCommand(a, "show", "Show a plan: what it runs, waits on, takes, and its conflicts",
+		(*client.Client).GetPlan, printPlan)
+	apply := planIDCommand(a, "apply", "Run exactly a plan's set; refused (exit 1, naming what) if the world changed since it was made",
+		(*client.Client).ApplyPlan, func(w io.Writer, p client.Plan) error {
 			cmds := make([]string, len(p.Commands))
 			for i, c := range p.Commands {
 				cmds[i] = strconv.FormatInt(c, 10)
 			}
-			_, err = fmt.Fprintf(a.stdout, "plan %d applied: %d instance(s) requested (commands %s)\n", p.ID, len(p.Instances), strings.Join(cmds, ", "))
+			_, err := fmt.Fprintf(w, "plan %d applied: %d instance(s) requested (commands %s)\n", p.ID, len(p.Instances), strings.Join(cmds, ", "))
 			return err
+		})
+	return group("plan", "Impact plans: what a rerun or recover-failed would run (beluga instance rerun ID --plan)", show, apply)
+}
+
+// planIDCommand is `beluga plan USE ID`: call with the plan's id, print
+// the answer (or its JSON).
+func planIDCommand(a *app, use, short string, call func(*client.Client, context.Context, int64) (client.Plan, error),
+	print func(io.Writer, client.Plan) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   use + " ID",
+		Short: short,
+		Args:  args("ID"),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			id, err := parseID("plan ID", argv[0])
+			if err != nil {
+				return err
+			}
+			p, err := call(a.client(), cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			if a.json() {
+				return a.printJSON(p)
+			}
+			return print(a.stdout, p)
 		},
 	}
-	return group("plan", "Impact plans: what a rerun or recover-failed would run (beluga instance rerun ID --plan)", show, apply)
 }
 
 func secs(e plan.Estimate) string {

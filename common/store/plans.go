@@ -132,18 +132,9 @@ func (s *Store) PlanSnapshot(ctx context.Context, root int64, down plan.Downstre
 			return snap, fmt.Errorf("workflow instance %d is a sub_workflow run of instance %d; plan an action on its parent: %w",
 				r.ID, *r.ParentInstanceID, ErrConflict)
 		}
+		base, loc := dependent.Base(r.ScheduleTime, r.StartTime, r.CreatedAt, r.Timezone)
 		in := plan.Instance{ID: r.ID, WF: plan.WF{Project: r.ProjectName, Workflow: r.WorkflowName}, Def: r.WorkflowDefinitionID,
-			State: model.WorkflowState(r.State), Base: r.CreatedAt.UTC(), Loc: time.UTC, Waiting: waiting[r.ID]}
-		if r.ScheduleTime != nil {
-			in.Base = r.ScheduleTime.UTC()
-		} else if r.StartTime != nil {
-			in.Base = r.StartTime.UTC()
-		}
-		if r.Timezone != "" {
-			if z, err := time.LoadLocation(r.Timezone); err == nil {
-				in.Loc = z
-			}
-		}
+			State: model.WorkflowState(r.State), Base: base.UTC(), Loc: loc, Waiting: waiting[r.ID]}
 		if _, ok := snap.Defs[r.WorkflowDefinitionID]; !ok {
 			var d workflowDefinitionRow
 			if err := db.Take(&d, r.WorkflowDefinitionID).Error; err != nil {
