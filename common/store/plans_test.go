@@ -136,3 +136,36 @@ func TestPlanApply(t *testing.T) {
 		}
 	})
 }
+
+// TestPlanPinsRetention: retention keeps the runs of a plan not applied nor
+// expired, and lets them go as before once nothing pins them.
+func TestPlanPinsRetention(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		old := newInstance(t, s, model.WorkflowSucceeded)
+		newInstance(t, s, model.WorkflowSucceeded)
+		allEvents(t, s, s)
+		if err := store.ExecRaw(s, `UPDATE alert_cursor SET seq = ? WHERE id = 1`, int64(1)<<60); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.ExecRaw(s, `DELETE FROM command`); err != nil {
+			t.Fatal(err)
+		}
+		pol := model.RetentionPolicy{KeepRuns: 1}
+		rp, err := s.RetentionPlan(ctx, "demo", pol, time.Now())
+		if err != nil || len(rp.Roots) != 1 || rp.Roots[0] != old.ID {
+			t.Fatalf("retention without a plan: %+v %v", rp, err)
+		}
+		makePlan(t, s, old.ID, plan.None)
+		rp, err = s.RetentionPlan(ctx, "demo", pol, time.Now())
+		if err != nil || len(rp.Roots) != 0 || rp.Kept[store.KeptByPin] != 1 {
+			t.Fatalf("retention with a pinned plan: %+v %v", rp, err)
+		}
+		if got, err := s.RetentionPurge(ctx, "demo", pol, time.Now(), store.PurgeOptions{}); err != nil || len(got.Roots) != 0 {
+			t.Fatalf("purge with a pinned plan: %+v %v", got, err)
+		}
+		if _, err := s.InstanceGet(ctx, old.ID); err != nil {
+			t.Fatalf("the pinned run went: %v", err)
+		}
+	})
+}
