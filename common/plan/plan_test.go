@@ -221,3 +221,39 @@ func TestChanged(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMake: a root of 1,000 tasks and 10 dependent workflows of 200
+// candidate runs each (the snapshot's bound), every level followed.
+func BenchmarkMake(b *testing.B) {
+	s := Snapshot{Instances: map[int64]Instance{}, Defs: map[int64]Workflow{}}
+	var root Workflow
+	for i := range 1000 {
+		t := Task{Name: fmt.Sprintf("t%d", i)}
+		if i > 0 {
+			t.Upstream = []string{fmt.Sprintf("t%d", i-1)}
+		}
+		root.Tasks = append(root.Tasks, t)
+	}
+	s.Defs[1] = root
+	s.Instances[1] = Instance{ID: 1, WF: wfA, Def: 1, State: ok, Base: day, Loc: time.UTC}
+	id := int64(2)
+	for w := range 10 {
+		on := wfA
+		if w > 0 {
+			on = WF{"p", fmt.Sprintf("w%d", w-1)}
+		}
+		s.Defs[int64(100+w)] = Workflow{Tasks: []Task{{Name: "wait", Deps: []Dep{{WF: on, Date: "today"}}}, {Name: "x", Upstream: []string{"wait"}}}}
+		for r := range 200 {
+			s.Instances[id] = Instance{ID: id, WF: WF{"p", fmt.Sprintf("w%d", w)}, Def: int64(100 + w), State: ok,
+				Base: day.Add(-time.Duration(r) * time.Hour), Loc: time.UTC}
+			id++
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		p, err := Make(Request{model.ActionRerun, 1, All}, s)
+		if err != nil || len(p.Instances) < 11 {
+			b.Fatalf("%d instances, %v", len(p.Instances), err)
+		}
+	}
+}
