@@ -106,9 +106,14 @@ var access = map[string]need{
 	"GET /api/v1/backfills/{id}":                                {who: byBackfill, level: model.GrantView},
 	"POST /api/v1/backfills/{id}/actions":                       {who: byBackfill, level: model.GrantOperate},
 
-	"GET /api/v1/instances":                       {who: user}, // filtered
-	"GET /api/v1/instances/{id}":                  {who: byInstance, level: model.GrantView},
-	"POST /api/v1/instances/{id}/actions":         {who: byInstance, level: model.GrantOperate},
+	"GET /api/v1/instances":               {who: user}, // filtered
+	"GET /api/v1/instances/{id}":          {who: byInstance, level: model.GrantView},
+	"POST /api/v1/instances/{id}/actions": {who: byInstance, level: model.GrantOperate},
+	"POST /api/v1/instances/{id}/plan":    {who: byInstance, level: model.GrantOperate},
+	// A plan reaches many projects: the handler needs view on each to show
+	// it (else 404) and operate on each to apply it (else 403).
+	"GET /api/v1/plans/{id}":                      {who: user},
+	"POST /api/v1/plans/{id}/apply":               {who: user},
 	"GET /api/v1/task-instances":                  {who: user}, // filtered
 	"GET /api/v1/task-instances/{id}":             {who: byTask, level: model.GrantView},
 	"GET /api/v1/task-instances/{id}/log":         {who: byTask, level: model.GrantView},

@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/plan"
 	"github.com/beluga-scheduler/beluga/common/tasktype"
 )
 
@@ -133,6 +134,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"GitBindingRequest": GitBindingRequest{}, "GitBinding": GitBinding{}, "GitSyncResult": GitSyncResult{},
 		"TriggerRequest": TriggerRequest{}, "TriggerUpdateRequest": TriggerUpdateRequest{}, "Trigger": Trigger{},
 		"NewTrigger": NewTrigger{}, "TriggerDelivery": TriggerDelivery{},
+		"PlanRequest": PlanRequest{}, "Plan": Plan{}, "PlannedInstance": plan.Planned{}, "PlannedTask": plan.PlannedTask{},
+		"PlanConflict": plan.Conflict{},
 	} {
 		s, ok := doc.Components.Schemas[name]
 		if !ok {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/plan"
 	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
@@ -32,7 +33,16 @@ type Store interface {
 	settingsStore
 	auditStore
 	retentionStore
+	planStore
 	ClusterStore
+}
+
+// planStore is impact plans (plans.go).
+type planStore interface {
+	PlanSnapshot(ctx context.Context, root int64, down plan.Downstream) (plan.Snapshot, error)
+	PlanCreate(ctx context.Context, projectID, root int64, p plan.Plan, by string) (store.Plan, error)
+	PlanGet(ctx context.Context, id int64) (store.Plan, error)
+	PlanApply(ctx context.Context, id int64, by string, now time.Time) (store.Plan, error)
 }
 
 // authStore is users, tokens and project grants.

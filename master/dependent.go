@@ -46,18 +46,7 @@ func (w *waiter) awaits(inst model.WorkflowInstance) bool {
 
 func (l *logicTasks) startWait(ctx context.Context, mt masterTask) {
 	sp := mt.Spec.(*dependent.Spec)
-	base := mt.Inst.CreatedAt
-	if mt.Inst.ScheduleTime != nil {
-		base = *mt.Inst.ScheduleTime
-	} else if mt.Inst.StartTime != nil {
-		base = *mt.Inst.StartTime
-	}
-	loc := time.UTC
-	if mt.Inst.Timezone != "" {
-		if z, err := time.LoadLocation(mt.Inst.Timezone); err == nil {
-			loc = z
-		}
-	}
+	base, loc := dependent.Base(mt.Inst.ScheduleTime, mt.Inst.StartTime, mt.Inst.CreatedAt, mt.Inst.Timezone)
 	var ok bool
 	if leaderWrite(ctx, l.log, "start dependent", func() error {
 		var err error

@@ -26,13 +26,17 @@ type actionVerb struct{ use, action, short string }
 
 // instanceActionCommands are `beluga instance stop|pause|resume|rerun|recover-failed ID`.
 func instanceActionCommands(a *app) []*cobra.Command {
-	return actionCommands(a, "instance ID", (*client.Client).InstanceAction, []actionVerb{
+	cmds := actionCommands(a, "instance ID", (*client.Client).InstanceAction, []actionVerb{
 		{"stop", "stop", "Stop an instance: kill its running tasks and start nothing new"},
 		{"pause", "pause", "Pause an instance: let running tasks finish and start nothing new"},
 		{"resume", "resume", "Resume a paused or stopped instance in place"},
 		{"rerun", "rerun", "Run a finished instance again in place (same id, new attempts)"},
 		{"recover-failed", "recover_failed", "Rerun only the failed and killed tasks of an instance and their downstream"},
 	})
+	// The actions that start work have a plan form (plan.go).
+	withPlan(a, cmds[3], "rerun")
+	withPlan(a, cmds[4], "recover_failed")
+	return cmds
 }
 
 // taskActionCommands are `beluga task kill|force-success|force-start ID`.

@@ -98,8 +98,22 @@ func (s *Store) ActionRequest(ctx context.Context, req model.ActionRequest) (mod
 	if err := checkActionRequest(req); err != nil {
 		return model.ActionResult{}, err
 	}
-	res := model.ActionResult{InstanceID: req.InstanceID, TaskInstanceID: req.TaskInstanceID, Action: req.Action}
+	var res model.ActionResult
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		res, err = requestActionTx(tx, req)
+		return err
+	})
+	if err != nil {
+		return model.ActionResult{}, err
+	}
+	return res, nil
+}
+
+// requestActionTx is ActionRequest inside tx (a plan's apply writes many).
+func requestActionTx(tx *gorm.DB, req model.ActionRequest) (model.ActionResult, error) {
+	res := model.ActionResult{InstanceID: req.InstanceID, TaskInstanceID: req.TaskInstanceID, Action: req.Action}
+	err := func() error {
 		// Locking reads on MySQL (SQLite transactions are serialized
 		// anyway): every action on one instance queues behind the instance
 		// row, so the checks below see the outcome of the previous one.
@@ -159,11 +173,8 @@ func (s *Store) ActionRequest(ctx context.Context, req model.ActionRequest) (mod
 		}
 		res.CommandID = cmd.ID
 		return nil
-	})
-	if err != nil {
-		return model.ActionResult{}, err
-	}
-	return res, nil
+	}()
+	return res, err
 }
 
 // checkActionRequest refuses requests no state could allow; the API checks

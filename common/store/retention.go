@@ -121,10 +121,12 @@ const (
 	auditRowBytes    = 120
 )
 
-// retentionPinned is the hook of pinned plans (issue 27, item 1): the runs
-// of ids that something pins, kept whatever the policy says. Nothing pins
-// runs yet.
-func retentionPinned(_ *gorm.DB, _ []int64) (map[int64]bool, error) { return nil, nil }
+// retentionPinned is the hook of pinned plans: the runs of ids that an
+// impact plan not yet applied nor expired holds (plans.go), kept whatever
+// the policy says, so the apply finds what the plan saw.
+func retentionPinned(db *gorm.DB, ids []int64) (map[int64]bool, error) {
+	return planPinned(db, ids, time.Now().UTC())
+}
 
 type retentionInst struct {
 	ID               int64

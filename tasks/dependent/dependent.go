@@ -93,6 +93,24 @@ func (s *Spec) Interval() time.Duration {
 	return DefaultInterval
 }
 
+// Base is what a run's windows are read from: its schedule time, else its
+// start, else its creation, in its zone (UTC when "" or unknown).
+func Base(schedule, start *time.Time, created time.Time, zone string) (time.Time, *time.Location) {
+	base := created
+	if schedule != nil {
+		base = *schedule
+	} else if start != nil {
+		base = *start
+	}
+	loc := time.UTC
+	if zone != "" {
+		if z, err := time.LoadLocation(zone); err == nil {
+			loc = z
+		}
+	}
+	return base, loc
+}
+
 // Window is the half-open interval [from, to) that date names, relative to
 // base read in loc: a run counts when its schedule time (a manual run: its
 // start) falls in it. Weeks start on Monday.

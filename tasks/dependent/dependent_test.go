@@ -112,3 +112,23 @@ func TestMasterFaceWait(t *testing.T) {
 		t.Fatalf("calls %q, want %q", h.Calls, want)
 	}
 }
+
+func TestBase(t *testing.T) {
+	sched, start := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	created := time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		sched, start *time.Time
+		zone         string
+		want         time.Time
+		loc          string
+	}{
+		{&sched, &start, "Asia/Shanghai", sched, "Asia/Shanghai"},
+		{nil, &start, "", start, "UTC"},
+		{nil, nil, "Nowhere/Else", created, "UTC"},
+	} {
+		got, loc := Base(tc.sched, tc.start, created, tc.zone)
+		if !got.Equal(tc.want) || loc.String() != tc.loc {
+			t.Fatalf("Base(%v, %v, %q) = %v %v, want %v %v", tc.sched, tc.start, tc.zone, got, loc, tc.want, tc.loc)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import {guessed, untilText, type Forecast} from './forecast';
 import {applyEvents, mergeRows, type StreamEvent} from './live';
 import {Badge, Duration, Time, Why, duration, enc} from './ui';
 import {perf} from './perf';
+import {PlanPanel} from './PlanPanel';
 
 const INSTANCE_ACTIONS: [string, string, string, string[]][] = [
   ['stop', 'Stop', 'Kill the running tasks and start nothing new; the instance ends stopped.', ['running', 'submitted']],
@@ -154,6 +155,7 @@ export function InstancePage({id, task = ''}: {id: number; task?: string}) {
   const [selected, setSelected] = useState('');
   const [panel, setPanel] = useState<'log' | 'values'>('log');
   const [logTask, setLogTask] = useState<TaskAttempt | null>(null);
+  const [planning, setPlanning] = useState<{action: string; label: string} | null>(null);
   const [search, setSearch] = useState('');
   const [view, setView] = useState<'graph' | 'gantt'>('graph');
   const [version, setVersion] = useState(0);
@@ -494,6 +496,11 @@ export function InstancePage({id, task = ''}: {id: number; task?: string}) {
   }
 
   async function act(action: string, label: string, text: string) {
+    // Actions that start work are previewed as a plan first (PlanPanel).
+    if (action === 'rerun' || action === 'recover_failed') {
+      setPlanning({action, label});
+      return;
+    }
     if (!await confirmDialog(`${label} instance #${id}?`, text, label, action === 'stop')) return;
     try {
       const r = await api('POST', `/api/v1/instances/${id}/actions`, {json: {action, by: user()}});
@@ -571,6 +578,8 @@ export function InstancePage({id, task = ''}: {id: number; task?: string}) {
           {d ? <a className="button" href={`#/grid/${enc(d.project)}/${enc(d.workflow)}`}>Grid</a> : null}
         </div>
       </div>
+      {planning ? <PlanPanel id={id} action={planning.action} label={planning.label} onClose={() => setPlanning(null)}
+        onApplied={() => { setPlanning(null); keepUntil.current = Date.now() + 60000; wake.current(); }} /> : null}
       {d ? <Head d={d} forecast={forecast} keepRow={projected.current} /> : <p className="muted">Loading…</p>}
       {d && d.pending && d.pending.length ? (
         <Held><section className="pendingbox" aria-label="tasks not started">
