@@ -60,5 +60,6 @@ type GitSyncedEntry struct {
 	File     string `json:"file"`
 	Workflow string `json:"workflow"`
 	Version  int    `json:"version"`
-	Created  bool   `json:"created"` // a new version; false: the same as the latest
+	Created  bool   `json:"created"`           // a new version; false: the same as the latest
+	Deleted  bool   `json:"deleted,omitempty"` // the file is gone: the workflow was deleted
 }
