@@ -78,6 +78,9 @@ var access = map[string]need{
 	"GET /api/v1/projects/{project}/git":       {who: byProject, level: model.GrantView},
 	"DELETE /api/v1/projects/{project}/git":    {who: byProject, level: model.GrantOwner},
 	"POST /api/v1/projects/{project}/git/sync": {who: byProject, level: model.GrantEdit},
+	// A push's webhook: the binding's hook secret guards it (gitHook), and
+	// it syncs as the user who set the binding.
+	"POST /api/v1/git-hooks/{project}": {who: exempt},
 
 	"GET /api/v1/projects/{project}/workflows":                    {who: byProject, level: model.GrantView},
 	"PUT /api/v1/projects/{project}/workflows/{name}":             {who: byProject, level: model.GrantEdit},

@@ -25,6 +25,12 @@ const gitFetchTimeout = 2 * time.Minute
 // a commit's files, and a remote's clone, in memory); more wait their turn.
 const gitSyncsAtOnce = 2
 
+// maxGitSyncInterval is the longest sync_interval, a week in minutes.
+const maxGitSyncInterval = 7 * 24 * 60
+
+// gitHookSealContext binds a project's sealed webhook secret to it.
+func gitHookSealContext(project string) string { return "git-hook/" + project }
+
 // gitSealContext binds a project's sealed Git password to it.
 func gitSealContext(project string) string { return "git/" + project }
 
@@ -107,8 +113,38 @@ func (h *handlers) putGitBinding(w http.ResponseWriter, r *http.Request) error {
 	if len(req.User) > 255 || strings.ContainsAny(req.User, "\x00\r\n") {
 		return badRequest("git binding of project %q: user is not valid (at most 255 characters, no control characters)", project)
 	}
+	if req.SyncInterval < 0 || req.SyncInterval > maxGitSyncInterval {
+		return badRequest("git binding of project %q: sync_interval %d: give minutes from 0 (never) to %d", project, req.SyncInterval, maxGitSyncInterval)
+	}
+	switch req.Mode {
+	case model.GitModeFree, model.GitModeReadOnly, model.GitModeWriteBack:
+	default:
+		return badRequest("git binding of project %q: mode %q: give %q, %q or leave it out (edits outside Git allowed)", project, req.Mode, model.GitModeReadOnly, model.GitModeWriteBack)
+	}
+	if req.NewHookSecret && req.DropHookSecret {
+		return badRequest("git binding of project %q: new_hook_secret and drop_hook_secret together", project)
+	}
+	if missing, err := h.Store.AlertChannelMissing(r.Context(), req.AlertChannels); err != nil {
+		return err
+	} else if len(missing) > 0 {
+		return badRequest("git binding of project %q: alert_channels: no alert channel %q", project, missing[0])
+	}
 	b := model.GitBinding{Project: project, URL: req.URL, Branch: req.Branch, Dir: strings.Trim(req.Dir, "/"), User: req.User,
-		PasswordSealed: store.KeepGitPassword, BoundBy: callerOf(r.Context()).name}
+		PasswordSealed: store.KeepGitPassword, BoundBy: callerOf(r.Context()).name, SyncInterval: time.Duration(req.SyncInterval) * time.Minute,
+		Mode: req.Mode, AlertChannels: req.AlertChannels, HookSecretSealed: store.KeepGitPassword}
+	hook := ""
+	switch {
+	case req.DropHookSecret:
+		b.HookSecretSealed = ""
+	case req.NewHookSecret:
+		if h.Secrets == nil {
+			return noKey("store a Git webhook secret")
+		}
+		hook = newHookSecret()
+		if b.HookSecretSealed, err = h.Secrets.SealFor(hook, gitHookSealContext(project)); err != nil {
+			return err
+		}
+	}
 	if req.Password != nil {
 		b.PasswordSealed = ""
 		if *req.Password != "" {
@@ -128,7 +164,9 @@ func (h *handlers) putGitBinding(w http.ResponseWriter, r *http.Request) error {
 	if created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, fromGitBinding(out))
+	res := fromGitBinding(out)
+	res.HookSecret = hook
+	writeJSON(w, status, res)
 	return nil
 }
 

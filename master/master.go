@@ -61,6 +61,11 @@ type Config struct {
 	// root). Then a version no admin applied may run shell and python tasks
 	// only while setting tasks.allow_unsandboxed_code is 1.
 	TasksRunAsServer bool
+	// GitSync syncs a project's Git binding as the API does (api.GitSyncer);
+	// nil: the leader syncs no binding by itself. GitSyncTick is how often
+	// it looks for bindings due (0: GitSyncTick).
+	GitSync     func(ctx context.Context, project string) error
+	GitSyncTick time.Duration
 }
 
 // maxCachedDefinitions bounds the parsed workflow versions a master keeps.

@@ -45,6 +45,7 @@ type term struct {
 	pub     *publisher    // the event stream's publisher and webhooks (publisher.go)
 	writes  *runnerWrites // the runners' attempts and ends, in shared transactions
 	logic   *logicTasks   // master-run task types: the masterTasks hook (logictasks.go)
+	git     *gitPoller    // the periodic Git syncs (gitpoll.go)
 
 	ctx    context.Context // ends with the term
 	cancel context.CancelFunc
@@ -108,6 +109,7 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	t.cron = newScheduler(t, t.store, t.log, m.cfg.Clock)
 	t.pub = newPublisher(t.store, t.log, m.cfg.Events, m.definition)
 	t.logic = newLogicTasks(t.log, t.store, t.taskEnded, t.cons.Notify)
+	t.git = newGitPoller(t.store, m.cfg.GitSync, m.cfg.GitSyncTick, t.log)
 	if err := startstop.StartAll(t.ctx, t.events, t.disp, t.wheel, logicService{t.logic}); err != nil {
 		t.log.Error("start term services", zap.Error(err))
 		stop()
@@ -121,7 +123,7 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 		stop()
 		return
 	}
-	if err := startstop.StartAll(t.ctx, t.cons, t.cron, t.pub); err != nil {
+	if err := startstop.StartAll(t.ctx, t.cons, t.cron, t.pub, t.git); err != nil {
 		t.log.Error("start term services", zap.Error(err))
 		stop()
 		return
@@ -196,13 +198,14 @@ func (m *Master) drop(t *term) {
 
 // stop winds the term down in reverse start order; afterwards the master is
 // a standby and nothing of this term acts. Order: stop intake (worker watch,
-// cron, command consumer: nothing new starts); cancel the term's context and
+// Git syncs, cron, command consumer: nothing new starts); cancel the term's context and
 // wait for every runner, then for the kill requests they sent; then the state
 // wheel; then the dispatcher (no new sends; sends in flight end); last the
 // task events, which persist the reports in hand within their timeout. Every
 // service's Stop is safe when it never started (a term that failed early).
 func (t *term) stop() {
 	t.watch.Stop()
+	t.git.Stop()
 	t.pub.Stop()
 	t.cron.Stop()
 	t.cons.Stop()
