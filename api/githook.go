@@ -35,6 +35,8 @@ var hookRefusal = unauthorized("the webhook call is not authenticated: sign the 
 // repository calls it, authenticated by the binding's hook secret (not a
 // user's token), and it syncs as the user who set the binding.
 func (h *handlers) gitHook(w http.ResponseWriter, r *http.Request) error {
+	// Every refusal below is a 401 of this scheme; a success clears it.
+	w.Header().Set("WWW-Authenticate", `Bearer realm="beluga-git-hook"`)
 	project, err := pathName(r, "project")
 	if err != nil {
 		return hookRefusal
@@ -66,6 +68,7 @@ func (h *handlers) gitHook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	w.Header().Del("WWW-Authenticate")
 	out, err := h.gitSync(ctx, project)
 	if err != nil {
 		return err
