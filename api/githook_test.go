@@ -60,7 +60,7 @@ func TestGitHookSyncsAndDeletes(t *testing.T) {
 		{hook, []string{"X-Hub-Signature-256", hubSignature("wrong", body)}},
 		{hook, []string{"X-Hub-Signature-256", "sha256=zz"}},
 		{hook, []string{"Authorization", "Bearer wrong"}},
-		{hook, []string{"Authorization", "Bearer " + b.token}}, // a user's token is not the hook's
+		{hook, []string{"Authorization", "Bearer " + b.token}},                       // a user's token is not the hook's
 		{"/api/v1/git-hooks/q", []string{"Authorization", "Bearer " + secret}},       // q has no binding
 		{"/api/v1/git-hooks/nowhere", []string{"Authorization", "Bearer " + secret}}, // no such project
 	} {

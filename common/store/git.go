@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -119,19 +121,30 @@ func keepOrSet(cur *string, v string) *string {
 // GitBindingsPeriodic returns the bindings the leader syncs by itself
 // (sync_interval > 0), by project name.
 func (s *Store) GitBindingsPeriodic(ctx context.Context) ([]model.GitBinding, error) {
-	var rows []struct {
-		projectGitRow
-		ProjectName string
-	}
-	if err := s.db.WithContext(ctx).Table("project_git").Select("project_git.*, project.name AS project_name").
-		Joins("JOIN project ON project.id = project_git.project_id").Where("project_git.sync_interval > 0").
-		Order("project.name").Scan(&rows).Error; err != nil {
+	db := s.db.WithContext(ctx)
+	var rows []projectGitRow
+	if err := db.Where("sync_interval > 0").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list the periodic git bindings: %w", err)
 	}
-	out := make([]model.GitBinding, len(rows))
+	ids := make([]int64, len(rows))
 	for i, r := range rows {
-		out[i] = r.projectGitRow.model(r.ProjectName)
+		ids[i] = r.ProjectID
 	}
+	var ps []projectRow
+	if err := db.Where("id IN ?", ids).Find(&ps).Error; err != nil {
+		return nil, fmt.Errorf("list the periodic git bindings' projects: %w", err)
+	}
+	names := make(map[int64]string, len(ps))
+	for _, p := range ps {
+		names[p.ID] = p.Name
+	}
+	out := make([]model.GitBinding, 0, len(rows))
+	for _, r := range rows {
+		if n, ok := names[r.ProjectID]; ok {
+			out = append(out, r.model(n))
+		}
+	}
+	slices.SortFunc(out, func(a, b model.GitBinding) int { return strings.Compare(a.Project, b.Project) })
 	return out, nil
 }
 
