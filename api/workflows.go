@@ -19,6 +19,7 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/params"
 	"github.com/beluga-scheduler/beluga/common/spec"
+	"github.com/beluga-scheduler/beluga/common/gitsync"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
@@ -57,16 +58,29 @@ func (h *handlers) applyWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if c := callerOf(r.Context()); c != nil {
 		author = c.name
 	}
+	file, err := gitsync.FileOf(body, wf)
+	if err != nil {
+		return fmt.Errorf("the spec of %s as a file: %w", name, err)
+	}
+	commit, path, err := h.gitEdit(r.Context(), project, name, file, r.URL.Query().Get("message"))
+	if err != nil {
+		return err
+	}
 	def, created, err := h.Store.WorkflowPutAs(r.Context(), project, author, wf)
 	if err != nil {
 		return applyStoreError(err)
+	}
+	if path != "" {
+		if err := h.Store.GitOriginSet(r.Context(), project, name, path); err != nil {
+			return err
+		}
 	}
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
 	}
 	writeJSON(w, status, ApplyResult{Project: def.Project, Name: def.Name, Version: def.Version,
-		Created: created, SpecHash: def.SpecHash, CreatedAt: timeOf(def.CreatedAt)})
+		Created: created, SpecHash: def.SpecHash, CreatedAt: timeOf(def.CreatedAt), GitCommit: commit})
 	return nil
 }
 
@@ -287,6 +301,12 @@ func (h *handlers) listVersions(w http.ResponseWriter, r *http.Request) error {
 func (h *handlers) deleteWorkflow(w http.ResponseWriter, r *http.Request) error {
 	project, name, err := projectAndName(r)
 	if err != nil {
+		return err
+	}
+	if _, err := h.Store.WorkflowGet(r.Context(), project, name, 0); err != nil {
+		return storeError(err) // no commit for a workflow that is not there
+	}
+	if _, _, err := h.gitEdit(r.Context(), project, name, nil, r.URL.Query().Get("message")); err != nil {
 		return err
 	}
 	if err := h.Store.WorkflowDelete(r.Context(), project, name); err != nil {
