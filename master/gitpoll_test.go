@@ -2,19 +2,14 @@ package master_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/beluga-scheduler/beluga/api"
-	"github.com/beluga-scheduler/beluga/common/alert"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/master"
@@ -42,20 +37,7 @@ func TestLeaderSyncsGitPeriodically(t *testing.T) {
 	syncer.Store(api.NewGitSyncer(api.Deps{Store: c.st}))
 	authtest.User(t, c.st, "ann", model.RoleAdmin)
 
-	var mu sync.Mutex
-	var got []alert.Message
-	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var m alert.Message
-		_ = json.NewDecoder(r.Body).Decode(&m)
-		mu.Lock()
-		got = append(got, m)
-		mu.Unlock()
-	}))
-	defer recv.Close()
-	cfg, _ := json.Marshal(alert.Config{URL: recv.URL})
-	if _, _, err := c.st.AlertChannelPut(ctx, model.AlertChannel{Name: "ops", Kind: alert.Webhook, ConfigJSON: cfg}); err != nil {
-		t.Fatal(err)
-	}
+	got := master.AlertReceiver(t, c.st, "ops")
 
 	good := gittest.New(t)
 	c1 := good.Commit("main", "first", map[string]string{"workflows/etl.yaml": "tasks:\n  - name: a\n    command: echo a\n"})
@@ -88,11 +70,7 @@ func TestLeaderSyncsGitPeriodically(t *testing.T) {
 	if _, err := c.st.WorkflowGet(ctx, "p", "etl", 0); err != nil {
 		t.Fatalf("etl after the periodic sync: %v", err)
 	}
-	wait.Until(t, 30*time.Second, "q's refused commit alerted", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(got) > 0
-	})
+	wait.Until(t, 30*time.Second, "q's refused commit alerted", func() bool { return len(got()) > 0 })
 	g, err := c.st.GitBindingGet(ctx, "q")
 	if err != nil || g.LastAttemptCommit != c2 || g.LastErrorFile != "workflows/broken.yaml" || !strings.Contains(g.LastError, "nowhere") {
 		t.Fatalf("q's state %+v (%v)", g, err)
@@ -123,11 +101,9 @@ func TestLeaderSyncsGitPeriodically(t *testing.T) {
 		!strings.Contains(hist[0].Message, "workflows/broken.yaml") || !strings.Contains(hist[0].Message, c2) {
 		t.Fatalf("alert history %+v (%v), want one alert of q's commit", hist, err)
 	}
-	mu.Lock()
-	if len(got) != 1 || !strings.Contains(got[0].Text, "nowhere") {
+	if got := got(); len(got) != 1 || !strings.Contains(got[0].Text, "nowhere") {
 		t.Errorf("received %+v", got)
 	}
-	mu.Unlock()
 	if g, err := c.st.GitBindingGet(ctx, "r"); err != nil || g.LastSyncedAt != nil {
 		t.Fatalf("r (no interval) was synced: %+v (%v)", g, err)
 	}
