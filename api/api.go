@@ -151,6 +151,7 @@ var routes = []route{
 	{"GET", "/api/v1/projects/{project}/git", (*handlers).getGitBinding},
 	{"DELETE", "/api/v1/projects/{project}/git", (*handlers).deleteGitBinding},
 	{"POST", "/api/v1/projects/{project}/git/sync", (*handlers).syncGit},
+	{"POST", "/api/v1/git-hooks/{project}", (*handlers).gitHook},
 
 	{"GET", "/api/v1/projects/{project}/workflows", (*handlers).listWorkflows},
 	{"PUT", "/api/v1/projects/{project}/workflows/{name}", (*handlers).applyWorkflow},
@@ -237,18 +238,23 @@ var routes = []route{
 	{"POST", "/api/v1/projects/{project}/retention/purge", (*handlers).purgeProjectRetention},
 }
 
-// NewHandler returns the API with its middleware, and the web UI at "/".
-// Unknown paths get a JSON 404 and known paths with the wrong method a JSON
-// 405 with Allow.
-func NewHandler(d Deps) http.Handler {
+func newHandlers(d Deps) *handlers {
 	log := d.Log
 	if log == nil {
 		log = zap.NewNop()
 	}
 	log = log.Named("api")
-	h := &handlers{Deps: d, log: log, limits: newLoginLimiter(),
+	return &handlers{Deps: d, log: log, limits: newLoginLimiter(),
 		settings: &settingsCache{store: d.Store, log: log}, streams: newStreamSet(d.Store, d.Events, log),
 		logPages: semaphore.NewWeighted(logPageBudget), gitSyncs: semaphore.NewWeighted(gitSyncsAtOnce)}
+}
+
+// NewHandler returns the API with its middleware, and the web UI at "/".
+// Unknown paths get a JSON 404 and known paths with the wrong method a JSON
+// 405 with Allow.
+func NewHandler(d Deps) http.Handler {
+	h := newHandlers(d)
+	log := h.log
 	mux := http.NewServeMux()
 	allowed := map[string][]string{}
 	var patterns []string

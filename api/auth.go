@@ -41,6 +41,7 @@ const (
 	byInstance                // ... on the project of workflow instance {id}
 	byTask                    // ... on the project of task instance {id}
 	byBackfill                // ... on the project of backfill {id}
+	ownSecret                 // no user: the handler checks a secret of its own (a Git webhook's)
 )
 
 // access says what each route of the route table needs, by "METHOD
@@ -78,6 +79,9 @@ var access = map[string]need{
 	"GET /api/v1/projects/{project}/git":       {who: byProject, level: model.GrantView},
 	"DELETE /api/v1/projects/{project}/git":    {who: byProject, level: model.GrantOwner},
 	"POST /api/v1/projects/{project}/git/sync": {who: byProject, level: model.GrantEdit},
+	// A push's webhook: the binding's hook secret guards it (gitHook), and
+	// it syncs as the user who set the binding.
+	"POST /api/v1/git-hooks/{project}": {who: ownSecret},
 
 	"GET /api/v1/projects/{project}/workflows":                    {who: byProject, level: model.GrantView},
 	"PUT /api/v1/projects/{project}/workflows/{name}":             {who: byProject, level: model.GrantEdit},
@@ -236,7 +240,7 @@ func (h *handlers) guard(rt route, next http.Handler) http.Handler {
 	action := rt.method + " " + rt.pattern
 	changes := rt.method != http.MethodGet && rt.method != http.MethodHead
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n.who == anyone || n.who == exempt {
+		if n.who == anyone || n.who == exempt || n.who == ownSecret {
 			next.ServeHTTP(w, r)
 			return
 		}

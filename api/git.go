@@ -25,6 +25,12 @@ const gitFetchTimeout = 2 * time.Minute
 // a commit's files, and a remote's clone, in memory); more wait their turn.
 const gitSyncsAtOnce = 2
 
+// maxGitSyncInterval is the longest sync_interval, a week in minutes.
+const maxGitSyncInterval = 7 * 24 * 60
+
+// gitHookSealContext binds a project's sealed webhook secret to it.
+func gitHookSealContext(project string) string { return "git-hook/" + project }
+
 // gitSealContext binds a project's sealed Git password to it.
 func gitSealContext(project string) string { return "git/" + project }
 
@@ -107,8 +113,38 @@ func (h *handlers) putGitBinding(w http.ResponseWriter, r *http.Request) error {
 	if len(req.User) > 255 || strings.ContainsAny(req.User, "\x00\r\n") {
 		return badRequest("git binding of project %q: user is not valid (at most 255 characters, no control characters)", project)
 	}
+	if req.SyncInterval < 0 || req.SyncInterval > maxGitSyncInterval {
+		return badRequest("git binding of project %q: sync_interval %d: give minutes from 0 (never) to %d", project, req.SyncInterval, maxGitSyncInterval)
+	}
+	switch req.Mode {
+	case model.GitModeFree, model.GitModeReadOnly, model.GitModeWriteBack:
+	default:
+		return badRequest("git binding of project %q: mode %q: give %q, %q or leave it out (edits outside Git allowed)", project, req.Mode, model.GitModeReadOnly, model.GitModeWriteBack)
+	}
+	if req.NewHookSecret && req.DropHookSecret {
+		return badRequest("git binding of project %q: new_hook_secret and drop_hook_secret together", project)
+	}
+	if missing, err := h.Store.AlertChannelMissing(r.Context(), req.AlertChannels); err != nil {
+		return err
+	} else if len(missing) > 0 {
+		return badRequest("git binding of project %q: alert_channels: no alert channel %q", project, missing[0])
+	}
 	b := model.GitBinding{Project: project, URL: req.URL, Branch: req.Branch, Dir: strings.Trim(req.Dir, "/"), User: req.User,
-		PasswordSealed: store.KeepGitPassword, BoundBy: callerOf(r.Context()).name}
+		PasswordSealed: store.KeepGitPassword, BoundBy: callerOf(r.Context()).name, SyncInterval: time.Duration(req.SyncInterval) * time.Minute,
+		Mode: req.Mode, AlertChannels: req.AlertChannels, HookSecretSealed: store.KeepGitPassword}
+	hook := ""
+	switch {
+	case req.DropHookSecret:
+		b.HookSecretSealed = ""
+	case req.NewHookSecret:
+		if h.Secrets == nil {
+			return noKey("store a Git webhook secret")
+		}
+		hook = newHookSecret()
+		if b.HookSecretSealed, err = h.Secrets.SealFor(hook, gitHookSealContext(project)); err != nil {
+			return err
+		}
+	}
 	if req.Password != nil {
 		b.PasswordSealed = ""
 		if *req.Password != "" {
@@ -128,7 +164,9 @@ func (h *handlers) putGitBinding(w http.ResponseWriter, r *http.Request) error {
 	if created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, fromGitBinding(out))
+	res := fromGitBinding(out)
+	res.HookSecret = hook
+	writeJSON(w, status, res)
 	return nil
 }
 
@@ -157,38 +195,44 @@ func (h *handlers) deleteGitBinding(w http.ResponseWriter, r *http.Request) erro
 	return nil
 }
 
-// syncGit applies the head of the project's branch: every workflow file
-// through an apply's checks, then all in one transaction. A refused
-// commit changes nothing; the answer, the binding's state and a git_sync
-// event name the file and the reason.
+// syncGit applies the head of the project's branch as the caller
+// (gitSync).
 func (h *handlers) syncGit(w http.ResponseWriter, r *http.Request) error {
 	project, err := pathName(r, "project")
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
+	out, err := h.gitSync(r.Context(), project)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// gitSync applies the head of the project's branch as the caller of ctx:
+// every workflow file through an apply's checks, then all in one
+// transaction, with the workflows whose file is gone deleted. A refused
+// commit changes nothing; the answer (400), the binding's state and a
+// git_sync event name the file and the reason.
+func (h *handlers) gitSync(ctx context.Context, project string) (GitSyncResult, error) {
 	b, err := h.Store.GitBindingGet(ctx, project)
 	if errors.Is(err, store.ErrNotFound) {
 		if _, perr := h.Store.ProjectGet(ctx, project); perr != nil {
-			return storeError(perr)
+			return GitSyncResult{}, storeError(perr)
 		}
-		return badRequest("project %q is not bound to a Git repository: bind one first (PUT /api/v1/projects/%s/git, beluga git set)", project, project)
+		return GitSyncResult{}, badRequest("project %q is not bound to a Git repository: bind one first (PUT /api/v1/projects/%s/git, beluga git set)", project, project)
 	}
 	if err != nil {
-		return storeError(err)
+		return GitSyncResult{}, storeError(err)
 	}
 	if err := h.gitSyncs.Acquire(ctx, 1); err != nil {
-		return fmt.Errorf("wait for a git sync slot: %w", err)
+		return GitSyncResult{}, fmt.Errorf("wait for a git sync slot: %w", err)
 	}
 	defer h.gitSyncs.Release(1)
-	src := gitsync.Source{URL: b.URL, Branch: b.Branch, Dir: b.Dir, User: b.User}
-	if b.PasswordSealed != "" {
-		if h.Secrets == nil {
-			return noKey("open the project's Git password")
-		}
-		if src.Password, err = h.Secrets.OpenFor(b.PasswordSealed, gitSealContext(project)); err != nil {
-			return fmt.Errorf("open the Git password of project %q: %w", project, err)
-		}
+	src, err := h.gitSource(b)
+	if err != nil {
+		return GitSyncResult{}, err
 	}
 	fctx, cancel := context.WithTimeout(ctx, gitFetchTimeout)
 	snap, err := gitsync.Fetch(fctx, src)
@@ -196,35 +240,35 @@ func (h *handlers) syncGit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		var fe *gitsync.FileError
 		if errors.As(err, &fe) {
-			return h.refuseSync(r, project, snap.Commit, fe.File, fe.Reason)
+			return GitSyncResult{}, h.refuseSync(ctx, project, snap.Commit, fe.File, fe.Reason)
 		}
 		if rerr := h.Store.GitSyncRefused(ctx, project, "", "", err.Error()); rerr != nil {
-			return rerr
+			return GitSyncResult{}, rerr
 		}
 		h.log.Info("git sync could not fetch", zap.String("project", project), zap.Error(err))
-		return &httpError{http.StatusBadGateway, CodeBadGateway, fmt.Sprintf("git sync of project %q: %v; nothing changed", project, err)}
+		return GitSyncResult{}, &httpError{http.StatusBadGateway, CodeBadGateway, fmt.Sprintf("git sync of project %q: %v; nothing changed", project, err)}
 	}
 	files := make([]string, 0, len(snap.Files))
 	wfs := make([]*spec.Workflow, 0, len(snap.Files))
 	seen := map[string]string{}
 	for _, f := range snap.Files {
 		if other, dup := seen[f.Workflow]; dup {
-			return h.refuseSync(r, project, snap.Commit, f.Path, fmt.Sprintf("workflow %q is also in %s: one file a workflow", f.Workflow, other))
+			return GitSyncResult{}, h.refuseSync(ctx, project, snap.Commit, f.Path, fmt.Sprintf("workflow %q is also in %s: one file a workflow", f.Workflow, other))
 		}
 		seen[f.Workflow] = f.Path
 		if !validName(f.Workflow) {
-			return h.refuseSync(r, project, snap.Commit, f.Path, fmt.Sprintf("the file name gives workflow %q, which is not valid: %s", f.Workflow, nameRule))
+			return GitSyncResult{}, h.refuseSync(ctx, project, snap.Commit, f.Path, fmt.Sprintf("the file name gives workflow %q, which is not valid: %s", f.Workflow, nameRule))
 		}
-		wf, err := h.checkApply(r, project, f.Workflow, "the file name", f.Data)
+		wf, err := h.checkApply(ctx, project, f.Workflow, "the file name", f.Data)
 		if err != nil {
 			var he *httpError
 			if !errors.As(err, &he) {
-				return err
+				return GitSyncResult{}, err
 			}
-			return h.refuseSync(r, project, snap.Commit, f.Path, he.msg)
+			return GitSyncResult{}, h.refuseSync(ctx, project, snap.Commit, f.Path, he.msg)
 		}
 		if bad := gitsync.SecretsInClear(wf); len(bad) > 0 {
-			return h.refuseSync(r, project, snap.Commit, f.Path, strings.Join(bad, "; "))
+			return GitSyncResult{}, h.refuseSync(ctx, project, snap.Commit, f.Path, strings.Join(bad, "; "))
 		}
 		files, wfs = append(files, f.Path), append(wfs, wf)
 	}
@@ -234,23 +278,38 @@ func (h *handlers) syncGit(w http.ResponseWriter, r *http.Request) error {
 		if errors.As(err, &fe) {
 			var he *httpError
 			if errors.As(applyStoreError(fe.Err), &he) {
-				return h.refuseSync(r, project, snap.Commit, fe.File, he.msg)
+				return GitSyncResult{}, h.refuseSync(ctx, project, snap.Commit, fe.File, he.msg)
 			}
 		}
-		return storeError(err)
+		return GitSyncResult{}, storeError(err)
 	}
 	out := GitSyncResult{Project: project, Commit: snap.Commit, Workflows: make([]GitSyncedEntry, len(applied))}
 	for i, a := range applied {
-		out.Workflows[i] = GitSyncedEntry{File: a.File, Workflow: a.Definition.Name, Version: a.Definition.Version, Created: a.Created}
+		out.Workflows[i] = GitSyncedEntry{File: a.File, Workflow: a.Definition.Name, Version: a.Definition.Version, Created: a.Created, Deleted: a.Deleted}
 	}
 	h.log.Info("git sync applied", zap.String("project", project), zap.String("commit", snap.Commit), zap.Int("workflows", len(applied)))
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return out, nil
+}
+
+// gitSource is where b's syncs read, its password opened.
+func (h *handlers) gitSource(b model.GitBinding) (gitsync.Source, error) {
+	src := gitsync.Source{URL: b.URL, Branch: b.Branch, Dir: b.Dir, User: b.User}
+	if b.PasswordSealed == "" {
+		return src, nil
+	}
+	if h.Secrets == nil {
+		return src, noKey("open the project's Git password")
+	}
+	var err error
+	if src.Password, err = h.Secrets.OpenFor(b.PasswordSealed, gitSealContext(b.Project)); err != nil {
+		return src, fmt.Errorf("open the Git password of project %q: %w", b.Project, err)
+	}
+	return src, nil
 }
 
 // refuseSync records a refused commit and answers 400 naming the file.
-func (h *handlers) refuseSync(r *http.Request, project, commit, file, reason string) error {
-	if err := h.Store.GitSyncRefused(r.Context(), project, commit, file, reason); err != nil {
+func (h *handlers) refuseSync(ctx context.Context, project, commit, file, reason string) error {
+	if err := h.Store.GitSyncRefused(ctx, project, commit, file, reason); err != nil {
 		return err
 	}
 	h.log.Info("git sync refused", zap.String("project", project), zap.String("commit", commit),

@@ -1,6 +1,10 @@
 package api
 
-import "github.com/beluga-scheduler/beluga/common/model"
+import (
+	"time"
+
+	"github.com/beluga-scheduler/beluga/common/model"
+)
 
 // GitBindingRequest is the JSON body of PUT .../projects/{project}/git:
 // the project's repository (README, "Workflows in Git").
@@ -14,6 +18,18 @@ type GitBindingRequest struct {
 	// Password is a password or token for User, stored sealed as datasource
 	// passwords are; left out keeps the stored one, "" removes it.
 	Password *string `json:"password,omitempty"`
+	// SyncInterval is how often, in minutes, the leader master syncs the
+	// binding by itself (0 or left out: never).
+	SyncInterval int `json:"sync_interval,omitempty"`
+	// Mode is what an edit outside Git does: "" (made in Beluga only),
+	// "read_only" (refused) or "write_back" (committed to the branch).
+	Mode string `json:"mode,omitempty"`
+	// AlertChannels are told once per refused commit.
+	AlertChannels []string `json:"alert_channels,omitempty"`
+	// NewHookSecret makes a new webhook secret, answered once in
+	// hook_secret; false keeps the one there is (DropHookSecret removes it).
+	NewHookSecret  bool `json:"new_hook_secret,omitempty"`
+	DropHookSecret bool `json:"drop_hook_secret,omitempty"`
 }
 
 // GitBinding is a project's repository and its last sync, without the
@@ -29,18 +45,25 @@ type GitBinding struct {
 	UpdatedAt   Time   `json:"updated_at"`
 	// The last commit applied ("" none yet), and the last sync: when, of
 	// which commit, and (refused) the file and the reason.
-	LastCommit        string `json:"last_commit"`
-	LastSyncedAt      *Time  `json:"last_synced_at,omitempty"`
-	LastAttemptCommit string `json:"last_attempt_commit"`
-	LastErrorFile     string `json:"last_error_file,omitempty"`
-	LastError         string `json:"last_error,omitempty"`
+	LastCommit        string   `json:"last_commit"`
+	LastSyncedAt      *Time    `json:"last_synced_at,omitempty"`
+	LastAttemptCommit string   `json:"last_attempt_commit"`
+	LastErrorFile     string   `json:"last_error_file,omitempty"`
+	LastError         string   `json:"last_error,omitempty"`
+	SyncInterval      int      `json:"sync_interval"` // minutes; 0: never by itself
+	Mode              string   `json:"mode"`
+	AlertChannels     []string `json:"alert_channels"`
+	HookSet           bool     `json:"hook_set"` // a webhook secret is set
+	// HookSecret is answered once, by the PUT that made it.
+	HookSecret string `json:"hook_secret,omitempty"`
 }
 
 func fromGitBinding(b model.GitBinding) GitBinding {
 	out := GitBinding{Project: b.Project, URL: b.URL, Branch: b.Branch, Dir: b.Dir, User: b.User,
 		PasswordSet: b.PasswordSealed != "", BoundBy: b.BoundBy, UpdatedAt: timeOf(b.UpdatedAt),
 		LastCommit: b.LastCommit, LastAttemptCommit: b.LastAttemptCommit, LastErrorFile: b.LastErrorFile,
-		LastError: b.LastError}
+		LastError: b.LastError, SyncInterval: int(b.SyncInterval / time.Minute), Mode: b.Mode,
+		AlertChannels: append([]string{}, b.AlertChannels...), HookSet: b.HookSecretSealed != ""}
 	if b.LastSyncedAt != nil {
 		t := timeOf(*b.LastSyncedAt)
 		out.LastSyncedAt = &t
@@ -60,5 +83,6 @@ type GitSyncedEntry struct {
 	File     string `json:"file"`
 	Workflow string `json:"workflow"`
 	Version  int    `json:"version"`
-	Created  bool   `json:"created"` // a new version; false: the same as the latest
+	Created  bool   `json:"created"`           // a new version; false: the same as the latest
+	Deleted  bool   `json:"deleted,omitempty"` // the file is gone: the workflow was deleted
 }

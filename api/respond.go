@@ -33,6 +33,10 @@ func badRequest(format string, args ...any) *httpError {
 	return &httpError{http.StatusBadRequest, CodeBadRequest, fmt.Sprintf(format, args...)}
 }
 
+func conflict(format string, args ...any) *httpError {
+	return &httpError{http.StatusConflict, CodeConflict, fmt.Sprintf(format, args...)}
+}
+
 func errNotFound(msg string) *httpError {
 	return &httpError{http.StatusNotFound, CodeNotFound, msg}
 }

@@ -82,6 +82,8 @@ type gitStore interface {
 	GitBindingDelete(ctx context.Context, project string) error
 	GitSyncApply(ctx context.Context, project, author, commit string, files []string, wfs []*spec.Workflow) ([]store.GitSyncApplied, error)
 	GitSyncRefused(ctx context.Context, project, commit, file, reason string) error
+	GitOrigin(ctx context.Context, project, name string) (string, error)
+	GitOriginSet(ctx context.Context, project, name, path string) error
 }
 
 // workflowStore is workflow definitions and their versions.

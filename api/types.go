@@ -143,6 +143,8 @@ type ApplyResult struct {
 	Created   bool   `json:"created"`
 	SpecHash  string `json:"spec_hash"`
 	CreatedAt Time   `json:"created_at"`
+	// GitCommit is the commit a project in write_back mode made of the save.
+	GitCommit string `json:"git_commit,omitempty"`
 }
 
 // Workflow is one version of a workflow definition. Spec is the stored

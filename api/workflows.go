@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/beluga-scheduler/beluga/common/dag"
+	"github.com/beluga-scheduler/beluga/common/gitsync"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/params"
 	"github.com/beluga-scheduler/beluga/common/spec"
@@ -48,7 +50,7 @@ func (h *handlers) applyWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if isJSON && !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n\xef\xbb\xbf"), []byte("{")) {
 		return badRequest("Content-Type is JSON but the body is not a JSON object")
 	}
-	wf, err := h.checkApply(r, project, name, "the path", body)
+	wf, err := h.checkApply(r.Context(), project, name, "the path", body)
 	if err != nil {
 		return err
 	}
@@ -56,16 +58,29 @@ func (h *handlers) applyWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if c := callerOf(r.Context()); c != nil {
 		author = c.name
 	}
+	file, err := gitsync.FileOf(body, wf)
+	if err != nil {
+		return fmt.Errorf("the spec of %s as a file: %w", name, err)
+	}
+	commit, path, err := h.gitEdit(r.Context(), project, name, file, r.URL.Query().Get("message"))
+	if err != nil {
+		return err
+	}
 	def, created, err := h.Store.WorkflowPutAs(r.Context(), project, author, wf)
 	if err != nil {
 		return applyStoreError(err)
+	}
+	if path != "" {
+		if err := h.Store.GitOriginSet(r.Context(), project, name, path); err != nil {
+			return err
+		}
 	}
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
 	}
 	writeJSON(w, status, ApplyResult{Project: def.Project, Name: def.Name, Version: def.Version,
-		Created: created, SpecHash: def.SpecHash, CreatedAt: timeOf(def.CreatedAt)})
+		Created: created, SpecHash: def.SpecHash, CreatedAt: timeOf(def.CreatedAt), GitCommit: commit})
 	return nil
 }
 
@@ -74,7 +89,7 @@ func (h *handlers) applyWorkflow(w http.ResponseWriter, r *http.Request) error {
 // tenants, the code gate, sealed values, alert channels, the caller's
 // walls), as the caller of r. A Git sync runs the same on each file.
 // namedBy says what gave name ("the path", "the file name").
-func (h *handlers) checkApply(r *http.Request, project, name, namedBy string, body []byte) (*spec.Workflow, error) {
+func (h *handlers) checkApply(ctx context.Context, project, name, namedBy string, body []byte) (*spec.Workflow, error) {
 	wf, err := spec.Parse(withName(body, name))
 	if err != nil {
 		if errors.Is(err, spec.ErrTooLarge) {
@@ -93,14 +108,14 @@ func (h *handlers) checkApply(r *http.Request, project, name, namedBy string, bo
 			bad = append(bad, fmt.Sprintf("task %q: task_group %q is not valid: %s", t.Name, t.TaskGroup, nameRule))
 		}
 	}
-	if err := h.checkTenants(r, project, wf); err != nil {
+	if err := h.checkTenants(ctx, project, wf); err != nil {
 		return nil, err
 	}
-	if err := h.codeGate(r.Context(), wf); err != nil {
+	if err := h.codeGate(ctx, wf); err != nil {
 		return nil, err
 	}
 	bad = append(bad, checkSpecNotSealed(wf)...)
-	if more, err := h.unknownAlertChannels(r.Context(), wf.Alerts); err != nil {
+	if more, err := h.unknownAlertChannels(ctx, wf.Alerts); err != nil {
 		return nil, err
 	} else {
 		bad = append(bad, more...)
@@ -108,7 +123,7 @@ func (h *handlers) checkApply(r *http.Request, project, name, namedBy string, bo
 	if len(bad) > 0 {
 		return nil, badRequest("%s", strings.Join(bad, "; "))
 	}
-	if err := h.checkWalls(r.Context(), project, wf); err != nil {
+	if err := h.checkWalls(ctx, project, wf); err != nil {
 		return nil, err
 	}
 	return wf, nil
@@ -288,6 +303,12 @@ func (h *handlers) deleteWorkflow(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
+	if _, err := h.Store.WorkflowGet(r.Context(), project, name, 0); err != nil {
+		return storeError(err) // no commit for a workflow that is not there
+	}
+	if _, _, err := h.gitEdit(r.Context(), project, name, nil, r.URL.Query().Get("message")); err != nil {
+		return err
+	}
 	if err := h.Store.WorkflowDelete(r.Context(), project, name); err != nil {
 		return storeError(err)
 	}
@@ -410,16 +431,16 @@ func (h *handlers) checkStartNodes(r *http.Request, project, name string, req Ru
 
 // checkTenants refuses a spec naming a tenant other than its project's
 // unless the caller is an admin (spec.CheckTenant; 403 naming the tenant).
-func (h *handlers) checkTenants(r *http.Request, project string, wf *spec.Workflow) error {
+func (h *handlers) checkTenants(ctx context.Context, project string, wf *spec.Workflow) error {
 	named := wf.Tenant != ""
 	for _, t := range wf.Tasks {
 		named = named || t.Tenant != ""
 	}
-	c := callerOf(r.Context())
+	c := callerOf(ctx)
 	if !named || c.admin() {
 		return nil
 	}
-	p, err := h.Store.ProjectGet(r.Context(), project)
+	p, err := h.Store.ProjectGet(ctx, project)
 	if err != nil {
 		return storeError(err)
 	}

@@ -3,6 +3,8 @@ package master
 import (
 	"container/heap"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -259,6 +261,10 @@ func (a *alerter) planBatch(ctx context.Context, evs []model.Event, cursor int64
 				}
 			}
 		}
+		if e.Kind == model.EventGitSync {
+			plan = append(plan, a.gitAlerts(ctx, e)...)
+			continue
+		}
 		trigger, ok := alertTrigger(e)
 		if !ok {
 			continue
@@ -279,6 +285,49 @@ func (a *alerter) planBatch(ctx context.Context, evs []model.Event, cursor int64
 		}
 	}
 	return plan, true
+}
+
+// gitAlerts are the alerts of a git_sync event: a refused commit, told to
+// the binding's alert channels.
+func (a *alerter) gitAlerts(ctx context.Context, e model.Event) []model.Alert {
+	if e.State != "refused" {
+		return nil
+	}
+	b, err := a.store.GitBindingGet(ctx, e.Project)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			a.log.Warn("read a git binding's alert channels", zap.String("project", e.Project), zap.Error(err))
+		}
+		return nil
+	}
+	var d struct{ Commit, File, Error string }
+	_ = json.Unmarshal(e.Detail, &d)
+	return gitRefusedAlerts(e.Project, d.Commit, d.File, d.Error, b.AlertChannels)
+}
+
+// AlertGitRefused is the kind of the alert of a refused Git commit.
+const AlertGitRefused = "git_refused"
+
+// gitRefusedAlerts is one alert per channel of a refused commit, keyed by
+// the commit: a commit refused again (each periodic sync reads it anew)
+// alerts once. A sync that could not fetch names no commit and no file; it
+// is keyed by its reason, so that a lasting outage alerts once too.
+func gitRefusedAlerts(project, commit, file, reason string, channels []string) []model.Alert {
+	what := commit
+	if what == "" {
+		what = "fetch:" + reason
+	}
+	text := fmt.Sprintf("git sync of project %s refused commit %s, nothing changed: %s: %s", project, commit, file, reason)
+	if commit == "" && file == "" {
+		text = fmt.Sprintf("git sync of project %s failed, nothing changed: %s", project, reason)
+	}
+	out := make([]model.Alert, 0, len(channels))
+	for _, ch := range channels {
+		sum := sha256.Sum256([]byte(project + "\x00" + what + "\x00" + ch))
+		out = append(out, model.Alert{Key: "git:" + hex.EncodeToString(sum[:16]), Channel: ch, Kind: AlertGitRefused,
+			Project: project, Message: text})
+	}
+	return out
 }
 
 // deadlineItem is one instance's deadline.

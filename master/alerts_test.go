@@ -2,21 +2,15 @@ package master
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"github.com/beluga-scheduler/beluga/testkit/wait"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/beluga-scheduler/beluga/common/alert"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/spec"
 	"github.com/beluga-scheduler/beluga/common/store"
@@ -85,20 +79,7 @@ func TestAlertStormBecomesASummary(t *testing.T) {
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var got []alert.Message
-	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var m alert.Message
-		_ = json.NewDecoder(r.Body).Decode(&m)
-		mu.Lock()
-		got = append(got, m)
-		mu.Unlock()
-	}))
-	defer recv.Close()
-	cfg, _ := json.Marshal(alert.Config{URL: recv.URL})
-	if _, _, err := st.AlertChannelPut(ctx, model.AlertChannel{Name: "hook", Kind: alert.Webhook, ConfigJSON: cfg}); err != nil {
-		t.Fatal(err)
-	}
+	received := AlertReceiver(t, st, "hook")
 	var many []model.Alert
 	for i := range 8 {
 		many = append(many, model.Alert{Key: fmt.Sprint("k", i), Channel: "hook", Kind: "failure", Message: fmt.Sprint("run ", i, " failed")})
@@ -112,15 +93,8 @@ func TestAlertStormBecomesASummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Stop()
-	wait.Until(t, 30*time.Second, "3 alerts and a summary at the receiver", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(got) >= 4
-	})
-	mu.Lock()
-	received := slices.Clone(got)
-	mu.Unlock()
-	if len(received) != 4 || received[3].Kind != "summary" || !strings.Contains(received[3].Text, "5 more alerts") {
+	wait.Until(t, 30*time.Second, "3 alerts and a summary at the receiver", func() bool { return len(received()) >= 4 })
+	if received := received(); len(received) != 4 || received[3].Kind != "summary" || !strings.Contains(received[3].Text, "5 more alerts") {
 		t.Fatalf("received %+v", received)
 	}
 	// The summary's row is marked sent after its POST answered: wait for it.

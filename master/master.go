@@ -64,6 +64,11 @@ type Config struct {
 	// RetentionCheck is how often the leader looks whether a retention
 	// sweep is due (retention.go); default a minute.
 	RetentionCheck time.Duration
+	// GitSync syncs a project's Git binding as the API does (api.GitSyncer);
+	// nil: the leader syncs no binding by itself. GitSyncTick is how often
+	// it looks for bindings due (0: GitSyncTick).
+	GitSync     func(ctx context.Context, project string) error
+	GitSyncTick time.Duration
 }
 
 // maxCachedDefinitions bounds the parsed workflow versions a master keeps.

@@ -39,6 +39,7 @@ type TermStore interface {
 	actionStore
 	logicStore
 	retentionStore
+	gitStore
 }
 
 // dispatchStore is the dispatcher's: marking tasks sent, taking a send
@@ -80,6 +81,7 @@ type alertStore interface {
 	AlertCursor(ctx context.Context) (int64, error)
 	AlertDue(ctx context.Context, now time.Time, limit int) ([]model.Alert, error)
 	AlertChannelGet(ctx context.Context, name string) (model.AlertChannel, error)
+	GitBindingGet(ctx context.Context, project string) (model.GitBinding, error)
 	ScheduleGet(ctx context.Context, project, workflow string) (model.Schedule, error)
 	InstanceGet(ctx context.Context, id int64) (model.WorkflowInstance, error)
 	EventList(ctx context.Context, after int64, f model.EventFilter, limit int) ([]model.Event, error)

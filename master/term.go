@@ -46,6 +46,7 @@ type term struct {
 	writes  *runnerWrites   // the runners' attempts and ends, in shared transactions
 	logic   *logicTasks     // master-run task types: the masterTasks hook (logictasks.go)
 	retain  *retentionSweep // the periodic retention purge (retention.go)
+	git     *gitPoller      // the periodic Git syncs (gitpoll.go)
 
 	ctx    context.Context // ends with the term
 	cancel context.CancelFunc
@@ -110,6 +111,7 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	t.pub = newPublisher(t.store, t.log, m.cfg.Events, m.definition)
 	t.logic = newLogicTasks(t.log, t.store, t.taskEnded, t.cons.Notify)
 	t.retain = newRetentionSweep(t.store, m.cfg.Clock, t.log, m.cfg.RetentionCheck)
+	t.git = newGitPoller(t.store, m.cfg.GitSync, m.cfg.GitSyncTick, t.log)
 	if err := startstop.StartAll(t.ctx, t.events, t.disp, t.wheel, logicService{t.logic}); err != nil {
 		t.log.Error("start term services", zap.Error(err))
 		stop()
@@ -123,7 +125,7 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 		stop()
 		return
 	}
-	if err := startstop.StartAll(t.ctx, t.cons, t.cron, t.pub, t.retain); err != nil {
+	if err := startstop.StartAll(t.ctx, t.cons, t.cron, t.pub, t.git, t.retain); err != nil {
 		t.log.Error("start term services", zap.Error(err))
 		stop()
 		return
@@ -199,7 +201,7 @@ func (m *Master) drop(t *term) {
 // stop winds the term down in reverse start order; afterwards the master is
 // a standby and nothing of this term acts. Order: stop the retention sweep
 // (its batch in hand ends with the term's context); stop intake (worker watch,
-// cron, command consumer: nothing new starts); cancel the term's context and
+// Git syncs, cron, command consumer: nothing new starts); cancel the term's context and
 // wait for every runner, then for the kill requests they sent; then the state
 // wheel; then the dispatcher (no new sends; sends in flight end); last the
 // task events, which persist the reports in hand within their timeout. Every
@@ -207,6 +209,7 @@ func (m *Master) drop(t *term) {
 func (t *term) stop() {
 	t.retain.Stop()
 	t.watch.Stop()
+	t.git.Stop()
 	t.pub.Stop()
 	t.cron.Stop()
 	t.cons.Stop()

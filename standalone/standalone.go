@@ -136,6 +136,7 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 	// Every outbox write of a standalone is its own, and signals the
 	// publisher (store.EventAppended): the idle look is a safety net.
 	mc.Events = master.EventsConfig{Hub: sa.Events, Secrets: secrets, IdlePoll: 2 * time.Second}
+	mc.GitSync = GitSync(sa.Store, secrets, log, mc.TasksRunAsServer)
 	sa.Master = master.New(mc, sa.Store, reg, reg, log)
 	if err = sa.Master.Start(ctx); err != nil {
 		return nil, err
@@ -163,6 +164,14 @@ func Start(ctx context.Context, c config.Config, log *zap.Logger, opts ...Option
 	}
 	close(sa.ready)
 	return sa, nil
+}
+
+// GitSync is the master's periodic Git sync (master.Config.GitSync): the
+// API's, on st, with the secret key that opens the bindings' passwords;
+// runsAsServer is what the API's code gate asks (Config.TasksRunAsServer).
+func GitSync(st api.Store, secrets *psecret.Box, log *zap.Logger, runsAsServer bool) func(context.Context, string) error {
+	iso := func() api.TaskIsolation { return api.TaskIsolation{RunsAsServer: runsAsServer} }
+	return api.NewGitSyncer(api.Deps{Store: st, Secrets: secrets, Log: log, Isolation: iso}).Sync
 }
 
 // MasterConfig is the master's configuration from the settings, the same

@@ -228,11 +228,28 @@ func (c *Client) ApplyWorkflow(ctx context.Context, project string, specBytes []
 
 // ApplyWorkflowAs sends a spec under name; the spec may leave its name out.
 func (c *Client) ApplyWorkflowAs(ctx context.Context, project, name string, specBytes []byte) (ApplyResult, error) {
+	return c.ApplyWorkflowMessage(ctx, project, name, specBytes, "")
+}
+
+// ApplyWorkflowMessage is ApplyWorkflowAs with the message of the commit a
+// project in write_back mode makes of the save ("": the default); name ""
+// is the spec's.
+func (c *Client) ApplyWorkflowMessage(ctx context.Context, project, name string, specBytes []byte, message string) (ApplyResult, error) {
+	if name == "" {
+		var err error
+		if name, err = SpecName(specBytes); err != nil {
+			return ApplyResult{}, err
+		}
+	}
 	ct := "application/yaml"
 	if isJSON(specBytes) {
 		ct = "application/json"
 	}
-	res, err := c.do(ctx, "PUT", workflowPath(project, name), nil, ct, specBytes)
+	var q url.Values
+	if message != "" {
+		q = url.Values{"message": {message}}
+	}
+	res, err := c.do(ctx, "PUT", workflowPath(project, name), q, ct, specBytes)
 	if err != nil {
 		return ApplyResult{}, err
 	}

@@ -115,7 +115,7 @@ func masterCommand() *cobra.Command {
 	masterFlags(s)
 	tlsFlags(s)
 	metricsFlags(s, true)
-	secretKeyFlag(s, "opens the signing secrets of webhook subscriptions (the API servers' key file)")
+	secretKeyFlag(s, "opens the signing secrets of webhook subscriptions and the Git passwords of periodic syncs (the API servers' key file)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, log, err := s.load()
 		if err != nil {
@@ -148,6 +148,7 @@ func masterCommand() *cobra.Command {
 		}
 		defer closeAll()
 		mc.Events = bmaster.EventsConfig{Secrets: secrets}
+		mc.GitSync = standalone.GitSync(st, secrets, log, mc.TasksRunAsServer)
 		m := bmaster.New(mc, st, z, z, log)
 		ms, err := startMetrics(c, log)
 		if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -19,7 +20,7 @@ func gitCommand(a *app) *cobra.Command {
 		password passwordFlags
 	)
 	set := &cobra.Command{
-		Use:   "set --url URL [--branch B] [--dir D] [--user U --password-stdin | --password-file F | --no-password]",
+		Use:   "set --url URL [--branch B] [--dir D] [--user U --password-stdin | --password-file F | --no-password] [--sync-interval MIN] [--mode read_only|write_back] [--new-hook-secret]",
 		Short: "Bind a project to a Git repository (project owners; a local path: admins); the password is kept when none is given",
 		Args:  args(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -39,8 +40,12 @@ func gitCommand(a *app) *cobra.Command {
 			if a.json() {
 				return a.printJSON(b)
 			}
-			_, err = fmt.Fprintf(a.stdout, "project %s bound to %s (branch %s, dir %s, password %s)\n", b.Project, b.URL,
-				orDefault(b.Branch, "the default"), orDefault(b.Dir, "the root"), map[bool]string{true: "set", false: "none"}[b.PasswordSet])
+			_, err = fmt.Fprintf(a.stdout, "project %s bound to %s (branch %s, dir %s, password %s, mode %s, sync every %s)\n", b.Project, b.URL,
+				orDefault(b.Branch, "the default"), orDefault(b.Dir, "the root"), map[bool]string{true: "set", false: "none"}[b.PasswordSet],
+				orDefault(b.Mode, "edits allowed"), syncEvery(b.SyncInterval))
+			if err == nil && b.HookSecret != "" {
+				_, err = fmt.Fprintf(a.stdout, "webhook secret (shown once): %s\nwebhook URL: <server>/api/v1/git-hooks/%s\n", b.HookSecret, b.Project)
+			}
 			return err
 		},
 	}
@@ -50,6 +55,11 @@ func gitCommand(a *app) *cobra.Command {
 	f.StringVar(&req.Dir, "dir", "", "the directory in the repository holding workflows/ (default: the root)")
 	f.StringVar(&req.User, "user", "", "user name of the password or token")
 	password.add(f, "password or token")
+	f.IntVar(&req.SyncInterval, "sync-interval", 0, "minutes between the leader's own syncs (0: never)")
+	f.StringVar(&req.Mode, "mode", "", `edits outside Git: "" allowed, read_only refused, write_back committed to the branch`)
+	f.StringSliceVar(&req.AlertChannels, "alert-channel", nil, "alert channel told once per refused commit (repeat or comma-separate)")
+	f.BoolVar(&req.NewHookSecret, "new-hook-secret", false, "make a new webhook secret (printed once) for POST /api/v1/git-hooks/PROJECT")
+	f.BoolVar(&req.DropHookSecret, "drop-hook-secret", false, "remove the webhook secret")
 
 	show := &cobra.Command{
 		Use:   "show",
@@ -75,6 +85,10 @@ func gitCommand(a *app) *cobra.Command {
 			t.row("user", b.User)
 			t.row("password", map[bool]string{true: "set", false: "none"}[b.PasswordSet])
 			t.row("bound by", b.BoundBy)
+			t.row("mode", orDefault(b.Mode, "(edits allowed)"))
+			t.row("sync every", syncEvery(b.SyncInterval))
+			t.row("alert channels", strings.Join(b.AlertChannels, ","))
+			t.row("webhook", map[bool]string{true: "secret set", false: "none"}[b.HookSet])
 			t.row("last commit", b.LastCommit)
 			t.row("last sync", when(b.LastSyncedAt))
 			if b.LastError != "" {
@@ -105,7 +119,11 @@ func gitCommand(a *app) *cobra.Command {
 			fmt.Fprintf(a.stdout, "project %s synced to commit %s\n", r.Project, r.Commit)
 			t := newTable(a.stdout, "FILE", "WORKFLOW", "VERSION", "CHANGED")
 			for _, w := range r.Workflows {
-				t.row(w.File, w.Workflow, fmt.Sprint(w.Version), map[bool]string{true: "new version", false: "unchanged"}[w.Created])
+				change := map[bool]string{true: "new version", false: "unchanged"}[w.Created]
+				if w.Deleted {
+					change = "deleted (file gone)"
+				}
+				t.row(w.File, w.Workflow, fmt.Sprint(w.Version), change)
 			}
 			return t.flush()
 		},
@@ -133,6 +151,13 @@ func gitCommand(a *app) *cobra.Command {
 	g := group("git", "A project's workflows from a Git repository: bind, show, sync", set, show, sync, unbind)
 	g.PersistentFlags().StringVarP(&project, "project", "p", os.Getenv("BELUGA_PROJECT"), "project (env BELUGA_PROJECT)")
 	return g
+}
+
+func syncEvery(minutes int) string {
+	if minutes == 0 {
+		return "never (sync, webhook)"
+	}
+	return fmt.Sprintf("%d min", minutes)
 }
 
 func orDefault(s, def string) string {

@@ -26,7 +26,7 @@ func TestGitCommands(t *testing.T) {
 	e.want(2, []string{"git", "set", "-p", "p", "--url", "ssh://example.com/x.git"}, "scheme ssh is not supported")
 	e.want(2, []string{"git", "set", "-p", "p", "--url", repo.Bare, "--password-stdin", "--no-password"}, "at most one of")
 	e.want(0, []string{"git", "set", "-p", "p", "--url", repo.Bare, "--branch", "main", "--dir", "etl"},
-		"project p bound to "+repo.Bare+" (branch main, dir etl, password none)")
+		"project p bound to "+repo.Bare+" (branch main, dir etl, password none, mode edits allowed, sync every never")
 	e.want(0, []string{"git", "sync", "-p", "p"}, "synced to commit "+c1, "etl/workflows/load.yaml", "load", "new version")
 	e.want(0, []string{"workflow", "list", "-p", "p"}, "load")
 
@@ -54,6 +54,36 @@ func TestGitCommands(t *testing.T) {
 	}
 	e.want(0, []string{"git", "unbind", "-p", "p"}, "project p unbound")
 	e.want(1, []string{"git", "show", "-p", "p"}, "git binding of project")
+}
+
+// TestGitWriteBackCommands: git set's new flags (mode, interval, alert
+// channel, hook secret shown once), workflow apply --message committing to
+// the branch as the user, and a sync deleting a workflow whose file is gone.
+func TestGitWriteBackCommands(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.want(0, []string{"project", "create", "p"})
+	repo := gittest.New(t)
+	repo.Commit("main", "first", map[string]string{"workflows/load.yaml": "tasks:\n  - name: a\n    command: echo a\n"})
+	e.want(2, []string{"git", "set", "-p", "p", "--url", repo.Bare, "--mode", "readwrite"}, `mode "readwrite"`)
+	e.want(0, []string{"git", "set", "-p", "p", "--url", repo.Bare, "--branch", "main", "--mode", "write_back", "--sync-interval", "10",
+		"--new-hook-secret"}, "mode write_back, sync every 10 min", "webhook secret (shown once): bgh_", "/api/v1/git-hooks/p")
+	out := e.want(0, []string{"git", "show", "-p", "p"}, "write_back", "10 min", "secret set")
+	if strings.Contains(out, "bgh_") {
+		t.Fatalf("show prints the hook secret: %s", out)
+	}
+	e.want(0, []string{"git", "sync", "-p", "p"}, "load", "new version")
+	e.wantIn(t, "tasks:\n  - name: b\n    command: echo b\n", 0, []string{"workflow", "apply", "-p", "p", "--name", "extra", "-f", "-",
+		"-m", "add extra"}, "created version 1", "committed to the project's Git branch as")
+	if got := repo.Show("main", "workflows/extra.yaml"); !strings.Contains(got, "echo b") {
+		t.Fatalf("the branch has %q", got)
+	}
+	if who, _, msg := repo.Head("main"); who != "admin" || msg != "add extra" {
+		t.Fatalf("head by %q: %q", who, msg)
+	}
+	repo.Commit("main", "drop load", map[string]string{"workflows/load.yaml": ""})
+	e.want(0, []string{"git", "sync", "-p", "p"}, "workflows/load.yaml", "deleted (file gone)")
+	e.want(1, []string{"workflow", "get", "load", "-p", "p"}, "not found")
 }
 
 // wantIn is want with stdin.

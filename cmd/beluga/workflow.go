@@ -63,9 +63,9 @@ func parsePairs(flag, form string, flags []string) (map[string]string, error) {
 }
 
 func applyCommand(a *app, need projectFunc) *cobra.Command {
-	var file, name string
+	var file, name, message string
 	c := &cobra.Command{
-		Use:   "apply -f FILE",
+		Use:   "apply -f FILE [-m MESSAGE]",
 		Short: "Create a workflow, or a new version of it, from a YAML or JSON spec",
 		Long: "Create a workflow, or a new version of it, from a YAML or JSON spec (-f - reads stdin).\n" +
 			"A spec identical to the latest version changes nothing and prints \"unchanged\".",
@@ -82,13 +82,7 @@ func applyCommand(a *app, need projectFunc) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c := a.client()
-			var res client.ApplyResult
-			if name != "" {
-				res, err = c.ApplyWorkflowAs(cmd.Context(), project, name, data)
-			} else {
-				res, err = c.ApplyWorkflow(cmd.Context(), project, data)
-			}
+			res, err := a.client().ApplyWorkflowMessage(cmd.Context(), project, name, data, message)
 			if err != nil {
 				return err
 			}
@@ -100,11 +94,15 @@ func applyCommand(a *app, need projectFunc) *cobra.Command {
 			} else {
 				_, err = fmt.Fprintf(a.stdout, "workflow %s/%s: unchanged (version %d)\n", res.Project, res.Name, res.Version)
 			}
+			if err == nil && res.GitCommit != "" {
+				_, err = fmt.Fprintf(a.stdout, "committed to the project's Git branch as %s\n", res.GitCommit)
+			}
 			return err
 		},
 	}
 	c.Flags().StringVarP(&file, "file", "f", "", "spec file, or - for stdin")
 	c.Flags().StringVar(&name, "name", "", "workflow name when the spec has none")
+	c.Flags().StringVarP(&message, "message", "m", "", "the commit message when the project writes back to Git (mode write_back)")
 	return c
 }
 

@@ -8,6 +8,7 @@ package gitsync
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/memory"
+	"gopkg.in/yaml.v3"
 
 	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/spec"
@@ -277,4 +279,54 @@ func looksSecret(name string) bool {
 		}
 	}
 	return false
+}
+
+// FileOf is what a write-back commits for an applied spec: body itself
+// when it holds no secret in clear (the author's layout and comments
+// kept), else the spec as YAML with every secret param's value written
+// as the mask, which keeps the value stored in Beluga when it syncs back.
+func FileOf(body []byte, w *spec.Workflow) ([]byte, error) {
+	if len(SecretsInClear(w)) == 0 {
+		return body, nil
+	}
+	raw, err := json.Marshal(w)
+	if err != nil {
+		return nil, err
+	}
+	c, err := spec.ParseStored(raw) // a copy to mask
+	if err != nil {
+		return nil, err
+	}
+	mask := func(params map[string]string, marked []string) {
+		for k, v := range params {
+			if v != "" && (slices.Contains(marked, k) || looksSecret(k)) {
+				params[k] = secret.Mask
+			}
+		}
+	}
+	mask(c.Params, c.SecretParams)
+	for i := range c.Tasks {
+		mask(c.Tasks[i].Params, append(slices.Clone(c.SecretParams), c.Tasks[i].SecretParams...))
+	}
+	if raw, err = json.Marshal(c); err != nil {
+		return nil, err
+	}
+	var n yaml.Node // JSON is YAML: decoded in its order, written back in block style
+	if err := yaml.Unmarshal(raw, &n); err != nil {
+		return nil, err
+	}
+	blockStyle(&n)
+	return yaml.Marshal(&n)
+}
+
+func blockStyle(n *yaml.Node) {
+	if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
+		n.Style = 0
+	}
+	if n.Kind == yaml.ScalarNode && n.Style == yaml.DoubleQuotedStyle && n.Tag == "!!str" {
+		n.Style = 0 // yaml.Marshal quotes what needs it
+	}
+	for _, c := range n.Content {
+		blockStyle(c)
+	}
 }

@@ -6,6 +6,14 @@ import "time"
 // refused, the commit and (refused) the file and reason in its detail.
 const EventGitSync = "git_sync"
 
+// What an edit outside Git (an apply or delete through the API, UI or CLI)
+// does in a project bound to a repository.
+const (
+	GitModeFree      = ""           // it is made in Beluga only; the next sync may undo it
+	GitModeReadOnly  = "read_only"  // it is refused: edit the repository
+	GitModeWriteBack = "write_back" // it is committed to the branch first, as its user
+)
+
 // GitBinding is a project's Git repository (README, "Workflows in Git").
 type GitBinding struct {
 	Project string
@@ -19,6 +27,14 @@ type GitBinding struct {
 	PasswordSealed string
 	BoundBy        string // the user who set the binding: the author of what syncs apply
 	UpdatedAt      time.Time
+	// SyncInterval is how often the leader master syncs the binding by
+	// itself (0: never; a sync, the webhook and the CLI still do).
+	SyncInterval time.Duration
+	Mode         string // GitModeFree, GitModeReadOnly or GitModeWriteBack
+	// HookSecretSealed authenticates the webhook (sealed as the password;
+	// store.KeepGitPassword keeps the stored one, "" has none).
+	HookSecretSealed string
+	AlertChannels    []string // told once per refused commit
 
 	// The sync state.
 	LastCommit        string     // the last commit applied

@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -27,6 +30,10 @@ type projectGitRow struct {
 	LastAttemptCommit string
 	LastErrorFile     string
 	LastError         *string
+	SyncInterval      int // minutes
+	Mode              string
+	HookSecretSealed  *string
+	AlertChannels     *string // a JSON list
 }
 
 func (projectGitRow) TableName() string { return "project_git" }
@@ -44,6 +51,13 @@ func (r projectGitRow) model(project string) model.GitBinding {
 	if r.LastSyncedAt != nil {
 		t := r.LastSyncedAt.UTC()
 		b.LastSyncedAt = &t
+	}
+	b.SyncInterval, b.Mode = time.Duration(r.SyncInterval)*time.Minute, r.Mode
+	if r.HookSecretSealed != nil {
+		b.HookSecretSealed = *r.HookSecretSealed
+	}
+	if r.AlertChannels != nil {
+		_ = json.Unmarshal([]byte(*r.AlertChannels), &b.AlertChannels)
 	}
 	return b
 }
@@ -71,14 +85,10 @@ func (s *Store) GitBindingPut(ctx context.Context, b model.GitBinding) (out mode
 		}
 		r := cur
 		r.ProjectID, r.URL, r.Branch, r.Dir, r.Username, r.BoundBy, r.UpdatedAt = p.ID, b.URL, b.Branch, b.Dir, b.User, b.BoundBy, now
-		switch {
-		case b.PasswordSealed == KeepGitPassword:
-		case b.PasswordSealed != "":
-			pw := b.PasswordSealed
-			r.PasswordSealed = &pw
-		default:
-			r.PasswordSealed = nil
-		}
+		r.SyncInterval, r.Mode = int(b.SyncInterval/time.Minute), b.Mode
+		r.PasswordSealed = keepOrSet(r.PasswordSealed, b.PasswordSealed)
+		r.HookSecretSealed = keepOrSet(r.HookSecretSealed, b.HookSecretSealed)
+		r.AlertChannels = jsonText(b.AlertChannels, len(b.AlertChannels))
 		if exists {
 			err = tx.Select("*").Where("project_id = ?", p.ID).Updates(&r).Error
 		} else {
@@ -94,6 +104,48 @@ func (s *Store) GitBindingPut(ctx context.Context, b model.GitBinding) (out mode
 		return nil
 	})
 	return out, created, err
+}
+
+// keepOrSet is a sealed column after a put of v: KeepGitPassword keeps
+// cur, "" clears it.
+func keepOrSet(cur *string, v string) *string {
+	switch v {
+	case KeepGitPassword:
+		return cur
+	case "":
+		return nil
+	}
+	return &v
+}
+
+// GitBindingsPeriodic returns the bindings the leader syncs by itself
+// (sync_interval > 0), by project name.
+func (s *Store) GitBindingsPeriodic(ctx context.Context) ([]model.GitBinding, error) {
+	db := s.db.WithContext(ctx)
+	var rows []projectGitRow
+	if err := db.Where("sync_interval > 0").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list the periodic git bindings: %w", err)
+	}
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ProjectID
+	}
+	var ps []projectRow
+	if err := db.Where("id IN ?", ids).Find(&ps).Error; err != nil {
+		return nil, fmt.Errorf("list the periodic git bindings' projects: %w", err)
+	}
+	names := make(map[int64]string, len(ps))
+	for _, p := range ps {
+		names[p.ID] = p.Name
+	}
+	out := make([]model.GitBinding, 0, len(rows))
+	for _, r := range rows {
+		if n, ok := names[r.ProjectID]; ok {
+			out = append(out, r.model(n))
+		}
+	}
+	slices.SortFunc(out, func(a, b model.GitBinding) int { return strings.Compare(a.Project, b.Project) })
+	return out, nil
 }
 
 // GitBindingGet returns a project's Git binding with its sync state
@@ -116,11 +168,15 @@ type GitSyncApplied struct {
 	File       string
 	Definition model.WorkflowDefinition
 	Created    bool // a new version (false: the same spec as the latest)
+	Deleted    bool // its file is gone: the workflow was deleted (Definition has its name only)
 }
 
 // GitSyncApply applies a commit's workflows to project in one transaction,
 // as author: every one or none (the error of the first that fails, wrapped
-// with its file). It records the commit as the project's last applied and
+// with its file). The workflows that came from the repository (their
+// origin is recorded) and whose file is gone are deleted in the same
+// transaction, as WorkflowDelete does; one that cannot be (it runs) refuses
+// the commit. It records the commit as the project's last applied and
 // appends a git_sync event, in the same transaction.
 func (s *Store) GitSyncApply(ctx context.Context, project, author, commit string, files []string, wfs []*spec.Workflow) ([]GitSyncApplied, error) {
 	if len(files) != len(wfs) {
@@ -142,12 +198,31 @@ func (s *Store) GitSyncApply(ctx context.Context, project, author, commit string
 			return err
 		}
 		out = make([]GitSyncApplied, 0, len(prep))
+		kept := make(map[string]bool, len(prep))
 		for i, pw := range prep {
 			def, created, err := s.putWorkflowTx(tx, p, author, pw, most)
 			if err != nil {
 				return &GitFileError{File: files[i], Err: err}
 			}
+			if err := setGitOrigin(tx, p.ID, def.Name, files[i]); err != nil {
+				return err
+			}
+			kept[def.Name] = true
 			out = append(out, GitSyncApplied{File: files[i], Definition: def, Created: created})
+		}
+		gone, err := goneFromGit(tx, p.ID, kept)
+		if err != nil {
+			return err
+		}
+		for _, g := range gone {
+			err := deleteWorkflowTx(tx, p, g.WorkflowName)
+			if errors.Is(err, ErrNotFound) { // deleted in Beluga meanwhile: only its origin is left
+				err = tx.Where("project_id = ? AND workflow_name = ?", p.ID, g.WorkflowName).Delete(&gitWorkflowRow{}).Error
+			}
+			if err != nil {
+				return &GitFileError{File: g.Path, Err: fmt.Errorf("the file is gone but workflow %q cannot be deleted: %w", g.WorkflowName, err)}
+			}
+			out = append(out, GitSyncApplied{File: g.Path, Definition: model.WorkflowDefinition{Project: p.Name, Name: g.WorkflowName}, Deleted: true})
 		}
 		return recordGitSync(tx, p, commit, "", "", len(out))
 	})
@@ -155,6 +230,70 @@ func (s *Store) GitSyncApply(ctx context.Context, project, author, commit string
 		return nil, err
 	}
 	return out, nil
+}
+
+// gitWorkflowRow says a workflow came from its project's repository, and
+// from which file.
+type gitWorkflowRow struct {
+	ProjectID    int64  `gorm:"primaryKey;autoIncrement:false"`
+	WorkflowName string `gorm:"primaryKey"`
+	Path         string
+}
+
+func (gitWorkflowRow) TableName() string { return "git_workflow" }
+
+// setGitOrigin records that workflow name of project id is the file path.
+func setGitOrigin(tx *gorm.DB, projectID int64, name, path string) error {
+	r := gitWorkflowRow{ProjectID: projectID, WorkflowName: name, Path: path}
+	if err := tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "project_id"}, {Name: "workflow_name"}},
+		DoUpdates: clause.AssignmentColumns([]string{"path"})}).Create(&r).Error; err != nil {
+		return fmt.Errorf("record the git origin of workflow %q: %w", name, err)
+	}
+	return nil
+}
+
+// goneFromGit is the workflows of project id that came from Git but are
+// not in kept (their file is gone), by name.
+func goneFromGit(tx *gorm.DB, projectID int64, kept map[string]bool) ([]gitWorkflowRow, error) {
+	var rows []gitWorkflowRow
+	if err := tx.Where("project_id = ?", projectID).Order("workflow_name").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("read the git origins: %w", err)
+	}
+	var gone []gitWorkflowRow
+	for _, r := range rows {
+		if !kept[r.WorkflowName] {
+			gone = append(gone, r)
+		}
+	}
+	return gone, nil
+}
+
+// GitOriginSet records that workflow name of project came from the file
+// path of its repository (a write-back commit made it so).
+func (s *Store) GitOriginSet(ctx context.Context, project, name, path string) error {
+	db := s.db.WithContext(ctx)
+	p, err := getProject(db, project)
+	if err != nil {
+		return err
+	}
+	return setGitOrigin(db, p.ID, name, path)
+}
+
+// GitOrigin is the file workflow name of project came from ("": none).
+func (s *Store) GitOrigin(ctx context.Context, project, name string) (string, error) {
+	db := s.db.WithContext(ctx)
+	p, err := getProject(db, project)
+	if err != nil {
+		return "", err
+	}
+	var rows []gitWorkflowRow
+	if err := db.Where("project_id = ? AND workflow_name = ?", p.ID, name).Find(&rows).Error; err != nil {
+		return "", fmt.Errorf("read the git origin of workflow %q: %w", name, err)
+	}
+	if len(rows) == 0 {
+		return "", nil
+	}
+	return rows[0].Path, nil
 }
 
 // GitSyncRefused records that a sync of commit changed nothing, because of

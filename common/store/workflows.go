@@ -244,53 +244,65 @@ func (s *Store) WorkflowDelete(ctx context.Context, project, name string) error 
 		if err != nil {
 			return err
 		}
-		var ids []int64
-		if err := lockingRead(tx).Model(&workflowDefinitionRow{}).Where("project_id = ? AND name = ?", p.ID, name).
-			Pluck("id", &ids).Error; err != nil {
-			return fmt.Errorf("find workflow %q: %w", name, err)
-		}
-		if len(ids) == 0 {
-			return fmt.Errorf("workflow %q in project %q: %w", name, project, ErrNotFound)
-		}
-		var sched []scheduleRow
-		if err := tx.Select("id, last_fire_time").Where("project_id = ? AND workflow_name = ?", p.ID, name).Find(&sched).Error; err != nil {
-			return fmt.Errorf("read schedule of %q: %w", name, err)
-		}
-		for _, sc := range sched { // its fire written ahead and not due is no unfinished run: it goes with the schedule
-			if _, _, err := cancelAhead(tx, sc.ID, sc.LastFireTime, time.Now()); err != nil {
-				return err
-			}
-		}
-		if err := tx.Where("project_id = ? AND workflow_name = ?", p.ID, name).Delete(&scheduleRow{}).Error; err != nil {
-			return fmt.Errorf("delete schedule of %q: %w", name, err)
-		}
-		var live int64
-		if live, err = lockedCount(lockingRead(tx).Model(&workflowInstanceRow{}).Where("workflow_definition_id IN ? AND state NOT IN ?", ids, finishedWorkflowStates())); err != nil {
-			return fmt.Errorf("count instances of %q: %w", name, err)
-		}
-		if live > 0 {
-			return fmt.Errorf("workflow %q has %d unfinished instance(s); stop them first: %w", name, live, ErrConflict)
-		}
-		if live, err = lockedCount(lockingRead(tx).Model(&backfillRow{}).Where("project_id = ? AND workflow_name = ? AND state = ?", p.ID, name, model.BackfillRunning)); err != nil {
-			return fmt.Errorf("count backfills of %q: %w", name, err)
-		}
-		if live > 0 {
-			return fmt.Errorf("workflow %q has %d running backfill(s); stop them first: %w", name, live, ErrConflict)
-		}
-		if err := deleteWorkflowTriggers(tx, p.ID, name); err != nil {
+		return deleteWorkflowTx(tx, p, name)
+	})
+}
+
+// deleteWorkflowTx is WorkflowDelete in tx (a Git sync deletes the
+// workflows whose file is gone in its own transaction); the workflow's Git
+// origin goes with it.
+func deleteWorkflowTx(tx *gorm.DB, p projectRow, name string) error {
+	project := p.Name
+	var ids []int64
+	if err := lockingRead(tx).Model(&workflowDefinitionRow{}).Where("project_id = ? AND name = ?", p.ID, name).
+		Pluck("id", &ids).Error; err != nil {
+		return fmt.Errorf("find workflow %q: %w", name, err)
+	}
+	if len(ids) == 0 {
+		return fmt.Errorf("workflow %q in project %q: %w", name, project, ErrNotFound)
+	}
+	var sched []scheduleRow
+	if err := tx.Select("id, last_fire_time").Where("project_id = ? AND workflow_name = ?", p.ID, name).Find(&sched).Error; err != nil {
+		return fmt.Errorf("read schedule of %q: %w", name, err)
+	}
+	for _, sc := range sched { // its fire written ahead and not due is no unfinished run: it goes with the schedule
+		if _, _, err := cancelAhead(tx, sc.ID, sc.LastFireTime, time.Now()); err != nil {
 			return err
 		}
-		for _, del := range []struct {
-			m     any
-			where string
-		}{{&taskRelationRow{}, "workflow_definition_id IN ?"}, {&taskDefinitionRow{}, "workflow_definition_id IN ?"},
-			{&workflowDefinitionRow{}, "id IN ?"}} {
-			if err := tx.Where(del.where, ids).Delete(del.m).Error; err != nil {
-				return fmt.Errorf("delete workflow %q: %w", name, err)
-			}
+	}
+	if err := tx.Where("project_id = ? AND workflow_name = ?", p.ID, name).Delete(&scheduleRow{}).Error; err != nil {
+		return fmt.Errorf("delete schedule of %q: %w", name, err)
+	}
+	var live int64
+	var err error
+	if live, err = lockedCount(lockingRead(tx).Model(&workflowInstanceRow{}).Where("workflow_definition_id IN ? AND state NOT IN ?", ids, finishedWorkflowStates())); err != nil {
+		return fmt.Errorf("count instances of %q: %w", name, err)
+	}
+	if live > 0 {
+		return fmt.Errorf("workflow %q has %d unfinished instance(s); stop them first: %w", name, live, ErrConflict)
+	}
+	if live, err = lockedCount(lockingRead(tx).Model(&backfillRow{}).Where("project_id = ? AND workflow_name = ? AND state = ?", p.ID, name, model.BackfillRunning)); err != nil {
+		return fmt.Errorf("count backfills of %q: %w", name, err)
+	}
+	if live > 0 {
+		return fmt.Errorf("workflow %q has %d running backfill(s); stop them first: %w", name, live, ErrConflict)
+	}
+	if err := deleteWorkflowTriggers(tx, p.ID, name); err != nil {
+		return err
+	}
+	for _, del := range []struct {
+		m     any
+		where string
+	}{{&taskRelationRow{}, "workflow_definition_id IN ?"}, {&taskDefinitionRow{}, "workflow_definition_id IN ?"},
+		{&workflowDefinitionRow{}, "id IN ?"}} {
+		if err := tx.Where(del.where, ids).Delete(del.m).Error; err != nil {
+			return fmt.Errorf("delete workflow %q: %w", name, err)
 		}
-		return nil
-	})
+	}
+	if err := tx.Where("project_id = ? AND workflow_name = ?", p.ID, name).Delete(&gitWorkflowRow{}).Error; err != nil {
+		return fmt.Errorf("delete the git origin of workflow %q: %w", name, err)
+	}
+	return nil
 }
 
 // taskDatasources maps each task that uses a managed datasource to its

@@ -37,8 +37,13 @@ func New(t *testing.T) *Repo {
 
 // Commit writes files (path in the repository -> content; "" removes the
 // file, if there is one), commits them with msg, pushes to branch and returns the commit.
+// The clone first takes what others pushed to branch (a write-back).
 func (r *Repo) Commit(branch, msg string, files map[string]string) string {
 	r.t.Helper()
+	r.git(r.work, "fetch", "-q", "origin")
+	if r.has("refs/remotes/origin/" + branch) {
+		r.git(r.work, "reset", "-q", "--hard", "origin/"+branch)
+	}
 	for p, content := range files {
 		full := filepath.Join(r.work, filepath.FromSlash(p))
 		if content == "" {
@@ -60,6 +65,28 @@ func (r *Repo) Commit(branch, msg string, files map[string]string) string {
 	return strings.TrimSpace(r.git(r.work, "rev-parse", "HEAD"))
 }
 
+func (r *Repo) has(ref string) bool {
+	return exec.Command("git", "-C", r.work, "rev-parse", "-q", "--verify", ref).Run() == nil
+}
+
+// Show is a file at branch's head in the bare repository ("" when it
+// has none), and Head the author, email and message of its head commit.
+func (r *Repo) Show(branch, path string) string {
+	r.t.Helper()
+	out, err := exec.Command("git", "--git-dir", r.Bare, "show", branch+":"+path).Output()
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}
+
+func (r *Repo) Head(branch string) (author, email, message string) {
+	r.t.Helper()
+	out := r.git(r.Bare, "log", "-1", "--format=%an%x00%ae%x00%B", branch)
+	parts := strings.SplitN(out, "\x00", 3)
+	return parts[0], parts[1], strings.TrimSpace(parts[2])
+}
+
 func (r *Repo) git(dir string, args ...string) string {
 	r.t.Helper()
 	cmd := exec.Command("git", args...)
@@ -75,7 +102,7 @@ func (r *Repo) git(dir string, args ...string) string {
 
 // Serve serves the bare repository over HTTP (Git's smart protocol, by
 // git http-backend) at URL/repo.git, to callers with the basic auth user
-// and password given, and returns URL.
+// and password given (fetches and pushes), and returns URL.
 func (r *Repo) Serve(user, password string) string {
 	r.t.Helper()
 	git, err := exec.LookPath("git")
@@ -84,7 +111,9 @@ func (r *Repo) Serve(user, password string) string {
 	}
 	backend := &cgi.Handler{Path: git, Args: []string{"http-backend"},
 		Env: []string{"GIT_PROJECT_ROOT=" + filepath.Dir(r.Bare), "GIT_HTTP_EXPORT_ALL=1",
-			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}}
+			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+			// pushes too (a write-back), to the authenticated caller
+			"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.receivepack", "GIT_CONFIG_VALUE_0=true"}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if u, p, ok := req.BasicAuth(); !ok || u != user || p != password {
 			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)

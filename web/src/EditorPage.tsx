@@ -26,6 +26,7 @@ import {TaskForm} from './TaskForm';
 import {record, redo, start, undo, undoKey, type History} from './history';
 import {Versions} from './Versions';
 import {enc} from './ui';
+import {gitWhere, useGitBinding} from './GitPanel';
 import {perf} from './perf';
 import {FitControls, LOD_ZOOM, LookStore, Overview, useBigFit} from './Dag';
 import {shallowSame, stable} from './stable';
@@ -141,6 +142,11 @@ function Editor({project, name, page}: {project: string; name?: string; page: Pa
   const yamlBase = useRef('');
   const saved = useRef(false);
   const rf = useReactFlow();
+  // A project bound to Git: read_only refuses saves, write_back commits
+  // them with the message typed here.
+  const [git] = useGitBinding(project);
+  const readOnly = git?.mode === 'read_only';
+  const [commitMsg, setCommitMsg] = useState('');
 
   useEffect(() => {
     if (!existing) return;
@@ -528,7 +534,8 @@ function Editor({project, name, page}: {project: string; name?: string; page: Pa
     }
     setSaving(true);
     try {
-      const r = await api('PUT', `/api/v1/projects/${enc(project)}/workflows/${enc(wf)}`, {body, contentType});
+      const q = git?.mode === 'write_back' && commitMsg.trim() ? `?message=${encodeURIComponent(commitMsg)}` : '';
+      const r = await api('PUT', `/api/v1/projects/${enc(project)}/workflows/${enc(wf)}${q}`, {body, contentType});
       saved.current = true;
       go(`#/workflows/${enc(project)}/${enc(r.name)}`,
         r.created ? `${r.name} version ${r.version} saved.` : `No change: the spec is identical to ${r.name} version ${r.version}.`);
@@ -547,6 +554,11 @@ function Editor({project, name, page}: {project: string; name?: string; page: Pa
         <h1>{existing ? `Edit ${project}/${name}` : `New workflow in ${project}`}</h1>
         {loadedVersion ? <span className="muted">Editing version {loadedVersion}; saving a changed spec stores version {loadedVersion + 1}.</span> : null}
       </div>
+      {readOnly && git ? <p className="banner warn" id="git-readonly" role="status">This project is read-only outside Git: edit{' '}
+        <code>{(git.dir ? git.dir + '/' : '') + 'workflows/' + (name || wfName.trim() || '<name>') + '.yaml'}</code> in <code>{gitWhere(git)}</code> and
+        push; the next sync applies it.</p> : null}
+      {git?.mode === 'write_back' ? <p className="banner" id="git-writeback" role="status">Saving commits the spec to{' '}
+        <code>{gitWhere(git)}</code> as you.</p> : null}
       <form className="editor" onSubmit={save}>
         <div className="row">
           <label htmlFor="wf-name">Name</label>
@@ -661,7 +673,9 @@ function Editor({project, name, page}: {project: string; name?: string; page: Pa
         {!spec && !apiErr ? <p className="muted">Loading…</p> : null}
         <pre className="apierror" id="spec-error" role="alert" hidden={!apiErr}>{apiErr}</pre>
         <div className="buttons">
-          <button type="submit" className="primary" id="save-spec" disabled={saving || !spec || mode === 'versions'}>{existing ? 'Save new version' : 'Create workflow'}</button>
+          {git?.mode === 'write_back' ? <input id="commit-message" aria-label="Commit message" placeholder="commit message (optional)"
+            maxLength={4096} value={commitMsg} onChange={(e) => setCommitMsg(e.target.value)} /> : null}
+          <button type="submit" className="primary" id="save-spec" disabled={saving || !spec || mode === 'versions' || readOnly}>{existing ? 'Save new version' : 'Create workflow'}</button>
           <a className="button" href={existing ? `#/workflows/${enc(project)}/${enc(name!)}` : `#/workflows/${enc(project)}`}>Cancel</a>
         </div>
       </form>

@@ -6,6 +6,7 @@ import {api, describe} from './api';
 import {Pager, PrefixBox, usePaged, usePrefix} from './Paged';
 import {go} from './notify';
 import {Err, Time, enc, useList} from './ui';
+import {GitPanel} from './GitPanel';
 
 type Project = {name: string; description?: string};
 type Workflow = {name: string; version: number; created_at: string};
@@ -53,6 +54,7 @@ export function WorkflowsPage({project, query}: {project?: string; query: URLSea
       </div>
       <Err text={projErr && 'projects: ' + projErr} />
       {about ? <p className="muted">{about}</p> : null}
+      {project ? <GitPanel key={project} project={project} /> : null}
       {project ? <>
         <div className="toolbar"><PrefixBox id="wf-prefix" label="Find workflow" value={typed} onChange={setTyped} /></div>
         <Err text={wfErr && `workflows of ${project}: ${wfErr}`} />
