@@ -32,6 +32,7 @@ type Store interface {
 	auditStore
 	retentionStore
 	ClusterStore
+	admissionStore
 }
 
 // authStore is users, tokens and project grants.
