@@ -62,6 +62,20 @@ func admit(l load, lim limits) admission {
 	return admission{claim: int(min(lim.claimBatch, lim.maxRunning-l.running))}
 }
 
+// settle is the state a pass leaves, from its decision and the commands it
+// claimed: held as decided; or, when the room under the running limit cut
+// the claim short and all of it was taken, still at that limit (runs are
+// left waiting; so a master at its limit does not flip to admitting and
+// back with every run that ends).
+func settle(a admission, claimed int, lim limits) admission {
+	if a.reason != "" || a.claim >= int(lim.claimBatch) || claimed < a.claim {
+		return a
+	}
+	held := admit(load{running: lim.maxRunning}, lim)
+	held.claim = a.claim
+	return held
+}
+
 // limitsEvery is how often the consumer reads the settings again: a
 // change takes effect within it, and a busy consumer's passes do not each
 // read them.
@@ -140,7 +154,7 @@ func (g *gate) readLimits(ctx context.Context) {
 	metrics.AdmissionLimit.WithLabelValues("claimed").Set(float64(g.lim.claimBatch))
 }
 
-// record writes the decision's state when it changed (the admission row
+// record writes the state a pass left (settle) when it changed (the admission row
 // the API reads, the log line, the metrics), and while held gives the
 // waiting runs the reason. Errors are returned for the consumer to log.
 func (g *gate) record(ctx context.Context, a admission) error {

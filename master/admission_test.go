@@ -35,3 +35,27 @@ func TestAdmit(t *testing.T) {
 		}
 	}
 }
+
+func TestSettle(t *testing.T) {
+	t.Parallel()
+	lim := limits{maxRunning: 500, maxPendingEvents: 1000, claimBatch: 64}
+	atLimit := admission{claim: 10, childrenOnly: true, limit: model.SettingMaxRunningInstances,
+		reason: "waiting: master at 500 running instances (master.max_running_instances)"}
+	events := admit(load{pendingEvents: 1000}, lim)
+	for _, c := range []struct {
+		name    string
+		a       admission
+		claimed int
+		want    admission
+	}{
+		{"a full batch taken: busy, not held", admission{claim: 64}, 64, admission{claim: 64}},
+		{"fewer found than a batch: nothing waits", admission{claim: 64}, 3, admission{claim: 64}},
+		{"room for 10, 10 taken: at the limit, runs may wait", admission{claim: 10}, 10, atLimit},
+		{"room for 10, 4 taken: nothing waits", admission{claim: 10}, 4, admission{claim: 10}},
+		{"held stays held", events, 0, events},
+	} {
+		if got := settle(c.a, c.claimed, lim); got != c.want {
+			t.Errorf("%s: settle(%+v, %d) = %+v, want %+v", c.name, c.a, c.claimed, got, c.want)
+		}
+	}
+}

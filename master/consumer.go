@@ -87,9 +87,6 @@ func (c *consumer) run(ctx context.Context) {
 	for {
 		for ctx.Err() == nil {
 			a, err := c.gate.decide(ctx)
-			if err == nil {
-				err = c.gate.record(ctx, a)
-			}
 			if err != nil {
 				if !failing && ctx.Err() == nil {
 					c.log.Error("admission failed; will retry", zap.Error(err))
@@ -112,8 +109,16 @@ func (c *consumer) run(ctx context.Context) {
 				failing = true
 				break
 			}
-			failing = false
 			metrics.AdmissionQueue.WithLabelValues("claimed").Set(float64(len(insts)))
+			if err := c.gate.record(ctx, settle(a, len(insts), c.gate.lim)); err != nil {
+				// The claimed runs start all the same; the reason waits for the next pass.
+				if !failing && ctx.Err() == nil {
+					c.log.Error("record admission failed; will retry", zap.Error(err))
+				}
+				failing = true
+			} else {
+				failing = false
+			}
 			metrics.Instance(model.WorkflowRunning, len(insts))
 			for _, inst := range insts {
 				if err := c.env.startInstance(inst, false); err != nil {
