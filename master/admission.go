@@ -14,9 +14,9 @@ import (
 // Admission (docs/architecture.md, Admission): the leader's queues that
 // grow with what is asked of it, not with what it already runs, are bounded
 // here. Runners (one goroutine and its state per instance) are bounded by
-// master.max_running_instances; the outbox's unpublished rows, which every
-// claim and task change adds to, by master.max_pending_events; a claim's
-// transaction by master.claim_batch. Past a limit the consumer claims no
+// admission.max_running_instances; the outbox's unpublished rows, which every
+// claim and task change adds to, by admission.max_pending_events; a claim's
+// transaction by admission.claim_batch. Past a limit the consumer claims no
 // new runs: their commands stay in the DB, the runs stay submitted with a
 // reason saying which limit, and claims resume as runs end or the
 // publisher catches up. The other queues follow from these: a runner's
@@ -34,9 +34,9 @@ type limits struct {
 	maxRunning, maxPendingEvents, claimBatch int64
 }
 
-// admission is a pass's decision: how many start commands to claim, and
+// verdict is a pass's decision: how many start commands to claim, and
 // whether only those of sub_workflow runs.
-type admission struct {
+type verdict struct {
 	claim int
 	// childrenOnly: a limit is reached (reason says which, limit names the
 	// setting) and only sub_workflow runs are claimed: their parents,
@@ -50,16 +50,16 @@ type admission struct {
 // admit decides a pass from the load and the limits: below every limit it
 // claims up to claim_batch, no more than the room left for runners; at a
 // limit it claims child runs only and says why the others wait.
-func admit(l load, lim limits) admission {
+func admit(l load, lim limits) verdict {
 	switch {
 	case l.pendingEvents >= lim.maxPendingEvents:
-		return admission{claim: int(lim.claimBatch), childrenOnly: true, limit: model.SettingMaxPendingEvents,
+		return verdict{claim: int(lim.claimBatch), childrenOnly: true, limit: model.SettingMaxPendingEvents,
 			reason: fmt.Sprintf("waiting: master has %d events not yet published (%s)", lim.maxPendingEvents, model.SettingMaxPendingEvents)}
 	case l.running >= lim.maxRunning:
-		return admission{claim: int(lim.claimBatch), childrenOnly: true, limit: model.SettingMaxRunningInstances,
+		return verdict{claim: int(lim.claimBatch), childrenOnly: true, limit: model.SettingMaxRunningInstances,
 			reason: fmt.Sprintf("waiting: master at %d running instances (%s)", lim.maxRunning, model.SettingMaxRunningInstances)}
 	}
-	return admission{claim: int(min(lim.claimBatch, lim.maxRunning-l.running))}
+	return verdict{claim: int(min(lim.claimBatch, lim.maxRunning-l.running))}
 }
 
 // settle is the state a pass leaves, from its decision and the commands it
@@ -67,7 +67,7 @@ func admit(l load, lim limits) admission {
 // the claim short and all of it was taken, still at that limit (runs are
 // left waiting; so a master at its limit does not flip to admitting and
 // back with every run that ends).
-func settle(a admission, claimed int, lim limits) admission {
+func settle(a verdict, claimed int, lim limits) verdict {
 	if a.reason != "" || a.claim >= int(lim.claimBatch) || claimed < a.claim {
 		return a
 	}
@@ -113,14 +113,14 @@ type gate struct {
 const noteEvery = 500 * time.Millisecond
 
 // decide measures the term and decides the pass.
-func (g *gate) decide(ctx context.Context) (admission, error) {
+func (g *gate) decide(ctx context.Context) (verdict, error) {
 	if g.readAt.IsZero() || time.Since(g.readAt) >= limitsEvery {
 		g.readLimits(ctx)
 	}
 	l := load{running: int64(g.running())}
 	var err error
 	if l.pendingEvents, err = g.store.EventBacklog(ctx, g.published(), int(g.lim.maxPendingEvents)); err != nil {
-		return admission{}, err
+		return verdict{}, err
 	}
 	a := admit(l, g.lim)
 	metrics.AdmissionQueue.WithLabelValues("running_instances").Set(float64(l.running))
@@ -157,7 +157,7 @@ func (g *gate) readLimits(ctx context.Context) {
 // record writes the state a pass left (settle) when it changed (the admission row
 // the API reads, the log line, the metrics), and while held gives the
 // waiting runs the reason. Errors are returned for the consumer to log.
-func (g *gate) record(ctx context.Context, a admission) error {
+func (g *gate) record(ctx context.Context, a verdict) error {
 	if !g.known || a.reason != g.recorded {
 		if err := g.store.AdmissionPut(ctx, a.reason); err != nil {
 			return err

@@ -40,7 +40,7 @@ func (c *cell) countStates(ids []int64) map[model.WorkflowState]int {
 	return n
 }
 
-// TestAdmissionMaxRunningInstances: with master.max_running_instances 2,
+// TestAdmissionMaxRunningInstances: with admission.max_running_instances 2,
 // six runs asked for at once: two run, four wait submitted with the reason
 // naming the setting (and the admission row says so), and as the two end
 // the rest are claimed in turn, with no restart: every run ends succeeded,
@@ -57,7 +57,7 @@ func TestAdmissionMaxRunningInstances(t *testing.T) {
 	for range 6 {
 		ids = append(ids, c.run("slow", model.PriorityMedium).ID)
 	}
-	const reason = "waiting: master at 2 running instances (master.max_running_instances)"
+	const reason = "waiting: master at 2 running instances (admission.max_running_instances)"
 	wait.Until(t, 30*time.Second, "two running, four waiting with the reason", func() bool {
 		n, waiting := c.countStates(ids), 0
 		for _, id := range ids {
@@ -85,7 +85,7 @@ func TestAdmissionMaxRunningInstances(t *testing.T) {
 	wait.Until(t, 30*time.Second, "admitting again", func() bool { return c.admissionReason() == "" })
 }
 
-// TestAdmissionAdmitsChildRuns: at master.max_running_instances 1 a
+// TestAdmissionAdmitsChildRuns: at admission.max_running_instances 1 a
 // running parent's sub_workflow child is still claimed (holding it would
 // wedge the master: the parent waits for it and fills the only place),
 // while another run asked for waits until the parent ended.
@@ -110,7 +110,7 @@ func TestAdmissionAdmitsChildRuns(t *testing.T) {
 
 // TestAdmissionMaxPendingEvents: a publisher that stopped publishing
 // (polls an hour apart) leaves the outbox growing; past
-// master.max_pending_events the master claims no new run, which waits with
+// admission.max_pending_events the master claims no new run, which waits with
 // the reason naming the setting; raising the setting admits it (read within
 // a second, no restart).
 func TestAdmissionMaxPendingEvents(t *testing.T) {
@@ -124,7 +124,7 @@ func TestAdmissionMaxPendingEvents(t *testing.T) {
 	first := c.run("one", model.PriorityMedium)
 	c.finished(first.ID) // its events pile up in the outbox: the publisher looks again in an hour
 	held := c.run("one", model.PriorityMedium)
-	const reason = "waiting: master has 5 events not yet published (master.max_pending_events)"
+	const reason = "waiting: master has 5 events not yet published (admission.max_pending_events)"
 	wait.Until(t, 30*time.Second, "the run waiting with the reason", func() bool {
 		in := c.instance(held.ID)
 		return in.State == model.WorkflowSubmitted && in.Reason == reason

@@ -31,8 +31,8 @@ func metric(t *testing.T, name string, want ...string) float64 {
 }
 
 // TestAdmissionFlood floods a standalone far past its admission limits
-// (master.max_running_instances 10, master.claim_batch 4,
-// master.max_pending_events 50): 500 runs asked for by 8 clients at once
+// (admission.max_running_instances 10, admission.claim_batch 4,
+// admission.max_pending_events 50): 500 runs asked for by 8 clients at once
 // (50 times the running limit; 2,000 took 3 minutes under -race on a
 // loaded 2-core machine). Throughout, the API answers every run (201,
 // never refused) and /healthz within a bound, and no more than 10 runs are running at any

@@ -82,7 +82,7 @@ var (
 		Help: "The leader's admission queues: running_instances, pending_events (outbox rows not yet published), claimed (commands taken in the last pass)."},
 		[]string{"queue"})
 	AdmissionLimit = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "admission_limit",
-		Help: "The limit of each admission queue (settings master.max_running_instances, master.max_pending_events, master.claim_batch)."},
+		Help: "The limit of each admission queue (settings admission.max_running_instances, admission.max_pending_events, admission.claim_batch)."},
 		[]string{"queue"})
 	// AdmissionSaturated is 1 while the leader claims no new runs.
 	AdmissionSaturated = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "admission_saturated",

@@ -20,11 +20,11 @@ const (
 	//
 	// SettingMaxRunningInstances: workflow instances the leader runs at once
 	// (a runner each).
-	SettingMaxRunningInstances = "master.max_running_instances"
+	SettingMaxRunningInstances = "admission.max_running_instances"
 	// SettingMaxPendingEvents: outbox rows not yet published.
-	SettingMaxPendingEvents = "master.max_pending_events"
+	SettingMaxPendingEvents = "admission.max_pending_events"
 	// SettingClaimBatch: start commands claimed in one pass (one transaction).
-	SettingClaimBatch = "master.claim_batch"
+	SettingClaimBatch = "admission.claim_batch"
 
 	DefaultMaxRunningInstances = 20000
 	DefaultMaxPendingEvents    = 1000000

@@ -23,7 +23,7 @@ func TestAdmissionState(t *testing.T) {
 			t.Fatal(err)
 		}
 		old := s.Term(1)
-		if err := old.AdmissionPut(ctx, "waiting: master at 2 running instances (master.max_running_instances)"); err != nil {
+		if err := old.AdmissionPut(ctx, "waiting: master at 2 running instances (admission.max_running_instances)"); err != nil {
 			t.Fatal(err)
 		}
 		if a, err := s.AdmissionCurrent(ctx); err != nil || a.Reason == "" || a.Since == nil {
@@ -97,7 +97,7 @@ func TestWaitingRunsAndChildClaims(t *testing.T) {
 			t.Fatal(err)
 		}
 		term := s.Term(1)
-		const why = "waiting: master at 1 running instances (master.max_running_instances)"
+		const why = "waiting: master at 1 running instances (admission.max_running_instances)"
 		if n, err := term.InstanceNoteWaiting(ctx, why); err != nil || n != 2 {
 			t.Fatalf("noted %d runs (%v), want 2", n, err)
 		}
