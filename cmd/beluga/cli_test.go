@@ -425,7 +425,6 @@ func TestRunWaitFailed(t *testing.T) {
 	}
 }
 
-
 func TestActionCommands(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
