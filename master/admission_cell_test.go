@@ -21,6 +21,16 @@ func (c *cell) setting(name string, v int) {
 	}
 }
 
+// limitedCell is a cell whose master starts with setting name at v, and a
+// worker of 8 slots.
+func limitedCell(t *testing.T, cfg master.Config, name string, v int) *cell {
+	c := openCell(t, cfg)
+	c.setting(name, v)
+	c.start(cfg, nil)
+	c.addWorker(8)
+	return c
+}
+
 // admissionReason is the leader's recorded admission state.
 func (c *cell) admissionReason() string {
 	c.t.Helper()
@@ -47,10 +57,7 @@ func (c *cell) countStates(ids []int64) map[model.WorkflowState]int {
 // each task run once, and the waiting reason is gone from each.
 func TestAdmissionMaxRunningInstances(t *testing.T) {
 	t.Parallel()
-	c := openCell(t, master.Config{})
-	c.setting(model.SettingMaxRunningInstances, 2)
-	c.start(master.Config{}, nil)
-	c.addWorker(8)
+	c := limitedCell(t, master.Config{}, model.SettingMaxRunningInstances, 2)
 	gate := filepath.Join(c.dir, "open")
 	c.apply(fmt.Sprintf("name: slow\ntasks:\n  - {name: a, command: \"while [ ! -f %s ]; do sleep 0.01; done\"}\n", gate))
 	var ids []int64
@@ -91,10 +98,7 @@ func TestAdmissionMaxRunningInstances(t *testing.T) {
 // while another run asked for waits until the parent ended.
 func TestAdmissionAdmitsChildRuns(t *testing.T) {
 	t.Parallel()
-	c := openCell(t, master.Config{})
-	c.setting(model.SettingMaxRunningInstances, 1)
-	c.start(master.Config{}, nil)
-	c.addWorker(4)
+	c := limitedCell(t, master.Config{}, model.SettingMaxRunningInstances, 1)
 	c.apply("name: child\ntasks:\n  - {name: c, command: \"true\"}\n")
 	c.apply("name: parent\ntasks:\n  - {name: p, type: sub_workflow, workflow: child}\n")
 	parent := c.run("parent", model.PriorityMedium)
@@ -116,10 +120,7 @@ func TestAdmissionAdmitsChildRuns(t *testing.T) {
 func TestAdmissionMaxPendingEvents(t *testing.T) {
 	t.Parallel()
 	cfg := master.Config{Events: master.EventsConfig{Poll: time.Hour, IdlePoll: time.Hour, PruneEvery: time.Hour}}
-	c := openCell(t, cfg)
-	c.setting(model.SettingMaxPendingEvents, 5)
-	c.start(cfg, nil)
-	c.addWorker(4)
+	c := limitedCell(t, cfg, model.SettingMaxPendingEvents, 5)
 	c.apply("name: one\ntasks:\n  - {name: a, command: \"true\"}\n  - {name: b, command: \"true\", depends_on: [a]}\n")
 	first := c.run("one", model.PriorityMedium)
 	c.finished(first.ID) // its events pile up in the outbox: the publisher looks again in an hour
