@@ -26,7 +26,7 @@ import (
 // load is what the consumer measured before a pass.
 type load struct {
 	running       int64 // runners of this term
-	pendingEvents int64 // outbox rows not yet published (counted up to the limit)
+	pendingEvents int64 // outbox rows not yet published (ids above the publisher's, up to the limit)
 }
 
 // limits are the admission settings as last read.
@@ -95,7 +95,7 @@ type gate struct {
 	store admissionStore
 	log   *zap.Logger
 	// running and published measure the term: its runners, and the highest
-	// event seq its publisher handed over (SQLite's backlog is after it).
+	// outbox id its publisher published (the backlog is above it).
 	running   func() int
 	published func() int64
 

@@ -40,8 +40,8 @@ type consumerEnv interface {
 	// bursting: the cron scheduler is writing a burst of fires, so only
 	// runs a person asked for are claimed meanwhile.
 	bursting() bool
-	// running is the term's runners; published the highest event seq its
-	// publisher handed over (-1: none yet): the admission's measures.
+	// running is the term's runners; published the highest outbox id its
+	// publisher published (-1: none yet): the admission's measures.
 	running() int
 	published() int64
 }
@@ -83,6 +83,7 @@ func (c *consumer) Stop() { _ = c.life.Stop(nil) }
 func (c *consumer) run(ctx context.Context) {
 	t := time.NewTicker(c.poll)
 	defer t.Stop()
+	defer metrics.AdmissionSaturated.Set(0) // a standby holds nothing
 	failing := false
 	for {
 		for ctx.Err() == nil {

@@ -89,8 +89,8 @@ type publisher struct {
 	hooks  *webhooks
 	alerts *alerter
 	life   startstop.Base
-	// last is the cursor's Last after each batch (-1 before the first):
-	// the admission's measure of the backlog on SQLite.
+	// last is the cursor's ID after each batch (-1 before the first): the
+	// highest outbox id published, above which is the admission's backlog.
 	last atomic.Int64
 }
 
@@ -104,7 +104,7 @@ func newPublisher(st publishStore, log *zap.Logger, cfg EventsConfig, def func(c
 	return p
 }
 
-// handedOver is the highest seq the publisher handed over (-1: unknown).
+// handedOver is the highest outbox id the publisher published (-1: unknown).
 func (p *publisher) handedOver() int64 { return p.last.Load() }
 
 func (p *publisher) Start(ctx context.Context) error {
@@ -140,7 +140,7 @@ func (p *publisher) loop(ctx context.Context, cur store.EventCursor) {
 	wait := p.cfg.Poll
 	for {
 		evs, err := p.store.EventPublishFrom(ctx, &cur, publishBatch)
-		p.last.Store(cur.Last)
+		p.last.Store(cur.ID)
 		wait = min(2*wait, p.cfg.IdlePoll)
 		switch {
 		case errors.Is(err, store.ErrFenced):

@@ -57,22 +57,22 @@ func TestEventBacklog(t *testing.T) {
 		if _, err := term.EventPublishFrom(ctx, &cur, 1000); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := term.EventBacklog(ctx, cur.Last, 100); err != nil || n != 0 {
+		if n, err := term.EventBacklog(ctx, cur.ID, 100); err != nil || n != 0 {
 			t.Fatalf("after publishing: %d %v", n, err)
 		}
 		for range 3 {
 			newInstance(t, s, model.WorkflowSubmitted) // an event each
 		}
-		if n, err := term.EventBacklog(ctx, cur.Last, 100); err != nil || n != 3 {
+		if n, err := term.EventBacklog(ctx, cur.ID, 100); err != nil || n != 3 {
 			t.Fatalf("three runs written: backlog %d %v", n, err)
 		}
-		if n, err := term.EventBacklog(ctx, cur.Last, 2); err != nil || n != 2 {
+		if n, err := term.EventBacklog(ctx, cur.ID, 2); err != nil || n != 2 {
 			t.Fatalf("counted up to 2: %d %v", n, err)
 		}
 		if _, err := term.EventPublishFrom(ctx, &cur, 1000); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := term.EventBacklog(ctx, cur.Last, 100); err != nil || n != 0 {
+		if n, err := term.EventBacklog(ctx, cur.ID, 100); err != nil || n != 0 {
 			t.Fatalf("published again: %d %v", n, err)
 		}
 	})
