@@ -108,6 +108,7 @@ type handlers struct {
 	outage outageLog
 
 	settings *settingsCache      // the quotas (settings table)
+	admits   *admissionCache     // the leader's admission state
 	streams  *streamSet          // open event streams: one poll, one recheck
 	uploads  byteBudget          // spec bodies being read and parsed
 	logReads userSlots           // log reads in flight per user
@@ -245,7 +246,7 @@ func newHandlers(d Deps) *handlers {
 	}
 	log = log.Named("api")
 	return &handlers{Deps: d, log: log, limits: newLoginLimiter(),
-		settings: &settingsCache{store: d.Store, log: log}, streams: newStreamSet(d.Store, d.Events, log),
+		settings: &settingsCache{store: d.Store, log: log}, admits: &admissionCache{store: d.Store, log: log}, streams: newStreamSet(d.Store, d.Events, log),
 		logPages: semaphore.NewWeighted(logPageBudget), gitSyncs: semaphore.NewWeighted(gitSyncsAtOnce)}
 }
 
@@ -306,7 +307,7 @@ func (h *handlers) healthz(w http.ResponseWriter, r *http.Request) error {
 		writeError(w, r, http.StatusServiceUnavailable, CodeUnavailable, "not ready")
 		return nil
 	}
-	hl := Health{Status: "ok"}
+	hl := Health{Status: "ok", Admission: fromAdmission(h.admits.get(r.Context()))}
 	if h.Isolation != nil {
 		ti := h.Isolation()
 		if ti.RunsAsServer {

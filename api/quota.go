@@ -43,6 +43,12 @@ var settingDefs = map[string]settingDef{
 	model.SettingRetentionKeepRuns:   {0, 0, model.MaxRetentionRuns, "newest runs of each workflow kept, unless a project sets its own (0: no limit; see retention)"},
 	model.SettingRetentionAuditDays:  {0, 0, model.MaxRetentionDays, "days audit log rows are kept by a retention purge (0: forever)"},
 	model.SettingRetentionPurgeEvery: {24, 0, 8760, "hours between the leader master's retention sweeps of every project and the audit log (0: only when asked)"},
+	// Read by the leader's command consumer at most every second (docs/architecture.md, Admission).
+	model.SettingMaxRunningInstances: {model.DefaultMaxRunningInstances, 1, 10000000,
+		"workflow instances the leading master runs at once; past it new runs wait in the database, submitted with a reason"},
+	model.SettingMaxPendingEvents: {model.DefaultMaxPendingEvents, 1, 1000000000,
+		"events written but not yet published past which the leading master starts no new runs (they wait, submitted with a reason)"},
+	model.SettingClaimBatch: {model.DefaultClaimBatch, 1, 10000, "start commands the leading master claims in one pass (one transaction)"},
 	settingUnsandboxedCode: {0, 0, 1, "1 lets non-admins apply and run shell and python tasks on a server that is not root " +
 		"(its tasks run as its own OS user, unsandboxed); 0 refuses them"},
 }
@@ -143,7 +149,8 @@ func (h *handlers) listSettings(w http.ResponseWriter, r *http.Request) error {
 	out := List[SettingValue]{Items: []SettingValue{}}
 	for _, name := range []string{settingStreamsPerUser, settingLogReadsPerUser, settingUploadBytes,
 		model.SettingSubWorkflowDepth, model.SettingInstancesPerRun, model.SettingVersionsPerWorkflow, settingUnsandboxedCode,
-		model.SettingRetentionKeepDays, model.SettingRetentionKeepRuns, model.SettingRetentionAuditDays, model.SettingRetentionPurgeEvery} {
+		model.SettingRetentionKeepDays, model.SettingRetentionKeepRuns, model.SettingRetentionAuditDays, model.SettingRetentionPurgeEvery,
+		model.SettingMaxRunningInstances, model.SettingMaxPendingEvents, model.SettingClaimBatch} {
 		out.Items = append(out.Items, h.settingValue(r.Context(), name))
 	}
 	writeJSON(w, http.StatusOK, out)

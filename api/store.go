@@ -35,6 +35,7 @@ type Store interface {
 	retentionStore
 	planStore
 	ClusterStore
+	admissionStore
 }
 
 // planStore is impact plans (plans.go).

@@ -90,6 +90,9 @@ type Health struct {
 	// Tasks says how this server's own worker keeps tasks from it
 	// (standalone; absent on an API server, which runs no task).
 	Tasks *TaskIsolation `json:"tasks,omitempty"`
+	// Admission says whether the leading master admits new runs (200
+	// either way: a saturated master works, through its backlog).
+	Admission *Admission `json:"admission"`
 }
 
 // TaskIsolation is how tasks are kept from the server (docs/security.md).

@@ -370,6 +370,9 @@ func (h *handlers) runWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if h.Notify != nil {
 		h.Notify()
 	}
+	if a := h.admits.get(r.Context()); a.Reason != "" && inst.Reason == "" && !inst.Queued {
+		inst.Reason = a.Reason // stored and kept: it waits for the leader's admission
+	}
 	w.Header().Set("Location", "/api/v1/instances/"+strconv.FormatInt(inst.ID, 10))
 	writeJSON(w, http.StatusCreated, fromInstance(inst))
 	return nil

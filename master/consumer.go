@@ -12,15 +12,18 @@ import (
 	"github.com/beluga-scheduler/beluga/internal/startstop"
 )
 
-const claimBatch = 64
+// actionBatch is the operator actions taken per pass.
+const actionBatch = 64
 
 // consumer turns commands into running workflow instances, starts queued
 // runs whose turn came, and hands operator actions to their instances. It is woken by
 // Notify when a command is written in this process, and scans on a slow
-// timer as a fallback for commands written elsewhere.
+// timer as a fallback for commands written elsewhere. Each pass claims
+// what its gate admits (admission.go).
 type consumer struct {
 	env   consumerEnv
 	store consumerStore
+	gate  gate
 	host  string // this master's address: the owner of what it claims
 	epoch int64
 	log   *zap.Logger
@@ -37,18 +40,25 @@ type consumerEnv interface {
 	// bursting: the cron scheduler is writing a burst of fires, so only
 	// runs a person asked for are claimed meanwhile.
 	bursting() bool
+	// running is the term's runners; published the highest outbox id its
+	// publisher published (-1: none yet): the admission's measures.
+	running() int
+	published() int64
 }
 
 // consumerStore is what the consumer claims from the term's fenced view.
 type consumerStore interface {
 	InstanceClaimCommands(ctx context.Context, host string, epoch int64, limit int) ([]model.WorkflowInstance, error)
 	InstanceClaimManualCommands(ctx context.Context, host string, epoch int64, limit int) ([]model.WorkflowInstance, error)
-	InstanceReleaseQueued(ctx context.Context, host string) ([]model.WorkflowInstance, error)
+	InstanceClaimChildCommands(ctx context.Context, host string, epoch int64, limit int) ([]model.WorkflowInstance, error)
+	InstanceReleaseQueued(ctx context.Context, host string, most int) ([]model.WorkflowInstance, error)
 	ActionClaim(ctx context.Context, limit int) ([]model.Action, error)
+	admissionStore
 }
 
 func newConsumer(env consumerEnv, st consumerStore, log *zap.Logger, host string, epoch int64, poll time.Duration) *consumer {
 	c := &consumer{env: env, store: st, host: host, epoch: epoch, log: log.Named("consumer"), poll: poll, wake: make(chan struct{}, 1)}
+	c.gate = gate{store: st, log: c.log, running: env.running, published: env.published}
 	c.life.Name, c.life.Log = "consumer", c.log
 	return c
 }
@@ -73,14 +83,26 @@ func (c *consumer) Stop() { _ = c.life.Stop(nil) }
 func (c *consumer) run(ctx context.Context) {
 	t := time.NewTicker(c.poll)
 	defer t.Stop()
+	defer metrics.AdmissionSaturated.Set(0) // a standby holds nothing
 	failing := false
 	for {
 		for ctx.Err() == nil {
+			a, err := c.gate.decide(ctx)
+			if err != nil {
+				if !failing && ctx.Err() == nil {
+					c.log.Error("admission failed; will retry", zap.Error(err))
+				}
+				failing = true
+				break
+			}
 			claim := c.store.InstanceClaimCommands
-			if c.env.bursting() {
+			switch {
+			case a.childrenOnly:
+				claim = c.store.InstanceClaimChildCommands
+			case c.env.bursting():
 				claim = c.store.InstanceClaimManualCommands // see scheduler.bursting
 			}
-			insts, err := claim(ctx, c.host, c.epoch, claimBatch)
+			insts, err := claim(ctx, c.host, c.epoch, a.claim)
 			if err != nil {
 				if !failing && ctx.Err() == nil {
 					c.log.Error("claim commands failed; will retry", zap.Error(err))
@@ -88,7 +110,16 @@ func (c *consumer) run(ctx context.Context) {
 				failing = true
 				break
 			}
-			failing = false
+			metrics.AdmissionQueue.WithLabelValues("claimed").Set(float64(len(insts)))
+			if err := c.gate.record(ctx, settle(a, len(insts), c.gate.lim)); err != nil {
+				// The claimed runs start all the same; the reason waits for the next pass.
+				if !failing && ctx.Err() == nil {
+					c.log.Error("record admission failed; will retry", zap.Error(err))
+				}
+				failing = true
+			} else {
+				failing = false
+			}
 			metrics.Instance(model.WorkflowRunning, len(insts))
 			for _, inst := range insts {
 				if err := c.env.startInstance(inst, false); err != nil {
@@ -97,7 +128,11 @@ func (c *consumer) run(ctx context.Context) {
 			}
 			// Queued runs (schedule overlap wait/replace, max_active_runs)
 			// whose turn came: a run ended, here or under an earlier leader.
-			rel, err := c.store.InstanceReleaseQueued(ctx, c.host)
+			room := a.claim - len(insts) // what admission leaves after the claim
+			if a.childrenOnly {
+				room = 0
+			}
+			rel, err := c.store.InstanceReleaseQueued(ctx, c.host, room)
 			if err != nil {
 				if !failing && ctx.Err() == nil {
 					c.log.Error("release queued runs failed; will retry", zap.Error(err))
@@ -112,7 +147,7 @@ func (c *consumer) run(ctx context.Context) {
 					c.log.Error("start workflow instance", logging.Instance(inst.ID, inst.Project, inst.Workflow), zap.Error(err))
 				}
 			}
-			acts, err := c.store.ActionClaim(ctx, claimBatch)
+			acts, err := c.store.ActionClaim(ctx, actionBatch)
 			if err != nil {
 				if !failing && ctx.Err() == nil {
 					c.log.Error("claim actions failed; will retry", zap.Error(err))
@@ -123,7 +158,7 @@ func (c *consumer) run(ctx context.Context) {
 			for _, a := range acts {
 				c.env.route(a)
 			}
-			if len(insts) < claimBatch && len(acts) < claimBatch {
+			if len(insts) < a.claim && len(acts) < actionBatch {
 				break
 			}
 		}
@@ -137,3 +172,11 @@ func (c *consumer) run(ctx context.Context) {
 }
 
 func (t *term) bursting() bool { return t.cron != nil && t.cron.Bursting() }
+
+func (t *term) running() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.runners)
+}
+
+func (t *term) published() int64 { return t.pub.handedOver() }

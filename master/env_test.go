@@ -40,6 +40,14 @@ func newCell(t *testing.T, cfg master.Config) *cell { return newCellWith(t, cfg,
 
 // newCellWith is newCell with before(m) called before the master starts.
 func newCellWith(t *testing.T, cfg master.Config, before func(*master.Master)) *cell {
+	c := openCell(t, cfg)
+	c.start(cfg, before)
+	return c
+}
+
+// openCell is a cell's database, migrated, with project p; start starts
+// its master (settings written in between hold from its first look).
+func openCell(t *testing.T, cfg master.Config) *cell {
 	c := &cell{t: t, ctx: context.Background(), dir: t.TempDir(), log: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)),
 		reg: registry.NewMemory(), secret: cfg.Secret}
 	var err error
@@ -51,6 +59,11 @@ func newCellWith(t *testing.T, cfg master.Config, before func(*master.Master)) *
 		t.Fatal(err)
 	}
 	c.st.ProjectCreate(c.ctx, "p", "")
+	return c
+}
+
+func (c *cell) start(cfg master.Config, before func(*master.Master)) {
+	t := c.t
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"
 	}
@@ -63,7 +76,6 @@ func newCellWith(t *testing.T, cfg master.Config, before func(*master.Master)) *
 	}
 	t.Cleanup(c.m.Stop)
 	wait.Until(t, 30*time.Second, "master leads", c.m.IsLeader)
-	return c
 }
 
 // addWorker starts a worker and registers it with its capacity.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -88,6 +89,9 @@ type publisher struct {
 	hooks  *webhooks
 	alerts *alerter
 	life   startstop.Base
+	// last is the cursor's ID after each batch (-1 before the first): the
+	// highest outbox id published, above which is the admission's backlog.
+	last atomic.Int64
 }
 
 // newPublisher builds the term's publisher with its readers: the webhook
@@ -96,8 +100,12 @@ func newPublisher(st publishStore, log *zap.Logger, cfg EventsConfig, def func(c
 	p := &publisher{store: st, log: log.Named("events"), cfg: cfg,
 		hooks: newWebhooks(st, cfg.Secrets, log, cfg), alerts: newAlerter(st, log, cfg, def)}
 	p.life.Name, p.life.Log = "event publisher", p.log
+	p.last.Store(-1)
 	return p
 }
+
+// handedOver is the highest outbox id the publisher published (-1: unknown).
+func (p *publisher) handedOver() int64 { return p.last.Load() }
 
 func (p *publisher) Start(ctx context.Context) error {
 	return p.life.StartWith(ctx, func() error {
@@ -132,6 +140,7 @@ func (p *publisher) loop(ctx context.Context, cur store.EventCursor) {
 	wait := p.cfg.Poll
 	for {
 		evs, err := p.store.EventPublishFrom(ctx, &cur, publishBatch)
+		p.last.Store(cur.ID)
 		wait = min(2*wait, p.cfg.IdlePoll)
 		switch {
 		case errors.Is(err, store.ErrFenced):

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -425,8 +424,6 @@ func TestRunWaitFailed(t *testing.T) {
 		t.Fatalf("json wait: exit %d\n%s", code, out)
 	}
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func TestActionCommands(t *testing.T) {
 	t.Parallel()

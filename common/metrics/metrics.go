@@ -76,6 +76,21 @@ var (
 	ScheduleTimes = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "schedule_times_total",
 		Help: "Schedule fire times: fired on time, caught up (missed, then fired) or skipped."}, []string{"outcome"})
 
+	// AdmissionQueue is the leader's bounded queues as its command consumer
+	// last measured them, AdmissionLimit their limits (the settings).
+	AdmissionQueue = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "admission_queue",
+		Help: "The leader's admission queues: running_instances, pending_events (outbox rows not yet published), claimed (commands taken in the last pass)."},
+		[]string{"queue"})
+	AdmissionLimit = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "admission_limit",
+		Help: "The limit of each admission queue (settings admission.max_running_instances, admission.max_pending_events, admission.claim_batch)."},
+		[]string{"queue"})
+	// AdmissionSaturated is 1 while the leader claims no new runs.
+	AdmissionSaturated = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "admission_saturated",
+		Help: "1 while the leader claims no new runs because an admission limit is reached."})
+	// AdmissionWaits counts the times the leader began to hold new runs, by the limit reached.
+	AdmissionWaits = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "admission_waits_total",
+		Help: "Times the leader began holding new runs in the database, by the limit reached (setting name)."}, []string{"limit"})
+
 	// HTTPRequests counts API requests by route and status code.
 	HTTPRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "http_requests_total",
 		Help: "API requests by route pattern and status code."}, []string{"route", "code"})
@@ -98,7 +113,7 @@ var (
 // beluga are Beluga's own collectors (the dashboard test reads their names).
 var beluga = []prometheus.Collector{TaskTransitions, InstanceTransitions, QueueDepth, QueueOldest, DispatchLatency,
 	ReportAckLatency, TaskGroupInUse, Leader, Epoch, ZKSession, ZKReconnects, DBTx, DBTxErrors, CronLag, ScheduleTimes,
-	HTTPRequests, HTTPDuration, workerStats}
+	HTTPRequests, HTTPDuration, workerStats, AdmissionQueue, AdmissionLimit, AdmissionSaturated, AdmissionWaits}
 
 func init() {
 	Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -14,6 +14,22 @@ const (
 	// refuses them (docs/security.md, item 1).
 	SettingUnsandboxedCode = "tasks.allow_unsandboxed_code"
 
+	// The leader's admission limits (docs/architecture.md, Admission): past
+	// one, it claims no new runs (they wait in the DB with a reason saying
+	// which) until there is room again.
+	//
+	// SettingMaxRunningInstances: workflow instances the leader runs at once
+	// (a runner each).
+	SettingMaxRunningInstances = "admission.max_running_instances"
+	// SettingMaxPendingEvents: outbox rows not yet published.
+	SettingMaxPendingEvents = "admission.max_pending_events"
+	// SettingClaimBatch: start commands claimed in one pass (one transaction).
+	SettingClaimBatch = "admission.claim_batch"
+
+	DefaultMaxRunningInstances = 20000
+	DefaultMaxPendingEvents    = 1000000
+	DefaultClaimBatch          = 64
+
 	DefaultSubWorkflowDepth    = 10
 	DefaultInstancesPerRun     = 200
 	DefaultVersionsPerWorkflow = 1000

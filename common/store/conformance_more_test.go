@@ -44,7 +44,7 @@ func TestInstanceTermCalls(t *testing.T) {
 		if err != nil || len(adopted) != 1 || adopted[0].ID != inst.ID || adopted[0].Host != "m2" {
 			t.Fatalf("adopt: %+v, %v", adopted, err)
 		}
-		if queued, err := term.InstanceReleaseQueued(ctx, "m2"); err != nil || len(queued) != 0 {
+		if queued, err := term.InstanceReleaseQueued(ctx, "m2", 1000); err != nil || len(queued) != 0 {
 			t.Fatalf("release with nothing queued: %+v, %v", queued, err)
 		}
 		if err := term.InstanceSetReasons(ctx, map[int64]string{inst.ID: "waiting for a worker"}); err != nil {

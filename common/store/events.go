@@ -193,10 +193,13 @@ func uniq(ids []int64) []int64 {
 // spends two statements per batch: Last is the highest seq it numbered
 // (-1: unknown, read from the table), Busy says its last batch found rows
 // (then the idle check outside a transaction is skipped). On SQLite Last
-// is the highest seq handed over, and -1 means the newest now.
+// is the highest seq handed over, and -1 means the newest now. ID is the
+// highest outbox id published (seq is id on SQLite; a batch's last id on
+// MySQL and PostgreSQL): the rows above it are the backlog (EventBacklog).
 type EventCursor struct {
 	Last int64
 	Busy bool
+	ID   int64
 }
 
 // EventCursorNew is where a new term's publisher starts, taken before its
@@ -207,13 +210,20 @@ type EventCursor struct {
 // cover the rows up to it.
 func (s *Store) EventCursorNew(ctx context.Context) (EventCursor, error) {
 	if !s.seqIsID() {
-		return EventCursor{Last: -1}, nil
+		// Published up to the row before the oldest unnumbered one.
+		var id int64
+		err := s.db.WithContext(ctx).Raw(`SELECT COALESCE((SELECT MIN(id) FROM event WHERE seq IS NULL) - 1, (SELECT MAX(id) FROM event), 0)`).
+			Scan(&id).Error
+		if err != nil {
+			return EventCursor{Last: -1, ID: -1}, fmt.Errorf("read the event outbox: %w", err)
+		}
+		return EventCursor{Last: -1, ID: id}, nil
 	}
 	last, err := s.EventLastSeq(ctx)
 	if err != nil {
-		return EventCursor{Last: -1}, err
+		return EventCursor{Last: -1, ID: -1}, err
 	}
-	return EventCursor{Last: last}, nil
+	return EventCursor{Last: last, ID: last}, nil
 }
 
 // EventPublishFrom numbers up to limit committed, unnumbered outbox rows,
@@ -242,6 +252,7 @@ func (s *Store) EventPublishFrom(ctx context.Context, c *EventCursor, limit int)
 	}
 	var out []model.Event
 	last := c.Last
+	top := int64(-1) // the batch's highest id
 	err := s.tx(ctx, func(tx *gorm.DB) error {
 		rows, err := scanEvents(tx.Raw(`SELECT `+eventCols+` FROM event WHERE seq IS NULL ORDER BY id LIMIT ?`, limit))
 		if err != nil {
@@ -278,7 +289,7 @@ func (s *Store) EventPublishFrom(ctx context.Context, c *EventCursor, limit int)
 		for i, r := range rows {
 			out[i] = r.model()
 		}
-		last = hi + k
+		last, top = hi+k, hi
 		return nil
 	})
 	if err != nil {
@@ -286,6 +297,7 @@ func (s *Store) EventPublishFrom(ctx context.Context, c *EventCursor, limit int)
 		return nil, fmt.Errorf("publish events: %w", err)
 	}
 	c.Last, c.Busy = last, len(out) > 0
+	c.ID = max(c.ID, top)
 	return out, nil
 }
 
@@ -299,7 +311,7 @@ func (s *Store) handOverEvents(ctx context.Context, c *EventCursor, limit int) (
 		if err != nil {
 			return nil, fmt.Errorf("publish events: %w", err)
 		}
-		c.Last = last
+		c.Last, c.ID = last, last
 	}
 	db := s.db.WithContext(ctx)
 	// The limit is written in: SQLite's planner uses a bound LIMIT's value,
@@ -321,6 +333,7 @@ func (s *Store) handOverEvents(ctx context.Context, c *EventCursor, limit int) (
 		out[i] = r.model()
 	}
 	c.Last, c.Busy = rows[len(rows)-1].ID, true
+	c.ID = c.Last
 	return out, nil
 }
 

@@ -246,7 +246,8 @@ func claimCommand(tx *gorm.DB, c commandRow, host string, epoch int64) (*workflo
 	}
 	now := time.Now().UTC()
 	up := tx.Model(&workflowInstanceRow{}).Where("id = ? AND state = ?", c.WorkflowInstanceID, model.WorkflowSubmitted).
-		Updates(map[string]any{"state": string(model.WorkflowRunning), "host": host, "epoch": epoch, "start_time": now})
+		Updates(map[string]any{"state": string(model.WorkflowRunning), "host": host, "epoch": epoch, "start_time": now,
+			"reason": ""}) // a reason it waited with (InstanceNoteWaiting) is over
 	if up.Error != nil {
 		return nil, fmt.Errorf("start instance %d: %w", c.WorkflowInstanceID, up.Error)
 	}

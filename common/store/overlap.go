@@ -241,9 +241,12 @@ const maxReleaseScan = 1000
 
 // InstanceReleaseQueued starts the queued runs that have room, oldest first, in
 // one fenced transaction: each moves to running, owned by host at this
-// view's epoch, like a claimed command. It returns them for the master to
-// run.
-func (s *Store) InstanceReleaseQueued(ctx context.Context, host string) ([]model.WorkflowInstance, error) {
+// view's epoch, like a claimed command, up to most of them (the leader's
+// admission room; 0 releases none). It returns them for the master to run.
+func (s *Store) InstanceReleaseQueued(ctx context.Context, host string, most int) ([]model.WorkflowInstance, error) {
+	if most <= 0 {
+		return nil, nil
+	}
 	// Most looks find nothing queued: a read says so without a write
 	// transaction (the consumer looks after every run's end). A run
 	// queued after this read wakes the consumer again.
@@ -311,7 +314,9 @@ func (s *Store) InstanceReleaseQueued(ctx context.Context, host string) ([]model
 			}
 		}
 		now := time.Now().UTC()
-		for _, id := range releasable(q, r) {
+		ids := releasable(q, r)
+		ids = ids[:min(len(ids), most)]
+		for _, id := range ids {
 			up := tx.Model(&workflowInstanceRow{}).Where("id = ? AND queued = ? AND state = ?", id, true, model.WorkflowSubmitted).
 				Updates(map[string]any{"state": string(model.WorkflowRunning), "queued": false, "reason": "",
 					"host": host, "epoch": s.epoch, "start_time": now})

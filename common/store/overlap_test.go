@@ -66,7 +66,7 @@ func (f *overlapFixture) claim() []int64 {
 
 func (f *overlapFixture) release() []int64 {
 	f.t.Helper()
-	insts, err := f.term.InstanceReleaseQueued(f.ctx, "m1")
+	insts, err := f.term.InstanceReleaseQueued(f.ctx, "m1", 1000)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestMaxActiveRunsQueuesManualRuns(t *testing.T) {
 			t.Fatalf("third run: %+v", third)
 		}
 		rel := func() []int64 {
-			insts, err := term.InstanceReleaseQueued(ctx, "m1")
+			insts, err := term.InstanceReleaseQueued(ctx, "m1", 1000)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -295,7 +295,7 @@ func TestMaxActiveRunsQueuesManualRuns(t *testing.T) {
 		same(t, "release the late run", rel(), late.ID)
 		// A fenced term releases nothing.
 		s.TermBegin(ctx, 2, "m2")
-		if _, err := term.InstanceReleaseQueued(ctx, "m1"); err == nil {
+		if _, err := term.InstanceReleaseQueued(ctx, "m1", 1000); err == nil {
 			t.Fatal("release from a fenced term succeeded")
 		}
 	})

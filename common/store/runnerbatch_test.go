@@ -31,7 +31,7 @@ func TestWriteRunnerBatch(t *testing.T) {
 			t.Fatalf("claiming 3 commands took %d transactions, want 1", n)
 		}
 		// Nothing queued: the release opens no write transaction.
-		if rel, err := term.InstanceReleaseQueued(cctx, "m1"); err != nil || len(rel) != 0 || counts.Transactions.Load() != 1 {
+		if rel, err := term.InstanceReleaseQueued(cctx, "m1", 1000); err != nil || len(rel) != 0 || counts.Transactions.Load() != 1 {
 			t.Fatalf("release with nothing queued: %v %v, %d transactions in all", rel, err, counts.Transactions.Load())
 		}
 		for i, c := range claimed {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -47,6 +48,20 @@ func Get(client *http.Client, url, token string) (int, Scrape, error) {
 }
 
 // Has reports whether the family is in the scrape.
+// Gather reads g (a process's own registry, metrics.Registry) as a scrape
+// would, for tests in the process that moves the metrics.
+func Gather(g prometheus.Gatherer) (Scrape, error) {
+	fams, err := g.Gather()
+	if err != nil {
+		return nil, fmt.Errorf("gather metrics: %w", err)
+	}
+	s := Scrape{}
+	for _, f := range fams {
+		s[f.GetName()] = f
+	}
+	return s, nil
+}
+
 func (s Scrape) Has(name string) bool { return s[name] != nil }
 
 // Value sums the family's series whose labels include want ("k=v" pairs):
