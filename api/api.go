@@ -161,6 +161,8 @@ var routes = []route{
 	{"PUT", "/api/v1/projects/{project}/workflows/{name}/schedule", (*handlers).putSchedule},
 	{"GET", "/api/v1/projects/{project}/workflows/{name}/schedule", (*handlers).getSchedule},
 	{"DELETE", "/api/v1/projects/{project}/workflows/{name}/schedule", (*handlers).deleteSchedule},
+	{"GET", "/api/v1/projects/{project}/schedules/{id}/fires", (*handlers).listFires},
+	{"POST", "/api/v1/projects/{project}/schedules/{id}/fires/compensate", (*handlers).compensateFires},
 	{"GET", "/api/v1/schedules", (*handlers).listSchedules},
 	{"POST", "/api/v1/schedule-preview", (*handlers).schedulePreview},
 	{"POST", "/api/v1/projects/{project}/workflows/{name}/backfill", (*handlers).startBackfill},

@@ -131,6 +131,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"ProjectRetention": ProjectRetention{}, "ProjectRetentionRequest": ProjectRetentionRequest{}, "RetentionPlan": RetentionPlan{},
 		"AuditRetention": AuditRetention{}, "RetentionRunRequest": RetentionRunRequest{}, "RetentionRun": RetentionRun{},
 		"GitBindingRequest": GitBindingRequest{}, "GitBinding": GitBinding{}, "GitSyncResult": GitSyncResult{},
+		"ScheduleFire": ScheduleFire{}, "FireList": FireList{}, "CompensateRequest": CompensateRequest{}, "CompensateResult": CompensateResult{},
+		"Compensation": Compensation{},
 	} {
 		s, ok := doc.Components.Schemas[name]
 		if !ok {

@@ -403,7 +403,7 @@ func (s *Store) fireWrite(sc model.Schedule, f Firing) timedRuns {
 		id: sc.ID, rev: sc.Revision, up: up, moved: ErrScheduleMoved, times: f.Times, box: s.box,
 		run: RunRequest{Project: sc.Project, Workflow: sc.Workflow, Params: sc.Params, Priority: sc.Priority,
 			WorkerGroup: sc.WorkerGroup, CommandType: model.CommandScheduled, ScheduleID: sc.ID, Timezone: sc.Timezone},
-		gate:        overlapGate(sc, time.Now().UTC()),
-		fires:       newLedger(), missed: f.Missed, refused: f.Refused,
+		gate:  overlapGate(sc, time.Now().UTC()),
+		fires: newLedger(), missed: f.Missed, refused: f.Refused,
 		queueReason: fmt.Sprintf("queued: schedule %d (overlap %s) runs one at a time; waits for the previous run to end", sc.ID, sc.Overlap)}
 }
