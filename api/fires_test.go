@@ -36,17 +36,17 @@ func TestScheduleFiresAPI(t *testing.T) {
 	base := "/api/v1/projects/p/schedules/" + itoa(cur.ID) + "/fires"
 
 	var page FireList
-	b.get(base + "?limit=2").want(t, http.StatusOK).json(t, &page)
+	b.get(base+"?limit=2").want(t, http.StatusOK).json(t, &page)
 	if len(page.Items) != 2 || page.NextCursor == "" || page.Items[0].Outcome != "missed" || !page.Items[0].DueTime.Equal(m1) {
 		t.Fatalf("page 1: %+v", page)
 	}
 	cursor := page.NextCursor
 	page = FireList{}
-	b.get(base + "?limit=2&cursor=" + cursor).want(t, http.StatusOK).json(t, &page)
+	b.get(base+"?limit=2&cursor="+cursor).want(t, http.StatusOK).json(t, &page)
 	if len(page.Items) != 1 || page.NextCursor != "" || page.Items[0].Outcome != "fired" || page.Items[0].InstanceID == nil {
 		t.Fatalf("page 2: %+v", page)
 	}
-	b.get(base + "?outcome=missed&from=2026-12-01T10:30:00Z").want(t, http.StatusOK).json(t, &page)
+	b.get(base+"?outcome=missed&from=2026-12-01T10:30:00Z").want(t, http.StatusOK).json(t, &page)
 	if len(page.Items) != 1 || !page.Items[0].DueTime.Equal(m2) {
 		t.Fatalf("missed from 10:30: %+v", page)
 	}
@@ -83,7 +83,7 @@ func TestScheduleFiresAPI(t *testing.T) {
 		t.Fatalf("compensate 10:00: %+v", res)
 	}
 	var inst InstanceDetail
-	b.get("/api/v1/instances/" + itoa(res.Runs[0].InstanceID)).want(t, http.StatusOK).json(t, &inst)
+	b.get("/api/v1/instances/"+itoa(res.Runs[0].InstanceID)).want(t, http.StatusOK).json(t, &inst)
 	if inst.ScheduleTime == nil || !inst.ScheduleTime.Equal(m1) {
 		t.Fatalf("compensated run: %+v", inst.Instance)
 	}
@@ -94,7 +94,7 @@ func TestScheduleFiresAPI(t *testing.T) {
 	if len(res.Runs) != 1 || !res.Runs[0].DueTime.Equal(m2) {
 		t.Fatalf("all missed: %+v", res)
 	}
-	b.get(base + "?outcome=compensated").want(t, http.StatusOK).json(t, &page)
+	b.get(base+"?outcome=compensated").want(t, http.StatusOK).json(t, &page)
 	if len(page.Items) != 2 || page.Items[0].InstanceID == nil {
 		t.Fatalf("compensated rows: %+v", page)
 	}
