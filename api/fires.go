@@ -74,6 +74,13 @@ func (h *handlers) listFires(w http.ResponseWriter, r *http.Request) error {
 	} else {
 		f.Outcome = o
 	}
+	switch q.Get("order") {
+	case "", "asc":
+	case "desc":
+		f.Desc = true
+	default:
+		bad = append(bad, fmt.Sprintf("query parameter order %q is not valid: use asc (the default, oldest first) or desc", q.Get("order")))
+	}
 	limit, err := queryInt(r, "limit", 50, 1, store.MaxPage)
 	if err != nil {
 		bad = append(bad, err.Error())

@@ -50,7 +50,12 @@ func TestScheduleFiresAPI(t *testing.T) {
 	if len(page.Items) != 1 || !page.Items[0].DueTime.Equal(m2) {
 		t.Fatalf("missed from 10:30: %+v", page)
 	}
-	for _, q := range []string{"?outcome=lost", "?from=yesterday", "?limit=0", "?cursor=%21"} {
+	page = FireList{}
+	b.get(base+"?order=desc&limit=1").want(t, http.StatusOK).json(t, &page)
+	if len(page.Items) != 1 || !page.Items[0].DueTime.Equal(t0) || page.NextCursor == "" {
+		t.Fatalf("newest first: %+v", page)
+	}
+	for _, q := range []string{"?order=up", "?outcome=lost", "?from=yesterday", "?limit=0", "?cursor=%21"} {
 		if e := b.get(base+q).wantError(t, http.StatusBadRequest, CodeBadRequest); e.Message == "" {
 			t.Fatalf("%s: %+v", q, e)
 		}

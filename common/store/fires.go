@@ -88,12 +88,14 @@ func (l *ledger) write(tx *gorm.DB) error {
 
 // FireFilter selects a schedule's ledger rows: due times in [From, To]
 // (nil: open), of one outcome ("" every one), after the due time After
-// (zero: from the first), Limit of them (oldest first).
+// (zero: from the first), Limit of them, oldest first (Desc: newest
+// first, After the cursor from the other end).
 type FireFilter struct {
 	From, To *time.Time
 	Outcome  model.FireOutcome
 	After    time.Time
 	Limit    int
+	Desc     bool
 }
 
 // scheduleIn reads schedule id of project (ErrNotFound when it is not
@@ -121,14 +123,21 @@ func (s *Store) ScheduleFires(ctx context.Context, project string, id int64, f F
 	if f.To != nil {
 		q = q.Where("due_time <= ?", f.To.UTC())
 	}
-	if !f.After.IsZero() {
+	order := "due_time"
+	switch {
+	case f.Desc && !f.After.IsZero():
+		q = q.Where("due_time < ?", f.After.UTC())
+	case !f.After.IsZero():
 		q = q.Where("due_time > ?", f.After.UTC())
+	}
+	if f.Desc {
+		order = "due_time DESC"
 	}
 	if f.Outcome != "" {
 		q = q.Where("outcome = ?", string(f.Outcome))
 	}
 	var rows []fireRow
-	if err := q.Order("due_time").Limit(f.Limit + 1).Find(&rows).Error; err != nil {
+	if err := q.Order(order).Limit(f.Limit + 1).Find(&rows).Error; err != nil {
 		return nil, false, fmt.Errorf("read the fires of schedule %d: %w", id, err)
 	}
 	more := len(rows) > f.Limit

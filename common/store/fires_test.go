@@ -75,6 +75,13 @@ func TestFireLedgerOutcomes(t *testing.T) {
 		if more || len(page) != 2 || !page[1].DueTime.Equal(t0) {
 			t.Fatalf("page 2: %+v %v", page, more)
 		}
+		page, more, _ = s.ScheduleFires(f.ctx, "demo", sc.ID, store.FireFilter{Limit: 3, Desc: true})
+		if !more || len(page) != 3 || !page[0].DueTime.Equal(t0) || !page[2].DueTime.Equal(m2) {
+			t.Fatalf("newest first: %+v %v", page, more)
+		}
+		if page, more, _ = s.ScheduleFires(f.ctx, "demo", sc.ID, store.FireFilter{Limit: 3, Desc: true, After: page[2].DueTime}); more || len(page) != 1 || !page[0].DueTime.Equal(m1) {
+			t.Fatalf("newest first, page 2: %+v %v", page, more)
+		}
 		from := m2
 		if page, _, _ = s.ScheduleFires(f.ctx, "demo", sc.ID, store.FireFilter{From: &from, To: &r1, Limit: 10}); len(page) != 2 {
 			t.Fatalf("from..to: %+v", page)
