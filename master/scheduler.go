@@ -495,7 +495,7 @@ func (s *scheduler) plan(sc model.Schedule, now time.Time, cal *schedule.Calenda
 	}
 	f.Missed = plan.Missed
 	if raw != nil {
-		lo := from
+		lo := *sc.NextFireTime // as stored: the calendar may have moved from past it
 		if sc.LastFireTime != nil {
 			lo = sc.LastFireTime.Add(time.Nanosecond)
 		}
