@@ -171,6 +171,8 @@ var routes = []route{
 	{"POST", "/api/v1/projects/{project}/workflows/{name}/triggers/{trigger}/rotate", (*handlers).rotateTrigger},
 	{"GET", "/api/v1/projects/{project}/workflows/{name}/triggers/{trigger}/deliveries", (*handlers).listTriggerDeliveries},
 	{"POST", "/api/v1/hooks/{id}", (*handlers).deliver},
+	{"GET", "/api/v1/projects/{project}/schedules/{id}/fires", (*handlers).listFires},
+	{"POST", "/api/v1/projects/{project}/schedules/{id}/fires/compensate", (*handlers).compensateFires},
 	{"GET", "/api/v1/schedules", (*handlers).listSchedules},
 	{"POST", "/api/v1/schedule-preview", (*handlers).schedulePreview},
 	{"POST", "/api/v1/projects/{project}/workflows/{name}/backfill", (*handlers).startBackfill},

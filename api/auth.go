@@ -110,6 +110,9 @@ var access = map[string]need{
 	"GET /api/v1/backfills/{id}":                                {who: byBackfill, level: model.GrantView},
 	"POST /api/v1/backfills/{id}/actions":                       {who: byBackfill, level: model.GrantOperate},
 
+	"GET /api/v1/projects/{project}/schedules/{id}/fires":             {who: byProject, level: model.GrantView},
+	"POST /api/v1/projects/{project}/schedules/{id}/fires/compensate": {who: byProject, level: model.GrantOperate},
+
 	"GET /api/v1/instances":               {who: user}, // filtered
 	"GET /api/v1/instances/{id}":          {who: byInstance, level: model.GrantView},
 	"POST /api/v1/instances/{id}/actions": {who: byInstance, level: model.GrantOperate},

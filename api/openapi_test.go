@@ -136,6 +136,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"NewTrigger": NewTrigger{}, "TriggerDelivery": TriggerDelivery{},
 		"PlanRequest": PlanRequest{}, "Plan": Plan{}, "PlannedInstance": plan.Planned{}, "PlannedTask": plan.PlannedTask{},
 		"PlanConflict": plan.Conflict{},
+		"ScheduleFire": ScheduleFire{}, "FireList": FireList{}, "CompensateRequest": CompensateRequest{}, "CompensateResult": CompensateResult{},
+		"Compensation": Compensation{},
 	} {
 		s, ok := doc.Components.Schemas[name]
 		if !ok {

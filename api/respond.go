@@ -56,7 +56,7 @@ func storeError(err error) error {
 	case errors.Is(err, store.ErrConflict):
 		// "...; stop them first: conflict": the code already says conflict.
 		return &httpError{http.StatusConflict, CodeConflict, strings.TrimSuffix(err.Error(), ": "+store.ErrConflict.Error())}
-	case errors.Is(err, store.ErrMaskedSecret), errors.Is(err, store.ErrUnknownCalendar):
+	case errors.Is(err, store.ErrMaskedSecret), errors.Is(err, store.ErrUnknownCalendar), errors.Is(err, store.ErrNotMissed):
 		return badRequest("%s", err.Error())
 	}
 	return err

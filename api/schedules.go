@@ -87,6 +87,9 @@ func (h *handlers) putSchedule(w http.ResponseWriter, r *http.Request) error {
 		if t := c.First(from, schedule.Window{Start: sc.StartTime, End: sc.EndTime}); !t.IsZero() {
 			sc.NextFireTime = &t
 		}
+		if err == nil && !old.Enabled {
+			sc.PausedFires = pausedFires(c, old, sc.NextFireTime, from)
+		}
 	}
 	out, created, err := h.Store.SchedulePut(r.Context(), sc, req.Version)
 	if err != nil {
@@ -102,6 +105,18 @@ func (h *handlers) putSchedule(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, status, fromScheduleOn(out, cal))
 	return nil
+}
+
+// pausedFires are the fire times of c due while old was disabled: from its
+// last edit (the pause, or an edit while paused) to the resume (now, or
+// the new next fire time if earlier), the first schedule.MaxMissed.
+func pausedFires(c *schedule.Cron, old model.Schedule, next *time.Time, now time.Time) []time.Time {
+	end := now
+	if next != nil && next.Before(end) {
+		end = next.Add(-time.Nanosecond)
+	}
+	times, _ := c.Between(old.UpdatedAt, end, schedule.MaxMissed)
+	return times
 }
 
 // businessCalendar is the calendar a schedule of project naming name

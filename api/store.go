@@ -137,6 +137,8 @@ type scheduleStore interface {
 	ScheduleDelete(ctx context.Context, project, workflow string) error
 	ScheduleList(ctx context.Context, project string) ([]model.Schedule, error)
 	SchedulePage(ctx context.Context, project string, after store.ScheduleName, prefix string, limit int) ([]model.Schedule, bool, error)
+	ScheduleFires(ctx context.Context, project string, id int64, f store.FireFilter) ([]model.ScheduleFire, bool, error)
+	ScheduleCompensate(ctx context.Context, project string, id int64, req store.CompensateRequest) ([]store.Compensation, error)
 	BackfillCreate(ctx context.Context, b model.Backfill) (model.Backfill, error)
 	BackfillGet(ctx context.Context, id int64) (model.Backfill, error)
 	BackfillList(ctx context.Context, f store.BackfillFilter) ([]model.Backfill, error)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/schedule"
+	"github.com/beluga-scheduler/beluga/common/store"
 	"github.com/beluga-scheduler/beluga/master"
 )
 
@@ -44,6 +45,14 @@ func TestScheduleCalendarChecksStoredNext(t *testing.T) {
 	for _, wf := range []string{"skip", "next"} {
 		if insts := c.scheduled("wf_" + wf); len(insts) != 0 {
 			t.Fatalf("%s fired on the holiday: %+v", wf, insts)
+		}
+	}
+	// The ledger says so: the holiday's time refused, the plain one fired.
+	for wf, want := range map[string]model.FireOutcome{"skip": model.FireRefused, "next": model.FireRefused, "plain": model.FireFired} {
+		sc, _ := c.st.ScheduleGet(c.ctx, "p", "wf_"+wf)
+		fs, _, err := c.st.ScheduleFires(c.ctx, "p", sc.ID, store.FireFilter{Limit: 10})
+		if err != nil || len(fs) != 1 || !fs[0].DueTime.Equal(noon) || fs[0].Outcome != want {
+			t.Fatalf("%s: ledger %+v %v, want %s at %v", wf, fs, err, want, noon)
 		}
 	}
 }

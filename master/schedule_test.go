@@ -169,5 +169,19 @@ func TestScheduleCatchupAfterOutage(t *testing.T) {
 		if skipped := 4 - n; (skipped > 0) != strings.Contains(sc.Note, fmt.Sprintf("skipped %d missed", skipped)) {
 			t.Fatalf("%s: note %q", policy, sc.Note)
 		}
+		// The ledger: one row per hour of the outage, the times not run missed.
+		fs, _, err := c.st.ScheduleFires(c.ctx, "p", sc.ID, store.FireFilter{Limit: 10})
+		if err != nil || len(fs) != 4 {
+			t.Fatalf("%s: ledger %+v %v", policy, fs, err)
+		}
+		for i, f := range fs {
+			want := model.FireMissed
+			if i >= 4-n {
+				want = model.FireFired
+			}
+			if !f.DueTime.Equal(hour.Add(time.Duration(i-3)*time.Hour)) || f.Outcome != want {
+				t.Fatalf("%s: ledger row %d %+v, want %s", policy, i, f, want)
+			}
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -474,8 +475,9 @@ func (s *scheduler) plan(sc model.Schedule, now time.Time, cal *schedule.Calenda
 		return store.Firing{}, schedule.Plan{}, false
 	}
 	from := *sc.NextFireTime
+	var raw *schedule.Cron // the cron without the calendar: what it refused
 	if cal != nil && c.Wall() {
-		c = c.WithCalendar(cal, sc.OnHoliday)
+		raw, c = c, c.WithCalendar(cal, sc.OnHoliday)
 		if from = c.Next(from.Add(-time.Nanosecond)); from.IsZero() {
 			return store.Firing{Note: fmt.Sprintf("%s: no business day left to fire on (calendar %s)", now.Format(time.RFC3339), sc.Calendar)},
 				schedule.Plan{}, true
@@ -491,11 +493,34 @@ func (s *scheduler) plan(sc model.Schedule, now time.Time, cal *schedule.Calenda
 	if !plan.Next.IsZero() {
 		f.Next = &plan.Next
 	}
+	f.Missed = plan.Missed
+	if raw != nil {
+		lo := *sc.NextFireTime // as stored: the calendar may have moved from past it
+		if sc.LastFireTime != nil {
+			lo = sc.LastFireTime.Add(time.Nanosecond)
+		}
+		f.Refused = refused(raw, lo, now, plan)
+	}
 	if plan.Skipped > 0 {
 		f.Note = fmt.Sprintf("%s: skipped %d missed fire time(s) from %s (catchup %s)",
 			now.Format(time.RFC3339), plan.Skipped, sc.NextFireTime.Format(time.RFC3339), catchupName(sc.Catchup))
 	}
 	return f, plan, true
+}
+
+// refused lists the times of raw (a cron without its calendar) in
+// [from, now] that plan neither fires nor lists missed: the calendar
+// dropped them (a day off; under next or previous business day, merged
+// into another fire), at most schedule.MaxMissed, for the ledger of fires.
+func refused(raw *schedule.Cron, from, now time.Time, plan schedule.Plan) []time.Time {
+	times, _ := raw.Between(from, now, schedule.MaxMissed)
+	var out []time.Time
+	for _, t := range times {
+		if !slices.ContainsFunc(plan.Fire, t.Equal) && !slices.ContainsFunc(plan.Missed, t.Equal) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func (s *scheduler) cron(sc model.Schedule) (*schedule.Cron, error) {

@@ -12,14 +12,15 @@ import (
 	"github.com/beluga-scheduler/beluga/api/client"
 )
 
-// scheduleCommand is `beluga schedule set|show|delete|list|enable|disable`;
+// scheduleCommand is `beluga schedule set|show|delete|list|enable|disable|fires|compensate`;
 // like the workflow verbs, they work in the project of --project.
 func scheduleCommand(a *app) *cobra.Command {
 	var project string
 	need := needProject(&project)
 	g := group("schedule", "Put workflows on a cron schedule",
 		scheduleSetCommand(a, need), scheduleShowCommand(a, need), scheduleDeleteCommand(a, need),
-		scheduleListCommand(a, &project), scheduleToggleCommand(a, need, true), scheduleToggleCommand(a, need, false))
+		scheduleListCommand(a, &project), scheduleToggleCommand(a, need, true), scheduleToggleCommand(a, need, false),
+		scheduleFiresCommand(a, need), scheduleCompensateCommand(a, need))
 	g.PersistentFlags().StringVarP(&project, "project", "p", os.Getenv("BELUGA_PROJECT"), "project (env BELUGA_PROJECT)")
 	return g
 }

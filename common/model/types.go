@@ -148,6 +148,9 @@ type Schedule struct {
 	OnHoliday string    `json:"on_holiday,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// PausedFires, written by a resume (enabled again), are the fire times
+	// due while the schedule was disabled: the ledger lists them missed.
+	PausedFires []time.Time `json:"-"`
 }
 
 // Backfill runs a workflow once per schedule time of a past range, in order,

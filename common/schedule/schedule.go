@@ -191,17 +191,34 @@ func (c *Cron) First(from time.Time, w Window) time.Time {
 	return n
 }
 
+// MaxMissed bounds the missed times one pass lists (Plan.Missed), the
+// newest kept: the ledger of fires records at most that many missed fires
+// of a schedule per outage.
+const MaxMissed = 1000
+
 // Plan is what one pass over a schedule does.
 type Plan struct {
 	Fire    []time.Time // schedule times to start, oldest first
 	Skipped int         // missed times dropped by the policy
-	Next    time.Time   // the next fire time after this pass; zero when none is left
+	// Missed are the dropped times, oldest first: the newest MaxMissed
+	// of them.
+	Missed []time.Time
+	Next   time.Time // the next fire time after this pass; zero when none is left
+}
+
+// keepNewest appends ts to out and keeps its newest MaxMissed.
+func keepNewest(out []time.Time, ts ...time.Time) []time.Time {
+	out = append(out, ts...)
+	if n := len(out) - MaxMissed; n > 0 {
+		out = append(out[:0], out[n:]...)
+	}
+	return out
 }
 
 // Due walks the fire times from next (the schedule's next unfired time) up
 // to now and applies the catchup policy to those older than Grace.
 func (c *Cron) Due(next, now time.Time, w Window, policy string) Plan {
-	var on, late []time.Time
+	var on, late, dropped []time.Time
 	skipped := 0
 	t := next
 	for n := 0; !t.IsZero() && !t.After(now); n++ {
@@ -210,11 +227,12 @@ func (c *Cron) Due(next, now time.Time, w Window, policy string) Plan {
 			break
 		}
 		if n == maxScan { // only late times so far: drop them, go on next pass
-			return Plan{Skipped: n, Next: t}
+			return Plan{Skipped: n, Next: t, Missed: keepNewest(dropped, late...)}
 		}
 		if now.Sub(t) > Grace {
 			late = append(late, t)
 			if len(late) > MaxCatchup { // keep the newest MaxCatchup
+				dropped = keepNewest(dropped, late[0])
 				late = late[1:]
 				skipped++
 			}
@@ -226,14 +244,15 @@ func (c *Cron) Due(next, now time.Time, w Window, policy string) Plan {
 	if !t.IsZero() && w.End != nil && t.After(*w.End) {
 		t = time.Time{}
 	}
-	p := Plan{Next: t, Skipped: skipped}
+	p := Plan{Next: t, Skipped: skipped, Missed: dropped}
 	switch {
 	case policy == CatchupAll:
 		p.Fire = append(late, on...)
 	case policy == CatchupNone || len(on) > 0:
-		p.Fire, p.Skipped = on, skipped+len(late)
+		p.Fire, p.Skipped, p.Missed = on, skipped+len(late), keepNewest(dropped, late...)
 	case len(late) > 0: // latest, nothing on time: the newest missed time
 		p.Fire, p.Skipped = late[len(late)-1:], skipped+len(late)-1
+		p.Missed = keepNewest(dropped, late[:len(late)-1]...)
 	}
 	return p
 }

@@ -83,23 +83,29 @@ func TestDuePolicies(t *testing.T) {
 		fire         []string
 		skipped      int
 		next         string
+		missed       []string // the skipped times, listed for the ledger of fires
 	}{
-		{"on time", CatchupLatest, at("2026-11-29T05:00:30Z"), []string{"05:00"}, 0, "06:00"},
-		{"not due", CatchupAll, at("2026-11-29T04:59:59Z"), nil, 0, "05:00"},
-		{"all after outage", CatchupAll, at("2026-11-29T08:30:00Z"), []string{"05:00", "06:00", "07:00", "08:00"}, 0, "09:00"},
-		{"latest after outage", CatchupLatest, at("2026-11-29T08:30:00Z"), []string{"08:00"}, 3, "09:00"},
-		{"default is latest", "", at("2026-11-29T08:30:00Z"), []string{"08:00"}, 3, "09:00"},
-		{"none after outage", CatchupNone, at("2026-11-29T08:30:00Z"), nil, 4, "09:00"},
-		{"latest with one on time", CatchupLatest, at("2026-11-29T08:00:20Z"), []string{"08:00"}, 3, "09:00"},
-		{"none keeps the on-time one", CatchupNone, at("2026-11-29T08:00:20Z"), []string{"08:00"}, 3, "09:00"},
+		{"on time", CatchupLatest, at("2026-11-29T05:00:30Z"), []string{"05:00"}, 0, "06:00", nil},
+		{"not due", CatchupAll, at("2026-11-29T04:59:59Z"), nil, 0, "05:00", nil},
+		{"all after outage", CatchupAll, at("2026-11-29T08:30:00Z"), []string{"05:00", "06:00", "07:00", "08:00"}, 0, "09:00", nil},
+		{"latest after outage", CatchupLatest, at("2026-11-29T08:30:00Z"), []string{"08:00"}, 3, "09:00", []string{"05:00", "06:00", "07:00"}},
+		{"default is latest", "", at("2026-11-29T08:30:00Z"), []string{"08:00"}, 3, "09:00", []string{"05:00", "06:00", "07:00"}},
+		{"none after outage", CatchupNone, at("2026-11-29T08:30:00Z"), nil, 4, "09:00", []string{"05:00", "06:00", "07:00", "08:00"}},
+		{"latest with one on time", CatchupLatest, at("2026-11-29T08:00:20Z"), []string{"08:00"}, 3, "09:00", []string{"05:00", "06:00", "07:00"}},
+		{"none keeps the on-time one", CatchupNone, at("2026-11-29T08:00:20Z"), []string{"08:00"}, 3, "09:00", []string{"05:00", "06:00", "07:00"}},
 	} {
 		p := c.Due(next, tc.now, Window{}, tc.policy)
-		var got []string
-		for _, f := range p.Fire {
-			got = append(got, f.Format("15:04"))
+		hm := func(ts []time.Time) string {
+			var out []string
+			for _, f := range ts {
+				out = append(out, f.Format("15:04"))
+			}
+			return strings.Join(out, ",")
 		}
-		if strings.Join(got, ",") != strings.Join(tc.fire, ",") || p.Skipped != tc.skipped || p.Next.Format("15:04") != tc.next {
-			t.Errorf("%s: fire %v skipped %d next %s; want %v %d %s", tc.name, got, p.Skipped, p.Next.Format("15:04"), tc.fire, tc.skipped, tc.next)
+		got, missed := hm(p.Fire), hm(p.Missed)
+		if got != strings.Join(tc.fire, ",") || p.Skipped != tc.skipped || p.Next.Format("15:04") != tc.next || missed != strings.Join(tc.missed, ",") {
+			t.Errorf("%s: fire %v skipped %d next %s missed %s; want %v %d %s %v", tc.name, got, p.Skipped, p.Next.Format("15:04"), missed,
+				tc.fire, tc.skipped, tc.next, tc.missed)
 		}
 	}
 }
@@ -111,6 +117,9 @@ func TestDueCapsCatchupAndEndsWithTheWindow(t *testing.T) {
 	p := c.Due(next, at("2026-11-29T10:00:00Z"), Window{}, CatchupAll)
 	if len(p.Fire) != MaxCatchup+2 || p.Skipped != 601-MaxCatchup-2 {
 		t.Fatalf("fired %d skipped %d, want the newest %d late + the two on time", len(p.Fire), p.Skipped, MaxCatchup)
+	}
+	if len(p.Missed) != p.Skipped || !p.Missed[0].Equal(next) || !p.Missed[len(p.Missed)-1].Equal(at("2026-11-29T08:18:00Z")) {
+		t.Fatalf("missed %d from %v; want the %d skipped, 00:00 to 08:18", len(p.Missed), p.Missed[0], p.Skipped)
 	}
 	if !p.Fire[len(p.Fire)-1].Equal(at("2026-11-29T10:00:00Z")) || !p.Fire[0].Equal(at("2026-11-29T08:19:00Z")) {
 		t.Fatalf("fired %v .. %v", p.Fire[0], p.Fire[len(p.Fire)-1])
@@ -130,6 +139,9 @@ func TestDueWalksLongOutagesInPasses(t *testing.T) {
 	var fired []time.Time
 	for next.Before(now) || next.Equal(now) {
 		p := c.Due(next, now, Window{}, CatchupLatest)
+		if len(p.Missed) != min(p.Skipped, MaxMissed) || (len(p.Missed) > 0 && !p.Missed[len(p.Missed)-1].Before(p.Next)) {
+			t.Fatalf("pass %d: missed %d of %d skipped (the newest, at most %d)", passes, len(p.Missed), p.Skipped, MaxMissed)
+		}
 		passes++
 		skipped += p.Skipped
 		fired = append(fired, p.Fire...)

@@ -53,12 +53,15 @@ func (s *Store) ScheduleFireBatch(ctx context.Context, fires []ScheduleFire) ([]
 	out := make([]FireResult, len(fires))
 	err := s.tx(ctx, func(tx *gorm.DB) error {
 		var many []int
+		fired := newLedger() // the batch's ledger rows: one multi-row INSERT at its end
 		for i, f := range fires {
 			if o := f.Schedule.Overlap; o == "" || o == model.OverlapAllow {
 				many = append(many, i)
 				continue
 			}
-			runs, err := s.fireWrite(f.Schedule, f.Firing).write(tx)
+			w := s.fireWrite(f.Schedule, f.Firing)
+			w.fires = fired
+			runs, err := w.write(tx)
 			if errors.Is(err, ErrScheduleMoved) {
 				out[i] = FireResult{Err: err}
 				continue
@@ -68,7 +71,10 @@ func (s *Store) ScheduleFireBatch(ctx context.Context, fires []ScheduleFire) ([]
 			}
 			out[i] = FireResult{Runs: runs}
 		}
-		return s.fireMany(tx, fires, many, out)
+		if err := s.fireMany(tx, fires, many, out, fired); err != nil {
+			return err
+		}
+		return fired.write(tx)
 	})
 	if err != nil {
 		return nil, err
@@ -88,7 +94,8 @@ const fireChunk = 200
 // multi-row INSERT each. A schedule that moved is out[i].Err, nothing of it
 // written. A run whose (schedule, time) exists fails the statement: the
 // caller undoes the batch and fires one by one, where that time is passed.
-func (s *Store) fireMany(tx *gorm.DB, fires []ScheduleFire, idx []int, out []FireResult) error {
+// The ledger rows of the times go to fired.
+func (s *Store) fireMany(tx *gorm.DB, fires []ScheduleFire, idx []int, out []FireResult, fired *ledger) error {
 	if len(idx) == 0 {
 		return nil
 	}
@@ -194,6 +201,7 @@ func (s *Store) fireMany(tx *gorm.DB, fires []ScheduleFire, idx []int, out []Fir
 	}
 	for _, t := range ready {
 		out[t.i] = FireResult{Runs: []model.WorkflowInstance{}}
+		fired.unrun(fires[t.i].Schedule.ID, fires[t.i].Firing)
 	}
 	if len(rows) == 0 {
 		return nil
@@ -207,6 +215,7 @@ func (s *Store) fireMany(tx *gorm.DB, fires []ScheduleFire, idx []int, out []Fir
 		runIDs[k] = r.ID
 		cmds[k] = commandRow{Type: r.CommandType, WorkflowInstanceID: r.ID, CreatedAt: now, NotBefore: notBefore(fires[owner[k]].NotBefore)}
 		out[owner[k]].Runs = append(out[owner[k]].Runs, r.model())
+		fired.add(*r.ScheduleID, *r.ScheduleTime, model.FireFired, r.ID)
 	}
 	if err := appendEvents(tx, instanceChanges(runIDs...)); err != nil {
 		return err

@@ -69,23 +69,24 @@ func activeStates() []string {
 }
 
 // overlapGate returns the timedRuns gate of a fire of sc: it applies the
-// overlap policy in the fire transaction, stops what replace replaces and
-// records skipped times on the schedule row.
-func overlapGate(sc model.Schedule, now time.Time) func(tx *gorm.DB, times []time.Time) ([]fireAction, error) {
-	return func(tx *gorm.DB, times []time.Time) ([]fireAction, error) {
+// overlap policy in the fire transaction, stops what replace replaces
+// (saying so: the run that follows is a replacement) and records skipped
+// times on the schedule row.
+func overlapGate(sc model.Schedule, now time.Time) func(tx *gorm.DB, times []time.Time) ([]fireAction, bool, error) {
+	return func(tx *gorm.DB, times []time.Time) ([]fireAction, bool, error) {
 		o := sc.Overlap
 		if o == "" || o == model.OverlapAllow || len(times) == 0 {
-			return make([]fireAction, len(times)), nil
+			return make([]fireAction, len(times)), false, nil
 		}
 		var busy []workflowInstanceRow
 		if err := lockingRead(tx).Select("id, state").Where("schedule_id = ? AND state IN ?", sc.ID, unfinishedStates()).
 			Order("id").Find(&busy).Error; err != nil {
-			return nil, fmt.Errorf("read unfinished runs of schedule %d: %w", sc.ID, err)
+			return nil, false, fmt.Errorf("read unfinished runs of schedule %d: %w", sc.ID, err)
 		}
 		held := len(busy) > 0
 		if o == model.OverlapReplace && len(busy) > 0 {
 			if err := stopForReplace(tx, sc, busy, now); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			// The runs that never started ended here: only a started
 			// one, still stopping, holds the new run back.
@@ -102,8 +103,9 @@ func overlapGate(sc model.Schedule, now time.Time) func(tx *gorm.DB, times []tim
 				skipped = append(skipped, times[i])
 			}
 		}
+		replaced := o == model.OverlapReplace && len(busy) > 0
 		if len(skipped) == 0 {
-			return plan, nil
+			return plan, replaced, nil
 		}
 		last := skipped[len(skipped)-1].UTC()
 		why := "run(s) " + strings.Join(ids, ", ") + " unfinished"
@@ -115,9 +117,9 @@ func overlapGate(sc model.Schedule, now time.Time) func(tx *gorm.DB, times []tim
 		if err := tx.Model(&scheduleRow{}).Where("id = ?", sc.ID).UpdateColumns(map[string]any{
 			"skipped_fires": gorm.Expr("skipped_fires + ?", len(skipped)), "last_skipped_time": last,
 			"note": clip(note, 1024)}).Error; err != nil {
-			return nil, fmt.Errorf("record skipped fires of schedule %d: %w", sc.ID, err)
+			return nil, false, fmt.Errorf("record skipped fires of schedule %d: %w", sc.ID, err)
 		}
-		return plan, nil
+		return plan, replaced, nil
 	}
 }
 

@@ -172,6 +172,18 @@ func (s *Store) putSchedule(ctx context.Context, sc model.Schedule, ifVersion *i
 			if res.RowsAffected == 0 {
 				return ErrScheduleMoved
 			}
+			if !old.Enabled && r.Enabled {
+				// A resume: the times due while paused are missed fires.
+				l := newLedger()
+				for _, t := range sc.PausedFires {
+					if old.LastFireTime == nil || t.After(*old.LastFireTime) {
+						l.add(old.ID, t, model.FireMissed, 0)
+					}
+				}
+				if err := l.write(tx); err != nil {
+					return err
+				}
+			}
 		}
 		out = r.model()
 		return nil
@@ -203,6 +215,9 @@ func (s *Store) ScheduleDelete(ctx context.Context, project, workflow string) er
 		}
 		if _, _, err := cancelAhead(tx, rows[0].ID, rows[0].LastFireTime, time.Now()); err != nil {
 			return err
+		}
+		if err := tx.Where("schedule_id = ?", rows[0].ID).Delete(&fireRow{}).Error; err != nil {
+			return fmt.Errorf("delete the fires of schedule of %q: %w", workflow, err)
 		}
 		res := tx.Where("id = ?", rows[0].ID).Delete(&scheduleRow{})
 		if res.Error != nil {
@@ -256,6 +271,10 @@ func cancelAhead(tx *gorm.DB, id int64, last *time.Time, now time.Time) (*time.T
 	}
 	if err := tx.Where("id IN ?", ids).Delete(&workflowInstanceRow{}).Error; err != nil {
 		return nil, false, fmt.Errorf("schedule %d: take back %d runs fired ahead: %w", id, len(ids), err)
+	}
+	// Their times were never due: no ledger row is left for them either.
+	if err := tx.Where("schedule_id = ? AND workflow_instance_id IN ?", id, ids).Delete(&fireRow{}).Error; err != nil {
+		return nil, false, fmt.Errorf("schedule %d: take back the ledger rows of %d runs fired ahead: %w", id, len(ids), err)
 	}
 	var kept []workflowInstanceRow
 	if err := tx.Select("schedule_time").Where("schedule_id = ? AND schedule_time IS NOT NULL", id).
@@ -347,6 +366,9 @@ type Firing struct {
 	Times []time.Time // schedule times to start, oldest first
 	Next  *time.Time  // nil: the schedule has no fire time left
 	Note  string      // what the pass skipped; "" keeps the last note
+	// Missed are the due times the catch-up policy did not run, Refused
+	// the cron times the calendar dropped: ledger rows with no run.
+	Missed, Refused []time.Time
 }
 
 // ScheduleFireOne writes one run per fire time of f (instance and start
@@ -360,8 +382,10 @@ func (s *Store) ScheduleFireOne(ctx context.Context, sc model.Schedule, f Firing
 	w := s.fireWrite(sc, f)
 	var out []model.WorkflowInstance
 	err := s.tx(ctx, func(tx *gorm.DB) (err error) {
-		out, err = w.write(tx)
-		return err
+		if out, err = w.write(tx); err != nil {
+			return err
+		}
+		return w.fires.write(tx)
 	})
 	return out, err
 }
@@ -379,6 +403,7 @@ func (s *Store) fireWrite(sc model.Schedule, f Firing) timedRuns {
 		id: sc.ID, rev: sc.Revision, up: up, moved: ErrScheduleMoved, times: f.Times, box: s.box,
 		run: RunRequest{Project: sc.Project, Workflow: sc.Workflow, Params: sc.Params, Priority: sc.Priority,
 			WorkerGroup: sc.WorkerGroup, CommandType: model.CommandScheduled, ScheduleID: sc.ID, Timezone: sc.Timezone},
-		gate:        overlapGate(sc, time.Now().UTC()),
+		gate:  overlapGate(sc, time.Now().UTC()),
+		fires: newLedger(), missed: f.Missed, refused: f.Refused,
 		queueReason: fmt.Sprintf("queued: schedule %d (overlap %s) runs one at a time; waits for the previous run to end", sc.ID, sc.Overlap)}
 }

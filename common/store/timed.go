@@ -26,9 +26,15 @@ type timedRuns struct {
 	times    []time.Time
 	// gate decides each time in the transaction, after the row moved on
 	// (a schedule's overlap policy); nil runs them all.
-	gate func(tx *gorm.DB, times []time.Time) ([]fireAction, error)
+	// It also says whether it stopped unfinished runs (replace).
+	gate func(tx *gorm.DB, times []time.Time) ([]fireAction, bool, error)
 	// queueReason is the reason of a time the gate queues.
 	queueReason string
+	// fires, for a schedule, gathers the ledger row of each time (the
+	// caller writes them in the same transaction), and of the missed and
+	// refused times; nil for a backfill.
+	fires           *ledger
+	missed, refused []time.Time
 }
 
 // write applies w in tx. A row no longer at its revision is w.moved with
@@ -54,15 +60,22 @@ func (w timedRuns) write(tx *gorm.DB) ([]model.WorkflowInstance, error) {
 		return nil, fmt.Errorf("%s at revision %d: %w", w.what, w.rev, w.moved)
 	}
 	plan := make([]fireAction, len(w.times))
+	replaced := false
 	if w.gate != nil {
-		if plan, err = w.gate(tx, w.times); err != nil {
+		if plan, replaced, err = w.gate(tx, w.times); err != nil {
 			return nil, err
 		}
+	}
+	if w.fires != nil {
+		w.fires.unrun(w.id, Firing{Missed: w.missed, Refused: w.refused})
 	}
 	now := time.Now().UTC()
 	out := make([]model.WorkflowInstance, 0, len(w.times))
 	for i, t := range w.times {
 		if plan[i] == fireSkip {
+			if w.fires != nil {
+				w.fires.add(w.id, t, model.FireSkippedOverlap, 0)
+			}
 			continue
 		}
 		at := t.UTC()
@@ -86,6 +99,21 @@ func (w timedRuns) write(tx *gorm.DB) ([]model.WorkflowInstance, error) {
 			return nil, fmt.Errorf("%s: run for %s: %w", w.what, at.Format(time.RFC3339), err)
 		}
 		out = append(out, inst)
+		if w.fires != nil {
+			w.fires.add(w.id, t, fireOutcome(plan[i], replaced), inst.ID)
+		}
 	}
 	return out, nil
+}
+
+// fireOutcome is the ledger outcome of a time that made a run: queued
+// behind unfinished runs, or after stopping them (replaced), else fired.
+func fireOutcome(a fireAction, replaced bool) model.FireOutcome {
+	switch {
+	case replaced:
+		return model.FireReplaced
+	case a == fireQueue:
+		return model.FireQueued
+	}
+	return model.FireFired
 }

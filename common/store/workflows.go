@@ -269,6 +269,9 @@ func deleteWorkflowTx(tx *gorm.DB, p projectRow, name string) error {
 		if _, _, err := cancelAhead(tx, sc.ID, sc.LastFireTime, time.Now()); err != nil {
 			return err
 		}
+		if err := tx.Where("schedule_id = ?", sc.ID).Delete(&fireRow{}).Error; err != nil {
+			return fmt.Errorf("delete the fires of schedule %d: %w", sc.ID, err)
+		}
 	}
 	if err := tx.Where("project_id = ? AND workflow_name = ?", p.ID, name).Delete(&scheduleRow{}).Error; err != nil {
 		return fmt.Errorf("delete schedule of %q: %w", name, err)

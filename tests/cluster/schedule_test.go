@@ -56,6 +56,9 @@ func TestScheduleSurvivesLeaderKill(t *testing.T) {
 		})
 		put(false) // no fire lands after this: fires are conditional on the revision it moved on
 		insts := runs()
+		if n := assertLedger(t, c, sc.ID, time.Second, insts); n[model.FireFired] != len(insts) {
+			t.Fatalf("ledger %v for %d runs across the kill", n, len(insts))
+		}
 		times := make([]time.Time, 0, len(insts))
 		for _, in := range insts {
 			in = c.WaitFinished(t, in.ID, finishWithin)
@@ -155,7 +158,8 @@ func TestScheduleCrashPoints(t *testing.T) {
 			defer cancel()
 			on, off := true, false
 			req := api.ScheduleRequest{Cron: "* * * * * *", Catchup: "all", Enabled: &on}
-			if _, _, err := c.Client.PutSchedule(ctx, c.Project, "tick", req); err != nil {
+			sc, _, err := c.Client.PutSchedule(ctx, c.Project, "tick", req)
+			if err != nil {
 				t.Fatal(err)
 			}
 			crashed := c.Masters[0]
@@ -176,12 +180,17 @@ func TestScheduleCrashPoints(t *testing.T) {
 				t.Fatal(err)
 			}
 			var times []time.Time
-			for _, in := range runs() {
+			all := runs()
+			for _, in := range all {
 				if in = c.WaitFinished(t, in.ID, finishWithin); in.State != model.WorkflowSucceeded {
 					t.Fatalf("run %d ended %s", in.ID, in.State)
 				}
 				c.AssertRanOnce(t, in.ID, marks)
 				times = append(times, *in.ScheduleTime)
+			}
+			// The ledger too: one row per second, each naming its one run.
+			if n := assertLedger(t, c, sc.ID, time.Second, all); n[model.FireFired] != len(all) {
+				t.Fatalf("ledger %v for %d runs", n, len(all))
 			}
 			sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
 			for i := 1; i < len(times); i++ {

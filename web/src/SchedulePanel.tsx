@@ -11,9 +11,10 @@ import {Params, ParamsText, useParams, valuesOf} from './Params';
 import {PRIORITIES} from './states';
 import {ALERT_TRIGGERS, type Alerts} from './spec';
 import {Err, Time, enc, useList} from './ui';
+import {Fires} from './Fires';
 import {dayIn, formatIn, inputValue, rfc3339Local, userZone, validZone} from './zone';
 
-export type Schedule = {project: string; workflow: string; cron: string; timezone: string; enabled: boolean; catchup: string; overlap: string;
+export type Schedule = {id: number; project: string; workflow: string; cron: string; timezone: string; enabled: boolean; catchup: string; overlap: string;
   priority?: string; worker_group: string; params: Record<string, string>; secret_params?: string[]; start_time?: string | null;
   end_time?: string | null; next_fire_time?: string | null; last_fire_time?: string | null; last_skipped_time?: string | null;
   skipped_fires: number; upcoming: string[]; note: string; revision: number; version: number; updated_by: string; updated_at: string;
@@ -147,7 +148,8 @@ export function SchedulePanel({page, project, workflow, priority, group, onChang
         <button type="button" id="schedule-edit" onClick={() => setEditing(true)}>Edit</button>
         <button type="button" id="schedule-toggle" onClick={() => toggle(sc)}>{sc.enabled ? 'Disable' : 'Enable'}</button>
         <button type="button" className="danger" id="schedule-delete" onClick={del}>Delete</button>
-      </div></>;
+      </div>
+      <Fires project={project} id={sc.id} zone={z} /></>;
   }
   return <section className="panel" id="schedule-panel" aria-labelledby="schedule-h"><h2 id="schedule-h">Schedule</h2>{body}</section>;
 }
