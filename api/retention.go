@@ -78,6 +78,7 @@ type RetentionPlan struct {
 	HistoryRows int64                 `json:"history_rows"`
 	EventRows   int64                 `json:"event_rows"`
 	CommandRows int64                 `json:"command_rows"`
+	LedgerRows  int64                 `json:"ledger_rows"`
 	LogFiles    int64                 `json:"log_files"`
 	Bytes       int64                 `json:"bytes"`
 	Skipped     []int64               `json:"skipped"`
@@ -116,7 +117,7 @@ func (h *handlers) purgeOptions() store.PurgeOptions {
 func fromPlan(p store.RetentionPlan) RetentionPlan {
 	return RetentionPlan{Project: p.Project, Policy: p.Policy, At: p.At, Roots: orEmpty(p.Roots), Instances: orEmpty(p.Instances),
 		Kept: p.Kept, TaskRows: p.TaskRows, HistoryRows: p.HistoryRows, EventRows: p.EventRows, CommandRows: p.CommandRows,
-		LogFiles: p.LogFiles, Bytes: p.Bytes, Skipped: orEmpty(p.Skipped), Unfinished: orEmpty(p.Unfinished)}
+		LedgerRows: p.LedgerRows, LogFiles: p.LogFiles, Bytes: p.Bytes, Skipped: orEmpty(p.Skipped), Unfinished: orEmpty(p.Unfinished)}
 }
 
 func fromAudit(a store.AuditRetention) *AuditRetention {

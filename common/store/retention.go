@@ -84,6 +84,9 @@ type RetentionPlan struct {
 	HistoryRows int64
 	EventRows   int64
 	CommandRows int64
+	// LedgerRows counts the runs' rows in the ledgers of schedule fires
+	// and trigger deliveries.
+	LedgerRows int64
 	// LogFiles counts the task rows with a log file on a worker.
 	LogFiles int64
 	// Bytes estimates the database bytes freed: the stored text of the
@@ -118,6 +121,7 @@ const (
 	historyRowBytes  = 150
 	eventRowBytes    = 160
 	commandRowBytes  = 80
+	ledgerRowBytes   = 100
 	auditRowBytes    = 120
 )
 
@@ -356,6 +360,15 @@ func retentionCount(db *gorm.DB, plan *RetentionPlan) error {
 		}
 		plan.CommandRows += a.N
 		plan.Bytes += a.N * commandRowBytes
+		for _, q := range []string{`SELECT COUNT(*) AS n FROM schedule_fire WHERE workflow_instance_id IN ?`,
+			`SELECT COUNT(*) AS n FROM trigger_delivery WHERE run_id IN ?`} {
+			a = agg{}
+			if err := db.Raw(q, c).Scan(&a).Error; err != nil {
+				return fmt.Errorf("size ledger rows: %w", err)
+			}
+			plan.LedgerRows += a.N
+			plan.Bytes += a.N * ledgerRowBytes
+		}
 	}
 	return nil
 }
@@ -428,7 +441,7 @@ func (s *Store) RetentionPurge(ctx context.Context, project string, p model.Rete
 	}
 	out := plan
 	out.Roots, out.Instances, out.Skipped = []int64{}, []int64{}, []int64{}
-	out.TaskRows, out.HistoryRows, out.EventRows, out.CommandRows = 0, 0, 0, 0
+	out.TaskRows, out.HistoryRows, out.EventRows, out.CommandRows, out.LedgerRows = 0, 0, 0, 0, 0
 	pace := &pacer{ctx: ctx, opt: opt}
 	var group, groupRoots []int64
 	flush := func() error {
@@ -485,9 +498,11 @@ func (s *Store) RetentionPurge(ctx context.Context, project string, p model.Rete
 		{"instance_history", "workflow_instance_id", &out.HistoryRows},
 		{"event", "instance_id", &out.EventRows},
 		{"command", "workflow_instance_id", &out.CommandRows},
+		{"schedule_fire", "workflow_instance_id", &out.LedgerRows},
+		{"trigger_delivery", "run_id", &out.LedgerRows},
 	} {
 		n, err := s.purgeRows(ctx, t.table, t.col, pending, opt, pace)
-		*t.n = n
+		*t.n += n
 		if err != nil {
 			return out, err
 		}
