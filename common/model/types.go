@@ -28,7 +28,10 @@ type WorkflowDefinition struct {
 	// version may name a tenant other than the project's.
 	CreatedBy   string    `json:"created_by,omitempty"`
 	AuthorAdmin bool      `json:"-"`
-	CreatedAt   time.Time `json:"created_at"`
+	// GitCommit is the commit the Git sync that made the version read
+	// ("": applied by hand, or before versions recorded it).
+	GitCommit string    `json:"git_commit,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // WorkflowInstance is one run of a workflow definition version.
@@ -146,6 +149,9 @@ type Schedule struct {
 	// due on a day off does (schedule.OnHoliday*).
 	Calendar  string    `json:"calendar,omitempty"`
 	OnHoliday string    `json:"on_holiday,omitempty"`
+	// PinVersion is the workflow version the fires run (0: the latest at
+	// each fire).
+	PinVersion int `json:"pin_version,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
