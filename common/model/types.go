@@ -26,8 +26,8 @@ type WorkflowDefinition struct {
 	// CreatedBy is the user who applied the version; AuthorAdmin says
 	// whether that user is an admin now (GetDefinition): only an admin's
 	// version may name a tenant other than the project's.
-	CreatedBy   string    `json:"created_by,omitempty"`
-	AuthorAdmin bool      `json:"-"`
+	CreatedBy   string `json:"created_by,omitempty"`
+	AuthorAdmin bool   `json:"-"`
 	// GitCommit is the commit the Git sync that made the version read
 	// ("": applied by hand, or before versions recorded it).
 	GitCommit string    `json:"git_commit,omitempty"`
@@ -147,13 +147,13 @@ type Schedule struct {
 	// Calendar names the business calendar the fires honour ("": none),
 	// the project's own first, else a shared one; OnHoliday is what a fire
 	// due on a day off does (schedule.OnHoliday*).
-	Calendar  string    `json:"calendar,omitempty"`
-	OnHoliday string    `json:"on_holiday,omitempty"`
+	Calendar  string `json:"calendar,omitempty"`
+	OnHoliday string `json:"on_holiday,omitempty"`
 	// PinVersion is the workflow version the fires run (0: the latest at
 	// each fire).
-	PinVersion int `json:"pin_version,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	PinVersion int       `json:"pin_version,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
 }
 
 // Backfill runs a workflow once per schedule time of a past range, in order,
