@@ -120,7 +120,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"TaskInstanceList": TaskInstanceList{}, "ListedTask": ListedTask{},
 		"TaskInstance": TaskInstance{}, "Output": Output{}, "ScheduleRequest": ScheduleRequest{}, "Schedule": Schedule{}, "Health": Health{},
 		"BackfillRequest": BackfillRequest{}, "Backfill": Backfill{}, "BackfillProgress": BackfillProgress{},
-		"BackfillActionRequest": ActionRequest{}, "InstanceActionRequest": ActionRequest{}, "TaskActionRequest": ActionRequest{},
+		"BackfillActionRequest": ActionRequest{}, "InstanceActionRequest": InstanceActionRequest{}, "TaskActionRequest": ActionRequest{},
 		"DatasourceRequest": DatasourceRequest{}, "Datasource": Datasource{}, "DatasourceTest": DatasourceTest{},
 		"LoginRequest": LoginRequest{}, "LoginResponse": LoginResponse{}, "Me": Me{}, "PasswordChange": PasswordChange{},
 		"TokenRequest": TokenRequest{}, "Token": Token{}, "NewToken": NewToken{}, "User": User{},
@@ -131,6 +131,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"ProjectRetention": ProjectRetention{}, "ProjectRetentionRequest": ProjectRetentionRequest{}, "RetentionPlan": RetentionPlan{},
 		"AuditRetention": AuditRetention{}, "RetentionRunRequest": RetentionRunRequest{}, "RetentionRun": RetentionRun{},
 		"GitBindingRequest": GitBindingRequest{}, "GitBinding": GitBinding{}, "GitSyncResult": GitSyncResult{},
+		"VersionDiff": VersionDiff{}, "VersionRef": VersionRef{},
 	} {
 		s, ok := doc.Components.Schemas[name]
 		if !ok {

@@ -39,12 +39,12 @@ type Edge struct {
 
 // Diff is what changed from one version to another.
 type Diff struct {
-	Workflow     []Change     `json:"workflow"` // the workflow's own fields, tasks aside
-	TasksAdded   []string     `json:"tasks_added"`
-	TasksRemoved []string     `json:"tasks_removed"`
-	TasksChanged []TaskChange `json:"tasks_changed"`
-	EdgesAdded   []Edge       `json:"edges_added"`
-	EdgesRemoved []Edge       `json:"edges_removed"`
+	WorkflowFields []Change     `json:"workflow_fields"` // the workflow's own fields, tasks aside
+	TasksAdded     []string     `json:"tasks_added"`
+	TasksRemoved   []string     `json:"tasks_removed"`
+	TasksChanged   []TaskChange `json:"tasks_changed"`
+	EdgesAdded     []Edge       `json:"edges_added"`
+	EdgesRemoved   []Edge       `json:"edges_removed"`
 	// Text is the unified diff of the two specs as YAML; empty when they
 	// are the same, or when TextOmitted says why it was not made.
 	Text        string `json:"text"`
@@ -53,7 +53,7 @@ type Diff struct {
 
 // Same reports whether the two versions had no difference.
 func (d Diff) Same() bool {
-	return len(d.Workflow) == 0 && len(d.TasksAdded) == 0 && len(d.TasksRemoved) == 0 &&
+	return len(d.WorkflowFields) == 0 && len(d.TasksAdded) == 0 && len(d.TasksRemoved) == 0 &&
 		len(d.TasksChanged) == 0 && len(d.EdgesAdded) == 0 && len(d.EdgesRemoved) == 0
 }
 
@@ -73,7 +73,7 @@ func Compare(from, to []byte, fromName, toName string) (Diff, error) {
 	if err != nil {
 		return Diff{}, fmt.Errorf("%s: %w", toName, err)
 	}
-	d := Diff{Workflow: changes(a.fields, b.fields, "tasks"), TasksAdded: []string{}, TasksRemoved: []string{},
+	d := Diff{WorkflowFields: changes(a.fields, b.fields, "tasks"), TasksAdded: []string{}, TasksRemoved: []string{},
 		TasksChanged: []TaskChange{}, EdgesAdded: []Edge{}, EdgesRemoved: []Edge{}}
 	for _, name := range a.order {
 		if _, ok := b.tasks[name]; !ok {

@@ -51,7 +51,7 @@ tasks:
 		{name: "edge moved, no task field changed", from: v1, to: strings.Replace(v1, "depends_on: [load]}", "depends_on: [extract]}", 1),
 			want: Diff{EdgesAdded: []Edge{{"extract", "report"}}, EdgesRemoved: []Edge{{"load", "report"}}}},
 		{name: "workflow fields", from: v1, to: strings.Replace(v1, `params: {bizdate: "20261128"}`, "params: {bizdate: \"20261129\"}\nfailure_strategy: continue", 1),
-			want: Diff{Workflow: []Change{
+			want: Diff{WorkflowFields: []Change{
 				{Field: "failure_strategy", From: json.RawMessage(`"end"`), To: json.RawMessage(`"continue"`)},
 				{Field: "params", From: json.RawMessage(`{"bizdate":"20261128"}`), To: json.RawMessage(`{"bizdate":"20261129"}`)}}},
 			// a string of digits stays a string in YAML
@@ -90,8 +90,8 @@ func norm(d Diff) string {
 			*p = nil
 		}
 	}
-	if len(d.Workflow) == 0 {
-		d.Workflow = nil
+	if len(d.WorkflowFields) == 0 {
+		d.WorkflowFields = nil
 	}
 	if len(d.TasksChanged) == 0 {
 		d.TasksChanged = nil

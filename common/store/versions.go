@@ -116,3 +116,18 @@ func (s *Store) DefinitionCommit(ctx context.Context, id int64) (string, error) 
 	}
 	return commits[0], nil
 }
+
+// WorkflowLatestVersion returns the number of a workflow's newest version
+// (ErrNotFound: the workflow has none).
+func (s *Store) WorkflowLatestVersion(ctx context.Context, project, name string) (int, error) {
+	db := s.db.WithContext(ctx)
+	p, err := getProject(db, project)
+	if err != nil {
+		return 0, err
+	}
+	latest, err := latestVersion(db, p.ID, name)
+	if err == nil && latest == 0 {
+		err = fmt.Errorf("workflow %q in project %q: %w", name, project, ErrNotFound)
+	}
+	return latest, err
+}
