@@ -107,10 +107,11 @@ func (s *Store) putSchedule(ctx context.Context, sc model.Schedule, ifVersion *i
 			Overlap: string(sc.Overlap), Deadline: sc.Deadline, Calendar: sc.Calendar, OnHoliday: sc.OnHoliday,
 			PinVersion: sc.PinVersion}
 		if sc.PinVersion > 0 {
-			// Checked under the definitions' lock every run writer takes
-			// first. Versions go only with their workflow (and its schedule
-			// with them), so a pin that exists now resolves at every fire.
-			if err := versionExists(lockingRead(tx), p.ID, sc.Workflow, sc.PinVersion); err != nil {
+			// The definitions are locked (workflowProject), as every run
+			// writer locks them first. Versions go only with their workflow
+			// (and its schedule with them), so a pin that exists now
+			// resolves at every fire.
+			if err := versionExists(tx, p.ID, sc.Workflow, sc.PinVersion); err != nil {
 				return err
 			}
 		}
