@@ -169,3 +169,11 @@ func (h *handlers) versionsOfInstance(r *http.Request, inst model.WorkflowInstan
 	out.GitCommit, out.LatestVersion = commit, latest
 	return nil
 }
+
+// MarshalJSON writes "latest" or the number.
+func (v VersionChoice) MarshalJSON() ([]byte, error) {
+	if v == model.VersionLatest {
+		return []byte(`"latest"`), nil
+	}
+	return []byte(strconv.Itoa(int(v))), nil
+}
