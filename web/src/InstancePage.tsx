@@ -37,6 +37,7 @@ const TASK_ACTIONS: TaskAction[] = [
 
 export interface Detail {
   id: number; project: string; workflow: string; version: number; state: string; reason?: string;
+  git_commit?: string; latest_version?: number;
   command_type: string; schedule_id?: number; backfill_id?: number; schedule_time?: string; timezone?: string;
   priority: string; worker_group: string; params?: Record<string, string>; secret_params?: string[]; start_nodes?: string[]; scope?: string;
   dry_run?: boolean; run_times: number; host: string; created_at?: string; start_time?: string; end_time?: string;
@@ -157,6 +158,7 @@ export function InstancePage({id, task = ''}: {id: number; task?: string}) {
   const [search, setSearch] = useState('');
   const [view, setView] = useState<'graph' | 'gantt'>('graph');
   const [version, setVersion] = useState(0);
+  const [useLatest, setUseLatest] = useState(false); // rerun or recover under the latest version
   const keepUntil = useRef(0);
   const wake = useRef<() => void>(() => {});
   const detailRef = useRef<Detail | null>(null);
@@ -494,9 +496,14 @@ export function InstancePage({id, task = ''}: {id: number; task?: string}) {
   }
 
   async function act(action: string, label: string, text: string) {
+    // A rerun or recovery runs the instance's own version unless the
+    // operator ticked "latest version".
+    const latest = useLatest && (action === 'rerun' || action === 'recover_failed');
+    const cur = detailRef.current;
+    if (latest) text += ` It runs version ${cur?.latest_version} (the latest), not ${cur?.version}.`;
     if (!await confirmDialog(`${label} instance #${id}?`, text, label, action === 'stop')) return;
     try {
-      const r = await api('POST', `/api/v1/instances/${id}/actions`, {json: {action, by: user()}});
+      const r = await api('POST', `/api/v1/instances/${id}/actions`, {json: latest ? {action, by: user(), version: 'latest'} : {action, by: user()}});
       flash(`${action} requested (command ${r.command_id}); the instance is ${r.state}.`, 'ok');
       keepUntil.current = Date.now() + 60000;
       wake.current();
@@ -568,6 +575,10 @@ export function InstancePage({id, task = ''}: {id: number; task?: string}) {
               <button type="button" data-action={action} data-fits={fits.join(' ')} {...p} onClick={() => act(action, label, text)}>{label}</button>
             )}</Why>;
           })}
+          {d && d.latest_version && d.latest_version !== d.version && ['succeeded', 'failed', 'stopped', 'paused'].includes(d.state) ?
+            <label className="small" title="Rerun and Recover failed run the instance's own version unless this is ticked">
+              <input type="checkbox" id="use-latest" checked={useLatest} onChange={(e) => setUseLatest(e.target.checked)} /> latest version (v{d.latest_version})
+            </label> : null}
           {d ? <a className="button" href={`#/grid/${enc(d.project)}/${enc(d.workflow)}`}>Grid</a> : null}
         </div>
       </div>
@@ -699,7 +710,10 @@ function Projection({f}: {f: Forecast}) {
 
 function Head({d, forecast, keepRow}: {d: Detail; forecast: Forecast | null; keepRow: boolean}) {
   const rows: [string, React.ReactNode][] = [
-    ['Workflow', <><a href={`#/workflows/${enc(d.project)}/${enc(d.workflow)}`}>{d.project}/{d.workflow}</a> version {d.version}</>],
+    ['Workflow', <><a href={`#/workflows/${enc(d.project)}/${enc(d.workflow)}`}>{d.project}/{d.workflow}</a> version {d.version}
+      {d.git_commit ? <> from commit <code title={d.git_commit}>{d.git_commit.slice(0, 12)}</code></> : null}
+      {d.latest_version && d.latest_version !== d.version ? <> · <a id="differs-from-latest" href={`#/edit/${enc(d.project)}/${enc(d.workflow)}?versions=${d.version}`}>
+        differs from latest (v{d.latest_version})</a></> : null}</>],
     ['State', <><Badge state={d.state} />{d.reason ? <span className="reason"> {d.reason}</span> : null}</>],
     ['Trigger', <>{d.command_type}{d.schedule_id ? <span className="muted"> #{d.schedule_id}</span> : null}
       {d.backfill_id ? <> <a href={`#/backfills/${d.backfill_id}`}>#{d.backfill_id}</a></> : null}
