@@ -10,21 +10,11 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 )
 
-const etlV2YAML = `name: nightly_etl
-params: {bizdate: "20260101", pw: "hunter3"}
-secret_params: [pw]
-tasks:
-  - name: extract
-    command: echo extract ${bizdate}
-    retries: 2
-    retry_interval: 30s
-  - name: load
-    command: echo load all
-    depends_on: [extract]
-  - name: report
-    command: echo report
-    depends_on: [load]
-`
+// etlV2YAML is etlYAML with a secret param, load's command changed and
+// a task added after it.
+var etlV2YAML = strings.NewReplacer(`params: {bizdate: "20260101"}`, "params: {bizdate: \"20260101\", pw: \"hunter3\"}\nsecret_params: [pw]",
+	"command: echo load\n", "command: echo load all\n").Replace(etlYAML) +
+	"  - name: report\n    command: echo report\n    depends_on: [load]\n"
 
 // TestVersionDiffs: the diff of two versions and of a run's version and
 // the latest, structured and as text, secrets masked; bad input is a 400;

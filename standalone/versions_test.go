@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -201,5 +202,42 @@ func TestRunPinnedToCommit(t *testing.T) {
 	}
 	if got := runsOf(t, runs); got != "A" {
 		t.Fatalf("the pinned fire ran %s, want commit A's task", got)
+	}
+}
+
+// TestRecoverFailedUnderTheLatest: recover_failed with version latest
+// keeps the succeeded tasks the new version still has, reruns its failed
+// one as fixed there, runs the task it adds, and leaves the task it
+// dropped as history.
+func TestRecoverFailedUnderTheLatest(t *testing.T) {
+	e := start(t, "")
+	runs := filepath.Join(e.dir, "runs")
+	e.apply(fmt.Sprintf(`name: recoverable
+failure_strategy: continue
+tasks:
+  - {name: ok, command: "echo ok >> %[1]s"}
+  - {name: broken, command: "echo broken >> %[1]s; exit 1", depends_on: [ok]}
+  - {name: gone, command: "echo gone >> %[1]s; exit 1"}
+`, runs))
+	id := e.run("recoverable", nil)
+	if iv := e.wait(id, 30*time.Second); iv.State != "failed" {
+		t.Fatalf("first run: %s", iv.State)
+	}
+	e.do("PUT", "/api/v1/projects/demo/workflows/recoverable", fmt.Sprintf(`name: recoverable
+failure_strategy: continue
+tasks:
+  - {name: ok, command: "echo ok >> %[1]s"}
+  - {name: broken, command: "echo fixed >> %[1]s", depends_on: [ok]}
+  - {name: added, command: "echo added >> %[1]s", depends_on: [broken]}
+`, runs), http.StatusCreated, nil)
+	e.do("POST", fmt.Sprintf("/api/v1/instances/%d/actions", id), `{"action":"recover_failed","version":"latest"}`, http.StatusAccepted, nil)
+	e.waitTask(id, "added", "succeeded")
+	iv := e.wait(id, 30*time.Second)
+	if v := e.versionOf(id); v.Version != 2 || iv.State != "succeeded" || iv.count("ok") != 1 || iv.count("broken") != 2 || iv.count("gone") != 1 {
+		t.Fatalf("after recover_failed latest: %+v %s ok=%d broken=%d gone=%d", v, iv.State, iv.count("ok"), iv.count("broken"), iv.count("gone"))
+	}
+	// The first run's three in any order, then the fixed task and the new one.
+	if got := runsOf(t, runs); !strings.HasSuffix(got, ",fixed,added") || len(strings.Split(got, ",")) != 5 {
+		t.Fatalf("executions %s", got)
 	}
 }
