@@ -94,6 +94,12 @@ func Compare(from, to []byte, fromName, toName string) (Diff, error) {
 	if d.Same() {
 		return d, nil
 	}
+	// A stored task is 4 lines of YAML or more (name, type, command,
+	// priority): past the bound in tasks, the YAML is not even made.
+	if n := max(len(a.order), len(b.order)); 4*n > MaxTextLines {
+		d.TextOmitted = fmt.Sprintf("a spec has %d tasks, more than the %d lines of YAML the text diff is made for", n, MaxTextLines)
+		return d, nil
+	}
 	ya, err := toYAML(from)
 	if err != nil {
 		return Diff{}, fmt.Errorf("%s: %w", fromName, err)
