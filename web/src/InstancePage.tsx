@@ -521,13 +521,15 @@ export function InstancePage({id, task = ''}: {id: number; task?: string}) {
     const secret = new Set(dd.secret_params || []);
     const params = Object.fromEntries(Object.entries(dd.params || {}).filter(([k, v]) => !secret.has(k) && v !== '***'));
     const dropped = Object.keys(dd.params || {}).filter((k) => !(k in params));
-    const text = `A new run of ${dd.workflow} version ${dd.version} with this run's params starts at ${from.join(', ')} ` +
+    // Ticked "latest version": the new run takes the latest (0: the API's default).
+    const runVersion = useLatest && dd.latest_version ? dd.latest_version : dd.version;
+    const text = `A new run of ${dd.workflow} version ${runVersion} with this run's params starts at ${from.join(', ')} ` +
       `and runs everything downstream of ${from.length === 1 ? 'it' : 'them'}; the tasks upstream do not run.` +
       (dropped.length ? ` The secret params ${dropped.join(', ')} take the workflow's values.` : '');
     if (!await confirmDialog(`${label} (${name})?`, text, label)) return;
     try {
       const inst = await api('POST', `/api/v1/projects/${enc(dd.project)}/workflows/${enc(dd.workflow)}/runs`, {json: {
-        version: dd.version, params, priority: dd.priority, worker_group: dd.worker_group, start_nodes: from, scope: 'downstream'}});
+        version: runVersion, params, priority: dd.priority, worker_group: dd.worker_group, start_nodes: from, scope: 'downstream'}});
       location.hash = `#/instances/${inst.id}`;
       flash(`Instance #${inst.id} submitted: ${label.toLowerCase()} ${name}.`, 'ok');
     } catch (e) {
@@ -576,7 +578,7 @@ export function InstancePage({id, task = ''}: {id: number; task?: string}) {
             )}</Why>;
           })}
           {d && d.latest_version && d.latest_version !== d.version && ['succeeded', 'failed', 'stopped', 'paused'].includes(d.state) ?
-            <label className="small" title="Rerun and Recover failed run the instance's own version unless this is ticked">
+            <label className="small" title="Rerun, Recover failed and Rerun from here run the instance's own version unless this is ticked">
               <input type="checkbox" id="use-latest" checked={useLatest} onChange={(e) => setUseLatest(e.target.checked)} /> latest version (v{d.latest_version})
             </label> : null}
           {d ? <a className="button" href={`#/grid/${enc(d.project)}/${enc(d.workflow)}`}>Grid</a> : null}
