@@ -19,6 +19,7 @@ require (
 	github.com/ncruces/go-sqlite3 v0.37.0
 	github.com/ncruces/go-sqlite3/gormlite v0.24.0
 	github.com/panjf2000/gnet/v2 v2.9.7
+	github.com/pmezard/go-difflib v1.0.0
 	github.com/prometheus/client_golang v1.23.2
 	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/common v0.66.1

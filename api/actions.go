@@ -21,11 +21,11 @@ func (h *handlers) instanceAction(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	kind, by, err := actionBody(r, false)
+	kind, by, version, err := actionBody(r, false)
 	if err != nil {
 		return err
 	}
-	return h.requestAction(w, r, model.ActionRequest{InstanceID: id, Action: kind, By: by})
+	return h.requestAction(w, r, model.ActionRequest{InstanceID: id, Action: kind, By: by, Version: version})
 }
 
 func (h *handlers) taskAction(w http.ResponseWriter, r *http.Request) error {
@@ -33,7 +33,7 @@ func (h *handlers) taskAction(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	kind, by, err := actionBody(r, true)
+	kind, by, _, err := actionBody(r, true)
 	if err != nil {
 		return err
 	}
@@ -56,12 +56,26 @@ func (h *handlers) requestAction(w http.ResponseWriter, r *http.Request, req mod
 }
 
 // actionBody decodes and checks an action request for an instance
-// (onTask false) or a task instance.
-func actionBody(r *http.Request, onTask bool) (model.ActionKind, string, error) {
-	var req ActionRequest
+// (onTask false) or a task instance, and the version a rerun or
+// recover_failed runs (0: the instance's own).
+func actionBody(r *http.Request, onTask bool) (model.ActionKind, string, int, error) {
+	var req InstanceActionRequest
 	if err := decodeJSON(r, &req, false); err != nil {
-		return "", "", err
+		return "", "", 0, err
 	}
+	version := 0
+	if req.Version != nil {
+		if k := model.ActionKind(req.Action); onTask || k != model.ActionRerun && k != model.ActionRecoverFailed {
+			return "", "", 0, badRequest("version: only rerun and recover_failed run a version; %s takes none", strconv.Quote(req.Action))
+		}
+		version = int(*req.Version)
+	}
+	kind, by, err := checkActionBody(r, req, onTask)
+	return kind, by, version, err
+}
+
+// checkActionBody checks an action request's action and who asks.
+func checkActionBody(r *http.Request, req InstanceActionRequest, onTask bool) (model.ActionKind, string, error) {
 	valid, other := model.InstanceActions(), "POST /api/v1/task-instances/{id}/actions"
 	what, otherWhat := "an instance", "a task instance"
 	if onTask {

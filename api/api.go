@@ -159,6 +159,7 @@ var routes = []route{
 	{"GET", "/api/v1/projects/{project}/workflows/{name}", (*handlers).getWorkflow},
 	{"DELETE", "/api/v1/projects/{project}/workflows/{name}", (*handlers).deleteWorkflow},
 	{"GET", "/api/v1/projects/{project}/workflows/{name}/versions", (*handlers).listVersions},
+	{"GET", "/api/v1/projects/{project}/workflows/{name}/diff", (*handlers).diffVersions},
 	{"POST", "/api/v1/projects/{project}/workflows/{name}/runs", (*handlers).runWorkflow},
 	{"PUT", "/api/v1/projects/{project}/workflows/{name}/schedule", (*handlers).putSchedule},
 	{"GET", "/api/v1/projects/{project}/workflows/{name}/schedule", (*handlers).getSchedule},
@@ -182,6 +183,7 @@ var routes = []route{
 
 	{"GET", "/api/v1/instances", (*handlers).listInstances},
 	{"GET", "/api/v1/instances/{id}", (*handlers).getInstance},
+	{"GET", "/api/v1/instances/{id}/diff", (*handlers).diffInstance},
 	{"POST", "/api/v1/instances/{id}/actions", (*handlers).instanceAction},
 	{"POST", "/api/v1/instances/{id}/plan", (*handlers).createPlan},
 	{"GET", "/api/v1/plans/{id}", (*handlers).getPlan},

@@ -88,6 +88,7 @@ var access = map[string]need{
 	"GET /api/v1/projects/{project}/workflows/{name}":             {who: byProject, level: model.GrantView},
 	"DELETE /api/v1/projects/{project}/workflows/{name}":          {who: byProject, level: model.GrantEdit},
 	"GET /api/v1/projects/{project}/workflows/{name}/versions":    {who: byProject, level: model.GrantView},
+	"GET /api/v1/projects/{project}/workflows/{name}/diff":        {who: byProject, level: model.GrantView},
 	"POST /api/v1/projects/{project}/workflows/{name}/runs":       {who: byProject, level: model.GrantOperate},
 	"PUT /api/v1/projects/{project}/workflows/{name}/schedule":    {who: byProject, level: model.GrantEdit},
 	"GET /api/v1/projects/{project}/workflows/{name}/schedule":    {who: byProject, level: model.GrantView},
@@ -115,6 +116,7 @@ var access = map[string]need{
 
 	"GET /api/v1/instances":               {who: user}, // filtered
 	"GET /api/v1/instances/{id}":          {who: byInstance, level: model.GrantView},
+	"GET /api/v1/instances/{id}/diff":     {who: byInstance, level: model.GrantView},
 	"POST /api/v1/instances/{id}/actions": {who: byInstance, level: model.GrantOperate},
 	"POST /api/v1/instances/{id}/plan":    {who: byInstance, level: model.GrantOperate},
 	// A plan reaches many projects: the handler needs view on each to show

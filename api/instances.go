@@ -157,6 +157,9 @@ func (h *handlers) getInstance(w http.ResponseWriter, r *http.Request) error {
 		History: make([]HistoryEntry, len(hist)), Outputs: outputsOf(withOutputs), Pending: nonNilSlice(pend),
 		TasksTotal: page.Total, TaskCounts: map[string]int{}, EventSeq: seq,
 		PendingTotal: pendTotal, Forecast: fc}
+	if err := h.versionsOfInstance(r, inst, &out); err != nil {
+		return err
+	}
 	for st, n := range page.Counts {
 		out.TaskCounts[string(st)] = n
 	}

@@ -121,7 +121,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"TaskInstanceList": TaskInstanceList{}, "ListedTask": ListedTask{},
 		"TaskInstance": TaskInstance{}, "Output": Output{}, "ScheduleRequest": ScheduleRequest{}, "Schedule": Schedule{}, "Health": Health{},
 		"BackfillRequest": BackfillRequest{}, "Backfill": Backfill{}, "BackfillProgress": BackfillProgress{},
-		"BackfillActionRequest": ActionRequest{}, "InstanceActionRequest": ActionRequest{}, "TaskActionRequest": ActionRequest{},
+		"BackfillActionRequest": ActionRequest{}, "InstanceActionRequest": InstanceActionRequest{}, "TaskActionRequest": ActionRequest{},
 		"DatasourceRequest": DatasourceRequest{}, "Datasource": Datasource{}, "DatasourceTest": DatasourceTest{},
 		"LoginRequest": LoginRequest{}, "LoginResponse": LoginResponse{}, "Me": Me{}, "PasswordChange": PasswordChange{},
 		"TokenRequest": TokenRequest{}, "Token": Token{}, "NewToken": NewToken{}, "User": User{},
@@ -138,6 +138,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"PlanConflict": plan.Conflict{},
 		"ScheduleFire": ScheduleFire{}, "FireList": FireList{}, "CompensateRequest": CompensateRequest{}, "CompensateResult": CompensateResult{},
 		"Compensation": Compensation{},
+		"VersionDiff": VersionDiff{}, "VersionRef": VersionRef{},
 	} {
 		s, ok := doc.Components.Schemas[name]
 		if !ok {

@@ -58,6 +58,8 @@ func storeError(err error) error {
 		return &httpError{http.StatusConflict, CodeConflict, strings.TrimSuffix(err.Error(), ": "+store.ErrConflict.Error())}
 	case errors.Is(err, store.ErrMaskedSecret), errors.Is(err, store.ErrUnknownCalendar), errors.Is(err, store.ErrNotMissed):
 		return badRequest("%s", err.Error())
+	case errors.Is(err, store.ErrUnknownVersion):
+		return badRequest("%s", strings.TrimSuffix(err.Error(), ": "+store.ErrUnknownVersion.Error()))
 	}
 	return err
 }

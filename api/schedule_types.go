@@ -44,6 +44,11 @@ type ScheduleRequest struct {
 	// previous_business_day.
 	Calendar  string `json:"calendar,omitempty"`
 	OnHoliday string `json:"on_holiday,omitempty"`
+	// PinVersion pins the workflow version the fires run; PinCommit (a
+	// Git project's) pins the version a sync made from that commit. Neither:
+	// each fire runs the latest.
+	PinVersion int    `json:"pin_version,omitempty"`
+	PinCommit  string `json:"pin_commit,omitempty"`
 }
 
 // Schedule is a workflow's cron schedule. NextFireTime is the next time the
@@ -81,6 +86,7 @@ type Schedule struct {
 	Deadline        string        `json:"deadline,omitempty"`
 	Calendar        string        `json:"calendar,omitempty"`
 	OnHoliday       string        `json:"on_holiday,omitempty"`
+	PinVersion      int           `json:"pin_version,omitempty"` // the version its fires run; absent: the latest
 }
 
 func fromSchedule(s model.Schedule) Schedule { return fromScheduleOn(s, nil) }
@@ -95,7 +101,7 @@ func fromScheduleOn(s model.Schedule, cal *schedule.Calendar) Schedule {
 		LastFireTime: timePtr(s.LastFireTime), Note: s.Note, Overlap: string(s.Overlap), SkippedFires: s.SkippedFires,
 		LastSkippedTime: timePtr(s.LastSkippedTime), Revision: s.Revision, Version: s.Version, UpdatedBy: s.UpdatedBy,
 		CreatedAt: timeOf(s.CreatedAt), UpdatedAt: timeOf(s.UpdatedAt), Upcoming: []Time{}, Alerts: s.Alerts, Deadline: s.Deadline,
-		Calendar: s.Calendar, OnHoliday: s.OnHoliday}
+		Calendar: s.Calendar, OnHoliday: s.OnHoliday, PinVersion: s.PinVersion}
 	if s.Priority != nil {
 		out.Priority = s.Priority.String()
 	}
@@ -125,7 +131,7 @@ func (s Schedule) Request() ScheduleRequest {
 	enabled, version := s.Enabled, s.Version
 	req := ScheduleRequest{Cron: s.Cron, Timezone: s.Timezone, Catchup: s.Catchup, Priority: s.Priority,
 		WorkerGroup: s.WorkerGroup, Params: s.Params, SecretParams: s.SecretParams, Enabled: &enabled, Version: &version, Overlap: s.Overlap,
-		Alerts: s.Alerts, Deadline: s.Deadline, Calendar: s.Calendar, OnHoliday: s.OnHoliday}
+		Alerts: s.Alerts, Deadline: s.Deadline, Calendar: s.Calendar, OnHoliday: s.OnHoliday, PinVersion: s.PinVersion}
 	if s.StartTime != nil {
 		req.StartTime = s.StartTime.UTC().Format(time.RFC3339Nano)
 	}

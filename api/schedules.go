@@ -49,6 +49,9 @@ func (h *handlers) putSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if sc.PinVersion, err = h.pinVersion(r, project, name, req); err != nil {
+		return err
+	}
 	var cal *schedule.Calendar
 	if sc.Calendar != "" {
 		// The store checks it again in the write, against a delete.
@@ -58,7 +61,7 @@ func (h *handlers) putSchedule(w http.ResponseWriter, r *http.Request) error {
 		c = c.WithCalendar(cal, sc.OnHoliday)
 	}
 	if sc.Enabled {
-		if err := h.codeGateStored(r, project, name, 0); err != nil {
+		if err := h.codeGateStored(r, project, name, sc.PinVersion); err != nil {
 			return err
 		}
 	}

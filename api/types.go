@@ -160,11 +160,13 @@ type Workflow struct {
 	SpecHash  string          `json:"spec_hash"`
 	CreatedAt Time            `json:"created_at"`
 	Spec      json.RawMessage `json:"spec,omitempty"`
+	// GitCommit is the commit the Git sync that made the version read.
+	GitCommit string `json:"git_commit,omitempty"`
 }
 
 func fromDefinition(d model.WorkflowDefinition, withSpec bool) Workflow {
 	w := Workflow{ID: d.ID, Project: d.Project, Name: d.Name, Version: d.Version,
-		SpecHash: d.SpecHash, CreatedAt: timeOf(d.CreatedAt)}
+		SpecHash: d.SpecHash, CreatedAt: timeOf(d.CreatedAt), GitCommit: d.GitCommit}
 	if withSpec && len(d.SpecJSON) > 0 {
 		w.Spec = json.RawMessage(secret.MaskJSON(d.SpecJSON))
 	}
@@ -255,6 +257,11 @@ type InstanceDetail struct {
 	// Forecast is a running instance's projected end, with forecast=true
 	// (absent once it ends).
 	Forecast *Forecast `json:"forecast,omitempty"`
+	// GitCommit is the commit its version came from (a Git project's);
+	// LatestVersion the workflow's newest version now (0: the workflow is
+	// gone): when it is not Version, GET .../diff shows what differs.
+	GitCommit     string `json:"git_commit,omitempty"`
+	LatestVersion int    `json:"latest_version"`
 }
 
 // HistoryEntry is an operator action on an instance or one of its tasks,
@@ -278,6 +285,15 @@ func fromHistory(e model.HistoryEntry) HistoryEntry {
 type ActionRequest struct {
 	Action string `json:"action"`
 	By     string `json:"by,omitempty"`
+}
+
+// InstanceActionRequest is the body of POST /api/v1/instances/{id}/actions:
+// an ActionRequest, and for rerun and recover_failed the version to run
+// ("latest" or a number; absent: the run's own).
+type InstanceActionRequest struct {
+	Action  string         `json:"action"`
+	By      string         `json:"by,omitempty"`
+	Version *VersionChoice `json:"version,omitempty"`
 }
 
 // ActionAccepted answers an action request: the command the master will

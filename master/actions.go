@@ -282,7 +282,7 @@ func (t *term) reopen(a model.Action) {
 		t.history(a, "ignored: the instance is not running")
 		return
 	}
-	inst, err := t.store.InstanceReopen(t.ctx, a.InstanceID, from, newRun, t.host)
+	inst, err := t.store.InstanceReopen(t.ctx, a.InstanceID, from, newRun, t.host, a.Version)
 	if err != nil {
 		t.history(a, "ignored: "+err.Error())
 		return
@@ -290,7 +290,11 @@ func (t *term) reopen(a model.Action) {
 	if err := t.startInstanceMode(inst, a.Action); err != nil {
 		t.log.Error("reopen instance", logging.Instance(inst.ID, inst.Project, inst.Workflow), zap.Error(err))
 	}
-	t.history(a, "instance running again")
+	detail := "instance running again"
+	if a.Version != 0 {
+		detail += fmt.Sprintf(" as version %d", inst.Version)
+	}
+	t.history(a, detail)
 }
 
 // history records what an action did; best effort (a refusal for a newer

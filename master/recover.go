@@ -86,6 +86,11 @@ func (r *runner) load(ctx context.Context) ([]flow.Restored, bool) {
 	}
 	for i := range rows {
 		t := &rows[i]
+		if _, ok := r.def.tasks[t.Name]; !ok {
+			// A task of another version: a rerun or recover_failed the
+			// operator moved to this version; its attempts stay history.
+			continue
+		}
 		if cur := r.latest[t.Name]; cur == nil || cur.Attempt < t.Attempt {
 			r.latest[t.Name] = t
 		}
@@ -93,7 +98,7 @@ func (r *runner) load(ctx context.Context) ([]flow.Restored, bool) {
 	}
 	prevEnd := map[string]time.Time{} // the attempt before the latest: a delayed retry's clock
 	for i := range rows {
-		if t := &rows[i]; t.Attempt == r.latest[t.Name].Attempt-1 && t.EndTime != nil {
+		if t := &rows[i]; r.latest[t.Name] != nil && t.Attempt == r.latest[t.Name].Attempt-1 && t.EndTime != nil {
 			prevEnd[t.Name] = *t.EndTime
 		}
 	}

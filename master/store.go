@@ -135,7 +135,7 @@ type actionStore interface {
 	TaskSetStates(ctx context.Context, ids []int64, from []model.TaskState, to model.TaskState) ([]int64, error)
 	InstanceHistoryAdd(ctx context.Context, e model.HistoryEntry) (model.HistoryEntry, error)
 	InstanceEndUnstarted(ctx context.Context, id int64, at time.Time) (model.WorkflowInstance, bool, error)
-	InstanceReopen(ctx context.Context, id int64, from []model.WorkflowState, newRun bool, host string) (model.WorkflowInstance, error)
+	InstanceReopen(ctx context.Context, id int64, from []model.WorkflowState, newRun bool, host string, version int) (model.WorkflowInstance, error)
 	DatasourceUsable(ctx context.Context, a model.Author, name, project string) (bool, error)
 	DatasourceGet(ctx context.Context, name string) (model.Datasource, error)
 	WorkflowVersionAuthor(ctx context.Context, defID int64) (model.Author, error)

@@ -166,6 +166,9 @@ func TestWebUIEditor(t *testing.T) {
 	})
 
 	t.Run("new version and its diff", func(t *testing.T) {
+		e := e.with(t)
+		run1 := e.run("dag4", nil) // of version 1
+		e.wait(run1, 30*time.Second)
 		b.step(t, 60*time.Second, func(s *session) {
 			s.open("#/edit/demo/dag4")
 			s.until("the stored graph", `document.querySelectorAll('.editflow .node').length === 4 && document.querySelectorAll('.editflow .react-flow__edge').length === 4`)
@@ -178,6 +181,15 @@ func TestWebUIEditor(t *testing.T) {
 			s.click(`#view-versions`)
 			s.until("the diff of v1 and v2", `document.querySelector('#graph-diff')?.textContent.includes('tasks added: shell_3') &&
 				[...document.querySelectorAll('#spec-diff .add')].some(l => l.textContent.includes('name: shell_3'))`)
+			s.until("the new task coloured added in the graph diff", `document.querySelector('#graph-diff .gd-node[data-task=shell_3]')?.dataset.status === 'added' &&
+				document.querySelectorAll('#graph-diff .gd > .gd-col .gd-node[data-status=same]').length === 4`)
+			// The run of version 1 says it differs from the latest and
+			// links the diff; a rerun may choose the latest.
+			s.open(fmt.Sprintf("#/instances/%d", run1))
+			s.until("the link to the diff", `document.querySelector('#differs-from-latest')?.textContent.includes('differs from latest (v2)') && !!document.querySelector('#use-latest')`)
+			s.click(`#differs-from-latest`)
+			s.until("the diff from the run's version", `document.querySelector('#graph-diff h2')?.textContent.includes('v1 → v2') &&
+				document.querySelector('#graph-diff .gd-node[data-task=shell_3]')?.dataset.status === 'added'`)
 		})
 	})
 

@@ -21,17 +21,21 @@ func defaultBy() string {
 	return os.Getenv("USER")
 }
 
-// actionVerb is one action subcommand: its CLI name, the API's action and help.
-type actionVerb struct{ use, action, short string }
+// actionVerb is one action subcommand: its CLI name, the API's action and
+// help; versioned ones (rerun, recover-failed) take --latest and --version.
+type actionVerb struct {
+	use, action, short string
+	versioned          bool
+}
 
 // instanceActionCommands are `beluga instance stop|pause|resume|rerun|recover-failed ID`.
 func instanceActionCommands(a *app) []*cobra.Command {
 	cmds := actionCommands(a, "instance ID", (*client.Client).InstanceAction, []actionVerb{
-		{"stop", "stop", "Stop an instance: kill its running tasks and start nothing new"},
-		{"pause", "pause", "Pause an instance: let running tasks finish and start nothing new"},
-		{"resume", "resume", "Resume a paused or stopped instance in place"},
-		{"rerun", "rerun", "Run a finished instance again in place (same id, new attempts)"},
-		{"recover-failed", "recover_failed", "Rerun only the failed and killed tasks of an instance and their downstream"},
+		{"stop", "stop", "Stop an instance: kill its running tasks and start nothing new", false},
+		{"pause", "pause", "Pause an instance: let running tasks finish and start nothing new", false},
+		{"resume", "resume", "Resume a paused or stopped instance in place", false},
+		{"rerun", "rerun", "Run a finished instance again in place (same id, new attempts), its own version unless --latest or --version", true},
+		{"recover-failed", "recover_failed", "Rerun only the failed and killed tasks of an instance and their downstream, its own version unless --latest or --version", true},
 	})
 	// The actions that start work have a plan form (plan.go).
 	withPlan(a, cmds[3], "rerun")
@@ -42,9 +46,9 @@ func instanceActionCommands(a *app) []*cobra.Command {
 // taskActionCommands are `beluga task kill|force-success|force-start ID`.
 func taskActionCommands(a *app) []*cobra.Command {
 	return actionCommands(a, "task instance ID", (*client.Client).TaskAction, []actionVerb{
-		{"kill", "kill", "Kill a task instance"},
-		{"force-success", "force_success", "Make a failed or killed task count as succeeded, so its downstream may run"},
-		{"force-start", "force_start", "Let a task waiting for a full task group start once without a slot"},
+		{"kill", "kill", "Kill a task instance", false},
+		{"force-success", "force_success", "Make a failed or killed task count as succeeded, so its downstream may run", false},
+		{"force-start", "force_start", "Let a task waiting for a full task group start once without a slot", false},
 	})
 }
 
@@ -54,9 +58,21 @@ func actionCommands(a *app, what string, do func(*client.Client, context.Context
 	verbs []actionVerb) []*cobra.Command {
 	out := make([]*cobra.Command, 0, len(verbs))
 	for _, v := range verbs {
-		out = append(out, actionCommand(a, v.use, v.short, what, func(cmd *cobra.Command, id int64, by string) (api.ActionAccepted, error) {
-			return do(a.client(), cmd.Context(), id, v.action, by)
-		}))
+		var version func() (api.VersionChoice, error)
+		c := actionCommand(a, v.use, v.short, what, func(cmd *cobra.Command, id int64, by string) (api.ActionAccepted, error) {
+			if version == nil {
+				return do(a.client(), cmd.Context(), id, v.action, by)
+			}
+			choice, err := version()
+			if err != nil {
+				return api.ActionAccepted{}, err
+			}
+			return a.client().RestartInstance(cmd.Context(), id, v.action, by, choice)
+		})
+		if v.versioned {
+			version = versionFlags(c)
+		}
+		out = append(out, c)
 	}
 	return out
 }

@@ -69,7 +69,7 @@ func instanceCommand(a *app) *cobra.Command {
 			return a.printInstance(d)
 		},
 	}
-	return group("instance", "Inspect and control workflow instances", append([]*cobra.Command{list, show}, instanceActionCommands(a)...)...)
+	return group("instance", "Inspect and control workflow instances", append([]*cobra.Command{list, show, instanceDiffCommand(a)}, instanceActionCommands(a)...)...)
 }
 
 // trigger says how a run began: by hand, or by a schedule or backfill for
@@ -93,7 +93,7 @@ func trigger(in api.Instance) string {
 
 func (a *app) printInstance(d api.InstanceDetail) error {
 	kv := newTable(a.stdout, "INSTANCE", strconv.FormatInt(d.ID, 10))
-	kv.row("workflow", fmt.Sprintf("%s/%s version %d", d.Project, d.Workflow, d.Version))
+	kv.row("workflow", versionLine(d))
 	kv.row("state", d.State)
 	kv.row("reason", d.Reason)
 	kv.row("priority", d.Priority)

@@ -96,6 +96,8 @@ func scheduleSetCommand(a *app, need projectFunc) *cobra.Command {
 	f.BoolVar(&disabled, "disabled", false, "store the schedule without firing it")
 	f.StringVar(&req.Calendar, "calendar", "", "business calendar the fires follow: the project's of that name, else the shared one")
 	f.StringVar(&req.OnHoliday, "on-holiday", "", "a fire due on a day off: skip (default), next_business_day or previous_business_day")
+	f.IntVar(&req.PinVersion, "pin-version", 0, "fire this version of the workflow (default: the latest at each fire)")
+	f.StringVar(&req.PinCommit, "pin-commit", "", "a Git project's: fire the version a sync made from this commit")
 	f.StringVar(&req.By, "by", defaultBy(), "no longer used: the logged-in user is recorded (kept for old scripts)")
 	return c
 }
@@ -134,6 +136,9 @@ func (a *app) printSchedule(s api.Schedule) error {
 	kv.row("end", inZone(s.EndTime, loc))
 	kv.row("catchup", s.Catchup)
 	kv.row("overlap", s.Overlap)
+	if s.PinVersion != 0 {
+		kv.row("pinned version", strconv.Itoa(s.PinVersion))
+	}
 	if s.Calendar != "" {
 		onHoliday := s.OnHoliday
 		if onHoliday == "" {

@@ -22,7 +22,7 @@ func workflowCommand(a *app) *cobra.Command {
 	need := needProject(&project)
 	g := group("workflow", "Manage and run workflows",
 		applyCommand(a, need), workflowListCommand(a, need), workflowGetCommand(a, need),
-		versionsCommand(a, need), deleteCommand(a, need), runCommand(a, need), workflowTestCommand(a))
+		versionsCommand(a, need), workflowDiffCommand(a, need), deleteCommand(a, need), runCommand(a, need), workflowTestCommand(a))
 	g.PersistentFlags().StringVarP(&project, "project", "p", os.Getenv("BELUGA_PROJECT"), "project (env BELUGA_PROJECT)")
 	return g
 }

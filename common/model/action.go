@@ -60,7 +60,13 @@ type ActionRequest struct {
 	TaskInstanceID int64
 	Action         ActionKind
 	By             string // who asked; at most MaxActionBy characters
+	// Version is the workflow version a rerun or recover_failed runs: 0
+	// the instance's own, VersionLatest the newest, else that number.
+	Version int
 }
+
+// VersionLatest asks a restart action for the workflow's newest version.
+const VersionLatest = -1
 
 // ActionResult is what RequestAction wrote.
 type ActionResult struct {
@@ -82,6 +88,7 @@ type Action struct {
 	TaskInstanceID int64 // 0 for instance actions
 	Action         ActionKind
 	By             string
+	Version        int // rerun, recover_failed: the version to switch to (0: the instance's own)
 	CreatedAt      time.Time
 }
 

@@ -26,9 +26,12 @@ type WorkflowDefinition struct {
 	// CreatedBy is the user who applied the version; AuthorAdmin says
 	// whether that user is an admin now (GetDefinition): only an admin's
 	// version may name a tenant other than the project's.
-	CreatedBy   string    `json:"created_by,omitempty"`
-	AuthorAdmin bool      `json:"-"`
-	CreatedAt   time.Time `json:"created_at"`
+	CreatedBy   string `json:"created_by,omitempty"`
+	AuthorAdmin bool   `json:"-"`
+	// GitCommit is the commit the Git sync that made the version read
+	// ("": applied by hand, or before versions recorded it).
+	GitCommit string    `json:"git_commit,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // WorkflowInstance is one run of a workflow definition version.
@@ -144,10 +147,13 @@ type Schedule struct {
 	// Calendar names the business calendar the fires honour ("": none),
 	// the project's own first, else a shared one; OnHoliday is what a fire
 	// due on a day off does (schedule.OnHoliday*).
-	Calendar  string    `json:"calendar,omitempty"`
-	OnHoliday string    `json:"on_holiday,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Calendar  string `json:"calendar,omitempty"`
+	OnHoliday string `json:"on_holiday,omitempty"`
+	// PinVersion is the workflow version the fires run (0: the latest at
+	// each fire).
+	PinVersion int       `json:"pin_version,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
 	// PausedFires, written by a resume (enabled again), are the fire times
 	// due while the schedule was disabled: the ledger lists them missed.
 	PausedFires []time.Time `json:"-"`

@@ -28,6 +28,7 @@ type actionCommandRow struct {
 	TaskInstanceID     *int64
 	Action             string
 	RequestedBy        string
+	Version            int // a restart's version when it is not the instance's (0: its own)
 	CreatedAt          time.Time
 }
 
@@ -141,6 +142,19 @@ func requestActionTx(tx *gorm.DB, req model.ActionRequest) (model.ActionResult, 
 		if err != nil {
 			return err
 		}
+		version := 0
+		if req.Version != 0 {
+			if version, err = resolveVersion(tx, inst.ProjectID, inst.WorkflowName, req.Version); err != nil {
+				return err
+			}
+			if version == inst.Version {
+				version = 0 // its own
+			}
+			detail += fmt.Sprintf("; version %d", inst.Version)
+			if version != 0 {
+				detail += fmt.Sprintf(" -> %d", version)
+			}
+		}
 		if to, ok := actionTarget[req.Action]; ok {
 			up := tx.Model(&workflowInstanceRow{}).Where("id = ? AND state IN ?", inst.ID, wfStates(actionStates[req.Action])).
 				Update("state", string(to))
@@ -162,7 +176,7 @@ func requestActionTx(tx *gorm.DB, req model.ActionRequest) (model.ActionResult, 
 		}
 		now := time.Now().UTC()
 		cmd := actionCommandRow{Type: commandTypeAction, WorkflowInstanceID: inst.ID, TaskInstanceID: nullID(req.TaskInstanceID),
-			Action: string(req.Action), RequestedBy: req.By, CreatedAt: now}
+			Action: string(req.Action), RequestedBy: req.By, Version: version, CreatedAt: now}
 		if err := tx.Create(&cmd).Error; err != nil {
 			return fmt.Errorf("insert %s command: %w", req.Action, err)
 		}
@@ -191,6 +205,12 @@ func checkActionRequest(req model.ActionRequest) error {
 		}
 	default:
 		return fmt.Errorf("unknown action %q: use one of %s", req.Action, joinActions(append(model.InstanceActions(), model.TaskActions()...)))
+	}
+	if req.Version != 0 && req.Action != model.ActionRerun && req.Action != model.ActionRecoverFailed {
+		return fmt.Errorf("action %s runs no version: only rerun and recover_failed take one", req.Action)
+	}
+	if req.Version < model.VersionLatest {
+		return fmt.Errorf("version %d: want a version number or latest", req.Version)
 	}
 	if !utf8.ValidString(req.By) || utf8.RuneCountInString(req.By) > model.MaxActionBy {
 		return fmt.Errorf("requested by: must be valid UTF-8 of at most %d characters", model.MaxActionBy)
@@ -284,7 +304,8 @@ func (s *Store) ActionClaim(ctx context.Context, limit int) ([]model.Action, err
 			return out, err
 		}
 		if took {
-			a := model.Action{ID: c.ID, InstanceID: c.WorkflowInstanceID, Action: model.ActionKind(c.Action), By: c.RequestedBy, CreatedAt: c.CreatedAt.UTC()}
+			a := model.Action{ID: c.ID, InstanceID: c.WorkflowInstanceID, Action: model.ActionKind(c.Action), By: c.RequestedBy,
+				Version: c.Version, CreatedAt: c.CreatedAt.UTC()}
 			if c.TaskInstanceID != nil {
 				a.TaskInstanceID = *c.TaskInstanceID
 			}

@@ -65,11 +65,11 @@ func TestInstanceTermCalls(t *testing.T) {
 		if _, ok, err := term.InstanceEndUnstarted(ctx, inst.ID, time.Now()); err != nil || ok {
 			t.Fatalf("a second end: %v %v, want false", ok, err)
 		}
-		back, err := term.InstanceReopen(ctx, inst.ID, []model.WorkflowState{model.WorkflowStopped}, true, "m2")
+		back, err := term.InstanceReopen(ctx, inst.ID, []model.WorkflowState{model.WorkflowStopped}, true, "m2", 0)
 		if err != nil || back.State != model.WorkflowRunning || back.EndTime != nil {
 			t.Fatalf("reopen: %+v, %v", back, err)
 		}
-		if _, err := term.InstanceReopen(ctx, inst.ID, []model.WorkflowState{model.WorkflowStopped}, true, "m2"); err == nil {
+		if _, err := term.InstanceReopen(ctx, inst.ID, []model.WorkflowState{model.WorkflowStopped}, true, "m2", 0); err == nil {
 			t.Fatal("reopening a running instance: no error")
 		}
 		end, cancel := s.InstanceWaitEnd(inst.ID)

@@ -131,9 +131,15 @@ func (s *Store) fireMany(tx *gorm.DB, fires []ScheduleFire, idx []int, out []Fir
 		project int64
 		name    string
 	}
+	type versionKey struct {
+		wf      wfKey
+		version int
+	}
 	latest := map[wfKey]workflowDefinitionRow{}
+	byVersion := map[versionKey]workflowDefinitionRow{} // a pinned schedule's
 	for _, d := range defs {
 		k := wfKey{d.ProjectID, d.Name}
+		byVersion[versionKey{k, d.Version}] = d
 		if cur, ok := latest[k]; !ok || d.Version > cur.Version {
 			latest[k] = d
 		}
@@ -168,6 +174,9 @@ func (s *Store) fireMany(tx *gorm.DB, fires []ScheduleFire, idx []int, out []Fir
 			continue
 		}
 		def, ok := latest[wfKey{p.ID, sc.Workflow}]
+		if sc.PinVersion > 0 {
+			def, ok = byVersion[versionKey{wfKey{p.ID, sc.Workflow}, sc.PinVersion}]
+		}
 		if !ok {
 			moved(i, "workflow %q in project %q not found", sc.Workflow, sc.Project)
 			continue

@@ -188,6 +188,7 @@ func (s *Store) GitSyncApply(ctx context.Context, project, author, commit string
 		if err != nil {
 			return nil, &GitFileError{File: files[i], Err: err}
 		}
+		pw.commit = commit
 		prep[i] = pw
 	}
 	most, _ := s.SettingInt(ctx, model.SettingVersionsPerWorkflow, model.DefaultVersionsPerWorkflow)

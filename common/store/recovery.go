@@ -110,8 +110,10 @@ func (s *Store) TaskInFlight(ctx context.Context) ([]model.TaskInstance, error) 
 // InstanceReopen makes a finished instance running again under this term's
 // master (resume, rerun, recover_failed, force_success): state running, no
 // end time, no reason; rerun also counts a new run. It returns ErrConflict
-// when the instance is not in one of from.
-func (s *Store) InstanceReopen(ctx context.Context, id int64, from []model.WorkflowState, newRun bool, host string) (model.WorkflowInstance, error) {
+// when the instance is not in one of from. A version other than 0 moves
+// the instance to that version of its workflow first (the operator chose
+// it, ActionRequest.Version), in the same transaction.
+func (s *Store) InstanceReopen(ctx context.Context, id int64, from []model.WorkflowState, newRun bool, host string, version int) (model.WorkflowInstance, error) {
 	fs := make([]string, len(from))
 	for i, f := range from {
 		fs[i] = string(f)
@@ -121,6 +123,18 @@ func (s *Store) InstanceReopen(ctx context.Context, id int64, from []model.Workf
 		fields := map[string]any{"state": string(model.WorkflowRunning), "end_time": nil, "reason": "", "host": host, "epoch": s.epoch}
 		if newRun {
 			fields["run_times"] = gorm.Expr("run_times + 1")
+		}
+		if version != 0 {
+			var cur workflowInstanceRow
+			if err := tx.Select("id, project_id, workflow_name").Take(&cur, id).Error; err != nil {
+				return notFound(err, fmt.Sprintf("workflow instance %d", id))
+			}
+			var def workflowDefinitionRow
+			if err := lockingRead(tx).Select("id, version").Where("project_id = ? AND name = ? AND version = ?", cur.ProjectID, cur.WorkflowName, version).
+				Take(&def).Error; err != nil {
+				return notFound(err, fmt.Sprintf("version %d of workflow %q", version, cur.WorkflowName))
+			}
+			fields["workflow_definition_id"], fields["version"] = def.ID, def.Version
 		}
 		res := tx.Model(&workflowInstanceRow{}).Where("id = ? AND state IN ?", id, fs).Updates(fields)
 		if res.Error != nil {

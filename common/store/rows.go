@@ -44,6 +44,7 @@ type workflowDefinitionRow struct {
 	TaskCount       int
 	MaxActiveRuns   int
 	AppliedBy       string // the user who applied it ("": the server; AuthorUnknown)
+	GitCommit       string // the commit a Git sync made it from ("": applied by hand)
 	CreatedAt       time.Time
 }
 
@@ -51,7 +52,7 @@ func (workflowDefinitionRow) TableName() string { return "workflow_definition" }
 
 func (r workflowDefinitionRow) model(project string) model.WorkflowDefinition {
 	return model.WorkflowDefinition{ID: r.ID, ProjectID: r.ProjectID, Project: project, Name: r.Name,
-		Version: r.Version, SpecJSON: []byte(r.SpecJSON), SpecHash: r.SpecHash, CreatedAt: r.CreatedAt}
+		Version: r.Version, SpecJSON: []byte(r.SpecJSON), SpecHash: r.SpecHash, GitCommit: r.GitCommit, CreatedAt: r.CreatedAt}
 }
 
 type taskDefinitionRow struct {

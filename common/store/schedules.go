@@ -43,6 +43,7 @@ type scheduleRow struct {
 	Deadline        string
 	Calendar        string
 	OnHoliday       string
+	PinVersion      int // the version its fires run (0: the latest)
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
 }
@@ -66,7 +67,7 @@ func (r scheduleRow) model() model.Schedule {
 	if r.AlertsJSON != nil && *r.AlertsJSON != "" {
 		_ = json.Unmarshal([]byte(*r.AlertsJSON), &s.Alerts) // written by us
 	}
-	s.Deadline, s.Calendar, s.OnHoliday = r.Deadline, r.Calendar, r.OnHoliday
+	s.Deadline, s.Calendar, s.OnHoliday, s.PinVersion = r.Deadline, r.Calendar, r.OnHoliday, r.PinVersion
 	return s
 }
 
@@ -103,7 +104,17 @@ func (s *Store) putSchedule(ctx context.Context, sc model.Schedule, ifVersion *i
 			Timezone: sc.Timezone, StartTime: utc(sc.StartTime), EndTime: utc(sc.EndTime), Catchup: sc.Catchup,
 			WorkerGroup: sc.WorkerGroup, Enabled: sc.Enabled, NextFireTime: utc(sc.NextFireTime),
 			UpdatedBy: sc.UpdatedBy, CreatedAt: now, UpdatedAt: now, Priority: priorityCol(sc.Priority),
-			Overlap: string(sc.Overlap), Deadline: sc.Deadline, Calendar: sc.Calendar, OnHoliday: sc.OnHoliday}
+			Overlap: string(sc.Overlap), Deadline: sc.Deadline, Calendar: sc.Calendar, OnHoliday: sc.OnHoliday,
+			PinVersion: sc.PinVersion}
+		if sc.PinVersion > 0 {
+			// The definitions are locked (workflowProject), as every run
+			// writer locks them first. Versions go only with their workflow
+			// (and its schedule with them), so a pin that exists now
+			// resolves at every fire.
+			if err := versionExists(tx, p.ID, sc.Workflow, sc.PinVersion); err != nil {
+				return err
+			}
+		}
 		if sc.Calendar != "" {
 			// Checked in the write's transaction, as CalendarDelete checks
 			// its users in its own: a calendar is never deleted under a
@@ -156,7 +167,7 @@ func (s *Store) putSchedule(ctx context.Context, sc model.Schedule, ifVersion *i
 				"priority": r.Priority, "worker_group": r.WorkerGroup, "params_json": r.ParamsJSON, "enabled": r.Enabled,
 				"next_fire_time": r.NextFireTime, "updated_by": r.UpdatedBy, "updated_at": r.UpdatedAt, "revision": r.Revision,
 				"version": r.Version, "overlap": r.Overlap, "alerts_json": r.AlertsJSON, "deadline": r.Deadline,
-				"calendar": r.Calendar, "on_holiday": r.OnHoliday}
+				"calendar": r.Calendar, "on_holiday": r.OnHoliday, "pin_version": r.PinVersion}
 			// A fire written ahead of its second and not yet due is the old
 			// schedule's: the edit (a pause, a new cron or params) takes
 			// it back, and the fire time is free to fire again as edited.
@@ -401,7 +412,7 @@ func (s *Store) fireWrite(sc model.Schedule, f Firing) timedRuns {
 	}
 	return timedRuns{table: &scheduleRow{}, what: fmt.Sprintf("schedule %d", sc.ID), where: "enabled = ?", whereArg: true,
 		id: sc.ID, rev: sc.Revision, up: up, moved: ErrScheduleMoved, times: f.Times, box: s.box,
-		run: RunRequest{Project: sc.Project, Workflow: sc.Workflow, Params: sc.Params, Priority: sc.Priority,
+		run: RunRequest{Project: sc.Project, Workflow: sc.Workflow, Version: sc.PinVersion, Params: sc.Params, Priority: sc.Priority,
 			WorkerGroup: sc.WorkerGroup, CommandType: model.CommandScheduled, ScheduleID: sc.ID, Timezone: sc.Timezone},
 		gate:  overlapGate(sc, time.Now().UTC()),
 		fires: newLedger(), missed: f.Missed, refused: f.Refused,

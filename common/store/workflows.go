@@ -51,6 +51,7 @@ type preparedWorkflow struct {
 	canon   []byte
 	hash    string
 	uses    map[string]string
+	commit  string // the Git commit it comes from ("": applied by hand)
 }
 
 func prepareWorkflow(w *spec.Workflow) (preparedWorkflow, error) {
@@ -108,7 +109,7 @@ func (s *Store) putWorkflowTx(tx *gorm.DB, p projectRow, author string, pw prepa
 			SpecJSON: string(canon), SpecHash: hash, Description: w.Description,
 			FailureStrategy: w.FailureStrategy, Priority: int(prio), WorkerGroup: w.WorkerGroup,
 			TimeoutMs: w.Timeout.D().Milliseconds(), TaskCount: len(w.Tasks), AppliedBy: author,
-			CreatedAt: time.Now().UTC()}
+			GitCommit: pw.commit, CreatedAt: time.Now().UTC()}
 		if w.MaxActiveRuns != nil {
 			r.MaxActiveRuns = *w.MaxActiveRuns
 		}

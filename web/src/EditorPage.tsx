@@ -103,11 +103,13 @@ const TEMPLATE: Spec = {description: 'What this workflow does', tasks: []};
 
 interface PageLike { confirmLeave: null | (() => string); signal: AbortSignal }
 
-export function EditorPage({project, name, page}: {project: string; name?: string; page: PageLike}) {
-  return <ReactFlowProvider><Editor project={project} name={name} page={page} /></ReactFlowProvider>;
+// versionsFrom opens the Versions tab with the diff from that version to
+// the latest (an instance page's "differs from latest").
+export function EditorPage({project, name, page, versionsFrom}: {project: string; name?: string; page: PageLike; versionsFrom?: number}) {
+  return <ReactFlowProvider><Editor project={project} name={name} page={page} versionsFrom={versionsFrom} /></ReactFlowProvider>;
 }
 
-function Editor({project, name, page}: {project: string; name?: string; page: PageLike}) {
+function Editor({project, name, page, versionsFrom}: {project: string; name?: string; page: PageLike; versionsFrom?: number}) {
   const existing = !!name;
   const [hist, setHist] = useState<History<Doc>>(() => start({spec: existing ? null : TEMPLATE, pos: new Map(), wfName: name || ''}));
   const {spec, pos, wfName} = hist.present;
@@ -119,7 +121,7 @@ function Editor({project, name, page}: {project: string; name?: string; page: Pa
   // restored task (its name and rows are its own state while typed).
   const [gen, setGen] = useState(0);
   const refocus = useRef<{field: string; label: string} | null>(null);
-  const [mode, setMode] = useState<Mode>('graph');
+  const [mode, setMode] = useState<Mode>(versionsFrom && name ? 'versions' : 'graph');
   const [yaml, setYaml] = useState('');
   const [yamlErr, setYamlErr] = useState('');
   const [sel, setSel] = useState<string>('');
@@ -669,7 +671,7 @@ function Editor({project, name, page}: {project: string; name?: string; page: Pa
             {yamlErr ? <p className="apierror" role="alert" id="yaml-error">{yamlErr}</p> : null}
           </div>
         ) : null}
-        {mode === 'versions' && existing ? <Versions project={project} name={name!} /> : null}
+        {mode === 'versions' && existing ? <Versions project={project} name={name!} from={versionsFrom} /> : null}
         {!spec && !apiErr ? <p className="muted">Loading…</p> : null}
         <pre className="apierror" id="spec-error" role="alert" hidden={!apiErr}>{apiErr}</pre>
         <div className="buttons">

@@ -38,6 +38,7 @@ const TASK_ACTIONS: TaskAction[] = [
 
 export interface Detail {
   id: number; project: string; workflow: string; version: number; state: string; reason?: string;
+  git_commit?: string; latest_version?: number;
   command_type: string; schedule_id?: number; backfill_id?: number; schedule_time?: string; timezone?: string;
   priority: string; worker_group: string; params?: Record<string, string>; secret_params?: string[]; start_nodes?: string[]; scope?: string;
   dry_run?: boolean; run_times: number; host: string; created_at?: string; start_time?: string; end_time?: string;
@@ -159,6 +160,7 @@ export function InstancePage({id, task = ''}: {id: number; task?: string}) {
   const [search, setSearch] = useState('');
   const [view, setView] = useState<'graph' | 'gantt'>('graph');
   const [version, setVersion] = useState(0);
+  const [useLatest, setUseLatest] = useState(false); // rerun or recover under the latest version
   const keepUntil = useRef(0);
   const wake = useRef<() => void>(() => {});
   const detailRef = useRef<Detail | null>(null);
@@ -496,14 +498,20 @@ export function InstancePage({id, task = ''}: {id: number; task?: string}) {
   }
 
   async function act(action: string, label: string, text: string) {
-    // Actions that start work are previewed as a plan first (PlanPanel).
-    if (action === 'rerun' || action === 'recover_failed') {
+    // A rerun or recovery runs the instance's own version unless the
+    // operator ticked "latest version".
+    const latest = useLatest && (action === 'rerun' || action === 'recover_failed');
+    // Otherwise actions that start work are previewed as a plan first
+    // (PlanPanel), which runs the instance's own version.
+    if (!latest && (action === 'rerun' || action === 'recover_failed')) {
       setPlanning({action, label});
       return;
     }
+    const cur = detailRef.current;
+    if (latest) text += ` It runs version ${cur?.latest_version} (the latest), not ${cur?.version}.`;
     if (!await confirmDialog(`${label} instance #${id}?`, text, label, action === 'stop')) return;
     try {
-      const r = await api('POST', `/api/v1/instances/${id}/actions`, {json: {action, by: user()}});
+      const r = await api('POST', `/api/v1/instances/${id}/actions`, {json: latest ? {action, by: user(), version: 'latest'} : {action, by: user()}});
       flash(`${action} requested (command ${r.command_id}); the instance is ${r.state}.`, 'ok');
       keepUntil.current = Date.now() + 60000;
       wake.current();
@@ -521,13 +529,15 @@ export function InstancePage({id, task = ''}: {id: number; task?: string}) {
     const secret = new Set(dd.secret_params || []);
     const params = Object.fromEntries(Object.entries(dd.params || {}).filter(([k, v]) => !secret.has(k) && v !== '***'));
     const dropped = Object.keys(dd.params || {}).filter((k) => !(k in params));
-    const text = `A new run of ${dd.workflow} version ${dd.version} with this run's params starts at ${from.join(', ')} ` +
+    // Ticked "latest version": the new run takes the latest (0: the API's default).
+    const runVersion = useLatest && dd.latest_version ? dd.latest_version : dd.version;
+    const text = `A new run of ${dd.workflow} version ${runVersion} with this run's params starts at ${from.join(', ')} ` +
       `and runs everything downstream of ${from.length === 1 ? 'it' : 'them'}; the tasks upstream do not run.` +
       (dropped.length ? ` The secret params ${dropped.join(', ')} take the workflow's values.` : '');
     if (!await confirmDialog(`${label} (${name})?`, text, label)) return;
     try {
       const inst = await api('POST', `/api/v1/projects/${enc(dd.project)}/workflows/${enc(dd.workflow)}/runs`, {json: {
-        version: dd.version, params, priority: dd.priority, worker_group: dd.worker_group, start_nodes: from, scope: 'downstream'}});
+        version: runVersion, params, priority: dd.priority, worker_group: dd.worker_group, start_nodes: from, scope: 'downstream'}});
       location.hash = `#/instances/${inst.id}`;
       flash(`Instance #${inst.id} submitted: ${label.toLowerCase()} ${name}.`, 'ok');
     } catch (e) {
@@ -575,6 +585,10 @@ export function InstancePage({id, task = ''}: {id: number; task?: string}) {
               <button type="button" data-action={action} data-fits={fits.join(' ')} {...p} onClick={() => act(action, label, text)}>{label}</button>
             )}</Why>;
           })}
+          {d && d.latest_version && d.latest_version !== d.version && ['succeeded', 'failed', 'stopped', 'paused'].includes(d.state) ?
+            <label className="small" title="Rerun, Recover failed and Rerun from here run the instance's own version unless this is ticked">
+              <input type="checkbox" id="use-latest" checked={useLatest} onChange={(e) => setUseLatest(e.target.checked)} /> latest version (v{d.latest_version})
+            </label> : null}
           {d ? <a className="button" href={`#/grid/${enc(d.project)}/${enc(d.workflow)}`}>Grid</a> : null}
         </div>
       </div>
@@ -708,7 +722,10 @@ function Projection({f}: {f: Forecast}) {
 
 function Head({d, forecast, keepRow}: {d: Detail; forecast: Forecast | null; keepRow: boolean}) {
   const rows: [string, React.ReactNode][] = [
-    ['Workflow', <><a href={`#/workflows/${enc(d.project)}/${enc(d.workflow)}`}>{d.project}/{d.workflow}</a> version {d.version}</>],
+    ['Workflow', <><a href={`#/workflows/${enc(d.project)}/${enc(d.workflow)}`}>{d.project}/{d.workflow}</a> version {d.version}
+      {d.git_commit ? <> from commit <code title={d.git_commit}>{d.git_commit.slice(0, 12)}</code></> : null}
+      {d.latest_version && d.latest_version !== d.version ? <> · <a id="differs-from-latest" href={`#/edit/${enc(d.project)}/${enc(d.workflow)}?versions=${d.version}`}>
+        differs from latest (v{d.latest_version})</a></> : null}</>],
     ['State', <><Badge state={d.state} />{d.reason ? <span className="reason"> {d.reason}</span> : null}</>],
     ['Trigger', <>{d.command_type}{d.schedule_id ? <span className="muted"> #{d.schedule_id}</span> : null}
       {d.backfill_id ? <> <a href={`#/backfills/${d.backfill_id}`}>#{d.backfill_id}</a></> : null}

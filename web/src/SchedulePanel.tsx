@@ -18,7 +18,7 @@ export type Schedule = {id: number; project: string; workflow: string; cron: str
   priority?: string; worker_group: string; params: Record<string, string>; secret_params?: string[]; start_time?: string | null;
   end_time?: string | null; next_fire_time?: string | null; last_fire_time?: string | null; last_skipped_time?: string | null;
   skipped_fires: number; upcoming: string[]; note: string; revision: number; version: number; updated_by: string; updated_at: string;
-  alerts?: Alerts | null; deadline?: string; calendar?: string; on_holiday?: string};
+  alerts?: Alerts | null; deadline?: string; calendar?: string; on_holiday?: string; pin_version?: number};
 
 const CRON_HELP = '5 fields (minute hour day-of-month month day-of-week), 6 with leading seconds, or @daily, @hourly, @every 1h';
 
@@ -38,6 +38,7 @@ export function requestOf(sc: Schedule): Record<string, unknown> {
   if (sc.alerts) r.alerts = sc.alerts;
   if (sc.deadline) r.deadline = sc.deadline;
   if (sc.calendar) { r.calendar = sc.calendar; if (sc.on_holiday) r.on_holiday = sc.on_holiday; }
+  if (sc.pin_version) r.pin_version = sc.pin_version;
   return r;
 }
 
@@ -130,6 +131,7 @@ export function SchedulePanel({page, project, workflow, priority, group, onChang
         : <span className="muted">{sc.enabled ? 'none left in the window' : 'none while disabled'}</span>],
       ['Last fire', <Time iso={sc.last_fire_time} zone={z} />],
       ['Catch-up', sc.catchup],
+      ['Version', sc.pin_version ? <span className="pin-version">pinned to v{sc.pin_version}</span> : <span className="muted">the latest at each fire</span>],
       ['Calendar', sc.calendar ? <span className="calendar">{sc.calendar} <span className="muted">(on a day off: {sc.on_holiday || 'skip'})</span></span>
         : <span className="muted">none: every day</span>],
       ['Overlap', sc.skipped_fires ? <>{sc.overlap} ({sc.skipped_fires} fire(s) skipped, the last for <Time iso={sc.last_skipped_time} zone={z} />)</> : sc.overlap],
@@ -166,6 +168,7 @@ function ScheduleForm({project, workflow, sc, priority, group, onSaved, onCancel
   const [overlap, setOverlap] = useState(sc?.overlap || 'allow');
   const [cal, setCal] = useState(sc?.calendar || '');
   const [onHoliday, setOnHoliday] = useState(sc?.on_holiday || 'skip');
+  const [pin, setPin] = useState(sc?.pin_version ? String(sc.pin_version) : '');
   const [prio, setPrio] = useState(sc?.priority || '');
   const [wg, setWg] = useState(sc?.worker_group || '');
   const [params, setParams] = useParams(sc?.params);
@@ -192,6 +195,9 @@ function ScheduleForm({project, workflow, sc, priority, group, onSaved, onCancel
     if (alertOn.length || channels.length) req.alerts = {on: alertOn, channels};
     if (deadline.trim()) req.deadline = deadline.trim();
     if (cal.trim()) { req.calendar = cal.trim(); req.on_holiday = onHoliday; }
+    const p = pin.trim();
+    if (/^[0-9]+$/.test(p) && p.length < 10) req.pin_version = Number(p);
+    else if (p) req.pin_commit = p; // a Git commit; the API says when it made no version
     setBusy(true);
     try {
       const out = await api('PUT', schedulePath(project, workflow), {json: req});
@@ -215,6 +221,9 @@ function ScheduleForm({project, workflow, sc, priority, group, onSaved, onCancel
       <label className="field"><span>On a day off</span>{sel('schedule-on-holiday', 'on_holiday', onHoliday, setOnHoliday, [['skip', 'skip the fire'],
         ['next_business_day', 'fire on the next business day'], ['previous_business_day', 'fire on the business day before']])}</label>
       <p className="hint">With a calendar, a fire due on a weekend day or holiday is skipped or moved; a moved fire merges into that day's own.</p>
+      <label className="field"><span>Pin version</span><input name="pin" id="schedule-pin" value={pin} spellCheck={false}
+        placeholder="none: the latest at each fire" title="a version number, or (a Git project's) the commit whose sync made the version"
+        onChange={(e) => setPin(e.target.value)} /></label>
       <div className="field"><span>Next fires</span><Preview cron={cron} tz={tz} project={project} calendar={cal} onHoliday={onHoliday} /></div>
       <label className="field"><span>Catch-up</span>{sel('schedule-catchup', 'catchup', catchup, setCatchup, [['latest', 'latest: one run for the newest missed time'],
         ['all', 'all missed times'], ['none', 'none: skip missed times']])}</label>

@@ -35,7 +35,7 @@ start([
   [/^\/instances\/(\d+)$/, 'instances', ([id], _p, q) => <InstancePage id={Number(id)} task={q.get('task') || ''} />],
   [/^\/task-instances$/, 'tasks', () => <TaskInstancesPage />],
   [/^\/edit\/([^/]+)$/, 'workflows', ([p], page) => <EditorPage project={p} page={page} />],
-  [/^\/edit\/([^/]+)\/([^/]+)$/, 'workflows', ([p, n], page) => <EditorPage project={p} name={n} page={page} />],
+  [/^\/edit\/([^/]+)\/([^/]+)$/, 'workflows', ([p, n], page, query) => <EditorPage project={p} name={n} page={page} versionsFrom={Number(query.get('versions')) || undefined} />],
   [/^\/grid\/([^/]+)\/([^/]+)$/, 'workflows', ([p, w]) => <GridPage project={p} workflow={w} />],
   [/^\/overview$/, 'overview', () => <OverviewPage project="" />],
   [/^\/overview\/([^/]+)$/, 'overview', ([p]) => <OverviewPage project={p} />],

@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest';
-import {TASK_TYPES, TYPE_FIELDS, TYPE_HELP, canonical, cleanTask, cleanWorkflow, diffLines, graphDiff, hasComments, newTask, stripDefaults, validate, validateWorkflow} from './spec';
+import {TASK_TYPES, TYPE_FIELDS, TYPE_HELP, canonical, cleanTask, cleanWorkflow, hasComments, newTask, stripDefaults, validate, validateWorkflow} from './spec';
 import {FORMS} from './TypeFields';
 
 describe('validate', () => {
@@ -29,14 +29,6 @@ describe('tasks', () => {
     const t = newTask('http', new Set(['http_1']));
     expect(t.name).toBe('http_2');
     expect(cleanTask({...t, url: 'http://x', headers: {}, retries: 0})).toEqual({name: 'http_2', type: 'http', method: 'GET', url: 'http://x'});
-  });
-});
-
-describe('diff', () => {
-  it('diffs lines and graphs', () => {
-    expect(diffLines('a\nb\nc', 'a\nc\nd').map((l) => l.op + l.text)).toEqual([' a', '-b', ' c', '+d']);
-    const g = graphDiff([{name: 'a'}, {name: 'b', depends_on: ['a']}], [{name: 'a'}, {name: 'c', depends_on: ['a']}]);
-    expect(g).toMatchObject({added: ['c'], removed: ['b'], edgesAdded: ['a → c'], edgesRemoved: ['a → b']});
   });
 });
 

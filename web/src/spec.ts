@@ -131,40 +131,6 @@ export function canonical(s: {tasks: SpecTask[]; [k: string]: unknown} | null): 
   return JSON.stringify(sort(cleanWorkflow(stripDefaults(s))));
 }
 
-export type DiffLine = {op: ' ' | '+' | '-'; text: string};
-
-// diffLines is a line diff (longest common subsequence) of a and b.
-export function diffLines(a: string, b: string): DiffLine[] {
-  const x = a.split('\n'), y = b.split('\n');
-  const n = x.length, m = y.length;
-  const L: Uint32Array[] = Array.from({length: n + 1}, () => new Uint32Array(m + 1));
-  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) L[i][j] = x[i] === y[j] ? L[i + 1][j + 1] + 1 : Math.max(L[i + 1][j], L[i][j + 1]);
-  const out: DiffLine[] = [];
-  let i = 0, j = 0;
-  while (i < n && j < m) {
-    if (x[i] === y[j]) { out.push({op: ' ', text: x[i]}); i++; j++; }
-    else if (L[i + 1][j] >= L[i][j + 1]) out.push({op: '-', text: x[i++]});
-    else out.push({op: '+', text: y[j++]});
-  }
-  while (i < n) out.push({op: '-', text: x[i++]});
-  while (j < m) out.push({op: '+', text: y[j++]});
-  return out;
-}
-
-// graphDiff says which tasks and edges one version adds, removes or changes.
-export function graphDiff(a: SpecTask[], b: SpecTask[]) {
-  const A = new Map(a.map((t) => [t.name, t])), B = new Map(b.map((t) => [t.name, t]));
-  const edges = (ts: SpecTask[]) => new Set(ts.flatMap((t) => (t.depends_on || []).map((d) => `${d} → ${t.name}`)));
-  const ea = edges(a), eb = edges(b);
-  return {
-    added: b.filter((t) => !A.has(t.name)).map((t) => t.name),
-    removed: a.filter((t) => !B.has(t.name)).map((t) => t.name),
-    changed: b.filter((t) => A.has(t.name) && JSON.stringify(A.get(t.name)) !== JSON.stringify(t)).map((t) => t.name),
-    edgesAdded: [...eb].filter((e) => !ea.has(e)),
-    edgesRemoved: [...ea].filter((e) => !eb.has(e)),
-  };
-}
-
 type WorkflowSpec = {tasks: SpecTask[]; [k: string]: unknown};
 
 // stripDefaults takes out what the server spells into a stored spec
