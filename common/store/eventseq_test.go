@@ -53,10 +53,12 @@ func upgradeEventSeq(t *testing.T, crashed []string) {
 		t.Fatal(err)
 	}
 	// The rows are made by today's code, which writes columns of later
-	// files (0029, 0042): they are there only while the rows are made.
+	// files (0029, 0042, 0049): they are there only while the rows are made.
 	for _, q := range []string{
 		`ALTER TABLE workflow_definition ADD COLUMN applied_by VARCHAR(64) NOT NULL DEFAULT ''`,
 		`ALTER TABLE command ADD COLUMN not_before DATETIME`,
+		`ALTER TABLE workflow_definition ADD COLUMN git_commit VARCHAR(64) NOT NULL DEFAULT ''`,
+		`ALTER TABLE command ADD COLUMN version INT NOT NULL DEFAULT 0`,
 	} {
 		if err := store.ExecRaw(s, q); err != nil {
 			t.Fatal(err)
@@ -72,7 +74,8 @@ func upgradeEventSeq(t *testing.T, crashed []string) {
 		}
 		runs = append(runs, inst.ID)
 	}
-	for _, q := range []string{`ALTER TABLE workflow_definition DROP COLUMN applied_by`, `ALTER TABLE command DROP COLUMN not_before`} {
+	for _, q := range []string{`ALTER TABLE workflow_definition DROP COLUMN applied_by`, `ALTER TABLE command DROP COLUMN not_before`,
+		`ALTER TABLE workflow_definition DROP COLUMN git_commit`, `ALTER TABLE command DROP COLUMN version`} {
 		if err := store.ExecRaw(s, q); err != nil {
 			t.Fatal(err)
 		}

@@ -33,6 +33,12 @@ func TestTriggers(t *testing.T) {
 		if got, err := s.TriggerByID(ctx, tr.ID); err != nil || got.Project != "p" || got.Workflow != "wf" || got.TokenHash != "h1" {
 			t.Fatalf("by id: %+v %v", got, err)
 		}
+		if got, err := s.TriggerGet(ctx, "p", "wf", "gh"); err != nil || got.ID != tr.ID || got.TokenHash != "h1" {
+			t.Fatalf("by name: %+v %v", got, err)
+		}
+		if _, err := s.TriggerGet(ctx, "p", "wf", "nope"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("an unknown trigger by name: %v, want ErrNotFound", err)
+		}
 		off := false
 		if got, err := s.TriggerUpdate(ctx, "p", "wf", "gh", store.TriggerChange{Enabled: &off, TokenHash: "h2"}); err != nil ||
 			got.Enabled || got.TokenHash != "h2" || got.RotatedAt == nil || got.Params["ref"] != "ref" {
