@@ -187,7 +187,7 @@ func (e *Executor) childRefused(l launch, err error) {
 	e.fsMu.Lock()
 	_, ferr := e.prepareFS(l, false)
 	e.fsMu.Unlock()
-	e.endSlot(l) // nothing ran as it
+	e.endSlot(l, nil) // nothing ran as it
 	if ferr != nil {
 		e.procCh <- procEvent{id: l.id, kind: evStartFailed, at: time.Now(), err: ferr}
 		return

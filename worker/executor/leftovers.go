@@ -128,8 +128,11 @@ var shells sync.Map
 
 // killOrphans kills and reaps the children of this process (orphans
 // adopted as subreaper) that belong to scope, and then the ones that their
-// deaths orphan in turn. A task's own shell is reaped already.
-func killOrphans(scope string) {
+// deaths orphan in turn. A task's own shell is reaped already. uid >= 0 is
+// the task's own user (taskusers.go), whose processes were all SIGKILLed
+// just before: its children here are reaped too, scope or not (one that
+// cleared its environment).
+func killOrphans(scope string, uid int) {
 	if scope == "" {
 		return
 	}
@@ -137,7 +140,10 @@ func killOrphans(scope string) {
 	for range 8 { // each round kills a generation; deeper trees are rare
 		found := false
 		for _, pid := range children() {
-			if _, shell := shells.Load(pid); shell || !ownedBy(pid, kv) {
+			if _, shell := shells.Load(pid); shell {
+				continue
+			}
+			if !ownedBy(pid, kv) && (uid < 0 || !ownedByUID(pid, uid)) {
 				continue
 			}
 			found = true
@@ -149,6 +155,12 @@ func killOrphans(scope string) {
 			return
 		}
 	}
+}
+
+// ownedByUID reports whether pid's /proc entry is uid's.
+func ownedByUID(pid, uid int) bool {
+	var st syscall.Stat_t
+	return syscall.Stat("/proc/"+strconv.Itoa(pid), &st) == nil && int(st.Uid) == uid
 }
 
 // endCgroup kills what is left in a task's cgroup once its shell was

@@ -80,7 +80,7 @@ func (e *Executor) runProcess(l launch) {
 	p, cg, out, err := e.startProcess(l, cp)
 	at := time.Now()
 	if err != nil {
-		e.endSlot(l)
+		e.endSlot(l, killSlot(l))
 		e.procCh <- procEvent{id: l.id, kind: evStartFailed, at: at, err: err}
 		return
 	}
@@ -107,7 +107,10 @@ func (e *Executor) runProcess(l launch) {
 	}
 	ps, err := p.Wait()
 	shells.Delete(p.Pid)
-	killOrphans(scopeOf(l.env))
+	// The task's own user: every process of it dies here, also one that
+	// left the group and cleared its environment; the sweep reaps them.
+	killed := killSlot(l)
+	killOrphans(scopeOf(l.env), uidOf(l))
 	if exited {
 		reapGroup(p.Pid)
 	}
@@ -136,21 +139,22 @@ func (e *Executor) runProcess(l launch) {
 	if l.tenant == nil {
 		e.spares.recycle(l.dir) // only if the task left nothing in it
 	}
-	e.endSlot(l)
+	e.endSlot(l, killed)
 	e.procCh <- ev
 }
 
 // endSlot gives a task's own user back once nothing of the task is left:
-// its processes killed (those that left its group and cgroup too), its
-// work dir back in the user's pool if the task left it as it got it, else
-// handed to the worker (0700), out of the reach of the user's next task.
-func (e *Executor) endSlot(l launch) {
+// its processes killed (killed: how that went; those that left its group
+// and cgroup too), its work dir back in the user's pool if the task left it
+// as it got it, else handed to the worker (0700), out of the reach of the
+// user's next task.
+func (e *Executor) endSlot(l launch, killed error) {
 	if l.slot == nil {
 		return
 	}
-	if err := endUser(l.slot.t.uid); err != nil {
+	if killed != nil {
 		// The user may still run something of this task: never again.
-		e.log.Error("task user retired: its processes could not be killed", zap.String("user", l.slot.t.name), zap.Error(err))
+		e.log.Error("task user retired: its processes could not be killed", zap.String("user", l.slot.t.name), zap.Error(killed))
 		return
 	}
 	if !e.spares.recycleInto(l.slot.dirs, l.dir, l.slot.t.uid) {
@@ -161,6 +165,22 @@ func (e *Executor) endSlot(l launch) {
 		}
 	}
 	e.users.put(l.slot)
+}
+
+// killSlot SIGKILLs every process of the task's own user (none: nil).
+func killSlot(l launch) error {
+	if l.slot == nil {
+		return nil
+	}
+	return killUID(l.slot.t.uid)
+}
+
+// uidOf is the uid of the task's own user (-1: none).
+func uidOf(l launch) int {
+	if l.slot == nil {
+		return -1
+	}
+	return l.slot.t.uid
 }
 
 // handBack makes a finished task's work dir the worker's, 0700: kept for

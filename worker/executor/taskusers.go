@@ -220,20 +220,3 @@ func killOwn(uid int) error {
 	}
 	return nil
 }
-
-// endUser kills what is left of uid's processes and reaps those of them
-// this process adopted (it is the tasks' subreaper) that are dead by now;
-// one dying still is reaped at the user's next end. Nothing is left after
-// a task whose processes stayed in its group.
-func endUser(uid int) error {
-	if err := killUID(uid); err != nil {
-		return err
-	}
-	for _, pid := range children() {
-		var st unix.Stat_t
-		if _, shell := shells.Load(pid); !shell && unix.Stat("/proc/"+strconv.Itoa(pid), &st) == nil && int(st.Uid) == uid {
-			wait4(pid, unix.WNOHANG)
-		}
-	}
-	return nil
-}

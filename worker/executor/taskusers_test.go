@@ -3,6 +3,7 @@ package executor
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -138,5 +139,41 @@ func TestReachable(t *testing.T) {
 	}
 	if why := reachable(py, u); !strings.Contains(why, "not executable by user nobody-here") {
 		t.Fatalf("a file only its owner runs: %q", why)
+	}
+}
+
+// TestKillUID: killUID SIGKILLs the processes of one uid, wherever they
+// are in the process tree, and no other user's: a thread of this process
+// takes the uid for the kill(-1) and root back afterwards.
+func TestKillUID(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	t.Parallel()
+	start := func(uid int) *exec.Cmd {
+		cmd := exec.Command("sleep", "300")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	// Two uids no user of this host has (nor any test's task user).
+	victim, bystander := start(64991), start(64992)
+	t.Cleanup(func() { bystander.Process.Kill(); bystander.Wait() })
+	if err := killUID(64991); err != nil {
+		t.Fatal(err)
+	}
+	if err := victim.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("the uid's process: %v, want killed", err)
+	}
+	if err := bystander.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatalf("another uid's process was hit: %v", err)
+	}
+	if os.Geteuid() != 0 {
+		t.Fatal("the process is no longer root")
+	}
+	if err := killUID(0); err == nil {
+		t.Fatal("killUID(0) was allowed")
 	}
 }
