@@ -138,7 +138,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"PlanConflict": plan.Conflict{},
 		"ScheduleFire": ScheduleFire{}, "FireList": FireList{}, "CompensateRequest": CompensateRequest{}, "CompensateResult": CompensateResult{},
 		"Compensation": Compensation{},
-		"VersionDiff": VersionDiff{}, "VersionRef": VersionRef{},
+		"VersionDiff":  VersionDiff{}, "VersionRef": VersionRef{},
 	} {
 		s, ok := doc.Components.Schemas[name]
 		if !ok {
