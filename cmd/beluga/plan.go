@@ -30,6 +30,11 @@ func withPlan(a *app, c *cobra.Command, action string) *cobra.Command {
 			}
 			return run(cmd, argv)
 		}
+		for _, f := range []string{"latest", "version"} {
+			if fl := cmd.Flags().Lookup(f); fl != nil && fl.Changed {
+				return usagef("--plan runs the instance's own version: drop --%s, or run without --plan", f)
+			}
+		}
 		id, err := parseID("instance ID", argv[0])
 		if err != nil {
 			return err

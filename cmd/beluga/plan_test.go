@@ -26,6 +26,7 @@ func TestPlanCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.want(2, []string{"instance", "rerun", id, "--downstream", "all"}, "--downstream needs --plan")
+	e.want(2, []string{"instance", "rerun", id, "--plan", "--latest"}, "--plan runs the instance's own version: drop --latest")
 	e.want(2, []string{"instance", "rerun", id, "--plan", "--downstream", "most"}, "none, direct or all")
 	var p api.Plan
 	if err := json.Unmarshal([]byte(e.want(0, []string{"-o", "json", "instance", "recover-failed", id, "--plan", "--downstream", "direct"})), &p); err != nil ||
