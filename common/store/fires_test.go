@@ -213,3 +213,30 @@ func TestFireLedgerPausedAndTakenBack(t *testing.T) {
 		}
 	})
 }
+
+// TestRetentionPurgesOldRunlessFires: the ledger's rows that made no run
+// (here missed) go with the project's keep_days, as its runs do; a newer
+// one stays, and so does a fire whose run stays. The plan counts them.
+func TestRetentionPurgesOldRunlessFires(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store) {
+		f := newOverlap(t, s, model.OverlapAllow)
+		sc, _ := s.ScheduleGet(f.ctx, "demo", "diamond")
+		t0 := f.next
+		old, recent := t0.AddDate(0, 0, -30), t0.Add(-time.Hour)
+		next := t0.Add(time.Hour)
+		firing := store.Firing{Times: []time.Time{t0}, Next: &next, Missed: []time.Time{old, recent}}
+		if res, err := f.term.ScheduleFireBatch(f.ctx, []store.ScheduleFire{{Schedule: sc, Firing: firing}}); err != nil || res[0].Err != nil {
+			t.Fatalf("batch: %+v %v", res, err)
+		}
+		pol := model.RetentionPolicy{KeepDays: 5}
+		plan, err := s.RetentionPlan(f.ctx, "demo", pol, t0)
+		if err != nil || plan.LedgerRows != 1 {
+			t.Fatalf("plan: ledger rows %d (%v), want the one old missed fire", plan.LedgerRows, err)
+		}
+		done, err := s.RetentionPurge(f.ctx, "demo", pol, t0, store.PurgeOptions{})
+		if err != nil || done.LedgerRows != plan.LedgerRows {
+			t.Fatalf("purge: %+v %v; plan %d", done, err, plan.LedgerRows)
+		}
+		wantLedger(t, s, sc.ID, recent.Format("15:04")+" missed", t0.Format("15:04")+" fired run")
+	})
+}

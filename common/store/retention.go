@@ -100,7 +100,8 @@ type RetentionPlan struct {
 	// them, and the row counts above include their rows.
 	Unfinished []int64
 
-	projectID int64
+	projectID   int64
+	firesBefore time.Time // runless fire rows due before it go (zero: none)
 }
 
 // Reasons a run is kept that the store finds (beside model.Keep*).
@@ -213,7 +214,25 @@ func (s *Store) retentionPlan(ctx context.Context, db *gorm.DB, project string, 
 	if err := retentionCount(db, &plan); err != nil {
 		return plan, nil, err
 	}
+	if p.KeepDays > 0 {
+		// The ledger's rows that made no run (missed, skipped, refused)
+		// go by age alone.
+		plan.firesBefore = now.AddDate(0, 0, -p.KeepDays).UTC()
+		var n int64
+		if err := runlessFires(db, proj.ID, plan.firesBefore).Count(&n).Error; err != nil {
+			return plan, nil, fmt.Errorf("count old fires without a run: %w", err)
+		}
+		plan.LedgerRows += n
+		plan.Bytes += n * ledgerRowBytes
+	}
 	return plan, trees, nil
+}
+
+// runlessFires selects the fire-ledger rows of project's schedules that
+// made no run and were due before before.
+func runlessFires(db *gorm.DB, projectID int64, before time.Time) *gorm.DB {
+	return db.Table("schedule_fire").Where("workflow_instance_id IS NULL AND due_time < ? AND schedule_id IN (?)",
+		before, db.Session(&gorm.Session{NewDB: true}).Table("schedule").Select("id").Where("project_id = ?", projectID))
 }
 
 // retentionPending lists the runs of project whose instance rows a purge
@@ -512,6 +531,33 @@ func (s *Store) RetentionPurge(ctx context.Context, project string, p model.Rete
 			return tx.Exec(`DELETE FROM retention_pending WHERE instance_id IN ?`, c).Error
 		}); err != nil {
 			return out, fmt.Errorf("clear finished purge records: %w", err)
+		}
+	}
+	if !plan.firesBefore.IsZero() {
+		for {
+			pace.begin()
+			var ids []int64
+			if err := runlessFires(s.read(ctx), plan.projectID, plan.firesBefore).Limit(opt.Batch).Pluck("id", &ids).Error; err != nil {
+				return out, fmt.Errorf("read old fires without a run: %w", err)
+			}
+			if len(ids) == 0 {
+				break
+			}
+			var n int64
+			if err := s.tx(ctx, func(tx *gorm.DB) error {
+				res := tx.Exec(`DELETE FROM schedule_fire WHERE id IN ?`, ids)
+				n = res.RowsAffected
+				return res.Error
+			}); err != nil {
+				return out, fmt.Errorf("delete old fires without a run: %w", err)
+			}
+			out.LedgerRows += n
+			if err := pace.wait(); err != nil {
+				return out, err
+			}
+			if len(ids) < opt.Batch {
+				break
+			}
 		}
 	}
 	return out, nil
