@@ -109,20 +109,9 @@ func TestTaskIsNotTheServer(t *testing.T) {
 		"write-beluga.db": filepath.Join(e.dir, "beluga.db"),
 	}
 	script := "echo \"uid $(id -u)\"\n" + probes("cat", read) + probes("ls -A", list) + probes("test -w", write)
-	spec := "name: probe\ntasks:\n  - name: p\n    command: |\n"
-	for _, line := range strings.Split(strings.TrimSpace(script), "\n") {
-		spec += "      " + line + "\n"
-	}
-	alice.do("PUT", "/api/v1/projects/alices/workflows/probe", spec, http.StatusCreated, nil)
-	var run struct {
-		ID int64 `json:"id"`
-	}
-	alice.do("POST", "/api/v1/projects/alices/workflows/probe/runs", "{}", http.StatusCreated, &run)
-	iv := alice.wait(run.ID, time.Minute)
-	var out string
-	alice.do("GET", fmt.Sprintf("/api/v1/task-instances/%d/log", iv.task("p").ID), "", http.StatusOK, &out)
-	if iv.State != "succeeded" {
-		t.Fatalf("probe task %s: %s", iv.State, out)
+	state, out := alice.runScript("alices", "probe", script)
+	if state != "succeeded" {
+		t.Fatalf("probe task %s: %s", state, out)
 	}
 	denied := 0
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -203,23 +192,32 @@ for p in /proc/[0-9]*; do
   if cat $p/cwd/mine.txt 2>/dev/null | grep -q demo-private; then echo "READ cwd $p"; fi
 done
 echo "saw $seen"`
-	spec := "name: peek\ntasks:\n  - name: p\n    command: |\n"
-	for _, line := range strings.Split(script, "\n") {
-		spec += "      " + line + "\n"
-	}
-	alice.do("PUT", "/api/v1/projects/alices/workflows/peek", spec, http.StatusCreated, nil)
-	var run struct {
-		ID int64 `json:"id"`
-	}
-	alice.do("POST", "/api/v1/projects/alices/workflows/peek/runs", "{}", http.StatusCreated, &run)
-	iv := alice.wait(run.ID, time.Minute)
-	var out string
-	alice.do("GET", fmt.Sprintf("/api/v1/task-instances/%d/log", iv.task("p").ID), "", http.StatusOK, &out)
-	if iv.State != "succeeded" || !strings.Contains(out, "saw ") {
-		t.Fatalf("peek task %s: %s", iv.State, out)
+	state, out := alice.runScript("alices", "peek", script)
+	if state != "succeeded" || !strings.Contains(out, "saw ") {
+		t.Fatalf("peek task %s: %s", state, out)
 	}
 	if strings.Contains(out, "READ") {
 		t.Errorf("a task reached another project's running task:\n%s", out)
 	}
 	e.act("instance", vid, "stop", http.StatusAccepted)
+}
+
+// runScript applies script as workflow name's one shell task (p) in
+// project, runs it and returns the run's state and the task's log.
+func (e *env) runScript(project, name, script string) (string, string) {
+	e.t.Helper()
+	spec := "name: " + name + "\ntasks:\n  - name: p\n    command: |\n"
+	for _, line := range strings.Split(strings.TrimSpace(script), "\n") {
+		spec += "      " + line + "\n"
+	}
+	base := "/api/v1/projects/" + project + "/workflows/" + name
+	e.do("PUT", base, spec, http.StatusCreated, nil)
+	var run struct {
+		ID int64 `json:"id"`
+	}
+	e.do("POST", base+"/runs", "{}", http.StatusCreated, &run)
+	iv := e.wait(run.ID, time.Minute)
+	var out string
+	e.do("GET", fmt.Sprintf("/api/v1/task-instances/%d/log", iv.task("p").ID), "", http.StatusOK, &out)
+	return iv.State, out
 }
