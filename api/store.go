@@ -96,9 +96,8 @@ type workflowStore interface {
 	WorkflowVersions(ctx context.Context, project, name string) ([]model.WorkflowDefinition, error)
 	WorkflowPage(ctx context.Context, project string, pg store.NamePage) ([]model.WorkflowDefinition, bool, error)
 	WorkflowDelete(ctx context.Context, project, name string) error
-	WorkflowLatestVersion(ctx context.Context, project, name string) (int, error)
 	WorkflowVersionOfCommit(ctx context.Context, project, name, commit string) (model.WorkflowDefinition, error)
-	DefinitionCommit(ctx context.Context, id int64) (string, error)
+	VersionFacts(ctx context.Context, defID, projectID int64, name string) (commit string, latest int, err error)
 }
 
 // defStore is the parsed-definition cache's.

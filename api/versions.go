@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -11,7 +10,6 @@ import (
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/specdiff"
-	"github.com/beluga-scheduler/beluga/common/store"
 )
 
 // VersionChoice is the version a rerun or recover_failed runs: "latest"
@@ -158,12 +156,8 @@ func (h *handlers) pinVersion(r *http.Request, project, name string, req Schedul
 // Git commit its version came from and the workflow's latest version.
 func (h *handlers) versionsOfInstance(r *http.Request, inst model.WorkflowInstance, out *InstanceDetail) error {
 	// A finished run outlives its workflow's delete: it then has neither.
-	commit, err := h.Store.DefinitionCommit(r.Context(), inst.DefinitionID)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	latest, err := h.Store.WorkflowLatestVersion(r.Context(), inst.Project, inst.Workflow)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	commit, latest, err := h.Store.VersionFacts(r.Context(), inst.DefinitionID, inst.ProjectID, inst.Workflow)
+	if err != nil {
 		return err
 	}
 	out.GitCommit, out.LatestVersion = commit, latest

@@ -104,30 +104,19 @@ func validCommitPrefix(c string) bool {
 	return true
 }
 
-// DefinitionCommit returns the Git commit a definition came from ("":
-// applied by hand), without reading its spec.
-func (s *Store) DefinitionCommit(ctx context.Context, id int64) (string, error) {
-	var commits []string
-	if err := s.db.WithContext(ctx).Model(&workflowDefinitionRow{}).Where("id = ?", id).Pluck("git_commit", &commits).Error; err != nil {
-		return "", fmt.Errorf("read the commit of workflow definition %d: %w", id, err)
+// VersionFacts answers, in one read through the read pool, the Git commit
+// definition defID came from ("": applied by hand, or gone with its
+// workflow) and the newest version of workflow name in project projectID
+// (0: none left). An instance page polls it with every read.
+func (s *Store) VersionFacts(ctx context.Context, defID, projectID int64, name string) (commit string, latest int, err error) {
+	var row struct {
+		GitCommit     string
+		LatestVersion int
 	}
-	if len(commits) == 0 {
-		return "", fmt.Errorf("workflow definition %d: %w", id, ErrNotFound)
+	if err := s.read(ctx).Raw(`SELECT COALESCE((SELECT git_commit FROM workflow_definition WHERE id = ?), '') AS git_commit,
+		COALESCE((SELECT MAX(version) FROM workflow_definition WHERE project_id = ? AND name = ?), 0) AS latest_version`,
+		defID, projectID, name).Scan(&row).Error; err != nil {
+		return "", 0, fmt.Errorf("read the versions of workflow %q: %w", name, err)
 	}
-	return commits[0], nil
-}
-
-// WorkflowLatestVersion returns the number of a workflow's newest version
-// (ErrNotFound: the workflow has none).
-func (s *Store) WorkflowLatestVersion(ctx context.Context, project, name string) (int, error) {
-	db := s.db.WithContext(ctx)
-	p, err := getProject(db, project)
-	if err != nil {
-		return 0, err
-	}
-	latest, err := latestVersion(db, p.ID, name)
-	if err == nil && latest == 0 {
-		err = fmt.Errorf("workflow %q in project %q: %w", name, project, ErrNotFound)
-	}
-	return latest, err
+	return row.GitCommit, row.LatestVersion, nil
 }

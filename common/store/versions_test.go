@@ -135,8 +135,11 @@ func TestRestartChoosesItsVersion(t *testing.T) {
 		if err != nil || back.Version != 2 || back.DefinitionID != v2.ID || back.State != model.WorkflowRunning {
 			t.Fatalf("reopen as version 2: %+v %v", back, err)
 		}
-		if latest, err := s.WorkflowLatestVersion(ctx, "demo", "diamond"); err != nil || latest != 2 {
-			t.Fatalf("latest %d %v", latest, err)
+		if commit, latest, err := s.VersionFacts(ctx, inst.DefinitionID, inst.ProjectID, "diamond"); err != nil || latest != 2 || commit != "" {
+			t.Fatalf("latest %d, commit %q: %v", latest, commit, err)
+		}
+		if _, latest, err := s.VersionFacts(ctx, 0, inst.ProjectID, "no-such"); err != nil || latest != 0 {
+			t.Fatalf("a workflow that is gone: latest %d %v", latest, err)
 		}
 	})
 }
@@ -163,8 +166,8 @@ func TestGitVersionsRecordTheirCommit(t *testing.T) {
 		if v1.GitCommit != a || v2.GitCommit != b {
 			t.Fatalf("commits %q %q", v1.GitCommit, v2.GitCommit)
 		}
-		if got, err := s.DefinitionCommit(ctx, v1.ID); err != nil || got != a {
-			t.Fatalf("definition commit %q %v", got, err)
+		if got, latest, err := s.VersionFacts(ctx, v1.ID, v1.ProjectID, "diamond"); err != nil || got != a || latest != 2 {
+			t.Fatalf("definition commit %q, latest %d: %v", got, latest, err)
 		}
 		if got, err := s.WorkflowVersionOfCommit(ctx, "demo", "diamond", strings.ToUpper(a[:9])); err != nil || got.Version != 1 {
 			t.Fatalf("version of commit %s: %+v %v", a[:9], got, err)
