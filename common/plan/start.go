@@ -26,9 +26,12 @@ var StartActions = []model.ActionKind{ActionRerunFrom, ActionBackfill}
 // rerun from a task) or the backfill, exactly as planned. It travels in
 // the stored plan.
 type Start struct {
-	Project     string            `json:"project"`
-	Workflow    string            `json:"workflow"`
-	Version     int               `json:"version"` // the version planned; a backfill's runs take the latest, checked on apply
+	Project  string `json:"project"`
+	Workflow string `json:"workflow"`
+	Version  int    `json:"version"` // the version planned
+	// Latest: the runs take the latest version (a backfill's always do),
+	// so a newer one refuses the apply.
+	Latest      bool              `json:"latest,omitempty"`
 	Params      map[string]string `json:"params,omitempty"`
 	Priority    *int              `json:"priority,omitempty"`
 	WorkerGroup string            `json:"worker_group,omitempty"`
