@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/beluga-scheduler/beluga/api"
@@ -43,4 +44,11 @@ func TestStartPlanCommands(t *testing.T) {
 		t.Fatalf("backfills %+v %v", bs, err)
 	}
 	e.want(1, []string{"plan", "apply", itoa(bf.ID)}, "was applied")
+
+	// The README's commands, as written there.
+	e.want(0, []string{"project", "create", "demo"})
+	e.want(0, []string{"workflow", "apply", "-p", "demo", "-f", e.file("daily.yaml", "name: daily\ntasks:\n  - {name: a, command: \"true\"}\n  - {name: b, command: \"true\", depends_on: [a]}\n")})
+	e.want(0, strings.Fields("workflow run -p demo daily --start-node b --scope downstream --plan --downstream all"), "rerun_from of demo/daily version 1 from b")
+	e.want(0, strings.Fields("backfill start -p demo daily --from 2026-11-01 --to 2026-11-05 --cron @daily --plan --downstream direct"),
+		"backfill of demo/daily version 1, 5 time(s) 2026-11-01T00:00:00Z to 2026-11-05T00:00:00Z, 1 at a time")
 }
