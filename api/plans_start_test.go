@@ -96,6 +96,16 @@ tasks:
 		t.Fatalf("a backfill plan into a hidden project: %s", e.Message)
 	}
 	b.as(ann, "GET", "/api/v1/plans/"+itoa(bf.ID), "").wantError(t, http.StatusNotFound, CodeNotFound)
+	ed := b.tokenOf("ed", model.RoleUser)
+	b.send("PUT", "/api/v1/projects/a/grants/ed", `{"level":"edit"}`).want(t, http.StatusOK)
+	if e := b.as(ed, "POST", runPlan, `{"start_nodes":["load"],"downstream":"direct"}`).wantError(t, http.StatusForbidden, CodeForbidden); !strings.Contains(e.Message, "1 project(s)") {
+		t.Fatalf("an editor of a alone, into b: %s", e.Message)
+	}
+	var edPlan Plan
+	b.as(ed, "POST", runPlan, `{"start_nodes":["load"]}`).want(t, http.StatusCreated).json(t, &edPlan)
+	if len(edPlan.Instances) != 1 || edPlan.CreatedBy != "ed" {
+		t.Fatalf("the editor's plan without downstream %+v", edPlan)
+	}
 	b.send("PUT", "/api/v1/projects/b/grants/ann", `{"level":"view"}`).want(t, http.StatusOK)
 	var annPlan Plan
 	b.as(ann, "POST", bfPlan, five).want(t, http.StatusCreated).json(t, &annPlan)

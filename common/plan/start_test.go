@@ -94,3 +94,25 @@ func mustStart(t *testing.T, req StartRequest, s Snapshot) Plan {
 	}
 	return p
 }
+
+// TestMakeStartSelfDependent: a workflow waiting on its own previous day
+// (a -> a): a backfill of two days with every level reaches the existing
+// run of the day after, once; its own new runs are never planned twice.
+func TestMakeStartSelfDependent(t *testing.T) {
+	self := Workflow{Tasks: []Task{{Name: "wait", Deps: []Dep{{WF: wfA, Date: "yesterday"}}}, {Name: "x", Upstream: []string{"wait"}}}}
+	s := Snapshot{
+		Instances: map[int64]Instance{
+			7: {ID: 7, WF: wfA, Def: 1, State: ok, Base: day.AddDate(0, 0, 2), Loc: time.UTC},
+			8: {ID: 8, WF: wfA, Def: 1, State: ok, Base: day.AddDate(0, 0, 3), Loc: time.UTC},
+		},
+		Defs: map[int64]Workflow{1: self},
+	}
+	runs := []NewRun{{Base: day, Loc: time.UTC}, {Base: day.AddDate(0, 0, 1), Loc: time.UTC}}
+	p := mustStart(t, StartRequest{Action: ActionBackfill, WF: wfA, Def: 1, Runs: runs, Downstream: All}, s)
+	if got := ids(p); got != "-1@0:backfill[wait,x] -2@0:backfill[wait,x] 7@1:rerun[wait,x] 8@2:rerun[wait,x]" {
+		t.Fatalf("plan %s", got)
+	}
+	if a := p.Instances[2].After; len(a) != 1 || a[0] != -2 {
+		t.Fatalf("7 waits on %v", a)
+	}
+}
