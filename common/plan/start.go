@@ -106,6 +106,15 @@ func MakeStart(req StartRequest, s Snapshot) (Plan, error) {
 		}
 		return redone(model.ActionRerun, s.Defs[in.Def], in.Tasks)
 	}, req.Parallelism)
+	if n := s.Running[req.WF]; n > 0 {
+		what := fmt.Sprintf("%s has %d unfinished run(s): this plan's new runs overlap them", req.WF, n)
+		if m := def.MaxActiveRuns; m > 0 {
+			what += fmt.Sprintf(" and queue past max_active_runs %d", m)
+		} else {
+			what += " (no max_active_runs: side by side)"
+		}
+		p.Conflicts = append(p.Conflicts, Conflict{What: what})
+	}
 	for i := range p.Instances {
 		pi := &p.Instances[i]
 		if pi.ID >= 0 {

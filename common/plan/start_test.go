@@ -78,6 +78,17 @@ func TestMakeStartRerunFrom(t *testing.T) {
 	if got := ids(mustStart(t, StartRequest{Action: ActionRerunFrom, WF: wfA, Def: 10, Runs: now, StartNodes: []string{"extract"}, Scope: "only"}, s)); got != "-1@0:rerun_from[extract]" {
 		t.Fatalf("only extract: %s", got)
 	}
+	// Two runs of a unfinished, a bound of 2: the new run overlaps them
+	// (a note) and waits for a place.
+	s.Running = map[WF]int{wfA: 2}
+	chain := s.Defs[10]
+	chain.MaxActiveRuns = 2
+	s.Defs[10] = chain
+	p = mustStart(t, StartRequest{Action: ActionRerunFrom, WF: wfA, Def: 10, Runs: now, StartNodes: []string{"load"}, Scope: "downstream"}, s)
+	if len(p.Conflicts) != 1 || p.Conflicts[0].Blocking || p.Conflicts[0].What != "p/a has 2 unfinished run(s): this plan's new runs overlap them and queue past max_active_runs 2" ||
+		!strings.Contains(strings.Join(p.Instances[0].Waits, ";"), "max_active_runs 2 of p/a: 2 running, 1 in this plan") {
+		t.Fatalf("overlap: %+v waits %v", p.Conflicts, p.Instances[0].Waits)
+	}
 	if _, err := MakeStart(StartRequest{Action: ActionRerunFrom, WF: wfA, Def: 10, Runs: now, StartNodes: []string{"nope"}, Scope: "downstream"}, s); err == nil {
 		t.Fatal("unknown start node planned")
 	}

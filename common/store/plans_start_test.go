@@ -109,7 +109,9 @@ func TestPlanStartApply(t *testing.T) {
 			t.Fatalf("apply after a run in the range: %v", err)
 		}
 		// Planned again: that time has an unfinished run, a blocking conflict.
-		if again := makeStartPlan(t, s, times, plan.None); !again.Plan.Blocked() || !strings.Contains(again.Plan.Conflicts[0].What, fmt.Sprintf("has run %d, submitted", run.ID)) {
+		if again := makeStartPlan(t, s, times, plan.None); !again.Plan.Blocked() || !slices.ContainsFunc(again.Plan.Conflicts, func(c plan.Conflict) bool {
+			return c.Blocking && strings.Contains(c.What, fmt.Sprintf("has run %d, submitted", run.ID))
+		}) {
 			t.Fatalf("conflicts %+v", again.Plan.Conflicts)
 		}
 
