@@ -64,7 +64,13 @@ func planCommand(a *app) *cobra.Command {
 			for i, c := range p.Commands {
 				cmds[i] = strconv.FormatInt(c, 10)
 			}
-			if _, err := fmt.Fprintf(w, "plan %d applied: %d instance(s) requested (commands %s)\n", p.ID, len(p.Instances), strings.Join(cmds, ", ")); err != nil {
+			reopened := 0
+			for _, in := range p.Instances {
+				if !in.New {
+					reopened++
+				}
+			}
+			if _, err := fmt.Fprintf(w, "plan %d applied: %d instance(s) requested (commands %s)\n", p.ID, reopened, strings.Join(cmds, ", ")); err != nil {
 				return err
 			}
 			for _, id := range p.Started {
