@@ -57,7 +57,6 @@ tasks:
 		}
 	}
 	b.send("POST", "/api/v1/projects/a/workflows/nope/runs/plan", `{"start_nodes":["load"]}`).wantError(t, http.StatusNotFound, CodeNotFound)
-
 	var rf Plan
 	b.send("POST", runPlan, `{"start_nodes":["load"],"scope":"downstream","downstream":"all"}`).want(t, http.StatusCreated).json(t, &rf)
 	if len(rf.Instances) != 2 || rf.Instances[0].ID != -1 || !rf.Instances[0].New || rf.Instances[0].Action != "rerun_from" ||
@@ -142,4 +141,23 @@ tasks:
 	}
 	// The rerun from load applies: a new run of version 1 from load.
 	b.send("POST", "/api/v1/plans/"+itoa(rf.ID)+"/apply", "").want(t, http.StatusConflict) // b's run has a rerun waiting now
+}
+
+// TestStartPlansRefuseSecrets: a param the workflow marks secret would be
+// kept readable in a plan: both plan routes refuse it, naming it.
+func TestStartPlansRefuseSecrets(t *testing.T) {
+	t.Parallel()
+	b := setupSealed(t)
+	b.mustProject("a")
+	// A param the workflow marks secret would be kept readable: refused.
+	b.putSpec("a", "sealed", "application/yaml", "name: sealed\nparams: {pw: x}\nsecret_params: [pw]\ntasks:\n  - {name: s, command: \"true\"}\n").want(t, http.StatusCreated)
+	for path, body := range map[string]string{
+		"/api/v1/projects/a/workflows/sealed/runs/plan":     `{"start_nodes":["s"],"params":{"pw":"y"}}`,
+		"/api/v1/projects/a/workflows/sealed/backfill/plan": `{"start":"2026-01-01T00:00:00Z","end":"2026-01-02T00:00:00Z","cron":"0 0 * * *","params":{"pw":"y"}}`,
+	} {
+		if e := b.send("POST", path, body).wantError(t, http.StatusBadRequest, CodeBadRequest); !strings.Contains(e.Message, `params "pw": the workflow marks them secret`) {
+			t.Fatalf("%s: %s", path, e.Message)
+		}
+	}
+
 }
