@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -102,18 +101,9 @@ func (h *handlers) planBackfill(w http.ResponseWriter, r *http.Request) error {
 	if len(req.SecretParams) > 0 {
 		return badRequest("secret_params: a plan keeps its params readable; start the backfill without a plan to pass secret params")
 	}
-	var sc *model.Schedule
-	if strings.TrimSpace(req.Cron) == "" {
-		if _, err := h.Store.WorkflowGet(r.Context(), project, name, 0); err != nil {
-			return storeError(err)
-		}
-		s, err := h.Store.ScheduleGet(r.Context(), project, name)
-		switch {
-		case err == nil:
-			sc = &s
-		case !errors.Is(err, store.ErrNotFound):
-			return err
-		}
+	sc, err := h.backfillSchedule(r, project, name, req.Cron)
+	if err != nil {
+		return err
 	}
 	b, err := checkBackfill(req.BackfillRequest, sc)
 	if err != nil {
