@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -319,8 +320,22 @@ func (s *session) refreshed(sel string) {
 	s.t.Helper()
 	var n int
 	s.eval(fmt.Sprintf(`Number(document.querySelector(%s).dataset.refreshed) || 0`, js(sel)), &n)
-	s.eval(`document.dispatchEvent(new Event('visibilitychange'))`, nil)
+	s.hideAndShow()
 	s.until("a refresh of "+sel, fmt.Sprintf(`Number(document.querySelector(%s)?.dataset.refreshed) > %d`, js(sel), n))
+}
+
+// hideAndShow hides the tab and brings it back, as a user who looks at
+// another tab and returns does: Chromium hides the page to freeze it
+// (Page.setWebLifecycleState), thaws it, and shows it again when the tab
+// is activated. The page sees two real visibilitychange events (hidden,
+// then visible), which wake its polls; none is dispatched by the test.
+func (s *session) hideAndShow() {
+	s.t.Helper()
+	s.run("hide the tab", page.SetWebLifecycleState(page.SetWebLifecycleStateStateFrozen),
+		page.SetWebLifecycleState(page.SetWebLifecycleStateStateActive))
+	s.until("the tab hidden", `document.visibilityState === 'hidden'`)
+	s.run("show the tab", target.ActivateTarget(chromedp.FromContext(s.ctx).Target.TargetID))
+	s.until("the tab shown", `document.visibilityState === 'visible'`)
 }
 
 func (s *session) text(sel string) string {
@@ -646,8 +661,8 @@ tasks:
 					j.state = 'running';
 					return new Response(JSON.stringify(j), {status: r.status, headers: r.headers});
 				};
-				document.dispatchEvent(new Event('visibilitychange'));
 			})()`, nil)
+			s.hideAndShow()
 			s.until("pause offered by the stale page", `!document.querySelector('.actions button[data-action=pause]').disabled`)
 			s.click(`.actions button[data-action=pause]`)
 			s.until("the confirm dialog", `!!document.querySelector('dialog[open] button.ok')`)
