@@ -218,8 +218,21 @@ function Flow({tasks, info, selected, search, critical, onSelect, onCursor, onRe
   // A big graph zoomed out far shows no edges: thousands of paths a few
   // pixels long cost more to draw than they show; zoomed in they are back
   // (only those in view). Zoomed out further its nodes are the overview.
-  const near = useStore((s) => s.transform[2] >= EDGE_ZOOM);
+  const close = useStore((s) => s.transform[2] >= EDGE_ZOOM);
   const lod = useStore((s) => s.transform[2] < LOD_ZOOM) && big || fitting;
+  // Zoomed in on a big graph, React Flow holds the nodes and edges near
+  // the screen only (useNear), not all 5,000.
+  const near = useNear(big && !lod);
+  const nearNodes = useMemo(() => {
+    if (!near) return nodes;
+    const b = nearBox(near);
+    return nodes.filter((n) => inBox(b, n.position));
+  }, [near, nodes]);
+  const nearEdges = useMemo(() => {
+    if (!near) return edges;
+    const b = nearBox(near);
+    return edges.filter((e) => inBox(b, pos.get(e.source)) && inBox(b, pos.get(e.target)));
+  }, [near, edges, pos]);
   // The same element while nothing it shows changed: FlowView (memo)
   // then skips a live update, which the overview redraws by itself.
   const overview = useMemo(() => (big ? <Overview pos={pos} store={store} on={lod} /> : null), [big, pos, store, lod]);
@@ -247,7 +260,7 @@ function Flow({tasks, info, selected, search, critical, onSelect, onCursor, onRe
   return (
     <div className="dagkeys" tabIndex={0} role="group" onKeyDown={onKeyDown} data-cursor={selected}
       aria-label="workflow DAG: the arrow keys move between tasks, Enter opens the chosen one">
-      <FlowView nodes={lod ? NO_NODES : nodes} edges={big && (!near || lod) ? NO_EDGES : edges} big={big}
+      <FlowView nodes={lod ? NO_NODES : nearNodes} edges={big && (!close || lod) ? NO_EDGES : nearEdges} big={big}
         minimap={shape.length <= MINIMAP_LIMIT} onNodeClick={onNodeClick} onInit={onInit} mmClass={mmClass}
         onFit={fit} onPaneClick={onPaneClick}>{overview}</FlowView>
       <span className="sr-only" aria-live="polite" id="dag-cursor">{said}</span>
@@ -264,6 +277,32 @@ export function boundsOf(pos: Map<string, Pos>) {
   if (x0 === Infinity) return {x: 0, y: 0, width: 1, height: 1};
   return {x: x0, y: y0, width: x1 - x0, height: y1 - y0};
 }
+
+// useNear is the part of a big graph's plane around the screen (a screen
+// more on each side), moving in half-screen steps, as a key that changes
+// only at a step; '' when off. Only the nodes and edges in it are given
+// to React Flow: it adopts every node it is given (measures, indexes,
+// checks it against the viewport on each pan), and 5,000 of them took
+// seconds to show the whole graph. A pan within half a screen changes
+// nothing.
+export function useNear(on: boolean): string {
+  return useStore((st) => {
+    if (!on) return '';
+    const [x, y, z] = st.transform;
+    const w = st.width / z, h = st.height / z;
+    return [Math.floor(-x / z / (w / 2)), Math.floor(-y / z / (h / 2)), Math.round(w), Math.round(h)].join(',');
+  });
+}
+
+// nearBox is the plane useNear's key stands for; inBox says whether a
+// node placed at p is (partly) in it.
+export function nearBox(key: string) {
+  const [i, j, w, h] = key.split(',').map(Number);
+  const x0 = (i - 2) * w / 2, y0 = (j - 2) * h / 2;
+  return {x0, y0, x1: x0 + 3 * w, y1: y0 + 3 * h};
+}
+export const inBox = (b: ReturnType<typeof nearBox>, p: Pos | undefined) =>
+  !!p && p.x + NODE_W >= b.x0 && p.x <= b.x1 && p.y + NODE_H >= b.y0 && p.y <= b.y1;
 
 // useBigFit fits a big graph to its layout's bounds (pos) through the
 // overview: for a frame React Flow is given no nodes (fitting: the caller

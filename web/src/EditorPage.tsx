@@ -28,7 +28,7 @@ import {Versions} from './Versions';
 import {enc} from './ui';
 import {gitWhere, useGitBinding} from './GitPanel';
 import {perf} from './perf';
-import {FitControls, LOD_ZOOM, LookStore, Overview, useBigFit} from './Dag';
+import {FitControls, LOD_ZOOM, LookStore, Overview, inBox, nearBox, useBigFit, useNear} from './Dag';
 import {shallowSame, stable} from './stable';
 
 type Spec = {tasks: SpecTask[]; [k: string]: unknown};
@@ -298,23 +298,24 @@ function Editor({project, name, page, versionsFrom}: {project: string; name?: st
   const allPos = useMemo(() => (bigView ? new Map(nodes.map((n) => [n.id, n.position])) : NO_POS), [bigView, nodes]);
   const [fitting, fitBig] = useBigFit(allPos);
   const lod = bigView && (far || fitting);
-  // Near is the part of a big view around the screen (a screen more on
-  // each side), moving in half-screen steps: its edges are the ones drawn.
-  // React Flow mounts every edge whose box crosses the screen, and in a
-  // 5,000-task fan-out thousands do (the whole graph took 21 s to show).
-  const near = useStore((st) => {
-    if (!bigView) return '';
-    const [x, y, z] = st.transform;
-    const w = st.width / z, h = st.height / z;
-    return [Math.floor(-x / z / (w / 2)), Math.floor(-y / z / (h / 2)), Math.round(w), Math.round(h)].join(',');
-  });
+  // Near is the part of a big view around the screen (useNear): only its
+  // nodes and edges are given to React Flow. React Flow mounts every edge
+  // whose box crosses the screen, and in a 5,000-task fan-out thousands
+  // do (the whole graph took 21 s to show); and it adopts every node it
+  // is given (seconds at 5,000). The chosen task and one being dragged
+  // stay, wherever they are.
+  const near = useNear(bigView);
+  const dragging = useRef(new Set<string>());
+  const nearNodes = useMemo(() => {
+    if (!near) return nodes;
+    const b = nearBox(near);
+    return nodes.filter((n) => inBox(b, n.position) || n.selected || dragging.current.has(n.id));
+  }, [near, nodes]);
   const nearEdges = useMemo(() => {
     if (!near) return edges;
-    const [i, j, w, h] = near.split(',').map(Number);
-    const x0 = (i - 2) * w / 2, y0 = (j - 2) * h / 2, x1 = x0 + 3 * w, y1 = y0 + 3 * h;
-    const inside = (n: string) => { const p = allPos.get(n); return !!p && p.x + NODE_W >= x0 && p.x <= x1 && p.y + NODE_H >= y0 && p.y <= y1; };
-    return edges.filter((e) => inside(e.source) && inside(e.target));
-  }, [near, edges, allPos]); // eslint-disable-line react-hooks/exhaustive-deps
+    const b = nearBox(near);
+    return edges.filter((e) => inBox(b, allPos.get(e.source)) && inBox(b, allPos.get(e.target)));
+  }, [near, edges, allPos]);
   const looks = useMemo(() => new LookStore(), []);
   useEffect(() => {
     if (!bigView) return;
@@ -617,7 +618,7 @@ function Editor({project, name, page, versionsFrom}: {project: string; name?: st
             </div>
             <div className="canvas">
               <div className="flowbox editflow">
-                <ReactFlow nodes={lod ? NO_NODES : nodes} edges={lod ? NO_EDGES : nearEdges} nodeTypes={nodeTypes} fitView={nodes.length <= BIG} fitViewOptions={FIT} minZoom={0.05}
+                <ReactFlow nodes={lod ? NO_NODES : nearNodes} edges={lod ? NO_EDGES : nearEdges} nodeTypes={nodeTypes} fitView={nodes.length <= BIG} fitViewOptions={FIT} minZoom={0.05}
                   // Set for a big graph collapsed too: were it set only with the
                   // whole graph's nodes, React Flow would mount all of them once first.
                   onlyRenderVisibleElements={big} onInit={onInit}
@@ -632,6 +633,8 @@ function Editor({project, name, page, versionsFrom}: {project: string; name?: st
                     edit((d) => { const m = new Map(d.pos); for (const {id, p} of moves) m.set(id, p); return {...d, pos: m}; },
                       `move:${moves.map((x) => x.id).join(',')}`);
                   }}
+                  onNodeDragStart={(_, n) => { dragging.current.add(n.id); }}
+                  onNodeDragStop={() => { dragging.current.clear(); }}
                   onNodesDelete={(ns) => removeTasks(ns.map((n) => n.id).filter((n) => !fold?.members.has(n)))}
                   onEdgesDelete={(es) => removeEdges(es)}
                   aria-label="DAG editor">
