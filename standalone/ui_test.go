@@ -39,6 +39,7 @@ type browser struct {
 	// scenario answers them itself; when nil they are accepted, as by a
 	// user who meant to leave a page with unsaved input.
 	dialogs chan *page.EventJavascriptDialogOpening
+	other   target.ID // a second tab, which hideAndShow activates
 }
 
 // newBrowser opens base with the session cookie of token (a login's or
@@ -325,17 +326,31 @@ func (s *session) refreshed(sel string) {
 }
 
 // hideAndShow hides the tab and brings it back, as a user who looks at
-// another tab and returns does: Chromium hides the page to freeze it
-// (Page.setWebLifecycleState), thaws it, and shows it again when the tab
-// is activated. The page sees two real visibilitychange events (hidden,
-// then visible), which wake its polls; none is dispatched by the test.
+// another tab and returns does: a second tab (blank, opened once) is
+// activated, which hides this one, then this one is activated again. The
+// page sees two real visibilitychange events (hidden, then visible),
+// which wake its polls; the test dispatches none.
 func (s *session) hideAndShow() {
 	s.t.Helper()
-	s.run("hide the tab", page.SetWebLifecycleState(page.SetWebLifecycleStateStateFrozen),
-		page.SetWebLifecycleState(page.SetWebLifecycleStateStateActive))
+	other := s.b.otherTab(s.t)
+	s.run("activate another tab", target.ActivateTarget(other))
 	s.until("the tab hidden", `document.visibilityState === 'hidden'`)
-	s.run("show the tab", target.ActivateTarget(chromedp.FromContext(s.ctx).Target.TargetID))
+	s.run("activate the tab again", target.ActivateTarget(chromedp.FromContext(s.ctx).Target.TargetID))
 	s.until("the tab shown", `document.visibilityState === 'visible'`)
+}
+
+// otherTab is a second, blank tab of the browser, opened on first use.
+func (b *browser) otherTab(t *testing.T) target.ID {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.other == "" {
+		ctx, _ := chromedp.NewContext(b.ctx) // closed with the browser
+		if err := chromedp.Run(ctx, chromedp.Navigate("about:blank")); err != nil {
+			t.Fatalf("open a second tab: %v", err)
+		}
+		b.other = chromedp.FromContext(ctx).Target.TargetID
+	}
+	return b.other
 }
 
 func (s *session) text(sel string) string {
