@@ -8,7 +8,7 @@
 import {memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState} from 'react';
 import {Background, ControlButton, Controls, MiniMap, Position, ReactFlow, useReactFlow, useStore, useStoreApi, ReactFlowProvider,
   getViewportForBounds, type Edge, type Node, type NodeProps} from '@xyflow/react';
-import {collapse, layout, NODE_H, NODE_W, step, type Collapsed, type Pos, type SpecTask} from './graph';
+import {collapse, inBox, layout, nearBox, nearKey, NODE_H, NODE_W, step, type Collapsed, type Pos, type SpecTask} from './graph';
 import {STATE_SYMBOL, stateClass} from './states';
 import {perf} from './perf';
 
@@ -278,31 +278,10 @@ export function boundsOf(pos: Map<string, Pos>) {
   return {x: x0, y: y0, width: x1 - x0, height: y1 - y0};
 }
 
-// useNear is the part of a big graph's plane around the screen (a screen
-// more on each side), moving in half-screen steps, as a key that changes
-// only at a step; '' when off. Only the nodes and edges in it are given
-// to React Flow: it adopts every node it is given (measures, indexes,
-// checks it against the viewport on each pan), and 5,000 of them took
-// seconds to show the whole graph. A pan within half a screen changes
-// nothing.
+// useNear is nearKey of the viewport as it moves; '' when off.
 export function useNear(on: boolean): string {
-  return useStore((st) => {
-    if (!on) return '';
-    const [x, y, z] = st.transform;
-    const w = st.width / z, h = st.height / z;
-    return [Math.floor(-x / z / (w / 2)), Math.floor(-y / z / (h / 2)), Math.round(w), Math.round(h)].join(',');
-  });
+  return useStore((st) => (on ? nearKey(st.transform, st.width, st.height) : ''));
 }
-
-// nearBox is the plane useNear's key stands for; inBox says whether a
-// node placed at p is (partly) in it.
-export function nearBox(key: string) {
-  const [i, j, w, h] = key.split(',').map(Number);
-  const x0 = (i - 2) * w / 2, y0 = (j - 2) * h / 2;
-  return {x0, y0, x1: x0 + 3 * w, y1: y0 + 3 * h};
-}
-export const inBox = (b: ReturnType<typeof nearBox>, p: Pos | undefined) =>
-  !!p && p.x + NODE_W >= b.x0 && p.x <= b.x1 && p.y + NODE_H >= b.y0 && p.y <= b.y1;
 
 // useBigFit fits a big graph to its layout's bounds (pos) through the
 // overview: for a frame React Flow is given no nodes (fitting: the caller

@@ -18,7 +18,7 @@ import {parse as parseYAML} from 'yaml';
 import {api, describe, get} from './api';
 import {go} from './notify';
 import {toYAML} from './yaml';
-import {collapse, edgeRefusal, layout, NODE_H, NODE_W, type Collapsed, type Pos, type SpecTask} from './graph';
+import {collapse, edgeRefusal, inBox, layout, nearBox, NODE_H, NODE_W, type Collapsed, type Pos, type SpecTask} from './graph';
 import {TASK_TYPES, TYPE_HELP, canonical, cleanWorkflow, hasComments, newTask, stripDefaults, typeOf, check, validateWorkflow,
   type Checked, type TaskType} from './spec';
 import {WorkflowForm} from './WorkflowForm';
@@ -28,7 +28,7 @@ import {Versions} from './Versions';
 import {enc} from './ui';
 import {gitWhere, useGitBinding} from './GitPanel';
 import {perf} from './perf';
-import {FitControls, LOD_ZOOM, LookStore, Overview, inBox, nearBox, useBigFit, useNear} from './Dag';
+import {FitControls, LOD_ZOOM, LookStore, Overview, useBigFit, useNear} from './Dag';
 import {shallowSame, stable} from './stable';
 
 type Spec = {tasks: SpecTask[]; [k: string]: unknown};
