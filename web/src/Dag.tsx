@@ -195,6 +195,7 @@ function Flow({tasks, info, selected, search, critical, onSelect, onCursor, onRe
   sel.current = onSelect;
   const ready = useRef(onReady);
   ready.current = onReady;
+  useLayoutEffect(() => perf.mark('dag committed'), []);
   const onNodeClick = useCallback((_: unknown, n: Node) => sel.current(n.id), []);
   const onInit = useCallback(() => {
     perf.mark('flow ready');

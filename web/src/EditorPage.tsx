@@ -11,7 +11,7 @@
 // first paint (a deferred render), and React Flow is given the same node
 // and edge objects for what did not change, so a key typed into one task
 // re-renders that node at most.
-import {memo, useCallback, useDeferredValue, useEffect, useMemo, useRef, useState} from 'react';
+import {memo, useCallback, useDeferredValue, useEffect, useLayoutEffect, useMemo, useRef, useState} from 'react';
 import {Background, Handle, MiniMap, Position, ReactFlow, ReactFlowProvider, useReactFlow, useStore,
   type Connection, type Edge, type Node, type NodeProps} from '@xyflow/react';
 import {parse as parseYAML} from 'yaml';
@@ -180,16 +180,19 @@ function Editor({project, name, page, versionsFrom}: {project: string; name?: st
   }, [page]);
 
   const tasks = spec?.tasks || NO_TASKS;
-  // Validation follows the tasks in a deferred render: the graph paints
-  // first. Each check starts from the one before (spec.ts check): a key
-  // typed into one task checks that task, not all 5,000. Saving checks
-  // the tasks as they are.
-  const checked = useDeferredValue(tasks);
+  // Validation follows the tasks in a deferred render, and a big graph's
+  // first check waits until it is drawn (painted): run before React
+  // Flow's first frame it delayed the paint. Each check starts from the
+  // one before (spec.ts check): a key typed into one task checks that
+  // task, not all 5,000. Saving checks the tasks as they are.
+  const [painted, setPainted] = useState(false);
+  const checked = useDeferredValue(painted || tasks.length <= BIG ? tasks : NO_TASKS);
   const lastCheck = useRef<Checked | null>(null);
   const problems = useMemo(() => {
     const c = check(checked, lastCheck.current);
     lastCheck.current = c;
     perf.count('editor tasks checked', c.looked);
+    if (checked.length) perf.mark('editor checked');
     return c.problems;
   }, [checked]);
   const wfProblems = useMemo(() => (spec ? validateWorkflow(spec) : {}), [spec]);
@@ -338,9 +341,10 @@ function Editor({project, name, page, versionsFrom}: {project: string; name?: st
   // The first paint of a loaded graph, for the figures (perf.ts).
   const shown = useRef({tasks: 0, nodes: 0});
   shown.current = {tasks: tasks.length, nodes: nodes.length};
+  useLayoutEffect(() => { if (nodes.length) perf.mark('editor committed'); });
   const onInit = useCallback(() => {
     perf.mark('editor flow ready');
-    requestAnimationFrame(() => perf.ready(shown.current.tasks, shown.current.nodes, 'editor'));
+    requestAnimationFrame(() => { perf.ready(shown.current.tasks, shown.current.nodes, 'editor'); setPainted(true); });
   }, []);
 
   // Centre a task once the view showing it is drawn (a group expanded
