@@ -83,6 +83,10 @@ type Config struct {
 	EnvPassthrough []string
 	// MaxLogBytes caps a task's log; default 1 GiB.
 	MaxLogBytes int64
+	// LogSweep is how often the worker asks a master which runs of its
+	// log directories a retention purge deleted, and deletes their logs
+	// (logsweep.go); default DefaultLogSweep, negative: never.
+	LogSweep time.Duration
 	// MaxCPUPercent and MaxMemoryPercent make the worker report itself
 	// overloaded in its heartbeats (masters then dispatch nothing to it)
 	// while the host's CPU or memory use is at or above them, until it is
@@ -289,6 +293,9 @@ func (w *Worker) start(ctx context.Context) error {
 	w.host = host
 	w.exec.Store(ex)
 	w.unmetric = metrics.RegisterWorker(w.server.Addr(), w.metricStats)
+	if w.cfg.LogSweep >= 0 {
+		w.life.Go(w.sweepLogs)
+	}
 	w.log.Info("worker started", zap.String("addr", w.server.Addr()), zap.String("host", host),
 		zap.Strings("groups", w.cfg.Groups), zap.Int("slots", cfg.Slots), zap.String("data_dir", cfg.DataDir),
 		zap.Bool("task_guard", w.guard != nil))
