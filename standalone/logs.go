@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/beluga-scheduler/beluga/api"
 	"github.com/beluga-scheduler/beluga/common/logspan"
@@ -131,4 +133,47 @@ func hostOf(addr string) string {
 func inside(dir, path string) bool {
 	rel, err := filepath.Rel(dir, filepath.Clean(path))
 	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// logSizeTimeout bounds a worker's answer to LogSize.
+const logSizeTimeout = 10 * time.Second
+
+// LogBytes asks every live worker (one per log directory and host) what the
+// task logs of instances take there. A worker that does not answer is
+// counted in unreached and its bytes are not in the sum.
+func (f logFetcher) LogBytes(ctx context.Context, instances []int64) (bytes int64, unreached int) {
+	seen := map[string]bool{}
+	for _, w := range f.reg.Nodes(registry.RoleWorker) {
+		key := hostOf(w.Addr) + "\x00" + w.LogDir
+		if w.LogDir != "" && seen[key] {
+			continue // the same files, served twice (a restart on another port)
+		}
+		seen[key] = true
+		n, err := f.logSize(ctx, w.Addr, instances)
+		if err != nil {
+			unreached++
+			continue
+		}
+		bytes += n
+	}
+	return bytes, unreached
+}
+
+// logSize asks one worker, in requests of at most message.MaxLogRuns runs.
+func (f logFetcher) logSize(ctx context.Context, addr string, instances []int64) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, logSizeTimeout)
+	defer cancel()
+	var n int64
+	for c := range slices.Chunk(instances, message.MaxLogRuns) {
+		reply, err := f.c.Request(ctx, addr, message.LogSize{InstanceIDs: c})
+		if err != nil {
+			return 0, err
+		}
+		r, ok := reply.(message.LogSizeReply)
+		if !ok {
+			return 0, fmt.Errorf("log size from %s: unexpected reply %T", addr, reply)
+		}
+		n += r.Bytes
+	}
+	return n, nil
 }
