@@ -20,7 +20,7 @@ import (
 // retention purge deletes runs from the database; their logs go by this
 // sweep: every LogSweep the worker lists its run directories and asks a
 // master which of those runs are gone (LogGone), then deletes their
-// directories. The worker asks rather than being told, so a worker that was
+// directories, and their work directories (<data dir>/work/<id>/). The worker asks rather than being told, so a worker that was
 // down or unreachable during a purge loses the logs at its next sweep, and
 // the purge needs no journal of what each worker still has to delete; a
 // run the database still holds is never touched, whatever its age, so
@@ -88,7 +88,15 @@ func (w *Worker) sweepLogsOnce(ctx context.Context) (int, error) {
 			if held[id] || !slices.Contains(c, id) {
 				continue // never more than asked about
 			}
-			if err := os.RemoveAll(filepath.Join(w.logDir, strconv.FormatInt(id, 10))); err != nil {
+			name := strconv.FormatInt(id, 10)
+			// The run's work dirs (outputs, kept for debugging) go too;
+			// then its logs, whose directory is what the next sweep
+			// would find again if this one stopped half way.
+			err := os.RemoveAll(filepath.Join(w.workDir, name))
+			if err == nil {
+				err = os.RemoveAll(filepath.Join(w.logDir, name))
+			}
+			if err != nil {
 				w.log.Warn("remove the task logs of a purged run", zap.Int64("workflow_instance_id", id), zap.Error(err))
 				continue
 			}

@@ -53,6 +53,9 @@ func TestLogSweepRemovesOnlyGoneRuns(t *testing.T) {
 	writeFile(t, filepath.Join(logs, "5", "1.log"), 100)
 	writeFile(t, filepath.Join(logs, "5", "1.stderr"), 16)
 	writeFile(t, filepath.Join(logs, "6", "2.log"), 100)
+	work := filepath.Join(b.dir, "work")
+	writeFile(t, filepath.Join(work, "5", "1", "out.csv"), 10)
+	writeFile(t, filepath.Join(work, "6", "2", "out.csv"), 10)
 	writeFile(t, filepath.Join(logs, "notes", "x.log"), 1)
 	writeFile(t, filepath.Join(logs, "007", "x.log"), 1)
 	if err := os.Symlink(filepath.Dir(outside), filepath.Join(logs, "8")); err != nil {
@@ -75,8 +78,11 @@ func TestLogSweepRemovesOnlyGoneRuns(t *testing.T) {
 	if len(asked) != 1 || !slices.Equal(asked[0], []int64{5, 6}) {
 		t.Fatalf("asked %v, want [[5 6]] (not the held run 3, not the link 8)", asked)
 	}
-	if exists(filepath.Join(logs, "5")) {
-		t.Fatal("run 5's logs stay")
+	if exists(filepath.Join(logs, "5")) || exists(filepath.Join(work, "5")) {
+		t.Fatal("run 5's logs or work dirs stay")
+	}
+	if !exists(filepath.Join(work, "6", "2", "out.csv")) || !exists(filepath.Join(work, "3", "1")) {
+		t.Fatal("a kept or held run's work dir went")
 	}
 	for _, keep := range []string{"6/2.log", "notes/x.log", "007/x.log", "8", "3/1.log"} {
 		if !exists(filepath.Join(logs, keep)) {

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -129,11 +130,13 @@ type Worker struct {
 	cfg    Config
 	exCfg  executor.Config // validated, defaults applied; Host set at Start
 	logDir string
-	log    *zap.Logger
-	box    *secret.Box // opens secret params sealed for the link; nil without a cluster secret
-	client *remote.Client
-	server *remote.Server
-	exec   atomic.Pointer[executor.Executor] // nil until Start has it running
+	// workDir holds the tasks' work dirs, <workDir>/<run>/<task>.
+	workDir string
+	log     *zap.Logger
+	box     *secret.Box // opens secret params sealed for the link; nil without a cluster secret
+	client  *remote.Client
+	server  *remote.Server
+	exec    atomic.Pointer[executor.Executor] // nil until Start has it running
 	// unmetric removes its gauges from the metrics registry (set by start).
 	unmetric func()
 	guard    *guard.Guard // nil when tasks are not guarded
@@ -219,11 +222,12 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 	w := &Worker{
-		cfg:    cfg,
-		exCfg:  exCfg,
-		logDir: executor.LogDir(exCfg.DataDir),
-		log:    log.Named("worker"),
-		born:   time.Now().UTC(),
+		cfg:     cfg,
+		exCfg:   exCfg,
+		logDir:  executor.LogDir(exCfg.DataDir),
+		workDir: filepath.Join(exCfg.DataDir, "work"),
+		log:     log.Named("worker"),
+		born:    time.Now().UTC(),
 
 		cgroupBase: cgBase,
 		cgroupOff:  cgOff,
