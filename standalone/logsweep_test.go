@@ -42,14 +42,14 @@ func runLogBytes(t *testing.T, logs string, id int64) int64 {
 // TestRetentionPurgeRemovesLogFiles: on a real standalone whose worker
 // sweeps its logs every 300ms, a plan counts the log bytes of the runs it
 // lists (asked of the worker: the files' real sizes); after the purge the
-// worker deletes the log directories of the purged runs, and keeps those of
+// worker deletes the log (and work) directories of the purged runs, and keeps those of
 // the kept run, of a running run, and of a run of another workflow.
 func TestRetentionPurgeRemovesLogFiles(t *testing.T) {
 	e := startWith(t, func(c *config.Config) { c.Worker.LogSweep = 300 * time.Millisecond })
 	logs := filepath.Join(e.dir, "worker", "logs")
 	e.apply(`name: etl
 tasks:
-  - {name: extract, command: "seq 1 2000"}
+  - {name: extract, command: "seq 1 2000 | tee out.txt"}
   - {name: load, command: "seq 1 500 >&2", depends_on: [extract]}
 `)
 	e.apply(`name: slow
@@ -75,6 +75,11 @@ tasks:
 		t.Fatalf("the purged runs' logs take %d bytes: the tasks wrote more", want)
 	}
 
+	for _, id := range etl[:2] { // extract left its output in its work dir
+		if _, err := os.Stat(filepath.Join(e.dir, "worker", "work", strconv.FormatInt(id, 10))); err != nil {
+			t.Fatalf("run %d's work dir: %v", id, err)
+		}
+	}
 	e.do("PUT", "/api/v1/projects/demo/retention", `{"keep_runs":1}`, http.StatusOK, nil)
 	type planView struct {
 		Roots     []int64 `json:"roots"`
@@ -107,6 +112,9 @@ tasks:
 		for _, id := range etl[:2] {
 			if _, err := os.Stat(dir(id)); err == nil {
 				return fmt.Errorf("run %d's logs are still there", id)
+			}
+			if _, err := os.Stat(filepath.Join(e.dir, "worker", "work", strconv.FormatInt(id, 10))); err == nil {
+				return fmt.Errorf("run %d's work dirs are still there", id)
 			}
 		}
 		return nil
