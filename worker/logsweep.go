@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -62,7 +63,9 @@ func (w *Worker) sweepLogs(ctx context.Context) {
 }
 
 // sweepLogsOnce deletes the log directories of runs the master says are
-// gone and returns how many.
+// gone and returns how many. The log dir is read logSweepAsk entries at a
+// time, each batch asked about and swept before the next is read, so a
+// worker with a million run directories holds a thousand at once.
 func (w *Worker) sweepLogsOnce(ctx context.Context) (int, error) {
 	w.mu.Lock()
 	master := w.master
@@ -71,21 +74,35 @@ func (w *Worker) sweepLogsOnce(ctx context.Context) (int, error) {
 	if master == "" || ex == nil {
 		return 0, errors.New("no master known yet")
 	}
-	ids, err := runDirs(w.logDir)
-	if err != nil {
-		return 0, err
+	d, err := os.Open(w.logDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
 	}
-	held := ex.Instances()
-	ids = slices.DeleteFunc(ids, func(id int64) bool { return held[id] })
+	if err != nil {
+		return 0, fmt.Errorf("open the task log dir: %w", err)
+	}
+	defer d.Close()
 	removed := 0
-	for c := range slices.Chunk(ids, logSweepAsk) {
-		gone, err := w.askGone(ctx, master, c)
+	for {
+		entries, err := d.ReadDir(logSweepAsk)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return removed, fmt.Errorf("list the task log dir: %w", err)
+		}
+		if len(entries) == 0 {
+			return removed, nil
+		}
+		held := ex.Instances()
+		ids := slices.DeleteFunc(runDirs(entries), func(id int64) bool { return held[id] })
+		if len(ids) == 0 {
+			continue
+		}
+		gone, err := w.askGone(ctx, master, ids)
 		if err != nil {
 			return removed, err
 		}
 		held = ex.Instances() // a task may have come meanwhile
 		for _, id := range gone {
-			if held[id] || !slices.Contains(c, id) {
+			if _, asked := slices.BinarySearch(ids, id); held[id] || !asked {
 				continue // never more than asked about
 			}
 			name := strconv.FormatInt(id, 10)
@@ -103,7 +120,6 @@ func (w *Worker) sweepLogsOnce(ctx context.Context) (int, error) {
 			removed++
 		}
 	}
-	return removed, nil
 }
 
 // askGone asks master which of ids are gone.
@@ -124,17 +140,10 @@ func (w *Worker) askGone(ctx context.Context, master string, ids []int64) ([]int
 	}
 }
 
-// runDirs lists the run directories of the log dir: entries named by a
-// workflow instance id (canonical decimal) that are directories, not links
-// (a task can plant entries there). Ascending.
-func runDirs(dir string) ([]int64, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list the task log dir: %w", err)
-	}
+// runDirs picks the run directories among entries of the log dir: those
+// named by a workflow instance id (canonical decimal) that are directories,
+// not links (a task can plant entries there). Ascending.
+func runDirs(entries []os.DirEntry) []int64 {
 	var ids []int64
 	for _, e := range entries {
 		if id, ok := runID(e.Name()); ok && e.Type().IsDir() {
@@ -142,7 +151,7 @@ func runDirs(dir string) ([]int64, error) {
 		}
 	}
 	slices.Sort(ids)
-	return ids, nil
+	return ids
 }
 
 // runID parses a run directory's name: a positive id in canonical decimal.

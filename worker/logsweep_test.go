@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/beluga-scheduler/beluga/remote"
@@ -117,6 +118,56 @@ func TestLogSize(t *testing.T) {
 		var re *remote.RemoteError
 		if !errors.As(err, &re) || re.Code != codeBadRequest {
 			t.Errorf("LogSize of %d ids (first %d): %v, want a bad_request error", len(bad), bad[0], err)
+		}
+	}
+}
+
+// TestLogSweepInBatches: a log dir of 2,500 runs is asked about in
+// questions of at most logSweepAsk runs, every run once, and the runs
+// the master says are gone go, the others stay.
+func TestLogSweepInBatches(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{LogSweep: -1})
+	b.w.SetMaster(b.master.addr())
+	logs := filepath.Join(b.dir, "logs")
+	const runs = 2500
+	var gone []int64
+	for id := int64(100); id < 100+runs; id++ {
+		if err := os.MkdirAll(filepath.Join(logs, strconv.FormatInt(id, 10)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if id%2 == 0 {
+			gone = append(gone, id)
+		}
+	}
+	b.master.mu.Lock()
+	b.master.gone = gone
+	b.master.mu.Unlock()
+	n, err := b.w.sweepLogsOnce(ctxT(t))
+	if err != nil || n != len(gone) {
+		t.Fatalf("sweep: removed %d, %v; want %d", n, err, len(gone))
+	}
+	b.master.mu.Lock()
+	asked := b.master.asked
+	b.master.mu.Unlock()
+	seen := map[int64]int{}
+	for _, q := range asked {
+		if len(q) > logSweepAsk {
+			t.Fatalf("a question of %d runs, at most %d", len(q), logSweepAsk)
+		}
+		for _, id := range q {
+			seen[id]++
+		}
+	}
+	if len(asked) < 3 || len(seen) != runs {
+		t.Fatalf("%d questions about %d runs, want at least 3 about %d", len(asked), len(seen), runs)
+	}
+	for id := int64(100); id < 100+runs; id++ {
+		if seen[id] != 1 {
+			t.Fatalf("run %d asked about %d times", id, seen[id])
+		}
+		if exists(filepath.Join(logs, strconv.FormatInt(id, 10))) != (id%2 == 1) {
+			t.Fatalf("run %d: gone %v, its dir exists %v", id, id%2 == 0, !(id%2 == 0))
 		}
 	}
 }
