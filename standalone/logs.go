@@ -138,23 +138,35 @@ func inside(dir, path string) bool {
 // logSizeTimeout bounds a worker's answer to LogSize.
 const logSizeTimeout = 10 * time.Second
 
-// LogBytes asks every live worker (one per log directory and host) what the
-// task logs of instances take there. A worker that does not answer is
-// counted in unreached and its bytes are not in the sum.
+// LogBytes asks every live worker what the task logs of instances take
+// there: the workers announcing the same log directory on the same host
+// serve the same files (a restart on another port), so one answer counts
+// for them all. A log directory none of whose workers answers is counted
+// in unreached, its bytes not in the sum.
 func (f logFetcher) LogBytes(ctx context.Context, instances []int64) (bytes int64, unreached int) {
-	seen := map[string]bool{}
+	var keys []string
+	servers := map[string][]string{}
 	for _, w := range f.reg.Nodes(registry.RoleWorker) {
-		key := hostOf(w.Addr) + "\x00" + w.LogDir
-		if w.LogDir != "" && seen[key] {
-			continue // the same files, served twice (a restart on another port)
+		key := w.Addr // a worker that does not announce its log dir stands alone
+		if w.LogDir != "" {
+			key = hostOf(w.Addr) + "\x00" + w.LogDir
 		}
-		seen[key] = true
-		n, err := f.logSize(ctx, w.Addr, instances)
-		if err != nil {
+		if _, ok := servers[key]; !ok {
+			keys = append(keys, key)
+		}
+		servers[key] = append(servers[key], w.Addr)
+	}
+	for _, key := range keys {
+		answered := false
+		for _, addr := range servers[key] {
+			if n, err := f.logSize(ctx, addr, instances); err == nil {
+				bytes, answered = bytes+n, true
+				break
+			}
+		}
+		if !answered {
 			unreached++
-			continue
 		}
-		bytes += n
 	}
 	return bytes, unreached
 }
