@@ -41,6 +41,7 @@ func familySpec(n int) string {
 // stored spec has the change and all 5,000 tasks. It prints the first
 // useful paint.
 func TestWebUIBigEditor(t *testing.T) {
+	t.Parallel()
 	const n = 5000
 	e := start(t, "")
 	b := newBrowser(t, e.base, e.sessionToken())
@@ -166,6 +167,7 @@ func TestWebUIBigEditor(t *testing.T) {
 // poll, so up to one poll late). Figures for docs/performance.md, not
 // pass marks: the test fails only when the editor draws nothing.
 func TestWebUIBigEditorFigures(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	b := newBrowser(t, e.base, e.sessionToken())
 	for _, n := range []int{1000, 5000} {

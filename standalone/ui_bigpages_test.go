@@ -22,6 +22,7 @@ import (
 // figures, not pass marks; the test fails when a page does not draw its
 // graph at all.
 func TestWebUIBigPagesFigures(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	bundleAsServed(t, e.base)
 	b := newBrowser(t, e.base, e.sessionToken())

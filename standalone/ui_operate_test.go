@@ -28,6 +28,7 @@ tasks:
 // durations; the task-instance list across runs filtered by typing; the
 // dark theme chosen and kept; axe on every page in both themes.
 func TestWebUIOperate(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	b := newBrowser(t, e.base, e.sessionToken())
 

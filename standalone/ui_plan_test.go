@@ -15,6 +15,7 @@ import (
 // (no action sent); the downstream choice adds the run that waits on this
 // one; Apply runs exactly the plan's runs.
 func TestUIPlanPreview(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	e.apply("name: up\ntasks:\n  - {name: a, command: 'true'}\n")
 	e.apply(`name: down
@@ -55,6 +56,7 @@ tasks:
 // other project's runs that wait on them; Apply starts the backfill of
 // exactly those times and opens it.
 func TestUIBackfillPlan(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	e.apply("name: days\ntasks:\n  - {name: a, command: 'true'}\n")
 	e.do("POST", "/api/v1/projects", `{"name":"crm"}`, http.StatusCreated, nil)

@@ -99,6 +99,7 @@ func (s *session) poll(what string, cond func() bool, wake bool) {
 // workflow without a schedule shows none, with no error and no repeated
 // 404s from the schedule endpoint (until a schedule is set there).
 func TestUIPolling404(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	c, base := countingProxy(t, e.base)
 	b := newBrowser(t, base, e.sessionToken())
@@ -158,6 +159,7 @@ func TestUIPolling404(t *testing.T) {
 // not allow is a disabled button: it says why on hover and to screen
 // readers, and a click opens no confirm and sends nothing.
 func TestUIDisabledActions(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	c, base := countingProxy(t, e.base)
 	e.apply("name: quick\ntasks:\n  - name: a\n    command: 'true'\n")

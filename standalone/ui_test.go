@@ -42,6 +42,11 @@ type browser struct {
 	other   target.ID // a second tab, which hideAndShow activates
 }
 
+// Every browser test runs in parallel with the others (t.Parallel; go
+// test's -parallel bounds how many at once): each has its own Chromium,
+// profile, standalone and data dir, and spends most of its time waiting on
+// typing at a person's speed and on the page.
+
 // newBrowser opens base with the session cookie of token (a login's or
 // any token of the user; "": logged out, the UI shows its login page).
 func newBrowser(t *testing.T, base, token string) *browser {
@@ -402,6 +407,7 @@ func js(v any) string {
 // stopping a run, a schedule, a backfill, and the cluster page. One browser serves
 // every scenario, in order; later ones use what earlier ones made.
 func TestWebUI(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	b := newBrowser(t, e.base, e.sessionToken())
 
