@@ -71,17 +71,23 @@ func fromGitBinding(b model.GitBinding) GitBinding {
 	return out
 }
 
-// GitSyncResult is what a sync applied: the commit and each workflow file.
+// GitSyncResult is what a sync applied: the commit and each file, by kind
+// (a schedule's entry names its workflow; a reference's, in name, the
+// datasource or task group it checked).
 type GitSyncResult struct {
-	Project   string           `json:"project"`
-	Commit    string           `json:"commit"`
-	Workflows []GitSyncedEntry `json:"workflows"`
+	Project     string           `json:"project"`
+	Commit      string           `json:"commit"`
+	Workflows   []GitSyncedEntry `json:"workflows"`
+	Schedules   []GitSyncedEntry `json:"schedules,omitempty"`
+	Datasources []GitSyncedEntry `json:"datasources,omitempty"`
+	TaskGroups  []GitSyncedEntry `json:"task_groups,omitempty"`
 }
 
-// GitSyncedEntry is one workflow file a sync applied.
+// GitSyncedEntry is one file a sync applied (or checked: a reference).
 type GitSyncedEntry struct {
 	File     string `json:"file"`
-	Workflow string `json:"workflow"`
+	Workflow string `json:"workflow"`       // a workflow's, or the one a schedule's file schedules
+	Name     string `json:"name,omitempty"` // a reference's: the datasource or task group
 	Version  int    `json:"version"`
 	Created  bool   `json:"created"`           // a new version; false: the same as the latest
 	Deleted  bool   `json:"deleted,omitempty"` // the file is gone: the workflow was deleted
