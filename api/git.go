@@ -35,6 +35,9 @@ const maxGitSyncInterval = 7 * 24 * 60
 // gitHookSealContext binds a project's sealed webhook secret to it.
 func gitHookSealContext(project string) string { return "git-hook/" + project }
 
+// gitSSHSealContext binds a project's sealed SSH private key to it.
+func gitSSHSealContext(project string) string { return "git-ssh/" + project }
+
 // gitSealContext binds a project's sealed Git password to it.
 func gitSealContext(project string) string { return "git/" + project }
 
@@ -42,7 +45,7 @@ func gitSealContext(project string) string { return "git/" + project }
 // an absolute path) repository, or why it is neither.
 func gitURLKind(raw string) (local bool, err error) {
 	if raw == "" {
-		return false, errors.New("url is required: an https:// URL or (admins) an absolute path of a repository on this server")
+		return false, errors.New("url is required: an https:// URL, an SSH address (ssh://host/path, git@host:path) or (admins) an absolute path of a repository on this server")
 	}
 	if strings.ContainsAny(raw, "\x00\r\n") {
 		return false, fmt.Errorf("url %q has a control character", raw)
@@ -50,9 +53,12 @@ func gitURLKind(raw string) (local bool, err error) {
 	if filepath.IsAbs(raw) {
 		return true, nil
 	}
+	if gitsync.IsSSH(raw) {
+		return false, gitsync.CheckSSHURL(raw)
+	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme == "" {
-		return false, fmt.Errorf("url %q is neither a URL nor an absolute path (an ssh scp-like address is not supported: use https with a token)", raw)
+		return false, fmt.Errorf("url %q is neither a URL, an SSH address nor an absolute path", raw)
 	}
 	switch u.Scheme {
 	case "file":
@@ -69,7 +75,7 @@ func gitURLKind(raw string) (local bool, err error) {
 		}
 		return false, nil
 	}
-	return false, fmt.Errorf("url %q: scheme %s is not supported; use https (ssh keys are not supported yet)", raw, u.Scheme)
+	return false, fmt.Errorf("url %q: scheme %s is not supported; use https, ssh or (admins) a local path", raw, u.Scheme)
 }
 
 // checkGitBranch refuses a branch name Git would not take (a subset of
@@ -125,6 +131,33 @@ func (h *handlers) putGitBinding(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return badRequest("git binding of project %q: mode %q: give %q, %q or leave it out (edits outside Git allowed)", project, req.Mode, model.GitModeReadOnly, model.GitModeWriteBack)
 	}
+	ssh := gitsync.IsSSH(req.URL)
+	if ssh {
+		if req.Password != nil && *req.Password != "" {
+			return badRequest("git binding of project %q: an SSH URL authenticates with ssh_key, not a password", project)
+		}
+		if err := gitsync.CheckKnownHosts(req.KnownHosts); err != nil {
+			return badRequest("git binding of project %q: %v", project, err)
+		}
+		if req.SSHKey != nil && *req.SSHKey == "" {
+			return badRequest("git binding of project %q: an SSH URL needs ssh_key (a private key without passphrase)", project)
+		}
+		if req.SSHKey == nil {
+			if old, err := h.Store.GitBindingGet(r.Context(), project); err != nil || old.SSHKeySealed == "" {
+				return badRequest("git binding of project %q: an SSH URL needs ssh_key (a private key without passphrase)", project)
+			}
+		}
+	} else if req.SSHKey != nil && *req.SSHKey != "" || req.KnownHosts != "" {
+		return badRequest("git binding of project %q: ssh_key and known_hosts are for an SSH URL (ssh://host/path, git@host:path)", project)
+	}
+	if req.SSHKey != nil && *req.SSHKey != "" {
+		if err := gitsync.CheckSSHKey(*req.SSHKey); err != nil {
+			return badRequest("git binding of project %q: %v", project, err)
+		}
+	}
+	if len(req.KnownHosts) > 64<<10 {
+		return badRequest("git binding of project %q: known_hosts: at most 64 KiB", project)
+	}
 	if req.NewHookSecret && req.DropHookSecret {
 		return badRequest("git binding of project %q: new_hook_secret and drop_hook_secret together", project)
 	}
@@ -135,7 +168,19 @@ func (h *handlers) putGitBinding(w http.ResponseWriter, r *http.Request) error {
 	}
 	b := model.GitBinding{Project: project, URL: req.URL, Branch: req.Branch, Dir: strings.Trim(req.Dir, "/"), User: req.User,
 		PasswordSealed: store.KeepGitPassword, BoundBy: callerOf(r.Context()).name, SyncInterval: time.Duration(req.SyncInterval) * time.Minute,
-		Mode: req.Mode, AlertChannels: req.AlertChannels, HookSecretSealed: store.KeepGitPassword}
+		Mode: req.Mode, AlertChannels: req.AlertChannels, HookSecretSealed: store.KeepGitPassword,
+		SSHKeySealed: store.KeepGitPassword, KnownHosts: strings.TrimSpace(req.KnownHosts)}
+	if !ssh {
+		b.SSHKeySealed = "" // an https binding keeps no key
+	}
+	if req.SSHKey != nil && *req.SSHKey != "" {
+		if h.Secrets == nil {
+			return noKey("store a Git SSH key")
+		}
+		if b.SSHKeySealed, err = h.Secrets.SealFor(*req.SSHKey, gitSSHSealContext(project)); err != nil {
+			return err
+		}
+	}
 	hook := ""
 	switch {
 	case req.DropHookSecret:
@@ -320,7 +365,16 @@ func (h *handlers) gitSync(ctx context.Context, project string) (GitSyncResult, 
 
 // gitSource is where b's syncs read, its password opened.
 func (h *handlers) gitSource(b model.GitBinding) (gitsync.Source, error) {
-	src := gitsync.Source{URL: b.URL, Branch: b.Branch, Dir: b.Dir, User: b.User}
+	src := gitsync.Source{URL: b.URL, Branch: b.Branch, Dir: b.Dir, User: b.User, KnownHosts: b.KnownHosts}
+	if b.SSHKeySealed != "" {
+		if h.Secrets == nil {
+			return src, noKey("open the project's Git SSH key")
+		}
+		var err error
+		if src.SSHKey, err = h.Secrets.OpenFor(b.SSHKeySealed, gitSSHSealContext(b.Project)); err != nil {
+			return src, fmt.Errorf("open the Git SSH key of project %q: %w", b.Project, err)
+		}
+	}
 	if b.PasswordSealed == "" {
 		return src, nil
 	}

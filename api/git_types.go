@@ -18,6 +18,12 @@ type GitBindingRequest struct {
 	// Password is a password or token for User, stored sealed as datasource
 	// passwords are; left out keeps the stored one, "" removes it.
 	Password *string `json:"password,omitempty"`
+	// SSHKey is an SSH URL's private key (PEM or OpenSSH format, no
+	// passphrase), stored sealed; left out keeps the stored one.
+	SSHKey *string `json:"ssh_key,omitempty"`
+	// KnownHosts is what an SSH server's host key must match: known_hosts
+	// lines (ssh-keyscan's output) or SHA256: fingerprints, one a line.
+	KnownHosts string `json:"known_hosts,omitempty"`
 	// SyncInterval is how often, in minutes, the leader master syncs the
 	// binding by itself (0 or left out: never).
 	SyncInterval int `json:"sync_interval,omitempty"`
@@ -41,6 +47,8 @@ type GitBinding struct {
 	Dir         string `json:"dir"`
 	User        string `json:"user"`
 	PasswordSet bool   `json:"password_set"`
+	SSHKeySet   bool   `json:"ssh_key_set"`
+	KnownHosts  string `json:"known_hosts,omitempty"`
 	BoundBy     string `json:"bound_by"`
 	UpdatedAt   Time   `json:"updated_at"`
 	// The last commit applied ("" none yet), and the last sync: when, of
@@ -60,7 +68,7 @@ type GitBinding struct {
 
 func fromGitBinding(b model.GitBinding) GitBinding {
 	out := GitBinding{Project: b.Project, URL: b.URL, Branch: b.Branch, Dir: b.Dir, User: b.User,
-		PasswordSet: b.PasswordSealed != "", BoundBy: b.BoundBy, UpdatedAt: timeOf(b.UpdatedAt),
+		PasswordSet: b.PasswordSealed != "", SSHKeySet: b.SSHKeySealed != "", KnownHosts: b.KnownHosts, BoundBy: b.BoundBy, UpdatedAt: timeOf(b.UpdatedAt),
 		LastCommit: b.LastCommit, LastAttemptCommit: b.LastAttemptCommit, LastErrorFile: b.LastErrorFile,
 		LastError: b.LastError, SyncInterval: int(b.SyncInterval / time.Minute), Mode: b.Mode,
 		AlertChannels: append([]string{}, b.AlertChannels...), HookSet: b.HookSecretSealed != ""}

@@ -22,7 +22,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
-	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/memory"
 	"gopkg.in/yaml.v3"
 
@@ -59,6 +58,10 @@ type Source struct {
 	Dir      string // "": the repository's root
 	User     string
 	Password string // opened from its sealed form by the caller
+	// SSHKey is an SSH URL's private key (opened by the caller) and
+	// KnownHosts what the server's host key must match (IsSSH).
+	SSHKey     string
+	KnownHosts string
 }
 
 // File is one file of a commit.
@@ -123,7 +126,7 @@ func Fetch(ctx context.Context, src Source) (Snapshot, error) {
 
 // open opens a local repository in place, or clones a remote's branch
 // into memory.
-func open(ctx context.Context, src Source) (*git.Repository, error) {
+func open(ctx context.Context, src Source) (_ *git.Repository, err error) {
 	if p, ok := LocalPath(src.URL); ok {
 		repo, err := git.PlainOpen(p)
 		if err != nil {
@@ -138,8 +141,8 @@ func open(ctx context.Context, src Source) (*git.Repository, error) {
 	if src.Branch != "" {
 		opts.ReferenceName = plumbing.NewBranchReferenceName(src.Branch)
 	}
-	if src.User != "" || src.Password != "" {
-		opts.Auth = &githttp.BasicAuth{Username: src.User, Password: src.Password}
+	if opts.Auth, err = auth(src); err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", src.URL, err)
 	}
 	repo, err := git.CloneContext(ctx, memory.NewStorage(), nil, opts)
 	if errors.Is(err, transport.ErrEmptyRemoteRepository) {
