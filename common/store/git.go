@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/spec"
 )
 
@@ -278,6 +279,22 @@ func (s *Store) gitApplyTx(tx *gorm.DB, project, author string, c GitCommit, pre
 	for _, gs := range c.Schedules {
 		sc := gs.Schedule
 		sc.Project = p.Name
+		var old []scheduleRow
+		if err := tx.Where("project_id = ? AND workflow_name = ?", p.ID, sc.Workflow).Find(&old).Error; err != nil {
+			return nil, fmt.Errorf("read the schedule of %q: %w", sc.Workflow, err)
+		}
+		if len(old) == 1 && sameSchedule(old[0].model(), sc) {
+			// Unchanged: not written, so a sync of the same commit moves
+			// no version and takes back no fire written ahead.
+			if err := setFileOrigin(tx, p.ID, GitKindSchedule, sc.Workflow, gs.File); err != nil {
+				return nil, err
+			}
+			keptSchedules[sc.Workflow] = true
+			got := old[0].model()
+			out = append(out, GitSyncApplied{File: gs.File, Definition: model.WorkflowDefinition{Project: p.Name, Name: sc.Workflow},
+				Schedule: &got, Kind: GitKindSchedule})
+			continue
+		}
 		got, created, err := s.putScheduleTx(tx, sc, nil)
 		if errors.Is(err, ErrScheduleMoved) {
 			return nil, err
@@ -526,4 +543,35 @@ func (s *Store) GitBindingDelete(ctx context.Context, project string) error {
 		}
 		return nil
 	})
+}
+
+// sameSchedule says whether the schedule a file gives (nw) is the one
+// stored (old): every field a PUT sets, a secret param's mask standing for
+// the sealed value stored.
+func sameSchedule(old, nw model.Schedule) bool {
+	eqTime := func(a, b *time.Time) bool { return a == nil && b == nil || a != nil && b != nil && a.Equal(*b) }
+	eqPrio := func(a, b *model.Priority) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
+	overlap := nw.Overlap
+	if overlap == "" {
+		overlap = model.OverlapAllow
+	}
+	if old.Cron != nw.Cron || old.Timezone != nw.Timezone || !eqTime(old.StartTime, nw.StartTime) || !eqTime(old.EndTime, nw.EndTime) ||
+		old.Catchup != nw.Catchup || !eqPrio(old.Priority, nw.Priority) || old.WorkerGroup != nw.WorkerGroup ||
+		old.Enabled != nw.Enabled || old.Overlap != overlap || old.Deadline != nw.Deadline || old.Calendar != nw.Calendar ||
+		old.OnHoliday != nw.OnHoliday || old.PinVersion != nw.PinVersion || len(old.Params) != len(nw.Params) {
+		return false
+	}
+	oa, _ := json.Marshal(old.Alerts)
+	na, _ := json.Marshal(nw.Alerts)
+	if string(oa) != string(na) {
+		return false
+	}
+	for k, v := range nw.Params {
+		was, ok := old.Params[k]
+		sealed := secret.IsSealed(was)
+		if !ok || sealed != (v == secret.Mask || slices.Contains(nw.SecretParams, k)) || !sealed && was != v {
+			return false
+		}
+	}
+	return true
 }
