@@ -23,6 +23,9 @@ func TestGitSyncSchedules(t *testing.T) {
 		if _, err := s.ProjectCreate(ctx, "p", ""); err != nil {
 			t.Fatal(err)
 		}
+		if _, _, err := s.GitBindingPut(ctx, model.GitBinding{Project: "p", URL: "/srv/a.git", BoundBy: "ann"}); err != nil {
+			t.Fatal(err)
+		}
 		wf := func(name, desc string) *spec.Workflow {
 			return mustSpec(t, "name: "+name+"\ndescription: "+desc+"\ntasks:\n  - {name: a, command: \"true\"}\n")
 		}
