@@ -26,7 +26,7 @@ func TestGitSyncFiles(t *testing.T) {
 	b.send("POST", "/api/v1/task-groups", `{"name":"gpu","capacity":2,"projects":["p"]}`).want(t, http.StatusCreated)
 	repo := gittest.New(t)
 	c1 := repo.Commit("main", "first", map[string]string{"workflows/etl.yaml": gitETL, "schedules/etl.yaml": gitSchedule,
-		"datasources/wh.yaml": "type: postgres\nhost: db.internal\nport: 5432\ndatabase: wh\nuser: etl\n",
+		"datasources/wh.yaml":  "type: postgres\nhost: db.internal\nport: 5432\ndatabase: wh\nuser: etl\n",
 		"task-groups/gpu.yaml": "capacity: 2\n"})
 	b.send("PUT", "/api/v1/projects/p/git", `{"url":"`+repo.Bare+`","branch":"main"}`).want(t, http.StatusCreated)
 	var res GitSyncResult
