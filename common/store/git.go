@@ -275,10 +275,22 @@ func (s *Store) gitApplyTx(tx *gorm.DB, project, author string, c GitCommit, pre
 		kept[def.Name] = true
 		out = append(out, GitSyncApplied{File: c.Files[i], Definition: def, Kind: GitKindWorkflow, Created: created})
 	}
+	gone, err := goneFromGit(tx, p.ID, kept)
+	if err != nil {
+		return nil, err
+	}
+	goneFile := make(map[string]string, len(gone))
+	for _, g := range gone {
+		goneFile[g.WorkflowName] = g.Path
+	}
 	keptSchedules := make(map[string]bool, len(c.Schedules))
 	for _, gs := range c.Schedules {
 		sc := gs.Schedule
 		sc.Project = p.Name
+		if path, going := goneFile[sc.Workflow]; going {
+			return nil, &GitFileError{File: gs.File, Err: fmt.Errorf("workflow %q goes with this commit (its file %s is gone): remove its schedule's file too: %w",
+				sc.Workflow, path, ErrNotFound)}
+		}
 		var old []scheduleRow
 		if err := tx.Where("project_id = ? AND workflow_name = ?", p.ID, sc.Workflow).Find(&old).Error; err != nil {
 			return nil, fmt.Errorf("read the schedule of %q: %w", sc.Workflow, err)
@@ -325,10 +337,6 @@ func (s *Store) gitApplyTx(tx *gorm.DB, project, author string, c GitCommit, pre
 			out = append(out, GitSyncApplied{File: g.Path, Definition: model.WorkflowDefinition{Project: p.Name, Name: g.Name},
 				Kind: GitKindSchedule, Deleted: true})
 		}
-	}
-	gone, err := goneFromGit(tx, p.ID, kept)
-	if err != nil {
-		return nil, err
 	}
 	for _, g := range gone {
 		err := deleteWorkflowTx(tx, p, g.WorkflowName)

@@ -72,6 +72,15 @@ func TestGitSyncSchedules(t *testing.T) {
 		if !errors.As(err, &fe) || fe.File != "schedules/ghost.yaml" || !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("c3: %v", err)
 		}
+		// a's workflow file gone but its schedule's kept: refused, naming it.
+		_, err = s.GitSyncApplyCommit(ctx, "p", "ann", store.GitCommit{Commit: "c3b",
+			Schedules: []store.GitSchedule{{File: "schedules/a.yaml", Schedule: sched("a", "0 2 * * *")}}})
+		if !errors.As(err, &fe) || fe.File != "schedules/a.yaml" || !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("c3b: %v", err)
+		}
+		if _, err := s.WorkflowGet(ctx, "p", "a", 0); err != nil {
+			t.Fatalf("a after the refused commit: %v", err)
+		}
 		// A schedule made in Beluga (b's), and a's file gone: a's goes, b's stays.
 		if _, _, err := s.WorkflowPut(ctx, "p", wf("b", "local")); err != nil {
 			t.Fatal(err)
