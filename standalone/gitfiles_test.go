@@ -49,6 +49,10 @@ func TestGitFilesOverSSH(t *testing.T) {
 	if err := json.Unmarshal([]byte(raw), &binding); err != nil || !binding.SSHKeySet || strings.Contains(raw, "PRIVATE KEY") {
 		t.Fatalf("the binding: %s", raw)
 	}
+	if stored, err := e.store().GitBindingGet(t.Context(), "demo"); err != nil || !strings.HasPrefix(stored.SSHKeySealed, "beluga:sealed:") ||
+		strings.Contains(stored.SSHKeySealed, "PRIVATE KEY") {
+		t.Fatalf("the key at rest: %.40q (%v), want it sealed", stored.SSHKeySealed, err)
+	}
 	bind(srv.KnownHosts, http.StatusOK)
 
 	var res struct {
