@@ -186,6 +186,8 @@ var routes = []route{
 	{"GET", "/api/v1/instances/{id}/diff", (*handlers).diffInstance},
 	{"POST", "/api/v1/instances/{id}/actions", (*handlers).instanceAction},
 	{"POST", "/api/v1/instances/{id}/plan", (*handlers).createPlan},
+	{"POST", "/api/v1/projects/{project}/workflows/{name}/runs/plan", (*handlers).planRun},
+	{"POST", "/api/v1/projects/{project}/workflows/{name}/backfill/plan", (*handlers).planBackfill},
 	{"GET", "/api/v1/plans/{id}", (*handlers).getPlan},
 	{"POST", "/api/v1/plans/{id}/apply", (*handlers).applyPlan},
 	{"GET", "/api/v1/task-instances", (*handlers).listTaskInstances},

@@ -37,19 +37,9 @@ func (h *handlers) startBackfill(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &req, false); err != nil {
 		return err
 	}
-	// Without a cron the workflow's schedule gives it, with its zone.
-	var sc *model.Schedule
-	if strings.TrimSpace(req.Cron) == "" {
-		if _, err := h.Store.WorkflowGet(r.Context(), project, name, 0); err != nil {
-			return storeError(err)
-		}
-		s, err := h.Store.ScheduleGet(r.Context(), project, name)
-		switch {
-		case err == nil:
-			sc = &s
-		case !errors.Is(err, store.ErrNotFound):
-			return err
-		}
+	sc, err := h.backfillSchedule(r, project, name, req.Cron)
+	if err != nil {
+		return err
 	}
 	b, err := checkBackfill(req, sc)
 	if err != nil {
@@ -263,4 +253,25 @@ func (h *handlers) backfillAction(w http.ResponseWriter, r *http.Request) error 
 	}
 	writeJSON(w, http.StatusOK, fromBackfill(b, true))
 	return nil
+}
+
+// backfillSchedule is the workflow's schedule when a backfill names no cron
+// (its cron and zone then give the times); nil when it names one or the
+// workflow has no schedule.
+func (h *handlers) backfillSchedule(r *http.Request, project, name, cron string) (*model.Schedule, error) {
+	if strings.TrimSpace(cron) != "" {
+		return nil, nil
+	}
+	if _, err := h.Store.WorkflowGet(r.Context(), project, name, 0); err != nil {
+		return nil, storeError(err)
+	}
+	s, err := h.Store.ScheduleGet(r.Context(), project, name)
+	switch {
+	case err == nil:
+		return &s, nil
+	case errors.Is(err, store.ErrNotFound):
+		return nil, nil
+	default:
+		return nil, err
+	}
 }

@@ -53,7 +53,7 @@ func (s *session) quiet(c *counter, key string, window time.Duration) int {
 	s.t.Helper()
 	before := c.count(key)
 	for range 3 {
-		s.eval(`document.dispatchEvent(new Event('visibilitychange'))`, nil)
+		s.hideAndShow()
 	}
 	timer := time.NewTimer(window)
 	defer timer.Stop()
@@ -84,7 +84,7 @@ func (s *session) poll(what string, cond func() bool, wake bool) {
 	defer tick.Stop()
 	for !cond() {
 		if wake {
-			s.eval(`document.dispatchEvent(new Event('visibilitychange'))`, nil)
+			s.hideAndShow()
 		}
 		select {
 		case <-s.ctx.Done():

@@ -8,6 +8,7 @@ import type {Page} from './router';
 import {Progress, type Backfill} from './BackfillsPage';
 import {Params, ParamsText, useParams, valuesOf} from './Params';
 import type {Schedule} from './SchedulePanel';
+import {PlanPanel, type PlanTarget} from './PlanPanel';
 import {PRIORITIES} from './states';
 import {Badge, Duration, Time, Why, enc} from './ui';
 import {rfc3339Local, userZone} from './zone';
@@ -140,14 +141,15 @@ export function BackfillForm({project, name, priority, group, defaults, sc}: {pr
   const [dry, setDry] = useState(false);
   const [err, setErr] = useState('');
   const [busy, setBusy] = useState(false);
+  const [plan, setPlan] = useState<PlanTarget | null>(null);
 
   const a = rfc3339Local(from), z = rfc3339Local(to);
   const sent = a || z ? `Sent as ${a || '(not set)'} to ${z || '(not set)'}` : '';
 
-  async function submit(e: FormEvent) {
-    e.preventDefault();
+  // body is the backfill the form asks for (null: a bad range, said).
+  function body(): Record<string, unknown> | null {
     setErr('');
-    if (a === null || z === null) { setErr('From or To is not a valid date and time.'); return; }
+    if (a === null || z === null) { setErr('From or To is not a valid date and time.'); return null; }
     const body: Record<string, unknown> = {start: a, end: z, order, on_failure: onFailure, by: user()};
     if (cron.trim()) body.cron = cron.trim();
     if (tz.trim()) body.timezone = tz.trim();
@@ -157,9 +159,23 @@ export function BackfillForm({project, name, priority, group, defaults, sc}: {pr
     const p = valuesOf(params);
     if (Object.keys(p).length) body.params = p;
     if (dry) body.dry_run = true;
+    return body;
+  }
+  // preview shows what the backfill would run (PlanPanel): each time's run,
+  // the runs downstream, waits, estimates, conflicts; its Apply starts it.
+  function preview() {
+    const b = body();
+    if (!b) return;
+    delete b.by;
+    setPlan({path: `/api/v1/projects/${enc(project)}/workflows/${enc(name)}/backfill/plan`, body: b});
+  }
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    const b = body();
+    if (!b) return;
     setBusy(true);
     try {
-      const bf = await api('POST', `/api/v1/projects/${enc(project)}/workflows/${enc(name)}/backfill`, {json: body});
+      const bf = await api('POST', `/api/v1/projects/${enc(project)}/workflows/${enc(name)}/backfill`, {json: b});
       go(`#/backfills/${bf.id}`, `Backfill #${bf.id} started: ${bf.total} schedule time${bf.total === 1 ? '' : 's'} of ${bf.cron} (${bf.timezone || 'UTC'}).`);
     } catch (ex) { setErr(describe(ex)); } finally { setBusy(false); }
   }
@@ -192,7 +208,11 @@ export function BackfillForm({project, name, priority, group, defaults, sc}: {pr
       <div className="field"><span>Params</span><Params rows={params} onChange={setParams} /></div>
       <label className="field"><span>Dry run</span><span><input type="checkbox" name="dry_run" id="backfill-dry" checked={dry} onChange={(e) => setDry(e.target.checked)} /> record every task as succeeded without running it</span></label>
       <pre className="apierror" role="alert" id="backfill-error" hidden={!err}>{err}</pre>
-      <div className="buttons"><button type="submit" className="primary" id="backfill-submit" disabled={busy}>Start backfill</button></div>
+      <div className="buttons"><button type="submit" className="primary" id="backfill-submit" disabled={busy}>Start backfill</button>
+        <button type="button" id="backfill-plan" disabled={busy} title="what it would run first: each time's run, the runs downstream, waits, estimates, conflicts"
+          onClick={preview}>Preview plan</button></div>
+      {plan ? <PlanPanel action="backfill" label={`Backfill of ${name}`} target={plan} onClose={() => setPlan(null)}
+        onApplied={(r) => { setPlan(null); if (r.backfill_id) go(`#/backfills/${r.backfill_id}`, `Backfill #${r.backfill_id} started from plan ${r.id}.`); }} /> : null}
     </form>
   );
 }
