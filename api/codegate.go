@@ -64,10 +64,15 @@ func RunsCode(name string) bool {
 // that a non-admin starts: a run, a backfill or a schedule. The version is
 // read only when the gate is shut.
 func (h *handlers) codeGateStored(r *http.Request, project, name string, version int) error {
-	if !h.codeGateShut(r.Context()) {
+	return h.codeGateStoredCtx(r.Context(), project, name, version)
+}
+
+// codeGateStoredCtx is codeGateStored outside a request (a Git sync).
+func (h *handlers) codeGateStoredCtx(ctx context.Context, project, name string, version int) error {
+	if !h.codeGateShut(ctx) {
 		return nil
 	}
-	def, err := h.Store.WorkflowGet(r.Context(), project, name, version)
+	def, err := h.Store.WorkflowGet(ctx, project, name, version)
 	if err != nil {
 		return storeError(err)
 	}

@@ -1,12 +1,16 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,6 +35,9 @@ const maxGitSyncInterval = 7 * 24 * 60
 // gitHookSealContext binds a project's sealed webhook secret to it.
 func gitHookSealContext(project string) string { return "git-hook/" + project }
 
+// gitSSHSealContext binds a project's sealed SSH private key to it.
+func gitSSHSealContext(project string) string { return "git-ssh/" + project }
+
 // gitSealContext binds a project's sealed Git password to it.
 func gitSealContext(project string) string { return "git/" + project }
 
@@ -38,7 +45,7 @@ func gitSealContext(project string) string { return "git/" + project }
 // an absolute path) repository, or why it is neither.
 func gitURLKind(raw string) (local bool, err error) {
 	if raw == "" {
-		return false, errors.New("url is required: an https:// URL or (admins) an absolute path of a repository on this server")
+		return false, errors.New("url is required: an https:// URL, an SSH address (ssh://host/path, git@host:path) or (admins) an absolute path of a repository on this server")
 	}
 	if strings.ContainsAny(raw, "\x00\r\n") {
 		return false, fmt.Errorf("url %q has a control character", raw)
@@ -46,9 +53,12 @@ func gitURLKind(raw string) (local bool, err error) {
 	if filepath.IsAbs(raw) {
 		return true, nil
 	}
+	if gitsync.IsSSH(raw) {
+		return false, gitsync.CheckSSHURL(raw)
+	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme == "" {
-		return false, fmt.Errorf("url %q is neither a URL nor an absolute path (an ssh scp-like address is not supported: use https with a token)", raw)
+		return false, fmt.Errorf("url %q is neither a URL, an SSH address nor an absolute path", raw)
 	}
 	switch u.Scheme {
 	case "file":
@@ -65,7 +75,7 @@ func gitURLKind(raw string) (local bool, err error) {
 		}
 		return false, nil
 	}
-	return false, fmt.Errorf("url %q: scheme %s is not supported; use https (ssh keys are not supported yet)", raw, u.Scheme)
+	return false, fmt.Errorf("url %q: scheme %s is not supported; use https, ssh or (admins) a local path", raw, u.Scheme)
 }
 
 // checkGitBranch refuses a branch name Git would not take (a subset of
@@ -121,6 +131,33 @@ func (h *handlers) putGitBinding(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return badRequest("git binding of project %q: mode %q: give %q, %q or leave it out (edits outside Git allowed)", project, req.Mode, model.GitModeReadOnly, model.GitModeWriteBack)
 	}
+	ssh := gitsync.IsSSH(req.URL)
+	if ssh {
+		if req.Password != nil && *req.Password != "" {
+			return badRequest("git binding of project %q: an SSH URL authenticates with ssh_key, not a password", project)
+		}
+		if err := gitsync.CheckKnownHosts(req.KnownHosts); err != nil {
+			return badRequest("git binding of project %q: %v", project, err)
+		}
+		if req.SSHKey != nil && *req.SSHKey == "" {
+			return badRequest("git binding of project %q: an SSH URL needs ssh_key (a private key without passphrase)", project)
+		}
+		if req.SSHKey == nil {
+			if old, err := h.Store.GitBindingGet(r.Context(), project); err != nil || old.SSHKeySealed == "" {
+				return badRequest("git binding of project %q: an SSH URL needs ssh_key (a private key without passphrase)", project)
+			}
+		}
+	} else if req.SSHKey != nil && *req.SSHKey != "" || req.KnownHosts != "" {
+		return badRequest("git binding of project %q: ssh_key and known_hosts are for an SSH URL (ssh://host/path, git@host:path)", project)
+	}
+	if req.SSHKey != nil && *req.SSHKey != "" {
+		if err := gitsync.CheckSSHKey(*req.SSHKey); err != nil {
+			return badRequest("git binding of project %q: %v", project, err)
+		}
+	}
+	if len(req.KnownHosts) > 64<<10 {
+		return badRequest("git binding of project %q: known_hosts: at most 64 KiB", project)
+	}
 	if req.NewHookSecret && req.DropHookSecret {
 		return badRequest("git binding of project %q: new_hook_secret and drop_hook_secret together", project)
 	}
@@ -131,7 +168,19 @@ func (h *handlers) putGitBinding(w http.ResponseWriter, r *http.Request) error {
 	}
 	b := model.GitBinding{Project: project, URL: req.URL, Branch: req.Branch, Dir: strings.Trim(req.Dir, "/"), User: req.User,
 		PasswordSealed: store.KeepGitPassword, BoundBy: callerOf(r.Context()).name, SyncInterval: time.Duration(req.SyncInterval) * time.Minute,
-		Mode: req.Mode, AlertChannels: req.AlertChannels, HookSecretSealed: store.KeepGitPassword}
+		Mode: req.Mode, AlertChannels: req.AlertChannels, HookSecretSealed: store.KeepGitPassword,
+		SSHKeySealed: store.KeepGitPassword, KnownHosts: strings.TrimSpace(req.KnownHosts)}
+	if !ssh {
+		b.SSHKeySealed = "" // an https binding keeps no key
+	}
+	if req.SSHKey != nil && *req.SSHKey != "" {
+		if h.Secrets == nil {
+			return noKey("store a Git SSH key")
+		}
+		if b.SSHKeySealed, err = h.Secrets.SealFor(*req.SSHKey, gitSSHSealContext(project)); err != nil {
+			return err
+		}
+	}
 	hook := ""
 	switch {
 	case req.DropHookSecret:
@@ -272,7 +321,15 @@ func (h *handlers) gitSync(ctx context.Context, project string) (GitSyncResult, 
 		}
 		files, wfs = append(files, f.Path), append(wfs, wf)
 	}
-	applied, err := h.Store.GitSyncApply(ctx, project, callerOf(ctx).name, snap.Commit, files, wfs)
+	scheds, err := h.gitSchedules(ctx, project, snap, seen)
+	if err != nil {
+		return GitSyncResult{}, err
+	}
+	if err := h.gitReferences(ctx, project, snap); err != nil {
+		return GitSyncResult{}, err
+	}
+	applied, err := h.Store.GitSyncApplyCommit(ctx, project, callerOf(ctx).name,
+		store.GitCommit{Commit: snap.Commit, Files: files, Workflows: wfs, Schedules: scheds})
 	if err != nil {
 		var fe *store.GitFileError
 		if errors.As(err, &fe) {
@@ -283,9 +340,24 @@ func (h *handlers) gitSync(ctx context.Context, project string) (GitSyncResult, 
 		}
 		return GitSyncResult{}, storeError(err)
 	}
-	out := GitSyncResult{Project: project, Commit: snap.Commit, Workflows: make([]GitSyncedEntry, len(applied))}
-	for i, a := range applied {
-		out.Workflows[i] = GitSyncedEntry{File: a.File, Workflow: a.Definition.Name, Version: a.Definition.Version, Created: a.Created, Deleted: a.Deleted}
+	if len(scheds) > 0 && h.Notify != nil {
+		h.Notify() // the master plans the new fires sooner
+	}
+	out := GitSyncResult{Project: project, Commit: snap.Commit, Workflows: []GitSyncedEntry{}}
+	for _, a := range applied {
+		e := GitSyncedEntry{File: a.File, Workflow: a.Definition.Name, Version: a.Definition.Version, Created: a.Created, Deleted: a.Deleted}
+		if a.Kind == store.GitKindSchedule {
+			e.Version = 0
+			out.Schedules = append(out.Schedules, e)
+			continue
+		}
+		out.Workflows = append(out.Workflows, e)
+	}
+	for _, f := range snap.Datasources {
+		out.Datasources = append(out.Datasources, GitSyncedEntry{File: f.Path, Name: f.Workflow})
+	}
+	for _, f := range snap.TaskGroups {
+		out.TaskGroups = append(out.TaskGroups, GitSyncedEntry{File: f.Path, Name: f.Workflow})
 	}
 	h.log.Info("git sync applied", zap.String("project", project), zap.String("commit", snap.Commit), zap.Int("workflows", len(applied)))
 	return out, nil
@@ -293,7 +365,16 @@ func (h *handlers) gitSync(ctx context.Context, project string) (GitSyncResult, 
 
 // gitSource is where b's syncs read, its password opened.
 func (h *handlers) gitSource(b model.GitBinding) (gitsync.Source, error) {
-	src := gitsync.Source{URL: b.URL, Branch: b.Branch, Dir: b.Dir, User: b.User}
+	src := gitsync.Source{URL: b.URL, Branch: b.Branch, Dir: b.Dir, User: b.User, KnownHosts: b.KnownHosts}
+	if b.SSHKeySealed != "" {
+		if h.Secrets == nil {
+			return src, noKey("open the project's Git SSH key")
+		}
+		var err error
+		if src.SSHKey, err = h.Secrets.OpenFor(b.SSHKeySealed, gitSSHSealContext(b.Project)); err != nil {
+			return src, fmt.Errorf("open the Git SSH key of project %q: %w", b.Project, err)
+		}
+	}
 	if b.PasswordSealed == "" {
 		return src, nil
 	}
@@ -325,4 +406,134 @@ func shortCommit(c string) string {
 		return "(none)"
 	}
 	return c
+}
+
+// gitSchedules checks a commit's schedule files, each as a PUT of the
+// schedule of the workflow its file names (in the commit, or stored), as
+// the caller; the first bad one refuses the commit, naming it.
+// inCommit holds the commit's workflows, by name.
+func (h *handlers) gitSchedules(ctx context.Context, project string, snap gitsync.Snapshot, inCommit map[string]string) ([]store.GitSchedule, error) {
+	out := make([]store.GitSchedule, 0, len(snap.Schedules))
+	for _, f := range snap.Schedules {
+		refuse := func(format string, args ...any) error {
+			return h.refuseSync(ctx, project, snap.Commit, f.Path, fmt.Sprintf(format, args...))
+		}
+		if !validName(f.Workflow) {
+			return nil, refuse("the file name gives workflow %q, which is not valid: %s", f.Workflow, nameRule)
+		}
+		raw, err := gitsync.ToJSON(f.Data)
+		if err != nil {
+			return nil, refuse("%v", err)
+		}
+		var req ScheduleRequest
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			return nil, refuse("not a schedule: %v", err)
+		}
+		if req.By != "" || req.Version != nil {
+			return nil, refuse("by and version are a request's, not a schedule file's: leave them out (a sync records its user)")
+		}
+		if bad := gitsync.ParamsInClear("schedule", req.Params, req.SecretParams); len(bad) > 0 {
+			return nil, refuse("%s", strings.Join(bad, "; "))
+		}
+		_, in := inCommit[f.Workflow]
+		sc, _, err := h.scheduleOf(ctx, project, f.Workflow, callerOf(ctx).name, req, in)
+		if err != nil {
+			var he *httpError
+			if !errors.As(err, &he) {
+				return nil, err
+			}
+			return nil, refuse("%s", he.msg)
+		}
+		out = append(out, store.GitSchedule{File: f.Path, Schedule: sc})
+	}
+	return out, nil
+}
+
+// gitReferences checks a commit's datasource and task group files: each
+// names one Beluga has (an admin makes it; a datasource's password stays
+// in Beluga), usable by the project, whose facts match what the file
+// gives. The first that does not refuses the commit, naming it.
+func (h *handlers) gitReferences(ctx context.Context, project string, snap gitsync.Snapshot) error {
+	admin := callerOf(ctx).admin()
+	for _, f := range snap.Datasources {
+		refuse := func(format string, args ...any) error {
+			return h.refuseSync(ctx, project, snap.Commit, f.Path, fmt.Sprintf(format, args...))
+		}
+		ref, err := gitsync.ParseDatasource(f.Data)
+		if err != nil {
+			return refuse("%v", err)
+		}
+		d, err := h.Store.DatasourceGet(ctx, f.Workflow)
+		if errors.Is(err, store.ErrNotFound) {
+			return refuse("datasource %q does not exist in Beluga: an admin creates it (beluga datasource set), with its password", f.Workflow)
+		}
+		if err != nil {
+			return err
+		}
+		if !admin {
+			ok, err := h.Store.DatasourceGranted(ctx, f.Workflow, project)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return refuse("datasource %q is not granted to project %q: an admin grants it", f.Workflow, project)
+			}
+		}
+		if bad := datasourceMismatch(ref, d); len(bad) > 0 {
+			return refuse("datasource %q in Beluga differs: %s; change the file, or an admin the datasource", f.Workflow, strings.Join(bad, "; "))
+		}
+	}
+	for _, f := range snap.TaskGroups {
+		refuse := func(format string, args ...any) error {
+			return h.refuseSync(ctx, project, snap.Commit, f.Path, fmt.Sprintf(format, args...))
+		}
+		ref, err := gitsync.ParseTaskGroup(f.Data)
+		if err != nil {
+			return refuse("%v", err)
+		}
+		g, err := h.Store.TaskGroupGet(ctx, f.Workflow)
+		if errors.Is(err, store.ErrNotFound) {
+			return refuse("task group %q does not exist in Beluga: an admin creates it (beluga task-group create)", f.Workflow)
+		}
+		if err != nil {
+			return err
+		}
+		if !admin {
+			ok, err := h.Store.TaskGroupGranted(ctx, f.Workflow, project)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return refuse("task group %q is not granted to project %q: an admin grants it", f.Workflow, project)
+			}
+		}
+		if ref.Capacity != 0 && ref.Capacity != g.Capacity {
+			return refuse("task group %q in Beluga differs: capacity is %d, the file says %d; change the file, or an admin the group", f.Workflow, g.Capacity, ref.Capacity)
+		}
+	}
+	return nil
+}
+
+// datasourceMismatch lists the facts of ref (those it gives) that d does
+// not have.
+func datasourceMismatch(ref gitsync.DatasourceRef, d model.Datasource) []string {
+	var bad []string
+	str := func(field, file, have string) {
+		if file != "" && file != have {
+			bad = append(bad, fmt.Sprintf("%s is %q, the file says %q", field, have, file))
+		}
+	}
+	str("type", ref.Type, d.Type)
+	str("host", ref.Host, d.Host)
+	str("database", ref.Database, d.Database)
+	str("user", ref.User, d.User)
+	if ref.Port != 0 && ref.Port != d.Port {
+		bad = append(bad, fmt.Sprintf("port is %d, the file says %d", d.Port, ref.Port))
+	}
+	for _, k := range slices.Sorted(maps.Keys(ref.Params)) {
+		str("params "+k, ref.Params[k], d.Params[k])
+	}
+	return bad
 }

@@ -18,6 +18,12 @@ type GitBindingRequest struct {
 	// Password is a password or token for User, stored sealed as datasource
 	// passwords are; left out keeps the stored one, "" removes it.
 	Password *string `json:"password,omitempty"`
+	// SSHKey is an SSH URL's private key (PEM or OpenSSH format, no
+	// passphrase), stored sealed; left out keeps the stored one.
+	SSHKey *string `json:"ssh_key,omitempty"`
+	// KnownHosts is what an SSH server's host key must match: known_hosts
+	// lines (ssh-keyscan's output) or SHA256: fingerprints, one a line.
+	KnownHosts string `json:"known_hosts,omitempty"`
 	// SyncInterval is how often, in minutes, the leader master syncs the
 	// binding by itself (0 or left out: never).
 	SyncInterval int `json:"sync_interval,omitempty"`
@@ -41,6 +47,8 @@ type GitBinding struct {
 	Dir         string `json:"dir"`
 	User        string `json:"user"`
 	PasswordSet bool   `json:"password_set"`
+	SSHKeySet   bool   `json:"ssh_key_set"`
+	KnownHosts  string `json:"known_hosts,omitempty"`
 	BoundBy     string `json:"bound_by"`
 	UpdatedAt   Time   `json:"updated_at"`
 	// The last commit applied ("" none yet), and the last sync: when, of
@@ -60,7 +68,7 @@ type GitBinding struct {
 
 func fromGitBinding(b model.GitBinding) GitBinding {
 	out := GitBinding{Project: b.Project, URL: b.URL, Branch: b.Branch, Dir: b.Dir, User: b.User,
-		PasswordSet: b.PasswordSealed != "", BoundBy: b.BoundBy, UpdatedAt: timeOf(b.UpdatedAt),
+		PasswordSet: b.PasswordSealed != "", SSHKeySet: b.SSHKeySealed != "", KnownHosts: b.KnownHosts, BoundBy: b.BoundBy, UpdatedAt: timeOf(b.UpdatedAt),
 		LastCommit: b.LastCommit, LastAttemptCommit: b.LastAttemptCommit, LastErrorFile: b.LastErrorFile,
 		LastError: b.LastError, SyncInterval: int(b.SyncInterval / time.Minute), Mode: b.Mode,
 		AlertChannels: append([]string{}, b.AlertChannels...), HookSet: b.HookSecretSealed != ""}
@@ -71,17 +79,23 @@ func fromGitBinding(b model.GitBinding) GitBinding {
 	return out
 }
 
-// GitSyncResult is what a sync applied: the commit and each workflow file.
+// GitSyncResult is what a sync applied: the commit and each file, by kind
+// (a schedule's entry names its workflow; a reference's, in name, the
+// datasource or task group it checked).
 type GitSyncResult struct {
-	Project   string           `json:"project"`
-	Commit    string           `json:"commit"`
-	Workflows []GitSyncedEntry `json:"workflows"`
+	Project     string           `json:"project"`
+	Commit      string           `json:"commit"`
+	Workflows   []GitSyncedEntry `json:"workflows"`
+	Schedules   []GitSyncedEntry `json:"schedules,omitempty"`
+	Datasources []GitSyncedEntry `json:"datasources,omitempty"`
+	TaskGroups  []GitSyncedEntry `json:"task_groups,omitempty"`
 }
 
-// GitSyncedEntry is one workflow file a sync applied.
+// GitSyncedEntry is one file a sync applied (or checked: a reference).
 type GitSyncedEntry struct {
 	File     string `json:"file"`
-	Workflow string `json:"workflow"`
+	Workflow string `json:"workflow"`       // a workflow's, or the one a schedule's file schedules
+	Name     string `json:"name,omitempty"` // a reference's: the datasource or task group
 	Version  int    `json:"version"`
 	Created  bool   `json:"created"`           // a new version; false: the same as the latest
 	Deleted  bool   `json:"deleted,omitempty"` // the file is gone: the workflow was deleted

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 
@@ -34,6 +35,12 @@ const maxCommitMessage = 4096
 // meanwhile) leave the commit on the branch, and the next sync refuses it
 // the same way, naming the file. path is the file written ("" none).
 func (h *handlers) gitEdit(ctx context.Context, project, name string, data []byte, message string) (commit, path string, err error) {
+	return h.gitEditKind(ctx, project, store.GitKindWorkflow, name, data, message)
+}
+
+// gitEditKind is gitEdit of a file of kind: a workflow's
+// (workflows/<name>.yaml) or a schedule's (schedules/<workflow>.yaml).
+func (h *handlers) gitEditKind(ctx context.Context, project, kind, name string, data []byte, message string) (commit, path string, err error) {
 	b, err := h.Store.GitBindingGet(ctx, project)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", "", nil
@@ -44,11 +51,16 @@ func (h *handlers) gitEdit(ctx context.Context, project, name string, data []byt
 	if b.Mode == model.GitModeFree {
 		return "", "", nil
 	}
-	origin, err := h.Store.GitOrigin(ctx, project, name)
+	origin, err := h.Store.GitFileOrigin(ctx, project, kind, name)
 	if err != nil {
 		return "", "", storeError(err)
 	}
 	path = gitsync.FilePath(b.Dir, origin, name)
+	what := "workflow " + name
+	if kind == store.GitKindSchedule {
+		path = gitsync.KindFilePath(b.Dir, gitsync.SchedulesDir, origin, name)
+		what = "schedule of " + name
+	}
 	where := b.URL
 	if b.Branch != "" {
 		where += " (branch " + b.Branch + ")"
@@ -64,7 +76,7 @@ func (h *handlers) gitEdit(ctx context.Context, project, name string, data []byt
 		if data == nil {
 			verb = "delete"
 		}
-		message = fmt.Sprintf("beluga - %s workflow %s", verb, name)
+		message = fmt.Sprintf("beluga - %s %s", verb, what)
 	}
 	src, err := h.gitSource(b)
 	if err != nil {
@@ -79,8 +91,26 @@ func (h *handlers) gitEdit(ctx context.Context, project, name string, data []byt
 		return "", "", conflict("the save was not committed to %s, nothing changed: %v; sync the project and save again", where, err)
 	}
 	if err != nil {
-		h.log.Info("git write-back failed", zap.String("project", project), zap.String("workflow", name), zap.Error(err))
+		h.log.Info("git write-back failed", zap.String("project", project), zap.String("kind", kind), zap.String("name", name), zap.Error(err))
 		return "", "", &httpError{http.StatusBadGateway, CodeBadGateway, fmt.Sprintf("the save was not committed to %s, nothing changed: %v", where, err)}
 	}
 	return commit, path, nil
+}
+
+// gitScheduleEdit is gitEditKind for a PUT (req) or, req nil, a DELETE of
+// the schedule of workflow name: the file is the request as YAML, without
+// the fields of one request only (by, version) and with every secret
+// param's value written as the mask (the value stays in Beluga).
+func (h *handlers) gitScheduleEdit(ctx context.Context, project, name string, req *ScheduleRequest, message string) (commit, path string, err error) {
+	var data []byte
+	if req != nil {
+		f := *req
+		f.By, f.Version = "", nil
+		f.Params = maps.Clone(req.Params)
+		gitsync.MaskParams(f.Params, f.SecretParams)
+		if data, err = gitsync.YAMLOf(f); err != nil {
+			return "", "", fmt.Errorf("the schedule of %s as a file: %w", name, err)
+		}
+	}
+	return h.gitEditKind(ctx, project, store.GitKindSchedule, name, data, message)
 }

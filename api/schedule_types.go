@@ -87,6 +87,8 @@ type Schedule struct {
 	Calendar        string        `json:"calendar,omitempty"`
 	OnHoliday       string        `json:"on_holiday,omitempty"`
 	PinVersion      int           `json:"pin_version,omitempty"` // the version its fires run; absent: the latest
+	// GitCommit is the commit a project in write_back mode made of the save.
+	GitCommit string `json:"git_commit,omitempty"`
 }
 
 func fromSchedule(s model.Schedule) Schedule { return fromScheduleOn(s, nil) }

@@ -45,58 +45,26 @@ func (h *handlers) putSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &req, false); err != nil {
 		return err
 	}
-	sc, c, err := checkSchedule(req)
+	by, err := requestedBy(r, req.By)
 	if err != nil {
 		return err
 	}
-	if sc.PinVersion, err = h.pinVersion(r, project, name, req); err != nil {
+	sc, cal, err := h.scheduleOf(r.Context(), project, name, by, req, false)
+	if err != nil {
 		return err
 	}
-	var cal *schedule.Calendar
-	if sc.Calendar != "" {
-		// The store checks it again in the write, against a delete.
-		if cal, err = h.businessCalendar(r.Context(), project, sc.Calendar); err != nil {
-			return err
-		}
-		c = c.WithCalendar(cal, sc.OnHoliday)
-	}
-	if sc.Enabled {
-		if err := h.codeGateStored(r, project, name, sc.PinVersion); err != nil {
-			return err
-		}
-	}
-	if bad, err := h.unknownAlertChannels(r.Context(), sc.Alerts); err != nil || len(bad) > 0 {
-		if err != nil {
-			return err
-		}
-		return badRequest("%s", strings.Join(bad, "; "))
-	}
-	if sc.UpdatedBy, err = requestedBy(r, req.By); err != nil {
+	commit, path, err := h.gitScheduleEdit(r.Context(), project, name, &req, r.URL.Query().Get("message"))
+	if err != nil {
 		return err
-	}
-	sc.Project, sc.Workflow = project, name
-	if sc.Enabled {
-		from := time.Now()
-		// A replaced schedule must not plan a time it already fired (a
-		// master whose clock runs ahead of ours may have fired "now"): the
-		// run exists and the fire would be refused over and over.
-		old, err := h.Store.ScheduleGet(r.Context(), project, name)
-		switch {
-		case err == nil && old.LastFireTime != nil && !old.LastFireTime.Before(from):
-			from = old.LastFireTime.Add(time.Nanosecond)
-		case err != nil && !errors.Is(err, store.ErrNotFound):
-			return err
-		}
-		if t := c.First(from, schedule.Window{Start: sc.StartTime, End: sc.EndTime}); !t.IsZero() {
-			sc.NextFireTime = &t
-		}
-		if err == nil && !old.Enabled {
-			sc.PausedFires = pausedFires(c, old, sc.NextFireTime, from)
-		}
 	}
 	out, created, err := h.Store.SchedulePut(r.Context(), sc, req.Version)
 	if err != nil {
 		return storeError(err)
+	}
+	if path != "" {
+		if err := h.Store.GitFileOriginSet(r.Context(), project, store.GitKindSchedule, name, path); err != nil {
+			return err
+		}
 	}
 	if h.Notify != nil {
 		h.Notify()
@@ -106,8 +74,65 @@ func (h *handlers) putSchedule(w http.ResponseWriter, r *http.Request) error {
 		status = http.StatusCreated
 		w.Header().Set("Location", schedulePath(out.Project, out.Workflow))
 	}
-	writeJSON(w, status, fromScheduleOn(out, cal))
+	res := fromScheduleOn(out, cal)
+	res.GitCommit = commit
+	writeJSON(w, status, res)
 	return nil
+}
+
+// scheduleOf checks req, the schedule of workflow name in project, and
+// turns it into the schedule to store as by, its next fire planned.
+// inCommit says the workflow is applied by the same Git sync, its spec
+// checked there (the code gate is not asked of a stored one).
+func (h *handlers) scheduleOf(ctx context.Context, project, name, by string, req ScheduleRequest, inCommit bool) (model.Schedule, *schedule.Calendar, error) {
+	sc, c, err := checkSchedule(req)
+	if err != nil {
+		return sc, nil, err
+	}
+	if sc.PinVersion, err = h.pinVersion(ctx, project, name, req); err != nil {
+		return sc, nil, err
+	}
+	var cal *schedule.Calendar
+	if sc.Calendar != "" {
+		// The store checks it again in the write, against a delete.
+		if cal, err = h.businessCalendar(ctx, project, sc.Calendar); err != nil {
+			return sc, nil, err
+		}
+		c = c.WithCalendar(cal, sc.OnHoliday)
+	}
+	if sc.Enabled && (!inCommit || sc.PinVersion > 0) {
+		if err := h.codeGateStoredCtx(ctx, project, name, sc.PinVersion); err != nil {
+			return sc, nil, err
+		}
+	}
+	if bad, err := h.unknownAlertChannels(ctx, sc.Alerts); err != nil || len(bad) > 0 {
+		if err != nil {
+			return sc, nil, err
+		}
+		return sc, nil, badRequest("%s", strings.Join(bad, "; "))
+	}
+	sc.UpdatedBy = by
+	sc.Project, sc.Workflow = project, name
+	if sc.Enabled {
+		from := time.Now()
+		// A replaced schedule must not plan a time it already fired (a
+		// master whose clock runs ahead of ours may have fired "now"): the
+		// run exists and the fire would be refused over and over.
+		old, err := h.Store.ScheduleGet(ctx, project, name)
+		switch {
+		case err == nil && old.LastFireTime != nil && !old.LastFireTime.Before(from):
+			from = old.LastFireTime.Add(time.Nanosecond)
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			return sc, nil, err
+		}
+		if t := c.First(from, schedule.Window{Start: sc.StartTime, End: sc.EndTime}); !t.IsZero() {
+			sc.NextFireTime = &t
+		}
+		if err == nil && !old.Enabled {
+			sc.PausedFires = pausedFires(c, old, sc.NextFireTime, from)
+		}
+	}
+	return sc, cal, nil
 }
 
 // pausedFires are the fire times of c due while old was disabled: from its
@@ -293,6 +318,12 @@ func (h *handlers) getSchedule(w http.ResponseWriter, r *http.Request) error {
 func (h *handlers) deleteSchedule(w http.ResponseWriter, r *http.Request) error {
 	project, name, err := projectAndName(r)
 	if err != nil {
+		return err
+	}
+	if _, err := h.Store.ScheduleGet(r.Context(), project, name); err != nil {
+		return storeError(err) // a 404 commits nothing
+	}
+	if _, _, err := h.gitScheduleEdit(r.Context(), project, name, nil, r.URL.Query().Get("message")); err != nil {
 		return err
 	}
 	if err := h.Store.ScheduleDelete(r.Context(), project, name); err != nil {

@@ -82,10 +82,12 @@ type gitStore interface {
 	GitBindingPut(ctx context.Context, b model.GitBinding) (out model.GitBinding, created bool, err error)
 	GitBindingGet(ctx context.Context, project string) (model.GitBinding, error)
 	GitBindingDelete(ctx context.Context, project string) error
-	GitSyncApply(ctx context.Context, project, author, commit string, files []string, wfs []*spec.Workflow) ([]store.GitSyncApplied, error)
+	GitSyncApplyCommit(ctx context.Context, project, author string, c store.GitCommit) ([]store.GitSyncApplied, error)
 	GitSyncRefused(ctx context.Context, project, commit, file, reason string) error
 	GitOrigin(ctx context.Context, project, name string) (string, error)
 	GitOriginSet(ctx context.Context, project, name, path string) error
+	GitFileOrigin(ctx context.Context, project, kind, name string) (string, error)
+	GitFileOriginSet(ctx context.Context, project, kind, name, path string) error
 }
 
 // workflowStore is workflow definitions and their versions.

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -136,14 +137,14 @@ func versionRef(d model.WorkflowDefinition) VersionRef {
 
 // pinVersion is the version a schedule request pins: pin_version, or the
 // version a Git sync made from pin_commit (0: none, the latest fires).
-func (h *handlers) pinVersion(r *http.Request, project, name string, req ScheduleRequest) (int, error) {
+func (h *handlers) pinVersion(ctx context.Context, project, name string, req ScheduleRequest) (int, error) {
 	switch {
 	case req.PinVersion < 0:
 		return 0, badRequest("pin_version must be a version number (or left out to fire the latest), got %d", req.PinVersion)
 	case req.PinVersion > 0 && req.PinCommit != "":
 		return 0, badRequest("give pin_version or pin_commit, not both")
 	case req.PinCommit != "":
-		def, err := h.Store.WorkflowVersionOfCommit(r.Context(), project, name, strings.TrimSpace(req.PinCommit))
+		def, err := h.Store.WorkflowVersionOfCommit(ctx, project, name, strings.TrimSpace(req.PinCommit))
 		if err != nil {
 			return 0, storeError(err)
 		}

@@ -6,7 +6,8 @@
 # python3 (python task tests), Docker, Compose and debootstrap (make
 # compose-test), PostgreSQL server binaries (sql task tests
 # use the server on 127.0.0.1:5432, else initdb a private one) and Node.js
-# with npm (the web UI's stale-bundle check and its unit tests).
+# with npm (the web UI's stale-bundle check and its unit tests), OpenSSH's
+# server (Git-over-SSH tests start a private sshd) and git.
 # Needs root or sudo for apt-get; prints what it does.
 set -euo pipefail
 
@@ -18,6 +19,8 @@ command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 command -v python3 >/dev/null 2>&1 || need+=(python3-minimal) # python tasks
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql) # sql tasks
 command -v npm >/dev/null 2>&1 || need+=(nodejs npm) # the web UI's build check and unit tests (Node 20+)
+[ -x /usr/sbin/sshd ] || need+=(openssh-server) # Git over SSH: a private sshd serves a test repository
+command -v git >/dev/null 2>&1 || need+=(git)
 # make compose-test: a Docker engine, Compose (v1.29 from Debian; a v2
 # plugin is used when present) and debootstrap for stand-in base images.
 command -v dockerd >/dev/null 2>&1 || need+=(docker.io)

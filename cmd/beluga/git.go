@@ -16,11 +16,12 @@ func gitCommand(a *app) *cobra.Command {
 	var project string
 	need := needProject(&project)
 	var (
-		req      api.GitBindingRequest
-		password passwordFlags
+		req                   api.GitBindingRequest
+		password              passwordFlags
+		sshKeyFile, knownFile string
 	)
 	set := &cobra.Command{
-		Use:   "set --url URL [--branch B] [--dir D] [--user U --password-stdin | --password-file F | --no-password] [--sync-interval MIN] [--mode read_only|write_back] [--new-hook-secret]",
+		Use:   "set --url URL [--branch B] [--dir D] [--user U --password-stdin | --password-file F | --no-password] [--ssh-key-file F --known-hosts-file F] [--sync-interval MIN] [--mode read_only|write_back] [--new-hook-secret]",
 		Short: "Bind a project to a Git repository (project owners; a local path: admins); the password is kept when none is given",
 		Args:  args(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -33,6 +34,21 @@ func gitCommand(a *app) *cobra.Command {
 				return err
 			}
 			req.Password = pw
+			if sshKeyFile != "" {
+				key, err := os.ReadFile(sshKeyFile)
+				if err != nil {
+					return usageError{fmt.Errorf("--ssh-key-file: %w", err)}
+				}
+				k := string(key)
+				req.SSHKey = &k
+			}
+			if knownFile != "" {
+				known, err := os.ReadFile(knownFile)
+				if err != nil {
+					return usageError{fmt.Errorf("--known-hosts-file: %w", err)}
+				}
+				req.KnownHosts = string(known)
+			}
 			b, err := a.client().PutGitBinding(cmd.Context(), p, req)
 			if err != nil {
 				return err
@@ -50,11 +66,13 @@ func gitCommand(a *app) *cobra.Command {
 		},
 	}
 	f := set.Flags()
-	f.StringVar(&req.URL, "url", "", "the repository: https://... (or, admins only, an absolute path or file:// URL on the API server)")
+	f.StringVar(&req.URL, "url", "", "the repository: https://..., ssh://host/path or git@host:path (or, admins only, an absolute path or file:// URL on the API server)")
 	f.StringVar(&req.Branch, "branch", "", "the branch to sync (default: the repository's default branch)")
 	f.StringVar(&req.Dir, "dir", "", "the directory in the repository holding workflows/ (default: the root)")
 	f.StringVar(&req.User, "user", "", "user name of the password or token")
 	password.add(f, "password or token")
+	f.StringVar(&sshKeyFile, "ssh-key-file", "", "an SSH URL's private key (no passphrase), stored sealed; left out keeps the stored one")
+	f.StringVar(&knownFile, "known-hosts-file", "", "an SSH URL's known hosts: lines of ssh-keyscan's output or SHA256: fingerprints")
 	f.IntVar(&req.SyncInterval, "sync-interval", 0, "minutes between the leader's own syncs (0: never)")
 	f.StringVar(&req.Mode, "mode", "", `edits outside Git: "" allowed, read_only refused, write_back committed to the branch`)
 	f.StringSliceVar(&req.AlertChannels, "alert-channel", nil, "alert channel told once per refused commit (repeat or comma-separate)")
@@ -84,6 +102,10 @@ func gitCommand(a *app) *cobra.Command {
 			t.row("dir", orDefault(b.Dir, "(root)"))
 			t.row("user", b.User)
 			t.row("password", map[bool]string{true: "set", false: "none"}[b.PasswordSet])
+			if b.SSHKeySet || b.KnownHosts != "" {
+				t.row("ssh key", map[bool]string{true: "set", false: "none"}[b.SSHKeySet])
+				t.row("known hosts", strings.ReplaceAll(strings.TrimSpace(b.KnownHosts), "\n", " | "))
+			}
 			t.row("bound by", b.BoundBy)
 			t.row("mode", orDefault(b.Mode, "(edits allowed)"))
 			t.row("sync every", syncEvery(b.SyncInterval))
@@ -124,6 +146,19 @@ func gitCommand(a *app) *cobra.Command {
 					change = "deleted (file gone)"
 				}
 				t.row(w.File, w.Workflow, fmt.Sprint(w.Version), change)
+			}
+			for _, sc := range r.Schedules {
+				change := map[bool]string{true: "created", false: "unchanged or replaced"}[sc.Created]
+				if sc.Deleted {
+					change = "schedule deleted (file gone)"
+				}
+				t.row(sc.File, sc.Workflow, "schedule", change)
+			}
+			for _, d := range r.Datasources {
+				t.row(d.File, d.Name, "datasource", "checked")
+			}
+			for _, g := range r.TaskGroups {
+				t.row(g.File, g.Name, "task group", "checked")
 			}
 			return t.flush()
 		},

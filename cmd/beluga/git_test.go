@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,7 +25,9 @@ func TestGitCommands(t *testing.T) {
 	c1 := repo.Commit("main", "first", map[string]string{
 		"etl/workflows/load.yaml": "tasks:\n  - name: a\n    command: echo a\n",
 	})
-	e.want(2, []string{"git", "set", "-p", "p", "--url", "ssh://example.com/x.git"}, "scheme ssh is not supported")
+	e.want(2, []string{"git", "set", "-p", "p", "--url", "ftp://example.com/x.git"}, "scheme ftp is not supported")
+	e.want(2, []string{"git", "set", "-p", "p", "--url", "ssh://example.com/x.git"}, "known_hosts is required")
+	e.want(2, []string{"git", "set", "-p", "p", "--url", "ssh://example.com/x.git", "--ssh-key-file", "/nonexistent/key"}, "--ssh-key-file")
 	e.want(2, []string{"git", "set", "-p", "p", "--url", repo.Bare, "--password-stdin", "--no-password"}, "at most one of")
 	e.want(0, []string{"git", "set", "-p", "p", "--url", repo.Bare, "--branch", "main", "--dir", "etl"},
 		"project p bound to "+repo.Bare+" (branch main, dir etl, password none, mode edits allowed, sync every never")
@@ -98,4 +102,38 @@ func (e *env) wantIn(t *testing.T, stdin string, code int, args []string, contai
 			t.Fatalf("beluga %s: output lacks %q\nstdout: %s\nstderr: %s", strings.Join(args, " "), c, out, errOut)
 		}
 	}
+}
+
+// TestGitSSHCommands: beluga git set over SSH (a real sshd) with the key
+// and known hosts files the README shows, then a sync of a schedule and
+// references: show says the key is set, never showing it.
+func TestGitSSHCommands(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.want(0, []string{"project", "create", "p"})
+	repo := gittest.New(t)
+	c1 := repo.Commit("main", "first", map[string]string{
+		"etl/workflows/load.yaml":  "tasks:\n  - name: a\n    command: echo a\n",
+		"etl/schedules/load.yaml":  "cron: 0 2 * * *\n",
+		"etl/task-groups/gpu.yaml": "capacity: 3\n",
+	})
+	e.want(0, []string{"task-group", "create", "gpu", "--capacity", "3"})
+	srv := repo.ServeSSH()
+	dir := t.TempDir()
+	keyFile, knownFile := filepath.Join(dir, "deploy_key"), filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(keyFile, []byte(srv.Key), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(knownFile, []byte(srv.KnownHosts+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.want(0, []string{"git", "set", "-p", "p", "--url", srv.URL, "--branch", "main", "--dir", "etl",
+		"--ssh-key-file", keyFile, "--known-hosts-file", knownFile}, "project p bound to "+srv.URL)
+	out := e.want(0, []string{"git", "show", "-p", "p"}, "ssh key", "set", "known hosts", srv.KnownHosts)
+	if strings.Contains(out, "PRIVATE KEY") {
+		t.Fatalf("show prints the key: %s", out)
+	}
+	e.want(0, []string{"git", "sync", "-p", "p"}, "synced to commit "+c1, "etl/schedules/load.yaml", "schedule",
+		"etl/task-groups/gpu.yaml", "task group", "checked")
+	e.want(0, []string{"schedule", "show", "load", "-p", "p"}, "0 2 * * *")
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
-	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
@@ -50,8 +49,8 @@ func Commit(ctx context.Context, src Source, c Change) (string, error) {
 		repo, err = git.PlainOpen(p)
 	} else {
 		opts := &git.CloneOptions{URL: src.URL, ReferenceName: ref, SingleBranch: true, NoCheckout: true, Tags: git.NoTags}
-		if src.User != "" || src.Password != "" {
-			opts.Auth = &githttp.BasicAuth{Username: src.User, Password: src.Password}
+		if opts.Auth, err = auth(src); err != nil {
+			return "", fmt.Errorf("open %s for a write-back: %w", src.URL, err)
 		}
 		repo, err = git.CloneContext(ctx, memory.NewStorage(), nil, opts)
 	}
@@ -112,8 +111,8 @@ func Commit(ctx context.Context, src Source, c Change) (string, error) {
 		return "", err
 	}
 	opts := &git.PushOptions{RemoteName: "origin", RefSpecs: []config.RefSpec{config.RefSpec(ref + ":" + ref)}}
-	if src.User != "" || src.Password != "" {
-		opts.Auth = &githttp.BasicAuth{Username: src.User, Password: src.Password}
+	if opts.Auth, err = auth(src); err != nil {
+		return "", err
 	}
 	if err := repo.PushContext(ctx, opts); err != nil {
 		if errors.Is(err, git.ErrNonFastForwardUpdate) || strings.Contains(err.Error(), "non-fast-forward") {

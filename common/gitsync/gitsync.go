@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/url"
 	"path"
 	"path/filepath"
@@ -23,7 +22,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
-	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/memory"
 	"gopkg.in/yaml.v3"
 
@@ -31,9 +29,17 @@ import (
 	"github.com/beluga-scheduler/beluga/common/spec"
 )
 
-// WorkflowsDir is the directory, under the binding's, of the workflow
-// files: one a workflow, named after it (workflows/<name>.yaml).
-const WorkflowsDir = "workflows"
+// The directories, under the binding's, of the files a sync reads: one
+// file a workflow (workflows/<name>.yaml), a workflow's schedule
+// (schedules/<workflow>.yaml), a datasource reference
+// (datasources/<name>.yaml) and a task group reference
+// (task-groups/<name>.yaml), each named after what it holds.
+const (
+	WorkflowsDir   = "workflows"
+	SchedulesDir   = "schedules"
+	DatasourcesDir = "datasources"
+	TaskGroupsDir  = "task-groups"
+)
 
 // MaxFileBytes bounds one synced file, as the API bounds an apply's body.
 const MaxFileBytes = 8 << 20
@@ -52,19 +58,28 @@ type Source struct {
 	Dir      string // "": the repository's root
 	User     string
 	Password string // opened from its sealed form by the caller
+	// SSHKey is an SSH URL's private key (opened by the caller) and
+	// KnownHosts what the server's host key must match (IsSSH).
+	SSHKey     string
+	KnownHosts string
 }
 
-// File is one workflow file of a commit.
+// File is one file of a commit.
 type File struct {
 	Path     string // in the repository
 	Workflow string // the name the file gives (its base name without extension)
 	Data     []byte
 }
 
-// Snapshot is what a sync read: the commit and its workflow files, by path.
+// Snapshot is what a sync read: the commit and its files, each kind by
+// path. A schedule file's Workflow is the workflow it schedules; a
+// reference's, the datasource or task group it names.
 type Snapshot struct {
-	Commit string
-	Files  []File
+	Commit      string
+	Files       []File // the workflows
+	Schedules   []File
+	Datasources []File
+	TaskGroups  []File
 }
 
 // Fetch reads src's branch head. A remote's clone (one commit deep) lives
@@ -92,16 +107,26 @@ func Fetch(ctx context.Context, src Source) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("read commit %s: %w", head.Hash(), err)
 	}
-	files, err := workflowFiles(c, src.Dir)
+	snap := Snapshot{Commit: head.Hash().String()}
+	root, err := c.Tree()
 	if err != nil {
-		return Snapshot{Commit: head.Hash().String()}, err
+		return snap, err
 	}
-	return Snapshot{Commit: head.Hash().String(), Files: files}, nil
+	b := &budget{}
+	for _, d := range []struct {
+		dir string
+		out *[]File
+	}{{WorkflowsDir, &snap.Files}, {SchedulesDir, &snap.Schedules}, {DatasourcesDir, &snap.Datasources}, {TaskGroupsDir, &snap.TaskGroups}} {
+		if *d.out, err = dirFiles(root, src.Dir, d.dir, b); err != nil {
+			return Snapshot{Commit: snap.Commit}, err
+		}
+	}
+	return snap, nil
 }
 
 // open opens a local repository in place, or clones a remote's branch
 // into memory.
-func open(ctx context.Context, src Source) (*git.Repository, error) {
+func open(ctx context.Context, src Source) (_ *git.Repository, err error) {
 	if p, ok := LocalPath(src.URL); ok {
 		repo, err := git.PlainOpen(p)
 		if err != nil {
@@ -116,8 +141,8 @@ func open(ctx context.Context, src Source) (*git.Repository, error) {
 	if src.Branch != "" {
 		opts.ReferenceName = plumbing.NewBranchReferenceName(src.Branch)
 	}
-	if src.User != "" || src.Password != "" {
-		opts.Auth = &githttp.BasicAuth{Username: src.User, Password: src.Password}
+	if opts.Auth, err = auth(src); err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", src.URL, err)
 	}
 	repo, err := git.CloneContext(ctx, memory.NewStorage(), nil, opts)
 	if errors.Is(err, transport.ErrEmptyRemoteRepository) {
@@ -148,14 +173,16 @@ func branchName(b string) string {
 	return b
 }
 
-// workflowFiles reads the files of c under dir/workflows that WorkflowName
-// takes, sorted by path. A missing directory is no workflows.
-func workflowFiles(c *object.Commit, dir string) ([]File, error) {
-	root, err := c.Tree()
-	if err != nil {
-		return nil, err
-	}
-	wdir := path.Join(cleanDir(dir), WorkflowsDir)
+// budget is what one sync has read so far, across its directories.
+type budget struct {
+	files int
+	bytes int64
+}
+
+// dirFiles reads the files of root under dir/sub that WorkflowName takes,
+// sorted by path. A missing directory is no files.
+func dirFiles(root *object.Tree, dir, sub string, b *budget) ([]File, error) {
+	wdir := path.Join(cleanDir(dir), sub)
 	t, err := root.Tree(wdir)
 	if errors.Is(err, object.ErrDirectoryNotFound) {
 		return nil, nil
@@ -164,7 +191,6 @@ func workflowFiles(c *object.Commit, dir string) ([]File, error) {
 		return nil, fmt.Errorf("read %s: %w", wdir, err)
 	}
 	var out []File
-	total := int64(0)
 	for _, e := range t.Entries {
 		if !e.Mode.IsFile() {
 			continue
@@ -174,18 +200,19 @@ func workflowFiles(c *object.Commit, dir string) ([]File, error) {
 		if !ok {
 			continue
 		}
-		if len(out) == MaxFiles {
-			return nil, &FileError{File: p, Reason: fmt.Sprintf("%s holds more than %d workflow files, the most one sync reads", wdir, MaxFiles)}
+		if b.files == MaxFiles {
+			return nil, &FileError{File: p, Reason: fmt.Sprintf("the repository holds more than %d files to sync, the most one sync reads", MaxFiles)}
 		}
+		b.files++
 		f, err := t.TreeEntryFile(&e)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
 		if f.Size > MaxFileBytes {
-			return nil, &FileError{File: p, Reason: fmt.Sprintf("%d bytes, more than the %d a workflow file may have", f.Size, MaxFileBytes)}
+			return nil, &FileError{File: p, Reason: fmt.Sprintf("%d bytes, more than the %d a synced file may have", f.Size, MaxFileBytes)}
 		}
-		if total += f.Size; total > MaxTotalBytes {
-			return nil, &FileError{File: p, Reason: fmt.Sprintf("the workflow files pass %d bytes here, the most one sync reads", MaxTotalBytes)}
+		if b.bytes += f.Size; b.bytes > MaxTotalBytes {
+			return nil, &FileError{File: p, Reason: fmt.Sprintf("the synced files pass %d bytes here, the most one sync reads", MaxTotalBytes)}
 		}
 		r, err := f.Reader()
 		if err != nil {
@@ -250,23 +277,9 @@ var secretish = []string{"password", "passwd", "secret", "token", "api_key", "ap
 // at run), and a param whose name says it is a secret but that is not
 // marked secret and has a value. Git holds secrets by name only.
 func SecretsInClear(w *spec.Workflow) []string {
-	var bad []string
-	check := func(where string, params map[string]string, marked []string) {
-		for _, k := range slices.Sorted(maps.Keys(params)) {
-			v := params[k]
-			switch {
-			case slices.Contains(marked, k):
-				if v != "" && v != secret.Mask {
-					bad = append(bad, fmt.Sprintf("%s param %q is secret but has a value in clear; write %q and set the value in Beluga", where, k, secret.Mask))
-				}
-			case v != "" && v != secret.Mask && looksSecret(k):
-				bad = append(bad, fmt.Sprintf("%s param %q looks like a secret and has a value in clear; list it in secret_params, write %q and set the value in Beluga", where, k, secret.Mask))
-			}
-		}
-	}
-	check("workflow", w.Params, w.SecretParams)
+	bad := ParamsInClear("workflow", w.Params, w.SecretParams)
 	for _, t := range w.Tasks {
-		check(fmt.Sprintf("task %q", t.Name), t.Params, append(slices.Clone(w.SecretParams), t.SecretParams...))
+		bad = append(bad, ParamsInClear(fmt.Sprintf("task %q", t.Name), t.Params, append(slices.Clone(w.SecretParams), t.SecretParams...))...)
 	}
 	return bad
 }

@@ -35,6 +35,12 @@ type GitBinding struct {
 	// store.KeepGitPassword keeps the stored one, "" has none).
 	HookSecretSealed string
 	AlertChannels    []string // told once per refused commit
+	// SSHKeySealed is an SSH URL's private key (PEM), sealed as the
+	// password (store.KeepGitPassword keeps the stored one, "" has none).
+	SSHKeySealed string
+	// KnownHosts is what the SSH server's host key must match: lines of an
+	// OpenSSH known_hosts file, or SHA256:... fingerprints, one a line.
+	KnownHosts string
 
 	// The sync state.
 	LastCommit        string     // the last commit applied

@@ -95,111 +95,118 @@ func (s *Store) SchedulePut(ctx context.Context, sc model.Schedule, ifVersion *i
 
 func (s *Store) putSchedule(ctx context.Context, sc model.Schedule, ifVersion *int64) (out model.Schedule, created bool, err error) {
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		p, err := workflowProject(tx, sc.Project, sc.Workflow)
-		if err != nil {
-			return err
-		}
-		now := time.Now().UTC().Truncate(time.Microsecond) // as stored, so the answer equals a later read
-		r := scheduleRow{ProjectID: p.ID, ProjectName: p.Name, WorkflowName: sc.Workflow, Cron: sc.Cron,
-			Timezone: sc.Timezone, StartTime: utc(sc.StartTime), EndTime: utc(sc.EndTime), Catchup: sc.Catchup,
-			WorkerGroup: sc.WorkerGroup, Enabled: sc.Enabled, NextFireTime: utc(sc.NextFireTime),
-			UpdatedBy: sc.UpdatedBy, CreatedAt: now, UpdatedAt: now, Priority: priorityCol(sc.Priority),
-			Overlap: string(sc.Overlap), Deadline: sc.Deadline, Calendar: sc.Calendar, OnHoliday: sc.OnHoliday,
-			PinVersion: sc.PinVersion}
-		if sc.PinVersion > 0 {
-			// The definitions are locked (workflowProject), as every run
-			// writer locks them first. Versions go only with their workflow
-			// (and its schedule with them), so a pin that exists now
-			// resolves at every fire.
-			if err := versionExists(tx, p.ID, sc.Workflow, sc.PinVersion); err != nil {
-				return err
-			}
-		}
-		if sc.Calendar != "" {
-			// Checked in the write's transaction, as CalendarDelete checks
-			// its users in its own: a calendar is never deleted under a
-			// schedule that names it.
-			if _, err := calendarFor(lockingRead(tx), p.ID, sc.Calendar); errors.Is(err, ErrNotFound) {
-				return fmt.Errorf("calendar %q is neither project %q's nor a shared one: %w", sc.Calendar, p.Name, ErrUnknownCalendar)
-			} else if err != nil {
-				return err
-			}
-		}
-		if sc.Alerts != nil {
-			r.AlertsJSON = jsonText(sc.Alerts, 1)
-		}
-		if r.Overlap == "" {
-			r.Overlap = string(model.OverlapAllow)
-		}
-		var old scheduleRow
-		err = tx.Where("project_id = ? AND workflow_name = ?", p.ID, sc.Workflow).Take(&old).Error
-		names, nerr := latestSecrets(tx, p.ID, sc.Workflow)
-		if nerr != nil {
-			return nerr
-		}
-		ps, serr := sealParams(s.box, sc.Params, sc.SecretParams, names, old.model().Params)
-		if serr != nil {
-			return fmt.Errorf("schedule params: %w", serr)
-		}
-		r.ParamsJSON = jsonText(ps, len(ps))
-		if err == nil || errors.Is(err, gorm.ErrRecordNotFound) {
-			if ifVersion != nil && *ifVersion != old.Version { // old is zero when there is none
-				return fmt.Errorf("the schedule of %q is at version %d (edited at %s by %s), not %d as read: read it again: %w",
-					sc.Workflow, old.Version, old.UpdatedAt.UTC().Format(time.RFC3339), old.UpdatedBy, *ifVersion, ErrConflict)
-			}
-		}
-		switch {
-		case errors.Is(err, gorm.ErrRecordNotFound):
-			created = true
-			if err := tx.Create(&r).Error; err != nil {
-				if isUniqueViolation(err) {
-					return fmt.Errorf("schedule of %q was created concurrently: %w", sc.Workflow, ErrConflict)
-				}
-				return fmt.Errorf("insert schedule: %w", err)
-			}
-		case err != nil:
-			return fmt.Errorf("read schedule: %w", err)
-		default:
-			r.ID, r.CreatedAt, r.LastFireTime, r.Note, r.Revision, r.Version = old.ID, old.CreatedAt, old.LastFireTime, old.Note, old.Revision+1, old.Version+1
-			r.SkippedFires, r.LastSkippedTime = old.SkippedFires, old.LastSkippedTime
-			cols := map[string]any{
-				"cron": r.Cron, "timezone": r.Timezone, "start_time": r.StartTime, "end_time": r.EndTime, "catchup": r.Catchup,
-				"priority": r.Priority, "worker_group": r.WorkerGroup, "params_json": r.ParamsJSON, "enabled": r.Enabled,
-				"next_fire_time": r.NextFireTime, "updated_by": r.UpdatedBy, "updated_at": r.UpdatedAt, "revision": r.Revision,
-				"version": r.Version, "overlap": r.Overlap, "alerts_json": r.AlertsJSON, "deadline": r.Deadline,
-				"calendar": r.Calendar, "on_holiday": r.OnHoliday, "pin_version": r.PinVersion}
-			// A fire written ahead of its second and not yet due is the old
-			// schedule's: the edit (a pause, a new cron or params) takes
-			// it back, and the fire time is free to fire again as edited.
-			if last, cancelled, err := cancelAhead(tx, old.ID, old.LastFireTime, now); err != nil {
-				return err
-			} else if cancelled {
-				r.LastFireTime, cols["last_fire_time"] = last, last
-			}
-			res := tx.Model(&scheduleRow{}).Where("id = ? AND revision = ?", old.ID, old.Revision).UpdateColumns(cols)
-			if res.Error != nil {
-				return fmt.Errorf("update schedule: %w", res.Error)
-			}
-			if res.RowsAffected == 0 {
-				return ErrScheduleMoved
-			}
-			if !old.Enabled && r.Enabled {
-				// A resume: the times due while paused are missed fires.
-				l := newLedger()
-				for _, t := range sc.PausedFires {
-					if old.LastFireTime == nil || t.After(*old.LastFireTime) {
-						l.add(old.ID, t, model.FireMissed, 0)
-					}
-				}
-				if err := l.write(tx); err != nil {
-					return err
-				}
-			}
-		}
-		out = r.model()
-		return nil
+		out, created, err = s.putScheduleTx(tx, sc, ifVersion)
+		return err
 	})
 	return out, created, err
+}
+
+// putScheduleTx is putSchedule in tx (a Git sync puts a commit's schedules
+// in its own transaction).
+func (s *Store) putScheduleTx(tx *gorm.DB, sc model.Schedule, ifVersion *int64) (out model.Schedule, created bool, err error) {
+	p, err := workflowProject(tx, sc.Project, sc.Workflow)
+	if err != nil {
+		return model.Schedule{}, false, err
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond) // as stored, so the answer equals a later read
+	r := scheduleRow{ProjectID: p.ID, ProjectName: p.Name, WorkflowName: sc.Workflow, Cron: sc.Cron,
+		Timezone: sc.Timezone, StartTime: utc(sc.StartTime), EndTime: utc(sc.EndTime), Catchup: sc.Catchup,
+		WorkerGroup: sc.WorkerGroup, Enabled: sc.Enabled, NextFireTime: utc(sc.NextFireTime),
+		UpdatedBy: sc.UpdatedBy, CreatedAt: now, UpdatedAt: now, Priority: priorityCol(sc.Priority),
+		Overlap: string(sc.Overlap), Deadline: sc.Deadline, Calendar: sc.Calendar, OnHoliday: sc.OnHoliday,
+		PinVersion: sc.PinVersion}
+	if sc.PinVersion > 0 {
+		// The definitions are locked (workflowProject), as every run
+		// writer locks them first. Versions go only with their workflow
+		// (and its schedule with them), so a pin that exists now
+		// resolves at every fire.
+		if err := versionExists(tx, p.ID, sc.Workflow, sc.PinVersion); err != nil {
+			return model.Schedule{}, false, err
+		}
+	}
+	if sc.Calendar != "" {
+		// Checked in the write's transaction, as CalendarDelete checks
+		// its users in its own: a calendar is never deleted under a
+		// schedule that names it.
+		if _, err := calendarFor(lockingRead(tx), p.ID, sc.Calendar); errors.Is(err, ErrNotFound) {
+			return model.Schedule{}, false, fmt.Errorf("calendar %q is neither project %q's nor a shared one: %w", sc.Calendar, p.Name, ErrUnknownCalendar)
+		} else if err != nil {
+			return model.Schedule{}, false, err
+		}
+	}
+	if sc.Alerts != nil {
+		r.AlertsJSON = jsonText(sc.Alerts, 1)
+	}
+	if r.Overlap == "" {
+		r.Overlap = string(model.OverlapAllow)
+	}
+	var old scheduleRow
+	err = tx.Where("project_id = ? AND workflow_name = ?", p.ID, sc.Workflow).Take(&old).Error
+	names, nerr := latestSecrets(tx, p.ID, sc.Workflow)
+	if nerr != nil {
+		return model.Schedule{}, false, nerr
+	}
+	ps, serr := sealParams(s.box, sc.Params, sc.SecretParams, names, old.model().Params)
+	if serr != nil {
+		return model.Schedule{}, false, fmt.Errorf("schedule params: %w", serr)
+	}
+	r.ParamsJSON = jsonText(ps, len(ps))
+	if err == nil || errors.Is(err, gorm.ErrRecordNotFound) {
+		if ifVersion != nil && *ifVersion != old.Version { // old is zero when there is none
+			return model.Schedule{}, false, fmt.Errorf("the schedule of %q is at version %d (edited at %s by %s), not %d as read: read it again: %w",
+				sc.Workflow, old.Version, old.UpdatedAt.UTC().Format(time.RFC3339), old.UpdatedBy, *ifVersion, ErrConflict)
+		}
+	}
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		created = true
+		if err := tx.Create(&r).Error; err != nil {
+			if isUniqueViolation(err) {
+				return model.Schedule{}, false, fmt.Errorf("schedule of %q was created concurrently: %w", sc.Workflow, ErrConflict)
+			}
+			return model.Schedule{}, false, fmt.Errorf("insert schedule: %w", err)
+		}
+	case err != nil:
+		return model.Schedule{}, false, fmt.Errorf("read schedule: %w", err)
+	default:
+		r.ID, r.CreatedAt, r.LastFireTime, r.Note, r.Revision, r.Version = old.ID, old.CreatedAt, old.LastFireTime, old.Note, old.Revision+1, old.Version+1
+		r.SkippedFires, r.LastSkippedTime = old.SkippedFires, old.LastSkippedTime
+		cols := map[string]any{
+			"cron": r.Cron, "timezone": r.Timezone, "start_time": r.StartTime, "end_time": r.EndTime, "catchup": r.Catchup,
+			"priority": r.Priority, "worker_group": r.WorkerGroup, "params_json": r.ParamsJSON, "enabled": r.Enabled,
+			"next_fire_time": r.NextFireTime, "updated_by": r.UpdatedBy, "updated_at": r.UpdatedAt, "revision": r.Revision,
+			"version": r.Version, "overlap": r.Overlap, "alerts_json": r.AlertsJSON, "deadline": r.Deadline,
+			"calendar": r.Calendar, "on_holiday": r.OnHoliday, "pin_version": r.PinVersion}
+		// A fire written ahead of its second and not yet due is the old
+		// schedule's: the edit (a pause, a new cron or params) takes
+		// it back, and the fire time is free to fire again as edited.
+		if last, cancelled, err := cancelAhead(tx, old.ID, old.LastFireTime, now); err != nil {
+			return model.Schedule{}, false, err
+		} else if cancelled {
+			r.LastFireTime, cols["last_fire_time"] = last, last
+		}
+		res := tx.Model(&scheduleRow{}).Where("id = ? AND revision = ?", old.ID, old.Revision).UpdateColumns(cols)
+		if res.Error != nil {
+			return model.Schedule{}, false, fmt.Errorf("update schedule: %w", res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return model.Schedule{}, false, ErrScheduleMoved
+		}
+		if !old.Enabled && r.Enabled {
+			// A resume: the times due while paused are missed fires.
+			l := newLedger()
+			for _, t := range sc.PausedFires {
+				if old.LastFireTime == nil || t.After(*old.LastFireTime) {
+					l.add(old.ID, t, model.FireMissed, 0)
+				}
+			}
+			if err := l.write(tx); err != nil {
+				return model.Schedule{}, false, err
+			}
+		}
+	}
+	out = r.model()
+	return out, created, nil
 }
 
 // ScheduleGet returns the schedule of a workflow.
@@ -216,29 +223,34 @@ func (s *Store) ScheduleGet(ctx context.Context, project, workflow string) (mode
 // A fire of it written ahead of its second and not yet due goes with it.
 func (s *Store) ScheduleDelete(ctx context.Context, project, workflow string) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var rows []scheduleRow
-		if err := lockingRead(tx).Select("id, last_fire_time").Where("project_name = ? AND workflow_name = ?", project, workflow).
-			Find(&rows).Error; err != nil {
-			return fmt.Errorf("read schedule of %q: %w", workflow, err)
-		}
-		if len(rows) == 0 {
-			return fmt.Errorf("schedule of workflow %q in project %q: %w", workflow, project, ErrNotFound)
-		}
-		if _, _, err := cancelAhead(tx, rows[0].ID, rows[0].LastFireTime, time.Now()); err != nil {
-			return err
-		}
-		if err := tx.Where("schedule_id = ?", rows[0].ID).Delete(&fireRow{}).Error; err != nil {
-			return fmt.Errorf("delete the fires of schedule of %q: %w", workflow, err)
-		}
-		res := tx.Where("id = ?", rows[0].ID).Delete(&scheduleRow{})
-		if res.Error != nil {
-			return fmt.Errorf("delete schedule of %q: %w", workflow, res.Error)
-		}
-		if res.RowsAffected == 0 {
-			return fmt.Errorf("schedule of workflow %q in project %q: %w", workflow, project, ErrNotFound)
-		}
-		return nil
+		return deleteScheduleTx(tx, project, workflow)
 	})
+}
+
+// deleteScheduleTx is ScheduleDelete in tx.
+func deleteScheduleTx(tx *gorm.DB, project, workflow string) error {
+	var rows []scheduleRow
+	if err := lockingRead(tx).Select("id, last_fire_time").Where("project_name = ? AND workflow_name = ?", project, workflow).
+		Find(&rows).Error; err != nil {
+		return fmt.Errorf("read schedule of %q: %w", workflow, err)
+	}
+	if len(rows) == 0 {
+		return fmt.Errorf("schedule of workflow %q in project %q: %w", workflow, project, ErrNotFound)
+	}
+	if _, _, err := cancelAhead(tx, rows[0].ID, rows[0].LastFireTime, time.Now()); err != nil {
+		return err
+	}
+	if err := tx.Where("schedule_id = ?", rows[0].ID).Delete(&fireRow{}).Error; err != nil {
+		return fmt.Errorf("delete the fires of schedule of %q: %w", workflow, err)
+	}
+	res := tx.Where("id = ?", rows[0].ID).Delete(&scheduleRow{})
+	if res.Error != nil {
+		return fmt.Errorf("delete schedule of %q: %w", workflow, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("schedule of workflow %q in project %q: %w", workflow, project, ErrNotFound)
+	}
+	return nil
 }
 
 // cancelAhead takes back, in tx, the runs schedule id fired ahead of their

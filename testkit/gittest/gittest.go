@@ -4,6 +4,8 @@
 package gittest
 
 import (
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -12,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Repo is a bare repository and a clone that pushes to it.
@@ -124,4 +127,107 @@ func (r *Repo) Serve(user, password string) string {
 	}))
 	r.t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// SSH is a private sshd serving the bare repository to one key.
+type SSH struct {
+	URL         string // ssh://root@127.0.0.1:PORT/<bare>
+	Key         string // the client's private key (OpenSSH format)
+	KnownHosts  string // the server's host key as a known_hosts line
+	Fingerprint string // its SHA256: fingerprint
+	OtherHost   string // a known_hosts line of another key for the same host
+}
+
+// ServeSSH serves the bare repository over SSH with a real sshd (OpenSSH,
+// started privately on a free loopback port, its own host key, one
+// authorized client key; stopped at the test's end). The test fails when
+// sshd is missing (scripts/deps.sh installs it).
+func (r *Repo) ServeSSH() SSH {
+	r.t.Helper()
+	sshd, err := exec.LookPath("sshd")
+	if err != nil {
+		if _, serr := os.Stat("/usr/sbin/sshd"); serr != nil {
+			r.t.Fatalf("sshd (openssh-server) is needed: %v", err)
+		}
+		sshd = "/usr/sbin/sshd"
+	}
+	dir := r.t.TempDir()
+	keygen := func(name string) {
+		cmd := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", filepath.Join(dir, name))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			r.t.Fatalf("ssh-keygen: %v\n%s", err, out)
+		}
+	}
+	keygen("host")
+	keygen("client")
+	keygen("other")
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), []byte(read("client.pub")+"\n"), 0o600); err != nil {
+		r.t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	cfg := fmt.Sprintf("ListenAddress 127.0.0.1:%d\nHostKey %s\nAuthorizedKeysFile %s\nPidFile %s\n"+
+		"PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"+
+		"PermitRootLogin prohibit-password\nStrictModes no\nUsePAM no\nAllowUsers %s\nLogLevel ERROR\n",
+		port, filepath.Join(dir, "host"), filepath.Join(dir, "authorized_keys"), filepath.Join(dir, "sshd.pid"), currentUser(r.t))
+	if err := os.WriteFile(filepath.Join(dir, "sshd_config"), []byte(cfg), 0o600); err != nil {
+		r.t.Fatal(err)
+	}
+	_ = os.MkdirAll("/run/sshd", 0o755) // its privilege separation directory
+	cmd := exec.Command(sshd, "-D", "-e", "-f", filepath.Join(dir, "sshd_config"))
+	var logs strings.Builder
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		r.t.Fatalf("start sshd: %v", err)
+	}
+	r.t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			_ = c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("sshd did not listen on %s: %v\n%s", addr, err, logs.String())
+		}
+		time.Sleep(50 * time.Millisecond) // polling a deadline-bounded condition
+	}
+	hostPub := strings.Fields(read("host.pub"))
+	otherPub := strings.Fields(read("other.pub"))
+	fp, err := exec.Command("ssh-keygen", "-l", "-E", "sha256", "-f", filepath.Join(dir, "host.pub")).Output()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	user := currentUser(r.t)
+	return SSH{
+		URL:         fmt.Sprintf("ssh://%s@127.0.0.1:%d%s", user, port, r.Bare),
+		Key:         read("client") + "\n",
+		KnownHosts:  fmt.Sprintf("[127.0.0.1]:%d %s %s", port, hostPub[0], hostPub[1]),
+		Fingerprint: strings.Fields(string(fp))[1],
+		OtherHost:   fmt.Sprintf("[127.0.0.1]:%d %s %s", port, otherPub[0], otherPub[1]),
+	}
+}
+
+func currentUser(t *testing.T) string {
+	out, err := exec.Command("id", "-un").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
 }
