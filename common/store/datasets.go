@@ -299,12 +299,28 @@ func (s *Store) DatasetList(ctx context.Context, project string) ([]model.Datase
 		Dataset string
 		N       int
 		Last    string
-		At      time.Time
+		LastID  int64
 	}
 	var aggs []agg
-	if err := db.Model(&datasetEventRow{}).Select("dataset, COUNT(DISTINCT partition_key) AS n, MAX(partition_key) AS last, MAX(produced_at) AS at").
+	// MAX of a time column is text on SQLite: the newest event's time is
+	// read by its id.
+	if err := db.Model(&datasetEventRow{}).Select("dataset, COUNT(DISTINCT partition_key) AS n, MAX(partition_key) AS last, MAX(id) AS last_id").
 		Where("project_id = ?", p.ID).Group("dataset").Scan(&aggs).Error; err != nil {
 		return nil, fmt.Errorf("count the partitions of %q: %w", project, err)
+	}
+	lastIDs := make([]int64, len(aggs))
+	for i, a := range aggs {
+		lastIDs[i] = a.LastID
+	}
+	var lasts []datasetEventRow
+	if len(lastIDs) > 0 {
+		if err := db.Select("id, produced_at").Where("id IN ?", lastIDs).Find(&lasts).Error; err != nil {
+			return nil, fmt.Errorf("read the newest events of %q: %w", project, err)
+		}
+	}
+	at := make(map[int64]time.Time, len(lasts))
+	for _, e := range lasts {
+		at[e.ID] = e.ProducedAt.UTC()
 	}
 	byName := map[string]*model.Dataset{}
 	get := func(n string) *model.Dataset {
@@ -321,9 +337,8 @@ func (s *Store) DatasetList(ctx context.Context, project string) ([]model.Datase
 	for _, a := range aggs {
 		d := get(a.Dataset)
 		d.Partitions, d.LastPartition = a.N, a.Last
-		if !a.At.IsZero() {
-			at := a.At.UTC()
-			d.LastEventAt = &at
+		if t, ok := at[a.LastID]; ok {
+			d.LastEventAt = &t
 		}
 	}
 	out := make([]model.Dataset, 0, len(byName))
