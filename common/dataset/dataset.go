@@ -87,9 +87,13 @@ func ParseInput(s string) (Input, error) {
 	return Input{Dataset: name, Grain: gr}, nil
 }
 
-// RunGrain is the grain of a consumer's runs: the coarsest of its inputs'
-// (a daily run of hourly and daily inputs waits for the day's 24 hours).
-func RunGrain(ins []Input) Grain {
+// RunGrain is the grain of a consumer's runs: the one it names (want,
+// "" for none), else the coarsest of its inputs' (a daily run of hourly
+// and daily inputs waits for the day's 24 hours).
+func RunGrain(ins []Input, want Grain) Grain {
+	if want != "" {
+		return want
+	}
 	for _, in := range ins {
 		if in.Grain == Daily {
 			return Daily

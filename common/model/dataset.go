@@ -26,7 +26,8 @@ type DatasetProducer struct {
 // DatasetConsumer is a workflow scheduled on the dataset.
 type DatasetConsumer struct {
 	Workflow string `json:"workflow"`
-	Grain    string `json:"grain"`
+	Grain    string `json:"grain"`     // of the dataset's partitions it reads
+	RunGrain string `json:"run_grain"` // of its runs
 	LateData string `json:"late_data"`
 }
 

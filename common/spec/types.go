@@ -43,8 +43,12 @@ type Workflow struct {
 	// run per partition once every input's partitions are produced
 	// ("orders@daily", "events@hourly"). LateData says what a partition
 	// produced again after that run does: ignore (the default) or rerun.
+	// RunGrain is the grain of its runs (hourly or daily; default the
+	// coarsest input's): a daily run of an hourly input waits for the
+	// day's 24 hours.
 	OnDatasets []string `json:"on_datasets,omitempty" yaml:"on_datasets,omitempty"`
 	LateData   string   `json:"late_data,omitempty" yaml:"late_data,omitempty"`
+	RunGrain   string   `json:"run_grain,omitempty" yaml:"run_grain,omitempty"`
 	Tasks      []Task   `json:"tasks" yaml:"tasks"`
 }
 

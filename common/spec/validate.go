@@ -292,6 +292,7 @@ func (v *validator) task(i int, t *Task) {
 // datasets checks on_datasets and late_data.
 func (v *validator) datasets(w *Workflow) {
 	seen := map[string]bool{}
+	var ins []dataset.Input
 	for _, e := range w.OnDatasets {
 		in, err := dataset.ParseInput(e)
 		if err != nil {
@@ -302,6 +303,18 @@ func (v *validator) datasets(w *Workflow) {
 			v.addf("workflow: on_datasets names dataset %q twice", in.Dataset)
 		}
 		seen[in.Dataset] = true
+		ins = append(ins, in)
+	}
+	if w.RunGrain != "" {
+		g, err := dataset.ParseGrain(w.RunGrain)
+		switch {
+		case err != nil:
+			v.addf("workflow: run_grain: %v", err)
+		case len(w.OnDatasets) == 0:
+			v.addf("workflow: run_grain applies to on_datasets, which is empty")
+		case g == dataset.Hourly && dataset.RunGrain(ins, "") == dataset.Daily:
+			v.addf("workflow: run_grain hourly: an hourly run cannot wait for a daily input; use daily")
+		}
 	}
 	switch w.LateData {
 	case "", dataset.LateIgnore, dataset.LateRerun:

@@ -50,6 +50,7 @@ type datasetRefRow struct {
 	Role         string
 	Grain        string
 	LateData     string
+	RunGrain     string
 	TaskName     string
 }
 
@@ -109,13 +110,18 @@ func writeDatasetRefs(tx *gorm.DB, projectID int64, w *spec.Workflow) error {
 	if late == "" {
 		late = dataset.LateIgnore
 	}
+	ins := make([]dataset.Input, 0, len(w.OnDatasets))
 	for _, e := range w.OnDatasets {
 		in, err := dataset.ParseInput(e)
 		if err != nil {
 			return fmt.Errorf("workflow %q: %w", w.Name, err) // validated before: a spec stored past the checks
 		}
+		ins = append(ins, in)
+	}
+	runGrain := string(dataset.RunGrain(ins, dataset.Grain(w.RunGrain)))
+	for _, in := range ins {
 		rows = append(rows, datasetRefRow{ProjectID: projectID, WorkflowName: w.Name, Dataset: in.Dataset, Role: refConsumes,
-			Grain: string(in.Grain), LateData: late})
+			Grain: string(in.Grain), LateData: late, RunGrain: runGrain})
 	}
 	for _, t := range w.Tasks {
 		for _, p := range t.Produces {
@@ -351,7 +357,8 @@ func (s *Store) DatasetList(ctx context.Context, project string) ([]model.Datase
 
 func addRef(d *model.Dataset, r datasetRefRow) {
 	if r.Role == refConsumes {
-		d.Consumers = append(d.Consumers, model.DatasetConsumer{Workflow: r.WorkflowName, Grain: r.Grain, LateData: r.LateData})
+		d.Consumers = append(d.Consumers, model.DatasetConsumer{Workflow: r.WorkflowName, Grain: r.Grain, LateData: r.LateData,
+			RunGrain: r.RunGrain})
 		return
 	}
 	d.Producers = append(d.Producers, model.DatasetProducer{Workflow: r.WorkflowName, Task: r.TaskName})
@@ -551,7 +558,7 @@ func (s *Store) evaluateFor(tx *gorm.DB, ev datasetEventRow, wf, late string) (m
 	for i, r := range refs {
 		ins[i] = dataset.Input{Dataset: r.Dataset, Grain: dataset.Grain(r.Grain)}
 	}
-	g := dataset.RunGrain(ins)
+	g := dataset.RunGrain(ins, dataset.Grain(refs[0].RunGrain))
 	part, ok := dataset.RunPartition(ev.PartitionKey, g)
 	if !ok {
 		return model.DatasetFire{}, false, nil

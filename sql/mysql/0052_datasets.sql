@@ -13,6 +13,7 @@ CREATE TABLE dataset_ref (
   role          VARCHAR(16) NOT NULL,
   grain         VARCHAR(16) NOT NULL DEFAULT '',
   late_data     VARCHAR(16) NOT NULL DEFAULT '',
+  run_grain     VARCHAR(16) NOT NULL DEFAULT '',
   task_name     VARCHAR(255) NOT NULL DEFAULT ''
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 CREATE INDEX idx_dataset_ref_ds ON dataset_ref (project_id, dataset);
