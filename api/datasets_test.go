@@ -51,7 +51,7 @@ func TestDatasetRoutes(t *testing.T) {
 		}
 	}
 	var d DatasetDetail
-	b.get(base + "/orders").want(t, http.StatusOK).json(t, &d)
+	b.get(base+"/orders").want(t, http.StatusOK).json(t, &d)
 	if d.Partitions != 1 || len(d.PartitionList) != 1 || len(d.PartitionList[0].Events) != 1 {
 		t.Fatalf("orders after the bad posts: %+v", d)
 	}
@@ -97,7 +97,7 @@ func TestDatasetAccess(t *testing.T) {
 	b.send("PUT", "/api/v1/projects/p/grants/ann", `{"level":"operate"}`).want(t, http.StatusOK)
 	b.as(ann, write[0], write[1], write[2]).want(t, http.StatusCreated)
 	var d DatasetDetail
-	b.get(base + "/orders").want(t, http.StatusOK).json(t, &d)
+	b.get(base+"/orders").want(t, http.StatusOK).json(t, &d)
 	if d.Partitions != 2 {
 		t.Fatalf("orders: %+v, want the admin's and ann's partitions only", d)
 	}
