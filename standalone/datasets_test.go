@@ -102,6 +102,13 @@ tasks:
   - {name: report, command: "true"}
 `, http.StatusBadRequest, nil)
 
+	// A produces entry whose param the run lacks fails the attempt before
+	// it runs, saying why.
+	if iv := e.wait(e.run("hour", nil), 60*time.Second); iv.State != "failed" {
+		t.Fatalf("hour without its param: %s", iv.State)
+	} else if d := e.detail(iv.ID); !strings.Contains(d.Reason, `produces "events@${hour}"`) {
+		t.Fatalf("hour without its param failed for %q", d.Reason)
+	}
 	e.succeeded(e.run("bulk", nil), 60*time.Second)
 	if d := e.evaluated("events"); d.Partitions != 23 {
 		t.Fatalf("after the bulk load: %d partitions, want 23", d.Partitions)
