@@ -255,11 +255,13 @@ func (s *Store) DatasetEmit(ctx context.Context, e DatasetEmit) (ev model.Datase
 	if len(producer) > 255 {
 		return ev, false, fmt.Errorf("Idempotency-Key is longer than 250 bytes: %w", ErrBadDataset)
 	}
+	var projectID int64
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		p, err := getProject(tx, e.Project)
 		if err != nil {
 			return err
 		}
+		projectID = p.ID
 		var prev datasetEventRow
 		err = tx.Where("project_id = ? AND dataset = ? AND partition_key = ? AND producer = ?", p.ID, e.Dataset, key, producer).Take(&prev).Error
 		if err == nil {
@@ -281,7 +283,8 @@ func (s *Store) DatasetEmit(ctx context.Context, e DatasetEmit) (ev model.Datase
 	})
 	if errors.Is(err, errDuplicateDelivery) {
 		var prev datasetEventRow
-		if err := s.db.WithContext(ctx).Where("dataset = ? AND partition_key = ? AND producer = ?", e.Dataset, key, producer).Take(&prev).Error; err != nil {
+		if err := s.db.WithContext(ctx).Where("project_id = ? AND dataset = ? AND partition_key = ? AND producer = ?", projectID, e.Dataset, key, producer).
+			Take(&prev).Error; err != nil {
 			return ev, false, fmt.Errorf("read the event of key %q: %w", e.Key, err)
 		}
 		return prev.model(), true, nil
@@ -572,7 +575,6 @@ func (s *Store) evaluateFor(tx *gorm.DB, ev datasetEventRow, wf, late string) (m
 	if !first && ev.ID <= last.CoveredEventID {
 		return model.DatasetFire{}, false, nil // the last decision saw it
 	}
-	covered := ev.ID
 	if first {
 		for _, in := range ins {
 			need := dataset.Needed(in, part)
@@ -584,17 +586,20 @@ func (s *Store) evaluateFor(tx *gorm.DB, ev datasetEventRow, wf, late string) (m
 				return model.DatasetFire{}, false, nil // not ready yet
 			}
 		}
-		var maxID *int64
-		names := make([]string, len(ins))
-		for i, in := range ins {
-			names[i] = in.Dataset
-		}
-		if err := tx.Model(&datasetEventRow{}).Select("MAX(id)").Where("project_id = ? AND dataset IN ?", ev.ProjectID, names).Scan(&maxID).Error; err != nil {
-			return model.DatasetFire{}, false, fmt.Errorf("read the newest input event of %q: %w", wf, err)
-		}
-		if maxID != nil && *maxID > covered {
-			covered = *maxID
-		}
+	}
+	// The decision covers every input event visible now: re-produces
+	// seen together make one rerun, not one each.
+	covered := ev.ID
+	var maxID *int64
+	names := make([]string, len(ins))
+	for i, in := range ins {
+		names[i] = in.Dataset
+	}
+	if err := tx.Model(&datasetEventRow{}).Select("MAX(id)").Where("project_id = ? AND dataset IN ?", ev.ProjectID, names).Scan(&maxID).Error; err != nil {
+		return model.DatasetFire{}, false, fmt.Errorf("read the newest input event of %q: %w", wf, err)
+	}
+	if maxID != nil && *maxID > covered {
+		covered = *maxID
 	}
 	now := now6()
 	r := datasetFireRow{ProjectID: ev.ProjectID, WorkflowName: wf, PartitionKey: part, EventID: ev.ID, CoveredEventID: covered, FiredAt: now}
