@@ -165,19 +165,32 @@ func produceTx(tx *gorm.DB, ids []int64, outputs map[int64]string) error {
 		ParamsJSON         *string
 		ProjectID          int64
 	}
-	var rows []row
-	withOut := make([]int64, 0, len(outputs))
+	// One constant statement (cheap to run per report batch): the task
+	// ids, then those with a produces output.
+	like := "%\"" + ProducesParam + "\"%"
+	withOut := make([]int64, 0, len(outputs)+1)
 	for id := range outputs {
 		withOut = append(withOut, id)
 	}
-	q := tx.Table("task_instance t").Select("t.id, t.workflow_instance_id, t.params_json, w.project_id").
-		Joins("JOIN workflow_instance w ON w.id = t.workflow_instance_id")
-	if len(withOut) > 0 {
-		q = q.Where("t.id IN ? AND (t.params_json LIKE ? OR t.id IN ?)", ids, "%\""+ProducesParam+"\"%", withOut)
-	} else {
-		q = q.Where("t.id IN ? AND t.params_json LIKE ?", ids, "%\""+ProducesParam+"\"%")
+	if len(withOut) == 0 {
+		withOut = append(withOut, 0) // no task has id 0
 	}
-	if err := q.Scan(&rows).Error; err != nil {
+	rs, err := tx.Raw(`SELECT t.id, t.workflow_instance_id, t.params_json, w.project_id FROM task_instance t `+
+		`JOIN workflow_instance w ON w.id = t.workflow_instance_id WHERE t.id IN ? AND (t.params_json LIKE ? OR t.id IN ?)`,
+		ids, like, withOut).Rows()
+	if err != nil {
+		return fmt.Errorf("read what tasks %v produce: %w", ids, err)
+	}
+	var rows []row
+	for rs.Next() {
+		var r row
+		if err := rs.Scan(&r.ID, &r.WorkflowInstanceID, &r.ParamsJSON, &r.ProjectID); err != nil {
+			rs.Close()
+			return fmt.Errorf("read what tasks %v produce: %w", ids, err)
+		}
+		rows = append(rows, r)
+	}
+	if err := rs.Close(); err != nil {
 		return fmt.Errorf("read what tasks %v produce: %w", ids, err)
 	}
 	now := now6()
