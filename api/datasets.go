@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
@@ -68,6 +69,19 @@ func (h *handlers) postDatasetEvent(w http.ResponseWriter, r *http.Request) erro
 	}
 	if _, _, err := dataset.NormalizePartition(req.Partition); err != nil {
 		return badRequest("%v", err)
+	}
+	// An event starts its consumers' runs: a non-admin is held to the code
+	// gate of unsandboxed servers as for starting them by hand.
+	if h.codeGateShut(r.Context()) {
+		d, err := h.Store.DatasetGet(r.Context(), project, name, 1)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return storeError(err)
+		}
+		for _, c := range d.Consumers {
+			if err := h.codeGateStored(r, project, c.Workflow, 0); err != nil {
+				return err
+			}
+		}
 	}
 	key := r.Header.Get(HeaderIdempotencyKey)
 	if len(key) > 250 {
