@@ -84,7 +84,7 @@ tasks:
 	e.apply(`name: hour
 tasks:
   - name: load
-    command: echo "loading $hour"
+    command: echo "$BELUGA_PRODUCES" > ` + filepath.Join(e.dir, "produces.txt") + `
     produces: ["events@${hour}"]
 `)
 	consumer := `name: daily
@@ -118,6 +118,9 @@ tasks:
 	}
 	late := e.run("hour", map[string]string{"hour": "2026-12-07T13"})
 	e.succeeded(late, 60*time.Second)
+	if got := fileText(t, filepath.Join(e.dir, "produces.txt")); got != "events@2026-12-07T13" {
+		t.Fatalf("the task saw BELUGA_PRODUCES=%q", got)
+	}
 	e.evaluated("events")
 	fires := e.datasetFires("daily")
 	if len(fires) != 1 || fires[0].Partition != "2026-12-07" || fires[0].Outcome != "fired" || fires[0].RunID == 0 {
