@@ -103,19 +103,13 @@ var access = map[string]need{
 	"DELETE /api/v1/projects/{project}/workflows/{name}/triggers/{trigger}":         {who: byProject, level: model.GrantEdit},
 	"POST /api/v1/projects/{project}/workflows/{name}/triggers/{trigger}/rotate":    {who: byProject, level: model.GrantEdit},
 	"GET /api/v1/projects/{project}/workflows/{name}/triggers/{trigger}/deliveries": {who: byProject, level: model.GrantView},
-	"POST /api/v1/hooks/{id}": {who: exempt}, // the trigger's token
-	// Datasets: viewers read them and a consumer's ledger; an event from
-	// outside starts runs, so it takes operate, as a run request does.
-	"GET /api/v1/projects/{project}/datasets":                       {who: byProject, level: model.GrantView},
-	"GET /api/v1/projects/{project}/datasets/{dataset}":             {who: byProject, level: model.GrantView},
-	"POST /api/v1/projects/{project}/datasets/{dataset}/events":     {who: byProject, level: model.GrantOperate},
-	"GET /api/v1/projects/{project}/workflows/{name}/dataset-fires": {who: byProject, level: model.GrantView},
-	"GET /api/v1/schedules":                                         {who: user}, // filtered
-	"POST /api/v1/schedule-preview":                                 {who: user}, // computes, stores nothing
-	"POST /api/v1/projects/{project}/workflows/{name}/backfill":     {who: byProject, level: model.GrantOperate},
-	"GET /api/v1/backfills":                                         {who: user}, // filtered
-	"GET /api/v1/backfills/{id}":                                    {who: byBackfill, level: model.GrantView},
-	"POST /api/v1/backfills/{id}/actions":                           {who: byBackfill, level: model.GrantOperate},
+	"POST /api/v1/hooks/{id}":                                   {who: exempt}, // the trigger's token
+	"GET /api/v1/schedules":                                     {who: user},   // filtered
+	"POST /api/v1/schedule-preview":                             {who: user},   // computes, stores nothing
+	"POST /api/v1/projects/{project}/workflows/{name}/backfill": {who: byProject, level: model.GrantOperate},
+	"GET /api/v1/backfills":                                     {who: user}, // filtered
+	"GET /api/v1/backfills/{id}":                                {who: byBackfill, level: model.GrantView},
+	"POST /api/v1/backfills/{id}/actions":                       {who: byBackfill, level: model.GrantOperate},
 
 	"GET /api/v1/projects/{project}/schedules/{id}/fires":             {who: byProject, level: model.GrantView},
 	"POST /api/v1/projects/{project}/schedules/{id}/fires/compensate": {who: byProject, level: model.GrantOperate},
@@ -123,7 +117,6 @@ var access = map[string]need{
 	"GET /api/v1/instances":               {who: user}, // filtered
 	"GET /api/v1/instances/{id}":          {who: byInstance, level: model.GrantView},
 	"GET /api/v1/instances/{id}/diff":     {who: byInstance, level: model.GrantView},
-	"GET /api/v1/instances/{id}/datasets": {who: byInstance, level: model.GrantView},
 	"POST /api/v1/instances/{id}/actions": {who: byInstance, level: model.GrantOperate},
 	"POST /api/v1/instances/{id}/plan":    {who: byInstance, level: model.GrantOperate},
 	// A plan reaches many projects: the handler needs view on each to show
@@ -135,6 +128,15 @@ var access = map[string]need{
 	"GET /api/v1/task-instances/{id}/log":         {who: byTask, level: model.GrantView},
 	"GET /api/v1/task-instances/{id}/log/streams": {who: byTask, level: model.GrantView},
 	"POST /api/v1/task-instances/{id}/actions":    {who: byTask, level: model.GrantOperate},
+
+	// Datasets: viewers read them, a consumer's ledger and a run's
+	// lineage; an event from outside starts runs, so it takes operate, as
+	// a run request does.
+	"GET /api/v1/projects/{project}/datasets":                       {who: byProject, level: model.GrantView},
+	"GET /api/v1/projects/{project}/datasets/{dataset}":             {who: byProject, level: model.GrantView},
+	"POST /api/v1/projects/{project}/datasets/{dataset}/events":     {who: byProject, level: model.GrantOperate},
+	"GET /api/v1/projects/{project}/workflows/{name}/dataset-fires": {who: byProject, level: model.GrantView},
+	"GET /api/v1/instances/{id}/datasets":                           {who: byInstance, level: model.GrantView},
 
 	"POST /api/v1/task-groups":          {who: admin},
 	"GET /api/v1/task-groups":           {who: user},
