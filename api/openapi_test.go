@@ -139,6 +139,10 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"ScheduleFire": ScheduleFire{}, "FireList": FireList{}, "CompensateRequest": CompensateRequest{}, "CompensateResult": CompensateResult{},
 		"Compensation": Compensation{},
 		"VersionDiff":  VersionDiff{}, "VersionRef": VersionRef{},
+		"DatasetList": DatasetList{}, "Dataset": Dataset{}, "DatasetDetail": DatasetDetail{}, "DatasetProducer": DatasetProducer{},
+		"DatasetConsumer": DatasetConsumer{}, "DatasetPartition": DatasetPartition{}, "DatasetEvent": DatasetEvent{},
+		"DatasetFire": DatasetFire{}, "DatasetFireList": DatasetFireList{}, "DatasetInput": DatasetInput{}, "RunDatasets": RunDatasets{},
+		"DatasetEventRequest": DatasetEventRequest{}, "DatasetEventResult": DatasetEventResult{},
 	} {
 		s, ok := doc.Components.Schemas[name]
 		if !ok {

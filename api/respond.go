@@ -56,7 +56,8 @@ func storeError(err error) error {
 	case errors.Is(err, store.ErrConflict):
 		// "...; stop them first: conflict": the code already says conflict.
 		return &httpError{http.StatusConflict, CodeConflict, strings.TrimSuffix(err.Error(), ": "+store.ErrConflict.Error())}
-	case errors.Is(err, store.ErrMaskedSecret), errors.Is(err, store.ErrUnknownCalendar), errors.Is(err, store.ErrNotMissed):
+	case errors.Is(err, store.ErrMaskedSecret), errors.Is(err, store.ErrUnknownCalendar), errors.Is(err, store.ErrNotMissed),
+		errors.Is(err, store.ErrBadDataset):
 		return badRequest("%s", err.Error())
 	case errors.Is(err, store.ErrUnknownVersion):
 		return badRequest("%s", strings.TrimSuffix(err.Error(), ": "+store.ErrUnknownVersion.Error()))

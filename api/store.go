@@ -161,6 +161,11 @@ type triggerStore interface {
 	TriggerDeliveries(ctx context.Context, triggerID, before int64, limit int) ([]model.TriggerDelivery, error)
 	TriggerRefuse(ctx context.Context, f store.TriggerRefusal) (model.TriggerDelivery, error)
 	TriggerDeliver(ctx context.Context, d store.TriggerDelivery) (model.TriggerDelivery, error)
+	DatasetList(ctx context.Context, project string) ([]model.Dataset, error)
+	DatasetGet(ctx context.Context, project, name string, limit int) (model.DatasetDetail, error)
+	DatasetEmit(ctx context.Context, e store.DatasetEmit) (model.DatasetEvent, bool, error)
+	DatasetFires(ctx context.Context, project, workflow string, limit int) ([]model.DatasetFire, error)
+	RunDatasets(ctx context.Context, runID int64) (model.RunDatasets, error)
 }
 
 // alertStore is alert channels and the alerts sent through them.

@@ -363,6 +363,13 @@ func (r *runner) prepare(t *model.TaskInstance, w flow.Write, now time.Time) str
 		return fail(err.Error())
 	}
 	delete(env, params.TaskInstanceID) // not known yet; inputs adds it
+	if ps := r.def.tasks[t.Name].Produces; len(ps) > 0 {
+		refs, err := produces(ps, env)
+		if err != nil {
+			return fail(err.Error())
+		}
+		env[store.ProducesParam] = refs // the task sees it; its success writes it
+	}
 	t.Params = env
 	switch w {
 	case flow.Decide:

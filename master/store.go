@@ -43,6 +43,7 @@ type TermStore interface {
 	logicStore
 	retentionStore
 	gitStore
+	datasetStore
 }
 
 // dispatchStore is the dispatcher's: marking tasks sent, taking a send

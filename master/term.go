@@ -42,11 +42,12 @@ type term struct {
 	// workers is the one talker to workers: dispatches, kills, queries
 	// (workers.go); kills in flight are waited for in stop.
 	workers *workers
-	pub     *publisher      // the event stream's publisher and webhooks (publisher.go)
-	writes  *runnerWrites   // the runners' attempts and ends, in shared transactions
-	logic   *logicTasks     // master-run task types: the masterTasks hook (logictasks.go)
-	retain  *retentionSweep // the periodic retention purge (retention.go)
-	git     *gitPoller      // the periodic Git syncs (gitpoll.go)
+	pub     *publisher        // the event stream's publisher and webhooks (publisher.go)
+	writes  *runnerWrites     // the runners' attempts and ends, in shared transactions
+	logic   *logicTasks       // master-run task types: the masterTasks hook (logictasks.go)
+	retain  *retentionSweep   // the periodic retention purge (retention.go)
+	git     *gitPoller        // the periodic Git syncs (gitpoll.go)
+	data    *datasetEvaluator // the data-aware trigger (datasets.go)
 
 	ctx    context.Context // ends with the term
 	cancel context.CancelFunc
@@ -112,6 +113,7 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 	t.logic = newLogicTasks(t.log, t.store, t.taskEnded, t.cons.Notify)
 	t.retain = newRetentionSweep(t.store, m.cfg.Clock, t.log, m.cfg.RetentionCheck)
 	t.git = newGitPoller(t.store, m.cfg.GitSync, m.cfg.GitSyncTick, t.log)
+	t.data = newDatasetEvaluator(t, t.store, t.log)
 	if err := startstop.StartAll(t.ctx, t.events, t.disp, t.wheel, logicService{t.logic}); err != nil {
 		t.log.Error("start term services", zap.Error(err))
 		stop()
@@ -125,7 +127,7 @@ func (m *Master) lead(ctx context.Context, lt registry.Term) {
 		stop()
 		return
 	}
-	if err := startstop.StartAll(t.ctx, t.cons, t.cron, t.pub, t.git, t.retain); err != nil {
+	if err := startstop.StartAll(t.ctx, t.cons, t.cron, t.pub, t.git, t.retain, t.data); err != nil {
 		t.log.Error("start term services", zap.Error(err))
 		stop()
 		return
@@ -208,6 +210,7 @@ func (m *Master) drop(t *term) {
 // service's Stop is safe when it never started (a term that failed early).
 func (t *term) stop() {
 	t.retain.Stop()
+	t.data.Stop()
 	t.watch.Stop()
 	t.git.Stop()
 	t.pub.Stop()

@@ -109,7 +109,7 @@ func (c *Client) BaseURL() string { return c.base }
 
 // do sends a request and returns the response of a 2xx answer; the caller
 // closes its body.
-func (c *Client) do(ctx context.Context, method, path string, q url.Values, contentType string, body []byte) (*http.Response, error) {
+func (c *Client) do(ctx context.Context, method, path string, q url.Values, contentType string, body []byte, headers ...[2]string) (*http.Response, error) {
 	u := c.base + path
 	if len(q) > 0 {
 		u += "?" + q.Encode()
@@ -126,6 +126,9 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, cont
 		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set("Accept", "application/json")
+	for _, h := range headers {
+		req.Header.Set(h[0], h[1])
+	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}

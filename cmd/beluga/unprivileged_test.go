@@ -25,7 +25,8 @@ const unprivUser = "beluga-unpriv"
 // tasks.allow_unsandboxed_code is 0 (the default), refuses with a 403 naming
 // the setting both insiders' ways to run code as it: a plain user applying a
 // shell or python task in her own project, and a user with operate starting
-// an existing workflow with one (a run, a schedule, a backfill). An admin's
+// an existing workflow with one (a run, a schedule, a backfill, a dataset event
+// its consumer waits for). An admin's
 // run works; once an admin allows it, the plain user's tasks run (as the
 // server's uid); set back to 0, a version she applied meanwhile fails at
 // dispatch even when an admin starts it.
@@ -92,6 +93,7 @@ func TestUnprivilegedServerRefusesUsersCode(t *testing.T) {
 	python := "tasks:\n  - name: p\n    type: python\n    command: print(1)\n"
 	admin.do("POST", api+"/projects", `{"name":"demo"}`, http.StatusCreated)
 	admin.do("PUT", api+"/projects/demo/workflows/code", shell, http.StatusCreated)
+	admin.do("PUT", api+"/projects/demo/workflows/codeds", "on_datasets: [orders@daily]\n"+shell, http.StatusCreated)
 	alice := admin.newUser(api, "alice")
 	bob := admin.newUser(api, "bob")
 	admin.do("PUT", api+"/projects/demo/grants/bob", `{"level":"edit"}`, http.StatusOK)
@@ -111,6 +113,11 @@ func TestUnprivilegedServerRefusesUsersCode(t *testing.T) {
 	refusedFor(bob, "PUT", api+"/projects/demo/workflows/code/schedule", `{"cron":"0 0 * * *","enabled":true}`)
 	refusedFor(bob, "POST", api+"/projects/demo/workflows/code/backfill",
 		`{"cron":"0 0 * * *","start":"2026-01-01T00:00:00Z","end":"2026-01-02T00:00:00Z"}`)
+	// A dataset event starts its consumers: as a run by hand.
+	refusedFor(bob, "POST", api+"/projects/demo/datasets/orders/events", `{"partition":"2026-12-07"}`)
+	if body := admin.do("GET", api+"/projects/demo/datasets/orders", "", http.StatusOK); strings.Contains(body, "2026-12-07") {
+		t.Fatalf("an event recorded after the refusal: %s", body)
+	}
 	alice.do("GET", api+"/projects/alices/workflows/mine", "", http.StatusNotFound) // nothing stored
 	admin.do("GET", api+"/projects/demo/workflows/code/schedule", "", http.StatusNotFound)
 	if body := admin.do("GET", api+"/backfills", "", http.StatusOK); strings.Contains(body, `"code"`) {

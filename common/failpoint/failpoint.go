@@ -76,6 +76,13 @@ const (
 	// AfterTriggerDeliver (in an API server): a webhook delivery and its
 	// run are committed, the sender not yet answered.
 	AfterTriggerDeliver = "after-trigger-deliver"
+
+	// BeforeDatasetFire: a produced partition is read for evaluation,
+	// nothing written.
+	BeforeDatasetFire = "before-dataset-fire"
+	// AfterDatasetFire: its consumers' runs and ledger rows are committed
+	// and the event marked evaluated; the command consumer not yet woken.
+	AfterDatasetFire = "after-dataset-fire"
 )
 
 type action int

@@ -136,6 +136,7 @@ const (
 	CommandScheduled CommandType = "scheduled" // fired by a cron schedule
 	CommandBackfill  CommandType = "backfill"  // one schedule time of a backfill
 	CommandTriggered CommandType = "triggered" // started by a webhook trigger's delivery
+	CommandDataset   CommandType = "dataset"   // started by its on_datasets inputs being produced
 )
 
 // BackfillState is the state of a backfill.

@@ -39,7 +39,17 @@ type Workflow struct {
 	// Deadline when a run must have succeeded by ("06:00", "2h").
 	Alerts   *Alerts `json:"alerts,omitempty" yaml:"alerts,omitempty"`
 	Deadline string  `json:"deadline,omitempty" yaml:"deadline,omitempty"`
-	Tasks    []Task  `json:"tasks" yaml:"tasks"`
+	// OnDatasets schedules the workflow on datasets (common/dataset): one
+	// run per partition once every input's partitions are produced
+	// ("orders@daily", "events@hourly"). LateData says what a partition
+	// produced again after that run does: ignore (the default) or rerun.
+	// RunGrain is the grain of its runs (hourly or daily; default the
+	// coarsest input's): a daily run of an hourly input waits for the
+	// day's 24 hours.
+	OnDatasets []string `json:"on_datasets,omitempty" yaml:"on_datasets,omitempty"`
+	LateData   string   `json:"late_data,omitempty" yaml:"late_data,omitempty"`
+	RunGrain   string   `json:"run_grain,omitempty" yaml:"run_grain,omitempty"`
+	Tasks      []Task   `json:"tasks" yaml:"tasks"`
 }
 
 // Task is one node of a workflow spec.
@@ -62,6 +72,9 @@ type Task struct {
 	WorkerGroup     string            `json:"worker_group,omitempty" yaml:"worker_group,omitempty"`
 	TaskGroup       string            `json:"task_group,omitempty" yaml:"task_group,omitempty"`
 	Tenant          string            `json:"tenant,omitempty" yaml:"tenant,omitempty"` // the workflow's when ""
+	// Produces names the dataset partitions the task's success produces
+	// ("warehouse.orders@${bizdate}"), resolved with its params.
+	Produces []string `json:"produces,omitempty" yaml:"produces,omitempty"`
 	// Fields holds the task's type fields other than command (an http
 	// task's url, ...), as JSON values; its type decodes them
 	// (common/tasktype). They are written inline with the fields above.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/beluga-scheduler/beluga/common/dag"
+	"github.com/beluga-scheduler/beluga/common/dataset"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/params"
 	"github.com/beluga-scheduler/beluga/common/tasktype"
@@ -143,6 +144,7 @@ func (v *validator) workflow(w *Workflow) {
 	v.tenant("workflow", w.Tenant)
 	v.alerts("workflow", w.Alerts)
 	v.deadline("workflow", w.Deadline)
+	v.datasets(w)
 	switch {
 	case len(w.Tasks) == 0:
 		v.addf("workflow has no tasks")
@@ -277,6 +279,50 @@ func (v *validator) task(i int, t *Task) {
 	}
 	if len(t.SecretParams) > 0 {
 		v.secretParams(label(), t.SecretParams, t.Params)
+	}
+	for j, p := range t.Produces {
+		if err := dataset.CheckProduces(p); err != nil {
+			v.addf("%s: %v", label(), err)
+		} else if slices.Contains(t.Produces[:j], p) {
+			v.addf("%s: produces lists %q twice", label(), p)
+		}
+	}
+}
+
+// datasets checks on_datasets and late_data.
+func (v *validator) datasets(w *Workflow) {
+	seen := map[string]bool{}
+	var ins []dataset.Input
+	for _, e := range w.OnDatasets {
+		in, err := dataset.ParseInput(e)
+		if err != nil {
+			v.addf("workflow: %v", err)
+			continue
+		}
+		if seen[in.Dataset] {
+			v.addf("workflow: on_datasets names dataset %q twice", in.Dataset)
+		}
+		seen[in.Dataset] = true
+		ins = append(ins, in)
+	}
+	if w.RunGrain != "" {
+		g, err := dataset.ParseGrain(w.RunGrain)
+		switch {
+		case err != nil:
+			v.addf("workflow: run_grain: %v", err)
+		case len(w.OnDatasets) == 0:
+			v.addf("workflow: run_grain applies to on_datasets, which is empty")
+		case g == dataset.Hourly && dataset.RunGrain(ins, "") == dataset.Daily:
+			v.addf("workflow: run_grain hourly: an hourly run cannot wait for a daily input; use daily")
+		}
+	}
+	switch w.LateData {
+	case "", dataset.LateIgnore, dataset.LateRerun:
+		if w.LateData != "" && len(w.OnDatasets) == 0 {
+			v.addf("workflow: late_data applies to on_datasets, which is empty")
+		}
+	default:
+		v.addf("workflow: late_data %q: use ignore or rerun", w.LateData)
 	}
 }
 

@@ -52,13 +52,16 @@ func upgradeEventSeq(t *testing.T, crashed []string) {
 	if _, err := store.MigrateUpTo(s, ctx, 22); err != nil {
 		t.Fatal(err)
 	}
-	// The rows are made by today's code, which writes columns of later
-	// files (0029, 0042, 0049): they are there only while the rows are made.
+	// The rows are made by today's code, which writes columns and tables
+	// of later files (0029, 0042, 0049, 0052): they are there only while
+	// the rows are made.
 	for _, q := range []string{
 		`ALTER TABLE workflow_definition ADD COLUMN applied_by VARCHAR(64) NOT NULL DEFAULT ''`,
 		`ALTER TABLE command ADD COLUMN not_before DATETIME`,
 		`ALTER TABLE workflow_definition ADD COLUMN git_commit VARCHAR(64) NOT NULL DEFAULT ''`,
 		`ALTER TABLE command ADD COLUMN version INT NOT NULL DEFAULT 0`,
+		`CREATE TABLE dataset_ref (id INTEGER PRIMARY KEY AUTOINCREMENT, project_id BIGINT, workflow_name VARCHAR(255), dataset VARCHAR(200),
+		  role VARCHAR(16), grain VARCHAR(16), late_data VARCHAR(16), run_grain VARCHAR(16), task_name VARCHAR(255))`,
 	} {
 		if err := store.ExecRaw(s, q); err != nil {
 			t.Fatal(err)
@@ -75,7 +78,7 @@ func upgradeEventSeq(t *testing.T, crashed []string) {
 		runs = append(runs, inst.ID)
 	}
 	for _, q := range []string{`ALTER TABLE workflow_definition DROP COLUMN applied_by`, `ALTER TABLE command DROP COLUMN not_before`,
-		`ALTER TABLE workflow_definition DROP COLUMN git_commit`, `ALTER TABLE command DROP COLUMN version`} {
+		`ALTER TABLE workflow_definition DROP COLUMN git_commit`, `ALTER TABLE command DROP COLUMN version`, `DROP TABLE dataset_ref`} {
 		if err := store.ExecRaw(s, q); err != nil {
 			t.Fatal(err)
 		}

@@ -165,6 +165,8 @@ func (s *Store) TaskApplyReports(ctx context.Context, rs []model.Report) (out []
 			}
 			return n, err
 		}
+		var succeeded []int64
+		var produced map[int64]string // task -> its produces output
 		for i, r := range rs {
 			if _, ok := merged[i]; ok {
 				continue // written with its result, outcome copied below
@@ -199,6 +201,15 @@ func (s *Store) TaskApplyReports(ctx context.Context, rs []model.Report) (out []
 			}
 			if n == 1 {
 				out[i] = model.ReportApplied
+				if r.Kind == model.ReportResult && r.State == model.TaskSucceeded {
+					succeeded = append(succeeded, r.ID)
+					if o := r.Outputs[ProducesOutput]; o != "" {
+						if produced == nil {
+							produced = map[int64]string{}
+						}
+						produced[r.ID] = o
+					}
+				}
 				continue
 			}
 			var cur taskInstanceRow
@@ -213,6 +224,11 @@ func (s *Store) TaskApplyReports(ctx context.Context, rs []model.Report) (out []
 		}
 		for run, res := range merged {
 			out[run] = out[res]
+		}
+		// What the successes produce is written with them: exactly when
+		// a success is recorded (common/store/datasets.go).
+		if err := produceTx(tx, succeeded, produced); err != nil {
+			return err
 		}
 		return appendEvents(tx, taskChanges(appliedIDs(rs, out)...))
 	})

@@ -139,6 +139,9 @@ func (s *Store) putWorkflowTx(tx *gorm.DB, p projectRow, author string, pw prepa
 				return fmt.Errorf("insert task relations: %w", err)
 			}
 		}
+		if err := writeDatasetRefs(tx, p.ID, w); err != nil {
+			return err
+		}
 		def, created = r.model(p.Name), true
 		return nil
 	}()
@@ -292,6 +295,9 @@ func deleteWorkflowTx(tx *gorm.DB, p projectRow, name string) error {
 		return fmt.Errorf("workflow %q has %d running backfill(s); stop them first: %w", name, live, ErrConflict)
 	}
 	if err := deleteWorkflowTriggers(tx, p.ID, name); err != nil {
+		return err
+	}
+	if err := deleteDatasetRefs(tx, p.ID, name); err != nil {
 		return err
 	}
 	for _, del := range []struct {
