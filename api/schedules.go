@@ -52,6 +52,9 @@ func (h *handlers) putSchedule(w http.ResponseWriter, r *http.Request) error {
 	if sc.PinVersion, err = h.pinVersion(r, project, name, req); err != nil {
 		return err
 	}
+	if sc.PinVersion, err = h.schedulePin(r.Context(), project, name, sc.PinVersion); err != nil {
+		return err
+	}
 	var cal *schedule.Calendar
 	if sc.Calendar != "" {
 		// The store checks it again in the write, against a delete.

@@ -52,6 +52,9 @@ type preparedWorkflow struct {
 	hash    string
 	uses    map[string]string
 	commit  string // the Git commit it comes from ("": applied by hand)
+	// promotion is the change request applying it (0: an edit outside
+	// promotion, drift in a gated project).
+	promotion int64
 }
 
 func prepareWorkflow(w *spec.Workflow) (preparedWorkflow, error) {
@@ -137,6 +140,11 @@ func (s *Store) putWorkflowTx(tx *gorm.DB, p projectRow, author string, pw prepa
 		if len(rels) > 0 {
 			if err := tx.CreateInBatches(rels, 5*insertBatch).Error; err != nil { // 4 columns a row
 				return fmt.Errorf("insert task relations: %w", err)
+			}
+		}
+		if pw.promotion == 0 {
+			if err := noteDrift(tx, p, w.Name, r.Version, author); err != nil {
+				return err
 			}
 		}
 		def, created = r.model(p.Name), true
