@@ -53,12 +53,16 @@ func upgradeEventSeq(t *testing.T, crashed []string) {
 		t.Fatal(err)
 	}
 	// The rows are made by today's code, which writes columns of later
-	// files (0029, 0042, 0049): they are there only while the rows are made.
+	// files (0029, 0042, 0049) and reads a table of 0051 (an apply asks
+	// whether its project is promotion-gated): they are there only while
+	// the rows are made.
 	for _, q := range []string{
 		`ALTER TABLE workflow_definition ADD COLUMN applied_by VARCHAR(64) NOT NULL DEFAULT ''`,
 		`ALTER TABLE command ADD COLUMN not_before DATETIME`,
 		`ALTER TABLE workflow_definition ADD COLUMN git_commit VARCHAR(64) NOT NULL DEFAULT ''`,
 		`ALTER TABLE command ADD COLUMN version INT NOT NULL DEFAULT 0`,
+		`CREATE TABLE project_promotion (project_id BIGINT NOT NULL PRIMARY KEY, source_project VARCHAR(255) NOT NULL DEFAULT '',
+			require_review BOOLEAN NOT NULL DEFAULT FALSE, alert_channels TEXT, updated_by VARCHAR(255) NOT NULL DEFAULT '', updated_at DATETIME NOT NULL)`,
 	} {
 		if err := store.ExecRaw(s, q); err != nil {
 			t.Fatal(err)
@@ -75,7 +79,7 @@ func upgradeEventSeq(t *testing.T, crashed []string) {
 		runs = append(runs, inst.ID)
 	}
 	for _, q := range []string{`ALTER TABLE workflow_definition DROP COLUMN applied_by`, `ALTER TABLE command DROP COLUMN not_before`,
-		`ALTER TABLE workflow_definition DROP COLUMN git_commit`, `ALTER TABLE command DROP COLUMN version`} {
+		`ALTER TABLE workflow_definition DROP COLUMN git_commit`, `ALTER TABLE command DROP COLUMN version`, `DROP TABLE project_promotion`} {
 		if err := store.ExecRaw(s, q); err != nil {
 			t.Fatal(err)
 		}

@@ -435,14 +435,19 @@ func noteDrift(tx *gorm.DB, p projectRow, name string, version int, author strin
 	if err != nil || promoted == 0 {
 		return err
 	}
+	// Read first: MySQL counts a row found by ON DUPLICATE KEY as affected
+	// with found-rows on. Two edits racing here may both alert; each names
+	// its own version.
+	var since []int
+	if err := lockingRead(tx).Model(&driftRow{}).Where("project_id = ? AND workflow_name = ?", p.ID, name).
+		Pluck("since_version", &since).Error; err != nil || len(since) > 0 {
+		return err
+	}
 	now := now6()
 	res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&driftRow{ProjectID: p.ID, WorkflowName: name,
 		SinceVersion: version, PromotedVersion: promoted, EditedBy: author, DetectedAt: now})
 	if res.Error != nil {
 		return fmt.Errorf("record the drift of %q: %w", name, res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return nil
 	}
 	signalAppended(tx)
 	detail := map[string]any{"since_version": version, "promoted_version": promoted, "edited_by": author}
