@@ -10,6 +10,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/plan"
+	"github.com/beluga-scheduler/beluga/common/specdiff"
 	"github.com/beluga-scheduler/beluga/common/tasktype"
 )
 
@@ -139,6 +140,9 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"ScheduleFire": ScheduleFire{}, "FireList": FireList{}, "CompensateRequest": CompensateRequest{}, "CompensateResult": CompensateResult{},
 		"Compensation": Compensation{},
 		"VersionDiff":  VersionDiff{}, "VersionRef": VersionRef{},
+		"PromotionGateRequest": PromotionGateRequest{}, "PromotionGate": PromotionGate{}, "Drift": Drift{},
+		"PromoteRequest": PromoteRequest{}, "ReviewRequest": ReviewRequest{}, "ChangeRequest": ChangeRequest{},
+		"ChangeRequestList": ChangeRequestList{}, "SpecDiff": specdiff.Diff{},
 	} {
 		s, ok := doc.Components.Schemas[name]
 		if !ok {
