@@ -26,10 +26,11 @@ export function PromotionsPage({project}: {project: string}) {
   const base = `/api/v1/projects/${enc(project)}`;
   const [list, listErr, reload] = useRead<{requests: Request[]}>(`${base}/promotions`, 5000);
   const [gate, gateErr] = useRead<Gate>(`${base}/promotion`, 5000);
-  const [f, setF] = useState({source: '', workflow: '', message: ''});
+  // source is null until typed in: the gate's source project stands in.
+  const [f, setF] = useState<{source: string | null; workflow: string; message: string}>({source: null, workflow: '', message: ''});
   const [err, setErr] = useState('');
   const [busy, setBusy] = useState(false);
-  const source = f.source || gate?.source_project || '';
+  const source = f.source ?? gate?.source_project ?? '';
 
   async function promote(e: FormEvent) {
     e.preventDefault();
