@@ -480,3 +480,18 @@ func (s *Store) DriftList(ctx context.Context, project, name string) ([]model.Dr
 	}
 	return out, nil
 }
+
+// forgetPromotions is a workflow delete's part: the versions its applied
+// requests made go with it (applied_version 0: gone), so a workflow made
+// again under the name is not pinned to a number that is now another
+// version, and its drift goes too. The requests stay, for the record.
+func forgetPromotions(tx *gorm.DB, projectID int64, name string) error {
+	if err := tx.Model(&changeRequestRow{}).Where("target_project_id = ? AND workflow = ? AND applied_version <> 0", projectID, name).
+		UpdateColumn("applied_version", 0).Error; err != nil {
+		return fmt.Errorf("forget the promoted versions of %q: %w", name, err)
+	}
+	if err := tx.Where("project_id = ? AND workflow_name = ?", projectID, name).Delete(&driftRow{}).Error; err != nil {
+		return fmt.Errorf("forget the drift of %q: %w", name, err)
+	}
+	return nil
+}

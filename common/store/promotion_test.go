@@ -181,5 +181,25 @@ func TestPromotionReviewAndDrift(t *testing.T) {
 		if pin, _ := s.PromotionPin(ctx, "prod", "diamond"); pin != 6 {
 			t.Fatalf("pin after the promotion: %d", pin)
 		}
+		// Deleted and made again, the workflow is not pinned to a version
+		// number of its past life: its baseline is its latest again.
+		if _, _, err := s.WorkflowPutAs(ctx, "prod", "olga", mustSpec(t, diamondV2)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.WorkflowDelete(ctx, "prod", "diamond"); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.WorkflowPutAs(ctx, "prod", "olga", mustSpec(t, diamond)); err != nil {
+			t.Fatal(err)
+		}
+		if pin, _ := s.PromotionPin(ctx, "prod", "diamond"); pin != 1 {
+			t.Fatalf("pin after a delete and a new apply: %d, want 1", pin)
+		}
+		if d, _ := s.DriftList(ctx, "prod", ""); len(d) != 0 {
+			t.Fatalf("drift of a deleted workflow: %+v", d)
+		}
+		if got, _ := s.ChangeRequestGet(ctx, "prod", r4.ID); got.State != model.RequestApplied || got.AppliedVersion != 0 {
+			t.Fatalf("a request whose version was deleted: %+v", got)
+		}
 	})
 }

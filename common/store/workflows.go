@@ -299,6 +299,9 @@ func deleteWorkflowTx(tx *gorm.DB, p projectRow, name string) error {
 	if live > 0 {
 		return fmt.Errorf("workflow %q has %d running backfill(s); stop them first: %w", name, live, ErrConflict)
 	}
+	if err := forgetPromotions(tx, p.ID, name); err != nil {
+		return err
+	}
 	if err := deleteWorkflowTriggers(tx, p.ID, name); err != nil {
 		return err
 	}
