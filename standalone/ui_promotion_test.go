@@ -14,7 +14,9 @@ import (
 // version. A direct edit of prod's etl then shows as drift on the page.
 func TestWebUIPromotion(t *testing.T) {
 	e := start(t, "")
-	etl := func(v string) string { return fmt.Sprintf("name: etl\ntasks:\n  - {name: load, command: \"echo %s\"}\n", v) }
+	etl := func(v string) string {
+		return fmt.Sprintf("name: etl\ntasks:\n  - {name: load, command: \"echo %s\"}\n", v)
+	}
 	e.do("POST", "/api/v1/projects", `{"name":"prod"}`, http.StatusCreated, nil)
 	e.do("PUT", "/api/v1/projects/prod/workflows/etl", etl("prod-v1"), http.StatusCreated, nil)
 	e.do("PUT", "/api/v1/projects/prod/promotion", `{"source_project":"demo","require_review":true}`, http.StatusOK, nil)
