@@ -50,6 +50,14 @@ func TestPromotionReviewAndDrift(t *testing.T) {
 		if got, _ := s.PromotionGateGet(ctx, "prod"); !got.RequireReview || got.UpdatedBy != "olga" || got.AlertChannels[0] != "ops" {
 			t.Fatalf("gate read back: %+v", got)
 		}
+		// A second put replaces the first.
+		if _, err := s.PromotionGatePut(ctx, model.PromotionGate{Project: "prod", SourceProject: "dev", RequireReview: true,
+			AlertChannels: []string{"ops", "mail"}, UpdatedBy: "ben"}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.PromotionGateGet(ctx, "prod"); got.UpdatedBy != "ben" || len(got.AlertChannels) != 2 {
+			t.Fatalf("gate replaced: %+v", got)
+		}
 		// Gating pins the schedule to the baseline: the latest version.
 		if sc, _ := s.ScheduleGet(ctx, "prod", "diamond"); sc.PinVersion != 1 {
 			t.Fatalf("gating pinned the schedule to %d, want 1", sc.PinVersion)
