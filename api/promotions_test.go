@@ -124,6 +124,11 @@ func TestPromotionReviewRules(t *testing.T) {
 	if len(g.Drift) != 1 || g.Drift[0].Workflow != "nightly_etl" || g.Drift[0].SinceVersion != 3 || g.Drift[0].PromotedVersion != 2 {
 		t.Fatalf("drift: %+v", g.Drift)
 	}
+	var wf Workflow
+	b.as(ed, "GET", "/api/v1/projects/prod/workflows/nightly_etl", "").want(t, http.StatusOK).json(t, &wf)
+	if wf.Drift == nil || wf.Drift.SinceVersion != 3 || wf.Drift.EditedBy != "ed" {
+		t.Fatalf("the workflow's drift field: %+v", wf.Drift)
+	}
 	b.as(ed, "PUT", "/api/v1/projects/prod/workflows/nightly_etl/schedule", `{"cron":"0 0 2 * * *","pin_version":3}`).
 		wantError(t, http.StatusBadRequest, CodeBadRequest)
 	var sc Schedule

@@ -260,7 +260,16 @@ func (h *handlers) getWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return storeError(err)
 	}
-	writeJSON(w, http.StatusOK, fromDefinition(def, true))
+	out := fromDefinition(def, true)
+	drift, err := h.Store.DriftList(r.Context(), project, name)
+	if err != nil {
+		return storeError(err)
+	}
+	for _, d := range drift {
+		out.Drift = &Drift{Workflow: d.Workflow, SinceVersion: d.SinceVersion, PromotedVersion: d.PromotedVersion,
+			EditedBy: d.EditedBy, DetectedAt: timeOf(d.DetectedAt)}
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 

@@ -67,5 +67,7 @@ func TestWebUIPromotion(t *testing.T) {
 		s.until("the drift badge on etl", `document.querySelector('[data-drift="etl"] .drift-badge')?.textContent === 'drift' && `+
 			`document.querySelector('[data-drift="etl"]').textContent.includes('version 3')`)
 		s.axe()
+		s.open("#/workflows/prod/etl")
+		s.until("the drift badge on the workflow's page", `document.querySelector('#drift-badge')?.textContent === 'drift'`)
 	})
 }
