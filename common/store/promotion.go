@@ -196,16 +196,30 @@ func promotedVersion(tx *gorm.DB, projectID int64, name string) (int, error) {
 
 // pinSchedule pins the schedule of workflow name (if it has one) to
 // version, moving its revision on as an edit does, so a fire planned from
-// the old row is refused and the masters read it again.
+// the old row is refused and the masters read it again; a fire written
+// ahead of its second under the old pin is taken back (cancelAhead), as an
+// edit takes it back, and fires again under the new one.
 func pinSchedule(tx *gorm.DB, projectID int64, name string, version int, by string) error {
 	if version == 0 {
 		return nil
 	}
-	res := tx.Model(&scheduleRow{}).Where("project_id = ? AND workflow_name = ? AND pin_version <> ?", projectID, name, version).
-		UpdateColumns(map[string]any{"pin_version": version, "revision": gorm.Expr("revision + 1"), "version": gorm.Expr("version + 1"),
-			"updated_by": by, "updated_at": now6()})
-	if res.Error != nil {
-		return fmt.Errorf("pin the schedule of %q to version %d: %w", name, version, res.Error)
+	var rows []scheduleRow
+	if err := lockingRead(tx).Select("id, last_fire_time").Where("project_id = ? AND workflow_name = ? AND pin_version <> ?", projectID, name, version).
+		Find(&rows).Error; err != nil {
+		return fmt.Errorf("read the schedule of %q: %w", name, err)
+	}
+	now := now6()
+	for _, r := range rows {
+		cols := map[string]any{"pin_version": version, "revision": gorm.Expr("revision + 1"), "version": gorm.Expr("version + 1"),
+			"updated_by": by, "updated_at": now}
+		if last, cancelled, err := cancelAhead(tx, r.ID, r.LastFireTime, now); err != nil {
+			return err
+		} else if cancelled {
+			cols["last_fire_time"] = last
+		}
+		if err := tx.Model(&scheduleRow{}).Where("id = ?", r.ID).UpdateColumns(cols).Error; err != nil {
+			return fmt.Errorf("pin the schedule of %q to version %d: %w", name, version, err)
+		}
 	}
 	return nil
 }
