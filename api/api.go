@@ -160,6 +160,13 @@ var routes = []route{
 	{"DELETE", "/api/v1/projects/{project}/git", (*handlers).deleteGitBinding},
 	{"POST", "/api/v1/projects/{project}/git/sync", (*handlers).syncGit},
 	{"POST", "/api/v1/git-hooks/{project}", (*handlers).gitHook},
+	{"GET", "/api/v1/projects/{project}/promotion", (*handlers).getPromotionGate},
+	{"PUT", "/api/v1/projects/{project}/promotion", (*handlers).putPromotionGate},
+	{"POST", "/api/v1/projects/{project}/promotions", (*handlers).createPromotion},
+	{"GET", "/api/v1/projects/{project}/promotions", (*handlers).listPromotions},
+	{"GET", "/api/v1/projects/{project}/promotions/{id}", (*handlers).getPromotion},
+	{"POST", "/api/v1/projects/{project}/promotions/{id}/approve", (*handlers).approvePromotion},
+	{"POST", "/api/v1/projects/{project}/promotions/{id}/reject", (*handlers).rejectPromotion},
 
 	{"GET", "/api/v1/projects/{project}/workflows", (*handlers).listWorkflows},
 	{"PUT", "/api/v1/projects/{project}/workflows/{name}", (*handlers).applyWorkflow},

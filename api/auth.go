@@ -27,7 +27,7 @@ const SessionTTL = 12 * time.Hour
 // authentication and permissions).
 type need struct {
 	who   who
-	level string // for the by* kinds: view, operate, edit or owner
+	level string // for the by* kinds: view, operate, edit, approve or owner
 }
 
 type who int
@@ -79,6 +79,16 @@ var access = map[string]need{
 	"GET /api/v1/projects/{project}/git":       {who: byProject, level: model.GrantView},
 	"DELETE /api/v1/projects/{project}/git":    {who: byProject, level: model.GrantOwner},
 	"POST /api/v1/projects/{project}/git/sync": {who: byProject, level: model.GrantEdit},
+
+	// Promotion: a request needs edit on its source too, a review approve
+	// on the target and not to be its author (api/promotions.go).
+	"GET /api/v1/projects/{project}/promotion":                {who: byProject, level: model.GrantView},
+	"PUT /api/v1/projects/{project}/promotion":                {who: byProject, level: model.GrantOwner},
+	"POST /api/v1/projects/{project}/promotions":              {who: byProject, level: model.GrantView},
+	"GET /api/v1/projects/{project}/promotions":               {who: byProject, level: model.GrantView},
+	"GET /api/v1/projects/{project}/promotions/{id}":          {who: byProject, level: model.GrantView},
+	"POST /api/v1/projects/{project}/promotions/{id}/approve": {who: byProject, level: model.GrantApprove},
+	"POST /api/v1/projects/{project}/promotions/{id}/reject":  {who: byProject, level: model.GrantApprove},
 	// A push's webhook: the binding's hook secret guards it (gitHook), and
 	// it syncs as the user who set the binding.
 	"POST /api/v1/git-hooks/{project}": {who: ownSecret},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/plan"
+	"github.com/beluga-scheduler/beluga/common/specdiff"
 	"github.com/beluga-scheduler/beluga/common/tasktype"
 )
 
@@ -143,6 +144,9 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"DatasetConsumer": DatasetConsumer{}, "DatasetPartition": DatasetPartition{}, "DatasetEvent": DatasetEvent{},
 		"DatasetFire": DatasetFire{}, "DatasetFireList": DatasetFireList{}, "DatasetInput": DatasetInput{}, "RunDatasets": RunDatasets{},
 		"DatasetEventRequest": DatasetEventRequest{}, "DatasetEventResult": DatasetEventResult{},
+		"PromotionGateRequest": PromotionGateRequest{}, "PromotionGate": PromotionGate{}, "Drift": Drift{},
+		"PromoteRequest": PromoteRequest{}, "ReviewRequest": ReviewRequest{}, "ChangeRequest": ChangeRequest{},
+		"ChangeRequestList": ChangeRequestList{}, "SpecDiff": specdiff.Diff{},
 	} {
 		s, ok := doc.Components.Schemas[name]
 		if !ok {

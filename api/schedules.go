@@ -92,6 +92,9 @@ func (h *handlers) scheduleOf(ctx context.Context, project, name, by string, req
 	if sc.PinVersion, err = h.pinVersion(ctx, project, name, req); err != nil {
 		return sc, nil, err
 	}
+	if sc.PinVersion, err = h.schedulePin(ctx, project, name, sc.PinVersion); err != nil {
+		return sc, nil, err
+	}
 	var cal *schedule.Calendar
 	if sc.Calendar != "" {
 		// The store checks it again in the write, against a delete.

@@ -36,6 +36,7 @@ type Store interface {
 	planStore
 	ClusterStore
 	admissionStore
+	promotionStore
 }
 
 // planStore is impact plans (plans.go).

@@ -162,6 +162,9 @@ type Workflow struct {
 	Spec      json.RawMessage `json:"spec,omitempty"`
 	// GitCommit is the commit the Git sync that made the version read.
 	GitCommit string `json:"git_commit,omitempty"`
+	// Drift is set on a read of one promotion-gated workflow edited
+	// outside promotion (README, "Promotion with review").
+	Drift *Drift `json:"drift,omitempty"`
 }
 
 func fromDefinition(d model.WorkflowDefinition, withSpec bool) Workflow {

@@ -100,6 +100,12 @@ func (h *handlers) checkApply(ctx context.Context, project, name, namedBy string
 	if wf.Name != name {
 		return nil, badRequest("the spec names workflow %q but %s names %q; they must match (or leave name out of the spec)", wf.Name, namedBy, name)
 	}
+	return wf, h.checkParsed(ctx, project, wf, false)
+}
+
+// checkParsed is checkApply's checks of a parsed spec; sealed allows
+// sealed values (a stored version's spec, as a promotion applies).
+func (h *handlers) checkParsed(ctx context.Context, project string, wf *spec.Workflow, sealed bool) error {
 	// A task group need not exist yet (its tasks wait until it does), but
 	// its name must be one a group can have.
 	var bad []string
@@ -109,24 +115,26 @@ func (h *handlers) checkApply(ctx context.Context, project, name, namedBy string
 		}
 	}
 	if err := h.checkTenants(ctx, project, wf); err != nil {
-		return nil, err
+		return err
 	}
 	if err := h.codeGate(ctx, wf); err != nil {
-		return nil, err
+		return err
 	}
-	bad = append(bad, checkSpecNotSealed(wf)...)
+	if !sealed {
+		bad = append(bad, checkSpecNotSealed(wf)...)
+	}
 	if more, err := h.unknownAlertChannels(ctx, wf.Alerts); err != nil {
-		return nil, err
+		return err
 	} else {
 		bad = append(bad, more...)
 	}
 	if len(bad) > 0 {
-		return nil, badRequest("%s", strings.Join(bad, "; "))
+		return badRequest("%s", strings.Join(bad, "; "))
 	}
 	if err := h.checkWalls(ctx, project, wf); err != nil {
-		return nil, err
+		return err
 	}
-	return wf, nil
+	return nil
 }
 
 // applyStoreError is the answer to the store's refusal of a workflow.
@@ -252,7 +260,16 @@ func (h *handlers) getWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return storeError(err)
 	}
-	writeJSON(w, http.StatusOK, fromDefinition(def, true))
+	out := fromDefinition(def, true)
+	drift, err := h.Store.DriftList(r.Context(), project, name)
+	if err != nil {
+		return storeError(err)
+	}
+	for _, d := range drift {
+		out.Drift = &Drift{Workflow: d.Workflow, SinceVersion: d.SinceVersion, PromotedVersion: d.PromotedVersion,
+			EditedBy: d.EditedBy, DetectedAt: timeOf(d.DetectedAt)}
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 

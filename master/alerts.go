@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -265,6 +266,10 @@ func (a *alerter) planBatch(ctx context.Context, evs []model.Event, cursor int64
 			plan = append(plan, a.gitAlerts(ctx, e)...)
 			continue
 		}
+		if e.Kind == model.EventPromotion {
+			plan = append(plan, a.driftAlerts(ctx, e)...)
+			continue
+		}
 		trigger, ok := alertTrigger(e)
 		if !ok {
 			continue
@@ -303,6 +308,50 @@ func (a *alerter) gitAlerts(ctx context.Context, e model.Event) []model.Alert {
 	var d struct{ Commit, File, Error string }
 	_ = json.Unmarshal(e.Detail, &d)
 	return gitRefusedAlerts(e.Project, d.Commit, d.File, d.Error, b.AlertChannels)
+}
+
+// driftAlerts are the alerts of a promotion drift event: told to the
+// target project's promotion alert channels. The store appends the event
+// once per drift; the key (project, workflow, first drifted version) keeps
+// a replayed event from alerting twice.
+func (a *alerter) driftAlerts(ctx context.Context, e model.Event) []model.Alert {
+	if e.State != "drift" {
+		return nil
+	}
+	g, err := a.store.PromotionGateGet(ctx, e.Project)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			a.log.Warn("read a promotion gate's alert channels", zap.String("project", e.Project), zap.Error(err))
+		}
+		return nil
+	}
+	var d struct {
+		SinceVersion    int    `json:"since_version"`
+		PromotedVersion int    `json:"promoted_version"`
+		EditedBy        string `json:"edited_by"`
+	}
+	_ = json.Unmarshal(e.Detail, &d)
+	return driftAlertsOf(e.Project, e.Workflow, d.SinceVersion, d.PromotedVersion, d.EditedBy, g.AlertChannels)
+}
+
+// AlertDrift is the kind of the alert of a gated workflow edited outside
+// promotion.
+const AlertDrift = "promotion_drift"
+
+func driftAlertsOf(project, workflow string, since, promoted int, by string, channels []string) []model.Alert {
+	who := by
+	if who == "" {
+		who = "the server"
+	}
+	text := fmt.Sprintf("workflow %s/%s drifted: version %d was made by %s outside promotion; its schedules still run promoted version %d",
+		project, workflow, since, who, promoted)
+	out := make([]model.Alert, 0, len(channels))
+	for _, ch := range channels {
+		sum := sha256.Sum256([]byte(project + "\x00" + workflow + "\x00" + strconv.Itoa(since) + "\x00" + ch))
+		out = append(out, model.Alert{Key: "drift:" + hex.EncodeToString(sum[:16]), Channel: ch, Kind: AlertDrift,
+			Project: project, Workflow: workflow, Message: text})
+	}
+	return out
 }
 
 // AlertGitRefused is the kind of the alert of a refused Git commit.

@@ -86,6 +86,7 @@ type alertStore interface {
 	AlertDue(ctx context.Context, now time.Time, limit int) ([]model.Alert, error)
 	AlertChannelGet(ctx context.Context, name string) (model.AlertChannel, error)
 	GitBindingGet(ctx context.Context, project string) (model.GitBinding, error)
+	PromotionGateGet(ctx context.Context, project string) (model.PromotionGate, error)
 	ScheduleGet(ctx context.Context, project, workflow string) (model.Schedule, error)
 	InstanceGet(ctx context.Context, id int64) (model.WorkflowInstance, error)
 	EventList(ctx context.Context, after int64, f model.EventFilter, limit int) ([]model.Event, error)

@@ -191,7 +191,7 @@ func newRoot(a *app) *cobra.Command {
 		"PEM CA that an https --server's certificate chains to (env BELUGA_SERVER_CA, else BELUGA_TLS_CA_FILE)")
 	root.PersistentFlags().StringVarP(&a.output, "output", "o", "table", "output format: table or json")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(projectCommand(a), workflowCommand(a), scheduleCommand(a), backfillCommand(a), instanceCommand(a), planCommand(a), taskCommand(a), taskGroupCommand(a), calendarCommand(a), datasourceCommand(a), retentionCommand(a), gitCommand(a), triggerCommand(a), datasetCommand(a), clusterCommand(a), settingCommand(a))
+	root.AddCommand(projectCommand(a), workflowCommand(a), scheduleCommand(a), backfillCommand(a), instanceCommand(a), planCommand(a), taskCommand(a), taskGroupCommand(a), calendarCommand(a), datasourceCommand(a), retentionCommand(a), gitCommand(a), promoteCommand(a), promotionCommand(a), triggerCommand(a), datasetCommand(a), clusterCommand(a), settingCommand(a))
 	root.AddCommand(loginCommand(a), logoutCommand(a), whoamiCommand(a), auditCommand(a))
 	root.AddCommand(subscriptionCommand(a), alertChannelCommand(a), alertCommand(a))
 	root.AddCommand(serverCommands()...)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/api"
 	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/specdiff"
 )
 
 func workflowDiffCommand(a *app, need projectFunc) *cobra.Command {
@@ -87,6 +88,13 @@ func (a *app) printDiff(d api.VersionDiff) error {
 		_, err := fmt.Fprint(a.stdout, w.String())
 		return err
 	}
+	writeDiffBody(w, d.Diff)
+	_, err := fmt.Fprint(a.stdout, w.String())
+	return err
+}
+
+// writeDiffBody writes d's changes, then its text diff.
+func writeDiffBody(w *strings.Builder, d specdiff.Diff) {
 	for _, c := range d.WorkflowFields {
 		fmt.Fprintf(w, "~ workflow %s: %s -> %s\n", c.Field, jsonOrNone(c.From), jsonOrNone(c.To))
 	}
@@ -112,8 +120,6 @@ func (a *app) printDiff(d api.VersionDiff) error {
 	} else if d.TextOmitted != "" {
 		fmt.Fprintf(w, "\n(text diff omitted: %s)\n", d.TextOmitted)
 	}
-	_, err := fmt.Fprint(a.stdout, w.String())
-	return err
 }
 
 func jsonOrNone(v []byte) string {

@@ -16,12 +16,13 @@ const (
 	TokenPersonal = "personal"
 )
 
-// Grant levels on a project, each implying the ones before it.
+// Grant levels on a project, each implying the ones before it (and
+// GrantApprove, between edit and owner: edit, and review change requests).
 const (
 	GrantView    = "view"
 	GrantOperate = "operate"
 	GrantEdit    = "edit"
-	GrantOwner   = "owner" // edit, and may grant others
+	GrantOwner   = "owner" // approve, and may grant others
 )
 
 // GrantRank orders levels (0: none or unknown).
@@ -33,8 +34,10 @@ func GrantRank(level string) int {
 		return 2
 	case GrantEdit:
 		return 3
-	case GrantOwner:
+	case GrantApprove:
 		return 4
+	case GrantOwner:
+		return 5
 	}
 	return 0
 }

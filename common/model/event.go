@@ -73,4 +73,4 @@ func (f EventFilter) Match(e Event) bool {
 }
 
 // EventKinds are the kinds an event can have, in the order documented.
-var EventKinds = []string{EventInstance, EventTask, EventTimeout, EventGitSync}
+var EventKinds = []string{EventInstance, EventTask, EventTimeout, EventGitSync, EventPromotion}

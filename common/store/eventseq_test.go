@@ -53,7 +53,8 @@ func upgradeEventSeq(t *testing.T, crashed []string) {
 		t.Fatal(err)
 	}
 	// The rows are made by today's code, which writes columns and tables
-	// of later files (0029, 0042, 0049, 0052): they are there only while
+	// of later files (0029, 0042, 0049, 0052) and reads a table of 0051 (an
+	// apply asks whether its project is promotion-gated): they are there only while
 	// the rows are made.
 	for _, q := range []string{
 		`ALTER TABLE workflow_definition ADD COLUMN applied_by VARCHAR(64) NOT NULL DEFAULT ''`,
@@ -62,6 +63,8 @@ func upgradeEventSeq(t *testing.T, crashed []string) {
 		`ALTER TABLE command ADD COLUMN version INT NOT NULL DEFAULT 0`,
 		`CREATE TABLE dataset_ref (id INTEGER PRIMARY KEY AUTOINCREMENT, project_id BIGINT, workflow_name VARCHAR(255), dataset VARCHAR(200),
 		  role VARCHAR(16), grain VARCHAR(16), late_data VARCHAR(16), run_grain VARCHAR(16), task_name VARCHAR(255))`,
+		`CREATE TABLE project_promotion (project_id BIGINT NOT NULL PRIMARY KEY, source_project VARCHAR(255) NOT NULL DEFAULT '',
+			require_review BOOLEAN NOT NULL DEFAULT FALSE, alert_channels TEXT, updated_by VARCHAR(255) NOT NULL DEFAULT '', updated_at DATETIME NOT NULL)`,
 	} {
 		if err := store.ExecRaw(s, q); err != nil {
 			t.Fatal(err)
@@ -78,7 +81,8 @@ func upgradeEventSeq(t *testing.T, crashed []string) {
 		runs = append(runs, inst.ID)
 	}
 	for _, q := range []string{`ALTER TABLE workflow_definition DROP COLUMN applied_by`, `ALTER TABLE command DROP COLUMN not_before`,
-		`ALTER TABLE workflow_definition DROP COLUMN git_commit`, `ALTER TABLE command DROP COLUMN version`, `DROP TABLE dataset_ref`} {
+		`ALTER TABLE workflow_definition DROP COLUMN git_commit`, `ALTER TABLE command DROP COLUMN version`, `DROP TABLE dataset_ref`,
+		`DROP TABLE project_promotion`} {
 		if err := store.ExecRaw(s, q); err != nil {
 			t.Fatal(err)
 		}

@@ -52,6 +52,9 @@ type preparedWorkflow struct {
 	hash    string
 	uses    map[string]string
 	commit  string // the Git commit it comes from ("": applied by hand)
+	// promotion is the change request applying it (0: an edit outside
+	// promotion, drift in a gated project).
+	promotion int64
 }
 
 func prepareWorkflow(w *spec.Workflow) (preparedWorkflow, error) {
@@ -141,6 +144,11 @@ func (s *Store) putWorkflowTx(tx *gorm.DB, p projectRow, author string, pw prepa
 		}
 		if err := writeDatasetRefs(tx, p.ID, w); err != nil {
 			return err
+		}
+		if pw.promotion == 0 {
+			if err := noteDrift(tx, p, w.Name, r.Version, author); err != nil {
+				return err
+			}
 		}
 		def, created = r.model(p.Name), true
 		return nil
@@ -293,6 +301,9 @@ func deleteWorkflowTx(tx *gorm.DB, p projectRow, name string) error {
 	}
 	if live > 0 {
 		return fmt.Errorf("workflow %q has %d running backfill(s); stop them first: %w", name, live, ErrConflict)
+	}
+	if err := forgetPromotions(tx, p.ID, name); err != nil {
+		return err
 	}
 	if err := deleteWorkflowTriggers(tx, p.ID, name); err != nil {
 		return err

@@ -105,7 +105,7 @@ export function GrantsPage({project}: {project?: string}) {
       {p ? <form className="panel form inline" id="grant-form" onSubmit={grant} aria-label={`grant on ${p}`}>
         <Field id="grant-user" label="User"><input id="grant-user" value={who} onChange={(e) => setWho(e.target.value)} required autoComplete="off" /></Field>
         <Field id="grant-level" label="Level"><select id="grant-level" value={level} onChange={(e) => setLevel(e.target.value)}>
-          {['view', 'operate', 'edit', 'owner'].map((l) => <option key={l} value={l}>{l}</option>)}</select></Field>
+          {['view', 'operate', 'edit', 'approve', 'owner'].map((l) => <option key={l} value={l}>{l}</option>)}</select></Field>
         <button type="submit" className="primary">Grant</button>
         <Err text={err} />
       </form> : null}

@@ -20,7 +20,8 @@ import {perf} from './perf';
 
 type Task = SpecTask & {command?: string};
 type Spec = {tasks: Task[]; description?: string; priority?: string; worker_group?: string; params?: Record<string, string>; [k: string]: unknown};
-type Workflow = {name: string; version: number; spec: Spec};
+type Workflow = {name: string; version: number; spec: Spec;
+  drift?: {since_version: number; promoted_version: number; edited_by: string}};
 type Version = {version: number; spec_hash: string; created_at: string};
 
 const MATCHES_SHOWN = 20; // start-node candidates listed for what is typed
@@ -64,7 +65,10 @@ function Shown({project, name, wf, versions, page}: {project: string; name: stri
   return (
     <div className="workflow">
       <div className="titlebar">
-        <h1><a href={`#/workflows/${enc(project)}`}>{project}</a> / {name}<span className="muted"> v{wf.version}</span></h1>
+        <h1><a href={`#/workflows/${enc(project)}`}>{project}</a> / {name}<span className="muted"> v{wf.version}</span>
+          {wf.drift ? <> <a className="badge drift-badge" id="drift-badge" href={`#/promotions/${enc(project)}`}
+            title={`version ${wf.drift.since_version} was made outside promotion by ${wf.drift.edited_by || 'the server'}; `+
+              `schedules run approved version ${wf.drift.promoted_version}`}>drift</a></> : null}</h1>
         <div className="actions">
           <a className="button" href={`#/instances?project=${enc(project)}&workflow=${enc(name)}`}>Instances</a>
           <a className="button" href={`#/backfills?project=${enc(project)}&workflow=${enc(name)}`}>Backfills</a>

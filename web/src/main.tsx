@@ -27,6 +27,7 @@ import {BackfillPage} from './BackfillPage';
 import {TaskGroupsPage} from './TaskGroupsPage';
 import {DatasourcesPage} from './DatasourcesPage';
 import {AlertChannelsPage} from './AlertChannelsPage';
+import {PromotionPage, PromotionsIndex, PromotionsPage} from './PromotionsPage';
 
 // The theme first, so the first page is drawn in it.
 applyTheme(initialTheme());
@@ -56,6 +57,9 @@ start([
   [/^\/task-groups$/, 'task-groups', () => <TaskGroupsPage />],
   [/^\/datasources$/, 'datasources', () => <DatasourcesPage />],
   [/^\/alert-channels$/, 'alert-channels', () => <AlertChannelsPage />],
+  [/^\/promotions$/, 'promotions', () => <PromotionsIndex />],
+  [/^\/promotions\/([^/]+)$/, 'promotions', ([p]) => <PromotionsPage project={p} />],
+  [/^\/promotions\/([^/]+)\/(\d+)$/, 'promotions', ([p, id]) => <PromotionPage project={p} id={Number(id)} />],
 ]);
 
 createRoot(document.getElementById('theme')!).render(<ThemeButton />);
