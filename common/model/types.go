@@ -162,16 +162,22 @@ type Schedule struct {
 // Backfill runs a workflow once per schedule time of a past range, in order,
 // with at most Parallelism runs unfinished at a time.
 type Backfill struct {
-	ID           int64             `json:"id"`
-	ProjectID    int64             `json:"project_id"`
-	Project      string            `json:"project"`
-	Workflow     string            `json:"workflow"`
-	Cron         string            `json:"cron"`
-	Timezone     string            `json:"timezone"`
-	Start        time.Time         `json:"start"`
-	End          time.Time         `json:"end"`
-	Times        []time.Time       `json:"times"` // the schedule times, in submission order
-	Total        int               `json:"total"` // len(Times), also when Times was not read
+	ID        int64       `json:"id"`
+	ProjectID int64       `json:"project_id"`
+	Project   string      `json:"project"`
+	Workflow  string      `json:"workflow"`
+	Cron      string      `json:"cron"`
+	Timezone  string      `json:"timezone"`
+	Start     time.Time   `json:"start"`
+	End       time.Time   `json:"end"`
+	Times     []time.Time `json:"times"` // the schedule times, in submission order
+	Total     int         `json:"total"` // len(Times), also when Times was not read
+	// Calendar and OnHoliday are the schedule's business calendar the
+	// times were decided under ("": none); Refused are the cron's times of
+	// the range it did not run as themselves (left out of lists, as Times).
+	Calendar     string            `json:"calendar,omitempty"`
+	OnHoliday    string            `json:"on_holiday,omitempty"`
+	Refused      []BackfillRefusal `json:"refused,omitempty"`
 	Submitted    int               `json:"submitted"`
 	Parallelism  int               `json:"parallelism"`
 	OnFailure    string            `json:"on_failure"`
@@ -189,6 +195,15 @@ type Backfill struct {
 	// Read with the runs: how many are unfinished (paused ones too: they
 	// can be resumed), succeeded, failed (failed or stopped) so far.
 	Unfinished, Succeeded, Failed int
+}
+
+// BackfillRefusal is a cron time of a backfill's range its calendar did
+// not run as itself: moved to MovedTo (next or previous business day), or
+// dropped (nil). The ledger of fires records such a time of a schedule as
+// refused_calendar.
+type BackfillRefusal struct {
+	Time    time.Time  `json:"time"`
+	MovedTo *time.Time `json:"moved_to,omitempty"`
 }
 
 // Overlap is what a schedule does with a fire while one of its runs is
