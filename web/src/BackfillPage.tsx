@@ -13,6 +13,7 @@ import {Badge, Duration, Time, Why, enc} from './ui';
 import {rfc3339Local, userZone} from './zone';
 
 type Full = Backfill & {reason?: string; cron: string; timezone: string; start: string; end: string; times: string[]; on_failure: string;
+  calendar?: string; on_holiday?: string; refused?: Refused[];
   priority?: string; worker_group?: string; params?: Record<string, string>; end_at?: string | null};
 type Run = {id: number; state: string; schedule_time?: string; start_time?: string; end_time?: string};
 
@@ -88,6 +89,8 @@ function Head({b}: {b: Full}) {
   if (b.reason) rows.push(['Reason', b.reason]);
   rows.push(['Cron', <><code className="cron">{b.cron}</code> ({b.timezone || 'UTC'})</>],
     ['Range', <><Time iso={b.start} zone={b.timezone} /> → <Time iso={b.end} zone={b.timezone} /><span className="muted"> both included</span></>]);
+  if (b.calendar) rows.push(['Calendar', <span id="backfill-calendar">{calendarLine(b.calendar, b.on_holiday, b.refused || [])}
+    <RefusedList refused={b.refused || []} zone={b.timezone} /></span>]);
   if (many) rows.push(['Order', desc ? 'newest first' : 'oldest first']);
   rows.push(['Parallelism', `${b.parallelism} unfinished at a time`],
     ['On failure', b.on_failure === 'stop' ? 'stop: submit no more once a run failed' : 'continue past failed runs'],
@@ -140,14 +143,15 @@ export function BackfillForm({project, name, priority, group, defaults, sc}: {pr
   const [dry, setDry] = useState(false);
   const [err, setErr] = useState('');
   const [busy, setBusy] = useState(false);
+  const [preview, setPreview] = useState<Preview | null>(null);
+  useEffect(() => setPreview(null), [from, to, cron, tz, order]); // a preview of other inputs would mislead
 
   const a = rfc3339Local(from), z = rfc3339Local(to);
   const sent = a || z ? `Sent as ${a || '(not set)'} to ${z || '(not set)'}` : '';
 
-  async function submit(e: FormEvent) {
-    e.preventDefault();
-    setErr('');
-    if (a === null || z === null) { setErr('From or To is not a valid date and time.'); return; }
+  // bodyOf is what the form sends, or null with the problem shown.
+  function bodyOf(): Record<string, unknown> | null {
+    if (a === null || z === null) { setErr('From or To is not a valid date and time.'); return null; }
     const body: Record<string, unknown> = {start: a, end: z, order, on_failure: onFailure, by: user()};
     if (cron.trim()) body.cron = cron.trim();
     if (tz.trim()) body.timezone = tz.trim();
@@ -157,10 +161,28 @@ export function BackfillForm({project, name, priority, group, defaults, sc}: {pr
     const p = valuesOf(params);
     if (Object.keys(p).length) body.params = p;
     if (dry) body.dry_run = true;
+    return body;
+  }
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setErr('');
+    const body = bodyOf();
+    if (!body) return;
     setBusy(true);
     try {
       const bf = await api('POST', `/api/v1/projects/${enc(project)}/workflows/${enc(name)}/backfill`, {json: body});
       go(`#/backfills/${bf.id}`, `Backfill #${bf.id} started: ${bf.total} schedule time${bf.total === 1 ? '' : 's'} of ${bf.cron} (${bf.timezone || 'UTC'}).`);
+    } catch (ex) { setErr(describe(ex)); } finally { setBusy(false); }
+  }
+
+  async function showPreview() {
+    setErr(''); setPreview(null);
+    const body = bodyOf();
+    if (!body) return;
+    setBusy(true);
+    try {
+      setPreview(await api('POST', `/api/v1/projects/${enc(project)}/workflows/${enc(name)}/backfill/preview`, {json: body}));
     } catch (ex) { setErr(describe(ex)); } finally { setBusy(false); }
   }
 
@@ -192,7 +214,44 @@ export function BackfillForm({project, name, priority, group, defaults, sc}: {pr
       <div className="field"><span>Params</span><Params rows={params} onChange={setParams} /></div>
       <label className="field"><span>Dry run</span><span><input type="checkbox" name="dry_run" id="backfill-dry" checked={dry} onChange={(e) => setDry(e.target.checked)} /> record every task as succeeded without running it</span></label>
       <pre className="apierror" role="alert" id="backfill-error" hidden={!err}>{err}</pre>
-      <div className="buttons"><button type="submit" className="primary" id="backfill-submit" disabled={busy}>Start backfill</button></div>
+      {preview ? <PreviewList p={preview} /> : null}
+      <div className="buttons"><button type="button" id="backfill-preview" disabled={busy} onClick={showPreview}>Preview times</button>
+        <button type="submit" className="primary" id="backfill-submit" disabled={busy}>Start backfill</button></div>
     </form>
+  );
+}
+
+export type Refused = {time: string; outcome: string; moved_to?: string};
+type Preview = {cron: string; timezone: string; calendar?: string; on_holiday?: string; total: number; times: string[]; refused: Refused[]};
+
+const POLICY: Record<string, string> = {skip: 'skipped', next_business_day: 'moved to the next business day',
+  previous_business_day: 'moved to the previous business day'};
+
+// calendarLine says which calendar decided a backfill's times and what it
+// did with the cron's times on days off.
+export function calendarLine(calendar: string | undefined, onHoliday: string | undefined, refused: Refused[]): string {
+  if (!calendar) return 'no business calendar: every cron time runs';
+  const moved = refused.filter((r) => r.moved_to).length;
+  return `calendar ${calendar}: times on days off are ${POLICY[onHoliday || 'skip'] || onHoliday}; ` +
+    `${moved} moved, ${refused.length - moved} dropped`;
+}
+
+// RefusedList is the cron times a calendar did not run as themselves.
+export function RefusedList({refused, zone}: {refused: Refused[]; zone: string}) {
+  if (!refused.length) return null;
+  return <ul className="refused" aria-label="cron times refused by the calendar">{refused.map((r) => (
+    <li key={r.time} data-refused={r.time} data-moved={r.moved_to || ''}><Time iso={r.time} zone={zone} />{' '}
+      {r.moved_to ? <span className="moved">moved to <Time iso={r.moved_to} zone={zone} /></span>
+        : <span className="moved">dropped (refused_calendar)</span>}</li>))}</ul>;
+}
+
+function PreviewList({p}: {p: Preview}) {
+  return (
+    <div className="bfpreview" id="backfill-preview-list" role="status">
+      <p><strong>{p.total} schedule time{p.total === 1 ? '' : 's'}</strong> of <code className="cron">{p.cron}</code> ({p.timezone || 'UTC'});{' '}
+        <span id="backfill-preview-calendar">{calendarLine(p.calendar, p.on_holiday, p.refused)}</span>.</p>
+      <ol>{p.times.map((t) => <li key={t} data-time={t}><Time iso={t} zone={p.timezone} /></li>)}</ol>
+      <RefusedList refused={p.refused} zone={p.timezone} />
+    </div>
   );
 }

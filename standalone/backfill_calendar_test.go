@@ -1,0 +1,110 @@
+package standalone_test
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/beluga-scheduler/beluga/testkit/wait"
+)
+
+// TestBackfillCalendarPolicies: a backfill of a schedule on a business
+// calendar, over Christmas week 2025 (Wednesday 24 to Friday 26 off, then
+// the weekend), runs the times the schedule's own fires would under each
+// on_holiday policy, through the real master, and records the cron times
+// the calendar refused.
+func TestBackfillCalendarPolicies(t *testing.T) {
+	e := start(t, "")
+	e.do("PUT", "/api/v1/calendars/xmas", `{"holidays":[{"date":"2025-12-24"},{"date":"2025-12-25","name":"Christmas"},{"date":"2025-12-26"}]}`,
+		http.StatusCreated, nil)
+	// Wednesdays and Fridays: the 24th and 26th are off, the 31st is not.
+	const cron = "0 9 * * 3,5"
+	for _, tc := range []struct {
+		policy, fire, refused string
+	}{
+		{"skip", "2025-12-31T09:00:00Z", "2025-12-24T09:00:00Z dropped, 2025-12-26T09:00:00Z dropped"},
+		// Both move to Monday the 29th: one fire there.
+		{"next_business_day", "2025-12-29T09:00:00Z, 2025-12-31T09:00:00Z",
+			"2025-12-24T09:00:00Z -> 2025-12-29T09:00:00Z, 2025-12-26T09:00:00Z -> 2025-12-29T09:00:00Z"},
+		// Both move back to Tuesday the 23rd.
+		{"previous_business_day", "2025-12-23T09:00:00Z, 2025-12-31T09:00:00Z",
+			"2025-12-24T09:00:00Z -> 2025-12-23T09:00:00Z, 2025-12-26T09:00:00Z -> 2025-12-23T09:00:00Z"},
+	} {
+		t.Run(tc.policy, func(t *testing.T) {
+			wf := "bf_" + strings.TrimSuffix(tc.policy, "_business_day")
+			e.apply(fmt.Sprintf("name: %s\ntasks:\n  - {name: a, command: \"true\"}\n", wf))
+			// A paused schedule: only the backfill runs.
+			e.do("PUT", "/api/v1/projects/demo/workflows/"+wf+"/schedule",
+				fmt.Sprintf(`{"cron":%q,"calendar":"xmas","on_holiday":%q,"enabled":false}`, cron, tc.policy), http.StatusCreated, nil)
+			body := `{"start":"2025-12-22T00:00:00Z","end":"2025-12-31T23:59:59Z","dry_run":true}`
+			type refused struct {
+				Time    string `json:"time"`
+				Outcome string `json:"outcome"`
+				MovedTo string `json:"moved_to"`
+			}
+			var pv struct {
+				Calendar  string    `json:"calendar"`
+				OnHoliday string    `json:"on_holiday"`
+				Times     []string  `json:"times"`
+				Refused   []refused `json:"refused"`
+			}
+			e.do("POST", "/api/v1/projects/demo/workflows/"+wf+"/backfill/preview", body, http.StatusOK, &pv)
+			show := func(rs []refused) string {
+				var out []string
+				for _, r := range rs {
+					if r.Outcome != "refused_calendar" {
+						t.Fatalf("outcome %q", r.Outcome)
+					}
+					if r.MovedTo == "" {
+						out = append(out, r.Time+" dropped")
+					} else {
+						out = append(out, r.Time+" -> "+r.MovedTo)
+					}
+				}
+				return strings.Join(out, ", ")
+			}
+			if pv.Calendar != "xmas" || pv.OnHoliday != tc.policy || strings.Join(pv.Times, ", ") != tc.fire || show(pv.Refused) != tc.refused {
+				t.Fatalf("preview %+v", pv)
+			}
+
+			var bf struct {
+				ID      int64     `json:"id"`
+				State   string    `json:"state"`
+				Refused []refused `json:"refused"`
+			}
+			e.do("POST", "/api/v1/projects/demo/workflows/"+wf+"/backfill", body, http.StatusCreated, &bf)
+			wait.UntilErr(t, 90*time.Second, "the backfill to be done", func() error {
+				e.do("GET", fmt.Sprintf("/api/v1/backfills/%d", bf.ID), "", http.StatusOK, &bf)
+				if bf.State != "done" {
+					return fmt.Errorf("backfill %s", bf.State)
+				}
+				return nil
+			})
+			if show(bf.Refused) != tc.refused {
+				t.Fatalf("stored refusals %s, want %s", show(bf.Refused), tc.refused)
+			}
+			var runs struct {
+				Items []struct {
+					ScheduleTime string `json:"schedule_time"`
+					State        string `json:"state"`
+				}
+			}
+			e.do("GET", fmt.Sprintf("/api/v1/instances?backfill=%d", bf.ID), "", http.StatusOK, &runs)
+			var got []string
+			for _, r := range runs.Items {
+				at, err := time.Parse(time.RFC3339, r.ScheduleTime)
+				if err != nil || r.State != "succeeded" {
+					t.Fatalf("run %+v (%v)", r, err)
+				}
+				got = append(got, at.UTC().Format(time.RFC3339))
+			}
+			slices.Sort(got)
+			if strings.Join(got, ", ") != tc.fire {
+				t.Fatalf("runs for %v, want %s", got, tc.fire)
+			}
+		})
+	}
+}
