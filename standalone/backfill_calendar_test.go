@@ -52,6 +52,14 @@ func TestBackfillCalendarPolicies(t *testing.T) {
 				Refused   []refused `json:"refused"`
 			}
 			e.do("POST", "/api/v1/projects/demo/workflows/"+wf+"/backfill/preview", body, http.StatusOK, &pv)
+			// The API writes milliseconds; the cases are in seconds.
+			norm := func(v string) string {
+				at, err := time.Parse(time.RFC3339, v)
+				if err != nil {
+					t.Fatalf("time %q: %v", v, err)
+				}
+				return at.UTC().Format(time.RFC3339)
+			}
 			show := func(rs []refused) string {
 				var out []string
 				for _, r := range rs {
@@ -59,14 +67,18 @@ func TestBackfillCalendarPolicies(t *testing.T) {
 						t.Fatalf("outcome %q", r.Outcome)
 					}
 					if r.MovedTo == "" {
-						out = append(out, r.Time+" dropped")
+						out = append(out, norm(r.Time)+" dropped")
 					} else {
-						out = append(out, r.Time+" -> "+r.MovedTo)
+						out = append(out, norm(r.Time)+" -> "+norm(r.MovedTo))
 					}
 				}
 				return strings.Join(out, ", ")
 			}
-			if pv.Calendar != "xmas" || pv.OnHoliday != tc.policy || strings.Join(pv.Times, ", ") != tc.fire || show(pv.Refused) != tc.refused {
+			var times []string
+			for _, v := range pv.Times {
+				times = append(times, norm(v))
+			}
+			if pv.Calendar != "xmas" || pv.OnHoliday != tc.policy || strings.Join(times, ", ") != tc.fire || show(pv.Refused) != tc.refused {
 				t.Fatalf("preview %+v", pv)
 			}
 
