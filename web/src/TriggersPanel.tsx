@@ -81,16 +81,16 @@ export function TriggersPanel({project, workflow}: {project: string; workflow: s
       <p className="hint">A webhook trigger starts a run when a system posts JSON to its hook with its token; a repeated Idempotency-Key starts no second run.</p>
       {shown ? <Token {...shown} onClose={() => setShown(null)} /> : null}
       <table className="grid" id="triggers-list">
-        <thead><tr><th>Name</th><th>Params</th><th>State</th><th>Token</th><th>Actions</th></tr></thead>
-        <tbody>{list === null ? <tr className="empty"><td colSpan={5}>Loading…</td></tr>
-          : list.length === 0 ? <tr className="empty"><td colSpan={5}>{listErr || 'No triggers.'}</td></tr>
+        <thead><tr><th>Name</th><th>Params</th><th>Actions</th></tr></thead>
+        <tbody>{list === null ? <tr className="empty"><td colSpan={3}>Loading…</td></tr>
+          : list.length === 0 ? <tr className="empty"><td colSpan={3}>{listErr || 'No triggers.'}</td></tr>
             : list.map((t) => (
               <tr key={t.id} data-trigger={t.name} className={picked === t.name ? 'current' : ''}>
                 <td><button type="button" className="link" aria-pressed={picked === t.name} title="show its deliveries"
-                  onClick={() => setPicked(t.name)}>{t.name}</button></td>
+                  onClick={() => setPicked(t.name)}>{t.name}</button>
+                  <div className="sub">{t.enabled ? 'enabled' : <strong>disabled</strong>}; token {t.rotated_at ? <>rotated <Time iso={t.rotated_at} /></>
+                    : <>since <Time iso={t.created_at} /></>}</div></td>
                 <td><Mapping params={t.params} /></td>
-                <td>{t.enabled ? 'enabled' : <span className="muted">disabled</span>}</td>
-                <td>{t.rotated_at ? <>rotated <Time iso={t.rotated_at} /></> : <>since <Time iso={t.created_at} /></>}</td>
                 <td className="rowactions">
                   <button type="button" className="small" data-act="rotate" onClick={() => act(t, 'rotate')}>Rotate</button>
                   <button type="button" className="small" data-act="toggle" onClick={() => act(t, 'toggle')}>{t.enabled ? 'Disable' : 'Enable'}</button>
@@ -168,7 +168,7 @@ function Deliveries({base, name}: {base: string; name: string}) {
     <div className="deliveries" id="trigger-deliveries">
       <h3>Deliveries of {name} <button type="button" className="small" onClick={reload}>Refresh</button></h3>
       <table className="grid">
-        <thead><tr><th>Received</th><th>Idempotency key</th><th>Outcome</th><th>Run</th></tr></thead>
+        <thead><tr><th>Received</th><th>Key</th><th>Outcome</th><th>Run</th></tr></thead>
         <tbody>{ds === null ? <tr className="empty"><td colSpan={4}>Loading…</td></tr>
           : ds.length === 0 ? <tr className="empty"><td colSpan={4}>{err || 'No deliveries yet.'}</td></tr>
             : ds.map((d) => (
@@ -176,7 +176,7 @@ function Deliveries({base, name}: {base: string; name: string}) {
                 <td><Time iso={d.received_at} /></td>
                 <td>{d.idempotency_key ? <code>{d.idempotency_key}</code> : <span className="muted">none</span>}</td>
                 <td><span className={`outcome out-${d.outcome}`}>{OUTCOME_SYMBOL[d.outcome] || ''} {d.outcome}</span>
-                  {d.reason ? <span className="reason">: {d.reason}</span> : null}</td>
+                  {d.reason ? <div className="reason">{d.reason}</div> : null}</td>
                 <td>{d.run_id ? <a href={`#/instances/${d.run_id}`}>#{d.run_id}</a> : <span className="muted">none</span>}</td>
               </tr>))}</tbody>
       </table>
