@@ -120,3 +120,45 @@ func TestBackfillCalendarPolicies(t *testing.T) {
 		})
 	}
 }
+
+// TestWebUICalendarPreviews: the backfill form's preview and the schedule
+// form's next fires name the schedule's calendar and the cron times it
+// moved, typed and clicked as a person does.
+func TestWebUICalendarPreviews(t *testing.T) {
+	e := start(t, "")
+	e.apply("name: weekly\ntasks:\n  - {name: a, command: \"true\"}\n")
+	// A Wednesday off soon (for the schedule's next fires) and Christmas
+	// week 2025 (for the backfill).
+	wed := time.Now().UTC().AddDate(0, 0, 2)
+	for wed.Weekday() != time.Wednesday {
+		wed = wed.AddDate(0, 0, 1)
+	}
+	e.do("PUT", "/api/v1/projects/demo/calendars/xmas", fmt.Sprintf(`{"holidays":[{"date":"2025-12-24"},{"date":"2025-12-26"},{"date":%q}]}`,
+		wed.Format("2006-01-02")), http.StatusCreated, nil)
+	e.do("PUT", "/api/v1/projects/demo/workflows/weekly/schedule",
+		`{"cron":"0 9 * * 3,5","calendar":"xmas","on_holiday":"next_business_day","enabled":false}`, http.StatusCreated, nil)
+	b := newBrowser(t, e.base, e.sessionToken())
+	b.step(t, 120*time.Second, func(s *session) {
+		s.open("#/workflows/demo/weekly")
+		s.until("the backfill form", `!!document.querySelector('#backfill-from')`)
+		s.typeDateTime(`#backfill-from`, "2025-12-22T00:00:00")
+		s.typeDateTime(`#backfill-to`, "2025-12-31T23:00:00")
+		s.click(`#backfill-preview`)
+		// The 24th moves to Thursday the 25th, the 26th to Monday the 29th.
+		s.until("the preview with the calendar's moves", `(() => {
+			const p = document.querySelector('#backfill-preview-list');
+			if (!p) return false;
+			const moved = [...p.querySelectorAll('li[data-refused]')].map((li) => li.dataset.refused.slice(0, 10) + '>' + li.dataset.moved.slice(0, 10));
+			return p.querySelectorAll('ol li').length === 3 && moved.join(' ') === '2025-12-24>2025-12-25 2025-12-26>2025-12-29' &&
+				p.querySelector('#backfill-preview-calendar').textContent.includes('calendar xmas: times on days off are moved to the next business day; 2 moved, 0 dropped');
+		})()`)
+
+		s.click(`#schedule-edit`)
+		s.until("the schedule's next fires with the calendar's move", fmt.Sprintf(`(() => {
+			const c = document.querySelector('#schedule-preview-calendar');
+			const li = c ? [...c.querySelectorAll('li[data-refused]')] : [];
+			return li.length === 1 && li[0].dataset.refused.startsWith(%q) && li[0].dataset.moved.startsWith(%q) &&
+				c.textContent.includes('calendar xmas');
+		})()`, wed.Format("2006-01-02"), wed.AddDate(0, 0, 1).Format("2006-01-02")))
+	})
+}

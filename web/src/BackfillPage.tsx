@@ -11,6 +11,7 @@ import type {Schedule} from './SchedulePanel';
 import {PRIORITIES} from './states';
 import {Badge, Duration, Time, Why, enc} from './ui';
 import {rfc3339Local, userZone} from './zone';
+import {RefusedList, calendarLine, type Refused} from './Refused';
 
 type Full = Backfill & {reason?: string; cron: string; timezone: string; start: string; end: string; times: string[]; on_failure: string;
   calendar?: string; on_holiday?: string; refused?: Refused[];
@@ -221,29 +222,7 @@ export function BackfillForm({project, name, priority, group, defaults, sc}: {pr
   );
 }
 
-export type Refused = {time: string; outcome: string; moved_to?: string};
 type Preview = {cron: string; timezone: string; calendar?: string; on_holiday?: string; total: number; times: string[]; refused: Refused[]};
-
-const POLICY: Record<string, string> = {skip: 'skipped', next_business_day: 'moved to the next business day',
-  previous_business_day: 'moved to the previous business day'};
-
-// calendarLine says which calendar decided a backfill's times and what it
-// did with the cron's times on days off.
-export function calendarLine(calendar: string | undefined, onHoliday: string | undefined, refused: Refused[]): string {
-  if (!calendar) return 'no business calendar: every cron time runs';
-  const moved = refused.filter((r) => r.moved_to).length;
-  return `calendar ${calendar}: times on days off are ${POLICY[onHoliday || 'skip'] || onHoliday}; ` +
-    `${moved} moved, ${refused.length - moved} dropped`;
-}
-
-// RefusedList is the cron times a calendar did not run as themselves.
-export function RefusedList({refused, zone}: {refused: Refused[]; zone: string}) {
-  if (!refused.length) return null;
-  return <ul className="refused" aria-label="cron times refused by the calendar">{refused.map((r) => (
-    <li key={r.time} data-refused={r.time} data-moved={r.moved_to || ''}><Time iso={r.time} zone={zone} />{' '}
-      {r.moved_to ? <span className="moved">moved to <Time iso={r.moved_to} zone={zone} /></span>
-        : <span className="moved">dropped (refused_calendar)</span>}</li>))}</ul>;
-}
 
 function PreviewList({p}: {p: Preview}) {
   return (
