@@ -153,6 +153,16 @@ func TestWebUICalendarPreviews(t *testing.T) {
 				p.querySelector('#backfill-preview-calendar').textContent.includes('calendar xmas: times on days off are moved to the next business day; 2 moved, 0 dropped');
 		})()`)
 
+		// Started, its page shows the calendar and the moves it kept.
+		s.click(`#backfill-submit`)
+		s.until("the backfill page", `/^#\/backfills\/\d+$/.test(location.hash)`)
+		s.until("its calendar and refusals", `(() => {
+			const c = document.querySelector('#backfill-calendar');
+			return !!c && c.textContent.includes('calendar xmas') && c.querySelectorAll('li[data-refused][data-moved^="2025-12-2"]').length === 2 &&
+				document.querySelectorAll('table.times tbody tr[data-time]').length === 3;
+		})()`)
+		s.open("#/workflows/demo/weekly")
+		s.until("the schedule panel", `!!document.querySelector('#schedule-edit')`)
 		s.click(`#schedule-edit`)
 		s.until("the schedule's next fires with the calendar's move", fmt.Sprintf(`(() => {
 			const c = document.querySelector('#schedule-preview-calendar');
