@@ -140,7 +140,10 @@ func TestWebUICalendarPreviews(t *testing.T) {
 	b := newBrowser(t, e.base, e.sessionToken())
 	b.step(t, 120*time.Second, func(s *session) {
 		s.open("#/workflows/demo/weekly")
-		s.until("the backfill form", `!!document.querySelector('#backfill-from')`)
+		// The panels above it have loaded (the page no longer moves): the
+		// form knows the schedule, and the schedule panel shows it.
+		s.until("the backfill form, told of the schedule", `document.querySelector('#backfill-cron')?.placeholder.includes("the schedule's") &&
+			!!document.querySelector('#schedule-edit')`)
 		s.typeDateTime(`#backfill-from`, "2025-12-22T00:00:00")
 		s.typeDateTime(`#backfill-to`, "2025-12-31T23:00:00")
 		s.click(`#backfill-preview`)
