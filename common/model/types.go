@@ -162,22 +162,16 @@ type Schedule struct {
 // Backfill runs a workflow once per schedule time of a past range, in order,
 // with at most Parallelism runs unfinished at a time.
 type Backfill struct {
-	ID        int64       `json:"id"`
-	ProjectID int64       `json:"project_id"`
-	Project   string      `json:"project"`
-	Workflow  string      `json:"workflow"`
-	Cron      string      `json:"cron"`
-	Timezone  string      `json:"timezone"`
-	Start     time.Time   `json:"start"`
-	End       time.Time   `json:"end"`
-	Times     []time.Time `json:"times"` // the schedule times, in submission order
-	Total     int         `json:"total"` // len(Times), also when Times was not read
-	// Calendar and OnHoliday are the schedule's business calendar the
-	// times were decided under ("": none); Refused are the cron's times of
-	// the range it did not run as themselves (left out of lists, as Times).
-	Calendar     string            `json:"calendar,omitempty"`
-	OnHoliday    string            `json:"on_holiday,omitempty"`
-	Refused      []BackfillRefusal `json:"refused,omitempty"`
+	ID           int64             `json:"id"`
+	ProjectID    int64             `json:"project_id"`
+	Project      string            `json:"project"`
+	Workflow     string            `json:"workflow"`
+	Cron         string            `json:"cron"`
+	Timezone     string            `json:"timezone"`
+	Start        time.Time         `json:"start"`
+	End          time.Time         `json:"end"`
+	Times        []time.Time       `json:"times"` // the schedule times, in submission order
+	Total        int               `json:"total"` // len(Times), also when Times was not read
 	Submitted    int               `json:"submitted"`
 	Parallelism  int               `json:"parallelism"`
 	OnFailure    string            `json:"on_failure"`
@@ -195,6 +189,13 @@ type Backfill struct {
 	// Read with the runs: how many are unfinished (paused ones too: they
 	// can be resumed), succeeded, failed (failed or stopped) so far.
 	Unfinished, Succeeded, Failed int
+
+	// Calendar and OnHoliday are the schedule's business calendar the
+	// times were decided under ("": none); Refused are the cron's times of
+	// the range it did not run as themselves (left out of lists, as Times).
+	Calendar  string            `json:"calendar,omitempty"`
+	OnHoliday string            `json:"on_holiday,omitempty"`
+	Refused   []BackfillRefusal `json:"refused,omitempty"`
 }
 
 // BackfillRefusal is a cron time of a backfill's range its calendar did
