@@ -31,6 +31,13 @@ type LogReader interface {
 	ReadLog(ctx context.Context, t model.TaskInstance, offset, limit int64) ([]byte, error)
 }
 
+// LogSizer is a LogReader that also measures what the task logs of runs
+// take on the live workers (a retention plan's log_bytes): the bytes of
+// the workers that answered and how many did not.
+type LogSizer interface {
+	LogBytes(ctx context.Context, instances []int64) (bytes int64, unreached int)
+}
+
 // StreamLogReader is a LogReader that also tells which bytes of a log came
 // from the task's stderr (the log route's stream filter, its streams route).
 type StreamLogReader interface {
@@ -187,6 +194,8 @@ var routes = []route{
 	{"GET", "/api/v1/instances/{id}/diff", (*handlers).diffInstance},
 	{"POST", "/api/v1/instances/{id}/actions", (*handlers).instanceAction},
 	{"POST", "/api/v1/instances/{id}/plan", (*handlers).createPlan},
+	{"POST", "/api/v1/projects/{project}/workflows/{name}/runs/plan", (*handlers).planRun},
+	{"POST", "/api/v1/projects/{project}/workflows/{name}/backfill/plan", (*handlers).planBackfill},
 	{"GET", "/api/v1/plans/{id}", (*handlers).getPlan},
 	{"POST", "/api/v1/plans/{id}/apply", (*handlers).applyPlan},
 	{"GET", "/api/v1/task-instances", (*handlers).listTaskInstances},

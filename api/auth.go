@@ -116,11 +116,13 @@ var access = map[string]need{
 	"GET /api/v1/projects/{project}/schedules/{id}/fires":             {who: byProject, level: model.GrantView},
 	"POST /api/v1/projects/{project}/schedules/{id}/fires/compensate": {who: byProject, level: model.GrantOperate},
 
-	"GET /api/v1/instances":               {who: user}, // filtered
-	"GET /api/v1/instances/{id}":          {who: byInstance, level: model.GrantView},
-	"GET /api/v1/instances/{id}/diff":     {who: byInstance, level: model.GrantView},
-	"POST /api/v1/instances/{id}/actions": {who: byInstance, level: model.GrantOperate},
-	"POST /api/v1/instances/{id}/plan":    {who: byInstance, level: model.GrantOperate},
+	"GET /api/v1/instances":                                          {who: user}, // filtered
+	"GET /api/v1/instances/{id}":                                     {who: byInstance, level: model.GrantView},
+	"GET /api/v1/instances/{id}/diff":                                {who: byInstance, level: model.GrantView},
+	"POST /api/v1/instances/{id}/actions":                            {who: byInstance, level: model.GrantOperate},
+	"POST /api/v1/instances/{id}/plan":                               {who: byInstance, level: model.GrantOperate},
+	"POST /api/v1/projects/{project}/workflows/{name}/runs/plan":     {who: byProject, level: model.GrantOperate},
+	"POST /api/v1/projects/{project}/workflows/{name}/backfill/plan": {who: byProject, level: model.GrantOperate},
 	// A plan reaches many projects: the handler needs view on each to show
 	// it (else 404) and operate on each to apply it (else 403).
 	"GET /api/v1/plans/{id}":                      {who: user},

@@ -83,23 +83,14 @@ func (h *handlers) previewBackfill(w http.ResponseWriter, r *http.Request) error
 // its times decided (without who asked). Without a cron the workflow's
 // schedule gives it, with its zone and its business calendar.
 func (h *handlers) decideBackfill(r *http.Request, project, name string, req BackfillRequest) (model.Backfill, error) {
-	var sc *model.Schedule
+	sc, err := h.backfillSchedule(r, project, name, req.Cron)
+	if err != nil {
+		return model.Backfill{}, err
+	}
 	var cal *schedule.Calendar
-	if strings.TrimSpace(req.Cron) == "" {
-		if _, err := h.Store.WorkflowGet(r.Context(), project, name, 0); err != nil {
-			return model.Backfill{}, storeError(err)
-		}
-		s, err := h.Store.ScheduleGet(r.Context(), project, name)
-		switch {
-		case err == nil:
-			sc = &s
-		case !errors.Is(err, store.ErrNotFound):
+	if sc != nil && sc.Calendar != "" {
+		if cal, err = h.businessCalendar(r.Context(), project, sc.Calendar); err != nil {
 			return model.Backfill{}, err
-		}
-		if sc != nil && sc.Calendar != "" {
-			if cal, err = h.businessCalendar(r.Context(), project, sc.Calendar); err != nil {
-				return model.Backfill{}, err
-			}
 		}
 	}
 	b, err := checkBackfill(req, sc, cal)
@@ -330,4 +321,25 @@ func (h *handlers) backfillAction(w http.ResponseWriter, r *http.Request) error 
 	}
 	writeJSON(w, http.StatusOK, fromBackfill(b, true))
 	return nil
+}
+
+// backfillSchedule is the workflow's schedule when a backfill names no cron
+// (its cron and zone then give the times); nil when it names one or the
+// workflow has no schedule.
+func (h *handlers) backfillSchedule(r *http.Request, project, name, cron string) (*model.Schedule, error) {
+	if strings.TrimSpace(cron) != "" {
+		return nil, nil
+	}
+	if _, err := h.Store.WorkflowGet(r.Context(), project, name, 0); err != nil {
+		return nil, storeError(err)
+	}
+	s, err := h.Store.ScheduleGet(r.Context(), project, name)
+	switch {
+	case err == nil:
+		return &s, nil
+	case errors.Is(err, store.ErrNotFound):
+		return nil, nil
+	default:
+		return nil, err
+	}
 }

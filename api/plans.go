@@ -47,13 +47,19 @@ type Plan struct {
 	AppliedBy string   `json:"applied_by,omitempty"`
 	// Commands are the commands an apply wrote (its answer only).
 	Commands []int64 `json:"commands,omitempty"`
+	// Start is what a plan of new runs (rerun_from, backfill) writes;
+	// its apply answers the run it started or the backfill.
+	Start      *plan.Start `json:"start,omitempty"`
+	Started    []int64     `json:"started,omitempty"`
+	BackfillID int64       `json:"backfill_id,omitempty"`
 }
 
 func fromImpactPlan(p store.Plan) Plan {
 	out := Plan{ID: p.ID, InstanceID: p.Instance, Action: string(p.Plan.Action), Downstream: string(p.Plan.Downstream),
 		Instances: p.Plan.Instances, Estimate: p.Plan.Estimate, Conflicts: p.Plan.Conflicts, Blocked: p.Plan.Blocked(),
 		Projects: p.Plan.Projects(), Summary: p.Plan.Summary(), CreatedBy: p.CreatedBy, CreatedAt: timeOf(p.CreatedAt),
-		ExpiresAt: timeOf(p.ExpiresAt), AppliedBy: p.AppliedBy, Commands: p.Commands}
+		ExpiresAt: timeOf(p.ExpiresAt), AppliedBy: p.AppliedBy, Commands: p.Commands,
+		Start: p.Plan.Start, Started: p.Started, BackfillID: p.Backfill}
 	if p.AppliedAt != nil {
 		t := timeOf(*p.AppliedAt)
 		out.AppliedAt = &t

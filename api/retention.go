@@ -80,9 +80,13 @@ type RetentionPlan struct {
 	CommandRows int64                 `json:"command_rows"`
 	LedgerRows  int64                 `json:"ledger_rows"`
 	LogFiles    int64                 `json:"log_files"`
-	Bytes       int64                 `json:"bytes"`
-	Skipped     []int64               `json:"skipped"`
-	Unfinished  []int64               `json:"unfinished"`
+	// LogBytes (a plan's) is what the runs' log files take on the live
+	// workers that answered; LogWorkersUnreached counts those that did not.
+	LogBytes            int64   `json:"log_bytes,omitempty"`
+	LogWorkersUnreached int     `json:"log_workers_unreached,omitempty"`
+	Bytes               int64   `json:"bytes"`
+	Skipped             []int64 `json:"skipped"`
+	Unfinished          []int64 `json:"unfinished"`
 }
 
 // AuditRetention is the audit rows a plan or purge counts.
@@ -278,7 +282,15 @@ func (h *handlers) retainProject(ctx context.Context, project string, now time.T
 	if err != nil {
 		return RetentionPlan{}, storeError(err)
 	}
-	return fromPlan(p), nil
+	out := fromPlan(p)
+	if sz, ok := h.Logs.(LogSizer); ok && !purge && p.LogFiles > 0 {
+		// The log files are measured where they are: the database records
+		// no sizes. A purge does not ask: its files go at the workers'
+		// next sweeps (worker/logsweep.go).
+		out.LogBytes, out.LogWorkersUnreached = sz.LogBytes(ctx, slices.Concat(p.Instances, p.Unfinished))
+		out.Bytes += out.LogBytes
+	}
+	return out, nil
 }
 
 func (h *handlers) planRetention(w http.ResponseWriter, r *http.Request) error {

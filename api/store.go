@@ -41,6 +41,7 @@ type Store interface {
 // planStore is impact plans (plans.go).
 type planStore interface {
 	PlanSnapshot(ctx context.Context, root int64, down plan.Downstream) (plan.Snapshot, error)
+	PlanSnapshotStart(ctx context.Context, t store.PlanTarget, down plan.Downstream) (plan.Snapshot, int64, int, error)
 	PlanCreate(ctx context.Context, projectID, root int64, p plan.Plan, by string) (store.Plan, error)
 	PlanGet(ctx context.Context, id int64) (store.Plan, error)
 	PlanApply(ctx context.Context, id int64, by string, now time.Time) (store.Plan, error)

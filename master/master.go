@@ -94,6 +94,8 @@ type Master struct {
 	defs map[int64]*definition // parsed definitions, immutable, shared by terms
 
 	life startstop.Base // owns the campaign goroutine
+
+	logGone chan struct{} // slots of LogGone answers (logsweep.go)
 }
 
 // New builds a master; nothing runs until Start.
@@ -111,7 +113,8 @@ func New[T TermStore](cfg Config, st Store[T], reg registry.Registry, el registr
 	if path := os.Getenv(ClockOffsetFileEnv); path != "" && cfg.Clock == nil {
 		cfg.Clock = newOffsetClock(path, log.Named("master"))
 	}
-	m := &Master{cfg: cfg, log: log.Named("master"), store: erase(st), reg: reg, elector: el, defs: map[int64]*definition{}}
+	m := &Master{cfg: cfg, log: log.Named("master"), store: erase(st), reg: reg, elector: el, defs: map[int64]*definition{},
+		logGone: make(chan struct{}, logGoneSlots)}
 	m.box, _ = secret.NewBox(cfg.Secret) // nil without a secret: sealed params then fail their tasks
 	m.life.Name, m.life.Log = "master", m.log
 	return m
@@ -273,6 +276,8 @@ func (m *Master) handle(p remote.Peer, reqID uint64, msg message.Message) {
 		if t != nil {
 			t.events.Handle(p, msg)
 		}
+	case message.LogGone:
+		m.answerLogGone(p, reqID, msg.(message.LogGone))
 	case message.Nudge:
 		m.Notify()
 	case message.Ping:

@@ -23,6 +23,9 @@ type Store[T TermStore] interface {
 	// TermFenced is Term whose view calls onFenced when a write is refused
 	// for a newer term (the term then ends).
 	TermFenced(epoch int64, onFenced func()) T
+	// InstancesMissing answers a worker's log sweep (logsweep.go): which
+	// of these runs have no row any more.
+	InstancesMissing(ctx context.Context, ids []int64) ([]int64, error)
 }
 
 // TermStore is everything a term's services and runners use.

@@ -37,11 +37,25 @@ type env struct {
 }
 
 // backends runs f against the embedded SQLite file, a real MariaDB and a
-// real PostgreSQL.
+// real PostgreSQL, side by side: each has its own standalone, data dir and
+// database, and most of a run's time is spent waiting on the database and
+// on tasks, so the three overlap (go test's -parallel bounds how many).
+// Callers make backends their test's last statement: the parent's function
+// returns before the subtests run.
 func backends(t *testing.T, f func(t *testing.T, dbURL func(t *testing.T) string)) {
-	t.Run("sqlite", func(t *testing.T) { f(t, func(*testing.T) string { return "" }) })
-	t.Run("mysql", func(t *testing.T) { f(t, func(t *testing.T) string { return mariadbtest.URL(t) }) })
-	t.Run("postgres", func(t *testing.T) { f(t, func(t *testing.T) string { return pgtest.URL(t) }) })
+	for _, b := range []struct {
+		name string
+		url  func(t *testing.T) string
+	}{
+		{"sqlite", func(*testing.T) string { return "" }},
+		{"mysql", func(t *testing.T) string { return mariadbtest.URL(t) }},
+		{"postgres", func(t *testing.T) string { return pgtest.URL(t) }},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			f(t, b.url)
+		})
+	}
 }
 
 func start(t *testing.T, dbURL string) *env {

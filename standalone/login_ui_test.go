@@ -32,6 +32,7 @@ func (s *session) clickButton(text string) {
 // their name in the user menu, is refused a stop with the API's 403 shown
 // as an error, and logs out back to the login page, the session ended.
 func TestUILoginForbiddenLogout(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	e.apply("name: slow\ntasks:\n  - name: a\n    command: 'sleep 120'\n")
 	id := e.run("slow", nil)

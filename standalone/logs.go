@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/beluga-scheduler/beluga/api"
 	"github.com/beluga-scheduler/beluga/common/logspan"
@@ -131,4 +133,59 @@ func hostOf(addr string) string {
 func inside(dir, path string) bool {
 	rel, err := filepath.Rel(dir, filepath.Clean(path))
 	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// logSizeTimeout bounds a worker's answer to LogSize.
+const logSizeTimeout = 10 * time.Second
+
+// LogBytes asks every live worker what the task logs of instances take
+// there: the workers announcing the same log directory on the same host
+// serve the same files (a restart on another port), so one answer counts
+// for them all. A log directory none of whose workers answers is counted
+// in unreached, its bytes not in the sum.
+func (f logFetcher) LogBytes(ctx context.Context, instances []int64) (bytes int64, unreached int) {
+	var keys []string
+	servers := map[string][]string{}
+	for _, w := range f.reg.Nodes(registry.RoleWorker) {
+		key := w.Addr // a worker that does not announce its log dir stands alone
+		if w.LogDir != "" {
+			key = hostOf(w.Addr) + "\x00" + w.LogDir
+		}
+		if _, ok := servers[key]; !ok {
+			keys = append(keys, key)
+		}
+		servers[key] = append(servers[key], w.Addr)
+	}
+	for _, key := range keys {
+		answered := false
+		for _, addr := range servers[key] {
+			if n, err := f.logSize(ctx, addr, instances); err == nil {
+				bytes, answered = bytes+n, true
+				break
+			}
+		}
+		if !answered {
+			unreached++
+		}
+	}
+	return bytes, unreached
+}
+
+// logSize asks one worker, in requests of at most message.MaxLogRuns runs.
+func (f logFetcher) logSize(ctx context.Context, addr string, instances []int64) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, logSizeTimeout)
+	defer cancel()
+	var n int64
+	for c := range slices.Chunk(instances, message.MaxLogRuns) {
+		reply, err := f.c.Request(ctx, addr, message.LogSize{InstanceIDs: c})
+		if err != nil {
+			return 0, err
+		}
+		r, ok := reply.(message.LogSizeReply)
+		if !ok {
+			return 0, fmt.Errorf("log size from %s: unexpected reply %T", addr, reply)
+		}
+		n += r.Bytes
+	}
+	return n, nil
 }

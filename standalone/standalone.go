@@ -288,7 +288,8 @@ func NewWorker(c config.Config, secret clusterkey.Secret, log *zap.Logger) (*wor
 		TaskUser: c.Worker.TaskUser, Hide: []string{c.DataDir}, TaskIsolation: c.Worker.TaskIsolation,
 		SecretKeyFile: c.SecretKeyFile,
 		ProtectedDirs: []string{c.DataDir},
-		MaxCPUPercent: c.Worker.MaxCPUPercent, MaxMemoryPercent: c.Worker.MaxMemoryPercent, Limits: Limits(c), Secret: secret, TLS: tl, Routes: routes}, log)
+		MaxCPUPercent: c.Worker.MaxCPUPercent, MaxMemoryPercent: c.Worker.MaxMemoryPercent, LogSweep: c.Worker.LogSweep,
+		Limits: Limits(c), Secret: secret, TLS: tl, Routes: routes}, log)
 	if err != nil {
 		return nil, fmt.Errorf("worker settings: %w", err)
 	}

@@ -397,6 +397,7 @@ tasks:
 // TestWebUIChildLinks: the instance page links a sub_workflow task to its
 // child run, and the child's page links back to its parent.
 func TestWebUIChildLinks(t *testing.T) {
+	t.Parallel() // a browser of its own; mostly waits on typing and the page
 	e := start(t, "")
 	e.apply("name: kid\ntasks:\n  - {name: a, command: \"true\"}\n")
 	e.apply("name: mom\ntasks:\n  - {name: child, type: sub_workflow, workflow: kid}\n")

@@ -43,6 +43,7 @@ func statusWith(t *testing.T, base, path, token string) int {
 // revokes it; makes a personal token, shown once, that works until revoked
 // from the list; filters the audit log. A plain user sees no admin entries.
 func TestUIAdminPages(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	b := newBrowser(t, e.base, e.sessionToken())
 	type user struct {
@@ -162,6 +163,7 @@ func TestUIAdminPages(t *testing.T) {
 // cron as it is typed, on the schedule zone's clock, and names a bad cron
 // or zone, before anything is saved.
 func TestUISchedulePreview(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	e.apply("name: nightly\ntasks:\n  - {name: a, command: \"true\"}\n")
 	b := newBrowser(t, e.base, e.sessionToken())

@@ -243,6 +243,7 @@ func commonSteps(desc string) []formStep {
 // one real key at a time at a person's pace, checks each value as typed,
 // saves, and checks the stored spec holds every value.
 func TestWebUITaskForms(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	b := newBrowser(t, e.base, e.sessionToken())
 	lite := filepath.Join(t.TempDir(), "wh.db")
@@ -445,6 +446,7 @@ func (s *session) beforeUnloadAsks() bool {
 // something is unsaved (a look at the YAML view is not; a change undone
 // is not).
 func TestWebUIEditorUndo(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	b := newBrowser(t, e.base, e.sessionToken())
 	e.do("PUT", "/api/v1/projects/demo/workflows/kept", "# a comment\ndescription: stored\ntasks:\n  - name: a\n    command: echo a\n  - name: b\n    depends_on: [a]\n    params: {K: v}\n    secret_params: [K]\n    retries: 2\n    command: echo b\n", http.StatusCreated, nil)
@@ -562,6 +564,7 @@ func TestWebUIEditorUndo(t *testing.T) {
 // http task runs beside python; saves, runs it, and sees it succeed with
 // the values passed down, all in under two minutes.
 func TestWebUIAuthorReadmeDAG(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	b := newBrowser(t, e.base, e.sessionToken())
 	lite := filepath.Join(t.TempDir(), "wh.db")

@@ -41,6 +41,7 @@ func familySpec(n int) string {
 // stored spec has the change and all 5,000 tasks. It prints the first
 // useful paint.
 func TestWebUIBigEditor(t *testing.T) {
+	t.Parallel()
 	const n = 5000
 	e := start(t, "")
 	b := newBrowser(t, e.base, e.sessionToken())
@@ -77,13 +78,23 @@ func TestWebUIBigEditor(t *testing.T) {
 		// Edit one field by typing: the node renders at most for what it shows.
 		s.click(node("check_1234"))
 		s.until("its form", `document.querySelector('.taskform')?.getAttribute('aria-label') === 'Task check_1234'`)
-		var before, after float64
+		var before, after, checkedBefore, checkedAfter float64
 		s.eval(`window.belugaPerf.counts['editor node render'] || 0`, &before)
+		s.eval(`window.belugaPerf.counts['editor tasks checked'] || 0`, &checkedBefore)
 		s.typeInto(field("description"), "edited", false)
 		if v := s.value(field("description")); v != "edited" {
 			t.Fatalf("the description holds %q", v)
 		}
 		s.eval(`window.belugaPerf.counts['editor node render'] || 0`, &after)
+		// Validation checks the task typed into, once per key at most, not
+		// all 5,000 per key.
+		s.until("the edit checked", `document.querySelector('#editor-summary').textContent.includes('no problems found')`)
+		s.eval(`window.belugaPerf.counts['editor tasks checked'] || 0`, &checkedAfter)
+		if d := checkedAfter - checkedBefore; d < 1 || d > 6 {
+			t.Fatalf("typing 6 keys into one task validated %.0f tasks, want 1 to 6 (the task typed into, per key)", d)
+		} else {
+			t.Logf("typing 6 keys into one task: %.0f tasks validated", d)
+		}
 		if d := after - before; d >= float64(mounted) {
 			t.Fatalf("typing 6 keys into one task rendered %.0f nodes (%d in view): the whole view re-renders per key", d, mounted)
 		} else {
@@ -156,6 +167,7 @@ func TestWebUIBigEditor(t *testing.T) {
 // poll, so up to one poll late). Figures for docs/performance.md, not
 // pass marks: the test fails only when the editor draws nothing.
 func TestWebUIBigEditorFigures(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	b := newBrowser(t, e.base, e.sessionToken())
 	for _, n := range []int{1000, 5000} {

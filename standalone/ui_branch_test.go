@@ -9,6 +9,7 @@ import (
 // TestUIShowsSkipped: the instance page shows a branch not taken as a
 // skipped task (badge and DAG node) and lists skipped in its legend.
 func TestUIShowsSkipped(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	e.apply(`name: branchy
 tasks:

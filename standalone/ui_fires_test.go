@@ -15,6 +15,7 @@ import (
 // missed" shows the runs it would make, then runs each once, and the rows
 // turn compensated with their runs.
 func TestWebUIFiresCompensate(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	e.apply("name: fired\ntasks:\n  - {name: a, command: \"true\"}\n")
 	const path = "/api/v1/projects/demo/workflows/fired/schedule"

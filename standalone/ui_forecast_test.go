@@ -26,6 +26,7 @@ tasks:
 // run ends the projection goes from the header and the Gantt. The forecast
 // is read with no tasks (not a read of the whole instance).
 func TestWebUIForecast(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	p, base := newLiveProxy(t, e.base)
 	e.apply(projSpec)

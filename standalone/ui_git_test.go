@@ -16,6 +16,7 @@ import (
 // typed; in read_only mode the editor says where to edit and does not
 // save.
 func TestWebUIGit(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	repo := gittest.New(t)
 	c1 := repo.Commit("main", "first", map[string]string{"workflows/etl.yaml": "tasks:\n  - {name: load, command: \"echo load\"}\n"})

@@ -138,6 +138,7 @@ func gate(t *testing.T, dir, name string) {
 // with no read of the whole instance; when the stream is cut mid-run, it
 // reconnects with Last-Event-ID and still ends showing the final states.
 func TestWebUILiveStream(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	p, base := newLiveProxy(t, e.base)
 	b := newBrowser(t, base, e.sessionToken())
@@ -206,6 +207,7 @@ func TestWebUILiveStream(t *testing.T) {
 // while nothing happens, a new run and its end shown as they happen. With
 // no stream (refused) it polls.
 func TestWebUIInstancesLive(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	p, base := newLiveProxy(t, e.base)
 	b := newBrowser(t, base, e.sessionToken())

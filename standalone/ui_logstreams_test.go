@@ -12,6 +12,7 @@ import (
 // one log, its stderr line marked "err" (not by colour alone), and filters
 // the lines by stream, search working within the filter.
 func TestWebUILogStreams(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	b := newBrowser(t, e.base, e.sessionToken())
 	// w waits until the log holds its text, so that the next print is

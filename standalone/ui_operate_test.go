@@ -28,6 +28,7 @@ tasks:
 // durations; the task-instance list across runs filtered by typing; the
 // dark theme chosen and kept; axe on every page in both themes.
 func TestWebUIOperate(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	b := newBrowser(t, e.base, e.sessionToken())
 
@@ -74,12 +75,16 @@ func TestWebUIOperate(t *testing.T) {
 			// Rerun downstream of a: a new run starting at b and c.
 			s.keys(kb.ArrowLeft)
 			s.until("the cursor on a", `document.querySelector('#node-bar').dataset.task === 'a'`)
+			// It is previewed as a plan: one new run of b, c and d.
 			s.click(`#rerun-downstream`)
-			s.until("the confirm dialog", `!!document.querySelector('dialog.dialog button.ok')`)
-			if txt := s.text(`dialog.dialog`); !strings.Contains(txt, "starts at b, c") {
-				t.Fatalf("dialog says %q", txt)
+			s.until("the plan", `document.querySelectorAll('.planpanel tr[data-new]').length === 1 && !document.querySelector('#plan-apply').disabled`)
+			if txt := s.text(`#plan-what`); !strings.Contains(txt, "starts at b, c") {
+				t.Fatalf("the plan says %q", txt)
 			}
-			s.click(`dialog.dialog button.ok`)
+			if txt := s.text(`.planpanel tr[data-new] .plantasks`); txt != "b, c, d" {
+				t.Fatalf("planned tasks %q", txt)
+			}
+			s.click(`#plan-apply`)
 			s.until("the new run's page", fmt.Sprintf(`/^#\/instances\/\d+$/.test(location.hash) && location.hash !== '#/instances/%d'`, first))
 			var hash string
 			s.eval(`location.hash`, &hash)
@@ -108,8 +113,8 @@ func TestWebUIOperate(t *testing.T) {
 				t.Fatalf("rerun downstream of d: %q", why)
 			}
 			s.click(`#rerun-from`)
-			s.until("the confirm dialog", `!!document.querySelector('dialog.dialog button.ok')`)
-			s.click(`dialog.dialog button.ok`)
+			s.until("the plan of d", `document.querySelector('.planpanel tr[data-new] .plantasks')?.textContent === 'd' && !document.querySelector('#plan-apply').disabled`)
+			s.click(`#plan-apply`)
 			s.until("the third run's page", fmt.Sprintf(`/^#\/instances\/\d+$/.test(location.hash) && location.hash !== '#/instances/%d'`, second))
 			var third int64
 			s.eval(`location.hash`, &hash)

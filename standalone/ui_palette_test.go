@@ -8,6 +8,7 @@ import (
 // TestUIPaletteDrag: a task type dragged from the palette onto the graph is
 // added where it was dropped; a click still adds one beside the others.
 func TestUIPaletteDrag(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	b := newBrowser(t, e.base, e.sessionToken())
 	b.step(t, 30*time.Second, func(s *session) {

@@ -53,7 +53,7 @@ func (s *session) quiet(c *counter, key string, window time.Duration) int {
 	s.t.Helper()
 	before := c.count(key)
 	for range 3 {
-		s.eval(`document.dispatchEvent(new Event('visibilitychange'))`, nil)
+		s.hideAndShow()
 	}
 	timer := time.NewTimer(window)
 	defer timer.Stop()
@@ -84,7 +84,7 @@ func (s *session) poll(what string, cond func() bool, wake bool) {
 	defer tick.Stop()
 	for !cond() {
 		if wake {
-			s.eval(`document.dispatchEvent(new Event('visibilitychange'))`, nil)
+			s.hideAndShow()
 		}
 		select {
 		case <-s.ctx.Done():
@@ -99,6 +99,7 @@ func (s *session) poll(what string, cond func() bool, wake bool) {
 // workflow without a schedule shows none, with no error and no repeated
 // 404s from the schedule endpoint (until a schedule is set there).
 func TestUIPolling404(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	c, base := countingProxy(t, e.base)
 	b := newBrowser(t, base, e.sessionToken())
@@ -158,6 +159,7 @@ func TestUIPolling404(t *testing.T) {
 // not allow is a disabled button: it says why on hover and to screen
 // readers, and a click opens no confirm and sends nothing.
 func TestUIDisabledActions(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	c, base := countingProxy(t, e.base)
 	e.apply("name: quick\ntasks:\n  - name: a\n    command: 'true'\n")

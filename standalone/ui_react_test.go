@@ -47,6 +47,7 @@ func handle(task, kind string) string {
 // a reload, opens the Gantt and a log and searches it, and kills a running
 // task from the task list.
 func TestWebUIEditor(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	b := newBrowser(t, e.base, e.sessionToken())
 	e.do("PUT", "/api/v1/projects/demo/workflows/sleeper", "tasks:\n  - name: nap\n    command: echo napping; sleep 120\n", http.StatusCreated, nil)
@@ -228,6 +229,7 @@ func bigSpec(n int) string {
 // fitted and interactive from a fresh page load, finds a task by search,
 // and times the main thread per live update while the 1,000-task run runs.
 func TestWebUIBigDAG(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	b := newBrowser(t, e.base, e.sessionToken())
 	for _, n := range []int{1000, 5000} {
@@ -398,6 +400,7 @@ func TestWebUIBigDAG(t *testing.T) {
 // collapse draws every task (the overview); the list holds every attempt
 // in a window of rows and filters by name.
 func TestWebUIHugeInstance(t *testing.T) {
+	t.Parallel()
 	n := 10000
 	if v := os.Getenv("BELUGA_UI_HUGE_TASKS"); v != "" { // a figure at 100,000 tasks: several minutes
 		var err error
@@ -454,6 +457,7 @@ func TestWebUIHugeInstance(t *testing.T) {
 // back (the real auth API, a user made by the admin). Also the grid and
 // overview pages.
 func TestWebUILogin(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	b := newBrowser(t, e.base, e.sessionToken())
 	anon := newBrowser(t, e.base, "")

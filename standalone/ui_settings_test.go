@@ -21,6 +21,7 @@ import (
 // the spec without the defaults the server spelled in, and says a
 // comment typed there is not stored.
 func TestWebUIWorkflowSettings(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	dir := t.TempDir()
 	db := filepath.Join(dir, "wh.db")

@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -38,7 +39,13 @@ type browser struct {
 	// scenario answers them itself; when nil they are accepted, as by a
 	// user who meant to leave a page with unsaved input.
 	dialogs chan *page.EventJavascriptDialogOpening
+	other   target.ID // a second tab, which hideAndShow activates
 }
+
+// Every browser test runs in parallel with the others (t.Parallel; go
+// test's -parallel bounds how many at once): each has its own Chromium,
+// profile, standalone and data dir, and spends most of its time waiting on
+// typing at a person's speed and on the page.
 
 // newBrowser opens base with the session cookie of token (a login's or
 // any token of the user; "": logged out, the UI shows its login page).
@@ -319,8 +326,36 @@ func (s *session) refreshed(sel string) {
 	s.t.Helper()
 	var n int
 	s.eval(fmt.Sprintf(`Number(document.querySelector(%s).dataset.refreshed) || 0`, js(sel)), &n)
-	s.eval(`document.dispatchEvent(new Event('visibilitychange'))`, nil)
+	s.hideAndShow()
 	s.until("a refresh of "+sel, fmt.Sprintf(`Number(document.querySelector(%s)?.dataset.refreshed) > %d`, js(sel), n))
+}
+
+// hideAndShow hides the tab and brings it back, as a user who looks at
+// another tab and returns does: a second tab (blank, opened once) is
+// activated, which hides this one, then this one is activated again. The
+// page sees two real visibilitychange events (hidden, then visible),
+// which wake its polls; the test dispatches none.
+func (s *session) hideAndShow() {
+	s.t.Helper()
+	other := s.b.otherTab(s.t)
+	s.run("activate another tab", target.ActivateTarget(other))
+	s.until("the tab hidden", `document.visibilityState === 'hidden'`)
+	s.run("activate the tab again", target.ActivateTarget(chromedp.FromContext(s.ctx).Target.TargetID))
+	s.until("the tab shown", `document.visibilityState === 'visible'`)
+}
+
+// otherTab is a second, blank tab of the browser, opened on first use.
+func (b *browser) otherTab(t *testing.T) target.ID {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.other == "" {
+		ctx, _ := chromedp.NewContext(b.ctx) // closed with the browser
+		if err := chromedp.Run(ctx, chromedp.Navigate("about:blank")); err != nil {
+			t.Fatalf("open a second tab: %v", err)
+		}
+		b.other = chromedp.FromContext(ctx).Target.TargetID
+	}
+	return b.other
 }
 
 func (s *session) text(sel string) string {
@@ -372,6 +407,7 @@ func js(v any) string {
 // stopping a run, a schedule, a backfill, and the cluster page. One browser serves
 // every scenario, in order; later ones use what earlier ones made.
 func TestWebUI(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	b := newBrowser(t, e.base, e.sessionToken())
 
@@ -646,8 +682,8 @@ tasks:
 					j.state = 'running';
 					return new Response(JSON.stringify(j), {status: r.status, headers: r.headers});
 				};
-				document.dispatchEvent(new Event('visibilitychange'));
 			})()`, nil)
+			s.hideAndShow()
 			s.until("pause offered by the stale page", `!document.querySelector('.actions button[data-action=pause]').disabled`)
 			s.click(`.actions button[data-action=pause]`)
 			s.until("the confirm dialog", `!!document.querySelector('dialog[open] button.ok')`)

@@ -13,6 +13,7 @@ import (
 // in its group) and the pending task's upstream; the cluster page marks a
 // full worker skipped.
 func TestWebUIShowsWaits(t *testing.T) {
+	t.Parallel()
 	e := startWith(t, func(c *config.Config) { c.Worker.Slots = 1 })
 	e.apply("name: ghostly\ntasks:\n  - {name: a, command: \"true\", worker_group: ghost}\n  - {name: b, command: \"true\", depends_on: [a]}\n")
 	id := e.run("ghostly", nil)

@@ -19,6 +19,7 @@ import (
 // deadline typed in; a backfill's page; the workflows of a project paged
 // through and searched by prefix. axe checks each scenario's last page.
 func TestWebUIWorkflowPage(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	b := newBrowser(t, e.base, e.sessionToken())
 

@@ -17,6 +17,7 @@ import (
 // Shanghai wall time beside it) and its calendar of fires, the backfill
 // form's range as sent, and Overview's days.
 func TestWebUITimeZone(t *testing.T) {
+	t.Parallel()
 	e := start(t, "")
 	e.apply("name: zoned\ntasks:\n  - {name: a, command: \"true\"}\n")
 	e.do("PUT", "/api/v1/projects/demo/workflows/zoned/schedule", `{"cron":"0 2 * * *","timezone":"Asia/Shanghai"}`, http.StatusCreated, nil)

@@ -74,6 +74,8 @@ func (w *Worker) handle(p remote.Peer, reqID uint64, m message.Message) {
 		reply = r
 	case message.LogRequest:
 		reply = w.serveLog(ex, m)
+	case message.LogSize:
+		reply = w.logSize(m)
 	case message.Ping:
 		reply = message.Pong{}
 	default:

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -83,6 +84,10 @@ type Config struct {
 	EnvPassthrough []string
 	// MaxLogBytes caps a task's log; default 1 GiB.
 	MaxLogBytes int64
+	// LogSweep is how often the worker asks a master which runs of its
+	// log directories a retention purge deleted, and deletes their logs
+	// (logsweep.go); default DefaultLogSweep, negative: never.
+	LogSweep time.Duration
 	// MaxCPUPercent and MaxMemoryPercent make the worker report itself
 	// overloaded in its heartbeats (masters then dispatch nothing to it)
 	// while the host's CPU or memory use is at or above them, until it is
@@ -125,11 +130,13 @@ type Worker struct {
 	cfg    Config
 	exCfg  executor.Config // validated, defaults applied; Host set at Start
 	logDir string
-	log    *zap.Logger
-	box    *secret.Box // opens secret params sealed for the link; nil without a cluster secret
-	client *remote.Client
-	server *remote.Server
-	exec   atomic.Pointer[executor.Executor] // nil until Start has it running
+	// workDir holds the tasks' work dirs, <workDir>/<run>/<task>.
+	workDir string
+	log     *zap.Logger
+	box     *secret.Box // opens secret params sealed for the link; nil without a cluster secret
+	client  *remote.Client
+	server  *remote.Server
+	exec    atomic.Pointer[executor.Executor] // nil until Start has it running
 	// unmetric removes its gauges from the metrics registry (set by start).
 	unmetric func()
 	guard    *guard.Guard // nil when tasks are not guarded
@@ -215,11 +222,12 @@ func New(cfg Config, log *zap.Logger) (*Worker, error) {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 	w := &Worker{
-		cfg:    cfg,
-		exCfg:  exCfg,
-		logDir: executor.LogDir(exCfg.DataDir),
-		log:    log.Named("worker"),
-		born:   time.Now().UTC(),
+		cfg:     cfg,
+		exCfg:   exCfg,
+		logDir:  executor.LogDir(exCfg.DataDir),
+		workDir: filepath.Join(exCfg.DataDir, "work"),
+		log:     log.Named("worker"),
+		born:    time.Now().UTC(),
 
 		cgroupBase: cgBase,
 		cgroupOff:  cgOff,
@@ -289,6 +297,9 @@ func (w *Worker) start(ctx context.Context) error {
 	w.host = host
 	w.exec.Store(ex)
 	w.unmetric = metrics.RegisterWorker(w.server.Addr(), w.metricStats)
+	if w.cfg.LogSweep >= 0 {
+		w.life.Go(w.sweepLogs)
+	}
 	w.log.Info("worker started", zap.String("addr", w.server.Addr()), zap.String("host", host),
 		zap.Strings("groups", w.cfg.Groups), zap.Int("slots", cfg.Slots), zap.String("data_dir", cfg.DataDir),
 		zap.Bool("task_guard", w.guard != nil))

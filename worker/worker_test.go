@@ -53,6 +53,8 @@ type fakeMaster struct {
 	got      []message.Message
 	withhold []message.AckKind
 	takeBack map[int64]bool // answer these tasks' acks with Kill
+	gone     []int64        // LogGone's answer, whatever was asked
+	asked    [][]int64      // the LogGone questions
 }
 
 func startMaster(t *testing.T) *fakeMaster {
@@ -68,9 +70,16 @@ func startMaster(t *testing.T) *fakeMaster {
 
 func (f *fakeMaster) addr() string { return f.srv.Addr() }
 
-func (f *fakeMaster) handle(p remote.Peer, _ uint64, m message.Message) {
+func (f *fakeMaster) handle(p remote.Peer, reqID uint64, m message.Message) {
 	var a message.DBAck
 	switch m := m.(type) {
+	case message.LogGone:
+		f.mu.Lock()
+		f.asked = append(f.asked, m.InstanceIDs)
+		gone := f.gone
+		f.mu.Unlock()
+		_ = p.Send(reqID, message.LogGoneReply{Gone: gone})
+		return
 	case message.Ack:
 		a = message.DBAck{TaskInstanceID: m.TaskInstanceID, Kind: message.KindAck}
 	case message.Running:

@@ -34,3 +34,21 @@ func (c *Client) ApplyPlan(ctx context.Context, id int64) (Plan, error) {
 	err := c.call(ctx, "POST", "/api/v1/plans/"+strconv.FormatInt(id, 10)+"/apply", nil, nil, &out)
 	return out, err
 }
+
+// RunPlan plans a run of workflow name from o.StartNodes (a rerun from
+// tasks), following dependent workflows downstream, and keeps the plan.
+func (c *Client) RunPlan(ctx context.Context, project, name string, o RunOptions, downstream string) (Plan, error) {
+	var out Plan
+	err := c.call(ctx, "POST", workflowPath(project, name)+"/runs/plan", nil,
+		api.RunPlanRequest{RunRequest: o, Downstream: downstream}, &out)
+	return out, err
+}
+
+// BackfillPlan plans backfill req of workflow name, following dependent
+// workflows downstream per time, and keeps the plan.
+func (c *Client) BackfillPlan(ctx context.Context, project, name string, req BackfillRequest, downstream string) (Plan, error) {
+	var out Plan
+	err := c.call(ctx, "POST", workflowPath(project, name)+"/backfill/plan", nil,
+		api.BackfillPlanRequest{BackfillRequest: req, Downstream: downstream}, &out)
+	return out, err
+}

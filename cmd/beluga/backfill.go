@@ -13,6 +13,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/api"
 	"github.com/beluga-scheduler/beluga/api/client"
+	"github.com/beluga-scheduler/beluga/common/plan"
 	"github.com/beluga-scheduler/beluga/common/schedule"
 )
 
@@ -33,6 +34,8 @@ func backfillStartCommand(a *app, need projectFunc) *cobra.Command {
 		paramFlags  []string
 		parallelism int
 		from, to    string
+		asPlan      bool
+		downstream  string
 	)
 	c := &cobra.Command{
 		Use:   "start NAME --from T --to T",
@@ -67,6 +70,22 @@ func backfillStartCommand(a *app, need projectFunc) *cobra.Command {
 			if req.Start, req.End, err = backfillRange(cmd.Context(), cl, project, argv[0], req, from, to); err != nil {
 				return err
 			}
+			if asPlan {
+				if _, err := plan.ParseDownstream(downstream); err != nil {
+					return usagef("--downstream: %v", err)
+				}
+				p, err := cl.BackfillPlan(cmd.Context(), project, argv[0], req, downstream)
+				if err != nil {
+					return err
+				}
+				if a.json() {
+					return a.printJSON(p)
+				}
+				return printPlan(a.stdout, p)
+			}
+			if downstream != "" {
+				return usagef("--downstream needs --plan (then: beluga plan apply ID)")
+			}
 			b, err := cl.StartBackfill(cmd.Context(), project, argv[0], req)
 			if err != nil {
 				return err
@@ -98,6 +117,8 @@ func backfillStartCommand(a *app, need projectFunc) *cobra.Command {
 	f.StringVar(&req.WorkerGroup, "worker-group", "", "worker group (default: the workflow's)")
 	f.StringArrayVar(&paramFlags, "param", nil, "run param NAME=VALUE (repeatable)")
 	f.BoolVar(&req.DryRun, "dry-run", false, "record every task as succeeded without running it")
+	f.BoolVar(&asPlan, "plan", false, "print what the backfill would run (each time's run, downstream runs, waits, estimates, conflicts) and keep it as a plan; start nothing")
+	f.StringVar(&downstream, "downstream", "", "with --plan: follow workflows that depend on each time's run: none (default), direct or all")
 	f.StringVar(&req.By, "by", defaultBy(), "no longer used: the logged-in user is recorded (kept for old scripts)")
 	return c
 }

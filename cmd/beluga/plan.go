@@ -64,10 +64,28 @@ func planCommand(a *app) *cobra.Command {
 			for i, c := range p.Commands {
 				cmds[i] = strconv.FormatInt(c, 10)
 			}
-			_, err := fmt.Fprintf(w, "plan %d applied: %d instance(s) requested (commands %s)\n", p.ID, len(p.Instances), strings.Join(cmds, ", "))
-			return err
+			reopened := 0
+			for _, in := range p.Instances {
+				if !in.New {
+					reopened++
+				}
+			}
+			if _, err := fmt.Fprintf(w, "plan %d applied: %d instance(s) requested (commands %s)\n", p.ID, reopened, strings.Join(cmds, ", ")); err != nil {
+				return err
+			}
+			for _, id := range p.Started {
+				if _, err := fmt.Fprintf(w, "instance %d submitted\n", id); err != nil {
+					return err
+				}
+			}
+			if p.BackfillID != 0 {
+				if _, err := fmt.Fprintf(w, "backfill %d started\n", p.BackfillID); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
-	return group("plan", "Impact plans: what a rerun or recover-failed would run (beluga instance rerun ID --plan)", show, apply)
+	return group("plan", "Impact plans: what a rerun, recover-failed, rerun from tasks or backfill would run (--plan on those commands)", show, apply)
 }
 
 // planIDCommand is `beluga plan USE ID`: call with the plan's id, print
@@ -101,15 +119,31 @@ func secs(e plan.Estimate) string {
 
 // printPlan writes p for a person: its runs, their waits, its conflicts.
 func printPlan(w io.Writer, p client.Plan) error {
-	fmt.Fprintf(w, "plan %d: %s of instance %d, downstream %s; expires %s\n\n", p.ID, p.Action, p.InstanceID, p.Downstream,
+	what := fmt.Sprintf("instance %d", p.InstanceID)
+	if st := p.Start; st != nil {
+		what = fmt.Sprintf("%s/%s version %d", st.Project, st.Workflow, st.Version)
+		if len(st.Times) > 0 {
+			what += fmt.Sprintf(", %d time(s) %s to %s, %d at a time", len(st.Times), st.Times[0].Format(time.RFC3339),
+				st.Times[len(st.Times)-1].Format(time.RFC3339), max(st.Parallelism, 1))
+		} else {
+			what += " from " + strings.Join(st.StartNodes, ",")
+		}
+	}
+	fmt.Fprintf(w, "plan %d: %s of %s, downstream %s; expires %s\n", p.ID, p.Action, what, p.Downstream,
 		p.ExpiresAt.Format(time.RFC3339))
-	t := newTable(w, "INSTANCE", "LEVEL", "PROJECT", "WORKFLOW", "ACTION", "TASKS", "AFTER", "EST (P50 / P90)")
+	fmt.Fprintln(w, "(a negative INSTANCE is a new run the plan starts)")
+	fmt.Fprintln(w)
+	t := newTable(w, "INSTANCE", "LEVEL", "PROJECT", "WORKFLOW", "ACTION", "TIME", "TASKS", "AFTER", "EST (P50 / P90)")
 	for _, in := range p.Instances {
 		after := make([]string, len(in.After))
 		for i, id := range in.After {
 			after[i] = strconv.FormatInt(id, 10)
 		}
-		t.row(strconv.FormatInt(in.ID, 10), strconv.Itoa(in.Level), in.Project, in.Workflow, string(in.Action),
+		at := "-"
+		if in.ScheduleTime != nil {
+			at = in.ScheduleTime.UTC().Format(time.RFC3339)
+		}
+		t.row(strconv.FormatInt(in.ID, 10), strconv.Itoa(in.Level), in.Project, in.Workflow, string(in.Action), at,
 			strconv.Itoa(len(in.Tasks)), strings.Join(after, ","), secs(in.Estimate))
 	}
 	if err := t.flush(); err != nil {

@@ -191,11 +191,11 @@ func limit(n int) string {
 }
 
 func printRetentionRun(w io.Writer, purged bool, r api.RetentionRun) error {
-	t := newTable(w, "PROJECT", "KEEP DAYS", "KEEP RUNS", "RUNS", "TASK ROWS", "EVENTS", "HISTORY", "LOG FILES", "BYTES", "SKIPPED")
+	t := newTable(w, "PROJECT", "KEEP DAYS", "KEEP RUNS", "RUNS", "TASK ROWS", "EVENTS", "HISTORY", "LOG FILES", "LOG BYTES", "BYTES", "SKIPPED")
 	for _, p := range r.Projects {
 		t.row(p.Project, limit(p.Policy.KeepDays), limit(p.Policy.KeepRuns), strconv.Itoa(len(p.Instances)),
 			strconv.FormatInt(p.TaskRows, 10), strconv.FormatInt(p.EventRows, 10), strconv.FormatInt(p.HistoryRows, 10),
-			strconv.FormatInt(p.LogFiles, 10), strconv.FormatInt(p.Bytes, 10), strconv.Itoa(len(p.Skipped)))
+			strconv.FormatInt(p.LogFiles, 10), strconv.FormatInt(p.LogBytes, 10), strconv.FormatInt(p.Bytes, 10), strconv.Itoa(len(p.Skipped)))
 	}
 	if err := t.flush(); err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/beluga-scheduler/beluga/api"
 	"github.com/beluga-scheduler/beluga/api/client"
+	"github.com/beluga-scheduler/beluga/common/plan"
 	"github.com/beluga-scheduler/beluga/common/spec"
 )
 
@@ -299,9 +300,11 @@ func deleteCommand(a *app, need projectFunc) *cobra.Command {
 
 func runCommand(a *app, need projectFunc) *cobra.Command {
 	var (
-		params []string
-		opts   client.RunOptions
-		wait   bool
+		params     []string
+		opts       client.RunOptions
+		wait       bool
+		asPlan     bool
+		downstream string
 	)
 	c := &cobra.Command{
 		Use:   "run NAME",
@@ -321,6 +324,28 @@ func runCommand(a *app, need projectFunc) *cobra.Command {
 				return err
 			}
 			c := a.client()
+			if asPlan {
+				if wait {
+					return usagef("--plan runs nothing: drop --wait (then: beluga plan apply ID)")
+				}
+				if len(opts.StartNodes) == 0 {
+					return usagef("--plan plans a rerun from tasks: give --start-node (and --scope downstream)")
+				}
+				if _, err := plan.ParseDownstream(downstream); err != nil {
+					return usagef("--downstream: %v", err)
+				}
+				p, err := c.RunPlan(cmd.Context(), project, argv[0], opts, downstream)
+				if err != nil {
+					return err
+				}
+				if a.json() {
+					return a.printJSON(p)
+				}
+				return printPlan(a.stdout, p)
+			}
+			if downstream != "" {
+				return usagef("--downstream needs --plan (then: beluga plan apply ID)")
+			}
 			inst, err := c.Run(cmd.Context(), project, argv[0], opts)
 			if err != nil {
 				return err
@@ -347,5 +372,7 @@ func runCommand(a *app, need projectFunc) *cobra.Command {
 	c.Flags().StringSliceVar(&opts.StartNodes, "start-node", nil, "run only from these tasks (repeatable or comma-separated)")
 	c.Flags().StringVar(&opts.Scope, "scope", "", "with --start-node: only (default), upstream or downstream")
 	c.Flags().BoolVar(&opts.DryRun, "dry-run", false, "record every task as succeeded without running it")
+	c.Flags().BoolVar(&asPlan, "plan", false, "with --start-node: print what the run from them would run (downstream runs, waits, estimates, conflicts) and keep it as a plan; run nothing")
+	c.Flags().StringVar(&downstream, "downstream", "", "with --plan: follow workflows that depend on the run: none (default), direct or all")
 	return c
 }

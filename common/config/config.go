@@ -175,6 +175,9 @@ type WorkerConfig struct {
 	TaskIsolation string `yaml:"task_isolation" env:"BELUGA_WORKER_TASK_ISOLATION"`
 	// MaxLogBytes caps each task log; 0: 1 GiB.
 	MaxLogBytes int `yaml:"max_log_bytes" env:"BELUGA_WORKER_MAX_LOG_BYTES"`
+	// LogSweep is how often the worker deletes the task logs of runs a
+	// retention purge deleted; 0: 10m, negative: never.
+	LogSweep time.Duration `yaml:"log_sweep" env:"BELUGA_WORKER_LOG_SWEEP"`
 	// MaxCPUPercent and MaxMemoryPercent: the worker takes no tasks while
 	// the host is at or above them, until 10 points below; 0 (default): off.
 	MaxCPUPercent    int `yaml:"max_cpu_percent" env:"BELUGA_WORKER_MAX_CPU_PERCENT"`

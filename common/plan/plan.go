@@ -141,6 +141,10 @@ type Snapshot struct {
 	Paused    map[WF]bool
 	Groups    map[string]Group
 	Estimates map[WF]map[string]Estimate // p50/p90 per task from history; missing: forecast defaults
+	// For plans of new runs (MakeStart): the runs of the workflow at the
+	// planned times, and the times of its running backfills by id.
+	Covering  []Instance
+	Backfills map[int64][]time.Time
 }
 
 // Request is the action planned.
@@ -159,6 +163,9 @@ type Plan struct {
 	// its last run's projected end.
 	Estimate  Estimate   `json:"estimate"`
 	Conflicts []Conflict `json:"conflicts"`
+	// Start is what the apply writes for a plan of new runs (nil: the
+	// plan reopens existing runs only).
+	Start *Start `json:"start,omitempty"`
 }
 
 // Planned is one instance of a plan and the action it gets.
@@ -172,6 +179,10 @@ type Planned struct {
 	Tasks    []PlannedTask    `json:"tasks"`    // in topological order
 	Waits    []string         `json:"waits"`    // what the run as a whole waits on
 	Estimate Estimate         `json:"estimate"` // from its command to its projected end
+	// New: a run the plan starts (its ID is -n, the n-th new run);
+	// ScheduleTime is a backfill run's time.
+	New          bool       `json:"new,omitempty"`
+	ScheduleTime *time.Time `json:"schedule_time,omitempty"`
 }
 
 // PlannedTask is one task that would run.
@@ -219,10 +230,28 @@ func Make(req Request, s Snapshot) (Plan, error) {
 	if !ok {
 		return Plan{}, fmt.Errorf("instance %d is not in the snapshot", req.Instance)
 	}
+	return walk(req, s, []int64{root.ID}, func(in Instance) map[string]bool {
+		kind := model.ActionRerun
+		if in.ID == root.ID {
+			kind = req.Action
+		}
+		return redone(kind, s.Defs[in.Def], in.Tasks)
+	}, 0), nil
+}
+
+// walk plans roots (level 0, in order) and the runs that wait on them as
+// far as req.Downstream goes; redo says which tasks of each run run. With
+// parallelism > 0 the roots run that many at a time, in order.
+func walk(req Request, s Snapshot, roots []int64, redo func(Instance) map[string]bool, parallelism int) Plan {
 	p := Plan{Action: req.Action, Downstream: req.Downstream, Instances: []Planned{}, Conflicts: []Conflict{}}
-	level := map[int64]int{root.ID: 0}
+	level := map[int64]int{}
+	isRoot := map[int64]bool{}
+	for _, id := range roots {
+		level[id] = 0
+		isRoot[id] = true
+	}
 	after := map[int64][]int64{}
-	order := []int64{root.ID}
+	order := slices.Clone(roots)
 	// Breadth first over "waits on": each run once (the first, shortest
 	// path places it), so cycles and diamonds end.
 	for i, hops := 0, req.Downstream.hops(); i < len(order); i++ {
@@ -231,6 +260,9 @@ func Make(req Request, s Snapshot) (Plan, error) {
 			continue
 		}
 		for _, id := range dependents(s, up) {
+			if isRoot[id] {
+				continue
+			}
 			after[id] = append(after[id], up.ID)
 			if _, seen := level[id]; !seen {
 				level[id] = level[up.ID] + 1
@@ -245,18 +277,29 @@ func Make(req Request, s Snapshot) (Plan, error) {
 	ends := map[int64]Estimate{}
 	groupUse := map[string]int{}
 	wfUse := map[WF]int{}
-	for _, id := range order {
+	for k, id := range order {
 		in := s.Instances[id]
 		kind := model.ActionRerun
-		if id == root.ID {
+		if isRoot[id] {
 			kind = req.Action
 		}
 		pi := Planned{ID: id, Project: in.WF.Project, Workflow: in.WF.Workflow, Action: kind, Level: level[id],
 			After: compactIDs(after[id]), Tasks: []PlannedTask{}, Waits: []string{}}
-		p.Conflicts = append(p.Conflicts, conflicts(in, kind, id == root.ID, s)...)
+		if in.State != stateNew {
+			p.Conflicts = append(p.Conflicts, conflicts(in, kind, isRoot[id], s)...)
+		} else if s.Paused[in.WF] {
+			p.Conflicts = append(p.Conflicts, Conflict{Instance: in.ID,
+				What: fmt.Sprintf("the schedule of %s is paused: this run goes ahead, the schedule fires nothing new", in.WF)})
+		}
 		def := s.Defs[in.Def]
-		redo := redone(kind, def, in.Tasks)
-		pi.Tasks, pi.Estimate = schedule(def, redo, in, s, planned, ends)
+		pi.Tasks, pi.Estimate = schedule(def, redo(in), in, s, planned, ends)
+		// A root waits for the root parallelism places before it.
+		if parallelism > 0 && isRoot[id] && k >= parallelism {
+			prev := ends[order[k-parallelism]]
+			pi.Estimate.P50 += prev.P50
+			pi.Estimate.P90 += prev.P90
+			pi.Waits = append(pi.Waits, fmt.Sprintf("run %d of this plan (%d at a time)", order[k-parallelism], parallelism))
+		}
 		ends[id] = pi.Estimate
 		for _, t := range pi.Tasks {
 			if g := taskGroup(def, t.Name); g != "" {
@@ -292,7 +335,7 @@ func Make(req Request, s Snapshot) (Plan, error) {
 			}
 		}
 	}
-	return p, nil
+	return p
 }
 
 // dependents are the runs (other than up) with a dependent task whose

@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/beluga-scheduler/beluga/common/model"
+	"github.com/beluga-scheduler/beluga/common/secret"
 )
 
 // ErrBackfillMoved means a backfill changed (submitted, stopped, ended)
@@ -80,39 +81,48 @@ func (s *Store) BackfillCreate(ctx context.Context, b model.Backfill) (model.Bac
 		return model.Backfill{}, fmt.Errorf("backfill of %q has no schedule times", b.Workflow)
 	}
 	var out model.Backfill
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		p, err := workflowProject(tx, b.Project, b.Workflow)
-		if err != nil {
-			return err
-		}
-		times := make([]time.Time, len(b.Times))
-		for i, t := range b.Times {
-			times[i] = t.UTC()
-		}
-		r := backfillRow{ProjectID: p.ID, ProjectName: p.Name, WorkflowName: b.Workflow, Cron: b.Cron, Timezone: b.Timezone,
-			StartTime: b.Start.UTC(), EndTime: b.End.UTC(), TimesJSON: *jsonText(times, len(times)), Total: len(times),
-			Parallelism: max(b.Parallelism, 1), OnFailure: b.OnFailure, WorkerGroup: b.WorkerGroup, DryRun: b.DryRun,
-			State: string(model.BackfillRunning), RequestedBy: b.RequestedBy, CreatedAt: time.Now().UTC().Truncate(time.Microsecond),
-			Calendar: b.Calendar, OnHoliday: b.OnHoliday, RefusedJSON: jsonText(b.Refused, len(b.Refused))}
-		if r.OnFailure == "" {
-			r.OnFailure = model.BackfillContinue
-		}
-		names, err := latestSecrets(tx, p.ID, b.Workflow)
-		if err != nil {
-			return err
-		}
-		ps, err := sealParams(s.box, b.Params, b.SecretParams, names, nil)
-		if err != nil {
-			return fmt.Errorf("backfill params: %w", err)
-		}
-		r.Priority, r.ParamsJSON = priorityCol(b.Priority), jsonText(ps, len(ps))
-		if err := tx.Create(&r).Error; err != nil {
-			return fmt.Errorf("insert backfill: %w", err)
-		}
-		out = r.model()
-		return nil
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) (err error) {
+		out, err = insertBackfill(tx, s.box, b)
+		return err
 	})
 	return out, err
+}
+
+// insertBackfill writes backfill b in tx (BackfillCreate; an impact
+// plan's apply).
+func insertBackfill(tx *gorm.DB, box *secret.Box, b model.Backfill) (model.Backfill, error) {
+	if len(b.Times) == 0 {
+		return model.Backfill{}, fmt.Errorf("backfill of %q has no schedule times", b.Workflow)
+	}
+	p, err := workflowProject(tx, b.Project, b.Workflow)
+	if err != nil {
+		return model.Backfill{}, err
+	}
+	times := make([]time.Time, len(b.Times))
+	for i, t := range b.Times {
+		times[i] = t.UTC()
+	}
+	r := backfillRow{ProjectID: p.ID, ProjectName: p.Name, WorkflowName: b.Workflow, Cron: b.Cron, Timezone: b.Timezone,
+		StartTime: b.Start.UTC(), EndTime: b.End.UTC(), TimesJSON: *jsonText(times, len(times)), Total: len(times),
+		Parallelism: max(b.Parallelism, 1), OnFailure: b.OnFailure, WorkerGroup: b.WorkerGroup, DryRun: b.DryRun,
+		State: string(model.BackfillRunning), RequestedBy: b.RequestedBy, CreatedAt: time.Now().UTC().Truncate(time.Microsecond),
+		Calendar: b.Calendar, OnHoliday: b.OnHoliday, RefusedJSON: jsonText(b.Refused, len(b.Refused))}
+	if r.OnFailure == "" {
+		r.OnFailure = model.BackfillContinue
+	}
+	names, err := latestSecrets(tx, p.ID, b.Workflow)
+	if err != nil {
+		return model.Backfill{}, err
+	}
+	ps, err := sealParams(box, b.Params, b.SecretParams, names, nil)
+	if err != nil {
+		return model.Backfill{}, fmt.Errorf("backfill params: %w", err)
+	}
+	r.Priority, r.ParamsJSON = priorityCol(b.Priority), jsonText(ps, len(ps))
+	if err := tx.Create(&r).Error; err != nil {
+		return model.Backfill{}, fmt.Errorf("insert backfill: %w", err)
+	}
+	return r.model(), nil
 }
 
 // BackfillFilter selects backfills; empty fields match all.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -67,6 +68,10 @@ type Plan struct {
 	AppliedAt *time.Time
 	AppliedBy string
 	Commands  []int64 // the commands the apply wrote
+	// Of a plan of new runs, what its apply wrote: the run (a rerun from a
+	// task) or the backfill.
+	Started  []int64
+	Backfill int64
 }
 
 func (r planRow) model() (Plan, error) {
@@ -88,65 +93,22 @@ func (r planRow) model() (Plan, error) {
 // schedules, task groups and task durations.
 func (s *Store) PlanSnapshot(ctx context.Context, root int64, down plan.Downstream) (plan.Snapshot, error) {
 	db := s.read(ctx)
-	snap := plan.Snapshot{Instances: map[int64]plan.Instance{}, Defs: map[int64]plan.Workflow{}, Running: map[plan.WF]int{},
-		Paused: map[plan.WF]bool{}, Groups: map[string]plan.Group{}, Estimates: map[plan.WF]map[string]plan.Estimate{}}
+	snap := newSnapshot()
 	var r workflowInstanceRow
 	if err := db.Take(&r, root).Error; err != nil {
 		return snap, notFound(err, fmt.Sprintf("workflow instance %d", root))
 	}
-	rows := []workflowInstanceRow{r}
-	wfs := []plan.WF{{Project: r.ProjectName, Workflow: r.WorkflowName}}
-	if down != plan.None {
-		index, err := dependentIndex(db)
-		if err != nil {
-			return snap, err
-		}
-		seen := map[plan.WF]bool{wfs[0]: true}
-		for level, frontier := 0, wfs; len(frontier) > 0 && (down == plan.All || level < 1); level++ {
-			var next []plan.WF
-			for _, wf := range frontier {
-				for _, d := range index[wf] {
-					if !seen[d] {
-						seen[d] = true
-						next = append(next, d)
-					}
-				}
-			}
-			for _, wf := range next {
-				var runs []workflowInstanceRow
-				if err := db.Where("project_name = ? AND workflow_name = ? AND parent_instance_id IS NULL", wf.Project, wf.Workflow).
-					Order("id DESC").Limit(planCandidates).Find(&runs).Error; err != nil {
-					return snap, fmt.Errorf("read runs of %s: %w", wf, err)
-				}
-				rows = append(rows, runs...)
-			}
-			wfs, frontier = append(wfs, next...), next
-		}
+	if r.ParentInstanceID != nil {
+		return snap, fmt.Errorf("workflow instance %d is a sub_workflow run of instance %d; plan an action on its parent: %w",
+			r.ID, *r.ParentInstanceID, ErrConflict)
 	}
-	waiting, err := waitingRestarts(db, rowIDs(rows))
+	wf := plan.WF{Project: r.ProjectName, Workflow: r.WorkflowName}
+	rows, wfs, err := planDownstream(db, wf, down, nil)
 	if err != nil {
 		return snap, err
 	}
-	for _, r := range rows {
-		if r.ID == root && r.ParentInstanceID != nil {
-			return snap, fmt.Errorf("workflow instance %d is a sub_workflow run of instance %d; plan an action on its parent: %w",
-				r.ID, *r.ParentInstanceID, ErrConflict)
-		}
-		base, loc := dependent.Base(r.ScheduleTime, r.StartTime, r.CreatedAt, r.Timezone)
-		in := plan.Instance{ID: r.ID, WF: plan.WF{Project: r.ProjectName, Workflow: r.WorkflowName}, Def: r.WorkflowDefinitionID,
-			State: model.WorkflowState(r.State), Base: base.UTC(), Loc: loc, Waiting: waiting[r.ID]}
-		if _, ok := snap.Defs[r.WorkflowDefinitionID]; !ok {
-			var d workflowDefinitionRow
-			if err := db.Take(&d, r.WorkflowDefinitionID).Error; err != nil {
-				return snap, notFound(err, fmt.Sprintf("workflow version %d", r.WorkflowDefinitionID))
-			}
-			w, err := planWorkflow(r.ProjectName, d.SpecJSON)
-			if err != nil {
-				return snap, fmt.Errorf("workflow %s/%s version %d: %w", r.ProjectName, r.WorkflowName, d.Version, err)
-			}
-			snap.Defs[d.ID] = w
-		}
-		snap.Instances[r.ID] = in
+	if err := s.fillSnapshot(ctx, db, &snap, append([]workflowInstanceRow{r}, rows...), wfs); err != nil {
+		return snap, err
 	}
 	// The root's latest attempts: what recover_failed redoes.
 	tasks, err := s.InstanceTasksNow(ctx, root)
@@ -158,23 +120,105 @@ func (s *Store) PlanSnapshot(ctx context.Context, root int64, down plan.Downstre
 		in.Tasks = append(in.Tasks, plan.TaskNow{Name: t.Name, State: t.State})
 	}
 	snap.Instances[root] = in
+	return snap, nil
+}
+
+func newSnapshot() plan.Snapshot {
+	return plan.Snapshot{Instances: map[int64]plan.Instance{}, Defs: map[int64]plan.Workflow{}, Running: map[plan.WF]int{},
+		Paused: map[plan.WF]bool{}, Groups: map[string]plan.Group{}, Estimates: map[plan.WF]map[string]plan.Estimate{},
+		Backfills: map[int64][]time.Time{}}
+}
+
+// planDownstream reads the runs of every workflow that waits (with a
+// dependent task) on wf, as many levels out as down goes: the newest of
+// each, and with a window (a backfill's range) those scheduled near it. It
+// returns them and the workflows, wf first.
+func planDownstream(db *gorm.DB, wf plan.WF, down plan.Downstream, window *[2]time.Time) ([]workflowInstanceRow, []plan.WF, error) {
+	wfs := []plan.WF{wf}
+	if down == plan.None {
+		return nil, wfs, nil
+	}
+	index, err := dependentIndex(db)
+	if err != nil {
+		return nil, nil, err
+	}
+	var rows []workflowInstanceRow
+	got := map[int64]bool{}
+	seen := map[plan.WF]bool{wf: true}
+	for level, frontier := 0, wfs; len(frontier) > 0 && (down == plan.All || level < 1); level++ {
+		var next []plan.WF
+		for _, wf := range frontier {
+			for _, d := range index[wf] {
+				if !seen[d] {
+					seen[d] = true
+					next = append(next, d)
+				}
+			}
+		}
+		for _, wf := range next {
+			q := func() *gorm.DB {
+				return db.Where("project_name = ? AND workflow_name = ? AND parent_instance_id IS NULL", wf.Project, wf.Workflow)
+			}
+			var runs []workflowInstanceRow
+			if err := q().Order("id DESC").Limit(planCandidates).Find(&runs).Error; err != nil {
+				return nil, nil, fmt.Errorf("read runs of %s: %w", wf, err)
+			}
+			if window != nil {
+				// A window of a dependent reaches at most a month or so
+				// either side of the runs it holds.
+				var near []workflowInstanceRow
+				if err := q().Where("schedule_time >= ? AND schedule_time <= ?", window[0].AddDate(0, 0, -40), window[1].AddDate(0, 0, 40)).
+					Order("id DESC").Limit(5 * planCandidates).Find(&near).Error; err != nil {
+					return nil, nil, fmt.Errorf("read runs of %s near the range: %w", wf, err)
+				}
+				runs = append(runs, near...)
+			}
+			for _, r := range runs {
+				if !got[r.ID] {
+					got[r.ID] = true
+					rows = append(rows, r)
+				}
+			}
+		}
+		wfs, frontier = append(wfs, next...), next
+	}
+	return rows, wfs, nil
+}
+
+// fillSnapshot adds rows to snap with their versions and waiting restarts,
+// and the unfinished runs, schedules and task durations of wfs, and the
+// task groups.
+func (s *Store) fillSnapshot(ctx context.Context, db *gorm.DB, snap *plan.Snapshot, rows []workflowInstanceRow, wfs []plan.WF) error {
+	waiting, err := waitingRestarts(db, rowIDs(rows))
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		base, loc := dependent.Base(r.ScheduleTime, r.StartTime, r.CreatedAt, r.Timezone)
+		in := plan.Instance{ID: r.ID, WF: plan.WF{Project: r.ProjectName, Workflow: r.WorkflowName}, Def: r.WorkflowDefinitionID,
+			State: model.WorkflowState(r.State), Base: base.UTC(), Loc: loc, Waiting: waiting[r.ID]}
+		if err := planDef(db, snap, r.ProjectName, r.WorkflowDefinitionID); err != nil {
+			return err
+		}
+		snap.Instances[r.ID] = in
+	}
 	for _, wf := range wfs {
 		var n int64
 		if err := db.Model(&workflowInstanceRow{}).Where("project_name = ? AND workflow_name = ? AND state IN ?", wf.Project, wf.Workflow,
 			unfinishedStates()).Count(&n).Error; err != nil {
-			return snap, fmt.Errorf("count unfinished runs of %s: %w", wf, err)
+			return fmt.Errorf("count unfinished runs of %s: %w", wf, err)
 		}
 		snap.Running[wf] = int(n)
 		var sc []scheduleRow
 		if err := db.Where("project_name = ? AND workflow_name = ?", wf.Project, wf.Workflow).Find(&sc).Error; err != nil {
-			return snap, fmt.Errorf("read the schedule of %s: %w", wf, err)
+			return fmt.Errorf("read the schedule of %s: %w", wf, err)
 		}
 		if len(sc) > 0 && !sc[0].Enabled {
 			snap.Paused[wf] = true
 		}
 		samples, err := s.TaskHistory(ctx, wf.Project, wf.Workflow, 1<<62, forecast.HistoryRuns)
 		if err != nil {
-			return snap, err
+			return err
 		}
 		h := forecast.Learn(samples, forecast.HistoryRuns)
 		est := map[string]plan.Estimate{}
@@ -185,12 +229,104 @@ func (s *Store) PlanSnapshot(ctx context.Context, root int64, down plan.Downstre
 	}
 	groups, err := s.TaskGroupList(ctx)
 	if err != nil {
-		return snap, err
+		return err
 	}
 	for _, g := range groups {
 		snap.Groups[g.Name] = plan.Group{Capacity: g.Capacity, InUse: g.InUse}
 	}
-	return snap, nil
+	return nil
+}
+
+// planDef adds workflow version id of project to snap.Defs.
+func planDef(db *gorm.DB, snap *plan.Snapshot, project string, id int64) error {
+	if _, ok := snap.Defs[id]; ok {
+		return nil
+	}
+	var d workflowDefinitionRow
+	if err := db.Take(&d, id).Error; err != nil {
+		return notFound(err, fmt.Sprintf("workflow version %d", id))
+	}
+	w, err := planWorkflow(project, d.SpecJSON)
+	if err != nil {
+		return fmt.Errorf("workflow %s/%s version %d: %w", project, d.Name, d.Version, err)
+	}
+	snap.Defs[d.ID] = w
+	return nil
+}
+
+// PlanTarget is what a plan of new runs starts: runs of a workflow
+// version (0: the latest) at Times (a backfill's; none: one run now).
+type PlanTarget struct {
+	Project, Workflow string
+	Version           int
+	Times             []time.Time
+}
+
+// PlanSnapshotStart reads what plan.MakeStart needs for t following down:
+// the version (its id and number are returned), the runs of the workflow
+// at t.Times and its running backfills, and what PlanSnapshot reads of the
+// workflows downstream.
+func (s *Store) PlanSnapshotStart(ctx context.Context, t PlanTarget, down plan.Downstream) (plan.Snapshot, int64, int, error) {
+	db := s.read(ctx)
+	snap := newSnapshot()
+	var p projectRow
+	if err := db.Where("name = ?", t.Project).Take(&p).Error; err != nil {
+		return snap, 0, 0, notFound(err, fmt.Sprintf("project %q", t.Project))
+	}
+	var d workflowDefinitionRow
+	q := db.Omit("spec_json").Where("project_id = ? AND name = ?", p.ID, t.Workflow)
+	if t.Version > 0 {
+		q = q.Where("version = ?", t.Version)
+	}
+	if err := q.Order("version DESC").Take(&d).Error; err != nil {
+		what := fmt.Sprintf("workflow %q in project %q", t.Workflow, t.Project)
+		if t.Version > 0 {
+			what = fmt.Sprintf("version %d of workflow %q in project %q", t.Version, t.Workflow, t.Project)
+		}
+		return snap, 0, 0, notFound(err, what)
+	}
+	if err := planDef(db, &snap, t.Project, d.ID); err != nil {
+		return snap, 0, 0, err
+	}
+	wf := plan.WF{Project: t.Project, Workflow: t.Workflow}
+	var window *[2]time.Time
+	if len(t.Times) > 0 {
+		window = &[2]time.Time{slices.MinFunc(t.Times, time.Time.Compare), slices.MaxFunc(t.Times, time.Time.Compare)}
+		var covering []workflowInstanceRow
+		if err := db.Select("id, state, schedule_time, project_name, workflow_name").
+			Where("project_name = ? AND workflow_name = ? AND parent_instance_id IS NULL AND schedule_time IN ?", wf.Project, wf.Workflow, utcTimes(t.Times)).
+			Order("id").Find(&covering).Error; err != nil {
+			return snap, 0, 0, fmt.Errorf("read the runs of %s at the planned times: %w", wf, err)
+		}
+		for _, r := range covering {
+			snap.Covering = append(snap.Covering, plan.Instance{ID: r.ID, WF: wf, State: model.WorkflowState(r.State), Base: r.ScheduleTime.UTC()})
+		}
+		var bfs []backfillRow
+		if err := db.Where("project_name = ? AND workflow_name = ? AND state = ?", wf.Project, wf.Workflow, model.BackfillRunning).
+			Find(&bfs).Error; err != nil {
+			return snap, 0, 0, fmt.Errorf("read the running backfills of %s: %w", wf, err)
+		}
+		for _, b := range bfs {
+			m := b.model()
+			snap.Backfills[b.ID] = m.Times[min(m.Submitted, len(m.Times)):]
+		}
+	}
+	rows, wfs, err := planDownstream(db, wf, down, window)
+	if err != nil {
+		return snap, 0, 0, err
+	}
+	if err := s.fillSnapshot(ctx, db, &snap, rows, wfs); err != nil {
+		return snap, 0, 0, err
+	}
+	return snap, d.ID, d.Version, nil
+}
+
+func utcTimes(ts []time.Time) []time.Time {
+	out := make([]time.Time, len(ts))
+	for i, t := range ts {
+		out[i] = t.UTC()
+	}
+	return out
 }
 
 // dependentIndex maps each workflow to the workflows (latest versions)
@@ -291,10 +427,12 @@ func waitingRestarts(db *gorm.DB, ids []int64) (map[int64]string, error) {
 // state), its waiting commands, and the schedule of each of its workflows.
 func planFacts(db *gorm.DB, p plan.Plan) (plan.Facts, error) {
 	f := plan.Facts{}
-	ids := make([]int64, len(p.Instances))
+	var ids []int64
 	var wfs []plan.WF
-	for i, in := range p.Instances {
-		ids[i] = in.ID
+	for _, in := range p.Instances {
+		if !in.New {
+			ids = append(ids, in.ID)
+		}
 		wfs = append(wfs, plan.WF{Project: in.Project, Workflow: in.Workflow})
 	}
 	for c := range slices.Chunk(ids, retentionChunk) {
@@ -356,7 +494,68 @@ func planFacts(db *gorm.DB, p plan.Plan) (plan.Facts, error) {
 		}
 		f["schedule of "+wf.String()] = v
 	}
+	if p.Start != nil {
+		if err := startFacts(db, *p.Start, f); err != nil {
+			return nil, err
+		}
+	}
 	return f, nil
+}
+
+// startFacts adds what a plan of new runs st saw: the latest version of
+// its workflow, and for a backfill the runs of the workflow scheduled in
+// its range and the running backfills whose range meets it.
+func startFacts(db *gorm.DB, st plan.Start, f plan.Facts) error {
+	wf := plan.WF{Project: st.Project, Workflow: st.Workflow}
+	if !st.Latest {
+		return rangeFacts(db, st, f)
+	}
+	var v struct{ V *int }
+	if err := db.Table("workflow_definition").Select("MAX(workflow_definition.version) AS v").
+		Joins("JOIN project ON project.id = workflow_definition.project_id").
+		Where("project.name = ? AND workflow_definition.name = ?", st.Project, st.Workflow).Scan(&v).Error; err != nil {
+		return fmt.Errorf("read the latest version of %s: %w", wf, err)
+	}
+	f["latest version of "+wf.String()] = "none"
+	if v.V != nil {
+		f["latest version of "+wf.String()] = strconv.Itoa(*v.V)
+	}
+	return rangeFacts(db, st, f)
+}
+
+// rangeFacts adds, for a backfill, the runs of its workflow scheduled in
+// its range and the running backfills whose range meets it.
+func rangeFacts(db *gorm.DB, st plan.Start, f plan.Facts) error {
+	wf := plan.WF{Project: st.Project, Workflow: st.Workflow}
+	if len(st.Times) == 0 {
+		return nil
+	}
+	from, to := slices.MinFunc(st.Times, time.Time.Compare).UTC(), slices.MaxFunc(st.Times, time.Time.Compare).UTC()
+	var runs []int64
+	if err := db.Model(&workflowInstanceRow{}).Where("project_name = ? AND workflow_name = ? AND schedule_time >= ? AND schedule_time <= ?",
+		st.Project, st.Workflow, from, to).Order("id").Pluck("id", &runs).Error; err != nil {
+		return fmt.Errorf("read the runs of %s in the range: %w", wf, err)
+	}
+	f[fmt.Sprintf("runs of %s scheduled from %s to %s", wf, from.Format(time.RFC3339), to.Format(time.RFC3339))] = idList(runs)
+	var bfs []int64
+	if err := db.Model(&backfillRow{}).Where("project_name = ? AND workflow_name = ? AND state = ? AND start_time <= ? AND end_time >= ?",
+		st.Project, st.Workflow, model.BackfillRunning, to, from).Order("id").Pluck("id", &bfs).Error; err != nil {
+		return fmt.Errorf("read the backfills of %s over the range: %w", wf, err)
+	}
+	f["running backfills of "+wf.String()+" over the range"] = idList(bfs)
+	return nil
+}
+
+// idList writes ids as "none" or "instances 4, 7" style text for a fact.
+func idList(ids []int64) string {
+	if len(ids) == 0 {
+		return "none"
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = strconv.FormatInt(id, 10)
+	}
+	return strings.Join(out, ", ")
 }
 
 // PlanCreate keeps p, made for instance root of project projectID by by,
@@ -370,6 +569,9 @@ func (s *Store) PlanCreate(ctx context.Context, projectID, root int64, p plan.Pl
 			return err
 		}
 		for _, in := range p.Instances {
+			if in.New {
+				continue
+			}
 			if st := facts[fmt.Sprintf("instance %d state", in.ID)]; st == "" {
 				return fmt.Errorf("workflow instance %d went while planning: %w", in.ID, ErrConflict)
 			}
@@ -388,9 +590,11 @@ func (s *Store) PlanCreate(ctx context.Context, projectID, root int64, p plan.Pl
 		if err := tx.Create(&row).Error; err != nil {
 			return fmt.Errorf("insert plan: %w", err)
 		}
-		pins := make([]planInstanceRow, len(p.Instances))
-		for i, in := range p.Instances {
-			pins[i] = planInstanceRow{PlanID: row.ID, InstanceID: in.ID}
+		var pins []planInstanceRow
+		for _, in := range p.Instances {
+			if !in.New {
+				pins = append(pins, planInstanceRow{PlanID: row.ID, InstanceID: in.ID})
+			}
 		}
 		if len(pins) > 0 {
 			if err := tx.CreateInBatches(pins, 500).Error; err != nil {
@@ -444,9 +648,11 @@ func (s *Store) PlanApply(ctx context.Context, id int64, by string, now time.Tim
 		}
 		// Lock the runs first (the order ActionRequest takes them), so no
 		// action slips in between the check and the writes.
-		ids := make([]int64, len(p.Plan.Instances))
-		for i, in := range p.Plan.Instances {
-			ids[i] = in.ID
+		var ids []int64
+		for _, in := range p.Plan.Instances {
+			if !in.New {
+				ids = append(ids, in.ID)
+			}
 		}
 		slices.Sort(ids)
 		for c := range slices.Chunk(ids, retentionChunk) {
@@ -462,7 +668,15 @@ func (s *Store) PlanApply(ctx context.Context, id int64, by string, now time.Tim
 		if changed := plan.Changed(p.Facts, cur); len(changed) > 0 {
 			return fmt.Errorf("the world changed since plan %d was made: %s; make a new plan: %w", id, joinMax(changed, 10), ErrConflict)
 		}
+		if st := p.Plan.Start; st != nil {
+			if err := s.applyStart(tx, &p, *st, by); err != nil {
+				return fmt.Errorf("plan %d: %w", id, err)
+			}
+		}
 		for _, in := range p.Plan.Instances {
+			if in.New {
+				continue
+			}
 			res, err := requestActionTx(tx, model.ActionRequest{InstanceID: in.ID, Action: in.Action, By: by})
 			if err != nil {
 				return fmt.Errorf("plan %d, instance %d: %w", id, in.ID, err)
@@ -482,6 +696,42 @@ func (s *Store) PlanApply(ctx context.Context, id int64, by string, now time.Tim
 		return nil
 	})
 	return out, err
+}
+
+// applyStart writes the new runs of plan p in tx: the run of a rerun from
+// a task (the planned version, tasks and params), or the backfill of the
+// planned times.
+func (s *Store) applyStart(tx *gorm.DB, p *Plan, st plan.Start, by string) error {
+	var prio *model.Priority
+	if st.Priority != nil {
+		v := model.Priority(*st.Priority)
+		prio = &v
+	}
+	switch p.Plan.Action {
+	case plan.ActionRerunFrom:
+		req := RunRequest{Project: st.Project, Workflow: st.Workflow, Version: st.Version, Params: st.Params, Priority: prio,
+			WorkerGroup: st.WorkerGroup, CommandType: model.CommandStart, StartNodes: st.StartNodes, Scope: st.Scope, DryRun: st.DryRun}
+		pr, def, err := runTarget(tx, req)
+		if err != nil {
+			return err
+		}
+		inst, err := insertRun(tx, s.box, pr, def, req, time.Now().UTC())
+		if err != nil {
+			return err
+		}
+		p.Started = append(p.Started, inst.ID)
+	case plan.ActionBackfill:
+		b, err := insertBackfill(tx, s.box, model.Backfill{Project: st.Project, Workflow: st.Workflow, Cron: st.Cron, Timezone: st.Timezone,
+			Start: st.Begin, End: st.End, Times: st.Times, Parallelism: st.Parallelism, OnFailure: st.OnFailure, Priority: prio,
+			WorkerGroup: st.WorkerGroup, Params: st.Params, DryRun: st.DryRun, RequestedBy: by})
+		if err != nil {
+			return err
+		}
+		p.Backfill = b.ID
+	default:
+		return fmt.Errorf("action %s starts no new runs", p.Plan.Action)
+	}
+	return nil
 }
 
 // planPinned is retention's hook: the runs among ids that an unapplied plan

@@ -723,3 +723,30 @@ func (s *Store) AuditRetentionPurge(ctx context.Context, days int, now time.Time
 		}
 	}
 }
+
+// InstancesMissing returns the ids among ids (ascending) that have no
+// workflow_instance row: runs a retention purge deleted, whose task log
+// directories a worker may then delete (worker/logsweep.go). Ids are never
+// reused (AUTOINCREMENT, sequences), so a missing id stays missing.
+func (s *Store) InstancesMissing(ctx context.Context, ids []int64) ([]int64, error) {
+	want := slices.Clone(ids)
+	slices.Sort(want)
+	want = slices.Compact(want)
+	found := map[int64]bool{}
+	for c := range slices.Chunk(want, retentionChunk) {
+		var have []int64
+		if err := s.read(ctx).Table("workflow_instance").Where("id IN ?", c).Pluck("id", &have).Error; err != nil {
+			return nil, fmt.Errorf("read which runs exist: %w", err)
+		}
+		for _, id := range have {
+			found[id] = true
+		}
+	}
+	gone := []int64{}
+	for _, id := range want {
+		if !found[id] {
+			gone = append(gone, id)
+		}
+	}
+	return gone, nil
+}

@@ -321,3 +321,39 @@ func TestRetentionPolicyAndAudit(t *testing.T) {
 		}
 	})
 }
+
+// TestInstancesMissing: after a purge, the purged run is missing and the
+// kept one is not; an id never used is missing too, duplicates count once.
+func TestInstancesMissing(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		demo, err := s.ProjectCreate(ctx, "demo", "")
+		must(t, err)
+		r := &retentionSeed{t: t, s: s, now: time.Now().UTC().Truncate(time.Second)}
+		old := r.run(demo.ID, "demo", "wf", model.WorkflowSucceeded, 10, 1, 0, false)
+		kept := r.run(demo.ID, "demo", "wf", model.WorkflowSucceeded, 0, 1, 0, false)
+		cursor := r.seq // the alert planner has read every event
+		if store.SeqIsID(s) {
+			cursor = count(t, s, `SELECT MAX(id) FROM event`)
+		}
+		must(t, store.ExecRaw(s, `UPDATE alert_cursor SET seq = ? WHERE id = 1`, cursor))
+		gone, err := s.InstancesMissing(ctx, []int64{old, kept, kept + 1000})
+		must(t, err)
+		if !slices.Equal(gone, []int64{kept + 1000}) {
+			t.Fatalf("before the purge: missing %v, want [%d]", gone, kept+1000)
+		}
+		plan, err := s.RetentionPurge(ctx, "demo", model.RetentionPolicy{KeepDays: 5}, r.now, store.PurgeOptions{})
+		must(t, err)
+		if !slices.Equal(plan.Instances, []int64{old}) {
+			t.Fatalf("purged %v, want [%d]", plan.Instances, old)
+		}
+		gone, err = s.InstancesMissing(ctx, []int64{kept + 1000, kept, old, old})
+		must(t, err)
+		if !slices.Equal(gone, []int64{old, kept + 1000}) {
+			t.Fatalf("after the purge: missing %v, want [%d %d]", gone, old, kept+1000)
+		}
+		if gone, err = s.InstancesMissing(ctx, nil); err != nil || len(gone) != 0 {
+			t.Fatalf("no ids: %v, %v", gone, err)
+		}
+	})
+}

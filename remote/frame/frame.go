@@ -24,7 +24,8 @@ const (
 
 // Per-type body limits. Only a few message types carry bulk: a log window
 // (1 MiB of log, base64 in JSON), a dispatch (a command and params from a
-// spec of at most 8 MiB, JSON-escaped) and a query's id lists. Everything
+// spec of at most 8 MiB, JSON-escaped) and the id lists of a query and of
+// the log sweep's questions. Everything
 // else is a small control message. A peer announcing more than its type
 // allows is refused at the header, before its body is buffered.
 const (
@@ -41,7 +42,7 @@ func MaxBodyFor(t message.Type) int {
 		return MaxDispatchBody
 	case message.TypeLogResponse:
 		return MaxLogBody
-	case message.TypeQuery, message.TypeQueryReply:
+	case message.TypeQuery, message.TypeQueryReply, message.TypeLogGone, message.TypeLogGoneReply, message.TypeLogSize:
 		return MaxQueryBody
 	default:
 		return MaxControlBody

@@ -31,6 +31,10 @@ const (
 	TypeNudge         Type = 14 // api -> master: a command was written, consume now
 	TypeQuery         Type = 15 // master -> worker: which of these tasks do you hold?
 	TypeQueryReply    Type = 16 // worker -> master: reply to TypeQuery
+	TypeLogGone       Type = 17 // worker -> master: which of these runs are gone from the DB?
+	TypeLogGoneReply  Type = 18 // master -> worker: reply to TypeLogGone
+	TypeLogSize       Type = 19 // api -> worker: how many log bytes do these runs hold here?
+	TypeLogSizeReply  Type = 20 // worker -> api: reply to TypeLogSize
 )
 
 // Message is implemented by every message struct.
@@ -184,6 +188,49 @@ type QueryReply struct {
 	Held []int64 `json:"held"`
 }
 
+// MaxLogRuns caps the run ids of one LogGone or LogSize: a worker asks
+// about more in several requests.
+const MaxLogRuns = 10000
+
+// LogGone asks a master which of the workflow instances a worker holds log
+// directories of no longer exist in the database (a retention purge
+// deleted them): the worker then deletes those directories.
+type LogGone struct {
+	InstanceIDs []int64 `json:"instance_ids"`
+}
+
+// LogGoneReply answers LogGone with the ids that have no row.
+type LogGoneReply struct {
+	Gone []int64 `json:"gone"`
+}
+
+// LogSize asks a worker what the task logs of these workflow instances
+// take on its disk (a retention plan's log bytes).
+type LogSize struct {
+	InstanceIDs []int64 `json:"instance_ids"`
+}
+
+// LogSizeReply answers LogSize: the files (logs and their stderr span
+// files) and their bytes.
+type LogSizeReply struct {
+	Files int64 `json:"files"`
+	Bytes int64 `json:"bytes"`
+}
+
+// CheckRunIDs checks the id list of a LogGone or LogSize: at most
+// MaxLogRuns positive ids.
+func CheckRunIDs(ids []int64) error {
+	if len(ids) > MaxLogRuns {
+		return fmt.Errorf("%d instance ids: at most %d a request", len(ids), MaxLogRuns)
+	}
+	for _, id := range ids {
+		if id <= 0 {
+			return fmt.Errorf("instance id %d: want a positive id", id)
+		}
+	}
+	return nil
+}
+
 // Error answers a request that could not be served.
 type Error struct {
 	Code    string `json:"code"`
@@ -206,6 +253,10 @@ func (Error) Type() Type         { return TypeError }
 func (Nudge) Type() Type         { return TypeNudge }
 func (Query) Type() Type         { return TypeQuery }
 func (QueryReply) Type() Type    { return TypeQueryReply }
+func (LogGone) Type() Type       { return TypeLogGone }
+func (LogGoneReply) Type() Type  { return TypeLogGoneReply }
+func (LogSize) Type() Type       { return TypeLogSize }
+func (LogSizeReply) Type() Type  { return TypeLogSizeReply }
 
 // Encode returns the frame body of m.
 func Encode(m Message) ([]byte, error) {
@@ -252,6 +303,14 @@ func Decode(t Type, body []byte) (Message, error) {
 		return decode[Query](body)
 	case TypeQueryReply:
 		return decode[QueryReply](body)
+	case TypeLogGone:
+		return decode[LogGone](body)
+	case TypeLogGoneReply:
+		return decode[LogGoneReply](body)
+	case TypeLogSize:
+		return decode[LogSize](body)
+	case TypeLogSizeReply:
+		return decode[LogSizeReply](body)
 	}
 	return nil, fmt.Errorf("unknown message type %d", t)
 }

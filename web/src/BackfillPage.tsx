@@ -8,6 +8,7 @@ import type {Page} from './router';
 import {Progress, type Backfill} from './BackfillsPage';
 import {Params, ParamsText, useParams, valuesOf} from './Params';
 import type {Schedule} from './SchedulePanel';
+import {PlanPanel, type PlanTarget} from './PlanPanel';
 import {PRIORITIES} from './states';
 import {Badge, Duration, Time, Why, enc} from './ui';
 import {rfc3339Local, userZone} from './zone';
@@ -144,14 +145,16 @@ export function BackfillForm({project, name, priority, group, defaults, sc}: {pr
   const [dry, setDry] = useState(false);
   const [err, setErr] = useState('');
   const [busy, setBusy] = useState(false);
-  const [preview, setPreview] = useState<Preview | null>(null);
-  useEffect(() => setPreview(null), [from, to, cron, tz, order]); // a preview of other inputs would mislead
+  const [plan, setPlan] = useState<PlanTarget | null>(null);
+  const [timesPreview, setTimesPreview] = useState<Preview | null>(null);
+  useEffect(() => setTimesPreview(null), [from, to, cron, tz, order]); // a preview of other inputs would mislead
 
   const a = rfc3339Local(from), z = rfc3339Local(to);
   const sent = a || z ? `Sent as ${a || '(not set)'} to ${z || '(not set)'}` : '';
 
-  // bodyOf is what the form sends, or null with the problem shown.
-  function bodyOf(): Record<string, unknown> | null {
+  // body is the backfill the form asks for (null: a bad range, said).
+  function body(): Record<string, unknown> | null {
+    setErr('');
     if (a === null || z === null) { setErr('From or To is not a valid date and time.'); return null; }
     const body: Record<string, unknown> = {start: a, end: z, order, on_failure: onFailure, by: user()};
     if (cron.trim()) body.cron = cron.trim();
@@ -164,26 +167,34 @@ export function BackfillForm({project, name, priority, group, defaults, sc}: {pr
     if (dry) body.dry_run = true;
     return body;
   }
-
+  // preview shows what the backfill would run (PlanPanel): each time's run,
+  // the runs downstream, waits, estimates, conflicts; its Apply starts it.
+  function preview() {
+    const b = body();
+    if (!b) return;
+    delete b.by;
+    setPlan({path: `/api/v1/projects/${enc(project)}/workflows/${enc(name)}/backfill/plan`, body: b});
+  }
   async function submit(e: FormEvent) {
     e.preventDefault();
-    setErr('');
-    const body = bodyOf();
-    if (!body) return;
+    const b = body();
+    if (!b) return;
     setBusy(true);
     try {
-      const bf = await api('POST', `/api/v1/projects/${enc(project)}/workflows/${enc(name)}/backfill`, {json: body});
+      const bf = await api('POST', `/api/v1/projects/${enc(project)}/workflows/${enc(name)}/backfill`, {json: b});
       go(`#/backfills/${bf.id}`, `Backfill #${bf.id} started: ${bf.total} schedule time${bf.total === 1 ? '' : 's'} of ${bf.cron} (${bf.timezone || 'UTC'}).`);
     } catch (ex) { setErr(describe(ex)); } finally { setBusy(false); }
   }
 
+  // showPreview lists the times the backfill would run and the ones the
+  // schedule's calendar refused (moved or dropped).
   async function showPreview() {
-    setErr(''); setPreview(null);
-    const body = bodyOf();
-    if (!body) return;
+    setTimesPreview(null);
+    const b = body();
+    if (!b) return;
     setBusy(true);
     try {
-      setPreview(await api('POST', `/api/v1/projects/${enc(project)}/workflows/${enc(name)}/backfill/preview`, {json: body}));
+      setTimesPreview(await api('POST', `/api/v1/projects/${enc(project)}/workflows/${enc(name)}/backfill/preview`, {json: b}));
     } catch (ex) { setErr(describe(ex)); } finally { setBusy(false); }
   }
 
@@ -215,9 +226,13 @@ export function BackfillForm({project, name, priority, group, defaults, sc}: {pr
       <div className="field"><span>Params</span><Params rows={params} onChange={setParams} /></div>
       <label className="field"><span>Dry run</span><span><input type="checkbox" name="dry_run" id="backfill-dry" checked={dry} onChange={(e) => setDry(e.target.checked)} /> record every task as succeeded without running it</span></label>
       <pre className="apierror" role="alert" id="backfill-error" hidden={!err}>{err}</pre>
-      {preview ? <PreviewList p={preview} /> : null}
-      <div className="buttons"><button type="button" id="backfill-preview" disabled={busy} onClick={showPreview}>Preview times</button>
-        <button type="submit" className="primary" id="backfill-submit" disabled={busy}>Start backfill</button></div>
+      {timesPreview ? <PreviewList p={timesPreview} /> : null}
+      <div className="buttons"><button type="submit" className="primary" id="backfill-submit" disabled={busy}>Start backfill</button>
+        <button type="button" id="backfill-preview" disabled={busy} onClick={showPreview}>Preview times</button>
+        <button type="button" id="backfill-plan" disabled={busy} title="what it would run first: each time's run, the runs downstream, waits, estimates, conflicts"
+          onClick={preview}>Preview plan</button></div>
+      {plan ? <PlanPanel action="backfill" label={`Backfill of ${name}`} target={plan} onClose={() => setPlan(null)}
+        onApplied={(r) => { setPlan(null); if (r.backfill_id) go(`#/backfills/${r.backfill_id}`, `Backfill #${r.backfill_id} started from plan ${r.id}.`); }} /> : null}
     </form>
   );
 }

@@ -8,7 +8,7 @@
 import {memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState} from 'react';
 import {Background, ControlButton, Controls, MiniMap, Position, ReactFlow, useReactFlow, useStore, useStoreApi, ReactFlowProvider,
   getViewportForBounds, type Edge, type Node, type NodeProps} from '@xyflow/react';
-import {collapse, layout, NODE_H, NODE_W, step, type Collapsed, type Pos, type SpecTask} from './graph';
+import {collapse, inBox, layout, nearBox, nearKey, NODE_H, NODE_W, step, type Collapsed, type Pos, type SpecTask} from './graph';
 import {STATE_SYMBOL, stateClass} from './states';
 import {perf} from './perf';
 
@@ -195,6 +195,7 @@ function Flow({tasks, info, selected, search, critical, onSelect, onCursor, onRe
   sel.current = onSelect;
   const ready = useRef(onReady);
   ready.current = onReady;
+  useLayoutEffect(() => perf.mark('dag committed'), []);
   const onNodeClick = useCallback((_: unknown, n: Node) => sel.current(n.id), []);
   const onInit = useCallback(() => {
     perf.mark('flow ready');
@@ -218,8 +219,21 @@ function Flow({tasks, info, selected, search, critical, onSelect, onCursor, onRe
   // A big graph zoomed out far shows no edges: thousands of paths a few
   // pixels long cost more to draw than they show; zoomed in they are back
   // (only those in view). Zoomed out further its nodes are the overview.
-  const near = useStore((s) => s.transform[2] >= EDGE_ZOOM);
+  const close = useStore((s) => s.transform[2] >= EDGE_ZOOM);
   const lod = useStore((s) => s.transform[2] < LOD_ZOOM) && big || fitting;
+  // Zoomed in on a big graph, React Flow holds the nodes and edges near
+  // the screen only (useNear), not all 5,000.
+  const near = useNear(big && !lod);
+  const nearNodes = useMemo(() => {
+    if (!near) return nodes;
+    const b = nearBox(near);
+    return nodes.filter((n) => inBox(b, n.position));
+  }, [near, nodes]);
+  const nearEdges = useMemo(() => {
+    if (!near) return edges;
+    const b = nearBox(near);
+    return edges.filter((e) => inBox(b, pos.get(e.source)) && inBox(b, pos.get(e.target)));
+  }, [near, edges, pos]);
   // The same element while nothing it shows changed: FlowView (memo)
   // then skips a live update, which the overview redraws by itself.
   const overview = useMemo(() => (big ? <Overview pos={pos} store={store} on={lod} /> : null), [big, pos, store, lod]);
@@ -247,7 +261,7 @@ function Flow({tasks, info, selected, search, critical, onSelect, onCursor, onRe
   return (
     <div className="dagkeys" tabIndex={0} role="group" onKeyDown={onKeyDown} data-cursor={selected}
       aria-label="workflow DAG: the arrow keys move between tasks, Enter opens the chosen one">
-      <FlowView nodes={lod ? NO_NODES : nodes} edges={big && (!near || lod) ? NO_EDGES : edges} big={big}
+      <FlowView nodes={lod ? NO_NODES : nearNodes} edges={big && (!close || lod) ? NO_EDGES : nearEdges} big={big}
         minimap={shape.length <= MINIMAP_LIMIT} onNodeClick={onNodeClick} onInit={onInit} mmClass={mmClass}
         onFit={fit} onPaneClick={onPaneClick}>{overview}</FlowView>
       <span className="sr-only" aria-live="polite" id="dag-cursor">{said}</span>
@@ -263,6 +277,11 @@ export function boundsOf(pos: Map<string, Pos>) {
   }
   if (x0 === Infinity) return {x: 0, y: 0, width: 1, height: 1};
   return {x: x0, y: y0, width: x1 - x0, height: y1 - y0};
+}
+
+// useNear is nearKey of the viewport as it moves; '' when off.
+export function useNear(on: boolean): string {
+  return useStore((st) => (on ? nearKey(st.transform, st.width, st.height) : ''));
 }
 
 // useBigFit fits a big graph to its layout's bounds (pos) through the

@@ -11,16 +11,16 @@
 // first paint (a deferred render), and React Flow is given the same node
 // and edge objects for what did not change, so a key typed into one task
 // re-renders that node at most.
-import {memo, useCallback, useDeferredValue, useEffect, useMemo, useRef, useState} from 'react';
+import {memo, useCallback, useDeferredValue, useEffect, useLayoutEffect, useMemo, useRef, useState} from 'react';
 import {Background, Handle, MiniMap, Position, ReactFlow, ReactFlowProvider, useReactFlow, useStore,
   type Connection, type Edge, type Node, type NodeProps} from '@xyflow/react';
 import {parse as parseYAML} from 'yaml';
 import {api, describe, get} from './api';
 import {go} from './notify';
 import {toYAML} from './yaml';
-import {collapse, edgeRefusal, layout, NODE_H, NODE_W, type Collapsed, type Pos, type SpecTask} from './graph';
-import {TASK_TYPES, TYPE_HELP, canonical, cleanWorkflow, hasComments, newTask, stripDefaults, typeOf, validate, validateWorkflow,
-  type TaskType} from './spec';
+import {collapse, edgeRefusal, inBox, layout, nearBox, NODE_H, NODE_W, type Collapsed, type Pos, type SpecTask} from './graph';
+import {TASK_TYPES, TYPE_HELP, canonical, cleanWorkflow, hasComments, newTask, stripDefaults, typeOf, check, validateWorkflow,
+  type Checked, type TaskType} from './spec';
 import {WorkflowForm} from './WorkflowForm';
 import {TaskForm} from './TaskForm';
 import {record, redo, start, undo, undoKey, type History} from './history';
@@ -28,7 +28,7 @@ import {Versions} from './Versions';
 import {enc} from './ui';
 import {gitWhere, useGitBinding} from './GitPanel';
 import {perf} from './perf';
-import {FitControls, LOD_ZOOM, LookStore, Overview, useBigFit} from './Dag';
+import {FitControls, LOD_ZOOM, LookStore, Overview, useBigFit, useNear} from './Dag';
 import {shallowSame, stable} from './stable';
 
 type Spec = {tasks: SpecTask[]; [k: string]: unknown};
@@ -180,11 +180,21 @@ function Editor({project, name, page, versionsFrom}: {project: string; name?: st
   }, [page]);
 
   const tasks = spec?.tasks || NO_TASKS;
-  // Validation follows the tasks in a deferred render: the graph paints
-  // first, and a key typed is shown before 5,000 tasks are checked again.
-  // Saving checks the tasks as they are.
-  const checked = useDeferredValue(tasks);
-  const problems = useMemo(() => validate(checked), [checked]);
+  // Validation follows the tasks in a deferred render, and a big graph's
+  // first check waits until it is drawn (painted): run before React
+  // Flow's first frame it delayed the paint. Each check starts from the
+  // one before (spec.ts check): a key typed into one task checks that
+  // task, not all 5,000. Saving checks the tasks as they are.
+  const [painted, setPainted] = useState(false);
+  const checked = useDeferredValue(painted || tasks.length <= BIG ? tasks : NO_TASKS);
+  const lastCheck = useRef<Checked | null>(null);
+  const problems = useMemo(() => {
+    const c = check(checked, lastCheck.current);
+    lastCheck.current = c;
+    perf.count('editor tasks checked', c.looked);
+    if (checked.length) perf.mark('editor checked');
+    return c.problems;
+  }, [checked]);
   const wfProblems = useMemo(() => (spec ? validateWorkflow(spec) : {}), [spec]);
   const q = search.trim().toLowerCase();
   const big = tasks.length > BIG;
@@ -291,23 +301,24 @@ function Editor({project, name, page, versionsFrom}: {project: string; name?: st
   const allPos = useMemo(() => (bigView ? new Map(nodes.map((n) => [n.id, n.position])) : NO_POS), [bigView, nodes]);
   const [fitting, fitBig] = useBigFit(allPos);
   const lod = bigView && (far || fitting);
-  // Near is the part of a big view around the screen (a screen more on
-  // each side), moving in half-screen steps: its edges are the ones drawn.
-  // React Flow mounts every edge whose box crosses the screen, and in a
-  // 5,000-task fan-out thousands do (the whole graph took 21 s to show).
-  const near = useStore((st) => {
-    if (!bigView) return '';
-    const [x, y, z] = st.transform;
-    const w = st.width / z, h = st.height / z;
-    return [Math.floor(-x / z / (w / 2)), Math.floor(-y / z / (h / 2)), Math.round(w), Math.round(h)].join(',');
-  });
+  // Near is the part of a big view around the screen (useNear): only its
+  // nodes and edges are given to React Flow. React Flow mounts every edge
+  // whose box crosses the screen, and in a 5,000-task fan-out thousands
+  // do (the whole graph took 21 s to show); and it adopts every node it
+  // is given (seconds at 5,000). The chosen task and one being dragged
+  // stay, wherever they are.
+  const near = useNear(bigView);
+  const dragging = useRef(new Set<string>());
+  const nearNodes = useMemo(() => {
+    if (!near) return nodes;
+    const b = nearBox(near);
+    return nodes.filter((n) => inBox(b, n.position) || n.selected || dragging.current.has(n.id));
+  }, [near, nodes]);
   const nearEdges = useMemo(() => {
     if (!near) return edges;
-    const [i, j, w, h] = near.split(',').map(Number);
-    const x0 = (i - 2) * w / 2, y0 = (j - 2) * h / 2, x1 = x0 + 3 * w, y1 = y0 + 3 * h;
-    const inside = (n: string) => { const p = allPos.get(n); return !!p && p.x + NODE_W >= x0 && p.x <= x1 && p.y + NODE_H >= y0 && p.y <= y1; };
-    return edges.filter((e) => inside(e.source) && inside(e.target));
-  }, [near, edges, allPos]); // eslint-disable-line react-hooks/exhaustive-deps
+    const b = nearBox(near);
+    return edges.filter((e) => inBox(b, allPos.get(e.source)) && inBox(b, allPos.get(e.target)));
+  }, [near, edges, allPos]);
   const looks = useMemo(() => new LookStore(), []);
   useEffect(() => {
     if (!bigView) return;
@@ -330,9 +341,10 @@ function Editor({project, name, page, versionsFrom}: {project: string; name?: st
   // The first paint of a loaded graph, for the figures (perf.ts).
   const shown = useRef({tasks: 0, nodes: 0});
   shown.current = {tasks: tasks.length, nodes: nodes.length};
+  useLayoutEffect(() => { if (nodes.length) perf.mark('editor committed'); });
   const onInit = useCallback(() => {
     perf.mark('editor flow ready');
-    requestAnimationFrame(() => perf.ready(shown.current.tasks, shown.current.nodes, 'editor'));
+    requestAnimationFrame(() => { perf.ready(shown.current.tasks, shown.current.nodes, 'editor'); setPainted(true); });
   }, []);
 
   // Centre a task once the view showing it is drawn (a group expanded
@@ -526,7 +538,7 @@ function Editor({project, name, page, versionsFrom}: {project: string; name?: st
         return;
       }
       // The tasks as they are now: the shown problems may be a key behind.
-      const now = checked === tasks ? problems : validate(tasks);
+      const now = checked === tasks ? problems : check(tasks, lastCheck.current).problems;
       if (now.size) {
         const [n, p] = [...now][0];
         setApiErr(`Task ${n}: ${Object.values(p)[0]}${now.size > 1 ? ` (and ${now.size - 1} more tasks with problems)` : ''}. Fix the marked nodes first.`);
@@ -610,7 +622,7 @@ function Editor({project, name, page, versionsFrom}: {project: string; name?: st
             </div>
             <div className="canvas">
               <div className="flowbox editflow">
-                <ReactFlow nodes={lod ? NO_NODES : nodes} edges={lod ? NO_EDGES : nearEdges} nodeTypes={nodeTypes} fitView={nodes.length <= BIG} fitViewOptions={FIT} minZoom={0.05}
+                <ReactFlow nodes={lod ? NO_NODES : nearNodes} edges={lod ? NO_EDGES : nearEdges} nodeTypes={nodeTypes} fitView={nodes.length <= BIG} fitViewOptions={FIT} minZoom={0.05}
                   // Set for a big graph collapsed too: were it set only with the
                   // whole graph's nodes, React Flow would mount all of them once first.
                   onlyRenderVisibleElements={big} onInit={onInit}
@@ -625,6 +637,8 @@ function Editor({project, name, page, versionsFrom}: {project: string; name?: st
                     edit((d) => { const m = new Map(d.pos); for (const {id, p} of moves) m.set(id, p); return {...d, pos: m}; },
                       `move:${moves.map((x) => x.id).join(',')}`);
                   }}
+                  onNodeDragStart={(_, n) => { dragging.current.add(n.id); }}
+                  onNodeDragStop={() => { dragging.current.clear(); }}
                   onNodesDelete={(ns) => removeTasks(ns.map((n) => n.id).filter((n) => !fold?.members.has(n)))}
                   onEdgesDelete={(es) => removeEdges(es)}
                   aria-label="DAG editor">

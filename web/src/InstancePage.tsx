@@ -15,7 +15,7 @@ import {guessed, untilText, type Forecast} from './forecast';
 import {applyEvents, mergeRows, type StreamEvent} from './live';
 import {Badge, Duration, Time, Why, duration, enc} from './ui';
 import {perf} from './perf';
-import {PlanPanel} from './PlanPanel';
+import {PlanPanel, type PlanTarget} from './PlanPanel';
 
 const INSTANCE_ACTIONS: [string, string, string, string[]][] = [
   ['stop', 'Stop', 'Kill the running tasks and start nothing new; the instance ends stopped.', ['running', 'submitted']],
@@ -156,7 +156,7 @@ export function InstancePage({id, task = ''}: {id: number; task?: string}) {
   const [selected, setSelected] = useState('');
   const [panel, setPanel] = useState<'log' | 'values'>('log');
   const [logTask, setLogTask] = useState<TaskAttempt | null>(null);
-  const [planning, setPlanning] = useState<{action: string; label: string} | null>(null);
+  const [planning, setPlanning] = useState<{action: string; label: string; target?: PlanTarget; text?: string} | null>(null);
   const [search, setSearch] = useState('');
   const [view, setView] = useState<'graph' | 'gantt'>('graph');
   const [version, setVersion] = useState(0);
@@ -534,15 +534,13 @@ export function InstancePage({id, task = ''}: {id: number; task?: string}) {
     const text = `A new run of ${dd.workflow} version ${runVersion} with this run's params starts at ${from.join(', ')} ` +
       `and runs everything downstream of ${from.length === 1 ? 'it' : 'them'}; the tasks upstream do not run.` +
       (dropped.length ? ` The secret params ${dropped.join(', ')} take the workflow's values.` : '');
-    if (!await confirmDialog(`${label} (${name})?`, text, label)) return;
-    try {
-      const inst = await api('POST', `/api/v1/projects/${enc(dd.project)}/workflows/${enc(dd.workflow)}/runs`, {json: {
-        version: runVersion, params, priority: dd.priority, worker_group: dd.worker_group, start_nodes: from, scope: 'downstream'}});
-      location.hash = `#/instances/${inst.id}`;
-      flash(`Instance #${inst.id} submitted: ${label.toLowerCase()} ${name}.`, 'ok');
-    } catch (e) {
-      flash(`${label} ${name}: ${describe(e)}`);
-    }
+    // Previewed as a plan first (PlanPanel): the new run, the runs
+    // downstream that would rerun, waits and estimates; Apply starts it.
+    const body: Record<string, unknown> = {params, priority: dd.priority, worker_group: dd.worker_group, start_nodes: from,
+      scope: 'downstream', from_instance: id};
+    if (!(useLatest && dd.latest_version)) body.version = dd.version;
+    setPlanning({action: 'rerun_from', label: `${label} (${name})`, text,
+      target: {path: `/api/v1/projects/${enc(dd.project)}/workflows/${enc(dd.workflow)}/runs/plan`, body}});
   }
   async function taskAct(t: TaskAttempt, action: string, label: string, text: string) {
     if (!await confirmDialog(`${label} task ${t.name}?`, text, label, action === 'kill')) return;
@@ -592,8 +590,13 @@ export function InstancePage({id, task = ''}: {id: number; task?: string}) {
           {d ? <a className="button" href={`#/grid/${enc(d.project)}/${enc(d.workflow)}`}>Grid</a> : null}
         </div>
       </div>
-      {planning ? <PlanPanel id={id} action={planning.action} label={planning.label} onClose={() => setPlanning(null)}
-        onApplied={() => { setPlanning(null); keepUntil.current = Date.now() + 60000; wake.current(); }} /> : null}
+      {planning ? <>{planning.text ? <p className="hint" id="plan-what">{planning.text}</p> : null}
+        <PlanPanel id={id} action={planning.action} label={planning.label} target={planning.target} onClose={() => setPlanning(null)}
+        onApplied={(r) => {
+          setPlanning(null);
+          if (r.started?.length) { location.hash = `#/instances/${r.started[0]}`; return; }
+          keepUntil.current = Date.now() + 60000; wake.current();
+        }} /></> : null}
       {d ? <Head d={d} forecast={forecast} keepRow={projected.current} /> : <p className="muted">Loading…</p>}
       {d && d.pending && d.pending.length ? (
         <Held><section className="pendingbox" aria-label="tasks not started">

@@ -1,20 +1,26 @@
-// PlanPanel previews what a rerun or recover_failed would run (an impact
-// plan, POST /api/v1/instances/{id}/plan) before running it: the runs,
-// downstream ones included, their tasks, waits, estimates and conflicts; its
-// Apply runs exactly that plan (POST /api/v1/plans/{id}/apply) or shows the
-// 409 that names what changed.
+// PlanPanel previews what an action that starts work would run (an impact
+// plan) before running it: a rerun or recover_failed (POST
+// /api/v1/instances/{id}/plan), or, given a target, a rerun from tasks or a
+// backfill (POST .../runs/plan, .../backfill/plan), whose new runs have
+// negative ids. It shows the runs, downstream ones included, their tasks,
+// waits, estimates and conflicts; its Apply runs exactly that plan (POST
+// /api/v1/plans/{id}/apply) or shows the 409 that names what changed.
 import {useEffect, useState} from 'react';
 import {api, describe} from './api';
 import {flash} from './notify';
-import {duration, enc} from './ui';
+import {duration, enc, Time} from './ui';
 
 type Estimate = {p50_seconds: number; p90_seconds: number};
 type PlannedTask = {name: string; estimate: Estimate; waits: string[]};
 type Planned = {id: number; project: string; workflow: string; action: string; level: number; after: number[];
-  tasks: PlannedTask[]; waits: string[]; estimate: Estimate};
+  tasks: PlannedTask[]; waits: string[]; estimate: Estimate; new?: boolean; schedule_time?: string};
 type Conflict = {instance?: number; what: string; blocking: boolean};
 export type Plan = {id: number; instance_id: number; action: string; downstream: string; instances: Planned[];
-  estimate: Estimate; conflicts: Conflict[]; blocked: boolean; projects: string[]; summary: string; commands?: number[]};
+  estimate: Estimate; conflicts: Conflict[]; blocked: boolean; projects: string[]; summary: string; commands?: number[];
+  started?: number[]; backfill_id?: number};
+
+// PlanTarget is a plan of new runs: the plan route and the action's body.
+export type PlanTarget = {path: string; body: Record<string, unknown>};
 
 function secs(s: number): string {
   return duration(new Date(0).toISOString(), new Date(s * 1000).toISOString()) || '0s';
@@ -24,8 +30,8 @@ export function est(e: Estimate): string {
   return `${secs(e.p50_seconds)} (p90 ${secs(e.p90_seconds)})`;
 }
 
-export function PlanPanel({id, action, label, onClose, onApplied}: {id: number; action: string; label: string;
-  onClose: () => void; onApplied: () => void}) {
+export function PlanPanel({id, action, label, target, onClose, onApplied}: {id?: number; action: string; label: string;
+  target?: PlanTarget; onClose: () => void; onApplied: (p: Plan) => void}) {
   const [downstream, setDownstream] = useState('none');
   const [plan, setPlan] = useState<Plan | null>(null);
   const [error, setError] = useState('');
@@ -33,19 +39,23 @@ export function PlanPanel({id, action, label, onClose, onApplied}: {id: number; 
   useEffect(() => {
     let live = true;
     setPlan(null); setError('');
-    api('POST', `/api/v1/instances/${id}/plan`, {json: {action, downstream}})
+    const req = target ? api('POST', target.path, {json: {...target.body, downstream}})
+      : api('POST', `/api/v1/instances/${id}/plan`, {json: {action, downstream}});
+    req
       .then((p: Plan) => { if (live) setPlan(p); })
       .catch((e) => { if (live) setError(describe(e)); });
     return () => { live = false; };
-  }, [id, action, downstream]);
+  }, [id, action, downstream, target]);
 
   async function apply() {
     if (!plan) return;
     setBusy(true);
     try {
       const r: Plan = await api('POST', `/api/v1/plans/${plan.id}/apply`);
-      flash(`Plan ${plan.id} applied: ${r.instances.length} instance(s) requested (commands ${(r.commands || []).join(', ')}).`, 'ok');
-      onApplied();
+      const news = r.instances.filter((i) => i.new).length;
+      flash(`Plan ${plan.id} applied: ${news ? `${news} new run(s)${r.backfill_id ? ` (backfill #${r.backfill_id})` : ''}, ` : ''}` +
+        `${r.instances.length - news} instance(s) requested${r.commands?.length ? ` (commands ${r.commands.join(', ')})` : ''}.`, 'ok');
+      onApplied(r);
     } catch (e) {
       setError(describe(e));
     } finally {
@@ -60,7 +70,7 @@ export function PlanPanel({id, action, label, onClose, onApplied}: {id: number; 
       <label>Downstream workflows{' '}
         <select id="plan-downstream" value={downstream} onChange={(e) => setDownstream(e.target.value)}>
           <option value="none">none</option>
-          <option value="direct">direct: the runs that wait on this one</option>
+          <option value="direct">direct: the runs that wait on {target ? 'the new runs' : 'this one'}</option>
           <option value="all">all levels</option>
         </select>
       </label>
@@ -70,15 +80,16 @@ export function PlanPanel({id, action, label, onClose, onApplied}: {id: number; 
         <p id="plan-summary">{plan.instances.length} instance(s), {tasks} task(s), about <strong>{est(plan.estimate)}</strong>
           {plan.projects.length > 1 ? <> across projects {plan.projects.join(', ')}</> : null}.</p>
         <table className="plan">
-          <thead><tr><th>Instance</th><th>Level</th><th>Workflow</th><th>Action</th><th>Tasks</th><th>Waits</th><th>Estimate</th></tr></thead>
+          <thead><tr><th>Instance</th><th>Level</th><th>Workflow</th><th>Action</th><th>Time</th><th>Tasks</th><th>Waits</th><th>Estimate</th></tr></thead>
           <tbody>
             {plan.instances.map((i) => {
               const waits = [...i.waits, ...i.tasks.flatMap((t) => t.waits.map((w) => `${t.name}: ${w}`))];
-              return <tr key={i.id} data-instance={i.id}>
-                <td><a href={`#/instances/${i.id}`}>#{i.id}</a></td>
+              return <tr key={i.id} data-instance={i.id} data-new={i.new ? 'true' : undefined} data-time={i.schedule_time || undefined}>
+                <td>{i.new ? <span title="a run the plan starts">new ({-i.id})</span> : <a href={`#/instances/${i.id}`}>#{i.id}</a>}</td>
                 <td className="num">{i.level}</td>
                 <td><a href={`#/workflows/${enc(i.project)}/${enc(i.workflow)}`}>{i.project}/{i.workflow}</a></td>
                 <td>{i.action}</td>
+                <td>{i.schedule_time ? <Time iso={i.schedule_time} /> : <span className="muted">-</span>}</td>
                 <td className="plantasks">{i.tasks.length ? i.tasks.map((t) => t.name).join(', ') : <span className="muted">none</span>}</td>
                 <td>{waits.length ? <ul>{waits.map((w) => <li key={w}>{w}</li>)}</ul> : <span className="muted">-</span>}</td>
                 <td>{est(i.estimate)}</td>

@@ -1,5 +1,6 @@
 import {describe, expect, it} from 'vitest';
-import {criticalPath, depths, downstreamOf, edgeRefusal, latestAttempts, layout, readCounts, stateCounts, step, type SpecTask, type TaskAttempt} from './graph';
+import {criticalPath, depths, downstreamOf, edgeRefusal, inBox, latestAttempts, layout, nearBox, nearKey, readCounts, stateCounts, step, NODE_W,
+  type Pos, type SpecTask, type TaskAttempt} from './graph';
 
 const chain = (n: number): SpecTask[] => Array.from({length: n}, (_, i) => ({name: `t${i}`, depends_on: i ? [`t${i - 1}`] : []}));
 
@@ -111,5 +112,25 @@ describe('step', () => {
   it('downstreamOf lists the direct dependents', () => {
     expect(downstreamOf(ts, 'a').sort()).toEqual(['b', 'c']);
     expect(downstreamOf(ts, 'd')).toEqual([]);
+  });
+});
+
+describe('nearKey', () => {
+  it('holds the screen and a screen around it, and moves in half-screen steps', () => {
+    // A 1000 x 600 box at 100 %, scrolled to (0, 0) of the plane.
+    const k = nearKey([0, 0, 1], 1000, 600);
+    const b = nearBox(k);
+    expect(b).toEqual({x0: -1000, y0: -600, x1: 2000, y1: 1200});
+    const cases: [Pos, boolean][] = [
+      [{x: 10, y: 10}, true], [{x: 1990, y: 1190}, true], [{x: -1000 - NODE_W - 1, y: 0}, false],
+      [{x: -1000 - NODE_W + 1, y: 0}, true], [{x: 2001, y: 0}, false], [{x: 0, y: 1201}, false],
+    ];
+    for (const [p, want] of cases) expect(inBox(b, p), JSON.stringify(p)).toBe(want);
+    expect(inBox(b, undefined)).toBe(false);
+    // A pan of less than half a screen keeps the key; more moves it.
+    expect(nearKey([-499, -299, 1], 1000, 600)).toBe(k);
+    expect(nearKey([-500, 0, 1], 1000, 600)).not.toBe(k);
+    // Zoomed out to 50 % the same box covers twice the plane.
+    expect(nearBox(nearKey([0, 0, 0.5], 1000, 600))).toEqual({x0: -2000, y0: -1200, x1: 4000, y1: 2400});
   });
 });

@@ -327,3 +327,25 @@ export function step(tasks: SpecTask[], pos: Map<string, Pos>, from: string, key
 export function downstreamOf(tasks: SpecTask[], name: string): string[] {
   return tasks.filter((t) => (t.depends_on || []).includes(name)).map((t) => t.name);
 }
+
+// nearKey names the part of a big graph's plane around the screen (a
+// screen more on each side) for a viewport (transform [x, y, zoom] of a
+// width x height box), in half-screen steps: it changes only when a pan
+// crosses a step. Only the nodes and edges in it are given to React Flow:
+// it adopts every node it is given (measures, indexes, checks it against
+// the viewport on each pan), and 5,000 of them took seconds to show the
+// whole graph.
+export function nearKey([x, y, z]: readonly number[], width: number, height: number): string {
+  const w = width / z, h = height / z;
+  return [Math.floor(-x / z / (w / 2)), Math.floor(-y / z / (h / 2)), Math.round(w), Math.round(h)].join(',');
+}
+
+// nearBox is the plane nearKey's key stands for; inBox says whether a
+// node placed at p is (partly) in it.
+export function nearBox(key: string) {
+  const [i, j, w, h] = key.split(',').map(Number);
+  const x0 = (i - 2) * w / 2, y0 = (j - 2) * h / 2;
+  return {x0, y0, x1: x0 + 3 * w, y1: y0 + 3 * h};
+}
+export const inBox = (b: ReturnType<typeof nearBox>, p: Pos | undefined) =>
+  !!p && p.x + NODE_W >= b.x0 && p.x <= b.x1 && p.y + NODE_H >= b.y0 && p.y <= b.y1;

@@ -11,7 +11,7 @@ export const perf = {
   // tasks: the graph's; drawn: its nodes drawn (fewer when collapsed)
   // page: which page drew it (the instance page's leave it out)
   ready(tasks: number, drawn = tasks, page?: string) { store.ready.push({tasks, drawn, at: performance.now(), ...(page ? {page} : {})}); },
-  count(name: string) { store.counts[name] = (store.counts[name] || 0) + 1; },
+  count(name: string, by = 1) { store.counts[name] = (store.counts[name] || 0) + by; },
   // kind: 'event' (applied from the event stream) or 'read' (a read's answer)
   update(ms: number, tasks: number, kind: string) {
     store.updates.push({ms, tasks, kind});

@@ -1,5 +1,6 @@
 import {describe, expect, it} from 'vitest';
-import {TASK_TYPES, TYPE_FIELDS, TYPE_HELP, canonical, cleanTask, cleanWorkflow, hasComments, newTask, stripDefaults, validate, validateWorkflow} from './spec';
+import {TASK_TYPES, TYPE_FIELDS, TYPE_HELP, canonical, cleanTask, cleanWorkflow, hasComments, newTask, stripDefaults, validate, validateWorkflow, check} from './spec';
+import type {SpecTask} from './graph';
 import {FORMS} from './TypeFields';
 
 describe('validate', () => {
@@ -21,6 +22,61 @@ describe('validate', () => {
   });
   it('passes a good http task', () => {
     expect(validate([{name: 'h', type: 'http', url: 'http://127.0.0.1/x'}]).size).toBe(0);
+  });
+});
+
+describe('check', () => {
+  const big = (n: number): SpecTask[] => Array.from({length: n}, (_, i) => ({name: `t_${i}`, command: 'true', depends_on: i ? [`t_${i - 1}`] : []}));
+  const entries = (m: Map<string, unknown>) => [...m.entries()];
+
+  it('looks only at the task a key changed, and keeps the map when its problems did not change', () => {
+    const ts = big(5000);
+    const c0 = check(ts);
+    expect(c0.looked).toBe(5000);
+    const ts1 = ts.slice();
+    ts1[1234] = {...ts[1234], description: 'x'};
+    const c1 = check(ts1, c0);
+    expect(c1.looked).toBe(1);
+    expect(c1.problems).toBe(c0.problems);
+    const ts2 = ts1.slice();
+    ts2[1234] = {...ts1[1234], command: ''};
+    const c2 = check(ts2, c1);
+    expect(c2.looked).toBe(1);
+    expect(c2.problems.get('t_1234')).toEqual({command: 'command is required'});
+    expect(c1.problems.has('t_1234')).toBe(false); // the map before is not changed
+    const c3 = check(ts2, c2);
+    expect(c3.looked).toBe(0);
+  });
+
+  it('checks everything again when a name changes, or a task comes or goes', () => {
+    const ts = big(10);
+    const c0 = check(ts);
+    const renamed = ts.map((t, i) => (i === 3 ? {...t, name: 't_9'} : t));
+    const c1 = check(renamed, c0);
+    expect(c1.looked).toBe(10);
+    expect(c1.problems.get('t_9')!.name).toMatch(/twice/);
+    expect(check(ts.slice(1), c0).looked).toBe(9);
+  });
+
+  it('agrees with a whole check after any series of edits', () => {
+    // A fixed pseudo-random series (no Math.random: the test is the same every run).
+    let seed = 7;
+    const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+    let ts: SpecTask[] = [...big(30), {name: 'c', type: 'conditions', depends_on: ['t_1'], on_success: ['t_2']}, {name: 'dup', command: 'x'}, {name: 'dup', command: 'y'}];
+    let c = check(ts);
+    const edits: ((t: SpecTask) => SpecTask)[] = [
+      (t) => ({...t, command: ''}), (t) => ({...t, command: 'echo'}), (t) => ({...t, timeout: 'soon'}), (t) => ({...t, timeout: '5m'}),
+      (t) => ({...t, retries: -1}), (t) => ({...t, retries: 2}), (t) => ({...t, type: 'http', url: 'ftp://x'}), (t) => ({...t, name: t.name + 'x'}),
+      (t) => ({...t, name: 'dup'}), (t) => ({...t, on_success: ['nope']}),
+    ];
+    for (let k = 0; k < 300; k++) {
+      const i = rnd(ts.length);
+      ts = ts.slice();
+      if (rnd(20) === 0) ts.splice(i, 1);
+      else ts[i] = edits[rnd(edits.length)](ts[i]);
+      c = check(ts, c);
+      expect(entries(c.problems), `after edit ${k}`).toEqual(entries(validate(ts)));
+    }
   });
 });
 

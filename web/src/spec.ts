@@ -41,66 +41,141 @@ const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
 // validate returns the problems of each task by name (only tasks that
 // have some). It checks what the form can know before the API does.
-export function validate(tasks: SpecTask[]): Map<string, Problems> {
+export function validate(tasks: readonly SpecTask[]): Map<string, Problems> {
+  return check(tasks).problems;
+}
+
+// Checked is one validation of a list of tasks, kept so that the next
+// version of the list is checked from it (check).
+export interface Checked {
+  tasks: readonly SpecTask[];
+  problems: Map<string, Problems>;
+  names: Set<string>;
+  first: Map<string, number>; // each name's first task (a later one is "used twice")
+  twice: Set<string>;         // names more than one task has
+  at: Map<string, number>;    // each problem's place: the task that listed it first
+  looked: number;             // how many tasks this check looked at
+}
+
+const keyOf = (t: SpecTask, i: number) => t.name || `#${i + 1}`;
+
+// check validates tasks. Given the check of the list before (prev), and
+// when the names are as they were (a field typed, not a task renamed,
+// added or removed), it looks only at the tasks that are new objects: a
+// task's problems depend on itself and the set of names, nothing else. A
+// key typed into one task of 5,000 then checks one task, and when its
+// problems did not change the map is prev's (the nodes are not rebuilt).
+export function check(tasks: readonly SpecTask[], prev?: Checked | null): Checked {
+  const inc = prev && prev.tasks.length === tasks.length ? changedOnly(prev, tasks) : null;
+  if (inc) {
+    let problems = prev!.problems, added = false;
+    for (const i of inc) {
+      const t = tasks[i], key = keyOf(t, i);
+      const p = taskProblems(t, prev!.names, prev!.first.get(t.name) !== i);
+      const was = problems.get(key);
+      if (was ? sameProblems(was, p) : !Object.keys(p).length) continue;
+      if (problems === prev!.problems) problems = new Map(problems);
+      if (Object.keys(p).length) { added ||= !was; problems.set(key, p); } else problems.delete(key);
+    }
+    // A task that has problems now is listed where a whole check lists
+    // it (saving names the first): by the task that put its name there.
+    let at = prev!.at;
+    if (added) {
+      at = new Map(at);
+      for (const i of inc) { const k = keyOf(tasks[i], i); if (problems.has(k) && !prev!.problems.has(k)) at.set(k, i); }
+      problems = new Map([...problems].sort(([a], [b]) => at.get(a)! - at.get(b)!));
+    }
+    return {...prev!, tasks, problems, at, looked: inc.length};
+  }
   const out = new Map<string, Problems>();
   const names = new Set(tasks.map((t) => t.name));
-  const seen = new Set<string>();
+  const first = new Map<string, number>();
+  const twice = new Set<string>();
+  const at = new Map<string, number>();
   tasks.forEach((t, i) => {
-    const p: Problems = {};
-    const key = t.name || `#${i + 1}`;
-    if (!t.name) p.name = 'name is required';
-    else if (!NAME.test(t.name)) p.name = "name: 1 to 128 letters, digits, '_', '-' or '.'";
-    else if (seen.has(t.name)) p.name = `name ${t.name} is used twice`;
-    seen.add(t.name);
-    for (const f of ['retry_interval', 'timeout']) {
-      const v = str(t[f]);
-      if (v && !DURATION.test(v)) p[f] = `${f} ${JSON.stringify(v)} is not a duration like 30s, 5m or 1h`;
-    }
-    if (t.retries !== undefined && (!Number.isInteger(t.retries) || (t.retries as number) < 0)) p.retries = 'retries must be a whole number, 0 or more';
-    const ref = (f: string, list: unknown) => {
-      for (const n of (Array.isArray(list) ? list : []) as string[]) if (!names.has(n)) { p[f] = `${f} names ${n}, which is not a task`; return; }
-    };
-    switch (typeOf(t)) {
-      case 'shell': case 'python':
-        if (!str(t.command).trim()) p.command = 'command is required'; break;
-      case 'http': {
-        const u = str(t.url).trim();
-        if (!u) p.url = 'url is required';
-        else if (!/^https?:\/\/\S+$/.test(u) && !u.includes('${')) p.url = `url ${JSON.stringify(u)} must start with http:// or https://`;
-        const es = t.expect_status;
-        if (es !== undefined && (!Array.isArray(es) || es.some((x) => !Number.isInteger(x) || x < 100 || x > 599))) p.expect_status = 'expect_status: HTTP codes 100 to 599';
-        break;
-      }
-      case 'sql':
-        if (!str(t.datasource).trim()) p.datasource = 'datasource is required';
-        if (!(Array.isArray(t.sql) ? t.sql.length : str(t.sql).trim())) p.sql = 'sql is required';
-        break;
-      case 'sub_workflow':
-        if (!str(t.workflow).trim()) p.workflow = 'workflow is required'; break;
-      case 'dependent': {
-        const w = t.wait_for;
-        if (!Array.isArray(w) || !w.length) p.wait_for = 'wait_for needs at least one workflow';
-        else if (w.some((x) => !x || !str((x as Record<string, unknown>).workflow).trim())) p.wait_for = 'every wait_for entry needs a workflow';
-        break;
-      }
-      case 'conditions':
-        ref('on_success', t.on_success); ref('on_failure', t.on_failure);
-        if (!(t.depends_on || []).length) p.depends_on = 'a conditions task needs an upstream to branch on';
-        break;
-      case 'switch': {
-        const c = t.cases;
-        if (!Array.isArray(c) || !c.length) p.cases = 'switch needs at least one case';
-        else for (const k of c as {when?: string; next?: string[]}[]) {
-          if (!str(k.when).trim()) { p.cases = 'every case needs a when expression'; break; }
-          ref('cases', k.next);
-        }
-        ref('default', t.default);
-        break;
-      }
-    }
-    if (Object.keys(p).length) out.set(key, p);
+    if (first.has(t.name)) twice.add(t.name); else first.set(t.name, i);
+    const p = taskProblems(t, names, first.get(t.name) !== i);
+    const k = keyOf(t, i);
+    if (!Object.keys(p).length) return;
+    if (!out.has(k)) at.set(k, i);
+    out.set(k, p);
   });
+  return {tasks, problems: out, names, first, twice, at, looked: tasks.length};
+}
+
+// changedOnly is the indexes of the tasks that changed from prev's, or
+// null when a name changed (or a changed task shares its name with
+// another: which one's problems the map holds depends on them all).
+function changedOnly(prev: Checked, tasks: readonly SpecTask[]): number[] | null {
+  const out: number[] = [];
+  for (let i = 0; i < tasks.length; i++) {
+    const a = prev.tasks[i], b = tasks[i];
+    if (a === b) continue;
+    if (a.name !== b.name || prev.twice.has(b.name)) return null;
+    out.push(i);
+  }
   return out;
+}
+
+function sameProblems(a: Problems, b: Problems): boolean {
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
+}
+
+// taskProblems are one task's problems; names are all the tasks' names,
+// dup says an earlier task has its name.
+function taskProblems(t: SpecTask, names: Set<string>, dup: boolean): Problems {
+  const p: Problems = {};
+  if (!t.name) p.name = 'name is required';
+  else if (!NAME.test(t.name)) p.name = "name: 1 to 128 letters, digits, '_', '-' or '.'";
+  else if (dup) p.name = `name ${t.name} is used twice`;
+  for (const f of ['retry_interval', 'timeout']) {
+    const v = str(t[f]);
+    if (v && !DURATION.test(v)) p[f] = `${f} ${JSON.stringify(v)} is not a duration like 30s, 5m or 1h`;
+  }
+  if (t.retries !== undefined && (!Number.isInteger(t.retries) || (t.retries as number) < 0)) p.retries = 'retries must be a whole number, 0 or more';
+  const ref = (f: string, list: unknown) => {
+    for (const n of (Array.isArray(list) ? list : []) as string[]) if (!names.has(n)) { p[f] = `${f} names ${n}, which is not a task`; return; }
+  };
+  switch (typeOf(t)) {
+    case 'shell': case 'python':
+      if (!str(t.command).trim()) p.command = 'command is required'; break;
+    case 'http': {
+      const u = str(t.url).trim();
+      if (!u) p.url = 'url is required';
+      else if (!/^https?:\/\/\S+$/.test(u) && !u.includes('${')) p.url = `url ${JSON.stringify(u)} must start with http:// or https://`;
+      const es = t.expect_status;
+      if (es !== undefined && (!Array.isArray(es) || es.some((x) => !Number.isInteger(x) || x < 100 || x > 599))) p.expect_status = 'expect_status: HTTP codes 100 to 599';
+      break;
+    }
+    case 'sql':
+      if (!str(t.datasource).trim()) p.datasource = 'datasource is required';
+      if (!(Array.isArray(t.sql) ? t.sql.length : str(t.sql).trim())) p.sql = 'sql is required';
+      break;
+    case 'sub_workflow':
+      if (!str(t.workflow).trim()) p.workflow = 'workflow is required'; break;
+    case 'dependent': {
+      const w = t.wait_for;
+      if (!Array.isArray(w) || !w.length) p.wait_for = 'wait_for needs at least one workflow';
+      else if (w.some((x) => !x || !str((x as Record<string, unknown>).workflow).trim())) p.wait_for = 'every wait_for entry needs a workflow';
+      break;
+    }
+    case 'conditions':
+      ref('on_success', t.on_success); ref('on_failure', t.on_failure);
+      if (!(t.depends_on || []).length) p.depends_on = 'a conditions task needs an upstream to branch on';
+      break;
+    case 'switch': {
+      const c = t.cases;
+      if (!Array.isArray(c) || !c.length) p.cases = 'switch needs at least one case';
+      else for (const k of c as {when?: string; next?: string[]}[]) {
+        if (!str(k.when).trim()) { p.cases = 'every case needs a when expression'; break; }
+        ref('cases', k.next);
+      }
+      ref('default', t.default);
+      break;
+    }
+  }
+  return p;
 }
 
 // cleanTask drops the empty optional fields a form leaves behind, so the

@@ -520,6 +520,22 @@ func (e *Executor) DropAll(reason string) int {
 	return n
 }
 
+// Instances returns the workflow instances of the tasks this executor
+// holds (as Query counts them: not those ended and reported, nor dropped):
+// the log sweep (worker/logsweep.go) never touches their log directories.
+func (e *Executor) Instances() map[int64]bool {
+	ids := map[int64]bool{}
+	e.call(func() {
+		for _, t := range e.st.tasks {
+			if t.kill.dropped() || (t.done && t.settled()) {
+				continue
+			}
+			ids[t.d.WorkflowInstanceID] = true
+		}
+	})
+	return ids
+}
+
 // LogPath returns the log file of a known task.
 func (e *Executor) LogPath(id int64) (string, bool) {
 	var path string

@@ -62,7 +62,7 @@ type launch struct {
 // runProcess is the one goroutine per task: it creates the work dir and log
 // file, starts `<shell> -c <command>` in its own process group, and waits for
 // it. The work dir is kept after the task (outputs and debugging; a retention
-// job can clean DataDir/work later).
+// purge's runs lose theirs at the worker's log sweep, worker/logsweep.go).
 //
 // Pdeathsig kills the shell when the OS thread that forked it exits: every
 // task is forked on a thread that lives as long as the worker process
