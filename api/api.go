@@ -195,6 +195,7 @@ var routes = []route{
 	{"GET", "/api/v1/schedules", (*handlers).listSchedules},
 	{"POST", "/api/v1/schedule-preview", (*handlers).schedulePreview},
 	{"POST", "/api/v1/projects/{project}/workflows/{name}/backfill", (*handlers).startBackfill},
+	{"POST", "/api/v1/projects/{project}/workflows/{name}/backfill/preview", (*handlers).previewBackfill},
 	{"GET", "/api/v1/backfills", (*handlers).listBackfills},
 	{"GET", "/api/v1/backfills/{id}", (*handlers).getBackfill},
 	{"POST", "/api/v1/backfills/{id}/actions", (*handlers).backfillAction},

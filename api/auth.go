@@ -117,9 +117,11 @@ var access = map[string]need{
 	"GET /api/v1/schedules":                                     {who: user},   // filtered
 	"POST /api/v1/schedule-preview":                             {who: user},   // computes, stores nothing
 	"POST /api/v1/projects/{project}/workflows/{name}/backfill": {who: byProject, level: model.GrantOperate},
-	"GET /api/v1/backfills":                                     {who: user}, // filtered
-	"GET /api/v1/backfills/{id}":                                {who: byBackfill, level: model.GrantView},
-	"POST /api/v1/backfills/{id}/actions":                       {who: byBackfill, level: model.GrantOperate},
+	// The preview reads what a backfill would run: viewers may ask.
+	"POST /api/v1/projects/{project}/workflows/{name}/backfill/preview": {who: byProject, level: model.GrantView},
+	"GET /api/v1/backfills":               {who: user}, // filtered
+	"GET /api/v1/backfills/{id}":          {who: byBackfill, level: model.GrantView},
+	"POST /api/v1/backfills/{id}/actions": {who: byBackfill, level: model.GrantOperate},
 
 	"GET /api/v1/projects/{project}/schedules/{id}/fires":             {who: byProject, level: model.GrantView},
 	"POST /api/v1/projects/{project}/schedules/{id}/fires/compensate": {who: byProject, level: model.GrantOperate},

@@ -53,6 +53,52 @@ type Backfill struct {
 	EndAt        *Time             `json:"end_at"`
 	Progress     BackfillProgress  `json:"progress"`
 	Times        []Time            `json:"times,omitempty"`
+	// Calendar and OnHoliday: the schedule's business calendar its times
+	// were decided under (omitted: none); Refused (with Times only) the
+	// cron's times of the range it did not run as themselves.
+	Calendar  string            `json:"calendar,omitempty"`
+	OnHoliday string            `json:"on_holiday,omitempty"`
+	Refused   []BackfillRefused `json:"refused,omitempty"`
+}
+
+// BackfillRefused is a cron time of the range the calendar did not run as
+// itself, in the terms of the ledger of fires (outcome refused_calendar):
+// moved to MovedTo (next or previous business day, a time of the
+// backfill's), or dropped (no MovedTo: skip, merged into its business
+// day's own fire, or moved out of the range).
+type BackfillRefused struct {
+	Time    Time   `json:"time"`
+	Outcome string `json:"outcome"`
+	MovedTo *Time  `json:"moved_to,omitempty"`
+}
+
+// BackfillPreview answers POST .../backfill/preview: what the same body
+// would start, stored nowhere.
+type BackfillPreview struct {
+	Cron      string            `json:"cron"`
+	Timezone  string            `json:"timezone"`
+	Calendar  string            `json:"calendar,omitempty"`
+	OnHoliday string            `json:"on_holiday,omitempty"`
+	Total     int               `json:"total"`
+	Times     []Time            `json:"times"` // in submission order
+	Refused   []BackfillRefused `json:"refused"`
+}
+
+func refusedOut(rs []model.BackfillRefusal) []BackfillRefused {
+	out := make([]BackfillRefused, len(rs))
+	for i, r := range rs {
+		out[i] = BackfillRefused{Time: timeOf(r.Time), Outcome: string(model.FireRefused), MovedTo: timePtr(r.MovedTo)}
+	}
+	return out
+}
+
+func previewOf(b model.Backfill) BackfillPreview {
+	out := BackfillPreview{Cron: b.Cron, Timezone: b.Timezone, Calendar: b.Calendar, OnHoliday: b.OnHoliday, Total: len(b.Times),
+		Times: make([]Time, len(b.Times)), Refused: refusedOut(b.Refused)}
+	for i, t := range b.Times {
+		out.Times[i] = timeOf(t)
+	}
+	return out
 }
 
 // BackfillProgress counts a backfill's submitted runs by outcome; failed
@@ -71,7 +117,8 @@ func fromBackfill(b model.Backfill, withTimes bool) Backfill {
 		Parallelism: b.Parallelism, OnFailure: b.OnFailure, WorkerGroup: b.WorkerGroup, Params: params,
 		DryRun: b.DryRun, State: string(b.State), Reason: b.Reason, RequestedBy: b.RequestedBy,
 		CreatedAt: timeOf(b.CreatedAt), EndAt: timePtr(b.EndAt),
-		Progress: BackfillProgress{Unfinished: b.Unfinished, Succeeded: b.Succeeded, Failed: b.Failed}}
+		Progress: BackfillProgress{Unfinished: b.Unfinished, Succeeded: b.Succeeded, Failed: b.Failed},
+		Calendar: b.Calendar, OnHoliday: b.OnHoliday}
 	if b.Priority != nil {
 		out.Priority = b.Priority.String()
 	}
@@ -79,6 +126,9 @@ func fromBackfill(b model.Backfill, withTimes bool) Backfill {
 		out.Times = make([]Time, len(b.Times))
 		for i, t := range b.Times {
 			out.Times[i] = timeOf(t)
+		}
+		if len(b.Refused) > 0 {
+			out.Refused = refusedOut(b.Refused)
 		}
 	}
 	return out

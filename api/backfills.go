@@ -37,11 +37,7 @@ func (h *handlers) startBackfill(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &req, false); err != nil {
 		return err
 	}
-	sc, err := h.backfillSchedule(r, project, name, req.Cron)
-	if err != nil {
-		return err
-	}
-	b, err := checkBackfill(req, sc)
+	b, err := h.decideBackfill(r, project, name, req)
 	if err != nil {
 		return err
 	}
@@ -51,7 +47,6 @@ func (h *handlers) startBackfill(w http.ResponseWriter, r *http.Request) error {
 	if b.RequestedBy, err = requestedBy(r, req.By); err != nil {
 		return err
 	}
-	b.Project, b.Workflow = project, name
 	out, err := h.Store.BackfillCreate(r.Context(), b)
 	if err != nil {
 		return storeError(err)
@@ -64,11 +59,56 @@ func (h *handlers) startBackfill(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// previewBackfill answers what startBackfill would run for the same body
+// (its times, and the times the schedule's calendar refused), storing
+// nothing: the backfill form shows it as the user types.
+func (h *handlers) previewBackfill(w http.ResponseWriter, r *http.Request) error {
+	project, name, err := projectAndName(r)
+	if err != nil {
+		return err
+	}
+	var req BackfillRequest
+	if err := decodeJSON(r, &req, false); err != nil {
+		return err
+	}
+	b, err := h.decideBackfill(r, project, name, req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, previewOf(b))
+	return nil
+}
+
+// decideBackfill is the backfill req asks for of workflow project/name,
+// its times decided (without who asked). Without a cron the workflow's
+// schedule gives it, with its zone and its business calendar.
+func (h *handlers) decideBackfill(r *http.Request, project, name string, req BackfillRequest) (model.Backfill, error) {
+	sc, err := h.backfillSchedule(r, project, name, req.Cron)
+	if err != nil {
+		return model.Backfill{}, err
+	}
+	var cal *schedule.Calendar
+	if sc != nil && sc.Calendar != "" {
+		if cal, err = h.businessCalendar(r.Context(), project, sc.Calendar); err != nil {
+			return model.Backfill{}, err
+		}
+	}
+	b, err := checkBackfill(req, sc, cal)
+	if err != nil {
+		return model.Backfill{}, err
+	}
+	b.Project, b.Workflow = project, name
+	return b, nil
+}
+
 // checkBackfill turns a request into the backfill to store (without its
 // project, workflow and who), its times listed in submission order. sc is
-// the workflow's schedule when the request has no cron (nil: none). Every
-// problem is named in one 400.
-func checkBackfill(req BackfillRequest, sc *model.Schedule) (model.Backfill, error) {
+// the workflow's schedule when the request has no cron (nil: none), cal
+// its business calendar (nil: none): the times are then decided as the
+// schedule's fires are (schedule.Dates), and the cron times the calendar
+// did not run as themselves are kept as refused. Every problem is named
+// in one 400.
+func checkBackfill(req BackfillRequest, sc *model.Schedule, cal *schedule.Calendar) (model.Backfill, error) {
 	b := model.Backfill{Cron: strings.TrimSpace(req.Cron), Timezone: req.Timezone, Parallelism: 1,
 		OnFailure: req.OnFailure, WorkerGroup: req.WorkerGroup, Params: req.Params, SecretParams: req.SecretParams, DryRun: req.DryRun}
 	var bad []string
@@ -98,6 +138,12 @@ func checkBackfill(req BackfillRequest, sc *model.Schedule) (model.Backfill, err
 		var err error
 		if c, err = schedule.Parse(sc.Cron, sc.Timezone); err != nil {
 			bad = append(bad, "the schedule's "+err.Error()+"; give a cron")
+		} else if cal != nil && c.Wall() {
+			c = c.WithCalendar(cal, sc.OnHoliday)
+			b.Calendar, b.OnHoliday = sc.Calendar, sc.OnHoliday
+			if b.OnHoliday == "" {
+				b.OnHoliday = schedule.OnHolidaySkip
+			}
 		}
 	default:
 		var problems []string
@@ -131,13 +177,20 @@ func checkBackfill(req BackfillRequest, sc *model.Schedule) (model.Backfill, err
 		if now := time.Now(); end.After(now) {
 			end, future = now, " (times after now are left to the schedule)"
 		}
-		var more bool
-		b.Times, more = c.Between(start, end, maxBackfillRuns)
+		d := c.Dates(start, end, maxBackfillRuns)
+		b.Times, b.Refused = d.Fire, refusals(d.Refused)
+		more := d.More
 		what := fmt.Sprintf("cron %q (%s)", b.Cron, zoneName(b.Timezone))
+		if b.Calendar != "" {
+			what += fmt.Sprintf(" on calendar %q (on_holiday %s)", b.Calendar, b.OnHoliday)
+		}
 		switch {
 		case more:
 			bad = append(bad, fmt.Sprintf("%s has %s schedule times from %s to %s: at most %d runs per backfill; narrow the range",
 				what, countTimes(c, b.Times[len(b.Times)-1], end), req.Start, req.End, maxBackfillRuns))
+		case len(b.Times) == 0 && len(b.Refused) > 0:
+			bad = append(bad, fmt.Sprintf("%s has no schedule time from %s to %s%s: the calendar refused all %d of the cron's",
+				what, req.Start, req.End, future, len(b.Refused)))
 		case len(b.Times) == 0:
 			bad = append(bad, fmt.Sprintf("%s has no schedule time from %s to %s%s", what, req.Start, req.End, future))
 		}
@@ -149,6 +202,21 @@ func checkBackfill(req BackfillRequest, sc *model.Schedule) (model.Backfill, err
 		slices.Reverse(b.Times)
 	}
 	return b, nil
+}
+
+func refusals(rs []schedule.Refusal) []model.BackfillRefusal {
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make([]model.BackfillRefusal, len(rs))
+	for i, r := range rs {
+		out[i].Time = r.Time
+		if !r.MovedTo.IsZero() {
+			m := r.MovedTo
+			out[i].MovedTo = &m
+		}
+	}
+	return out
 }
 
 // countTimes says how many schedule times there are up to end, the first

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/beluga-scheduler/beluga/common/model"
 )
 
 const backfillPathP = "/api/v1/projects/p/workflows/nightly_etl/backfill"
@@ -280,4 +282,65 @@ func TestBackfillLeavesTheFutureToTheSchedule(t *testing.T) {
 	if !strings.Contains(e.Message, "times after now are left to the schedule") {
 		t.Fatalf("message %q", e.Message)
 	}
+}
+
+// TestBackfillHonoursTheCalendar: without a cron, a backfill takes the
+// schedule's calendar and decides its times as the schedule's fires are;
+// the preview answers the same without storing; a viewer may preview but
+// not start, and a project she cannot see is a 404.
+func TestBackfillHonoursTheCalendar(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	b.mustWorkflow("p")
+	b.mustWorkflow("q")
+	b.send("PUT", "/api/v1/projects/p/calendars/xmas", `{"holidays":[{"date":"2025-12-25"},{"date":"2026-01-01"}]}`).want(t, http.StatusCreated)
+	b.send("PUT", "/api/v1/projects/p/workflows/nightly_etl/schedule",
+		`{"cron":"0 9 * * 4","calendar":"xmas","on_holiday":"next_business_day"}`).want(t, http.StatusCreated)
+	body := `{"start":"2025-12-18T00:00:00Z","end":"2026-01-08T23:00:00Z"}`
+
+	var pv BackfillPreview
+	b.send("POST", backfillPathP+"/preview", body).want(t, http.StatusOK).json(t, &pv)
+	wantTimes(t, pv.Times, "2025-12-18T09:00:00Z", "2025-12-26T09:00:00Z", "2026-01-02T09:00:00Z", "2026-01-08T09:00:00Z")
+	if pv.Calendar != "xmas" || pv.OnHoliday != "next_business_day" || pv.Total != 4 || len(pv.Refused) != 2 ||
+		!pv.Refused[0].Time.Equal(at(t, "2025-12-25T09:00:00Z")) || pv.Refused[0].Outcome != "refused_calendar" ||
+		pv.Refused[0].MovedTo == nil || !pv.Refused[0].MovedTo.Equal(at(t, "2025-12-26T09:00:00Z")) {
+		t.Fatalf("preview %+v", pv)
+	}
+	var list List[Backfill]
+	if b.get("/api/v1/backfills").want(t, http.StatusOK).json(t, &list); len(list.Items) != 0 {
+		t.Fatalf("a preview stored a backfill: %+v", list.Items)
+	}
+
+	var bf Backfill
+	b.send("POST", backfillPathP, body).want(t, http.StatusCreated).json(t, &bf)
+	wantTimes(t, bf.Times, "2025-12-18T09:00:00Z", "2025-12-26T09:00:00Z", "2026-01-02T09:00:00Z", "2026-01-08T09:00:00Z")
+	var got Backfill
+	b.get("/api/v1/backfills/"+itoa(bf.ID)).want(t, http.StatusOK).json(t, &got)
+	if got.Calendar != "xmas" || got.OnHoliday != "next_business_day" || len(got.Refused) != 2 ||
+		!got.Refused[1].Time.Equal(at(t, "2026-01-01T09:00:00Z")) || !got.Refused[1].MovedTo.Equal(at(t, "2026-01-02T09:00:00Z")) {
+		t.Fatalf("stored %+v", got)
+	}
+
+	// A cron given is not the schedule's: no calendar.
+	pv = BackfillPreview{}
+	b.send("POST", backfillPathP+"/preview", `{"start":"2025-12-18T00:00:00Z","end":"2026-01-08T23:00:00Z","cron":"0 9 * * 4"}`).
+		want(t, http.StatusOK).json(t, &pv)
+	if pv.Calendar != "" || len(pv.Times) != 4 || len(pv.Refused) != 0 {
+		t.Fatalf("own cron %+v", pv)
+	}
+	// A range the calendar refuses wholly says so and stores nothing.
+	e := b.send("POST", backfillPathP, `{"start":"2025-12-25T00:00:00Z","end":"2025-12-25T23:00:00Z"}`).wantError(t, http.StatusBadRequest, CodeBadRequest)
+	if !strings.Contains(e.Message, `calendar "xmas"`) || !strings.Contains(e.Message, "refused all 1") {
+		t.Fatalf("message %q", e.Message)
+	}
+	b.send("POST", backfillPathP+"/preview", `{"start":"nope"}`).wantError(t, http.StatusBadRequest, CodeBadRequest)
+
+	// Insiders: view previews and cannot start; another project is hidden.
+	ann := b.tokenOf("ann", model.RoleUser)
+	b.send("PUT", "/api/v1/projects/p/grants/ann", `{"level":"view"}`).want(t, http.StatusOK)
+	b.as(ann, "POST", backfillPathP+"/preview", body).want(t, http.StatusOK)
+	b.as(ann, "POST", backfillPathP, body).wantError(t, http.StatusForbidden, CodeForbidden)
+	b.as(ann, "POST", "/api/v1/projects/q/workflows/nightly_etl/backfill/preview", body).wantError(t, http.StatusNotFound, CodeNotFound)
+	b.as(ann, "POST", "/api/v1/projects", `{"name":"mine"}`).want(t, http.StatusCreated)
+	b.as(ann, "POST", "/api/v1/projects/q/workflows/nightly_etl/backfill", body).wantError(t, http.StatusNotFound, CodeNotFound)
 }

@@ -159,6 +159,17 @@ func TestCalendars(t *testing.T) {
 	if strings.Join(got, " ") != "09-30 10-08 10-09" {
 		t.Fatalf("preview on cn: %v", got)
 	}
+	// It names the calendar and the cron's times it dropped on the way.
+	got = got[:0]
+	for _, r := range pv.Refused {
+		if r.Outcome != "refused_calendar" || r.MovedTo != nil {
+			t.Fatalf("refused %+v", r)
+		}
+		got = append(got, r.Time.In(sh).Format("01-02"))
+	}
+	if pv.Calendar != "cn" || pv.OnHoliday != "skip" || strings.Join(got, " ") != "10-01 10-02 10-03 10-04 10-05 10-06 10-07" {
+		t.Fatalf("preview on cn: calendar %q %q, refused %v", pv.Calendar, pv.OnHoliday, got)
+	}
 	b.send("POST", "/api/v1/schedule-preview", `{"cron":"0 2 * * *","calendar":"ops"}`).wantError(t, http.StatusBadRequest, CodeBadRequest)
 	b.as(viewer, "POST", "/api/v1/schedule-preview", `{"cron":"0 2 * * *","calendar":"ops","project":"q"}`).want(t, http.StatusNotFound)
 

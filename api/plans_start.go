@@ -101,11 +101,9 @@ func (h *handlers) planBackfill(w http.ResponseWriter, r *http.Request) error {
 	if len(req.SecretParams) > 0 {
 		return badRequest("secret_params: a plan keeps its params readable; start the backfill without a plan to pass secret params")
 	}
-	sc, err := h.backfillSchedule(r, project, name, req.Cron)
-	if err != nil {
-		return err
-	}
-	b, err := checkBackfill(req.BackfillRequest, sc)
+	// Its times are decided as the backfill's would be (the schedule's
+	// calendar too).
+	b, err := h.decideBackfill(r, project, name, req.BackfillRequest)
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,11 @@ type SchedulePreview struct {
 	Cron     string `json:"cron"`
 	Timezone string `json:"timezone"`
 	Times    []Time `json:"times"`
+	// With a calendar: its name and policy, and the cron's own times up to
+	// the last one listed that the calendar moved or dropped.
+	Calendar  string            `json:"calendar,omitempty"`
+	OnHoliday string            `json:"on_holiday,omitempty"`
+	Refused   []BackfillRefused `json:"refused,omitempty"`
 }
 
 // schedulePreview computes fire times without storing anything, for the
@@ -72,6 +77,17 @@ func (h *handlers) schedulePreview(w http.ResponseWriter, r *http.Request) error
 	out := SchedulePreview{Cron: req.Cron, Timezone: req.Timezone, Times: []Time{}}
 	for t := c.Next(from); !t.IsZero() && len(out.Times) < req.Count; t = c.Next(t) {
 		out.Times = append(out.Times, timeOf(t))
+	}
+	if req.Calendar != "" {
+		out.Calendar, out.OnHoliday = req.Calendar, req.OnHoliday
+		if out.OnHoliday == "" {
+			out.OnHoliday = schedule.OnHolidaySkip
+		}
+		if n := len(out.Times); n > 0 {
+			// The same decision a backfill of these times would make.
+			d := c.Dates(from.Add(time.Nanosecond), out.Times[n-1].Time, maxPreviewCount)
+			out.Refused = refusedOut(refusals(d.Refused))
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -8,30 +8,39 @@ import (
 	"github.com/beluga-scheduler/beluga/common/schedule"
 )
 
-// refused lists the cron times a calendar dropped or merged: not the ones
-// fired nor the ones listed missed.
+// refused lists the cron times the calendar dropped, moved or merged,
+// decided as a backfill's are (schedule.Cron.Dates): not the ones that
+// fire as themselves, whether run or missed by catch-up.
 func TestRefusedCalendarTimes(t *testing.T) {
 	t.Parallel()
-	raw, err := schedule.Parse("0 9 * * *", "")
+	daily, err := schedule.Parse("0 9 * * *", "")
 	if err != nil {
 		t.Fatal(err)
 	}
+	sparse, err := schedule.Parse("0 9 4 * *", "") // the 4th only: a Friday in December 2026
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Friday 4 December 2026 is a holiday; the weekend after it is off.
+	cal := schedule.NewCalendar(nil, []schedule.Day{{Year: 2026, Month: time.December, Day: 4}}, nil)
 	at := func(s string) time.Time { v, _ := time.Parse(time.RFC3339, s); return v }
-	fri, sat, sun, mon := at("2026-12-04T09:00:00Z"), at("2026-12-05T09:00:00Z"), at("2026-12-06T09:00:00Z"), at("2026-12-07T09:00:00Z")
+	thu, fri, mon := at("2026-12-03T09:00:00Z"), at("2026-12-04T09:00:00Z"), at("2026-12-07T09:00:00Z")
 	for _, tc := range []struct {
 		name string
+		c    *schedule.Cron
 		from time.Time
 		now  time.Time
-		plan schedule.Plan
 		want string
 	}{
-		{"weekend dropped before monday's fire", fri.Add(time.Nanosecond), mon.Add(time.Second), schedule.Plan{Fire: []time.Time{mon}}, "12-05 12-06"},
-		{"a missed time is not refused", fri, mon.Add(time.Second), schedule.Plan{Fire: []time.Time{mon}, Missed: []time.Time{fri}}, "12-05 12-06"},
-		{"nothing due yet", sat, sat.Add(-time.Second), schedule.Plan{}, ""},
-		{"every time fired", sun, sun.Add(time.Second), schedule.Plan{Fire: []time.Time{sun}}, ""},
+		{"skip: the holiday and the weekend", daily.WithCalendar(cal, schedule.OnHolidaySkip), thu.Add(time.Nanosecond), mon.Add(time.Second), "12-04 12-05 12-06"},
+		{"a time that fires (or was missed) is not refused", daily.WithCalendar(cal, schedule.OnHolidaySkip), thu, mon.Add(time.Second), "12-04 12-05 12-06"},
+		{"next: merged into monday's own fire", daily.WithCalendar(cal, schedule.OnHolidayNext), fri, mon.Add(time.Second), "12-04 12-05 12-06"},
+		{"next: moved to monday, still refused as itself", sparse.WithCalendar(cal, schedule.OnHolidayNext), thu, mon.Add(time.Second), "12-04"},
+		{"nothing due yet", daily.WithCalendar(cal, schedule.OnHolidaySkip), fri.Add(time.Hour), fri.Add(2 * time.Hour), ""},
+		{"every time fired", daily.WithCalendar(cal, schedule.OnHolidaySkip), mon, mon.Add(time.Second), ""},
 	} {
 		var got []string
-		for _, r := range refused(raw, tc.from, tc.now, tc.plan) {
+		for _, r := range refused(tc.c, tc.from, tc.now) {
 			got = append(got, r.Format("01-02"))
 		}
 		if strings.Join(got, " ") != tc.want {

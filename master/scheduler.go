@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -475,9 +474,9 @@ func (s *scheduler) plan(sc model.Schedule, now time.Time, cal *schedule.Calenda
 		return store.Firing{}, schedule.Plan{}, false
 	}
 	from := *sc.NextFireTime
-	var raw *schedule.Cron // the cron without the calendar: what it refused
+	calendared := false
 	if cal != nil && c.Wall() {
-		raw, c = c, c.WithCalendar(cal, sc.OnHoliday)
+		calendared, c = true, c.WithCalendar(cal, sc.OnHoliday)
 		if from = c.Next(from.Add(-time.Nanosecond)); from.IsZero() {
 			return store.Firing{Note: fmt.Sprintf("%s: no business day left to fire on (calendar %s)", now.Format(time.RFC3339), sc.Calendar)},
 				schedule.Plan{}, true
@@ -494,12 +493,12 @@ func (s *scheduler) plan(sc model.Schedule, now time.Time, cal *schedule.Calenda
 		f.Next = &plan.Next
 	}
 	f.Missed = plan.Missed
-	if raw != nil {
+	if calendared {
 		lo := *sc.NextFireTime // as stored: the calendar may have moved from past it
 		if sc.LastFireTime != nil {
 			lo = sc.LastFireTime.Add(time.Nanosecond)
 		}
-		f.Refused = refused(raw, lo, now, plan)
+		f.Refused = refused(c, lo, now)
 	}
 	if plan.Skipped > 0 {
 		f.Note = fmt.Sprintf("%s: skipped %d missed fire time(s) from %s (catchup %s)",
@@ -508,17 +507,16 @@ func (s *scheduler) plan(sc model.Schedule, now time.Time, cal *schedule.Calenda
 	return f, plan, true
 }
 
-// refused lists the times of raw (a cron without its calendar) in
-// [from, now] that plan neither fires nor lists missed: the calendar
-// dropped them (a day off; under next or previous business day, merged
-// into another fire), at most schedule.MaxMissed, for the ledger of fires.
-func refused(raw *schedule.Cron, from, now time.Time, plan schedule.Plan) []time.Time {
-	times, _ := raw.Between(from, now, schedule.MaxMissed)
+// refused lists the cron times in [from, now] that c's calendar did not
+// run as themselves (a day off; under next or previous business day,
+// moved or merged into another fire), at most schedule.MaxMissed, for the
+// ledger of fires: decided by schedule.Cron.Dates, as a backfill of the
+// schedule decides its times.
+func refused(c *schedule.Cron, from, now time.Time) []time.Time {
+	d := c.Dates(from, now, schedule.MaxMissed)
 	var out []time.Time
-	for _, t := range times {
-		if !slices.ContainsFunc(plan.Fire, t.Equal) && !slices.ContainsFunc(plan.Missed, t.Equal) {
-			out = append(out, t)
-		}
+	for _, r := range d.Refused {
+		out = append(out, r.Time)
 	}
 	return out
 }

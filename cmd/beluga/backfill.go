@@ -98,6 +98,9 @@ func backfillStartCommand(a *app, need projectFunc) *cobra.Command {
 				loc := zoneNamed(b.Timezone)
 				msg += fmt.Sprintf(", first %s, last %s", inZone(&b.Times[0], loc), inZone(&b.Times[n-1], loc))
 			}
+			if b.Calendar != "" {
+				msg += "; " + calendarSummary(b)
+			}
 			_, err = fmt.Fprintln(a.stdout, msg)
 			return err
 		},
@@ -252,6 +255,9 @@ func (a *app) printBackfill(b api.Backfill, runs map[int64]api.Instance) error {
 	kv.row("reason", oneLine(b.Reason))
 	kv.row("cron", b.Cron)
 	kv.row("timezone", zoneName(b.Timezone))
+	if b.Calendar != "" {
+		kv.row("calendar", calendarSummary(b))
+	}
 	kv.row("from", inZone(&b.Start, loc))
 	kv.row("to", inZone(&b.End, loc))
 	kv.row("progress", fmt.Sprintf("%d of %d submitted: %d succeeded, %d failed, %d unfinished",
@@ -286,7 +292,31 @@ func (a *app) printBackfill(b api.Backfill, runs map[int64]api.Instance) error {
 		}
 		t.row(append(row, inst, state)...)
 	}
-	return t.flush()
+	if err := t.flush(); err != nil || len(b.Refused) == 0 {
+		return err
+	}
+	fmt.Fprintln(a.stdout)
+	r := newTable(a.stdout, "REFUSED BY THE CALENDAR (UTC)", "OUTCOME", "MOVED TO (UTC)")
+	for _, x := range b.Refused {
+		moved := "dropped"
+		if x.MovedTo != nil {
+			moved = when(x.MovedTo)
+		}
+		r.row(when(&x.Time), x.Outcome, moved)
+	}
+	return r.flush()
+}
+
+// calendarSummary names the calendar a backfill's times were decided
+// under and what it did with the cron's times on days off.
+func calendarSummary(b api.Backfill) string {
+	moved := 0
+	for _, r := range b.Refused {
+		if r.MovedTo != nil {
+			moved++
+		}
+	}
+	return fmt.Sprintf("calendar %s (on_holiday %s): %d cron time(s) moved, %d dropped", b.Calendar, b.OnHoliday, moved, len(b.Refused)-moved)
 }
 
 func backfillStopCommand(a *app) *cobra.Command {

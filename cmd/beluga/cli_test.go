@@ -782,3 +782,23 @@ func TestVersionCommand(t *testing.T) {
 		t.Fatalf("version extra: code %d, out %q, err %q", code, out.String(), errb.String())
 	}
 }
+
+// TestBackfillCommandsCalendar: a backfill without --cron takes the
+// schedule's calendar; start and show name it and the times it refused.
+func TestBackfillCommandsCalendar(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.want(0, []string{"project", "create", "p"})
+	e.want(0, []string{"workflow", "apply", "-p", "p", "-f", e.file("etl.yaml", etl)})
+	e.want(0, []string{"calendar", "set", "xmas", "-p", "p", "-f", e.file("xmas.yaml", "holidays:\n  - {date: 2025-12-24}\n  - {date: 2025-12-26}\n")})
+	e.want(0, []string{"schedule", "set", "nightly_etl", "-p", "p", "--cron", "0 9 * * 3,5", "--calendar", "xmas", "--on-holiday", "next_business_day"})
+	e.want(0, []string{"backfill", "start", "nightly_etl", "-p", "p", "--from", "2025-12-22", "--to", "2025-12-31"},
+		"3 run(s)", "first 2025-12-25 09:00:00 UTC, last 2025-12-31 09:00:00 UTC",
+		"calendar xmas (on_holiday next_business_day): 2 cron time(s) moved, 0 dropped")
+	out := e.want(0, []string{"backfill", "show", "1"}, "calendar xmas (on_holiday next_business_day)", "REFUSED BY THE CALENDAR (UTC)", "MOVED TO (UTC)")
+	for _, want := range []string{`2025-12-24 09:00:00\s+refused_calendar\s+2025-12-25 09:00:00`, `2025-12-26 09:00:00\s+refused_calendar\s+2025-12-29 09:00:00`} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Fatalf("show lacks %s:\n%s", want, out)
+		}
+	}
+}

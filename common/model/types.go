@@ -189,6 +189,22 @@ type Backfill struct {
 	// Read with the runs: how many are unfinished (paused ones too: they
 	// can be resumed), succeeded, failed (failed or stopped) so far.
 	Unfinished, Succeeded, Failed int
+
+	// Calendar and OnHoliday are the schedule's business calendar the
+	// times were decided under ("": none); Refused are the cron's times of
+	// the range it did not run as themselves (left out of lists, as Times).
+	Calendar  string            `json:"calendar,omitempty"`
+	OnHoliday string            `json:"on_holiday,omitempty"`
+	Refused   []BackfillRefusal `json:"refused,omitempty"`
+}
+
+// BackfillRefusal is a cron time of a backfill's range its calendar did
+// not run as itself: moved to MovedTo (next or previous business day), or
+// dropped (nil). The ledger of fires records such a time of a schedule as
+// refused_calendar.
+type BackfillRefusal struct {
+	Time    time.Time  `json:"time"`
+	MovedTo *time.Time `json:"moved_to,omitempty"`
 }
 
 // Overlap is what a schedule does with a fire while one of its runs is

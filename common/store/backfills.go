@@ -27,6 +27,9 @@ type backfillRow struct {
 	StartTime    time.Time
 	EndTime      time.Time
 	TimesJSON    string `gorm:"column:times_json"`
+	Calendar     string
+	OnHoliday    string
+	RefusedJSON  *string `gorm:"column:refused_json"`
 	Total        int
 	Submitted    int
 	Parallelism  int
@@ -56,6 +59,10 @@ func (r backfillRow) model() model.Backfill {
 	}
 	for i := range b.Times {
 		b.Times[i] = b.Times[i].UTC()
+	}
+	b.Calendar, b.OnHoliday = r.Calendar, r.OnHoliday
+	if r.RefusedJSON != nil && *r.RefusedJSON != "" {
+		_ = json.Unmarshal([]byte(*r.RefusedJSON), &b.Refused) // written by us from a slice
 	}
 	if r.Priority != nil {
 		p := model.Priority(*r.Priority)
@@ -98,7 +105,8 @@ func insertBackfill(tx *gorm.DB, box *secret.Box, b model.Backfill) (model.Backf
 	r := backfillRow{ProjectID: p.ID, ProjectName: p.Name, WorkflowName: b.Workflow, Cron: b.Cron, Timezone: b.Timezone,
 		StartTime: b.Start.UTC(), EndTime: b.End.UTC(), TimesJSON: *jsonText(times, len(times)), Total: len(times),
 		Parallelism: max(b.Parallelism, 1), OnFailure: b.OnFailure, WorkerGroup: b.WorkerGroup, DryRun: b.DryRun,
-		State: string(model.BackfillRunning), RequestedBy: b.RequestedBy, CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
+		State: string(model.BackfillRunning), RequestedBy: b.RequestedBy, CreatedAt: time.Now().UTC().Truncate(time.Microsecond),
+		Calendar: b.Calendar, OnHoliday: b.OnHoliday, RefusedJSON: jsonText(b.Refused, len(b.Refused))}
 	if r.OnFailure == "" {
 		r.OnFailure = model.BackfillContinue
 	}
@@ -131,10 +139,13 @@ func (s *Store) BackfillList(ctx context.Context, f BackfillFilter) ([]model.Bac
 	if f.Limit <= 0 {
 		f.Limit = 200
 	}
-	q := s.db.WithContext(ctx).Order("id DESC").Limit(f.Limit)
+	// The refused times are read with one backfill (BackfillGet) only:
+	// neither a list nor the master submitting runs needs them.
+	omit := []string{"refused_json"}
 	if f.NoTimes {
-		q = q.Omit("times_json")
+		omit = append(omit, "times_json")
 	}
+	q := s.db.WithContext(ctx).Order("id DESC").Limit(f.Limit).Omit(omit...)
 	q = filterBy(q, f.Project, f.Workflow, string(f.State))
 	var rows []backfillRow
 	if err := q.Find(&rows).Error; err != nil {

@@ -91,3 +91,35 @@ func TestBackfillSubmitsEachTimeOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestBackfillKeepsItsCalendar: the calendar a backfill was decided under
+// and the times it refused are read back with the backfill, not in lists.
+func TestBackfillKeepsItsCalendar(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		s.ProjectCreate(ctx, "demo", "")
+		s.WorkflowPut(ctx, "demo", mustSpec(t, diamond))
+		fri := time.Date(2026, 12, 25, 9, 0, 0, 0, time.UTC)
+		mon := fri.Add(72 * time.Hour)
+		ref := []model.BackfillRefusal{{Time: fri, MovedTo: &mon}, {Time: fri.Add(7 * 24 * time.Hour)}}
+		b, err := s.BackfillCreate(ctx, model.Backfill{Project: "demo", Workflow: "diamond", Cron: "0 9 * * 5", Start: fri, End: mon,
+			Times: []time.Time{mon}, Calendar: "xmas", OnHoliday: "next_business_day", Refused: ref})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.BackfillGet(ctx, b.ID)
+		if err != nil || got.Calendar != "xmas" || got.OnHoliday != "next_business_day" || len(got.Refused) != 2 ||
+			!got.Refused[0].Time.Equal(fri) || got.Refused[0].MovedTo == nil || !got.Refused[0].MovedTo.Equal(mon) ||
+			got.Refused[1].MovedTo != nil || !got.Refused[1].Time.Equal(ref[1].Time) {
+			t.Fatalf("read back: %+v %v", got, err)
+		}
+		list, err := s.BackfillList(ctx, store.BackfillFilter{Project: "demo"})
+		if err != nil || len(list) != 1 || list[0].Calendar != "xmas" || list[0].Refused != nil || len(list[0].Times) != 1 {
+			t.Fatalf("list: %+v %v", list, err)
+		}
+		plain, err := s.BackfillCreate(ctx, model.Backfill{Project: "demo", Workflow: "diamond", Cron: "0 9 * * 5", Start: fri, End: mon, Times: []time.Time{mon}})
+		if err != nil || plain.Calendar != "" || plain.Refused != nil {
+			t.Fatalf("no calendar: %+v %v", plain, err)
+		}
+	})
+}

@@ -12,8 +12,10 @@ import {PlanPanel, type PlanTarget} from './PlanPanel';
 import {PRIORITIES} from './states';
 import {Badge, Duration, Time, Why, enc} from './ui';
 import {rfc3339Local, userZone} from './zone';
+import {RefusedList, calendarLine, type Refused} from './Refused';
 
 type Full = Backfill & {reason?: string; cron: string; timezone: string; start: string; end: string; times: string[]; on_failure: string;
+  calendar?: string; on_holiday?: string; refused?: Refused[];
   priority?: string; worker_group?: string; params?: Record<string, string>; end_at?: string | null};
 type Run = {id: number; state: string; schedule_time?: string; start_time?: string; end_time?: string};
 
@@ -89,6 +91,8 @@ function Head({b}: {b: Full}) {
   if (b.reason) rows.push(['Reason', b.reason]);
   rows.push(['Cron', <><code className="cron">{b.cron}</code> ({b.timezone || 'UTC'})</>],
     ['Range', <><Time iso={b.start} zone={b.timezone} /> → <Time iso={b.end} zone={b.timezone} /><span className="muted"> both included</span></>]);
+  if (b.calendar) rows.push(['Calendar', <span id="backfill-calendar">{calendarLine(b.calendar, b.on_holiday, b.refused || [])}
+    <RefusedList refused={b.refused || []} zone={b.timezone} /></span>]);
   if (many) rows.push(['Order', desc ? 'newest first' : 'oldest first']);
   rows.push(['Parallelism', `${b.parallelism} unfinished at a time`],
     ['On failure', b.on_failure === 'stop' ? 'stop: submit no more once a run failed' : 'continue past failed runs'],
@@ -142,6 +146,8 @@ export function BackfillForm({project, name, priority, group, defaults, sc}: {pr
   const [err, setErr] = useState('');
   const [busy, setBusy] = useState(false);
   const [plan, setPlan] = useState<PlanTarget | null>(null);
+  const [timesPreview, setTimesPreview] = useState<Preview | null>(null);
+  useEffect(() => setTimesPreview(null), [from, to, cron, tz, order]); // a preview of other inputs would mislead
 
   const a = rfc3339Local(from), z = rfc3339Local(to);
   const sent = a || z ? `Sent as ${a || '(not set)'} to ${z || '(not set)'}` : '';
@@ -180,6 +186,18 @@ export function BackfillForm({project, name, priority, group, defaults, sc}: {pr
     } catch (ex) { setErr(describe(ex)); } finally { setBusy(false); }
   }
 
+  // showPreview lists the times the backfill would run and the ones the
+  // schedule's calendar refused (moved or dropped).
+  async function showPreview() {
+    setTimesPreview(null);
+    const b = body();
+    if (!b) return;
+    setBusy(true);
+    try {
+      setTimesPreview(await api('POST', `/api/v1/projects/${enc(project)}/workflows/${enc(name)}/backfill/preview`, {json: b}));
+    } catch (ex) { setErr(describe(ex)); } finally { setBusy(false); }
+  }
+
   // The placeholders say whether the schedule's cron applies once it is known.
   const cronPh = sc === undefined ? 'e.g. 0 2 * * *' : sc ? `the schedule's: ${sc.cron}` : 'required (no schedule), e.g. 0 2 * * *';
   const tzPh = sc ? `the schedule's: ${sc.timezone || 'UTC'}` : 'UTC';
@@ -208,11 +226,26 @@ export function BackfillForm({project, name, priority, group, defaults, sc}: {pr
       <div className="field"><span>Params</span><Params rows={params} onChange={setParams} /></div>
       <label className="field"><span>Dry run</span><span><input type="checkbox" name="dry_run" id="backfill-dry" checked={dry} onChange={(e) => setDry(e.target.checked)} /> record every task as succeeded without running it</span></label>
       <pre className="apierror" role="alert" id="backfill-error" hidden={!err}>{err}</pre>
+      {timesPreview ? <PreviewList p={timesPreview} /> : null}
       <div className="buttons"><button type="submit" className="primary" id="backfill-submit" disabled={busy}>Start backfill</button>
+        <button type="button" id="backfill-preview" disabled={busy} onClick={showPreview}>Preview times</button>
         <button type="button" id="backfill-plan" disabled={busy} title="what it would run first: each time's run, the runs downstream, waits, estimates, conflicts"
           onClick={preview}>Preview plan</button></div>
       {plan ? <PlanPanel action="backfill" label={`Backfill of ${name}`} target={plan} onClose={() => setPlan(null)}
         onApplied={(r) => { setPlan(null); if (r.backfill_id) go(`#/backfills/${r.backfill_id}`, `Backfill #${r.backfill_id} started from plan ${r.id}.`); }} /> : null}
     </form>
+  );
+}
+
+type Preview = {cron: string; timezone: string; calendar?: string; on_holiday?: string; total: number; times: string[]; refused: Refused[]};
+
+function PreviewList({p}: {p: Preview}) {
+  return (
+    <div className="bfpreview" id="backfill-preview-list" role="status">
+      <p><strong>{p.total} schedule time{p.total === 1 ? '' : 's'}</strong> of <code className="cron">{p.cron}</code> ({p.timezone || 'UTC'});{' '}
+        <span id="backfill-preview-calendar">{calendarLine(p.calendar, p.on_holiday, p.refused)}</span>.</p>
+      <ol>{p.times.map((t) => <li key={t} data-time={t}><Time iso={t} zone={p.timezone} /></li>)}</ol>
+      <RefusedList refused={p.refused} zone={p.timezone} />
+    </div>
   );
 }

@@ -3,6 +3,7 @@
 // the API's preview of the next fires, a calendar of them, and the
 // schedule's own alerts and deadline, which override the workflow's for
 // its runs. The list of every schedule is SchedulesPage.tsx.
+import {RefusedList, calendarLine, type Refused} from './Refused';
 import {useEffect, useRef, useState, type FormEvent} from 'react';
 import {api, describe, get, user} from './api';
 import {confirmDialog, flash} from './notify';
@@ -280,7 +281,8 @@ function ChannelPicker({value, onChange}: {value: string[]; onChange: (v: string
   </div>;
 }
 
-type PreviewState = {kind: 'none'} | {kind: 'err'; text: string} | {kind: 'ok'; cron: string; zone: string; times: string[]};
+type PreviewState = {kind: 'none'} | {kind: 'err'; text: string}
+  | {kind: 'ok'; cron: string; zone: string; times: string[]; calendar?: string; onHoliday?: string; refused: Refused[]};
 
 // Preview shows the next fire times of the cron and zone typed, as the API
 // computes them (POST /api/v1/schedule-preview), on the schedule's clock,
@@ -297,7 +299,7 @@ function Preview({cron, tz, project, calendar, onHoliday}: {cron: string; tz: st
         const req: Record<string, unknown> = {cron: expr, timezone: zone, count: 50};
         if (cal) Object.assign(req, {project, calendar: cal, on_holiday: onHoliday});
         const r = await api('POST', '/api/v1/schedule-preview', {json: req, signal: ctrl.signal});
-        setSt({kind: 'ok', cron: expr, zone: zone || 'UTC', times: r.times});
+        setSt({kind: 'ok', cron: expr, zone: zone || 'UTC', times: r.times, calendar: r.calendar, onHoliday: r.on_holiday, refused: r.refused || []});
       } catch (e) {
         if (!ctrl.signal.aborted) setSt({kind: 'err', text: describe(e)});
       }
@@ -317,10 +319,22 @@ function Preview({cron, tz, project, calendar, onHoliday}: {cron: string; tz: st
               return <li key={t} title={`${yours} ${mine} (yours)\n${formatIn(t, 'UTC')} UTC`}><time dateTime={t}>{wall}</time> <span className="muted">{st.zone}</span>
                 {st.zone !== mine && yours !== wall ? <span className="yourzone"> ({yours} {mine})</span> : null}</li>;
             })}</ol>
+            {st.calendar ? <Shown st={st} /> : null}
             <Calendar times={st.times} zone={mine} />
           </>}
     </div>
   );
+}
+
+// Shown names the calendar of a preview and the cron times it moved or
+// dropped up to the last fire listed.
+function Shown({st}: {st: Extract<PreviewState, {kind: 'ok'}>}) {
+  const last = st.times.length ? new Date(st.times[Math.min(4, st.times.length - 1)]).getTime() : 0;
+  const refused = st.refused.filter((r) => new Date(r.time).getTime() <= last);
+  return <div className="preview-calendar" id="schedule-preview-calendar">
+    <p className="hint">{calendarLine(st.calendar, st.onHoliday, refused)} among these.</p>
+    <RefusedList refused={refused} zone={validZone(st.zone) ? st.zone : 'UTC'} />
+  </div>;
 }
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];

@@ -11,6 +11,7 @@ import {Dag, useFold, type NodeInfo} from './Dag';
 import {matches, type SpecTask} from './graph';
 import {BackfillForm} from './BackfillPage';
 import {SchedulePanel, type Schedule} from './SchedulePanel';
+import {TriggersPanel} from './TriggersPanel';
 import {Params, useParams, valuesOf} from './Params';
 import {PRIORITIES} from './states';
 import {stripDefaults} from './spec';
@@ -98,6 +99,7 @@ function Shown({project, name, wf, versions, page}: {project: string; name: stri
             start={start} setStart={setStart} />
           <SchedulePanel page={page} project={project} workflow={name} priority={spec.priority} group={spec.worker_group} onChange={onSchedule} />
           <BackfillForm project={project} name={name} priority={spec.priority} group={spec.worker_group} defaults={spec.params} sc={sc} />
+          <TriggersPanel project={project} workflow={name} />
         </div>
       </div>
     </div>
