@@ -311,6 +311,19 @@ func TestBackfillHonoursTheCalendar(t *testing.T) {
 		t.Fatalf("a preview stored a backfill: %+v", list.Items)
 	}
 
+	// A backfill started by a plan keeps its calendar and refusals too.
+	var pl Plan
+	b.send("POST", backfillPathP+"/plan", `{"start":"2025-12-18T00:00:00Z","end":"2025-12-31T23:00:00Z"}`).want(t, http.StatusCreated).json(t, &pl)
+	var applied Plan
+	b.send("POST", "/api/v1/plans/"+itoa(pl.ID)+"/apply", "").want(t, http.StatusAccepted).json(t, &applied)
+	var pgot Backfill
+	b.get("/api/v1/backfills/"+itoa(applied.BackfillID)).want(t, http.StatusOK).json(t, &pgot)
+	wantTimes(t, pgot.Times, "2025-12-18T09:00:00Z", "2025-12-26T09:00:00Z")
+	if pgot.Calendar != "xmas" || pgot.OnHoliday != "next_business_day" || len(pgot.Refused) != 1 ||
+		!pgot.Refused[0].Time.Equal(at(t, "2025-12-25T09:00:00Z")) || !pgot.Refused[0].MovedTo.Equal(at(t, "2025-12-26T09:00:00Z")) {
+		t.Fatalf("a plan's backfill stored %+v", pgot)
+	}
+
 	var bf Backfill
 	b.send("POST", backfillPathP, body).want(t, http.StatusCreated).json(t, &bf)
 	wantTimes(t, bf.Times, "2025-12-18T09:00:00Z", "2025-12-26T09:00:00Z", "2026-01-02T09:00:00Z", "2026-01-08T09:00:00Z")

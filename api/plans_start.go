@@ -111,7 +111,8 @@ func (h *handlers) planBackfill(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	st := plan.Start{Project: project, Workflow: name, Latest: true, Params: b.Params, WorkerGroup: b.WorkerGroup, DryRun: b.DryRun,
-		Cron: b.Cron, Timezone: b.Timezone, Begin: b.Start, End: b.End, Times: b.Times, Parallelism: b.Parallelism, OnFailure: b.OnFailure}
+		Cron: b.Cron, Timezone: b.Timezone, Begin: b.Start, End: b.End, Times: b.Times, Parallelism: b.Parallelism, OnFailure: b.OnFailure,
+		Calendar: b.Calendar, OnHoliday: b.OnHoliday, Refused: b.Refused}
 	if b.Priority != nil {
 		v := int(*b.Priority)
 		st.Priority = &v

@@ -47,6 +47,12 @@ type Start struct {
 	Times       []time.Time `json:"times,omitempty"` // in submission order
 	Parallelism int         `json:"parallelism,omitempty"`
 	OnFailure   string      `json:"on_failure,omitempty"`
+	// The schedule's business calendar the times were decided under, and
+	// the cron's times it did not run as themselves, kept on the backfill
+	// the apply writes as a started backfill keeps them.
+	Calendar  string                  `json:"calendar,omitempty"`
+	OnHoliday string                  `json:"on_holiday,omitempty"`
+	Refused   []model.BackfillRefusal `json:"refused,omitempty"`
 }
 
 // NewRun is a run a plan would start.

@@ -723,7 +723,8 @@ func (s *Store) applyStart(tx *gorm.DB, p *Plan, st plan.Start, by string) error
 	case plan.ActionBackfill:
 		b, err := insertBackfill(tx, s.box, model.Backfill{Project: st.Project, Workflow: st.Workflow, Cron: st.Cron, Timezone: st.Timezone,
 			Start: st.Begin, End: st.End, Times: st.Times, Parallelism: st.Parallelism, OnFailure: st.OnFailure, Priority: prio,
-			WorkerGroup: st.WorkerGroup, Params: st.Params, DryRun: st.DryRun, RequestedBy: by})
+			WorkerGroup: st.WorkerGroup, Params: st.Params, DryRun: st.DryRun, RequestedBy: by,
+			Calendar: st.Calendar, OnHoliday: st.OnHoliday, Refused: st.Refused})
 		if err != nil {
 			return err
 		}
