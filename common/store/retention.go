@@ -390,7 +390,7 @@ func retentionCount(db *gorm.DB, plan *RetentionPlan) error {
 		plan.CommandRows += a.N
 		plan.Bytes += a.N * commandRowBytes
 		for _, q := range []string{`SELECT COUNT(*) AS n FROM schedule_fire WHERE workflow_instance_id IN ?`,
-			`SELECT COUNT(*) AS n FROM trigger_delivery WHERE run_id IN ?`, `SELECT COUNT(*) AS n FROM dataset_fire WHERE run_id IN ?`} {
+			`SELECT COUNT(*) AS n FROM trigger_delivery WHERE run_id IN ?`, `SELECT COUNT(*) AS n FROM dataset_fire f WHERE f.run_id IN ? AND ` + supersededFire} {
 			a = agg{}
 			if err := db.Raw(q, c).Scan(&a).Error; err != nil {
 				return fmt.Errorf("size ledger rows: %w", err)
@@ -529,13 +529,17 @@ func (s *Store) RetentionPurge(ctx context.Context, project string, p model.Rete
 		{"command", "workflow_instance_id", &out.CommandRows},
 		{"schedule_fire", "workflow_instance_id", &out.LedgerRows},
 		{"trigger_delivery", "run_id", &out.LedgerRows},
-		{"dataset_fire", "run_id", &out.LedgerRows},
 	} {
 		n, err := s.purgeRows(ctx, t.table, t.col, pending, opt, pace)
 		*t.n += n
 		if err != nil {
 			return out, err
 		}
+	}
+	n, err := s.purgeDatasetFires(ctx, pending, opt, pace)
+	out.LedgerRows += n
+	if err != nil {
+		return out, err
 	}
 	for c := range slices.Chunk(pending, opt.Batch) {
 		if err := s.tx(ctx, func(tx *gorm.DB) error {

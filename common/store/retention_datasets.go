@@ -1,7 +1,10 @@
 package store
 
 import (
+	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"time"
 
 	"gorm.io/gorm"
@@ -104,4 +107,55 @@ func datasetEventsToPurge(db *gorm.DB, projectID int64, before time.Time) ([]int
 			return out, nil
 		}
 	}
+}
+
+// supersededFire holds for a dataset_fire row f that a later decision of
+// its partition follows. The newest decision of a partition stays when its
+// run goes: it is what makes a later event of the partition a rerun or an
+// ignored re-produce rather than a first run (evaluateFor), and what
+// says the partition's events are decided.
+const supersededFire = `EXISTS (SELECT 1 FROM dataset_fire g WHERE g.project_id = f.project_id AND
+	g.workflow_name = f.workflow_name AND g.partition_key = f.partition_key AND g.id > f.id)`
+
+// purgeDatasetFires deletes the superseded dataset fires of the runs ids,
+// and clears the run of the newest decision of each partition (which
+// stays), opt.Batch rows a transaction; it returns how many rows went.
+func (s *Store) purgeDatasetFires(ctx context.Context, ids []int64, opt PurgeOptions, pace *pacer) (int64, error) {
+	var total int64
+	for c := range slices.Chunk(ids, opt.Batch) {
+		for {
+			pace.begin()
+			// Read first, delete by id: MySQL refuses a DELETE whose
+			// subquery reads the same table.
+			var rows []int64
+			if err := s.read(ctx).Raw(`SELECT f.id FROM dataset_fire f WHERE f.run_id IN ? AND `+supersededFire+` LIMIT `+strconv.Itoa(opt.Batch),
+				c).Scan(&rows).Error; err != nil {
+				return total, fmt.Errorf("read dataset fires to purge: %w", err)
+			}
+			if len(rows) == 0 {
+				break
+			}
+			var n int64
+			if err := s.tx(ctx, func(tx *gorm.DB) error {
+				res := tx.Exec(`DELETE FROM dataset_fire WHERE id IN ?`, rows)
+				n = res.RowsAffected
+				return res.Error
+			}); err != nil {
+				return total, fmt.Errorf("delete dataset fires: %w", err)
+			}
+			total += n
+			if err := pace.wait(); err != nil {
+				return total, err
+			}
+			if len(rows) < opt.Batch {
+				break
+			}
+		}
+		if err := s.tx(ctx, func(tx *gorm.DB) error {
+			return tx.Exec(`UPDATE dataset_fire SET run_id = NULL WHERE run_id IN ?`, c).Error
+		}); err != nil {
+			return total, fmt.Errorf("clear the purged runs of dataset decisions: %w", err)
+		}
+	}
+	return total, nil
 }

@@ -54,6 +54,12 @@ func TestRetentionDatasets(t *testing.T) {
 		raw1 := event(demo.ID, "raw", "2026-11-01", old, true)
 		ref1 := event(demo.ID, "ref", "2026-11-01", old, true)
 		fire("2026-11-01", ref1, oldRun, "2026-11-01")
+		// 11-04: the old run's first decision, then a rerun by the new
+		// run: the superseded decision goes with its run.
+		raw4 := event(demo.ID, "raw", "2026-11-04", old, true)
+		ref4 := event(demo.ID, "ref", "2026-11-04", old, true)
+		fire("2026-11-04", ref4-1, oldRun, "2026-11-04")
+		fire("2026-11-04", ref4, newRun, "2026-11-04#re")
 		// raw@11-01 again, not yet evaluated: stays.
 		again := event(demo.ID, "raw", "2026-11-01", old, false)
 		// 11-02: only raw produced, c waits for ref: stays.
@@ -78,8 +84,8 @@ func TestRetentionDatasets(t *testing.T) {
 		if !slices.Equal(plan.Roots, []int64{oldRun}) {
 			t.Fatalf("plan roots %v, want [%d]", plan.Roots, oldRun)
 		}
-		if plan.DatasetEventRows != 4 || plan.LedgerRows != 1 {
-			t.Fatalf("plan: %d dataset events, %d ledger rows; want 4 (raw, ref of 11-01, raw of 11-03, orphan) and 1 (the old run's fire)",
+		if plan.DatasetEventRows != 6 || plan.LedgerRows != 1 {
+			t.Fatalf("plan: %d dataset events, %d ledger rows; want 6 (11-01, 11-04, raw of 11-03, orphan) and 1 (the old run's superseded fire)",
 				plan.DatasetEventRows, plan.LedgerRows)
 		}
 		fires := count(t, s, `SELECT COUNT(*) FROM dataset_fire`)
@@ -89,7 +95,7 @@ func TestRetentionDatasets(t *testing.T) {
 			t.Fatalf("purge: %d dataset events, %d ledger rows, %d bytes; plan %d, %d, %d", done.DatasetEventRows,
 				done.LedgerRows, done.Bytes, plan.DatasetEventRows, plan.LedgerRows, plan.Bytes)
 		}
-		for _, id := range []int64{raw1, ref1, raw3, orphan} {
+		for _, id := range []int64{raw1, ref1, raw3, raw4, ref4, orphan} {
 			if count(t, s, `SELECT COUNT(*) FROM dataset_event WHERE id = ?`, id) != 0 {
 				t.Errorf("dataset event %d no decision needs is still there", id)
 			}
@@ -100,13 +106,28 @@ func TestRetentionDatasets(t *testing.T) {
 			}
 		}
 		if got := count(t, s, `SELECT COUNT(*) FROM dataset_fire`); got != fires-1 ||
-			count(t, s, `SELECT COUNT(*) FROM dataset_fire WHERE run_id = ?`, oldRun) != 0 {
-			t.Fatalf("%d dataset fires left of %d; want the purged run's gone", got, fires)
+			count(t, s, `SELECT COUNT(*) FROM dataset_fire WHERE run_id = ?`, oldRun) != 0 ||
+			count(t, s, `SELECT COUNT(*) FROM dataset_fire WHERE partition_key = '2026-11-01' AND run_id IS NULL`) != 1 {
+			t.Fatalf("%d dataset fires left of %d; want the purged run's superseded one gone, its newest kept without the run", got, fires)
 		}
 		again2, err := s.RetentionPlan(ctx, "demo", pol, now)
 		must(t, err)
 		if again2.DatasetEventRows != 0 || again2.LedgerRows != 0 {
 			t.Fatalf("a plan after the purge still lists %d dataset events, %d ledger rows", again2.DatasetEventRows, again2.LedgerRows)
+		}
+		// The kept decision still decides: raw@11-01 produced again is an
+		// ignored re-produce (late_data ignore), not a first run nor
+		// nothing (its ref event went).
+		got, err := s.DatasetEvaluate(ctx, again)
+		must(t, err)
+		if len(got) != 1 || got[0].Outcome != model.DatasetIgnored {
+			t.Fatalf("evaluating raw@11-01 again after the purge: %+v, want one ignored decision", got)
+		}
+		// Decided now, it goes at the next purge.
+		after, err := s.RetentionPlan(ctx, "demo", pol, now)
+		must(t, err)
+		if after.DatasetEventRows != 1 {
+			t.Fatalf("after its decision, a plan lists %d dataset events, want 1 (raw@11-01 again)", after.DatasetEventRows)
 		}
 	})
 }
