@@ -79,7 +79,10 @@ type RetentionPlan struct {
 	EventRows   int64                 `json:"event_rows"`
 	CommandRows int64                 `json:"command_rows"`
 	LedgerRows  int64                 `json:"ledger_rows"`
-	LogFiles    int64                 `json:"log_files"`
+	// DatasetEventRows: produced dataset partitions older than keep_days
+	// that no decision needs any more.
+	DatasetEventRows int64 `json:"dataset_event_rows"`
+	LogFiles         int64 `json:"log_files"`
 	// LogBytes (a plan's) is what the runs' log files take on the live
 	// workers that answered; LogWorkersUnreached counts those that did not.
 	LogBytes            int64   `json:"log_bytes,omitempty"`
@@ -121,7 +124,7 @@ func (h *handlers) purgeOptions() store.PurgeOptions {
 func fromPlan(p store.RetentionPlan) RetentionPlan {
 	return RetentionPlan{Project: p.Project, Policy: p.Policy, At: p.At, Roots: orEmpty(p.Roots), Instances: orEmpty(p.Instances),
 		Kept: p.Kept, TaskRows: p.TaskRows, HistoryRows: p.HistoryRows, EventRows: p.EventRows, CommandRows: p.CommandRows,
-		LedgerRows: p.LedgerRows, LogFiles: p.LogFiles, Bytes: p.Bytes, Skipped: orEmpty(p.Skipped), Unfinished: orEmpty(p.Unfinished)}
+		LedgerRows: p.LedgerRows, DatasetEventRows: p.DatasetEventRows, LogFiles: p.LogFiles, Bytes: p.Bytes, Skipped: orEmpty(p.Skipped), Unfinished: orEmpty(p.Unfinished)}
 }
 
 func fromAudit(a store.AuditRetention) *AuditRetention {

@@ -138,7 +138,7 @@ func (r *retentionSweep) sweep(ctx context.Context) {
 			continue
 		}
 		gone += int64(len(plan.Instances))
-		rows += plan.TaskRows + plan.EventRows + plan.HistoryRows + plan.CommandRows
+		rows += plan.TaskRows + plan.EventRows + plan.HistoryRows + plan.CommandRows + plan.LedgerRows + plan.DatasetEventRows
 	}
 	a, err := r.store.AuditRetentionPurge(ctx, int(audit), now, store.PurgeOptions{})
 	if err != nil && ctx.Err() == nil {

@@ -84,9 +84,12 @@ type RetentionPlan struct {
 	HistoryRows int64
 	EventRows   int64
 	CommandRows int64
-	// LedgerRows counts the runs' rows in the ledgers of schedule fires
-	// and trigger deliveries.
+	// LedgerRows counts the runs' rows in the ledgers of schedule fires,
+	// trigger deliveries and dataset fires.
 	LedgerRows int64
+	// DatasetEventRows counts the produced dataset partitions older than
+	// keep_days that no decision needs any more (datasetEventsToPurge).
+	DatasetEventRows int64
 	// LogFiles counts the task rows with a log file on a worker.
 	LogFiles int64
 	// Bytes estimates the database bytes freed: the stored text of the
@@ -102,6 +105,7 @@ type RetentionPlan struct {
 
 	projectID   int64
 	firesBefore time.Time // runless fire rows due before it go (zero: none)
+	dsEvents    []int64   // the dataset events that go, ascending
 }
 
 // Reasons a run is kept that the store finds (beside model.Keep*).
@@ -123,6 +127,7 @@ const (
 	eventRowBytes    = 160
 	commandRowBytes  = 80
 	ledgerRowBytes   = 100
+	dsEventRowBytes  = 200
 	auditRowBytes    = 120
 )
 
@@ -224,6 +229,11 @@ func (s *Store) retentionPlan(ctx context.Context, db *gorm.DB, project string, 
 		}
 		plan.LedgerRows += n
 		plan.Bytes += n * ledgerRowBytes
+		if plan.dsEvents, err = datasetEventsToPurge(db, proj.ID, plan.firesBefore); err != nil {
+			return plan, nil, err
+		}
+		plan.DatasetEventRows = int64(len(plan.dsEvents))
+		plan.Bytes += plan.DatasetEventRows * dsEventRowBytes
 	}
 	return plan, trees, nil
 }
@@ -380,7 +390,7 @@ func retentionCount(db *gorm.DB, plan *RetentionPlan) error {
 		plan.CommandRows += a.N
 		plan.Bytes += a.N * commandRowBytes
 		for _, q := range []string{`SELECT COUNT(*) AS n FROM schedule_fire WHERE workflow_instance_id IN ?`,
-			`SELECT COUNT(*) AS n FROM trigger_delivery WHERE run_id IN ?`} {
+			`SELECT COUNT(*) AS n FROM trigger_delivery WHERE run_id IN ?`, `SELECT COUNT(*) AS n FROM dataset_fire f WHERE f.run_id IN ? AND ` + supersededFire} {
 			a = agg{}
 			if err := db.Raw(q, c).Scan(&a).Error; err != nil {
 				return fmt.Errorf("size ledger rows: %w", err)
@@ -460,7 +470,7 @@ func (s *Store) RetentionPurge(ctx context.Context, project string, p model.Rete
 	}
 	out := plan
 	out.Roots, out.Instances, out.Skipped = []int64{}, []int64{}, []int64{}
-	out.TaskRows, out.HistoryRows, out.EventRows, out.CommandRows, out.LedgerRows = 0, 0, 0, 0, 0
+	out.TaskRows, out.HistoryRows, out.EventRows, out.CommandRows, out.LedgerRows, out.DatasetEventRows = 0, 0, 0, 0, 0, 0
 	pace := &pacer{ctx: ctx, opt: opt}
 	var group, groupRoots []int64
 	flush := func() error {
@@ -526,6 +536,11 @@ func (s *Store) RetentionPurge(ctx context.Context, project string, p model.Rete
 			return out, err
 		}
 	}
+	n, err := s.purgeDatasetFires(ctx, pending, opt, pace)
+	out.LedgerRows += n
+	if err != nil {
+		return out, err
+	}
 	for c := range slices.Chunk(pending, opt.Batch) {
 		if err := s.tx(ctx, func(tx *gorm.DB) error {
 			return tx.Exec(`DELETE FROM retention_pending WHERE instance_id IN ?`, c).Error
@@ -558,6 +573,21 @@ func (s *Store) RetentionPurge(ctx context.Context, project string, p model.Rete
 			if len(ids) < opt.Batch {
 				break
 			}
+		}
+	}
+	for c := range slices.Chunk(plan.dsEvents, opt.Batch) {
+		pace.begin()
+		var n int64
+		if err := s.tx(ctx, func(tx *gorm.DB) error {
+			res := tx.Exec(`DELETE FROM dataset_event WHERE id IN ?`, c)
+			n = res.RowsAffected
+			return res.Error
+		}); err != nil {
+			return out, fmt.Errorf("delete old dataset events: %w", err)
+		}
+		out.DatasetEventRows += n
+		if err := pace.wait(); err != nil {
+			return out, err
 		}
 	}
 	return out, nil
