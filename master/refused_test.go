@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/schedule"
 )
 
@@ -46,5 +47,44 @@ func TestRefusedCalendarTimes(t *testing.T) {
 		if strings.Join(got, " ") != tc.want {
 			t.Errorf("%s: refused %v, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// refusedFrom: before a schedule's first fire its refused times start when
+// it was written, for the stored next fire may be the calendar's move past
+// a day off; after a fire, just after it; never before the window.
+func TestRefusedFrom(t *testing.T) {
+	t.Parallel()
+	at := func(s string) time.Time { v, _ := time.Parse(time.RFC3339, s); return v }
+	p := func(s string) *time.Time { v := at(s); return &v }
+	written, moved := at("2026-12-03T12:00:00Z"), p("2026-12-07T09:00:00Z")
+	for _, tc := range []struct {
+		name string
+		sc   model.Schedule
+		want time.Time
+	}{
+		{"never fired: from when it was written", model.Schedule{UpdatedAt: written, NextFireTime: moved}, written},
+		{"fired: just after the last fire", model.Schedule{UpdatedAt: written, NextFireTime: moved, LastFireTime: p("2026-12-04T09:00:00Z")},
+			at("2026-12-04T09:00:00Z").Add(time.Nanosecond)},
+		{"not before the window", model.Schedule{UpdatedAt: written, NextFireTime: moved, StartTime: p("2026-12-04T00:00:00Z")}, at("2026-12-04T00:00:00Z")},
+		{"written after its next fire (a zero or odd stamp): the next fire", model.Schedule{UpdatedAt: at("2026-12-08T00:00:00Z"), NextFireTime: moved}, *moved},
+	} {
+		if got := refusedFrom(tc.sc); !got.Equal(tc.want) {
+			t.Errorf("%s: from %v, want %v", tc.name, got, tc.want)
+		}
+	}
+
+	// The case that lost a row: the 4th (a holiday) is the first cron time
+	// after the schedule was written on the 3rd, moved to Monday the 7th,
+	// which the API stored as the next fire. Monday's pass lists the 4th.
+	sparse, err := schedule.Parse("0 9 4 * *", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal := schedule.NewCalendar(nil, []schedule.Day{{Year: 2026, Month: time.December, Day: 4}}, nil)
+	c := sparse.WithCalendar(cal, schedule.OnHolidayNext)
+	got := refused(c, refusedFrom(model.Schedule{UpdatedAt: written, NextFireTime: moved}), moved.Add(time.Second))
+	if len(got) != 1 || !got[0].Equal(at("2026-12-04T09:00:00Z")) {
+		t.Fatalf("refused %v, want the 4th", got)
 	}
 }

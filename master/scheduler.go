@@ -494,17 +494,32 @@ func (s *scheduler) plan(sc model.Schedule, now time.Time, cal *schedule.Calenda
 	}
 	f.Missed = plan.Missed
 	if calendared {
-		lo := *sc.NextFireTime // as stored: the calendar may have moved from past it
-		if sc.LastFireTime != nil {
-			lo = sc.LastFireTime.Add(time.Nanosecond)
-		}
-		f.Refused = refused(c, lo, now)
+		f.Refused = refused(c, refusedFrom(sc), now)
 	}
 	if plan.Skipped > 0 {
 		f.Note = fmt.Sprintf("%s: skipped %d missed fire time(s) from %s (catchup %s)",
 			now.Format(time.RFC3339), plan.Skipped, sc.NextFireTime.Format(time.RFC3339), catchupName(sc.Catchup))
 	}
 	return f, plan, true
+}
+
+// refusedFrom is where a pass's list of refused times starts: after the
+// last fire; before the first, the time the schedule was written, not its
+// stored next fire time, which the calendar may already have moved past a
+// day off (that day's cron time is a ledger row too), and not before the
+// schedule's window.
+func refusedFrom(sc model.Schedule) time.Time {
+	if sc.LastFireTime != nil {
+		return sc.LastFireTime.Add(time.Nanosecond)
+	}
+	lo := *sc.NextFireTime
+	if !sc.UpdatedAt.IsZero() && sc.UpdatedAt.Before(lo) {
+		lo = sc.UpdatedAt
+	}
+	if sc.StartTime != nil && lo.Before(*sc.StartTime) {
+		lo = *sc.StartTime
+	}
+	return lo
 }
 
 // refused lists the cron times in [from, now] that c's calendar did not

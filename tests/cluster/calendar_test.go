@@ -79,11 +79,9 @@ func calendarCrash(t *testing.T, point string) {
 	}
 	// The sparse crons have no fire of their own on the days their
 	// holidays' fires move to, but for merge, whose day 5 moves onto day
-	// 6's own fire: one run there. Each next_business_day cron fires on
-	// day 1 first: a holiday cron time before a schedule's first fire
-	// gets no ledger row today (the master's refused range starts at the
-	// stored next fire time, already moved past it), a gap of its own,
-	// reported on issue 26, not one of failover.
+	// 6's own fire: one run there. first_off's first cron time is a
+	// holiday, moved before the schedule ever fired (the API stored the
+	// moved time as its next fire): its row is there too.
 	days := func(ns ...int) string {
 		var s []string
 		for _, n := range ns {
@@ -96,6 +94,7 @@ func calendarCrash(t *testing.T, point string) {
 		{wf: "sparse_next", cron: days(1, 2, 4, 5), policy: "next_business_day", fired: []int{1, 3, 4, 6}, refused: []int{2, 5}},
 		{wf: "sparse_prev", cron: days(2, 5, 6), policy: "previous_business_day", fired: []int{1, 4, 6}, refused: []int{2, 5}},
 		{wf: "merge_next", cron: days(1, 2, 5, 6), policy: "next_business_day", fired: []int{1, 3, 6}, refused: []int{2, 5}},
+		{wf: "first_off", cron: days(2, 4, 5), policy: "next_business_day", fired: []int{3, 4, 6}, refused: []int{2, 5}},
 	}
 	on := true
 	ids := map[string]int64{}
