@@ -10,7 +10,7 @@ import (
 // no weekend.
 type CalendarRequest struct {
 	Description string              `json:"description,omitempty"`
-	Weekend     []string            `json:"weekend,omitempty"` // mon .. sun
+	Weekend     []string            `json:"weekend,omitzero"` // mon .. sun; omitzero: [] (no weekend) is sent, nil is not
 	Holidays    []model.CalendarDay `json:"holidays,omitempty"`
 	Workdays    []model.CalendarDay `json:"workdays,omitempty"` // extra working days (make-up workdays)
 	// Version is the calendar's version as read (0: none existed): when

@@ -36,6 +36,9 @@ workdays:
 	e.want(0, []string{"calendar", "set", "ops", "-p", "p", "--holiday", "2030-12-25=Xmas", "--workday", "2030-12-28", "--weekend", "fri,sat"},
 		"calendar p/ops set (1 holidays, 1 workdays, weekend fri,sat)")
 	e.want(0, []string{"calendar", "list", "-p", "p"}, "p/ops")
+	// --weekend none is no weekend, not the default one (the body says []).
+	e.want(0, []string{"calendar", "set", "allweek", "-p", "p", "--holiday", "2030-12-25", "--weekend", "none"},
+		"calendar p/allweek set (1 holidays, 0 workdays, weekend none)")
 
 	// A schedule on it; the calendar is then not deleted.
 	e.want(0, []string{"workflow", "apply", "-p", "p", "-f", e.file("etl.yaml", etl)})
