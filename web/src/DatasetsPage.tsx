@@ -3,15 +3,11 @@
 // consumers with its partitions' state and the runs that read them, and
 // (RunDatasets, on the instance page) what a run waited for and produced.
 import {useEffect, useState} from 'react';
-import {describe, get} from './api';
-import {covers, partitionState, type DatasetEvent, type DatasetFire} from './lineage';
+import {describe} from './api';
+import {call, pathOf, type DatasetConsumer, type DatasetDetail, type DatasetEvent, type DatasetFire, type DatasetList,
+  type RunDatasets as RunLineage} from './client';
+import {covers, partitionState} from './lineage';
 import {Err, Time, enc, useList, useRead} from './ui';
-
-type Producer = {workflow: string; task: string};
-type Consumer = {workflow: string; grain: string; run_grain: string; late_data: string};
-type Dataset = {name: string; producers: Producer[] | null; consumers: Consumer[] | null; partitions: number; last_partition?: string; last_event_at?: string};
-type Detail = Dataset & {partition_list: {key: string; events: DatasetEvent[]}[] | null};
-type RunLineage = {run_id: number; fire?: DatasetFire; waited_for: {dataset: string; partition: string; produced: boolean}[] | null; produced: DatasetEvent[] | null};
 
 const REFRESH_MS = 10000;
 
@@ -31,12 +27,12 @@ export function DatasetsIndex() {
   );
 }
 
-function grains(c: Consumer[] | null): string {
+function grains(c: DatasetConsumer[] | null): string {
   return [...new Set((c || []).map((x) => x.grain).filter(Boolean))].join(', ');
 }
 
 export function DatasetsPage({project}: {project: string}) {
-  const [r, err] = useRead<{datasets: Dataset[] | null}>(`/api/v1/projects/${enc(project)}/datasets`, REFRESH_MS);
+  const [r, err] = useRead<DatasetList>(pathOf('GET /api/v1/projects/{project}/datasets', {project}), REFRESH_MS);
   const ds = r ? r.datasets || [] : null;
   return (
     <div className="datasets">
@@ -67,8 +63,8 @@ function useFires(project: string, consumers: string[], tick: unknown): [Record<
   const key = consumers.join('\n');
   useEffect(() => {
     const ctrl = new AbortController();
-    Promise.all(consumers.map((w) => get(`/api/v1/projects/${enc(project)}/workflows/${enc(w)}/dataset-fires?limit=1000`, {signal: ctrl.signal})
-      .then((r: {fires: DatasetFire[] | null}) => [w, r.fires || []] as const)))
+    Promise.all(consumers.map((w) => call('GET /api/v1/projects/{project}/workflows/{name}/dataset-fires', {project, name: w}, undefined, ctrl.signal)
+      .then((r) => [w, r.fires || []] as const)))
       .then((all) => { setFires(Object.fromEntries(all)); setErr(''); })
       .catch((e: any) => { if (e.name !== 'AbortError') setErr(describe(e)); });
     return () => ctrl.abort();
@@ -83,7 +79,7 @@ function producerText(e: DatasetEvent) {
 }
 
 export function DatasetPage({project, name}: {project: string; name: string}) {
-  const [d, err] = useRead<Detail>(`/api/v1/projects/${enc(project)}/datasets/${enc(name)}?limit=200`, REFRESH_MS);
+  const [d, err] = useRead<DatasetDetail>(pathOf('GET /api/v1/projects/{project}/datasets/{dataset}', {project, dataset: name}) + '?limit=200', REFRESH_MS);
   const consumers = (d?.consumers || []).map((c) => c.workflow);
   const [fires, ferr] = useFires(project, consumers, d);
   const parts = d ? d.partition_list || [] : null;
@@ -136,7 +132,7 @@ export function DatasetPage({project, name}: {project: string; name: string}) {
 // RunDatasets is the instance page's section: the inputs the run waited
 // for and what its tasks produced, each linking to its dataset.
 export function RunDatasets({id, project}: {id: number; project: string}) {
-  const [r, err] = useRead<RunLineage>(`/api/v1/instances/${id}/datasets`, REFRESH_MS);
+  const [r, err] = useRead<RunLineage>(pathOf('GET /api/v1/instances/{id}/datasets', {id}), REFRESH_MS);
   if (!r && !err) return null;
   const waited = r?.waited_for || [];
   const produced = r?.produced || [];

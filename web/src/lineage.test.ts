@@ -1,5 +1,6 @@
 import {describe, expect, it} from 'vitest';
-import {covers, partitionState, type DatasetEvent, type DatasetFire} from './lineage';
+import type {DatasetEvent, DatasetFire} from './client';
+import {covers, partitionState} from './lineage';
 
 const ev = (at: string, evaluated = true): DatasetEvent => ({id: 1, dataset: 'events', partition: '2026-12-07T13', producer: 'task:1', produced_at: at, evaluated});
 const fire = (at: string, outcome = 'fired'): DatasetFire => ({id: 1, workflow: 'daily', partition: '2026-12-07', event_id: 1, covered_event_id: 1,

@@ -1,10 +1,7 @@
 // Lineage decisions of the Datasets pages, pure so they are table-tested
 // (lineage.test.ts): the state of a partition and the consumer runs of it.
 
-export type DatasetEvent = {id: number; dataset: string; partition: string; producer: string; task_instance_id?: number; run_id?: number;
-  produced_by?: string; produced_at: string; evaluated: boolean};
-export type DatasetFire = {id: number; workflow: string; partition: string; event_id: number; covered_event_id: number; outcome: string;
-  rerun: boolean; reason?: string; run_id?: number; fired_at: string};
+import type {DatasetEvent, DatasetFire} from './client';
 
 export type PartitionState = 'waiting' | 'late' | 're-produced' | 'ready';
 
