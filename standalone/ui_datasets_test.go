@@ -74,7 +74,8 @@ tasks:
 		s.axe()
 		s.click(`table.partitions tr[data-partition="2026-12-07T00"] a[href="#/instances/` + fmt.Sprint(consumer) + `"]`)
 		s.until("the run's datasets", `document.querySelectorAll('#run-datasets table.waited tr[data-input]').length === 24 &&
-			!!document.querySelector('#run-datasets tr[data-input="events@2026-12-07T13"] a[href="#/datasets/demo/events"]')`)
+			!!document.querySelector('#run-datasets tr[data-input="events@2026-12-07T13"] a[href="#/datasets/demo/events"]') &&
+			[...document.querySelectorAll('#run-datasets table.waited tr[data-input]')].every(r => !!r.querySelector('time[datetime]'))`)
 		if txt := s.text(`#run-fire`); !containsAll(txt, "2026-12-07") {
 			t.Fatalf("the run's fire reads %q", txt)
 		}

@@ -146,7 +146,7 @@ export function RunDatasets({id, project}: {id: number; project: string}) {
         <thead><tr><th scope="col">Dataset</th><th scope="col">Partition</th><th scope="col">Ready</th></tr></thead>
         <tbody>{waited.map((w) => <tr key={w.dataset + '@' + w.partition} data-input={w.dataset + '@' + w.partition}>
           <td><a href={datasetHref(project, w.dataset)}>{w.dataset}</a></td><td><code>{w.partition}</code></td>
-          <td>{w.produced ? 'produced' : <span className="muted">not produced</span>}</td></tr>)}</tbody>
+          <td>{w.produced ? <Time iso={w.ready_at} /> : <span className="muted">not produced</span>}</td></tr>)}</tbody>
       </table> : <p className="muted">Not started by datasets.</p>}
       <h3>Produced</h3>
       {produced.length ? <table className="grid produced">

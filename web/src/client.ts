@@ -31,7 +31,7 @@ export interface DatasetDetail extends Dataset {partition_list: DatasetPartition
 export interface DatasetFire {id: number; workflow: string; partition: string; event_id: number; covered_event_id: number; outcome: string;
   rerun: boolean; reason?: string; run_id?: number; fired_at: string}
 export interface DatasetFireList {fires: DatasetFire[] | null}
-export interface DatasetInput {dataset: string; partition: string; produced: boolean}
+export interface DatasetInput {dataset: string; partition: string; produced: boolean; ready_at?: string}
 export interface RunDatasets {run_id: number; fire?: DatasetFire; waited_for: DatasetInput[] | null; produced: DatasetEvent[] | null}
 
 type List<T> = {items: T[]};
@@ -66,7 +66,7 @@ export const FIELDS: Record<string, string[]> = {
   DatasetFire: keys<DatasetFire>()({id: true, workflow: true, partition: true, event_id: true, covered_event_id: true, outcome: true, rerun: true,
     reason: true, run_id: true, fired_at: true}),
   DatasetFireList: keys<DatasetFireList>()({fires: true}),
-  DatasetInput: keys<DatasetInput>()({dataset: true, partition: true, produced: true}),
+  DatasetInput: keys<DatasetInput>()({dataset: true, partition: true, produced: true, ready_at: true}),
   RunDatasets: keys<RunDatasets>()({run_id: true, fire: true, waited_for: true, produced: true}),
 };
 
