@@ -33,11 +33,15 @@ function grains(c: DatasetConsumer[] | null): string {
 
 export function DatasetsPage({project}: {project: string}) {
   const [r, err] = useRead<DatasetList>(pathOf('GET /api/v1/projects/{project}/datasets', {project}), REFRESH_MS);
-  const ds = r ? r.datasets || [] : null;
+  const [find, setFind] = useState('');
+  const all = r ? r.datasets || [] : null;
+  const ds = all && all.filter((d) => d.name.includes(find.trim()));
   return (
     <div className="datasets">
       <h1>Datasets of {project}</h1>
       <Err text={err} />
+      <p><label className="find">Find dataset <input type="search" id="dataset-find" value={find} spellCheck={false}
+        onChange={(e) => setFind(e.target.value)} /></label></p>
       <table className="grid datasets-table">
         <thead><tr><th scope="col">Dataset</th><th scope="col">Grain</th><th scope="col">Producers</th><th scope="col">Consumers</th>
           <th scope="col">Partitions</th><th scope="col">Latest partition</th><th scope="col">Produced</th></tr></thead>
@@ -50,7 +54,7 @@ export function DatasetsPage({project}: {project: string}) {
             <td>{d.partitions}</td>
             <td>{d.last_partition ? <code>{d.last_partition}</code> : <span className="muted">none yet</span>}</td>
             <td><Time iso={d.last_event_at} /></td>
-          </tr>)) : <tr className="empty"><td colSpan={7}>No dataset: a task's produces or a workflow's on_datasets names one.</td></tr>}</tbody>
+          </tr>)) : <tr className="empty"><td colSpan={7}>{all?.length ? `No dataset named like “${find.trim()}”.` : "No dataset: a task's produces or a workflow's on_datasets names one."}</td></tr>}</tbody>
       </table>
     </div>
   );
@@ -113,7 +117,7 @@ export function DatasetPage({project, name}: {project: string; name: string}) {
           <th scope="col">Consumer runs</th></tr></thead>
         <tbody>{parts === null ? <tr className="empty"><td colSpan={5}>Loading…</td></tr> : parts.length ? parts.map((p) => {
           const mine = Object.values(fires).flat().filter((f) => covers(f.partition, p.key));
-          const state = partitionState(p.events, mine);
+          const state = partitionState(p.events, consumers, mine);
           const last = p.events[p.events.length - 1];
           return <tr key={p.key} data-partition={p.key} data-state={state}>
             <td><code>{p.key}</code></td>

@@ -19,12 +19,15 @@ describe('covers', () => {
 
 describe('partitionState', () => {
   it.each([
-    ['one evaluated event, no fire', [ev('2026-12-07T14:00:00Z')], [], 'ready'],
-    ['an event not evaluated yet', [ev('2026-12-07T14:00:00Z'), ev('2026-12-07T15:00:00Z', false)], [], 'waiting'],
-    ['produced twice before the fire', [ev('2026-12-07T14:00:00Z'), ev('2026-12-07T15:00:00Z')], [fire('2026-12-08T00:10:00Z')], 're-produced'],
-    ['produced again after the fire', [ev('2026-12-07T14:00:00Z'), ev('2026-12-08T02:00:00Z')], [fire('2026-12-08T00:10:00Z')], 'late'],
-    ['an ignored fire alone is no run', [ev('2026-12-07T14:00:00Z')], [fire('2026-12-07T10:00:00Z', 'ignored')], 'ready'],
-  ] as [string, DatasetEvent[], DatasetFire[], string][])('%s', (_n, events, fires, want) => {
-    expect(partitionState(events, fires)).toBe(want);
+    ['no consumer, one evaluated event', [ev('2026-12-07T14:00:00Z')], [], [], 'ready'],
+    ['no consumer, an event not evaluated yet', [ev('2026-12-07T14:00:00Z'), ev('2026-12-07T15:00:00Z', false)], [], [], 'waiting'],
+    ['a consumer that has not run for it', [ev('2026-12-07T14:00:00Z')], ['daily'], [], 'waiting'],
+    ['one of two consumers ran', [ev('2026-12-07T14:00:00Z')], ['daily', 'other'], [fire('2026-12-08T00:10:00Z')], 'waiting'],
+    ['its consumer ran', [ev('2026-12-07T14:00:00Z')], ['daily'], [fire('2026-12-08T00:10:00Z')], 'ready'],
+    ['produced twice before the run', [ev('2026-12-07T14:00:00Z'), ev('2026-12-07T15:00:00Z')], ['daily'], [fire('2026-12-08T00:10:00Z')], 're-produced'],
+    ['produced again after the run', [ev('2026-12-07T14:00:00Z'), ev('2026-12-08T02:00:00Z')], ['daily'], [fire('2026-12-08T00:10:00Z')], 'late'],
+    ['an ignored fire is no run', [ev('2026-12-07T14:00:00Z')], ['daily'], [fire('2026-12-07T10:00:00Z', 'ignored')], 'waiting'],
+  ] as [string, DatasetEvent[], string[], DatasetFire[], string][])('%s', (_n, events, consumers, fires, want) => {
+    expect(partitionState(events, consumers, fires)).toBe(want);
   });
 });

@@ -12,11 +12,14 @@ export function covers(run: string, key: string): boolean {
 }
 
 // partitionState: waiting while the leader has not evaluated an event of
-// it; late when an event came after a consumer had already fired for it;
-// re-produced when produced more than once; else ready.
-export function partitionState(events: DatasetEvent[], fires: DatasetFire[]): PartitionState {
-  if (events.some((e) => !e.evaluated)) return 'waiting';
-  const first = fires.filter((f) => f.outcome === 'fired').map((f) => Date.parse(f.fired_at)).sort((a, b) => a - b)[0];
+// it or a consumer has not run for it yet (its other inputs missing);
+// late when an event came after a consumer had run for it; re-produced
+// when produced more than once before; else ready. fires are the
+// consumers' fires that read it.
+export function partitionState(events: DatasetEvent[], consumers: string[], fires: DatasetFire[]): PartitionState {
+  const fired = fires.filter((f) => f.outcome === 'fired');
+  if (events.some((e) => !e.evaluated) || consumers.some((c) => !fired.some((f) => f.workflow === c))) return 'waiting';
+  const first = fired.map((f) => Date.parse(f.fired_at)).sort((a, b) => a - b)[0];
   if (first !== undefined && events.some((e) => Date.parse(e.produced_at) > first)) return 'late';
   if (events.length > 1) return 're-produced';
   return 'ready';
