@@ -134,24 +134,26 @@ export function DatasetPage({project, name}: {project: string; name: string}) {
 }
 
 // RunDatasets is the instance page's section: the inputs the run waited
-// for and what its tasks produced, each linking to its dataset.
+// for and what its tasks produced, each linking to its dataset (none for
+// a run that did neither).
 export function RunDatasets({id, project}: {id: number; project: string}) {
   const [r, err] = useRead<RunLineage>(pathOf('GET /api/v1/instances/{id}/datasets', {id}), REFRESH_MS);
-  if (!r && !err) return null;
   const waited = r?.waited_for || [];
   const produced = r?.produced || [];
+  // Most runs neither wait for nor produce a dataset: no section for them.
+  if (!err && (!r || (!r.fire && !produced.length))) return null;
   return (
     <section className="run-datasets" id="run-datasets" aria-label="datasets">
       <h2>Datasets</h2>
       <Err text={err} />
       {r?.fire ? <p id="run-fire">Started for partition <code>{r.fire.partition}</code>{r.fire.rerun ? ' (a rerun: produced again)' : ''} when its inputs were ready, <Time iso={r.fire.fired_at} />.</p> : null}
-      <h3>Waited for</h3>
+      {r?.fire ? <><h3>Waited for</h3>
       {waited.length ? <table className="grid waited">
         <thead><tr><th scope="col">Dataset</th><th scope="col">Partition</th><th scope="col">Ready</th></tr></thead>
         <tbody>{waited.map((w) => <tr key={w.dataset + '@' + w.partition} data-input={w.dataset + '@' + w.partition}>
           <td><a href={datasetHref(project, w.dataset)}>{w.dataset}</a></td><td><code>{w.partition}</code></td>
           <td>{w.produced ? <Time iso={w.ready_at} /> : <span className="muted">not produced</span>}</td></tr>)}</tbody>
-      </table> : <p className="muted">Not started by datasets.</p>}
+      </table> : <p className="muted">No input recorded.</p>}</> : null}
       <h3>Produced</h3>
       {produced.length ? <table className="grid produced">
         <thead><tr><th scope="col">Dataset</th><th scope="col">Partition</th><th scope="col">Produced</th></tr></thead>
