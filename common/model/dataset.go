@@ -78,9 +78,10 @@ type DatasetFire struct {
 
 // DatasetInput is one input partition a dataset-triggered run waited for.
 type DatasetInput struct {
-	Dataset   string `json:"dataset"`
-	Partition string `json:"partition"`
-	Produced  bool   `json:"produced"`
+	Dataset   string     `json:"dataset"`
+	Partition string     `json:"partition"`
+	Produced  bool       `json:"produced"`
+	ReadyAt   *time.Time `json:"ready_at,omitempty"` // its first event the run's decision saw
 }
 
 // RunDatasets is a run's lineage: what it waited for and what it produced.

@@ -485,15 +485,39 @@ func (s *Store) RunDatasets(ctx context.Context, runID int64) (model.RunDatasets
 	for _, r := range ins {
 		in := dataset.Input{Dataset: r.Dataset, Grain: dataset.Grain(r.Grain)}
 		need := dataset.Needed(in, fire.PartitionKey)
-		have, err := producedKeys(db, inst.ProjectID, in.Dataset, need, fire.CoveredEventID)
+		ready, err := readyAt(db, inst.ProjectID, in.Dataset, need, fire.CoveredEventID)
 		if err != nil {
 			return out, err
 		}
 		for _, k := range need {
-			out.WaitedFor = append(out.WaitedFor, model.DatasetInput{Dataset: r.Dataset, Partition: k, Produced: have[k]})
+			di := model.DatasetInput{Dataset: r.Dataset, Partition: k}
+			if at, ok := ready[k]; ok {
+				di.Produced, di.ReadyAt = true, &at
+			}
+			out.WaitedFor = append(out.WaitedFor, di)
 		}
 	}
 	return out, nil
+}
+
+// readyAt is when each of keys of a dataset was first produced, among
+// the events with id at most upTo (when upTo > 0): the time the run's input was ready.
+func readyAt(db *gorm.DB, projectID int64, ds string, keys []string, upTo int64) (map[string]time.Time, error) {
+	q := db.Select("partition_key, produced_at").Where("project_id = ? AND dataset = ? AND partition_key IN ?", projectID, ds, keys)
+	if upTo > 0 {
+		q = q.Where("id <= ?", upTo)
+	}
+	var rows []datasetEventRow
+	if err := q.Order("id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("read the partitions of %q: %w", ds, err)
+	}
+	at := make(map[string]time.Time, len(rows))
+	for _, r := range rows {
+		if _, ok := at[r.PartitionKey]; !ok {
+			at[r.PartitionKey] = r.ProducedAt.UTC()
+		}
+	}
+	return at, nil
 }
 
 // producedKeys says which of keys of a dataset have an event (with id at

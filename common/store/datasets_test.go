@@ -124,8 +124,8 @@ func TestDatasetDailyOfHourly(t *testing.T) {
 					t.Fatalf("run datasets: %+v %v", rd, err)
 				}
 				for _, in := range rd.WaitedFor {
-					if !in.Produced {
-						t.Fatalf("waited for %+v, not produced", in)
+					if !in.Produced || in.ReadyAt == nil || in.ReadyAt.After(rd.Fire.FiredAt) {
+						t.Fatalf("waited for %+v, not produced before the fire at %v", in, rd.Fire.FiredAt)
 					}
 				}
 				pd, err := s.RunDatasets(ctx, run13)

@@ -16,6 +16,7 @@ import {applyEvents, mergeRows, type StreamEvent} from './live';
 import {Badge, Duration, Time, Why, duration, enc} from './ui';
 import {perf} from './perf';
 import {PlanPanel, type PlanTarget} from './PlanPanel';
+import {RunDatasets} from './DatasetsPage';
 
 const INSTANCE_ACTIONS: [string, string, string, string[]][] = [
   ['stop', 'Stop', 'Kill the running tasks and start nothing new; the instance ends stopped.', ['running', 'submitted']],
@@ -655,6 +656,8 @@ export function InstancePage({id, task = ''}: {id: number; task?: string}) {
           }) : <tr className="empty"><td colSpan={3}>No task has exported a value.</td></tr>}
         </tbody>
       </table>
+
+      {d ? <RunDatasets id={id} project={d.project} /> : null}
 
       <h2>History</h2>
       <table className="grid history">

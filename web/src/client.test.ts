@@ -4,7 +4,8 @@ import {FIELDS, ROUTES, pathOf} from './client';
 import docText from '../../api/openapi.yaml?raw';
 
 const doc = parse(docText);
-const schemas: Record<string, {properties?: Record<string, unknown>; required?: string[]}> = doc.components.schemas;
+type Schema = {properties?: Record<string, unknown>; required?: string[]; allOf?: {$ref?: string; properties?: Record<string, unknown>}[]};
+const schemas: Record<string, Schema> = doc.components.schemas;
 const ref = (x: any): string => String(x?.$ref || '').replace('#/components/schemas/', '');
 
 describe('the API client against api/openapi.yaml', () => {
@@ -31,7 +32,8 @@ describe('the API client against api/openapi.yaml', () => {
     for (const [name, fields] of Object.entries(FIELDS)) {
       const s = schemas[name];
       expect(s, `schema ${name}`).toBeTruthy();
-      const props = Object.keys(s.properties || {});
+      // An allOf schema has the properties of each of its parts.
+      const props = [s, ...(s.allOf || []).map((p) => (p.$ref ? schemas[ref(p)] : p))].flatMap((p) => Object.keys(p.properties || {}));
       for (const f of fields) expect(props, `${name}.${f} is not in the document`).toContain(f);
       for (const f of s.required || []) expect(fields, `${name} lacks the required ${f}`).toContain(f);
     }

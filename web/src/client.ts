@@ -19,6 +19,20 @@ export interface Alert {id: number; channel: string; kind: string; project?: str
 export interface TaskGroup {id: number; name: string; capacity: number; in_use: number; description: string; projects: string[]; created_at: string}
 export interface CreateTaskGroupRequest {name: string; capacity: number; description?: string; projects?: string[]}
 export interface ResizeTaskGroupRequest {capacity: number}
+export interface DatasetProducer {workflow: string; task: string}
+export interface DatasetConsumer {workflow: string; grain: string; run_grain: string; late_data: string}
+export interface Dataset {name: string; producers: DatasetProducer[] | null; consumers: DatasetConsumer[] | null; partitions: number;
+  last_partition?: string; last_event_at?: string}
+export interface DatasetList {datasets: Dataset[] | null}
+export interface DatasetEvent {id: number; dataset: string; partition: string; producer: string; task_instance_id?: number; run_id?: number;
+  produced_by?: string; produced_at: string; evaluated: boolean}
+export interface DatasetPartition {key: string; events: DatasetEvent[]}
+export interface DatasetDetail extends Dataset {partition_list: DatasetPartition[] | null}
+export interface DatasetFire {id: number; workflow: string; partition: string; event_id: number; covered_event_id: number; outcome: string;
+  rerun: boolean; reason?: string; run_id?: number; fired_at: string}
+export interface DatasetFireList {fires: DatasetFire[] | null}
+export interface DatasetInput {dataset: string; partition: string; produced: boolean; ready_at?: string}
+export interface RunDatasets {run_id: number; fire?: DatasetFire; waited_for: DatasetInput[] | null; produced: DatasetEvent[] | null}
 
 type List<T> = {items: T[]};
 
@@ -40,12 +54,27 @@ export const FIELDS: Record<string, string[]> = {
   TaskGroup: keys<TaskGroup>()({id: true, name: true, capacity: true, in_use: true, description: true, projects: true, created_at: true}),
   CreateTaskGroupRequest: keys<CreateTaskGroupRequest>()({name: true, capacity: true, description: true, projects: true}),
   ResizeTaskGroupRequest: keys<ResizeTaskGroupRequest>()({capacity: true}),
+  DatasetProducer: keys<DatasetProducer>()({workflow: true, task: true}),
+  DatasetConsumer: keys<DatasetConsumer>()({workflow: true, grain: true, run_grain: true, late_data: true}),
+  Dataset: keys<Dataset>()({name: true, producers: true, consumers: true, partitions: true, last_partition: true, last_event_at: true}),
+  DatasetList: keys<DatasetList>()({datasets: true}),
+  DatasetEvent: keys<DatasetEvent>()({id: true, dataset: true, partition: true, producer: true, task_instance_id: true, run_id: true,
+    produced_by: true, produced_at: true, evaluated: true}),
+  DatasetPartition: keys<DatasetPartition>()({key: true, events: true}),
+  DatasetDetail: keys<DatasetDetail>()({name: true, producers: true, consumers: true, partitions: true, last_partition: true, last_event_at: true,
+    partition_list: true}),
+  DatasetFire: keys<DatasetFire>()({id: true, workflow: true, partition: true, event_id: true, covered_event_id: true, outcome: true, rerun: true,
+    reason: true, run_id: true, fired_at: true}),
+  DatasetFireList: keys<DatasetFireList>()({fires: true}),
+  DatasetInput: keys<DatasetInput>()({dataset: true, partition: true, produced: true, ready_at: true}),
+  RunDatasets: keys<RunDatasets>()({run_id: true, fire: true, waited_for: true, produced: true}),
 };
 
 // Types names the schemas the client uses, for ROUTES to refer to.
 type Types = {Datasource: Datasource; DatasourceRequest: DatasourceRequest; DatasourceTest: DatasourceTest; AlertChannel: AlertChannel;
   AlertChannelRequest: AlertChannelRequest; Alert: Alert; TaskGroup: TaskGroup; CreateTaskGroupRequest: CreateTaskGroupRequest;
-  ResizeTaskGroupRequest: ResizeTaskGroupRequest};
+  ResizeTaskGroupRequest: ResizeTaskGroupRequest; DatasetList: DatasetList; DatasetDetail: DatasetDetail; DatasetFireList: DatasetFireList;
+  RunDatasets: RunDatasets};
 // TypeOf is the type a schema name in ROUTES stands for ('' none; 'List:X'
 // an {items: X[]}).
 type TypeOf<S> = S extends `List:${infer T extends keyof Types}` ? List<Types[T]> : S extends keyof Types ? Types[S] : null;
@@ -66,6 +95,10 @@ export const ROUTES = {
   'POST /api/v1/task-groups': {req: 'CreateTaskGroupRequest', res: 'TaskGroup'},
   'PATCH /api/v1/task-groups/{name}': {req: 'ResizeTaskGroupRequest', res: 'TaskGroup'},
   'DELETE /api/v1/task-groups/{name}': {req: '', res: ''},
+  'GET /api/v1/projects/{project}/datasets': {req: '', res: 'DatasetList'},
+  'GET /api/v1/projects/{project}/datasets/{dataset}': {req: '', res: 'DatasetDetail'},
+  'GET /api/v1/projects/{project}/workflows/{name}/dataset-fires': {req: '', res: 'DatasetFireList'},
+  'GET /api/v1/instances/{id}/datasets': {req: '', res: 'RunDatasets'},
 } as const satisfies Record<string, {req: '' | keyof Types; res: '' | keyof Types | `List:${keyof Types}`}>;
 export type Route = keyof typeof ROUTES;
 export type Req<R extends Route> = TypeOf<(typeof ROUTES)[R]['req']>;

@@ -26,6 +26,7 @@ import {BackfillsPage} from './BackfillsPage';
 import {BackfillPage} from './BackfillPage';
 import {TaskGroupsPage} from './TaskGroupsPage';
 import {DatasourcesPage} from './DatasourcesPage';
+import {DatasetPage, DatasetsIndex, DatasetsPage} from './DatasetsPage';
 import {AlertChannelsPage} from './AlertChannelsPage';
 import {PromotionPage, PromotionsIndex, PromotionsPage} from './PromotionsPage';
 
@@ -55,6 +56,9 @@ start([
   [/^\/workflows\/([^/]+)\/([^/]+)$/, 'workflows', ([p, n], page, q) => <WorkflowPage project={p} name={n} page={page}
     version={parseInt(q.get('version') || '0', 10) || 0} />],
   [/^\/task-groups$/, 'task-groups', () => <TaskGroupsPage />],
+  [/^\/datasets$/, 'datasets', () => <DatasetsIndex />],
+  [/^\/datasets\/([^/]+)$/, 'datasets', ([p]) => <DatasetsPage project={p} />],
+  [/^\/datasets\/([^/]+)\/([^/]+)$/, 'datasets', ([p, n]) => <DatasetPage project={p} name={n} />],
   [/^\/datasources$/, 'datasources', () => <DatasourcesPage />],
   [/^\/alert-channels$/, 'alert-channels', () => <AlertChannelsPage />],
   [/^\/promotions$/, 'promotions', () => <PromotionsIndex />],
