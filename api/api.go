@@ -189,6 +189,7 @@ var routes = []route{
 	{"GET", "/api/v1/projects/{project}/datasets", (*handlers).listDatasets},
 	{"GET", "/api/v1/projects/{project}/datasets/{dataset}", (*handlers).getDataset},
 	{"POST", "/api/v1/projects/{project}/datasets/{dataset}/events", (*handlers).postDatasetEvent},
+	{"POST", "/api/v1/projects/{project}/datasets/{dataset}/events/plan", (*handlers).planDatasetEvent},
 	{"GET", "/api/v1/projects/{project}/workflows/{name}/dataset-fires", (*handlers).listDatasetFires},
 	{"GET", "/api/v1/projects/{project}/schedules/{id}/fires", (*handlers).listFires},
 	{"POST", "/api/v1/projects/{project}/schedules/{id}/fires/compensate", (*handlers).compensateFires},

@@ -146,11 +146,12 @@ var access = map[string]need{
 	// Datasets: viewers read them, a consumer's ledger and a run's
 	// lineage; an event from outside starts runs, so it takes operate, as
 	// a run request does.
-	"GET /api/v1/projects/{project}/datasets":                       {who: byProject, level: model.GrantView},
-	"GET /api/v1/projects/{project}/datasets/{dataset}":             {who: byProject, level: model.GrantView},
-	"POST /api/v1/projects/{project}/datasets/{dataset}/events":     {who: byProject, level: model.GrantOperate},
-	"GET /api/v1/projects/{project}/workflows/{name}/dataset-fires": {who: byProject, level: model.GrantView},
-	"GET /api/v1/instances/{id}/datasets":                           {who: byInstance, level: model.GrantView},
+	"GET /api/v1/projects/{project}/datasets":                        {who: byProject, level: model.GrantView},
+	"GET /api/v1/projects/{project}/datasets/{dataset}":              {who: byProject, level: model.GrantView},
+	"POST /api/v1/projects/{project}/datasets/{dataset}/events":      {who: byProject, level: model.GrantOperate},
+	"POST /api/v1/projects/{project}/datasets/{dataset}/events/plan": {who: byProject, level: model.GrantOperate},
+	"GET /api/v1/projects/{project}/workflows/{name}/dataset-fires":  {who: byProject, level: model.GrantView},
+	"GET /api/v1/instances/{id}/datasets":                            {who: byInstance, level: model.GrantView},
 
 	"POST /api/v1/task-groups":          {who: admin},
 	"GET /api/v1/task-groups":           {who: user},

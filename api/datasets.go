@@ -3,9 +3,12 @@ package api
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/beluga-scheduler/beluga/common/dataset"
+	"github.com/beluga-scheduler/beluga/common/plan"
 	"github.com/beluga-scheduler/beluga/common/store"
 )
 
@@ -55,40 +58,49 @@ func (h *handlers) getDataset(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *handlers) postDatasetEvent(w http.ResponseWriter, r *http.Request) error {
+// datasetEvent reads and checks a dataset event's request (the events
+// route's and its plan's): the event to post, or an error to answer.
+func (h *handlers) datasetEvent(r *http.Request) (store.DatasetEmit, error) {
 	project, name, err := datasetPath(r)
 	if err != nil {
-		return err
+		return store.DatasetEmit{}, err
 	}
 	var req DatasetEventRequest
 	if err := decodeJSON(r, &req, false); err != nil {
-		return err
+		return store.DatasetEmit{}, err
 	}
 	if strings.TrimSpace(req.Partition) == "" {
-		return badRequest("partition is required: a day (2026-12-07) or an hour (2026-12-07T13)")
+		return store.DatasetEmit{}, badRequest("partition is required: a day (2026-12-07) or an hour (2026-12-07T13)")
 	}
 	if _, _, err := dataset.NormalizePartition(req.Partition); err != nil {
-		return badRequest("%v", err)
+		return store.DatasetEmit{}, badRequest("%v", err)
 	}
 	// An event starts its consumers' runs: a non-admin is held to the code
 	// gate of unsandboxed servers as for starting them by hand.
 	if h.codeGateShut(r.Context()) {
 		d, err := h.Store.DatasetGet(r.Context(), project, name, 1)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return storeError(err)
+			return store.DatasetEmit{}, storeError(err)
 		}
 		for _, c := range d.Consumers {
 			if err := h.codeGateStored(r, project, c.Workflow, 0); err != nil {
-				return err
+				return store.DatasetEmit{}, err
 			}
 		}
 	}
 	key := r.Header.Get(HeaderIdempotencyKey)
 	if len(key) > 250 {
-		return badRequest("header %s is longer than 250 bytes", HeaderIdempotencyKey)
+		return store.DatasetEmit{}, badRequest("header %s is longer than 250 bytes", HeaderIdempotencyKey)
 	}
-	ev, dup, err := h.Store.DatasetEmit(r.Context(), store.DatasetEmit{Project: project, Dataset: name, Partition: req.Partition,
-		Key: key, By: callerOf(r.Context()).name})
+	return store.DatasetEmit{Project: project, Dataset: name, Partition: req.Partition, Key: key, By: callerOf(r.Context()).name}, nil
+}
+
+func (h *handlers) postDatasetEvent(w http.ResponseWriter, r *http.Request) error {
+	e, err := h.datasetEvent(r)
+	if err != nil {
+		return err
+	}
+	ev, dup, err := h.Store.DatasetEmit(r.Context(), e)
 	if err != nil {
 		return storeError(err)
 	}
@@ -127,5 +139,65 @@ func (h *handlers) instanceDatasets(w http.ResponseWriter, r *http.Request) erro
 		return storeError(err)
 	}
 	writeJSON(w, http.StatusOK, d)
+	return nil
+}
+
+// planDatasetEvent is the plan of a dataset event: which consumers the
+// event would start (or rerun) a run of, and why the others would not; its
+// apply posts the event, or is refused (409) when a decision changed.
+func (h *handlers) planDatasetEvent(w http.ResponseWriter, r *http.Request) error {
+	e, err := h.datasetEvent(r)
+	if err != nil {
+		return err
+	}
+	by, err := requestedBy(r, "")
+	if err != nil {
+		return err
+	}
+	em, tasks, err := h.Store.DatasetEmitPlan(r.Context(), e)
+	if err != nil {
+		return storeError(err)
+	}
+	p := plan.MakeEmit(em, tasks)
+	if err := h.estimateEmit(r, &p); err != nil {
+		return err
+	}
+	pr, err := h.Store.ProjectGet(r.Context(), e.Project)
+	if err != nil {
+		return storeError(err)
+	}
+	stored, err := h.Store.PlanCreate(r.Context(), pr.ID, 0, p, by)
+	if err != nil {
+		return storeError(err)
+	}
+	w.Header().Set("Location", "/api/v1/plans/"+strconv.FormatInt(stored.ID, 10))
+	writeJSON(w, http.StatusCreated, fromImpactPlan(stored))
+	return nil
+}
+
+// estimateEmit gives each run a dataset event's plan starts the tasks,
+// waits and estimates of a run of its workflow's latest version started
+// now (as a rerun from tasks plans one), and the plan the longest of them:
+// the runs start together.
+func (h *handlers) estimateEmit(r *http.Request, p *plan.Plan) error {
+	now := time.Now().UTC()
+	for i, in := range p.Instances {
+		snap, def, _, err := h.Store.PlanSnapshotStart(r.Context(), store.PlanTarget{Project: in.Project, Workflow: in.Workflow}, plan.None)
+		if err != nil {
+			return storeError(err)
+		}
+		sp, err := plan.MakeStart(plan.StartRequest{Action: plan.ActionRerunFrom, WF: plan.WF{Project: in.Project, Workflow: in.Workflow},
+			Def: def, Runs: []plan.NewRun{{Base: now, Loc: time.UTC}}, Downstream: plan.None}, snap)
+		if err != nil {
+			return badRequest("%s", err.Error())
+		}
+		if len(sp.Instances) == 0 {
+			continue
+		}
+		run := sp.Instances[0]
+		in.Tasks, in.Estimate, in.Waits = run.Tasks, run.Estimate, append(in.Waits, run.Waits...)
+		p.Instances[i] = in
+		p.Estimate.P50, p.Estimate.P90 = max(p.Estimate.P50, run.Estimate.P50), max(p.Estimate.P90, run.Estimate.P90)
+	}
 	return nil
 }

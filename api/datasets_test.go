@@ -102,3 +102,64 @@ func TestDatasetAccess(t *testing.T) {
 		t.Fatalf("orders: %+v, want the admin's and ann's partitions only", d)
 	}
 }
+
+// TestDatasetEventPlan: the plan of a dataset event names the consumer it
+// runs and why another gets nothing, records no event; its apply posts the
+// event (operate on the project; an outsider 401, a plain user 404, a
+// viewer 403); a plan whose key was posted meanwhile is refused, naming it.
+func TestDatasetEventPlan(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	b.mustProject("p")
+	b.putSpec("p", "daily", "application/yaml", "name: daily\non_datasets: [orders@daily]\ntasks:\n  - {name: a, command: x}\n").want(t, http.StatusCreated)
+	b.putSpec("p", "joined", "application/yaml", "name: joined\non_datasets: [orders@daily, refs@daily]\ntasks:\n  - {name: a, command: x}\n").want(t, http.StatusCreated)
+	route := "/api/v1/projects/p/datasets/orders/events/plan"
+	for _, bad := range []string{`{}`, `{"partition":"yesterday"}`, `{"partition":"2026-12-07","x":1}`, `nope`} {
+		b.send("POST", route, bad).wantError(t, http.StatusBadRequest, CodeBadRequest)
+	}
+	b.send("POST", "/api/v1/projects/p/datasets/9bad/events/plan", `{"partition":"2026-12-07"}`).wantError(t, http.StatusBadRequest, CodeBadRequest)
+
+	var p Plan
+	b.send("POST", route, `{"partition":"2026-12-07"}`).want(t, http.StatusCreated).json(t, &p)
+	if p.Action != "dataset_emit" || len(p.Instances) != 1 || p.Instances[0].Workflow != "daily" || !p.Instances[0].New ||
+		len(p.Conflicts) != 1 || !strings.Contains(p.Conflicts[0].What, "p/joined: no run: inputs not all ready") || p.Blocked ||
+		p.Emit == nil || p.Emit.Partition != "2026-12-07" || len(p.Instances[0].Tasks) != 1 || p.Instances[0].Tasks[0].Name != "a" ||
+		p.Estimate.P50 <= 0 || p.Instances[0].Estimate.P90 < p.Instances[0].Estimate.P50 {
+		t.Fatalf("plan %+v", p)
+	}
+	var d DatasetDetail
+	if b.get("/api/v1/projects/p/datasets/orders").want(t, http.StatusOK).json(t, &d); d.Partitions != 0 {
+		t.Fatalf("a plan posted an event: %+v", d)
+	}
+
+	// Who may plan and apply.
+	b.as("", "POST", route, `{"partition":"2026-12-07"}`).wantError(t, http.StatusUnauthorized, CodeUnauthorized)
+	ann := b.tokenOf("ann", model.RoleUser)
+	b.as(ann, "POST", "/api/v1/projects", `{"name":"mine"}`).want(t, http.StatusCreated)
+	b.as(ann, "POST", route, `{"partition":"2026-12-07"}`).wantError(t, http.StatusNotFound, CodeNotFound)
+	b.as(ann, "POST", "/api/v1/plans/"+itoa(p.ID)+"/apply", "").wantError(t, http.StatusNotFound, CodeNotFound)
+	b.send("PUT", "/api/v1/projects/p/grants/ann", `{"level":"view"}`).want(t, http.StatusOK)
+	b.as(ann, "POST", route, `{"partition":"2026-12-07"}`).wantError(t, http.StatusForbidden, CodeForbidden)
+	if e := b.as(ann, "POST", "/api/v1/plans/"+itoa(p.ID)+"/apply", "").wantError(t, http.StatusForbidden, CodeForbidden); !strings.Contains(e.Message, `project "p"`) {
+		t.Fatalf("a viewer's apply: %q", e.Message)
+	}
+	b.send("PUT", "/api/v1/projects/p/grants/ann", `{"level":"operate"}`).want(t, http.StatusOK)
+	var applied Plan
+	b.as(ann, "POST", "/api/v1/plans/"+itoa(p.ID)+"/apply", "").want(t, http.StatusAccepted).json(t, &applied)
+	if applied.EventID == 0 {
+		t.Fatalf("applied %+v", applied)
+	}
+	if b.get("/api/v1/projects/p/datasets/orders").want(t, http.StatusOK).json(t, &d); d.Partitions != 1 {
+		t.Fatalf("after the apply: %+v", d)
+	}
+
+	// Planned with a key that is then posted: refused, naming the key.
+	var k Plan
+	b.request("POST", route, "", "application/json", strings.NewReader(`{"partition":"2026-12-08"}`), HeaderIdempotencyKey, "k-8").
+		want(t, http.StatusCreated).json(t, &k)
+	b.request("POST", "/api/v1/projects/p/datasets/orders/events", "", "application/json", strings.NewReader(`{"partition":"2026-12-08"}`),
+		HeaderIdempotencyKey, "k-8").want(t, http.StatusCreated)
+	if e := b.send("POST", "/api/v1/plans/"+itoa(k.ID)+"/apply", "").wantError(t, http.StatusConflict, CodeConflict); !strings.Contains(e.Message, `key "k-8": was not posted, now posted`) {
+		t.Fatalf("stale apply: %q", e.Message)
+	}
+}

@@ -136,7 +136,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"TriggerRequest": TriggerRequest{}, "TriggerUpdateRequest": TriggerUpdateRequest{}, "Trigger": Trigger{},
 		"NewTrigger": NewTrigger{}, "TriggerDelivery": TriggerDelivery{},
 		"PlanRequest": PlanRequest{}, "Plan": Plan{}, "PlannedInstance": plan.Planned{}, "PlannedTask": plan.PlannedTask{},
-		"PlanConflict": plan.Conflict{}, "PlanStart": plan.Start{}, "RunPlanRequest": RunPlanRequest{}, "BackfillPlanRequest": BackfillPlanRequest{},
+		"PlanConflict": plan.Conflict{}, "PlanStart": plan.Start{}, "PlanEmit": plan.Emit{}, "PlanDecision": plan.Decision{}, "RunPlanRequest": RunPlanRequest{}, "BackfillPlanRequest": BackfillPlanRequest{},
 		"ScheduleFire": ScheduleFire{}, "FireList": FireList{}, "CompensateRequest": CompensateRequest{}, "CompensateResult": CompensateResult{},
 		"Compensation": Compensation{},
 		"VersionDiff":  VersionDiff{}, "VersionRef": VersionRef{},

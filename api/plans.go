@@ -52,6 +52,10 @@ type Plan struct {
 	Start      *plan.Start `json:"start,omitempty"`
 	Started    []int64     `json:"started,omitempty"`
 	BackfillID int64       `json:"backfill_id,omitempty"`
+	// Emit is the dataset event a dataset event's plan posts; its apply
+	// answers the event's id (the leader then decides it, as planned).
+	Emit    *plan.Emit `json:"emit,omitempty"`
+	EventID int64      `json:"event_id,omitempty"`
 }
 
 func fromImpactPlan(p store.Plan) Plan {
@@ -59,7 +63,7 @@ func fromImpactPlan(p store.Plan) Plan {
 		Instances: p.Plan.Instances, Estimate: p.Plan.Estimate, Conflicts: p.Plan.Conflicts, Blocked: p.Plan.Blocked(),
 		Projects: p.Plan.Projects(), Summary: p.Plan.Summary(), CreatedBy: p.CreatedBy, CreatedAt: timeOf(p.CreatedAt),
 		ExpiresAt: timeOf(p.ExpiresAt), AppliedBy: p.AppliedBy, Commands: p.Commands,
-		Start: p.Plan.Start, Started: p.Started, BackfillID: p.Backfill}
+		Start: p.Plan.Start, Started: p.Started, BackfillID: p.Backfill, Emit: p.Plan.Emit, EventID: p.Event}
 	if p.AppliedAt != nil {
 		t := timeOf(*p.AppliedAt)
 		out.AppliedAt = &t

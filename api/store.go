@@ -165,6 +165,7 @@ type triggerStore interface {
 	DatasetList(ctx context.Context, project string) ([]model.Dataset, error)
 	DatasetGet(ctx context.Context, project, name string, limit int) (model.DatasetDetail, error)
 	DatasetEmit(ctx context.Context, e store.DatasetEmit) (model.DatasetEvent, bool, error)
+	DatasetEmitPlan(ctx context.Context, e store.DatasetEmit) (plan.Emit, map[string][]string, error)
 	DatasetFires(ctx context.Context, project, workflow string, limit int) ([]model.DatasetFire, error)
 	RunDatasets(ctx context.Context, runID int64) (model.RunDatasets, error)
 }

@@ -28,21 +28,34 @@ func (c *Client) GetDataset(ctx context.Context, project, name string, limit int
 // EmitDataset records a partition produced outside Beluga; key (may be
 // "") is its Idempotency-Key.
 func (c *Client) EmitDataset(ctx context.Context, project, name, partition, key string) (r api.DatasetEventResult, err error) {
+	err = c.postEvent(ctx, datasetsPath(project)+"/"+esc(name)+"/events", partition, key, &r)
+	return r, err
+}
+
+// DatasetEventPlan plans emitting a partition: the consumers it would run
+// and why the others would not; apply it with ApplyPlan.
+func (c *Client) DatasetEventPlan(ctx context.Context, project, name, partition, key string) (p Plan, err error) {
+	err = c.postEvent(ctx, datasetsPath(project)+"/"+esc(name)+"/events/plan", partition, key, &p)
+	return p, err
+}
+
+// postEvent posts a dataset event's body with its key (may be "") to
+// path, and decodes the answer into out.
+func (c *Client) postEvent(ctx context.Context, path, partition, key string, out any) error {
 	body, _ := json.Marshal(api.DatasetEventRequest{Partition: partition})
 	var hs [][2]string
 	if key != "" {
 		hs = append(hs, [2]string{api.HeaderIdempotencyKey, key})
 	}
-	path := datasetsPath(project) + "/" + esc(name) + "/events"
 	res, err := c.do(ctx, "POST", path, nil, "application/json", body, hs...)
 	if err != nil {
-		return r, err
+		return err
 	}
 	defer res.Body.Close()
-	if err := json.NewDecoder(res.Body).Decode(&r); err != nil {
-		return r, fmt.Errorf("decode the answer to POST %s: %w", path, err)
+	if err := json.NewDecoder(res.Body).Decode(out); err != nil {
+		return fmt.Errorf("decode the answer to POST %s: %w", path, err)
 	}
-	return r, nil
+	return nil
 }
 
 // DatasetFires returns the ledger of a workflow scheduled on datasets.

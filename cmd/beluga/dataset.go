@@ -80,17 +80,30 @@ func datasetCommand(a *app) *cobra.Command {
 	show.Flags().IntVar(&limit, "limit", 50, "the newest partitions to show (1 to 1000)")
 
 	var key string
+	var asPlan bool
 	emit := &cobra.Command{
-		Use:   "emit DATASET PARTITION [--key K]",
+		Use:   "emit DATASET PARTITION [--key K] [--plan]",
 		Short: "Record a partition produced outside Beluga (operate): its consumers run once every input is produced",
 		Long: "Record DATASET's PARTITION (a day, 2026-12-07, or an hour, 2026-12-07T13) as produced. The leader\n" +
 			"starts each workflow scheduled on the dataset whose partition is then complete; a partition emitted\n" +
-			"again after that run reruns it under late_data: rerun. --key makes a retried emit record one event.",
+			"again after that run reruns it under late_data: rerun. --key makes a retried emit record one event.\n" +
+			"--plan records nothing: it shows which workflows the event would run (and why the others would not)\n" +
+			"as a plan, which beluga plan apply ID then posts, or refuses if a decision changed.",
 		Args: args("DATASET", "PARTITION"),
 		RunE: func(cmd *cobra.Command, as []string) error {
 			p, err := needProject(&project)()
 			if err != nil {
 				return err
+			}
+			if asPlan {
+				pl, err := a.client().DatasetEventPlan(cmd.Context(), p, as[0], as[1], key)
+				if err != nil {
+					return err
+				}
+				if a.json() {
+					return a.printJSON(pl)
+				}
+				return printPlan(a.stdout, pl)
 			}
 			r, err := a.client().EmitDataset(cmd.Context(), p, as[0], as[1], key)
 			if err != nil {
@@ -108,6 +121,7 @@ func datasetCommand(a *app) *cobra.Command {
 		},
 	}
 	emit.Flags().StringVar(&key, "key", "", "Idempotency-Key: an emit with a key already recorded for the partition records nothing")
+	emit.Flags().BoolVar(&asPlan, "plan", false, "plan the event instead: what it would run; apply with beluga plan apply ID")
 
 	var workflow string
 	var fireLimit int

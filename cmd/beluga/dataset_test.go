@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/beluga-scheduler/beluga/api"
@@ -56,6 +58,18 @@ tasks:
 		t.Fatalf("fires: %s %v", out, err)
 	}
 	e.want(0, []string{"dataset", "fires", "-p", "demo", "-w", "daily_report"}, "2026-12-07", "fired")
+
+	// A plan first: orders of the 8th alone starts nothing (the 8th's
+	// hours are missing), and says so; applied, it posts the event.
+	out = e.want(0, []string{"dataset", "emit", "orders", "2026-12-08", "-p", "demo", "--plan", "-o", "json"})
+	var pl api.Plan
+	if err := json.Unmarshal([]byte(out), &pl); err != nil || pl.Action != "dataset_emit" || len(pl.Instances) != 0 ||
+		len(pl.Conflicts) != 1 || !strings.Contains(pl.Conflicts[0].What, "demo/daily_report: no run: inputs not all ready") {
+		t.Fatalf("plan: %s %v", out, err)
+	}
+	e.want(0, []string{"dataset", "emit", "orders", "2026-12-08", "-p", "demo", "--plan"}, "dataset_emit", "inputs not all ready")
+	e.want(0, []string{"plan", "apply", fmt.Sprint(pl.ID)}, "dataset event", "posted")
+	e.want(0, []string{"dataset", "show", "orders", "-p", "demo"}, "2026-12-08")
 }
 
 func two(n int) string { return string(rune('0'+n/10)) + string(rune('0'+n%10)) }

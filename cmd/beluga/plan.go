@@ -83,9 +83,14 @@ func planCommand(a *app) *cobra.Command {
 					return err
 				}
 			}
+			if p.EventID != 0 {
+				if _, err := fmt.Fprintf(w, "dataset event %d posted: the leader runs what the plan listed\n", p.EventID); err != nil {
+					return err
+				}
+			}
 			return nil
 		})
-	return group("plan", "Impact plans: what a rerun, recover-failed, rerun from tasks or backfill would run (--plan on those commands)", show, apply)
+	return group("plan", "Impact plans: what a rerun, recover-failed, rerun from tasks, backfill or dataset event would run (--plan on those commands)", show, apply)
 }
 
 // planIDCommand is `beluga plan USE ID`: call with the plan's id, print

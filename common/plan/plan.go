@@ -166,6 +166,8 @@ type Plan struct {
 	// Start is what the apply writes for a plan of new runs (nil: the
 	// plan reopens existing runs only).
 	Start *Start `json:"start,omitempty"`
+	// Emit is the dataset event a dataset event's plan posts (nil: none).
+	Emit *Emit `json:"emit,omitempty"`
 }
 
 // Planned is one instance of a plan and the action it gets.
@@ -204,6 +206,9 @@ func (p Plan) Projects() []string {
 	var out []string
 	for _, in := range p.Instances {
 		out = append(out, in.Project)
+	}
+	if p.Emit != nil { // its own project, whether or not the event starts a run
+		out = append(out, p.Emit.Project)
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

@@ -32,6 +32,12 @@ var errPreviewDone = errors.New("preview done")
 // It is the ground of a dataset event's plan; an apply compares the
 // decisions again.
 func (s *Store) DatasetEmitPreview(ctx context.Context, e DatasetEmit) ([]DatasetDecision, error) {
+	return s.emitPreview(s.db.WithContext(ctx), e)
+}
+
+// emitPreview decides e in db, in a transaction of its own (a savepoint
+// when db is one) that is always rolled back.
+func (s *Store) emitPreview(db *gorm.DB, e DatasetEmit) ([]DatasetDecision, error) {
 	if !dataset.ValidName(e.Dataset) {
 		return nil, fmt.Errorf("dataset %q: %s: %w", e.Dataset, dataset.NameRule, ErrBadDataset)
 	}
@@ -40,7 +46,7 @@ func (s *Store) DatasetEmitPreview(ctx context.Context, e DatasetEmit) ([]Datase
 		return nil, fmt.Errorf("%w: %w", err, ErrBadDataset)
 	}
 	var out []DatasetDecision
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = db.Transaction(func(tx *gorm.DB) error {
 		out = []DatasetDecision{}
 		p, err := getProject(tx, e.Project)
 		if err != nil {

@@ -72,6 +72,7 @@ type Plan struct {
 	// task) or the backfill.
 	Started  []int64
 	Backfill int64
+	Event    int64 // a dataset event's plan: the event its apply posted
 }
 
 func (r planRow) model() (Plan, error) {
@@ -568,6 +569,14 @@ func (s *Store) PlanCreate(ctx context.Context, projectID, root int64, p plan.Pl
 		if err != nil {
 			return err
 		}
+		if p.Emit != nil {
+			if err := s.emitFacts(tx, p, facts); err != nil {
+				return err
+			}
+			if !emitMatches(p, facts) {
+				return fmt.Errorf("the decisions on %s@%s changed while planning; plan again: %w", p.Emit.Dataset, p.Emit.Partition, ErrConflict)
+			}
+		}
 		for _, in := range p.Instances {
 			if in.New {
 				continue
@@ -665,11 +674,19 @@ func (s *Store) PlanApply(ctx context.Context, id int64, by string, now time.Tim
 		if err != nil {
 			return err
 		}
+		if err := s.emitFacts(tx, p.Plan, cur); err != nil {
+			return err
+		}
 		if changed := plan.Changed(p.Facts, cur); len(changed) > 0 {
 			return fmt.Errorf("the world changed since plan %d was made: %s; make a new plan: %w", id, joinMax(changed, 10), ErrConflict)
 		}
 		if st := p.Plan.Start; st != nil {
 			if err := s.applyStart(tx, &p, *st, by); err != nil {
+				return fmt.Errorf("plan %d: %w", id, err)
+			}
+		}
+		if e := p.Plan.Emit; e != nil {
+			if p.Event, err = postEmit(tx, *e, by); err != nil {
 				return fmt.Errorf("plan %d: %w", id, err)
 			}
 		}
