@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/beluga-scheduler/beluga/common/gitsync"
 	"github.com/beluga-scheduler/beluga/common/model"
 	"github.com/beluga-scheduler/beluga/common/secret"
 	"github.com/beluga-scheduler/beluga/common/spec"
@@ -434,9 +435,27 @@ func (h *handlers) approvePromotion(w http.ResponseWriter, r *http.Request) erro
 	if err := h.checkParsed(ctx, c.TargetProject, wf, true); err != nil {
 		return err
 	}
+	// A target bound to Git takes the approval as it takes a save: in
+	// write_back a commit by the reviewer first (else the next sync would
+	// put the branch's version back), in read_only a 409 naming the file.
+	file, err := gitsync.SpecFile(wf)
+	if err != nil {
+		return fmt.Errorf("the spec of change request %d as a file: %w", c.ID, err)
+	}
+	msg := fmt.Sprintf("beluga - promote %s/%s version %d (change request %d, approved by %s)",
+		c.SourceProject, c.Workflow, c.SourceVersion, c.ID, callerName(r))
+	_, path, err := h.gitEdit(ctx, c.TargetProject, c.Workflow, file, msg)
+	if err != nil {
+		return err
+	}
 	out, err := h.Store.ChangeRequestApply(ctx, c.TargetProject, c.ID, callerName(r), req.Comment, wf)
 	if err != nil {
 		return reviewStoreError(err)
+	}
+	if path != "" {
+		if err := h.Store.GitOriginSet(ctx, c.TargetProject, c.Workflow, path); err != nil {
+			return err
+		}
 	}
 	res := changeRequestOf(out)
 	writeJSON(w, http.StatusOK, res)

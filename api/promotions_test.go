@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/beluga-scheduler/beluga/common/store"
+	"github.com/beluga-scheduler/beluga/testkit/gittest"
 )
 
 // TestPromotionReviewRules: who may request, see and review a change
@@ -157,5 +158,68 @@ func TestPromotionReviewRules(t *testing.T) {
 		if !seenAction[want] {
 			t.Errorf("audit log lacks %q; has %v", want, seenAction)
 		}
+	}
+}
+
+// TestPromotionIntoGit: a target bound to a repository takes an approval
+// as a save: in write_back the approved spec is committed by the reviewer
+// (secrets as the mask) before it is stored, so the next sync keeps it; in
+// read_only the approval is a 409 naming the file, and nothing changes.
+func TestPromotionIntoGit(t *testing.T) {
+	t.Parallel()
+	b := setupSealed(t)
+	b.mustWorkflow("dev")
+	b.mustProject("prod")
+	repo := gittest.New(t)
+	repo.Commit("main", "first", map[string]string{"beluga/workflows/nightly_etl.yaml": etlYAML})
+	b.send("PUT", "/api/v1/projects/prod/git", `{"url":"`+repo.Bare+`","branch":"main","dir":"beluga","mode":"write_back"}`).
+		want(t, http.StatusCreated)
+	b.send("POST", "/api/v1/projects/prod/git/sync", "").want(t, http.StatusOK)
+	v2 := strings.Replace(etlYAML, "echo load", "echo load v2", 1) + "secret_params: [token]\n"
+	v2 = strings.Replace(v2, `params: {bizdate: "20260101"}`, `params: {bizdate: "20260101", token: "hunter2"}`, 1)
+	b.putSpec("dev", "nightly_etl", "application/yaml", v2).want(t, http.StatusCreated)
+	ann := b.tokenOf("ann", "user")
+	rob := b.tokenOf("rob", "user")
+	for _, g := range []struct{ project, user, level string }{{"dev", "ann", "edit"}, {"prod", "ann", "view"}, {"prod", "rob", "approve"}} {
+		b.send("PUT", "/api/v1/projects/"+g.project+"/grants/"+g.user, `{"level":"`+g.level+`"}`).want(t, http.StatusOK)
+	}
+	request := func() ChangeRequest {
+		var cr ChangeRequest
+		b.as(ann, "POST", "/api/v1/projects/prod/promotions", `{"source_project":"dev","workflow":"nightly_etl"}`).
+			want(t, http.StatusCreated).json(t, &cr)
+		return cr
+	}
+
+	// read_only: refused, naming the file; nothing stored, nothing committed.
+	b.send("PUT", "/api/v1/projects/prod/git", `{"url":"`+repo.Bare+`","branch":"main","dir":"beluga","mode":"read_only"}`).
+		want(t, http.StatusOK)
+	cr := request()
+	e := b.as(rob, "POST", "/api/v1/projects/prod/promotions/"+itoa(cr.ID)+"/approve", `{}`).wantError(t, http.StatusConflict, CodeConflict)
+	if !strings.Contains(e.Message, "read-only outside Git") || !strings.Contains(e.Message, "beluga/workflows/nightly_etl.yaml") {
+		t.Fatalf("read_only approval: %q", e.Message)
+	}
+	if def, err := b.store.WorkflowGet(t.Context(), "prod", "nightly_etl", 0); err != nil || strings.Contains(string(def.SpecJSON), "load v2") {
+		t.Fatalf("a refused approval stored %s (%v)", def.SpecJSON, err)
+	}
+
+	// write_back: committed by rob, secret masked; the sync keeps it.
+	b.send("PUT", "/api/v1/projects/prod/git", `{"url":"`+repo.Bare+`","branch":"main","dir":"beluga","mode":"write_back"}`).
+		want(t, http.StatusOK)
+	var done ChangeRequest
+	b.as(rob, "POST", "/api/v1/projects/prod/promotions/"+itoa(cr.ID)+"/approve", `{}`).want(t, http.StatusOK).json(t, &done)
+	if done.State != "applied" {
+		t.Fatalf("approved: %+v", done)
+	}
+	file := repo.Show("main", "beluga/workflows/nightly_etl.yaml")
+	if !strings.Contains(file, "echo load v2") || strings.Contains(file, "hunter2") || strings.Contains(file, "beluga:sealed:") || !strings.Contains(file, "***") {
+		t.Fatalf("the committed file:\n%s", file)
+	}
+	if who, _, msg := repo.Head("main"); who != "rob" || !strings.Contains(msg, "change request "+itoa(cr.ID)) {
+		t.Fatalf("head commit by %q: %q", who, msg)
+	}
+	b.send("POST", "/api/v1/projects/prod/git/sync", "").want(t, http.StatusOK)
+	def, err := b.store.WorkflowGet(t.Context(), "prod", "nightly_etl", 0)
+	if err != nil || !strings.Contains(string(def.SpecJSON), "load v2") || !strings.Contains(string(def.SpecJSON), "beluga:sealed:") {
+		t.Fatalf("after the sync: %s (%v)", def.SpecJSON, err)
 	}
 }

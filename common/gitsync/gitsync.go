@@ -302,6 +302,13 @@ func FileOf(body []byte, w *spec.Workflow) ([]byte, error) {
 	if len(SecretsInClear(w)) == 0 {
 		return body, nil
 	}
+	return SpecFile(w)
+}
+
+// SpecFile is w as a YAML file with every secret param's value (in clear
+// or sealed) written as the mask: what a write-back commits of a spec
+// that has no text of its own (a promotion's, stored as JSON).
+func SpecFile(w *spec.Workflow) ([]byte, error) {
 	raw, err := json.Marshal(w)
 	if err != nil {
 		return nil, err

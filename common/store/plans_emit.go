@@ -146,4 +146,3 @@ func postEmit(tx *gorm.DB, e plan.Emit, by string) (int64, error) {
 	}
 	return r.ID, nil
 }
-
