@@ -3,7 +3,6 @@ package api
 import (
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -162,17 +161,7 @@ func (h *handlers) planDatasetEvent(w http.ResponseWriter, r *http.Request) erro
 	if err := h.estimateEmit(r, &p); err != nil {
 		return err
 	}
-	pr, err := h.Store.ProjectGet(r.Context(), e.Project)
-	if err != nil {
-		return storeError(err)
-	}
-	stored, err := h.Store.PlanCreate(r.Context(), pr.ID, 0, p, by)
-	if err != nil {
-		return storeError(err)
-	}
-	w.Header().Set("Location", "/api/v1/plans/"+strconv.FormatInt(stored.ID, 10))
-	writeJSON(w, http.StatusCreated, fromImpactPlan(stored))
-	return nil
+	return h.keepPlan(w, r, e.Project, p, by)
 }
 
 // estimateEmit gives each run a dataset event's plan starts the tasks,

@@ -153,7 +153,13 @@ func (h *handlers) makeStartPlan(w http.ResponseWriter, r *http.Request, st *pla
 	if err := h.planVisible(r, p); err != nil {
 		return err
 	}
-	pr, err := h.Store.ProjectGet(r.Context(), st.Project)
+	return h.keepPlan(w, r, st.Project, p, by)
+}
+
+// keepPlan stores p, a plan of new runs in project made by by, and answers
+// it (201 with its address).
+func (h *handlers) keepPlan(w http.ResponseWriter, r *http.Request, project string, p plan.Plan, by string) error {
+	pr, err := h.Store.ProjectGet(r.Context(), project)
 	if err != nil {
 		return storeError(err)
 	}
