@@ -100,7 +100,9 @@ func (s *session) aim(what, el string) (x, y float64) {
 		if (!e || !e.isConnected) return {Why: 'not in the page'};
 		const b = e.getBoundingClientRect(), c = [b.x + b.width / 2, b.y + b.height / 2];
 		if (b.width === 0 || b.height === 0) return {Why: 'no size (hidden)'};
-		if (c[0] < 0 || c[1] < 0 || c[0] >= innerWidth || c[1] >= innerHeight) {
+		// A centre within a pixel of the edge is out of view too: the
+		// pointer's point is rounded, and past the last row it hits nothing.
+		if (c[0] < 1 || c[1] < 1 || c[0] > innerWidth - 1 || c[1] > innerHeight - 1) {
 			e.scrollIntoView({block: 'center', inline: 'center'});
 			return {Why: 'out of view at ' + c + ': scrolled'};
 		}
